@@ -1,0 +1,401 @@
+/**
+ * The packet decoder core: one function, dispatching on the opcode byte.
+ *
+ * `decodePacket` reads exactly one packet at `pos`, fills the caller's reusable
+ * {@link Packet} and returns its size, or a negative {@link ErrorCode}. It never reads
+ * at or past `end`, never allocates and never throws, whatever the bytes are.
+ */
+import { ErrorCode } from "./errors.js";
+import { Flag, IPC_PAYLOAD_BYTES, type Packet, PacketType } from "./types.js";
+
+/** Opcode bytes (first byte) and extended opcodes (second byte after 0x02). */
+export const Opcode = {
+  Pad: 0x00,
+  Ext: 0x02,
+  Tsc: 0x19,
+  Mtc: 0x59,
+  Mode: 0x99,
+  Trig: 0xd9,
+  /** Low five bits of FUP/TIP opcodes; bits 7:5 hold IPBytes. */
+  Fup: 0x1d,
+  Tip: 0x0d,
+  TipPge: 0x11,
+  TipPgd: 0x01,
+} as const;
+
+export const ExtOpcode = {
+  Psb: 0x82,
+  PsbEnd: 0x23,
+  Tnt64: 0xa3,
+  Pip: 0x43,
+  Ovf: 0xf3,
+  Cbr: 0x03,
+  Tma: 0x73,
+  Stop: 0x83,
+  Vmcs: 0xc8,
+  Ext2: 0xc3,
+  Exstop: 0x62,
+  ExstopIp: 0xe2,
+  Mwait: 0xc2,
+  Pwre: 0x22,
+  Pwrx: 0xa2,
+  /** Low five bits of PTW; bit 7 is IP, bits 6:5 the payload size. */
+  Ptw: 0x12,
+  Cfe: 0x13,
+  Evd: 0x53,
+  Bbp: 0x63,
+  Bep: 0x33,
+  BepIp: 0xb3,
+} as const;
+
+/** Third byte of MNT (02 C3 88). */
+export const EXT2_MNT = 0x88;
+
+/** PSB: 02 82 repeated 8 times. */
+export const PSB_SIZE = 16;
+
+/**
+ * Block context for BIP packets. BIP's one-byte header collides with TNT-8, so BIP
+ * is only recognised between a BBP and the packet that ends the block; the value is
+ * the BIP payload size the BBP announced (4 or 8), or 0 outside a block.
+ */
+export type BlockContext = 0 | 4 | 8;
+
+/** Read `n` (<= 4) little-endian bytes at `p` as an unsigned 32-bit number. */
+function le32(buf: Uint8Array, p: number, n: number): number {
+  let v = 0;
+  for (let i = n - 1; i >= 0; i--) v = (v << 8) | buf[p + i]!;
+  return v >>> 0;
+}
+
+/** Fill lo/hi from `n` (<= 8) little-endian bytes at `p`. */
+function readPayload(buf: Uint8Array, p: number, n: number, pkt: Packet): void {
+  if (n <= 4) {
+    pkt.lo = le32(buf, p, n);
+    pkt.hi = 0;
+  } else {
+    pkt.lo = le32(buf, p, 4);
+    pkt.hi = le32(buf, p + 4, n - 4);
+  }
+}
+
+/**
+ * Decode the packet at `pos`. Returns its size (> 0) or `-ErrorCode`:
+ * `-Eos` when the packet does not fit before `end`, `-BadOpcode` for an unknown
+ * opcode, `-BadPacket` for a known opcode with an invalid payload.
+ */
+export function decodePacket(
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  pkt: Packet,
+  block: BlockContext,
+): number {
+  if (pos >= end) return -ErrorCode.Eos;
+  const opc = buf[pos]!;
+  pkt.lo = 0;
+  pkt.hi = 0;
+  pkt.a = 0;
+  pkt.b = 0;
+  pkt.flags = 0;
+
+  if (block !== 0 && (opc & 7) === 4) return decodeBip(buf, pos, end, pkt, block);
+
+  if ((opc & 1) === 0) {
+    if (opc === Opcode.Pad) {
+      pkt.type = PacketType.Pad;
+      return (pkt.size = 1);
+    }
+    if (opc === Opcode.Ext) return decodeExt(buf, pos, end, pkt);
+    // TNT-8: bits 7:1 hold the branches behind a stop bit; 0x00 and 0x02 are taken above.
+    const v = opc >>> 1;
+    const n = 31 - Math.clz32(v);
+    pkt.type = PacketType.Tnt8;
+    pkt.a = n;
+    pkt.lo = v & ~(1 << n);
+    return (pkt.size = 1);
+  }
+  if ((opc & 3) === 3) return decodeCyc(buf, pos, end, pkt);
+
+  switch (opc & 0x1f) {
+    case Opcode.Tip:
+      pkt.type = PacketType.Tip;
+      return decodeIp(buf, pos, end, pkt, opc);
+    case Opcode.Fup:
+      pkt.type = PacketType.Fup;
+      return decodeIp(buf, pos, end, pkt, opc);
+    case Opcode.TipPge:
+      pkt.type = PacketType.TipPge;
+      return decodeIp(buf, pos, end, pkt, opc);
+    case Opcode.TipPgd:
+      pkt.type = PacketType.TipPgd;
+      return decodeIp(buf, pos, end, pkt, opc);
+  }
+  switch (opc) {
+    case Opcode.Mtc:
+      if (pos + 2 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Mtc;
+      pkt.a = buf[pos + 1]!;
+      return (pkt.size = 2);
+    case Opcode.Tsc:
+      if (pos + 8 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Tsc;
+      readPayload(buf, pos + 1, 7, pkt);
+      return (pkt.size = 8);
+    case Opcode.Mode: {
+      if (pos + 2 > end) return -ErrorCode.Eos;
+      const m = buf[pos + 1]!;
+      const leaf = m & 0xe0;
+      if (leaf === 0x00) {
+        pkt.type = PacketType.ModeExec;
+        pkt.flags = (m & 1 ? Flag.CsL : 0) | (m & 2 ? Flag.CsD : 0) | (m & 4 ? Flag.If : 0);
+      } else if (leaf === 0x20) {
+        pkt.type = PacketType.ModeTsx;
+        pkt.flags = (m & 1 ? Flag.InTx : 0) | (m & 2 ? Flag.Abort : 0);
+      } else {
+        return -ErrorCode.BadPacket;
+      }
+      return (pkt.size = 2);
+    }
+    case Opcode.Trig: {
+      if (pos + 3 > end) return -ErrorCode.Eos;
+      const f = buf[pos + 1]!;
+      let size = 3;
+      if (f & 0x40) {
+        if (pos + 5 > end) return -ErrorCode.Eos;
+        pkt.b = buf[pos + 3]! | (buf[pos + 4]! << 8);
+        size = 5;
+      }
+      pkt.type = PacketType.Trig;
+      pkt.flags = (f & 0x80 ? Flag.Ip : 0) | (f & 0x40 ? Flag.Icntv : 0) | (f & 0x20 ? Flag.Mult : 0);
+      pkt.a = buf[pos + 2]!;
+      return (pkt.size = size);
+    }
+  }
+  return -ErrorCode.BadOpcode;
+}
+
+function decodeIp(buf: Uint8Array, pos: number, end: number, pkt: Packet, opc: number): number {
+  const ipc = opc >>> 5;
+  const n = IPC_PAYLOAD_BYTES[ipc]!;
+  if (n < 0) return -ErrorCode.BadPacket;
+  if (pos + 1 + n > end) return -ErrorCode.Eos;
+  pkt.a = ipc;
+  if (n > 0) readPayload(buf, pos + 1, n, pkt);
+  return (pkt.size = 1 + n);
+}
+
+function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
+  const first = buf[pos]!;
+  let lo = first >>> 3;
+  let hi = 0;
+  let p = pos + 1;
+  let more = first & 4;
+  let shift = 5;
+  while (more) {
+    if (p >= end) return -ErrorCode.Eos;
+    const byte = buf[p++]!;
+    more = byte & 1;
+    const bits = byte >>> 1;
+    // The count is at most 64 bits wide, so at most 8 extension bytes.
+    if (shift + 7 > 64) return -ErrorCode.BadPacket;
+    if (shift >= 32) hi |= bits << (shift - 32);
+    else {
+      lo |= bits << shift;
+      if (shift > 25) hi |= bits >>> (32 - shift);
+    }
+    shift += 7;
+  }
+  pkt.type = PacketType.Cyc;
+  pkt.lo = lo >>> 0;
+  pkt.hi = hi >>> 0;
+  return (pkt.size = p - pos);
+}
+
+function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes: 4 | 8): number {
+  if (pos + 1 + bytes > end) return -ErrorCode.Eos;
+  pkt.type = PacketType.Bip;
+  pkt.a = buf[pos]! >>> 3;
+  pkt.b = bytes;
+  readPayload(buf, pos + 1, bytes, pkt);
+  return (pkt.size = 1 + bytes);
+}
+
+function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
+  if (pos + 2 > end) return -ErrorCode.Eos;
+  const ext = buf[pos + 1]!;
+  switch (ext) {
+    case ExtOpcode.Psb: {
+      if (pos + PSB_SIZE > end) return -ErrorCode.Eos;
+      for (let p = pos + 2; p < pos + PSB_SIZE; p += 2) {
+        if (buf[p] !== 0x02 || buf[p + 1] !== 0x82) return -ErrorCode.BadPacket;
+      }
+      pkt.type = PacketType.Psb;
+      return (pkt.size = PSB_SIZE);
+    }
+    case ExtOpcode.PsbEnd:
+      pkt.type = PacketType.PsbEnd;
+      return (pkt.size = 2);
+    case ExtOpcode.Ovf:
+      pkt.type = PacketType.Ovf;
+      return (pkt.size = 2);
+    case ExtOpcode.Stop:
+      pkt.type = PacketType.Stop;
+      return (pkt.size = 2);
+    case ExtOpcode.Tnt64: {
+      if (pos + 8 > end) return -ErrorCode.Eos;
+      let lo = le32(buf, pos + 2, 4);
+      let hi = le32(buf, pos + 6, 2);
+      let n: number;
+      if (hi !== 0) {
+        n = 63 - Math.clz32(hi);
+        hi &= ~(1 << (n - 32));
+      } else if (lo !== 0) {
+        n = 31 - Math.clz32(lo);
+        lo = (lo & ~(1 << n)) >>> 0;
+      } else {
+        return -ErrorCode.BadPacket;
+      }
+      pkt.type = PacketType.Tnt64;
+      pkt.a = n;
+      pkt.lo = lo;
+      pkt.hi = hi;
+      return (pkt.size = 8);
+    }
+    case ExtOpcode.Pip: {
+      if (pos + 8 > end) return -ErrorCode.Eos;
+      const lo = le32(buf, pos + 2, 4);
+      const hi = le32(buf, pos + 6, 2);
+      // CR3[51:5] is stored in payload bits 47:1; bit 0 is NR.
+      pkt.type = PacketType.Pip;
+      pkt.flags = lo & 1 ? Flag.Nr : 0;
+      pkt.lo = ((lo & ~1) << 4) >>> 0;
+      pkt.hi = ((hi << 4) | (lo >>> 28)) >>> 0;
+      return (pkt.size = 8);
+    }
+    case ExtOpcode.Cbr:
+      if (pos + 4 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Cbr;
+      pkt.a = buf[pos + 2]!;
+      return (pkt.size = 4);
+    case ExtOpcode.Tma: {
+      if (pos + 7 > end) return -ErrorCode.Eos;
+      const fc = buf[pos + 5]! | (buf[pos + 6]! << 8);
+      if (fc & ~0x1ff || buf[pos + 4] !== 0) return -ErrorCode.BadPacket;
+      pkt.type = PacketType.Tma;
+      pkt.a = buf[pos + 2]! | (buf[pos + 3]! << 8);
+      pkt.b = fc;
+      return (pkt.size = 7);
+    }
+    case ExtOpcode.Vmcs: {
+      if (pos + 7 > end) return -ErrorCode.Eos;
+      const lo = le32(buf, pos + 2, 4);
+      pkt.type = PacketType.Vmcs;
+      pkt.lo = (lo << 12) >>> 0;
+      pkt.hi = ((lo >>> 20) | (buf[pos + 6]! << 12)) >>> 0;
+      return (pkt.size = 7);
+    }
+    case ExtOpcode.Ext2:
+      if (pos + 3 > end) return -ErrorCode.Eos;
+      if (buf[pos + 2] !== EXT2_MNT) return -ErrorCode.BadOpcode;
+      if (pos + 11 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Mnt;
+      readPayload(buf, pos + 3, 8, pkt);
+      return (pkt.size = 11);
+    case ExtOpcode.Exstop:
+    case ExtOpcode.ExstopIp:
+      pkt.type = PacketType.Exstop;
+      pkt.flags = ext & 0x80 ? Flag.Ip : 0;
+      return (pkt.size = 2);
+    case ExtOpcode.Mwait:
+      if (pos + 10 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Mwait;
+      pkt.a = le32(buf, pos + 2, 4);
+      pkt.b = le32(buf, pos + 6, 4);
+      return (pkt.size = 10);
+    case ExtOpcode.Pwre: {
+      if (pos + 4 > end) return -ErrorCode.Eos;
+      const p = buf[pos + 2]! | (buf[pos + 3]! << 8);
+      pkt.type = PacketType.Pwre;
+      pkt.a = (p >>> 12) & 0xf;
+      pkt.b = (p >>> 8) & 0xf;
+      pkt.flags = p & 0x8 ? Flag.Hw : 0;
+      return (pkt.size = 4);
+    }
+    case ExtOpcode.Pwrx: {
+      if (pos + 7 > end) return -ErrorCode.Eos;
+      const p0 = buf[pos + 2]!;
+      const p1 = buf[pos + 3]!;
+      pkt.type = PacketType.Pwrx;
+      pkt.a = p0 >>> 4;
+      pkt.b = p0 & 0xf;
+      pkt.flags = (p1 & 1 ? Flag.WakeInt : 0) | (p1 & 4 ? Flag.WakeStore : 0) | (p1 & 8 ? Flag.WakeHw : 0);
+      return (pkt.size = 7);
+    }
+    case ExtOpcode.Cfe: {
+      if (pos + 4 > end) return -ErrorCode.Eos;
+      const t = buf[pos + 2]!;
+      pkt.type = PacketType.Cfe;
+      pkt.a = t & 0x1f;
+      pkt.b = buf[pos + 3]!;
+      pkt.flags = t & 0x80 ? Flag.Ip : 0;
+      return (pkt.size = 4);
+    }
+    case ExtOpcode.Evd:
+      if (pos + 11 > end) return -ErrorCode.Eos;
+      pkt.type = PacketType.Evd;
+      pkt.a = buf[pos + 2]! & 0x1f;
+      readPayload(buf, pos + 3, 8, pkt);
+      return (pkt.size = 11);
+    case ExtOpcode.Bbp: {
+      if (pos + 3 > end) return -ErrorCode.Eos;
+      const t = buf[pos + 2]!;
+      pkt.type = PacketType.Bbp;
+      pkt.a = t & 0x1f;
+      pkt.flags = t & 0x80 ? Flag.Bip4 : 0;
+      return (pkt.size = 3);
+    }
+    case ExtOpcode.Bep:
+    case ExtOpcode.BepIp:
+      pkt.type = PacketType.Bep;
+      pkt.flags = ext & 0x80 ? Flag.Ip : 0;
+      return (pkt.size = 2);
+  }
+  if ((ext & 0x1f) === ExtOpcode.Ptw) {
+    const plc = (ext >>> 5) & 3;
+    if (plc > 1) return -ErrorCode.BadPacket;
+    const n = plc === 0 ? 4 : 8;
+    if (pos + 2 + n > end) return -ErrorCode.Eos;
+    pkt.type = PacketType.Ptw;
+    pkt.a = n;
+    pkt.flags = ext & 0x80 ? Flag.Ip : 0;
+    readPayload(buf, pos + 2, n, pkt);
+    return (pkt.size = 2 + n);
+  }
+  return -ErrorCode.BadOpcode;
+}
+
+/**
+ * The block context after `pkt`: a BBP opens a block, timing, power and FUP/BIP
+ * packets keep it, every other packet closes it.
+ */
+export function nextBlockContext(pkt: Packet, block: BlockContext): BlockContext {
+  switch (pkt.type) {
+    case PacketType.Bbp:
+      return pkt.flags & Flag.Bip4 ? 4 : 8;
+    case PacketType.Bip:
+    case PacketType.Pad:
+    case PacketType.Tsc:
+    case PacketType.Tma:
+    case PacketType.Mtc:
+    case PacketType.Fup:
+    case PacketType.Cyc:
+    case PacketType.Cbr:
+    case PacketType.Mnt:
+    case PacketType.Exstop:
+    case PacketType.Pwre:
+    case PacketType.Pwrx:
+      return block;
+  }
+  return 0;
+}

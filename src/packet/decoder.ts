@@ -1,0 +1,73 @@
+/**
+ * The packet decoder object: sync, next, offset — the libipt `pt_pkt_*` model over
+ * a `Uint8Array`. For the tightest loops call {@link decodePacket} directly.
+ */
+import { type BlockContext, decodePacket, nextBlockContext, PSB_SIZE } from "./decode.js";
+import { ErrorCode } from "./errors.js";
+import { syncBackward, syncForward } from "./sync.js";
+import { type Packet, PacketType } from "./types.js";
+
+export class PacketDecoder {
+  readonly buf: Uint8Array;
+  readonly end: number;
+  /** Current offset; -1 until synchronised. */
+  pos = -1;
+  /** Offset of the PSB last synchronised to or decoded; -1 if none. */
+  syncOffset = -1;
+  private block: BlockContext = 0;
+
+  constructor(buf: Uint8Array, end: number = buf.length) {
+    this.buf = buf;
+    this.end = Math.min(end, buf.length);
+  }
+
+  /** Offset of the next packet, or `-NoSync`. */
+  get offset(): number {
+    return this.pos < 0 ? -ErrorCode.NoSync : this.pos;
+  }
+
+  /**
+   * Move to the next PSB. After an error at a PSB or at the start this searches
+   * beyond it; a PSB up to 15 bytes back (one the error cut into) is found again.
+   */
+  syncForward(): number {
+    let pos = this.pos < 0 ? 0 : this.pos;
+    if (pos === this.syncOffset) pos += PSB_SIZE;
+    pos -= Math.min(pos, PSB_SIZE - 1);
+    const psb = syncForward(this.buf, Math.min(pos, this.end), this.end);
+    if (psb < 0) return psb;
+    return this.setSync(psb);
+  }
+
+  /** Move to the last PSB before the current offset (or before the end when unsynced). */
+  syncBackward(): number {
+    const from = this.pos < 0 ? this.end : this.pos;
+    const psb = syncBackward(this.buf, from, this.end);
+    if (psb < 0) return psb;
+    return this.setSync(psb);
+  }
+
+  /** Trust that a packet starts at `offset`. */
+  syncSet(offset: number): number {
+    if (offset < 0 || offset > this.end) return -ErrorCode.Eos;
+    return this.setSync(offset);
+  }
+
+  private setSync(offset: number): number {
+    this.syncOffset = offset;
+    this.pos = offset;
+    this.block = 0;
+    return 0;
+  }
+
+  /** Decode the packet at the current offset into `pkt` and advance. Size or `-error`. */
+  next(pkt: Packet): number {
+    if (this.pos < 0) return -ErrorCode.NoSync;
+    const size = decodePacket(this.buf, this.pos, this.end, pkt, this.block);
+    if (size < 0) return size;
+    if (pkt.type === PacketType.Psb) this.syncOffset = this.pos;
+    this.block = nextBlockContext(pkt, this.block);
+    this.pos += size;
+    return size;
+  }
+}

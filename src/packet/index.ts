@@ -1,0 +1,17 @@
+export { type BlockContext, decodePacket, EXT2_MNT, ExtOpcode, nextBlockContext, Opcode, PSB_SIZE } from "./decode.js";
+export { PacketDecoder } from "./decoder.js";
+export { ErrorCode, errorMessage, PtError } from "./errors.js";
+export { LastIp } from "./last-ip.js";
+export { isPsbAt, syncBackward, syncForward } from "./sync.js";
+export {
+  CfeType,
+  EvdType,
+  Flag,
+  IPC_PAYLOAD_BYTES,
+  Ipc,
+  PACKET_NAMES,
+  PACKET_TYPE_COUNT,
+  Packet,
+  PacketType,
+  toBigInt,
+} from "./types.js";
