@@ -5,6 +5,8 @@
  * `pt_cpu_errata` does). A CPU not in the table is "unknown": decoding follows the
  * specification and callers may report that no errata could be determined.
  */
+import { DecodeQuirk } from "../packet/decode.js";
+import { parseCInt } from "./c-int.js";
 
 export interface Cpu {
   family: number;
@@ -97,16 +99,6 @@ export function cpuErrata(cpu: Cpu): Errata | undefined {
   return errata;
 }
 
-/** Parse a C-style integer (decimal, 0x hex, 0 octal) in full; undefined if malformed. */
-export function parseCInt(text: string): number | undefined {
-  const m = /^\s*(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.exec(text);
-  if (!m) return undefined;
-  const s = m[1]!;
-  if (/^0[xX]/.test(s)) return Number.parseInt(s.slice(2), 16);
-  if (s.length > 1 && s[0] === "0") return Number.parseInt(s, 8);
-  return Number.parseInt(s, 10);
-}
-
 /** Parse "family/model[/stepping]" (each a C integer); undefined if malformed or out of range. */
 export function parseCpu(text: string): Cpu | undefined {
   const parts = text.split("/");
@@ -115,4 +107,9 @@ export function parseCpu(text: string): Cpu | undefined {
   if (family === undefined || model === undefined || stepping === undefined) return undefined;
   if (family > 0xffff || model > 0xff || stepping > 0xff) return undefined;
   return { family, model, stepping };
+}
+
+/** The packet decoder's {@link DecodeQuirk} bits for a set of errata. */
+export function packetQuirks(errata: Errata): number {
+  return (errata.skd007 ? DecodeQuirk.Skd007 : 0) | (errata.skz84 ? DecodeQuirk.Skz84 : 0);
 }

@@ -1,1 +1,2 @@
-export { type Cpu, cpuErrata, ERRATA_NAMES, type Errata, type ErratumName, noErrata, parseCInt, parseCpu } from "./errata.js";
+export { type Cpu, cpuErrata, ERRATA_NAMES, type Errata, type ErratumName, noErrata, packetQuirks, parseCpu } from "./errata.js";
+export { parseCInt, parseCUint } from "./c-int.js";

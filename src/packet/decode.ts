@@ -61,6 +61,17 @@ export const PSB_SIZE = 16;
  */
 export type BlockContext = 0 | 4 | 8;
 
+/**
+ * Errata the packet decoder works around, as bits of its `quirks` argument
+ * (see `packetQuirks` in the cpu layer).
+ */
+export const DecodeQuirk = {
+  /** SKD007: an OVF may overwrite the second byte of a two-byte CYC. */
+  Skd007: 1,
+  /** SKZ84: VMX TSC scaling/offsetting corrupts TMA; report it as an invalid packet. */
+  Skz84: 2,
+} as const;
+
 /** Read `n` (<= 4) little-endian bytes at `p` as an unsigned 32-bit number. */
 function le32(buf: Uint8Array, p: number, n: number): number {
   let v = 0;
@@ -90,6 +101,7 @@ export function decodePacket(
   end: number,
   pkt: Packet,
   block: BlockContext,
+  quirks: number,
 ): number {
   if (pos >= end) return -ErrorCode.Eos;
   const opc = buf[pos]!;
@@ -106,7 +118,7 @@ export function decodePacket(
       pkt.type = PacketType.Pad;
       return (pkt.size = 1);
     }
-    if (opc === Opcode.Ext) return decodeExt(buf, pos, end, pkt);
+    if (opc === Opcode.Ext) return decodeExt(buf, pos, end, pkt, quirks);
     // TNT-8: bits 7:1 hold the branches behind a stop bit; 0x00 and 0x02 are taken above.
     const v = opc >>> 1;
     const n = 31 - Math.clz32(v);
@@ -115,7 +127,10 @@ export function decodePacket(
     pkt.lo = v & ~(1 << n);
     return (pkt.size = 1);
   }
-  if ((opc & 3) === 3) return decodeCyc(buf, pos, end, pkt);
+  if ((opc & 3) === 3) {
+    const size = decodeCyc(buf, pos, end, pkt);
+    return quirks & DecodeQuirk.Skd007 && size === 2 ? skd007(buf, pos, end, pkt) : size;
+  }
 
   switch (opc & 0x1f) {
     case Opcode.Tip:
@@ -197,7 +212,7 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
     const byte = buf[p++]!;
     more = byte & 1;
     const bits = byte >>> 1;
-    // The count is at most 64 bits wide, so at most 8 extension bytes.
+    // Like libipt, accept at most 8 extension bytes (61 bits): a ninth would not fit 64 bits whole.
     if (shift + 7 > 64) return -ErrorCode.BadPacket;
     if (shift >= 32) hi |= bits << (shift - 32);
     else {
@@ -212,6 +227,17 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
   return (pkt.size = p - pos);
 }
 
+/**
+ * SKD007: a two-byte CYC whose second byte is 0x02 followed by 0xF3 is an OVF that
+ * overwrote the CYC's tail. Report the OVF; it consumes all three bytes.
+ */
+function skd007(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
+  if (buf[pos + 1]! >>> 1 !== 1 || pos + 2 >= end || buf[pos + 2] !== ExtOpcode.Ovf) return 2;
+  pkt.type = PacketType.Ovf;
+  pkt.lo = 0;
+  return (pkt.size = 3);
+}
+
 function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes: 4 | 8): number {
   if (pos + 1 + bytes > end) return -ErrorCode.Eos;
   pkt.type = PacketType.Bip;
@@ -221,7 +247,7 @@ function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes
   return (pkt.size = 1 + bytes);
 }
 
-function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
+function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirks: number): number {
   if (pos + 2 > end) return -ErrorCode.Eos;
   const ext = buf[pos + 1]!;
   switch (ext) {
@@ -281,7 +307,13 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
     case ExtOpcode.Tma: {
       if (pos + 7 > end) return -ErrorCode.Eos;
       const fc = buf[pos + 5]! | (buf[pos + 6]! << 8);
-      if (fc & ~0x1ff || buf[pos + 4] !== 0) return -ErrorCode.BadPacket;
+      if (fc & ~0x1ff || buf[pos + 4] !== 0) {
+        if (!(quirks & DecodeQuirk.Skz84)) return -ErrorCode.BadPacket;
+        // The corrupted TMA is one byte longer than a TMA.
+        if (pos + 8 > end) return -ErrorCode.Eos;
+        pkt.type = PacketType.Invalid;
+        return (pkt.size = 8);
+      }
       pkt.type = PacketType.Tma;
       pkt.a = buf[pos + 2]! | (buf[pos + 3]! << 8);
       pkt.b = fc;
@@ -344,7 +376,8 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
     case ExtOpcode.Evd:
       if (pos + 11 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Evd;
-      pkt.a = buf[pos + 2]! & 0x1f;
+      // EVD's type is bits 5:0 (CFE's only 4:0).
+      pkt.a = buf[pos + 2]! & 0x3f;
       readPayload(buf, pos + 3, 8, pkt);
       return (pkt.size = 11);
     case ExtOpcode.Bbp: {

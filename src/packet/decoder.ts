@@ -16,9 +16,13 @@ export class PacketDecoder {
   syncOffset = -1;
   private block: BlockContext = 0;
 
-  constructor(buf: Uint8Array, end: number = buf.length) {
+  /** {@link DecodeQuirk} bits for the errata of the traced CPU. */
+  readonly quirks: number;
+
+  constructor(buf: Uint8Array, options: { end?: number; quirks?: number } = {}) {
     this.buf = buf;
-    this.end = Math.min(end, buf.length);
+    this.end = Math.min(options.end ?? buf.length, buf.length);
+    this.quirks = options.quirks ?? 0;
   }
 
   /** Offset of the next packet, or `-NoSync`. */
@@ -63,7 +67,7 @@ export class PacketDecoder {
   /** Decode the packet at the current offset into `pkt` and advance. Size or `-error`. */
   next(pkt: Packet): number {
     if (this.pos < 0) return -ErrorCode.NoSync;
-    const size = decodePacket(this.buf, this.pos, this.end, pkt, this.block);
+    const size = decodePacket(this.buf, this.pos, this.end, pkt, this.block, this.quirks);
     if (size < 0) return size;
     if (pkt.type === PacketType.Psb) this.syncOffset = this.pos;
     this.block = nextBlockContext(pkt, this.block);

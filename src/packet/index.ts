@@ -1,5 +1,6 @@
-export { type BlockContext, decodePacket, EXT2_MNT, ExtOpcode, nextBlockContext, Opcode, PSB_SIZE } from "./decode.js";
+export { type BlockContext, DecodeQuirk, decodePacket, EXT2_MNT, ExtOpcode, nextBlockContext, Opcode, PSB_SIZE } from "./decode.js";
 export { PacketDecoder } from "./decoder.js";
+export { compressIp, encodedSize, encodePacket, PacketEncoder } from "./encode.js";
 export { ErrorCode, errorMessage, PtError } from "./errors.js";
 export { LastIp } from "./last-ip.js";
 export { isPsbAt, syncBackward, syncForward } from "./sync.js";
@@ -15,3 +16,4 @@ export {
   PacketType,
   toBigInt,
 } from "./types.js";
+export { collectStats, type DecodeErrorRecord, type StatsOptions, type TraceStats } from "./stats.js";

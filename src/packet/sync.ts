@@ -49,14 +49,16 @@ export function syncForward(buf: Uint8Array, from: number, end: number = buf.len
 }
 
 /**
- * The offset of the last PSB whose pattern window lies before `from`, or `-Eos`.
+ * The offset of the last PSB that starts before `from`, or `-Eos`.
  */
 export function syncBackward(buf: Uint8Array, from: number, end: number = buf.length): number {
   if (from < 0 || from > end) return -ErrorCode.Internal;
   for (let p = (from & ~7) - 8; p >= 0; p -= 8) {
     if (!isPatternWindow(buf, p)) continue;
     const psb = psbOfWindow(buf, p, end);
-    if (psb >= 0) return psb;
+    if (psb >= 0 && psb < from) return psb;
+    // Every window of this run maps to the same PSB: skip the rest of the run (keeps this linear).
+    while (p >= 8 && isPatternWindow(buf, p - 8) && buf[p - 8] === buf[p]) p -= 8;
   }
   return -ErrorCode.Eos;
 }

@@ -72,11 +72,13 @@ export const PacketType = {
   Cfe: 30,
   Evd: 31,
   Trig: 32,
+  /** Bytes an erratum corrupted into something that is no packet (SKZ84). */
+  Invalid: 33,
 } as const;
 export type PacketType = (typeof PacketType)[keyof typeof PacketType];
 
 /** Number of packet types, for tables indexed by type. */
-export const PACKET_TYPE_COUNT = 33;
+export const PACKET_TYPE_COUNT = 34;
 
 /** Lower-case names as ptdump prints them (mode packets print with their leaf). */
 export const PACKET_NAMES: readonly string[] = [
@@ -113,6 +115,7 @@ export const PACKET_NAMES: readonly string[] = [
   "cfe",
   "evd",
   "trig",
+  "<invalid>",
 ];
 
 /** Single-bit packet attributes, stored in {@link Packet.flags}. */
