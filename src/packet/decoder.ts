@@ -35,7 +35,7 @@ export class PacketDecoder {
    * beyond it; a PSB up to 15 bytes back (one the error cut into) is found again.
    */
   syncForward(): number {
-    let pos = this.pos < 0 ? 0 : this.pos;
+    let pos = Math.max(this.pos, 0);
     if (pos === this.syncOffset) pos += PSB_SIZE;
     pos -= Math.min(pos, PSB_SIZE - 1);
     const psb = syncForward(this.buf, Math.min(pos, this.end), this.end);
@@ -66,12 +66,17 @@ export class PacketDecoder {
 
   /** Decode the packet at the current offset into `pkt` and advance. Size or `-error`. */
   next(pkt: Packet): number {
-    if (this.pos < 0) return -ErrorCode.NoSync;
-    const size = decodePacket(this.buf, this.pos, this.end, pkt, this.block, this.quirks);
+    const pos = this.pos;
+    if (pos < 0) return -ErrorCode.NoSync;
+    const size = decodePacket(this.buf, pos, this.end, pkt, this.block, this.quirks);
     if (size < 0) return size;
-    if (pkt.type === PacketType.Psb) this.syncOffset = this.pos;
-    this.block = nextBlockContext(pkt, this.block);
-    this.pos += size;
+    if (pkt.type === PacketType.Psb) {
+      this.syncOffset = pos;
+      this.block = 0;
+    } else if (this.block !== 0 || pkt.type === PacketType.Bbp) {
+      this.block = nextBlockContext(pkt, this.block);
+    }
+    this.pos = pos + size;
     return size;
   }
 }

@@ -1,8 +1,18 @@
-export { type BlockContext, DecodeQuirk, decodePacket, EXT2_MNT, ExtOpcode, nextBlockContext, Opcode, PSB_SIZE } from "./decode.js";
+export {
+  type BlockContext,
+  DecodeQuirk,
+  decodePacket,
+  EXT2_MNT,
+  ExtOpcode,
+  nextBlockContext,
+  Opcode,
+  PSB_SIZE,
+} from "./decode.js";
 export { PacketDecoder } from "./decoder.js";
 export { compressIp, encodedSize, encodePacket, PacketEncoder } from "./encode.js";
 export { ErrorCode, errorMessage, PtError } from "./errors.js";
 export { LastIp } from "./last-ip.js";
+export { collectStats, type DecodeErrorRecord, type StatsOptions, type TraceStats } from "./stats.js";
 export { isPsbAt, syncBackward, syncForward } from "./sync.js";
 export {
   CfeType,
@@ -16,4 +26,3 @@ export {
   PacketType,
   toBigInt,
 } from "./types.js";
-export { collectStats, type DecodeErrorRecord, type StatsOptions, type TraceStats } from "./stats.js";

@@ -1,0 +1,359 @@
+/**
+ * The packet-decode benchmark: `npm run bench [-- options]`.
+ *
+ * Decodes a deterministic synthetic trace (generated once, then cached in
+ * bench/.cache/) with ptkit's raw `decodePacket` loop and with the `PacketDecoder`
+ * object API, and, where cc and libipt-dev are installed, with libipt's packet
+ * decoder through bench/libipt/pkt-bench.c. Both decoders must agree on the packet
+ * counts. Prints a table, or JSON with --json.
+ */
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
+import { parseArgs } from "node:util";
+import { PACKET_NAMES, PACKET_TYPE_COUNT, PacketType } from "../src/packet/index.js";
+import { type LibiptOutcome, runLibipt } from "./libipt.js";
+import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
+import { REPO_ROOT } from "./paths.js";
+import { measurePtkitDecoder } from "./ptkit-decoder.js";
+import { type LoopResult, measurePtkitLoop } from "./ptkit-loop.js";
+import { DEFAULT_SEED, DEFAULT_SIZE, loadOrGenerate } from "./synthetic-trace.js";
+import { mbPerSec, mPerSec } from "./timing.js";
+
+const USAGE = `usage: npm run bench -- [options]
+
+  --size <MiB>     synthetic trace size in MiB (default ${DEFAULT_SIZE / 1048576})
+  --seed <n>       PRNG seed (default ${DEFAULT_SEED})
+  --runs <n>       timed runs per decoder, best taken (default 5; one warm-up run before)
+  --trace <file>   benchmark this trace file instead of the synthetic one
+  --no-libipt      skip the libipt comparison
+  --json           print machine-readable results only
+  -h, --help       this text`;
+
+interface Options {
+  size: number;
+  seed: number;
+  runs: number;
+  trace: string | undefined;
+  libipt: boolean;
+  json: boolean;
+}
+
+function fail(msg: string): never {
+  process.stderr.write(`bench: ${msg}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parseOptions(argv: string[]): Options {
+  let values: ReturnType<typeof parse>["values"];
+  function parse(a: string[]) {
+    return parseArgs({
+      args: a,
+      options: {
+        size: { type: "string" },
+        seed: { type: "string" },
+        runs: { type: "string" },
+        trace: { type: "string" },
+        "no-libipt": { type: "boolean" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    });
+  }
+  try {
+    values = parse(argv).values;
+  } catch (e) {
+    fail((e as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const num = (name: string, v: string | undefined, dflt: number, min: number, integer: boolean): number => {
+    if (v === undefined) return dflt;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) fail(`bad --${name}: ${v}`);
+    return n;
+  };
+  const mib = num("size", values.size, DEFAULT_SIZE / 1048576, 1 / 1024, false);
+  return {
+    size: Math.round(mib * 1048576),
+    seed: num("seed", values.seed, DEFAULT_SEED, 0, true) >>> 0,
+    runs: num("runs", values.runs, 5, 1, true),
+    trace: values.trace,
+    libipt: !values["no-libipt"],
+    json: values.json === true,
+  };
+}
+
+interface Measurement {
+  name: string;
+  bestNs: number;
+  runsNs: number[];
+  packets: number;
+  errors: number;
+  mbPerSec: number;
+  mpktPerSec: number;
+}
+
+function measurement(name: string, bytes: number, r: LoopResult | LibiptOutcome): Measurement | undefined {
+  if ("ok" in r) {
+    if (!r.ok) return undefined;
+    const x = r.result;
+    return {
+      name,
+      bestNs: x.bestNs,
+      runsNs: x.runsNs,
+      packets: x.packets,
+      errors: x.errors,
+      mbPerSec: mbPerSec(bytes, x.bestNs),
+      mpktPerSec: mPerSec(x.packets, x.bestNs),
+    };
+  }
+  return {
+    name,
+    bestNs: r.bestNs,
+    runsNs: r.runsNs,
+    packets: r.packets,
+    errors: r.errors,
+    mbPerSec: mbPerSec(bytes, r.bestNs),
+    mpktPerSec: mPerSec(r.packets, r.bestNs),
+  };
+}
+
+/** ptkit's per-type counts by name (as the C harness names them). */
+function countsByName(counts: Int32Array): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let t = 1; t < PACKET_TYPE_COUNT; t++) if (counts[t]! > 0) out[PACKET_NAMES[t]!] = counts[t]!;
+  return out;
+}
+
+/** Differences between two per-type count tables, as "name: a vs b". */
+function countDiffs(a: Record<string, number>, b: Record<string, number>): string[] {
+  const names = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const diffs: string[] = [];
+  for (const n of names) if ((a[n] ?? 0) !== (b[n] ?? 0)) diffs.push(`${n}: ${a[n] ?? 0} vs ${b[n] ?? 0}`);
+  return diffs;
+}
+
+/** Packet types libipt 2.0 decodes (names as ptkit prints them); newer ones are bad opcodes there. */
+const LIBIPT_2_0_TYPES = new Set([
+  "pad",
+  "psb",
+  "psbend",
+  "fup",
+  "tip",
+  "tip.pge",
+  "tip.pgd",
+  "tnt.8",
+  "tnt.64",
+  "mode.exec",
+  "mode.tsx",
+  "pip",
+  "vmcs",
+  "cbr",
+  "tsc",
+  "tma",
+  "mtc",
+  "cyc",
+  "stop",
+  "ovf",
+  "mnt",
+  "exstop",
+  "mwait",
+  "pwre",
+  "pwrx",
+  "ptw",
+]);
+
+const fmtInt = (n: number) => n.toLocaleString("en-US");
+const fmt = (n: number, d: number) => n.toFixed(d);
+const pct = (n: number) => `${(n * 100).toFixed(2)}%`;
+
+function pad(s: string, w: number, right = false): string {
+  return right ? s.padStart(w) : s.padEnd(w);
+}
+
+function table(rows: string[][], rightCols: number[]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  return rows
+    .map((r) => `  ${r.map((cell, c) => pad(cell, widths[c]!, rightCols.includes(c))).join("  ")}`.trimEnd())
+    .join("\n");
+}
+
+/** Shares of the bytes by packet family. */
+function mixSummary(mix: TraceMix): Record<string, number> {
+  const share = (...types: number[]) => types.reduce((s, t) => s + mix.typeBytes[t]!, 0) / mix.bytes;
+  const groups = {
+    tnt: share(PacketType.Tnt8, PacketType.Tnt64),
+    tipFamily: share(PacketType.Tip, PacketType.Fup, PacketType.TipPge, PacketType.TipPgd),
+    psb: share(PacketType.Psb, PacketType.PsbEnd),
+    timing: share(PacketType.Mtc, PacketType.Cyc, PacketType.Tsc, PacketType.Tma, PacketType.Cbr),
+    pad: share(PacketType.Pad),
+    other: 0,
+  };
+  groups.other = Math.max(0, 1 - Object.values(groups).reduce((a, b) => a + b, 0));
+  return groups;
+}
+
+function main(): void {
+  const opt = parseOptions(process.argv.slice(2));
+  const log = (s = "") => {
+    if (!opt.json) process.stdout.write(`${s}\n`);
+  };
+
+  // --- the trace -----------------------------------------------------------------
+  let path: string;
+  let buf: Uint8Array;
+  let generatedMs: number | undefined;
+  if (opt.trace) {
+    path = opt.trace;
+    buf = new Uint8Array(readFileSync(path));
+  } else {
+    if (!opt.json) process.stdout.write(`ptkit packet-decode benchmark: preparing the synthetic trace...\n`);
+    const t = loadOrGenerate(opt.seed, opt.size);
+    path = t.path;
+    buf = t.bytes;
+    generatedMs = t.generatedMs;
+  }
+  const shownPath = relative(process.cwd(), path) || path;
+  const mix = analyseMix(buf);
+
+  // --- measurements (ptkit first, each warm-up + best-of-N; libipt in a child) -------
+  const loop = measurePtkitLoop(buf, opt.runs);
+  const decoder = measurePtkitDecoder(buf, opt.runs);
+  const lib: LibiptOutcome = opt.libipt
+    ? runLibipt(path, opt.runs)
+    : { ok: false, skipped: "disabled with --no-libipt" };
+
+  const bytes = buf.length;
+  const mLoop = measurement("ptkit decodePacket loop", bytes, loop)!;
+  const mDecoder = measurement("ptkit PacketDecoder.next", bytes, decoder)!;
+  const mLib = measurement("libipt pt_pkt_next", bytes, lib);
+
+  // --- consistency checks ------------------------------------------------------------
+  const problems: string[] = [];
+  if (mLoop.packets !== mix.packets) problems.push(`loop counted ${mLoop.packets}, analysis ${mix.packets}`);
+  if (mDecoder.packets !== mLoop.packets) {
+    problems.push(`PacketDecoder counted ${mDecoder.packets} packets, the loop ${mLoop.packets}`);
+  }
+  if (!lib.ok && lib.failed) problems.push(`libipt harness: ${lib.skipped}`);
+  const ptkitCounts = countsByName(loop.counts);
+  let countsMatch: boolean | undefined;
+  let typeDiffs: string[] = [];
+  if (lib.ok) {
+    typeDiffs = countDiffs(ptkitCounts, lib.result.counts);
+    countsMatch = lib.result.packets === mLoop.packets && typeDiffs.length === 0;
+    if (!countsMatch) {
+      const unknown = Object.keys(ptkitCounts).filter((n) => !LIBIPT_2_0_TYPES.has(n));
+      problems.push(
+        `packet counts differ: ptkit ${mLoop.packets}, libipt ${lib.result.packets}` +
+          (typeDiffs.length ? ` (ptkit vs libipt: ${typeDiffs.join(", ")})` : "") +
+          (unknown.length ? `; libipt 2.0 has no ${unknown.join("/")} packets, so it resyncs there` : ""),
+      );
+    }
+  }
+
+  const ratio = (m: Measurement) => (mLib ? m.mbPerSec / mLib.mbPerSec : undefined);
+
+  if (opt.json) {
+    const json = {
+      trace: {
+        path,
+        bytes,
+        synthetic: !opt.trace,
+        seed: opt.trace ? undefined : opt.seed,
+        generatedMs,
+        packets: mix.packets,
+        undecodedBytes: mix.undecodedBytes,
+        mix: Object.fromEntries(
+          mixRows(mix).map((r) => [r.name, { packets: r.packets, bytes: r.bytes, share: r.share }]),
+        ),
+        groups: mixSummary(mix),
+        ipc: Object.fromEntries(IPC_NAMES.map((n, i) => [n, mix.ipcCounts[i]!]).filter(([, c]) => c !== 0)),
+      },
+      runs: opt.runs,
+      node: process.version,
+      results: {
+        ptkitLoop: mLoop,
+        ptkitDecoder: mDecoder,
+        libipt: mLib
+          ? { ...mLib, compile: lib.ok ? lib.result.compile : undefined }
+          : { skipped: lib.ok ? "" : lib.skipped },
+      },
+      ratio: mLib ? { ptkitLoop: ratio(mLoop), ptkitDecoder: ratio(mDecoder) } : undefined,
+      counts: { ptkit: ptkitCounts, libipt: lib.ok ? lib.result.counts : undefined, match: countsMatch },
+      problems,
+    };
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  } else {
+    const mib = bytes / 1048576;
+    log(
+      `trace    ${shownPath}  ${fmt(mib, 1)} MiB (${fmtInt(bytes)} bytes)${opt.trace ? "" : `, seed ${opt.seed}`}`,
+    );
+    if (generatedMs !== undefined) {
+      log(
+        `         generated in ${fmt(generatedMs / 1000, 2)} s (${fmt(bytes / generatedMs / 1e3, 1)} MB/s), cached for later runs`,
+      );
+    }
+    log(`packets  ${fmtInt(mix.packets)} (${fmt(bytes / mix.packets, 2)} bytes/packet)`);
+    if (mix.undecodedBytes) log(`         ${fmtInt(mix.undecodedBytes)} bytes outside decodable packets`);
+    const g = mixSummary(mix);
+    log(
+      `mix      TNT ${pct(g.tnt!)}, TIP/FUP/PGE/PGD ${pct(g.tipFamily!)}, PSB/PSBEND ${pct(g.psb!)}, ` +
+        `MTC/CYC/TSC/TMA/CBR ${pct(g.timing!)}, PAD ${pct(g.pad!)}, other ${pct(g.other!)} (of bytes)`,
+    );
+    log();
+    const rows = [["type", "packets", "bytes", "% bytes", "% packets"]];
+    for (const r of mixRows(mix)) {
+      rows.push([r.name, fmtInt(r.packets), fmtInt(r.bytes), pct(r.share), pct(r.packets / mix.packets)]);
+    }
+    log(table(rows, [1, 2, 3, 4]));
+    const ipTotal = mix.ipcCounts.reduce((s, c) => s + c, 0);
+    const ipc = IPC_NAMES.map((n, i) => [n, mix.ipcCounts[i]!] as const)
+      .filter(([, c]) => c !== 0)
+      .map(([n, c]) => `${n} ${pct(c / ipTotal)}`);
+    log(`  IP compression (TIP/FUP/PGE/PGD packets): ${ipc.join(", ")}`);
+    log();
+    log(`decode, best of ${opt.runs} after a warm-up run (MB = 10^6 bytes; node ${process.version})`);
+    const res = [["decoder", "best ms", "MB/s", "Mpkt/s", "vs libipt", "all runs ms"]];
+    for (const m of [mLoop, mDecoder, mLib]) {
+      if (!m) continue;
+      const rt = ratio(m);
+      res.push([
+        m.name,
+        fmt(m.bestNs / 1e6, 1),
+        fmt(m.mbPerSec, 1),
+        fmt(m.mpktPerSec, 1),
+        rt === undefined ? "-" : `${fmt(rt, 2)}x`,
+        m.runsNs.map((ns) => fmt(ns / 1e6, 0)).join(" "),
+      ]);
+    }
+    log(table(res, [1, 2, 3, 4]));
+    log();
+    if (lib.ok) {
+      log(`libipt   ${lib.result.compile.split(`${REPO_ROOT}/`).join("")}`);
+      log(
+        `ratio    ptkit/libipt: decodePacket loop ${fmt(ratio(mLoop)!, 2)}, PacketDecoder.next ${fmt(ratio(mDecoder)!, 2)}`,
+      );
+      log(
+        `counts   ptkit ${fmtInt(mLoop.packets)} packets, libipt ${fmtInt(lib.result.packets)} packets: ` +
+          (countsMatch ? "equal, per type too" : "DIFFERENT"),
+      );
+      if (mLoop.errors || lib.result.errors) {
+        log(
+          `errors   ptkit ${mLoop.errors}, libipt ${lib.result.errors} (each resynchronised at the next PSB)`,
+        );
+      }
+    } else {
+      log(`libipt comparison skipped: ${lib.skipped}`);
+    }
+  }
+
+  if (problems.length) {
+    for (const p of problems) process.stderr.write(`bench: FAILED: ${p}\n`);
+    process.exitCode = 1;
+  }
+}
+
+main();
