@@ -19,5 +19,7 @@ export function corpusPath(...parts: string[]): string | undefined {
 
 /** The `skip` option for node:test when a corpus entry is missing. */
 export function skipUnlessCorpus(...parts: string[]): string | false {
-  return corpusPath(...parts) ? false : `corpus entry ${join(CORPUS_DIR, ...parts)} is absent (set PTKIT_CORPUS)`;
+  return corpusPath(...parts)
+    ? false
+    : `corpus entry ${join(CORPUS_DIR, ...parts)} is absent (set PTKIT_CORPUS)`;
 }

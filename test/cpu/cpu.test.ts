@@ -10,7 +10,8 @@ test("C integers: decimal, hex and octal, whole strings only", () => {
   assert.equal(parseCUint("017"), 15n);
   assert.equal(parseCUint("0"), 0n);
   assert.equal(parseCUint("0xffffffffffffffff"), 0xffffffffffffffffn);
-  for (const bad of ["", "08", "0x", "1a", "-1", " 1", "1 ", "+3"]) assert.equal(parseCUint(bad), undefined, bad);
+  for (const bad of ["", "08", "0x", "1a", "-1", " 1", "1 ", "+3"])
+    assert.equal(parseCUint(bad), undefined, bad);
   assert.equal(parseCInt("9007199254740992"), undefined);
   assert.equal(parseCInt("0x10"), 16);
 });
@@ -18,7 +19,8 @@ test("C integers: decimal, hex and octal, whole strings only", () => {
 test("cpu f/m[/s]", () => {
   assert.deepEqual(parseCpu("6/142"), { family: 6, model: 142, stepping: 0 });
   assert.deepEqual(parseCpu("0x6/0x8e/0xa"), { family: 6, model: 0x8e, stepping: 10 });
-  for (const bad of ["6", "6/", "/1", "6/256", "6/1/2/3", "65536/1", "a/b"]) assert.equal(parseCpu(bad), undefined, bad);
+  for (const bad of ["6", "6/", "/1", "6/256", "6/1/2/3", "65536/1", "a/b"])
+    assert.equal(parseCpu(bad), undefined, bad);
 });
 
 test("errata of known CPUs; unknown CPUs have none", () => {

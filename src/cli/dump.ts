@@ -1,0 +1,44 @@
+/** `ptkit dump`: the ptdump-compatible packet listing. */
+import { DUMP_HELP, parseDumpArgs } from "./dump-options.js";
+import { Dumper } from "./dumper.js";
+import { loadFileRange, parseFileRange } from "./file-range.js";
+import { type CliIo, LineWriter } from "./io.js";
+import { VERSION } from "./version.js";
+
+/** Run `ptkit dump` with `argv` (options and file, no command name); returns the exit code. */
+export function runDump(argv: readonly string[], io: CliIo): number {
+  const args = parseDumpArgs(argv);
+  switch (args.kind) {
+    case "help":
+      io.stdout(DUMP_HELP);
+      return 0;
+    case "version":
+      io.stdout(`ptkit dump ${VERSION}\n`);
+      return 0;
+    case "error":
+      io.stderr(`ptkit dump: ${args.message}\nUse --help or -h for help.\n`);
+      return 1;
+  }
+  const { options } = args;
+  if (options.file === undefined) {
+    io.stderr("ptkit dump: No processor trace file specified.\nUse --help or -h for help.\n");
+    return 1;
+  }
+  const range = parseFileRange(options.file);
+  if (typeof range === "string") {
+    io.stderr(`ptkit dump: bad file ${options.file}: ${range}.\n`);
+    return 1;
+  }
+  const out = new LineWriter(io.stdout);
+  // Errata diagnostics come before loading, as in ptdump.
+  const dumper = new Dumper(options, out);
+  const buf = loadFileRange(io, range);
+  if (typeof buf === "string") {
+    out.flush();
+    io.stderr(`ptkit dump: ${buf}\n`);
+    return 1;
+  }
+  dumper.run(buf);
+  out.flush();
+  return 0;
+}

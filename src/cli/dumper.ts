@@ -1,0 +1,303 @@
+/**
+ * The ptdump-compatible packet listing: sync, decode every packet, track last IP and
+ * time, print one line per packet and one bracketed line per diagnostic.
+ */
+import { cpuErrata, noErrata, packetQuirks } from "../cpu/index.js";
+import {
+  ErrorCode,
+  errorMessage,
+  Flag,
+  LastIp,
+  PACKET_NAMES,
+  Packet,
+  PacketDecoder,
+  PacketType,
+} from "../packet/index.js";
+import {
+  formatFcr,
+  formatFcrDelta,
+  lt64,
+  sub64,
+  TimeCalibrator,
+  type TimeConfig,
+  TimeTracker,
+  TscQuery,
+  U64,
+} from "../time/index.js";
+import type { DumpOptions } from "./dump-options.js";
+import type { LineWriter } from "./io.js";
+import { hex64 } from "./numbers.js";
+import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
+
+/** The tracking columns of one line. */
+interface Track {
+  id: string;
+  text: string;
+}
+
+export class Dumper {
+  private readonly lastIp = new LastIp();
+  private readonly time: TimeTracker;
+  private readonly tcal: TimeCalibrator;
+  private readonly config: TimeConfig;
+  private inHeader = false;
+  private readonly tsc = new TscQuery();
+  private readonly fcr = new U64();
+  /** Previous printed TSC (hi/lo) and fcr, for --time-delta. */
+  private readonly prevTsc = new U64();
+  private readonly tscDelta = new U64();
+  private readonly prevFcr = new U64();
+
+  constructor(
+    private readonly options: DumpOptions,
+    private readonly out: LineWriter,
+  ) {
+    let errata = noErrata();
+    if (options.cpu) {
+      const known = cpuErrata(options.cpu);
+      if (known) errata = known;
+      else this.diag("failed to determine errata", 0, -ErrorCode.BadCpu);
+    }
+    this.config = {
+      mtcFreq: options.mtcFreq,
+      nomFreq: options.nomFreq,
+      cpuid15Eax: options.cpuid15Eax,
+      cpuid15Ebx: options.cpuid15Ebx,
+      errata,
+    };
+    this.time = new TimeTracker(this.config);
+    this.tcal = new TimeCalibrator(this.config);
+  }
+
+  private diag(what: string, offset: number, code: number): void {
+    const at = offset.toString(16);
+    this.out.line(code ? `[${at}: ${what}: ${errorMessage(code)}]` : `[${at}: ${what}]`);
+  }
+
+  private resetTracking(): void {
+    this.lastIp.reset();
+    this.time.reset();
+    this.tcal.reset();
+    this.prevTsc.set(0, 0);
+    this.prevFcr.set(0, 0);
+    this.inHeader = false;
+  }
+
+  /** Dump the whole buffer. */
+  run(buf: Uint8Array): void {
+    const decoder = new PacketDecoder(buf, { quirks: packetQuirks(this.config.errata) });
+    const pkt = new Packet();
+    let status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
+    if (status < 0) {
+      if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+      return;
+    }
+    for (;;) {
+      const offset = decoder.pos;
+      status = decoder.next(pkt);
+      if (status === -ErrorCode.Eos) return;
+      if (status < 0) {
+        this.diag("error decoding packet", offset, status);
+        status = decoder.syncForward();
+        if (status < 0) {
+          if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+          return;
+        }
+        this.resetTracking();
+        continue;
+      }
+      this.dumpPacket(buf, offset, pkt);
+    }
+  }
+
+  private dumpPacket(buf: Uint8Array, offset: number, pkt: Packet): void {
+    const o = this.options;
+    let skip = false;
+    let track: Track | undefined;
+    switch (pkt.type) {
+      case PacketType.Psb:
+        if (o.trackTime) this.check("error calibrating time", offset, this.tcal.updatePsb());
+        this.inHeader = true;
+        break;
+      case PacketType.PsbEnd:
+        this.inHeader = false;
+        break;
+      case PacketType.Pad:
+        skip = o.noPad;
+        break;
+      case PacketType.Ovf:
+        if (o.trackTime) {
+          if (o.keepTcalOnOvf) this.check("error calibrating time", offset, this.tcal.updateOvf());
+          else this.tcal.reset();
+        }
+        break;
+      case PacketType.Fup:
+      case PacketType.Tip:
+      case PacketType.TipPge:
+      case PacketType.TipPgd:
+        if (o.showLastIp) track = this.trackLastIp(offset, pkt);
+        break;
+      case PacketType.Pip:
+        track = { id: "cr3", text: hex64(pkt.hi, pkt.lo) };
+        break;
+      case PacketType.Vmcs:
+        track = { id: "vmcs", text: hex64(pkt.hi, pkt.lo) };
+        break;
+      case PacketType.ModeExec:
+        if (o.showExecMode) track = { id: "em", text: execMode(pkt.flags) };
+        break;
+      case PacketType.Cfe:
+        track = { id: "type", text: cfeTypeName(pkt.a) };
+        break;
+      case PacketType.Evd:
+        track = { id: "type", text: evdTypeName(pkt.a) };
+        break;
+      case PacketType.Tsc:
+      case PacketType.Cbr:
+      case PacketType.Tma:
+      case PacketType.Mtc:
+        if (o.trackTime) track = this.trackTime(offset, pkt);
+        skip = o.noTiming;
+        break;
+      case PacketType.Cyc:
+        if (o.trackTime && !o.noCyc) track = this.trackTime(offset, pkt);
+        skip = o.noTiming || o.noCyc;
+        break;
+    }
+    if (skip || o.quiet) return;
+    this.out.line(this.formatLine(buf, offset, pkt, track));
+  }
+
+  private formatLine(buf: Uint8Array, offset: number, pkt: Packet, track: Track | undefined): string {
+    const o = this.options;
+    let line = "";
+    let sep = "";
+    if (o.showOffset) {
+      line = offset.toString(16).padStart(16, "0").padEnd(Width.offset);
+      sep = " ";
+    }
+    if (o.showRaw) {
+      let raw = "";
+      for (let i = 0; i < pkt.size; i++) raw += buf[offset + i]!.toString(16).padStart(2, "0");
+      line += sep + fit(raw, Width.raw).padEnd(Width.raw);
+      sep = " ";
+    }
+    const name = PACKET_NAMES[pkt.type]!;
+    const extended = usesExtendedPayload(pkt.type);
+    const payload = fit(payloadText(pkt), extended ? Width.extended : Width.payload);
+    line += sep + (payload ? name.padEnd(Width.opcode) : name);
+    if (track) {
+      line += ` ${payload.padEnd(Width.payload)} ${fit(track.id, Width.trackId).padEnd(Width.trackId)}${fit(track.text, Width.track)}`;
+    } else if (payload) {
+      line += ` ${payload}`;
+    }
+    return line;
+  }
+
+  private check(what: string, offset: number, status: number): number {
+    if (status < 0) this.diag(what, offset, status);
+    return status;
+  }
+
+  private trackLastIp(offset: number, pkt: Packet): Track {
+    const status = this.lastIp.update(pkt);
+    if (status < 0) {
+      this.diag("error tracking last-ip", offset, status);
+      return { id: "ip", text: "<unavailable>" };
+    }
+    const ipStatus = this.lastIp.status();
+    if (ipStatus === -ErrorCode.IpSuppressed) return { id: "ip", text: "<suppressed>" };
+    if (ipStatus < 0) {
+      this.diag("error tracking last-ip", offset, ipStatus);
+      return { id: "ip", text: "<unavailable>" };
+    }
+    return { id: "ip", text: hex64(this.lastIp.hi, this.lastIp.lo) };
+  }
+
+  /** Update calibration and time from a timing packet, in ptdump's order, and describe the result. */
+  private trackTime(offset: number, pkt: Packet): Track | undefined {
+    const o = this.options;
+    let showTime = o.showTime;
+    let showTcal = o.showTcal;
+    switch (pkt.type) {
+      case PacketType.Tsc:
+        if (!o.noTcal) {
+          const s = this.inHeader ? this.tcal.headerTsc(pkt) : this.tcal.updateTsc(pkt);
+          this.check("error calibrating time", offset, s);
+        }
+        this.check("error updating time", offset, this.time.updateTsc(pkt));
+        break;
+      case PacketType.Cbr:
+        if (!o.noTcal) {
+          const s = this.inHeader ? this.tcal.headerCbr(pkt) : this.tcal.updateCbr(pkt);
+          this.check("error calibrating time", offset, s);
+        }
+        this.check("error updating time", offset, this.time.updateCbr(pkt));
+        showTime = false;
+        break;
+      case PacketType.Tma:
+        if (!o.noTcal) this.check("error calibrating time", offset, this.tcal.updateTma(pkt));
+        this.check("error updating time", offset, this.time.updateTma(pkt));
+        showTcal = false;
+        break;
+      case PacketType.Mtc:
+        if (!o.noTcal) this.check("error calibrating time", offset, this.tcal.updateMtc(pkt));
+        this.check("error updating time", offset, this.time.updateMtc(pkt));
+        break;
+      case PacketType.Cyc: {
+        // Zero (no calibration) unless the calibrator has an fcr.
+        const fcr = this.fcr.set(0, 0);
+        if (!o.noTcal) {
+          this.check("calibration error", offset, this.tcal.queryFcr(fcr));
+          this.check("error calibrating time", offset, this.tcal.updateCyc(pkt));
+        }
+        const s = this.time.updateCyc(pkt, fcr);
+        if (s < 0) this.diag("error updating time", offset, s);
+        else if (fcr.hi === 0 && fcr.lo === 0) this.diag("error updating time: no calibration", offset, 0);
+        showTcal = false;
+        break;
+      }
+    }
+    // ptdump fills the tcal column first and the time column over it.
+    let track: Track | undefined;
+    if (showTcal) track = this.tcalTrack(offset);
+    if (showTime) track = this.timeTrack(offset);
+    return track;
+  }
+
+  private tcalTrack(offset: number): Track {
+    const fcr = this.fcr;
+    const s = this.tcal.queryFcr(fcr);
+    if (s < 0) {
+      this.diag("error printing time", offset, s);
+      return { id: "fcr", text: "<unavailable>" };
+    }
+    if (!this.options.timeDelta) return { id: "fcr", text: formatFcr(fcr) };
+    const text = formatFcrDelta(fcr, this.prevFcr);
+    this.prevFcr.copy(fcr);
+    return { id: "fcr", text };
+  }
+
+  private timeTrack(offset: number): Track {
+    const s = this.time.queryTsc(this.tsc);
+    if (s < 0 && !(s === -ErrorCode.NoTime && this.options.noWallClock)) {
+      this.diag("error printing time", offset, s);
+      return { id: "tsc", text: "<unavailable>" };
+    }
+    const hi = this.tsc.tscHi;
+    const lo = this.tsc.tscLo;
+    if (!this.options.timeDelta) return { id: "tsc", text: hex64(hi, lo) };
+    const prev = this.prevTsc;
+    const back = lt64(hi, lo, prev.hi, prev.lo);
+    const delta = this.tscDelta;
+    if (back) sub64(delta, prev.hi, prev.lo, hi, lo);
+    else sub64(delta, hi, lo, prev.hi, prev.lo);
+    prev.set(hi, lo);
+    return { id: "tsc", text: (back ? "-" : "+") + hex64(delta.hi, delta.lo, 1) };
+  }
+}
+
+function execMode(flags: number): string {
+  if (flags & Flag.CsL) return flags & Flag.CsD ? "unknown" : "64-bit";
+  return flags & Flag.CsD ? "32-bit" : "16-bit";
+}

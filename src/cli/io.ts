@@ -1,0 +1,41 @@
+/**
+ * What a command needs from its surroundings. The real process provides it in
+ * main.ts; tests provide an in-memory one, so commands run in-process.
+ */
+export interface CliIo {
+  /** Directory that relative paths are resolved against. */
+  cwd: string;
+  readFile(path: string): Uint8Array;
+  /** Size of a file in bytes (throws like readFile when it cannot be read). */
+  fileSize(path: string): number;
+  /** Read `length` bytes at `offset` of a file. */
+  readRange(path: string, offset: number, length: number): Uint8Array;
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Whether stderr is a terminal (progress is shown only then). */
+  stderrIsTty: boolean;
+}
+
+/**
+ * Collects output lines and hands them to the sink in large chunks: one write per
+ * line is the slowest part of dumping millions of packets.
+ */
+export class LineWriter {
+  private parts: string[] = [];
+  private length = 0;
+
+  constructor(private readonly sink: (text: string) => void) {}
+
+  line(text: string): void {
+    this.parts.push(text, "\n");
+    this.length += text.length + 1;
+    if (this.length >= 1 << 16) this.flush();
+  }
+
+  flush(): void {
+    if (this.parts.length === 0) return;
+    this.sink(this.parts.join(""));
+    this.parts = [];
+    this.length = 0;
+  }
+}

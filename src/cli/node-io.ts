@@ -1,0 +1,52 @@
+/** The real process's {@link CliIo}: files, stdout and stderr. */
+import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import { resolve } from "node:path";
+import type { CliIo } from "./io.js";
+
+/** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
+function writeAll(fd: number, text: string): void {
+  const bytes = Buffer.from(text);
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // The reader went away (`ptkit dump x | head`): stop quietly, like C tools.
+      if (code === "EPIPE") process.exit(0);
+      // A non-blocking pipe that is full: try again.
+      if (code !== "EAGAIN") throw e;
+    }
+  }
+}
+
+export function nodeIo(): CliIo {
+  const cwd = process.cwd();
+  return {
+    cwd,
+    readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
+    fileSize: (path) => {
+      const st = statSync(resolve(cwd, path));
+      if (!st.isFile()) throw new Error("not a regular file");
+      return st.size;
+    },
+    readRange: (path, offset, length) => {
+      const fd = openSync(resolve(cwd, path), "r");
+      try {
+        const buf = new Uint8Array(length);
+        let done = 0;
+        while (done < length) {
+          const n = readSync(fd, buf, done, length - done, offset + done);
+          if (n === 0) break;
+          done += n;
+        }
+        return done === length ? buf : buf.subarray(0, done);
+      } finally {
+        closeSync(fd);
+      }
+    },
+    stdout: (text) => writeAll(1, text),
+    stderr: (text) => writeAll(2, text),
+    stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
+  };
+}

@@ -1,0 +1,32 @@
+/** A one-line progress bar on stderr, shown only when stderr is a terminal. */
+import type { CliIo } from "./io.js";
+
+export class Progress {
+  private shown = false;
+  private lastDraw = 0;
+
+  constructor(
+    private readonly io: CliIo,
+    private readonly label: string,
+    private readonly total: number,
+  ) {}
+
+  update(done: number): void {
+    if (!this.io.stderrIsTty || this.total <= 0) return;
+    const now = performance.now();
+    if (now - this.lastDraw < 100) return;
+    this.lastDraw = now;
+    const frac = Math.min(1, done / this.total);
+    const width = 30;
+    const filled = Math.round(frac * width);
+    this.io.stderr(
+      `\r${this.label} [${"#".repeat(filled)}${" ".repeat(width - filled)}] ${(frac * 100).toFixed(0)}%`,
+    );
+    this.shown = true;
+  }
+
+  done(): void {
+    if (this.shown) this.io.stderr("\r\x1b[K");
+    this.shown = false;
+  }
+}

@@ -1,0 +1,44 @@
+/** The `ptkit` command line: subcommand dispatch (the bin entry is main.ts). */
+import { runDump } from "./dump.js";
+import type { CliIo } from "./io.js";
+import { runStats } from "./stats.js";
+import { VERSION } from "./version.js";
+
+const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
+  dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
+  stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
+};
+
+const HELP = `usage: ptkit <command> [<options>]
+
+ptkit is Intel Processor Trace in TypeScript.
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, c]) => `  ${name.padEnd(10)}${c.summary}`)
+  .join("\n")}
+
+Run 'ptkit <command> --help' for a command's options and examples.
+
+examples:
+  ptkit dump trace.pt
+  ptkit stats trace.pt
+`;
+
+export function main(argv: readonly string[], io: CliIo): number {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    io.stdout(HELP);
+    return name === undefined ? 1 : 0;
+  }
+  if (name === "--version") {
+    io.stdout(`ptkit ${VERSION}\n`);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.stderr(`ptkit: unknown command '${name}'.\n\n${HELP}`);
+    return 1;
+  }
+  return command.run(rest, io);
+}

@@ -1,0 +1,39 @@
+import { type Errata, noErrata } from "../cpu/index.js";
+
+/** What time estimation needs to know about the trace configuration. */
+export interface TimeConfig {
+  /** IA32_RTIT_CTL.MTCFreq (ptdump's --mtc-freq); an 8-bit value. */
+  mtcFreq: number;
+  /** MSR_PLATFORM_INFO[15:8], the nominal core:bus ratio (--nom-freq); 0 if unknown. */
+  nomFreq: number;
+  /** CPUID leaf 0x15 EAX, the TSC:ART ratio denominator; 0 if unknown. */
+  cpuid15Eax: number;
+  /** CPUID leaf 0x15 EBX, the TSC:ART ratio numerator; 0 if unknown. */
+  cpuid15Ebx: number;
+  errata: Errata;
+}
+
+/** The configuration ptdump starts from: everything zero, no errata. */
+export function defaultTimeConfig(): TimeConfig {
+  return { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0, errata: noErrata() };
+}
+
+/**
+ * The configuration reduced to the C field widths libipt stores it in (uint8 for the
+ * frequencies, uint32 for the CPUID words), so that trackers read plain numbers.
+ */
+export class TimeParams {
+  readonly mtcFreq: number;
+  readonly nomFreq: number;
+  readonly eax: number;
+  readonly ebx: number;
+  readonly skl168: boolean;
+
+  constructor(config: TimeConfig) {
+    this.mtcFreq = config.mtcFreq & 0xff;
+    this.nomFreq = config.nomFreq & 0xff;
+    this.eax = config.cpuid15Eax >>> 0;
+    this.ebx = config.cpuid15Ebx >>> 0;
+    this.skl168 = config.errata.skl168;
+  }
+}

@@ -1,0 +1,126 @@
+/** `ptkit dump` behaviour beyond the conformance suite: options, ranges, errors. */
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { main } from "../../src/cli/ptkit.js";
+import { Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
+import { captureIo } from "../conformance/ptt.js";
+
+/** A small trace: PSB, PSBEND, a TIP to a kernel address, a TNT, then junk. */
+function sampleTrace(): Uint8Array {
+  const enc = new PacketEncoder();
+  const pkt = new Packet();
+  pkt.type = PacketType.Psb;
+  enc.emit(pkt);
+  pkt.type = PacketType.PsbEnd;
+  enc.emit(pkt);
+  enc.emitIp(PacketType.Tip, 0xffffffff, 0x81000000);
+  enc.emitIp(PacketType.Tip, 0xffffffff, 0x81000010);
+  return enc.bytes();
+}
+
+function run(dir: string, ...argv: string[]) {
+  const io = captureIo(dir);
+  const code = main(argv, io);
+  return { code, out: io.out.join(""), err: io.err.join("") };
+}
+
+describe("ptkit dump", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-dump-"));
+  const trace = sampleTrace();
+  writeFileSync(join(dir, "t.pt"), trace);
+  writeFileSync(join(dir, "junk.pt"), Uint8Array.from([0x02, 0x82, ...trace, 0xc9, 0x00, ...trace]));
+
+  test("prints one line per packet with offsets and exact kernel IPs", () => {
+    const r = run(dir, "dump", "--lastip", "t.pt");
+    assert.equal(r.code, 0);
+    assert.deepEqual(
+      r.out.split("\n").map((l) => l.replace(/ +/g, " ")),
+      [
+        "0000000000000000 psb",
+        "0000000000000010 psbend",
+        "0000000000000012 tip 3: ffffffff81000000 ip ffffffff81000000",
+        "0000000000000019 tip 1: ????????????0010 ip ffffffff81000010",
+        "",
+      ],
+    );
+  });
+
+  test("reports a decode error with its offset and resumes at the next PSB", () => {
+    const r = run(dir, "dump", "--no-offset", "junk.pt");
+    const lines = r.out.trim().split("\n");
+    const errorAt = 2 + trace.length;
+    assert.ok(lines.includes(`[${errorAt.toString(16)}: error decoding packet: unknown opcode]`), r.out);
+    assert.equal(
+      lines.filter((l) => l.startsWith("psb ")).length + lines.filter((l) => l === "psb").length,
+      2,
+    );
+  });
+
+  test("a file range is dumped with offsets relative to its start", () => {
+    const r = run(dir, "dump", "--no-sync", "t.pt:0x10-0x12");
+    assert.equal(r.out.replace(/ +/g, " "), "0000000000000000 psbend\n");
+  });
+
+  test("bad ranges and files are errors on stderr with exit code 1", () => {
+    assert.match(run(dir, "dump", "t.pt:0x100").err, /bad offset 0x100 into t\.pt/);
+    assert.match(run(dir, "dump", "t.pt:0x0-0x100").err, /bad range 0x100 in t\.pt/);
+    assert.match(run(dir, "dump", "t.pt:8-4").err, /bad file t\.pt:8-4/);
+    assert.match(run(dir, "dump", "missing.pt").err, /failed to open missing\.pt/);
+    assert.equal(run(dir, "dump", "missing.pt").code, 1);
+  });
+
+  test("option errors", () => {
+    assert.match(run(dir, "dump", "--time", "--tcal", "t.pt").err, /specify either --time or --tcal/);
+    assert.match(run(dir, "dump", "--bogus", "t.pt").err, /unknown option: --bogus/);
+    assert.match(run(dir, "dump", "--mtc-freq", "256", "t.pt").err, /--mtc-freq: value too big: 256/);
+    assert.match(run(dir, "dump", "--mtc-freq", "x", "t.pt").err, /--mtc-freq: bad argument: x/);
+    assert.match(run(dir, "dump", "--cpu", "6", "t.pt").err, /cpu must be specified as f\/m\[\/s\]/);
+    assert.match(run(dir, "dump").err, /No processor trace file specified/);
+    assert.equal(run(dir, "dump", "--bogus").code, 1);
+  });
+
+  test("an unknown CPU is reported and decoding follows the spec", () => {
+    const r = run(dir, "dump", "--cpu", "6/1", "t.pt");
+    assert.equal(r.out.split("\n")[0], "[0: failed to determine errata: unknown cpu]");
+    assert.equal(r.code, 0);
+  });
+
+  test("--help lists every ptdump option with examples", () => {
+    const r = run(dir, "dump", "--help");
+    assert.equal(r.code, 0);
+    for (const opt of [
+      "--no-sync",
+      "--quiet",
+      "--no-pad",
+      "--no-timing",
+      "--no-cyc",
+      "--no-offset",
+      "--raw",
+      "--lastip",
+      "--exec-mode",
+      "--time",
+      "--tcal",
+      "--time-delta",
+      "--no-tcal",
+      "--no-wall-clock",
+      "--keep-tcal-on-ovf",
+      "--cpu",
+      "--mtc-freq",
+      "--nom-freq",
+      "--cpuid-0x15.eax",
+      "--cpuid-0x15.ebx",
+    ]) {
+      assert.ok(r.out.includes(opt), `help lacks ${opt}`);
+    }
+    assert.match(r.out, /examples:/);
+  });
+
+  test("--quiet prints only errors; --raw shows packet bytes", () => {
+    assert.equal(run(dir, "dump", "--quiet", "t.pt").out, "");
+    const raw = run(dir, "dump", "--raw", "--no-offset", "t.pt").out.split("\n")[1]!;
+    assert.match(raw, /^0223 +psbend$/);
+  });
+});

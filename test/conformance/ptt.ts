@@ -1,0 +1,101 @@
+/**
+ * libipt's conformance suite (corpus/ptt): manifests, checks, and running a check's
+ * argv through ptkit in-process with its output compared like `diff -ub`.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { CliIo } from "../../src/cli/io.js";
+import { main } from "../../src/cli/ptkit.js";
+import { corpusPath } from "../corpus.js";
+
+export interface PttCheck {
+  /** "<test>/<variant dir>/<tool> <args>": unique and readable. */
+  id: string;
+  test: string;
+  dir: string;
+  tool: string;
+  argv: string[];
+  exp: string;
+}
+
+interface Manifest {
+  name: string;
+  variants: Array<{ dir: string; checks: Array<{ tool: string; argv: string[]; exp: string }> }>;
+}
+
+/** Every check of the suite (empty when the corpus is absent). */
+export function loadPttChecks(): PttCheck[] {
+  const root = corpusPath("ptt");
+  if (!root) return [];
+  const checks: PttCheck[] = [];
+  for (const name of readdirSync(root).sort()) {
+    const manifestPath = join(root, name, "manifest.json");
+    try {
+      statSync(manifestPath);
+    } catch {
+      continue;
+    }
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
+    for (const variant of manifest.variants) {
+      const dir = resolve(root, name, variant.dir);
+      for (const c of variant.checks) {
+        checks.push({
+          id: `${name}/${variant.dir}: ${c.argv.join(" ")}`,
+          test: name,
+          dir,
+          tool: c.tool,
+          argv: c.argv,
+          exp: join(dir, c.exp),
+        });
+      }
+    }
+  }
+  return checks;
+}
+
+/** ptkit's command for a libipt tool. */
+const COMMAND: Record<string, string> = { ptdump: "dump", ptxed: "flow" };
+
+/** An in-memory CliIo rooted at `cwd` that captures stdout and stderr. */
+export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const read = (p: string) => new Uint8Array(readFileSync(resolve(cwd, p)));
+  return {
+    cwd,
+    out,
+    err,
+    readFile: read,
+    fileSize: (p) => statSync(resolve(cwd, p)).size,
+    readRange: (p, offset, length) => read(p).slice(offset, offset + length),
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    stderrIsTty: false,
+  };
+}
+
+/** Run a check through ptkit; returns stdout, stderr and the exit code. */
+export function runCheck(check: PttCheck): { stdout: string; stderr: string; code: number } {
+  const io = captureIo(check.dir);
+  const [tool, ...args] = check.argv;
+  const code = main([COMMAND[tool!] ?? tool!, ...args], io);
+  return { stdout: io.out.join(""), stderr: io.err.join(""), code };
+}
+
+/** Lines with runs of blanks folded and trailing blanks dropped, as `diff -b` compares them. */
+export function diffBLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines.map((l) => l.replace(/[ \t]+/g, " ").replace(/ $/, ""));
+}
+
+/** The first differing line (1-based) with both versions, or undefined when equal under -ub. */
+export function firstDifference(expected: string, actual: string): string | undefined {
+  const e = diffBLines(expected);
+  const a = diffBLines(actual);
+  for (let i = 0; i < Math.max(e.length, a.length); i++) {
+    if (e[i] !== a[i])
+      return `line ${i + 1}:\n  expected: ${e[i] ?? "<end>"}\n  actual:   ${a[i] ?? "<end>"}`;
+  }
+  return undefined;
+}
