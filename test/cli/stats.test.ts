@@ -1,0 +1,107 @@
+/** `ptkit stats` and the statistics behind it. */
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { main } from "../../src/cli/ptkit.js";
+import { collectStats, ErrorCode, Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
+import { captureIo } from "../conformance/ptt.js";
+
+/** 3 junk bytes, PSB, PSBEND, TNT-8, TIP, a bad opcode, 2 junk bytes, PSB, PAD, and a TSC cut short. */
+function trace(): { bytes: Uint8Array; badAt: number; secondPsb: number } {
+  const enc = new PacketEncoder();
+  const pkt = new Packet();
+  const emit = (type: PacketType, set?: (p: Packet) => void) => {
+    pkt.clear().type = type;
+    set?.(pkt);
+    assert.ok(enc.emit(pkt) > 0);
+  };
+  emit(PacketType.Psb);
+  emit(PacketType.PsbEnd);
+  emit(PacketType.Tnt8, (p) => {
+    p.a = 3;
+    p.lo = 0b101;
+  });
+  enc.emitIp(PacketType.Tip, 0xffffffff, 0x81000000);
+  const first = enc.bytes().slice();
+  const tail = new PacketEncoder();
+  pkt.clear().type = PacketType.Psb;
+  tail.emit(pkt);
+  pkt.clear().type = PacketType.Pad;
+  tail.emit(pkt);
+  const psb2 = tail.bytes();
+  const badAt = 3 + first.length;
+  const bytes = Uint8Array.from([0x55, 0x55, 0x55, ...first, 0xc9, 0x55, 0x55, ...psb2, 0x19, 0x01, 0x02]);
+  return { bytes, badAt, secondPsb: badAt + 3 };
+}
+
+describe("collectStats", () => {
+  const { bytes, badAt, secondPsb } = trace();
+  const stats = collectStats(bytes);
+
+  test("counts packets and bytes per type", () => {
+    assert.equal(stats.counts[PacketType.Psb], 2);
+    assert.equal(stats.counts[PacketType.Tip], 1);
+    assert.equal(stats.typeBytes[PacketType.Tip], 7);
+    assert.equal(stats.counts[PacketType.Pad], 1);
+    assert.equal(stats.packets, 6);
+    assert.deepEqual(stats.psbOffsets, [3, secondPsb]);
+  });
+
+  test("reports errors with offset, code and byte, and what was skipped", () => {
+    assert.deepEqual(stats.errors, [{ offset: badAt, code: -ErrorCode.BadOpcode, byte: 0xc9 }]);
+    assert.equal(stats.errorCount, 1);
+    assert.equal(stats.skippedBytes, 3 + 3);
+    assert.equal(stats.truncatedBytes, 3);
+  });
+
+  test("limits the recorded errors but counts all", () => {
+    const many = new Uint8Array([...bytes, ...bytes, ...bytes]);
+    const s = collectStats(many, { maxErrors: 2 });
+    assert.equal(s.errorCount, 3);
+    assert.equal(s.errors.length, 2);
+  });
+
+  test("an empty or PSB-less buffer is all skipped", () => {
+    const s = collectStats(new Uint8Array(100).fill(0x55));
+    assert.equal(s.packets, 0);
+    assert.equal(s.skippedBytes, 100);
+  });
+});
+
+describe("ptkit stats", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-stats-"));
+  const { bytes, badAt } = trace();
+  writeFileSync(join(dir, "t.pt"), bytes);
+  const run = (...argv: string[]) => {
+    const io = captureIo(dir);
+    const code = main(["stats", ...argv], io);
+    return { code, out: io.out.join(""), err: io.err.join("") };
+  };
+
+  test("text report", () => {
+    const r = run("t.pt");
+    assert.equal(r.code, 0);
+    assert.match(r.out, /^packets\s+6$/m);
+    assert.match(r.out, /^psb segments\s+2$/m);
+    assert.match(r.out, new RegExp(`\\[${badAt.toString(16)}: unknown opcode \\(byte 0xc9\\)\\]`));
+    assert.match(r.out, /^tip\s+1\s+7\s/m);
+    assert.match(r.out, /MB\/s/);
+  });
+
+  test("JSON report", () => {
+    const j = JSON.parse(run("--json", "t.pt").out);
+    assert.equal(j.packets, 6);
+    assert.deepEqual(j.counts.psb, { packets: 2, bytes: 32 });
+    assert.deepEqual(j.errors, [{ offset: badAt, byte: 0xc9, error: "unknown opcode" }]);
+    assert.equal(j.truncatedBytes, 3);
+  });
+
+  test("usage errors", () => {
+    assert.equal(run().code, 1);
+    assert.match(run("--bogus", "t.pt").err, /Unknown option '--bogus'/);
+    assert.match(run("nope.pt").err, /failed to open nope\.pt/);
+    assert.match(run("--help").out, /usage: ptkit stats/);
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The architecture, checked: lower layers never import higher ones, and library
+ * layers use no Node-only API (only src/cli touches files and processes).
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { test } from "node:test";
+import { REPO_ROOT } from "./corpus.js";
+
+/** Each layer and the layers it may import. */
+const ALLOWED: Record<string, readonly string[]> = {
+  packet: [],
+  cpu: ["packet"],
+  time: ["packet", "cpu"],
+  isa: ["packet", "cpu"],
+  image: ["packet", "cpu"],
+  unit: ["packet", "cpu", "time", "isa"],
+  cli: ["packet", "cpu", "time", "isa", "image", "unit"],
+};
+const NODE_ALLOWED = new Set(["cli"]);
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
+  );
+}
+
+test("layers import only the layers below them, and library layers no node: modules", () => {
+  const src = join(REPO_ROOT, "src");
+  const problems: string[] = [];
+  for (const file of sources(src)) {
+    const layer = relative(src, file).split("/")[0]!;
+    const allowed = ALLOWED[layer];
+    if (!allowed) {
+      problems.push(`${relative(REPO_ROOT, file)}: layer '${layer}' is not in the layer table`);
+      continue;
+    }
+    for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"/g)) {
+      const spec = m[1]!;
+      if (spec.startsWith("node:") || /^(fs|path|os|child_process|util|process|buffer)$/.test(spec)) {
+        if (!NODE_ALLOWED.has(layer)) problems.push(`${relative(REPO_ROOT, file)}: imports ${spec}`);
+        continue;
+      }
+      const target = /^(?:\.\.\/)+([^/]+)\//.exec(spec)?.[1];
+      if (target && target !== layer && !allowed.includes(target)) {
+        problems.push(`${relative(REPO_ROOT, file)}: layer '${layer}' imports '${target}'`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
