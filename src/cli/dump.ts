@@ -31,7 +31,7 @@ export function runDump(argv: readonly string[], io: CliIo): number {
   }
   const out = new LineWriter(io.stdout);
   // Errata diagnostics come before loading, as in ptdump.
-  const dumper = new Dumper(options, out);
+  const dumper = new Dumper(options, out, (note) => io.stderr(`ptkit dump: ${note}\n`));
   const buf = loadFileRange(io, range);
   if (typeof buf === "string") {
     out.flush();

@@ -48,9 +48,14 @@ export class Dumper {
   private readonly tscDelta = new U64();
   private readonly prevFcr = new U64();
 
+  /**
+   * @param warn receives notes that ptdump does not print (stdout stays ptdump's),
+   *   such as a packet cut off by the end of the trace.
+   */
   constructor(
     private readonly options: DumpOptions,
     private readonly out: LineWriter,
+    private readonly warn: (text: string) => void,
   ) {
     let errata = noErrata();
     if (options.cpu) {
@@ -95,7 +100,13 @@ export class Dumper {
     for (;;) {
       const offset = decoder.pos;
       status = decoder.next(pkt);
-      if (status === -ErrorCode.Eos) return;
+      if (status === -ErrorCode.Eos) {
+        const left = decoder.end - offset;
+        const bytes = `${left} byte${left === 1 ? "" : "s"}`;
+        if (left > 0)
+          this.warn(`${bytes} at offset 0x${offset.toString(16)}: a packet cut off by the end of the trace`);
+        return;
+      }
       if (status < 0) {
         this.diag("error decoding packet", offset, status);
         status = decoder.syncForward();

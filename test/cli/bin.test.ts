@@ -18,7 +18,9 @@ test("ptkit --help lists the commands; unknown commands fail", () => {
   assert.match(bad.stderr, /unknown command 'frobnicate'/);
 });
 
-test("ptkit dump on a real capture", { skip: skipUnlessCorpus("real/keeper-intelpt-summary/traced_data.bin") }, () => {
+test("ptkit dump on a real capture", {
+  skip: skipUnlessCorpus("real/keeper-intelpt-summary/traced_data.bin"),
+}, () => {
   const r = ptkit("dump", "--no-pad", corpusPath("real/keeper-intelpt-summary/traced_data.bin")!);
   assert.equal(r.status, 0);
   assert.equal(r.stderr, "");

@@ -59,6 +59,15 @@ describe("ptkit dump", () => {
     );
   });
 
+  test("a packet cut off by the end is noted on stderr, not in the listing", () => {
+    // The last TIP (update16) is 3 bytes; keep 1.
+    writeFileSync(join(dir, "cut.pt"), trace.subarray(0, trace.length - 2));
+    const r = run(dir, "dump", "cut.pt");
+    assert.equal(r.code, 0);
+    assert.equal(r.out.trim().split("\n").length, 3);
+    assert.match(r.err, /^ptkit dump: 1 byte at offset 0x19: a packet cut off by the end of the trace$/m);
+  });
+
   test("a file range is dumped with offsets relative to its start", () => {
     const r = run(dir, "dump", "--no-sync", "t.pt:0x10-0x12");
     assert.equal(r.out.replace(/ +/g, " "), "0000000000000000 psbend\n");
