@@ -7,6 +7,3 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", 
 
 /** Generated traces and the compiled libipt harness (git-ignored). */
 export const CACHE_DIR = join(REPO_ROOT, "bench", ".cache");
-
-/** The C harness source. */
-export const LIBIPT_SOURCE = join(REPO_ROOT, "bench", "libipt", "pkt-bench.c");

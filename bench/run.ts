@@ -4,7 +4,7 @@
  * Decodes a deterministic synthetic trace (generated once, then cached in
  * bench/.cache/) with ptkit's raw `decodePacket` loop and with the `PacketDecoder`
  * object API, and, where cc and libipt-dev are installed, with libipt's packet
- * decoder through bench/libipt/pkt-bench.c. Both decoders must agree on the packet
+ * decoder through tools/libipt/harness.c. Both decoders must agree on the packet
  * counts. Prints a table, or JSON with --json.
  */
 import { readFileSync } from "node:fs";

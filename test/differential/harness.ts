@@ -1,9 +1,9 @@
 /**
  * The two sides of the libipt differential test:
  *
- * - libipt: `libipt-dump.c` (beside this file in the source tree), compiled at test time
- *   into a temporary directory and run on trace files; its output format is specified
- *   in the C file's header comment.
+ * - libipt: the shared C harness `tools/libipt/harness.c` in dump mode, compiled at test
+ *   time (by tools/libipt/harness.ts) into a temporary directory and run on trace files;
+ *   its output format is specified in the C file's header comment.
  * - ptkit: {@link ptkitLines} decodes a buffer with {@link PacketDecoder} under the same
  *   sync/resync policy and prints the same lines from the decoded {@link Packet} fields.
  *
@@ -11,15 +11,11 @@
  * saved to a temporary file).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorCode, Flag, PACKET_NAMES, Packet, PacketDecoder, PacketType } from "../../src/packet/index.js";
-import { REPO_ROOT } from "../corpus.js";
-
-export const HARNESS_SOURCE = join(REPO_ROOT, "test", "differential", "libipt-dump.c");
-const HEADER = "/usr/include/intel-pt.h";
-const INSTALL_HINT = "(apt-get install gcc libipt-dev)";
+import { buildLibiptHarness } from "../../tools/libipt/harness.js";
 
 /** Sync policy: synchronise forward to the first PSB, or trust a packet at offset 0. */
 export type Mode = "sync" | "at0";
@@ -34,25 +30,11 @@ export type Harness =
  * a harness that does not compile for any other reason is an error of this test.
  */
 export function buildHarness(): Harness {
-  const cc = spawnSync("cc", ["--version"], { encoding: "utf8" });
-  if (cc.error || cc.status !== 0)
-    return { kind: "skip", reason: `no C compiler (cc) on PATH ${INSTALL_HINT}` };
-  if (!existsSync(HEADER)) {
-    return { kind: "skip", reason: `libipt-dev is not installed: ${HEADER} is missing ${INSTALL_HINT}` };
-  }
   const dir = mkdtempSync(join(tmpdir(), "ptkit-libipt-diff-"));
-  const bin = join(dir, "libipt-dump");
-  const args = ["-O2", "-Wall", "-o", bin, HARNESS_SOURCE, "-lipt"];
-  const command = `cc ${args.join(" ")}`;
-  const r = spawnSync("cc", args, { encoding: "utf8" });
-  if (r.error || r.status !== 0) {
-    const msg = (r.stderr || String(r.error)).trim();
-    rmSync(dir, { recursive: true, force: true });
-    const lipt = msg.split("\n").find((l) => /cannot find -lipt/.test(l));
-    if (lipt) return { kind: "skip", reason: `libipt does not link: ${lipt.trim()} ${INSTALL_HINT}` };
-    return { kind: "broken", reason: `${command} failed:\n${msg}` };
-  }
-  return { kind: "ready", bin, dir, command };
+  const b = buildLibiptHarness(dir);
+  if ("bin" in b) return { kind: "ready", bin: b.bin, dir, command: b.command };
+  rmSync(dir, { recursive: true, force: true });
+  return "skip" in b ? { kind: "skip", reason: b.skip } : { kind: "broken", reason: b.error };
 }
 
 /**

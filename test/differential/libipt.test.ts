@@ -1,11 +1,11 @@
 /**
  * Differential test: ptkit's packet decoder against Debian's libipt 2.0.5 packet decoder.
  *
- * `libipt-dump.c` (our own harness over libipt's public API) is compiled at test time
- * and prints every sync point, packet (all fields, exact) and error of a trace; ptkit
- * prints the same from {@link PacketDecoder} with the same sync/resync policy (see
- * harness.ts). Both policies are run on every input: "sync" (sync forward to the first
- * PSB) and "at0" (assume a packet at offset 0). Inputs:
+ * `tools/libipt/harness.c` (our own harness over libipt's public API, shared with the
+ * benchmark) is compiled at test time and prints every sync point, packet (all fields,
+ * exact) and error of a trace; ptkit prints the same from {@link PacketDecoder} with the
+ * same sync/resync policy (see harness.ts). Both policies are run on every input: "sync"
+ * (sync forward to the first PSB) and "at0" (assume a packet at offset 0). Inputs:
  *
  * a. every `.pt` of the conformance corpus (`ptt/`) and the raw real captures of `real/`;
  * b. random valid packet streams (fast-check, ptkit's encoder);

@@ -1,0 +1,686 @@
+/*
+ * harness: ptkit's independent libipt decoder. Runs libipt's packet decoder over
+ * raw Intel PT trace files, for the differential test (test/differential/, dump
+ * mode) and for the benchmark (bench/, --bench mode). tools/libipt/harness.ts
+ * compiles it; the callers run it.
+ *
+ * Usage: harness [OPTION | FILE]...       dump mode
+ *        harness --bench RUNS FILE        bench mode
+ *
+ * Only libipt's public API (<intel-pt.h>) is used.
+ * Build: cc -O2 -Wall -Wextra harness.c -lipt
+ *
+ * ---------------------------------------------------------------------------------
+ * Dump mode: list the packets libipt's packet decoder finds, one line per event.
+ *
+ *   --sync  (default) synchronise forward to the first PSB (pt_pkt_sync_forward).
+ *   --at0   assume a packet starts at offset 0 (pt_pkt_sync_set(decoder, 0)).
+ *   --raw   (default) a FILE is one trace.
+ *   --pack  a FILE is a pack of traces: records of a 4-byte little-endian length
+ *           followed by that many bytes, each decoded as a trace of its own (in a
+ *           buffer of its own, so it ends exactly where the record ends).
+ *
+ * An option applies to every FILE after it, so one run can mix all of them.
+ *
+ * Each trace is decoded like ptdump does: packet after packet with pt_pkt_next();
+ * after an error other than end-of-stream, pt_pkt_sync_forward() and go on; the
+ * trace ends at pt_pkt_next's -pte_eos or when a synchronisation fails.
+ *
+ * Output format. Lines; fields separated by one space; OFF is the offset from the
+ * start of the trace as 8 or more lower-case hex digits ("%08" PRIx64); every
+ * payload value is lower-case hex with a 0x prefix and no padding, printed from
+ * the full-width libipt field (64-bit values exactly); CODE is the positive
+ * pt_error_code in decimal followed by its short name (below).
+ *
+ *   F <index> <sync|at0>        start of the index-th trace (0-based, counting
+ *                               every record of a pack), its policy
+ *   S <OFF>                     synchronised: the next packet is expected at OFF
+ *   X <CODE> <name>             synchronisation failed; this trace ends
+ *   E <OFF> <CODE> <name>       pt_pkt_next failed at OFF (eos ends the trace)
+ *   P <OFF> <size> <type> [<field>=0x<hex>]...
+ *
+ * Packet types and their fields, in this order:
+ *   pad, psb, psbend, ovf, stop          (none)
+ *   tnt.8, tnt.64                        bit_size payload
+ *   tip, tip.pge, tip.pgd, fup           ipc ip        (raw, zero-extended payload)
+ *   mode.exec                            csl csd
+ *   mode.tsx                             intx abrt
+ *   pip                                  cr3 nr
+ *   vmcs                                 base
+ *   cbr                                  ratio
+ *   tsc                                  tsc
+ *   tma                                  ctc fc
+ *   mtc                                  ctc
+ *   cyc                                  value
+ *   mnt                                  payload
+ *   exstop                               ip
+ *   mwait                                hints ext
+ *   pwre                                 state sub_state hw
+ *   pwrx                                 last deepest interrupt store autonomous
+ *   ptw                                  plc ip payload
+ *   unknown, invalid, type-<n>,
+ *   mode.leaf-<n>                        (none; libipt never returns these here)
+ *
+ * Exit status: 0 when every file was read and decoded, 1 on an I/O or setup
+ * failure or a malformed pack, 2 on a usage error.
+ *
+ * ---------------------------------------------------------------------------------
+ * Bench mode: time libipt's packet decoder over FILE.
+ *
+ * Loads the whole trace into memory, then decodes every packet (pt_pkt_sync_forward,
+ * pt_pkt_next; after an error it synchronises forward again, like dump mode's
+ * --sync). One untimed warm-up pass, then RUNS (1..100) timed passes measured with
+ * clock_gettime(CLOCK_MONOTONIC). Prints one JSON object on one line:
+ *
+ *   {"decoder":"libipt","bytes":B,"packets":P,"errors":E,"best_ns":T,
+ *    "runs_ns":[T,...],"counts":{"<type>":N,...}}
+ *
+ * errors counts the pt_pkt_next failures other than end-of-stream; counts has the
+ * packet types (names as in dump mode, MODE split into mode.exec and mode.tsx) that
+ * occur, in libipt's enum order. Exit status: 0, 1 on an I/O or setup failure or
+ * when a timed run decodes a different count, 2 on a usage error.
+ */
+#include <intel-pt.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------------------------
+ * Shared: names, loading, decoder setup.
+ */
+
+/* Short, space-free names of libipt's error codes. */
+static const char *error_name(int status)
+{
+	switch (pt_errcode(status)) {
+	case pte_ok: return "ok";
+	case pte_internal: return "internal";
+	case pte_invalid: return "invalid";
+	case pte_nosync: return "nosync";
+	case pte_bad_opc: return "bad_opc";
+	case pte_bad_packet: return "bad_packet";
+	case pte_bad_context: return "bad_context";
+	case pte_eos: return "eos";
+	case pte_bad_query: return "bad_query";
+	case pte_nomem: return "nomem";
+	case pte_bad_config: return "bad_config";
+	case pte_noip: return "noip";
+	case pte_ip_suppressed: return "ip_suppressed";
+	case pte_nomap: return "nomap";
+	case pte_bad_insn: return "bad_insn";
+	case pte_no_time: return "no_time";
+	case pte_no_cbr: return "no_cbr";
+	case pte_bad_image: return "bad_image";
+	case pte_bad_lock: return "bad_lock";
+	case pte_not_supported: return "not_supported";
+	case pte_retstack_empty: return "retstack_empty";
+	case pte_bad_retcomp: return "bad_retcomp";
+	case pte_bad_status_update: return "bad_status_update";
+	case pte_no_enable: return "no_enable";
+	case pte_event_ignored: return "event_ignored";
+	case pte_overflow: return "overflow";
+	case pte_bad_file: return "bad_file";
+	case pte_bad_cpu: return "bad_cpu";
+	}
+	return "unknown_error";
+}
+
+/* The name of a packet type ("mode" for both MODE leaves), or NULL if libipt 2.0 has none. */
+static const char *type_name(int type)
+{
+	switch (type) {
+	case ppt_invalid: return "invalid";
+	case ppt_unknown: return "unknown";
+	case ppt_pad: return "pad";
+	case ppt_psb: return "psb";
+	case ppt_psbend: return "psbend";
+	case ppt_fup: return "fup";
+	case ppt_tip: return "tip";
+	case ppt_tip_pge: return "tip.pge";
+	case ppt_tip_pgd: return "tip.pgd";
+	case ppt_tnt_8: return "tnt.8";
+	case ppt_tnt_64: return "tnt.64";
+	case ppt_mode: return "mode";
+	case ppt_pip: return "pip";
+	case ppt_vmcs: return "vmcs";
+	case ppt_cbr: return "cbr";
+	case ppt_tsc: return "tsc";
+	case ppt_tma: return "tma";
+	case ppt_mtc: return "mtc";
+	case ppt_cyc: return "cyc";
+	case ppt_stop: return "stop";
+	case ppt_ovf: return "ovf";
+	case ppt_mnt: return "mnt";
+	case ppt_exstop: return "exstop";
+	case ppt_mwait: return "mwait";
+	case ppt_pwre: return "pwre";
+	case ppt_pwrx: return "pwrx";
+	case ppt_ptw: return "ptw";
+	}
+	return NULL;
+}
+
+/* A 64-byte aligned buffer of size + 1 bytes (non-NULL even when size is 0). */
+static uint8_t *alloc_trace(size_t size)
+{
+	void *buf;
+
+	buf = NULL;
+	if (posix_memalign(&buf, 64, size + 1) != 0)
+		return NULL;
+
+	return buf;
+}
+
+/*
+ * Read a whole file into an aligned buffer. libipt's PSB search looks at 8-byte
+ * aligned words; in an aligned buffer those are aligned relative to the trace
+ * start too, which is how ptkit aligns them.
+ */
+static uint8_t *load(const char *path, size_t *size)
+{
+	FILE *file;
+	uint8_t *buf;
+	long len;
+
+	file = fopen(path, "rb");
+	if (!file)
+		return NULL;
+
+	if (fseek(file, 0, SEEK_END) != 0 || (len = ftell(file)) < 0 || fseek(file, 0, SEEK_SET) != 0) {
+		fclose(file);
+		return NULL;
+	}
+
+	buf = alloc_trace((size_t) len);
+	if (!buf) {
+		fclose(file);
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	if (fread(buf, 1, (size_t) len, file) != (size_t) len) {
+		free(buf);
+		fclose(file);
+		errno = EIO;
+		return NULL;
+	}
+
+	fclose(file);
+	*size = (size_t) len;
+	return buf;
+}
+
+/* A packet decoder over [begin, begin + size), or NULL. */
+static struct pt_packet_decoder *alloc_decoder(uint8_t *begin, size_t size)
+{
+	struct pt_config config;
+
+	pt_config_init(&config);
+	config.begin = begin;
+	config.end = begin + size;
+
+	return pt_pkt_alloc_decoder(&config);
+}
+
+/* ---------------------------------------------------------------------------------
+ * Dump mode.
+ */
+
+static void print_code(int status)
+{
+	printf("%d %s", (int) pt_errcode(status), error_name(status));
+}
+
+/* One " name=0x<hex>" field. */
+static void field(const char *name, uint64_t value)
+{
+	printf(" %s=0x%" PRIx64, name, value);
+}
+
+static void print_mode(const struct pt_packet_mode *mode)
+{
+	if (mode->leaf == pt_mol_tsx) {
+		printf("mode.tsx");
+		field("intx", mode->bits.tsx.intx);
+		field("abrt", mode->bits.tsx.abrt);
+	} else if (mode->leaf == pt_mol_exec) {
+		printf("mode.exec");
+		field("csl", mode->bits.exec.csl);
+		field("csd", mode->bits.exec.csd);
+	} else {
+		printf("mode.leaf-%u", (unsigned) mode->leaf);
+	}
+}
+
+static void print_packet(uint64_t offset, const struct pt_packet *p)
+{
+	const char *name;
+
+	printf("P %08" PRIx64 " %u ", offset, (unsigned) p->size);
+
+	name = type_name(p->type);
+	if (!name) {
+		printf("type-%d\n", (int) p->type);
+		return;
+	}
+	if (p->type == ppt_mode) {
+		print_mode(&p->payload.mode);
+		putchar('\n');
+		return;
+	}
+
+	/* pad, psb, psbend, ovf, stop, unknown, invalid: the name only. */
+	printf("%s", name);
+	switch (p->type) {
+	case ppt_tnt_8:
+	case ppt_tnt_64:
+		field("bit_size", p->payload.tnt.bit_size);
+		field("payload", p->payload.tnt.payload);
+		break;
+
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+	case ppt_fup:
+		field("ipc", (uint64_t) p->payload.ip.ipc);
+		field("ip", p->payload.ip.ip);
+		break;
+
+	case ppt_pip:
+		field("cr3", p->payload.pip.cr3);
+		field("nr", p->payload.pip.nr);
+		break;
+
+	case ppt_vmcs: field("base", p->payload.vmcs.base); break;
+	case ppt_cbr: field("ratio", p->payload.cbr.ratio); break;
+	case ppt_tsc: field("tsc", p->payload.tsc.tsc); break;
+
+	case ppt_tma:
+		field("ctc", p->payload.tma.ctc);
+		field("fc", p->payload.tma.fc);
+		break;
+
+	case ppt_mtc: field("ctc", p->payload.mtc.ctc); break;
+	case ppt_cyc: field("value", p->payload.cyc.value); break;
+	case ppt_mnt: field("payload", p->payload.mnt.payload); break;
+	case ppt_exstop: field("ip", p->payload.exstop.ip); break;
+
+	case ppt_mwait:
+		field("hints", p->payload.mwait.hints);
+		field("ext", p->payload.mwait.ext);
+		break;
+
+	case ppt_pwre:
+		field("state", p->payload.pwre.state);
+		field("sub_state", p->payload.pwre.sub_state);
+		field("hw", p->payload.pwre.hw);
+		break;
+
+	case ppt_pwrx:
+		field("last", p->payload.pwrx.last);
+		field("deepest", p->payload.pwrx.deepest);
+		field("interrupt", p->payload.pwrx.interrupt);
+		field("store", p->payload.pwrx.store);
+		field("autonomous", p->payload.pwrx.autonomous);
+		break;
+
+	case ppt_ptw:
+		field("plc", p->payload.ptw.plc);
+		field("ip", p->payload.ptw.ip);
+		field("payload", p->payload.ptw.payload);
+		break;
+
+	default:
+		break;
+	}
+
+	putchar('\n');
+}
+
+/* Print where the decoder is, as an S line; or an X line and the error. */
+static int print_sync(const struct pt_packet_decoder *decoder)
+{
+	uint64_t offset;
+	int status;
+
+	status = pt_pkt_get_offset(decoder, &offset);
+	if (status < 0) {
+		printf("X ");
+		print_code(status);
+		putchar('\n');
+		return status;
+	}
+
+	printf("S %08" PRIx64 "\n", offset);
+	return 0;
+}
+
+/* Decode one buffer. Returns 0, or -1 if the decoder cannot be set up. */
+static int dump(uint8_t *begin, size_t size, int at0)
+{
+	struct pt_packet_decoder *decoder;
+	struct pt_packet packet;
+	uint64_t offset;
+	int status;
+
+	decoder = alloc_decoder(begin, size);
+	if (!decoder)
+		return -1;
+
+	status = at0 ? pt_pkt_sync_set(decoder, 0ull) : pt_pkt_sync_forward(decoder);
+	while (status >= 0) {
+		status = print_sync(decoder);
+		if (status < 0)
+			break;
+
+		for (;;) {
+			/* Cannot fail while synchronised; an X line if it does. */
+			status = pt_pkt_get_offset(decoder, &offset);
+			if (status < 0)
+				goto lost;
+
+			status = pt_pkt_next(decoder, &packet, sizeof(packet));
+			if (status < 0)
+				break;
+
+			print_packet(offset, &packet);
+		}
+
+		printf("E %08" PRIx64 " ", offset);
+		print_code(status);
+		putchar('\n');
+		if (pt_errcode(status) == pte_eos)
+			goto out;
+
+		status = pt_pkt_sync_forward(decoder);
+	}
+
+lost:
+	printf("X ");
+	print_code(status);
+	putchar('\n');
+
+out:
+	pt_pkt_free_decoder(decoder);
+	return 0;
+}
+
+/* Print the F line and decode one trace. Returns 0 or -1 (message printed). */
+static int dump_trace(const char *prog, const char *what, uint8_t *buf, size_t size, int at0, int *index)
+{
+	printf("F %d %s\n", (*index)++, at0 ? "at0" : "sync");
+	if (dump(buf, size, at0) < 0) {
+		fprintf(stderr, "%s: %s: pt_pkt_alloc_decoder failed: %s\n", prog, what, pt_errstr(pte_internal));
+		return -1;
+	}
+
+	return 0;
+}
+
+/* Decode every record of a pack. Returns 0 or -1 (message printed). */
+static int dump_pack(const char *prog, const char *path, const uint8_t *pack, size_t size, int at0, int *index)
+{
+	size_t pos;
+
+	for (pos = 0; pos < size;) {
+		uint8_t *buf;
+		uint32_t len;
+		int status;
+
+		if (size - pos < 4) {
+			fprintf(stderr, "%s: %s: truncated record header at %zu\n", prog, path, pos);
+			return -1;
+		}
+
+		len = (uint32_t) pack[pos] | (uint32_t) pack[pos + 1] << 8 | (uint32_t) pack[pos + 2] << 16 |
+		      (uint32_t) pack[pos + 3] << 24;
+		pos += 4;
+		if (size - pos < len) {
+			fprintf(stderr, "%s: %s: truncated record at %zu\n", prog, path, pos - 4);
+			return -1;
+		}
+
+		buf = alloc_trace(len);
+		if (!buf) {
+			fprintf(stderr, "%s: %s: out of memory\n", prog, path);
+			return -1;
+		}
+
+		memcpy(buf, pack + pos, len);
+		status = dump_trace(prog, path, buf, len, at0, index);
+		free(buf);
+		if (status < 0)
+			return -1;
+
+		pos += len;
+	}
+
+	return 0;
+}
+
+static int dump_main(int argc, char **argv)
+{
+	static char outbuf[1 << 16];
+	int arg, at0, pack, index, status;
+
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+
+	at0 = 0;
+	pack = 0;
+	index = 0;
+	for (arg = 1; arg < argc; arg++) {
+		uint8_t *buf;
+		size_t size;
+
+		if (strcmp(argv[arg], "--sync") == 0) {
+			at0 = 0;
+			continue;
+		}
+		if (strcmp(argv[arg], "--at0") == 0) {
+			at0 = 1;
+			continue;
+		}
+		if (strcmp(argv[arg], "--raw") == 0) {
+			pack = 0;
+			continue;
+		}
+		if (strcmp(argv[arg], "--pack") == 0) {
+			pack = 1;
+			continue;
+		}
+		if (argv[arg][0] == '-' && argv[arg][1] == '-') {
+			fprintf(stderr, "%s: unknown option %s\n", argv[0], argv[arg]);
+			return 2;
+		}
+
+		buf = load(argv[arg], &size);
+		if (!buf) {
+			fprintf(stderr, "%s: cannot read %s: %s\n", argv[0], argv[arg], strerror(errno));
+			return 1;
+		}
+
+		if (pack)
+			status = dump_pack(argv[0], argv[arg], buf, size, at0, &index);
+		else
+			status = dump_trace(argv[0], argv[arg], buf, size, at0, &index);
+		free(buf);
+		if (status < 0)
+			return 1;
+	}
+
+	if (index == 0 && argc < 2) {
+		fprintf(stderr, "usage: %s [--sync | --at0 | --raw | --pack | FILE]...\n", argv[0]);
+		fprintf(stderr, "       %s --bench RUNS FILE\n", argv[0]);
+		return 2;
+	}
+
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Bench mode.
+ */
+
+#define MAX_RUNS 100
+
+/* Per-type counters. Indices are libipt's enum pt_packet_type values, except that
+ * MODE is split by leaf into the two extra slots at the end. */
+#define SLOT_MODE_EXEC (ppt_ptw + 1)
+#define SLOT_MODE_TSX (ppt_ptw + 2)
+#define SLOT_COUNT (ppt_ptw + 3)
+
+struct result {
+	uint64_t packets;
+	uint64_t errors;
+	uint64_t counts[SLOT_COUNT];
+};
+
+static const char *slot_name(int slot)
+{
+	const char *name;
+
+	if (slot == SLOT_MODE_EXEC)
+		return "mode.exec";
+	if (slot == SLOT_MODE_TSX)
+		return "mode.tsx";
+
+	name = type_name(slot);
+	return name ? name : "other";
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Decode the whole buffer once. Returns 0, or -1 if the decoder can't be set up. */
+static int decode_all(uint8_t *begin, size_t size, struct result *res)
+{
+	struct pt_packet_decoder *decoder;
+	struct pt_packet packet;
+	int status;
+
+	memset(res, 0, sizeof(*res));
+
+	decoder = alloc_decoder(begin, size);
+	if (!decoder)
+		return -1;
+
+	status = pt_pkt_sync_forward(decoder);
+	while (status >= 0) {
+		for (;;) {
+			status = pt_pkt_next(decoder, &packet, sizeof(packet));
+			if (status < 0)
+				break;
+
+			res->packets++;
+			if (packet.type == ppt_mode)
+				res->counts[packet.payload.mode.leaf == pt_mol_tsx ? SLOT_MODE_TSX : SLOT_MODE_EXEC]++;
+			else if ((unsigned) packet.type < SLOT_COUNT)
+				res->counts[packet.type]++;
+		}
+
+		if (status == -pte_eos)
+			break;
+
+		/* A decode error: count it and resume at the next PSB. */
+		res->errors++;
+		status = pt_pkt_sync_forward(decoder);
+	}
+
+	pt_pkt_free_decoder(decoder);
+	return 0;
+}
+
+static void print_result(size_t size, const struct result *res, const int64_t *times, int runs, int64_t best)
+{
+	int run, slot, first;
+
+	printf("{\"decoder\":\"libipt\",\"bytes\":%zu,\"packets\":%llu,\"errors\":%llu,\"best_ns\":%lld,\"runs_ns\":[",
+	       size, (unsigned long long) res->packets, (unsigned long long) res->errors, (long long) best);
+	for (run = 0; run < runs; run++)
+		printf("%s%lld", run ? "," : "", (long long) times[run]);
+	printf("],\"counts\":{");
+	first = 1;
+	for (slot = 0; slot < SLOT_COUNT; slot++) {
+		if (slot == ppt_mode || !res->counts[slot])
+			continue;
+		printf("%s\"%s\":%llu", first ? "" : ",", slot_name(slot), (unsigned long long) res->counts[slot]);
+		first = 0;
+	}
+	printf("}}\n");
+}
+
+/* harness --bench RUNS FILE */
+static int bench_main(int argc, char **argv)
+{
+	struct result res, check;
+	int64_t times[MAX_RUNS], best;
+	size_t size;
+	uint8_t *buf;
+	char *end;
+	long runs;
+	int run;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s --bench RUNS FILE\n", argv[0]);
+		return 2;
+	}
+
+	errno = 0;
+	runs = strtol(argv[2], &end, 10);
+	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 1 || runs > MAX_RUNS) {
+		fprintf(stderr, "%s: runs must be 1..%d\n", argv[0], MAX_RUNS);
+		return 2;
+	}
+
+	buf = load(argv[3], &size);
+	if (!buf) {
+		fprintf(stderr, "%s: cannot read %s: %s\n", argv[0], argv[3], strerror(errno));
+		return 1;
+	}
+
+	/* Warm-up: fault the buffer in and warm the caches and branch predictors. */
+	if (decode_all(buf, size, &res) < 0) {
+		fprintf(stderr, "%s: pt_pkt_alloc_decoder failed\n", argv[0]);
+		free(buf);
+		return 1;
+	}
+
+	best = INT64_MAX;
+	for (run = 0; run < runs; run++) {
+		int64_t start = now_ns();
+
+		decode_all(buf, size, &check);
+		times[run] = now_ns() - start;
+		if (times[run] < best)
+			best = times[run];
+
+		if (check.packets != res.packets || check.errors != res.errors) {
+			fprintf(stderr, "%s: run %d decoded a different packet count\n", argv[0], run);
+			free(buf);
+			return 1;
+		}
+	}
+
+	print_result(size, &res, times, (int) runs, best);
+	free(buf);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--bench") == 0)
+		return bench_main(argc, argv);
+
+	return dump_main(argc, argv);
+}

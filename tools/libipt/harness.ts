@@ -1,0 +1,66 @@
+/**
+ * Builds ptkit's libipt harness, `harness.c` beside this file in the source tree: our
+ * own C program over Debian libipt-dev's public API, used by the differential test
+ * (dump mode) and by the benchmark (`--bench` mode). Its usage and output formats are
+ * specified in the C file's header comment; the callers run it and parse its output.
+ *
+ * {@link buildLibiptHarness} finds the C compiler ($CC, else cc) and libipt's header,
+ * compiles the harness into a directory the caller chooses and reuses the binary there
+ * while it is newer than the source. Missing tools are a skip with an install hint; a
+ * harness that does not compile for any other reason is an error of ours.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The C source (from dist/tools/libipt/harness.js, three levels below the repository root). */
+export const HARNESS_SOURCE = fileURLToPath(new URL("../../../tools/libipt/harness.c", import.meta.url));
+
+/** libipt's public header; its absence means libipt-dev is not installed. */
+export const LIBIPT_HEADER = "/usr/include/intel-pt.h";
+
+/** What to install when a skip reason says something is missing. */
+export const INSTALL_HINT = "(apt-get install gcc libipt-dev)";
+const CFLAGS = ["-O2", "-Wall", "-Wextra"];
+
+export type HarnessBuild =
+  /** The compiled harness and the command line that compiled it. */
+  | { bin: string; command: string }
+  /** No compiler, no libipt-dev (header or library): the caller skips, `skip` says why. */
+  | { skip: string }
+  /** Our source does not compile: `<command> failed:` and the compiler's messages. */
+  | { error: string };
+
+/**
+ * Compile the harness into `dir` (created if missing) as `<dir>/<name>`, unless a binary
+ * there is newer than the source. The compiler and the header are checked every time,
+ * so a missing one is a skip even when an old binary is there.
+ */
+export function buildLibiptHarness(dir: string, name = "libipt-harness"): HarnessBuild {
+  const cc = process.env.CC || "cc";
+  const version = spawnSync(cc, ["--version"], { encoding: "utf8" });
+  if (version.error || version.status !== 0) return { skip: `no C compiler (${cc}) on PATH ${INSTALL_HINT}` };
+  if (!existsSync(LIBIPT_HEADER)) {
+    return { skip: `libipt-dev is not installed: ${LIBIPT_HEADER} is missing ${INSTALL_HINT}` };
+  }
+
+  mkdirSync(dir, { recursive: true });
+  const bin = join(dir, name);
+  const command = `${cc} ${[...CFLAGS, "-o", bin, HARNESS_SOURCE, "-lipt"].join(" ")}`;
+  if (existsSync(bin) && statSync(bin).mtimeMs > statSync(HARNESS_SOURCE).mtimeMs) return { bin, command };
+
+  // Compile to a name of this process's own, then rename: a concurrent build into the
+  // same directory never runs or replaces a half-written binary.
+  const tmp = `${bin}.${process.pid}.tmp`;
+  const r = spawnSync(cc, [...CFLAGS, "-o", tmp, HARNESS_SOURCE, "-lipt"], { encoding: "utf8" });
+  if (r.error || r.status !== 0) {
+    rmSync(tmp, { force: true });
+    const msg = (r.stderr || String(r.error ?? `exit status ${r.status}`)).trim();
+    const lipt = msg.split("\n").find((l) => /cannot find -lipt/.test(l));
+    if (lipt) return { skip: `libipt does not link: ${lipt.trim()} ${INSTALL_HINT}` };
+    return { error: `${command} failed:\n${msg}` };
+  }
+  renameSync(tmp, bin);
+  return { bin, command };
+}
