@@ -1,0 +1,70 @@
+/**
+ * 64-bit addresses as two unsigned 32-bit halves, for the image layer.
+ *
+ * Addresses (kernel text at 0xffffffff81000000, CR3 values) are kept exact as
+ * `hi`/`lo` pairs. Only sizes and distances inside one section are plain Numbers, and
+ * those are validated to stay below 2^53 (see {@link MAX_SIZE}), so every Number here
+ * is an exact integer.
+ */
+
+export const TWO_32 = 0x1_0000_0000;
+
+/**
+ * Largest section size, and largest ELF offset or size field, accepted: 2^53 - 1.
+ * Larger values cannot be exact Numbers; no real file or address space comes near.
+ */
+export const MAX_SIZE = Number.MAX_SAFE_INTEGER;
+
+/** Result halves of {@link addSize}; read them right after the call. */
+export const sum = { hi: 0, lo: 0, carry: 0 };
+
+/**
+ * (hi:lo) + delta with 0 <= delta <= 2^53 - 1, into {@link sum}; `sum.carry` is 1 when
+ * the true sum reached 2^64 (the halves then hold it modulo 2^64).
+ */
+export function addSize(hi: number, lo: number, delta: number): void {
+  const dHi = Math.floor(delta / TWO_32);
+  const l = lo + (delta - dHi * TWO_32);
+  const c = l >= TWO_32 ? 1 : 0;
+  const h = hi + dHi + c;
+  sum.lo = l >>> 0;
+  sum.hi = h >>> 0;
+  sum.carry = h >= TWO_32 ? 1 : 0;
+}
+
+/** -1, 0 or 1 as (aHi:aLo) is below, equal to or above (bHi:bLo). */
+export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): number {
+  if (aHi !== bHi) return aHi < bHi ? -1 : 1;
+  if (aLo !== bLo) return aLo < bLo ? -1 : 1;
+  return 0;
+}
+
+/**
+ * a - b for a >= b, as a Number: exact when the difference is below 2^53, otherwise
+ * a value of at least 2^53 (never smaller than the truth), which is all callers need
+ * to know that it exceeds any section size.
+ */
+export function diff64(aHi: number, aLo: number, bHi: number, bLo: number): number {
+  return (aHi - bHi) * TWO_32 + (aLo - bLo);
+}
+
+/** The exact value as `0x...` (lower-case hex, no padding). */
+export function hex64(hi: number, lo: number): string {
+  if (hi === 0) return `0x${lo.toString(16)}`;
+  return `0x${hi.toString(16)}${lo.toString(16).padStart(8, "0")}`;
+}
+
+/** A Number (exact integer) as `0x...`. */
+export function hex(n: number): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** Split a 64-bit value into halves (API edge). Values outside [0, 2^64) wrap. */
+export function splitU64(value: bigint): { hi: number; lo: number } {
+  return { hi: Number((value >> 32n) & 0xffffffffn), lo: Number(value & 0xffffffffn) };
+}
+
+/** Join halves into an exact BigInt (API edge). */
+export function joinU64(hi: number, lo: number): bigint {
+  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+}

@@ -1,0 +1,20 @@
+export { hex64, joinU64, MAX_SIZE, splitU64 } from "./addr.js";
+export {
+  buildIdHex,
+  ElfError,
+  type ElfFile,
+  type ElfOptions,
+  ElfSection,
+  type ElfSegment,
+  ElfType,
+  lowestLoad,
+  MAX_NOTES,
+  NT_GNU_BUILD_ID,
+  parseElf,
+  SectionType,
+  SegmentFlag,
+  SegmentType,
+  segmentFlagsString,
+  tryParseElf,
+} from "./elf.js";
+export { ASID_ANY, type ElfLoadOptions, Image, ImageHit, ImageSet, Section, ZERO_FILL } from "./image.js";
