@@ -1,0 +1,35 @@
+/**
+ * The x86 instruction layer: what Intel PT needs to know about one instruction
+ * (length, change-of-flow class, direct target) and a decode cache for the loops that
+ * walk code again and again (the trace-unit model and the flow decoder).
+ *
+ * ```ts
+ * import { ExecMode, InsnCache, InsnClass, InsnInfo, decodeInsn } from "ptkit/isa";
+ *
+ * const insn = new InsnInfo();                       // one record, reused
+ * const n = decodeInsn(code, offset, ipHi, ipLo, ExecMode.Bits64, insn);
+ * if (n > 0 && insn.iclass === InsnClass.CondBranch) console.log(insn.target);
+ *
+ * const cache = new InsnCache({ maxEntries: 1 << 18 });
+ * cache.lookup(asid, ipHi, ipLo, ExecMode.Bits64, code, offset, insn); // decodes once
+ * ```
+ *
+ * Decoding is iced-x86's (WebAssembly); only `decode.ts` touches it. Note that the
+ * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
+ * with `fs`): browsers need a web build of iced-x86 mapped to the `iced-x86` import.
+ */
+export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
+export { type AsmSyntax, decodeInsn, formatInsn, MAX_INSN_LENGTH } from "./decode.js";
+export {
+  COFI_TYPE,
+  CofiType,
+  cofiType,
+  EXEC_MODE_BITS,
+  ExecMode,
+  execModeFromCs,
+  INSN_CLASS_COUNT,
+  INSN_CLASS_NAMES,
+  InsnClass,
+  InsnFlag,
+  InsnInfo,
+} from "./types.js";
