@@ -268,18 +268,16 @@ export class Image {
 
   /** Remove every section (and every part of a split one) with this name; returns how many. */
   removeByName(name: string): number {
-    const keep = this.list.filter((s) => s.name !== name);
-    const removed = this.list.length - keep.length;
-    if (removed > 0) {
-      this.list = keep;
-      this.touch();
-    }
-    return removed;
+    return this.removeWhere((s) => s.name === name);
   }
 
   /** Remove the section (and its split parts) with this id; returns how many. */
   removeById(id: number): number {
-    const keep = this.list.filter((s) => s.id !== id);
+    return this.removeWhere((s) => s.id === id);
+  }
+
+  private removeWhere(matches: (s: Section) => boolean): number {
+    const keep = this.list.filter((s) => !matches(s));
     const removed = this.list.length - keep.length;
     if (removed > 0) {
       this.list = keep;

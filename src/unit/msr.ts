@@ -154,54 +154,43 @@ function reservedOnly(value: number | undefined, mask: number, what: string): nu
 
 const scratch: Halves = { hi: 0, lo: 0 };
 
-// IA32_RTIT_CTL
-
-export function decodeCtl(hi: number, lo: number): RtitCtl {
-  const view = { reservedHi: (hi & CTL_RESERVED.hi) >>> 0, reservedLo: (lo & CTL_RESERVED.lo) >>> 0 };
-  decodeFields(CTL_FIELDS, hi, lo, view as unknown as View);
-  return view as unknown as RtitCtl;
+/** decode/encode, and their BigInt forms, of a register described by a field table. */
+function fieldRegister<T>(fields: readonly BitField[], reserved: Readonly<Halves>, name: string) {
+  const decode = (hi: number, lo: number): T => {
+    const view = { reservedHi: (hi & reserved.hi) >>> 0, reservedLo: (lo & reserved.lo) >>> 0 };
+    decodeFields(fields, hi, lo, view as unknown as View);
+    return view as unknown as T;
+  };
+  /** Encode a (partial) view; missing fields are 0. Throws RangeError on a value that does not fit. */
+  const encode = (view: Partial<T>, out: Halves = { hi: 0, lo: 0 }): Halves => {
+    const v = view as Partial<View> & { reservedHi?: number; reservedLo?: number };
+    out.hi = reservedOnly(v.reservedHi, reserved.hi, `${name}.reservedHi`);
+    out.lo = reservedOnly(v.reservedLo, reserved.lo, `${name}.reservedLo`);
+    encodeFields(fields, v, out, name);
+    return out;
+  };
+  const decodeBig = (value: bigint): T => {
+    fromBig(value, scratch);
+    return decode(scratch.hi, scratch.lo);
+  };
+  const encodeBig = (view: Partial<T>): bigint => {
+    const h = encode(view);
+    return toBig(h.hi, h.lo);
+  };
+  return { decode, encode, decodeBig, encodeBig };
 }
 
-/** Encode a (partial) view; missing fields are 0. Throws RangeError on a value that does not fit. */
-export function encodeCtl(view: Partial<RtitCtl>, out: Halves = { hi: 0, lo: 0 }): Halves {
-  out.hi = reservedOnly(view.reservedHi, CTL_RESERVED.hi, "IA32_RTIT_CTL.reservedHi");
-  out.lo = reservedOnly(view.reservedLo, CTL_RESERVED.lo, "IA32_RTIT_CTL.reservedLo");
-  encodeFields(CTL_FIELDS, view as Partial<View>, out, "IA32_RTIT_CTL");
-  return out;
-}
+const ctl = fieldRegister<RtitCtl>(CTL_FIELDS, CTL_RESERVED, "IA32_RTIT_CTL");
+export const decodeCtl = ctl.decode;
+export const encodeCtl = ctl.encode;
+export const decodeCtlBig = ctl.decodeBig;
+export const encodeCtlBig = ctl.encodeBig;
 
-export const decodeCtlBig = (value: bigint): RtitCtl => {
-  fromBig(value, scratch);
-  return decodeCtl(scratch.hi, scratch.lo);
-};
-export const encodeCtlBig = (view: Partial<RtitCtl>): bigint => {
-  const h = encodeCtl(view);
-  return toBig(h.hi, h.lo);
-};
-
-// IA32_RTIT_STATUS
-
-export function decodeStatus(hi: number, lo: number): RtitStatus {
-  const view = { reservedHi: (hi & STATUS_RESERVED.hi) >>> 0, reservedLo: (lo & STATUS_RESERVED.lo) >>> 0 };
-  decodeFields(STATUS_FIELDS, hi, lo, view as unknown as View);
-  return view as unknown as RtitStatus;
-}
-
-export function encodeStatus(view: Partial<RtitStatus>, out: Halves = { hi: 0, lo: 0 }): Halves {
-  out.hi = reservedOnly(view.reservedHi, STATUS_RESERVED.hi, "IA32_RTIT_STATUS.reservedHi");
-  out.lo = reservedOnly(view.reservedLo, STATUS_RESERVED.lo, "IA32_RTIT_STATUS.reservedLo");
-  encodeFields(STATUS_FIELDS, view as Partial<View>, out, "IA32_RTIT_STATUS");
-  return out;
-}
-
-export const decodeStatusBig = (value: bigint): RtitStatus => {
-  fromBig(value, scratch);
-  return decodeStatus(scratch.hi, scratch.lo);
-};
-export const encodeStatusBig = (view: Partial<RtitStatus>): bigint => {
-  const h = encodeStatus(view);
-  return toBig(h.hi, h.lo);
-};
+const status = fieldRegister<RtitStatus>(STATUS_FIELDS, STATUS_RESERVED, "IA32_RTIT_STATUS");
+export const decodeStatus = status.decode;
+export const encodeStatus = status.encode;
+export const decodeStatusBig = status.decodeBig;
+export const encodeStatusBig = status.encodeBig;
 
 // IA32_RTIT_CR3_MATCH
 
