@@ -21,45 +21,50 @@ export class PhysMemory {
     return [...this.pages.keys()].sort((a, b) => a - b);
   }
 
-  /** Copy `length` bytes of `src` from `srcOffset` to physical address `addr`. */
-  write(addr: number, src: Uint8Array, srcOffset = 0, length = src.length - srcOffset): void {
+  /**
+   * Walk `[addr, addr + length)` page by page: `visit(pageNumber, offsetInPage, chunk,
+   * offsetInRange)`; stops early (returning true) when `visit` returns true.
+   */
+  private walk(
+    addr: number,
+    length: number,
+    visit: (pn: number, off: number, chunk: number, done: number) => boolean | undefined,
+  ): boolean {
     checkRange(addr, length);
-    let a = addr;
-    let s = srcOffset;
-    let n = length;
-    while (n > 0) {
+    let done = 0;
+    while (done < length) {
+      const a = addr + done;
       const pn = Math.floor(a / PAGE_SHIFT_DIV);
       const off = a - pn * PAGE_SIZE;
-      const chunk = Math.min(n, PAGE_SIZE - off);
+      const chunk = Math.min(length - done, PAGE_SIZE - off);
+      if (visit(pn, off, chunk, done)) return true;
+      done += chunk;
+    }
+    return false;
+  }
+
+  /** Copy `length` bytes of `src` from `srcOffset` to physical address `addr`. */
+  write(addr: number, src: Uint8Array, srcOffset = 0, length = src.length - srcOffset): void {
+    this.walk(addr, length, (pn, off, chunk, done) => {
       let page = this.pages.get(pn);
       if (page === undefined) {
         page = new Uint8Array(PAGE_SIZE);
         this.pages.set(pn, page);
       }
-      page.set(src.subarray(s, s + chunk), off);
-      a += chunk;
-      s += chunk;
-      n -= chunk;
-    }
+      page.set(src.subarray(srcOffset + done, srcOffset + done + chunk), off);
+      return false;
+    });
   }
 
   /** Read `length` bytes at `addr` into `out` at `outOffset` (bytes never written read as 0). */
   readInto(addr: number, length: number, out: Uint8Array, outOffset = 0): Uint8Array {
-    checkRange(addr, length);
-    let a = addr;
-    let o = outOffset;
-    let n = length;
-    while (n > 0) {
-      const pn = Math.floor(a / PAGE_SHIFT_DIV);
-      const off = a - pn * PAGE_SIZE;
-      const chunk = Math.min(n, PAGE_SIZE - off);
+    this.walk(addr, length, (pn, off, chunk, done) => {
       const page = this.pages.get(pn);
+      const o = outOffset + done;
       if (page === undefined) out.fill(0, o, o + chunk);
       else out.set(page.subarray(off, off + chunk), o);
-      a += chunk;
-      o += chunk;
-      n -= chunk;
-    }
+      return false;
+    });
     return out;
   }
 
@@ -70,21 +75,12 @@ export class PhysMemory {
 
   /** Whether any byte in `[addr, addr + length)` is non-zero; skips pages never written. */
   anyNonZero(addr: number, length: number): boolean {
-    checkRange(addr, length);
-    let a = addr;
-    let n = length;
-    while (n > 0) {
-      const pn = Math.floor(a / PAGE_SHIFT_DIV);
-      const off = a - pn * PAGE_SIZE;
-      const chunk = Math.min(n, PAGE_SIZE - off);
+    return this.walk(addr, length, (pn, off, chunk) => {
       const page = this.pages.get(pn);
-      if (page !== undefined) {
-        for (let i = off; i < off + chunk; i++) if (page[i] !== 0) return true;
-      }
-      a += chunk;
-      n -= chunk;
-    }
-    return false;
+      if (page === undefined) return false;
+      for (let i = off; i < off + chunk; i++) if (page[i] !== 0) return true;
+      return false;
+    });
   }
 
   /** Little-endian 32-bit read (unsigned). */
