@@ -7,6 +7,7 @@ import {
   ErrorCode,
   errorMessage,
   Flag,
+  hex64,
   LastIp,
   PACKET_NAMES,
   Packet,
@@ -26,7 +27,6 @@ import {
 } from "../time/index.js";
 import type { DumpOptions } from "./dump-options.js";
 import type { LineWriter } from "./io.js";
-import { hex64 } from "./numbers.js";
 import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
 
 /** The tracking columns of one line. */

@@ -7,6 +7,8 @@
  * is an exact integer.
  */
 
+import { hex64 } from "../packet/u64.js";
+
 export const TWO_32 = 0x1_0000_0000;
 
 /**
@@ -49,22 +51,11 @@ export function diff64(aHi: number, aLo: number, bHi: number, bLo: number): numb
 }
 
 /** The exact value as `0x...` (lower-case hex, no padding). */
-export function hex64(hi: number, lo: number): string {
-  if (hi === 0) return `0x${lo.toString(16)}`;
-  return `0x${hi.toString(16)}${lo.toString(16).padStart(8, "0")}`;
+export function hex0x(hi: number, lo: number): string {
+  return `0x${hex64(hi, lo, 1)}`;
 }
 
 /** A Number (exact integer) as `0x...`. */
 export function hex(n: number): string {
   return `0x${n.toString(16)}`;
-}
-
-/** Split a 64-bit value into halves (API edge). Values outside [0, 2^64) wrap. */
-export function splitU64(value: bigint): { hi: number; lo: number } {
-  return { hi: Number((value >> 32n) & 0xffffffffn), lo: Number(value & 0xffffffffn) };
-}
-
-/** Join halves into an exact BigInt (API edge). */
-export function joinU64(hi: number, lo: number): bigint {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
 }

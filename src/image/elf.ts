@@ -18,7 +18,7 @@
  */
 
 import { ErrorCode, PtError } from "../packet/errors.js";
-import { addSize, cmp64, hex, hex64, MAX_SIZE, sum, TWO_32 } from "./addr.js";
+import { addSize, cmp64, hex, hex0x, MAX_SIZE, sum, TWO_32 } from "./addr.js";
 
 /** `e_type` values. */
 export const ElfType = { None: 0, Rel: 1, Exec: 2, Dyn: 3, Core: 4 } as const;
@@ -310,7 +310,7 @@ class Reader {
 
   /** The last word read, exactly, as `0x...`. */
   get hex(): string {
-    return hex64(this.hi, this.lo);
+    return hex0x(this.hi, this.lo);
   }
 }
 
@@ -526,7 +526,7 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
             fail(
               "p_memsz",
               at + L.pMemsz,
-              `${what}: PT_LOAD p_vaddr ${hex64(vaddrHi, vaddrLo)} + p_memsz ${memszHex} wraps past 2^64`,
+              `${what}: PT_LOAD p_vaddr ${hex0x(vaddrHi, vaddrLo)} + p_memsz ${memszHex} wraps past 2^64`,
             );
         }
       }
@@ -765,7 +765,7 @@ function checkLoadOverlap(loads: readonly ElfSegment[], L: Layout): void {
       fail(
         "p_vaddr",
         later.headerOffset + L.pVaddr,
-        `program header ${later.index}: PT_LOAD p_vaddr ${hex64(later.vaddrHi, later.vaddrLo)} + p_memsz ${hex(later.memsz)} overlaps program header ${other.index} (p_vaddr ${hex64(other.vaddrHi, other.vaddrLo)} + p_memsz ${hex(other.memsz)})`,
+        `program header ${later.index}: PT_LOAD p_vaddr ${hex0x(later.vaddrHi, later.vaddrLo)} + p_memsz ${hex(later.memsz)} overlaps program header ${other.index} (p_vaddr ${hex0x(other.vaddrHi, other.vaddrLo)} + p_memsz ${hex(other.memsz)})`,
       );
     }
   }

@@ -20,6 +20,7 @@
  */
 
 import { ErrorCode } from "../packet/errors.js";
+import { toBigInt } from "../packet/u64.js";
 import { addSize, cmp64, diff64, MAX_SIZE, sum, TWO_32 } from "./addr.js";
 import { type ElfFile, lowestLoad } from "./elf.js";
 
@@ -53,7 +54,7 @@ export class Section {
 
   /** Start address (API edge). */
   get start(): bigint {
-    return (BigInt(this.startHi) << 32n) | BigInt(this.startLo);
+    return toBigInt(this.startHi, this.startLo);
   }
 
   /** Exclusive end address, up to 2^64 (API edge). */
@@ -602,8 +603,8 @@ export class ImageSet {
     for (const bucket of this.map.values())
       for (const e of bucket)
         out.push({
-          cr3: (BigInt(e.cr3Hi) << 32n) | BigInt(e.cr3Lo),
-          vmcs: (BigInt(e.vmcsHi) << 32n) | BigInt(e.vmcsLo),
+          cr3: toBigInt(e.cr3Hi, e.cr3Lo),
+          vmcs: toBigInt(e.vmcsHi, e.vmcsLo),
           image: e.image,
         });
     return out;

@@ -1,4 +1,4 @@
-export { hex64, joinU64, MAX_SIZE, splitU64 } from "./addr.js";
+export { hex0x, MAX_SIZE } from "./addr.js";
 export {
   buildIdHex,
   ElfError,

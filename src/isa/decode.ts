@@ -26,6 +26,7 @@ import {
   Register,
 } from "iced-x86";
 import { ErrorCode } from "../packet/errors.js";
+import { toBigInt } from "../packet/u64.js";
 import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
 
 /** Longest x86 instruction. */
@@ -299,7 +300,7 @@ export function formatInsn(
   const decoder = new Decoder(bits, data, DecoderOptions.None);
   const ins = new Instruction();
   try {
-    let ip = (BigInt(ipHi >>> 0) << 32n) | BigInt(ipLo >>> 0);
+    let ip = toBigInt(ipHi, ipLo);
     if (bits < 64) ip &= bits === 32 ? 0xffffffffn : 0xffffn;
     decoder.ip = ip;
     decoder.decodeOut(ins);

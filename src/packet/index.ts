@@ -24,5 +24,5 @@ export {
   PACKET_TYPE_COUNT,
   Packet,
   PacketType,
-  toBigInt,
 } from "./types.js";
+export { type Halves, hex64, splitBigInt, toBigInt } from "./u64.js";

@@ -3,6 +3,7 @@
  */
 import { ErrorCode } from "./errors.js";
 import { Ipc, type Packet } from "./types.js";
+import { toBigInt } from "./u64.js";
 
 export class LastIp {
   lo = 0;
@@ -62,6 +63,6 @@ export class LastIp {
   }
 
   get ip(): bigint {
-    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+    return toBigInt(this.hi, this.lo);
   }
 }

@@ -35,6 +35,8 @@
  * | Trig                  |                      | TRBV              | icnt            | Ip, Mult, Icntv    |
  */
 
+import { splitBigInt, toBigInt } from "./u64.js";
+
 /** Packet types. Numbering is ptkit's own; names follow the SDM. */
 export const PacketType = {
   /** Not a packet: the decoder failed here. */
@@ -234,12 +236,6 @@ export class Packet {
   }
 
   set payload(value: bigint) {
-    this.lo = Number(value & 0xffffffffn);
-    this.hi = Number((value >> 32n) & 0xffffffffn);
+    splitBigInt(value, this);
   }
-}
-
-/** Join two unsigned 32-bit halves into an exact BigInt. */
-export function toBigInt(hi: number, lo: number): bigint {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
 }

@@ -8,6 +8,7 @@
  */
 import { ErrorCode } from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
+import { toBigInt } from "../packet/u64.js";
 import { type TimeConfig, TimeParams } from "./config.js";
 import { ctcDelta, ctcToFc, MTC_CTC_BITS, TMA_CTC_BITS, TMA_CTC_MASK } from "./ctc.js";
 import { FCR_SHIFT } from "./fcr.js";
@@ -24,7 +25,7 @@ export class TscQuery {
 
   /** The estimated TSC (API edge only). */
   get tscBig(): bigint {
-    return (BigInt(this.tscHi) << 32n) | BigInt(this.tscLo);
+    return toBigInt(this.tscHi, this.tscLo);
   }
 }
 

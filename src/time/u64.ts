@@ -10,6 +10,8 @@
  * kept below 2^53 by splitting 32-bit words into 16-bit limbs.
  */
 
+import { type Halves, splitBigInt, toBigInt } from "../packet/u64.js";
+
 const TWO_32 = 0x1_0000_0000;
 const TWO_16 = 0x1_0000;
 
@@ -48,12 +50,11 @@ export class U64 {
 
   /** The exact value (API edge only). */
   get big(): bigint {
-    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+    return toBigInt(this.hi, this.lo);
   }
 
   set big(value: bigint) {
-    this.hi = Number((value >> 32n) & 0xffffffffn);
-    this.lo = Number(value & 0xffffffffn);
+    splitBigInt(value, this);
   }
 
   static fromBig(value: bigint): U64 {
@@ -64,10 +65,7 @@ export class U64 {
 }
 
 /** Anything with unsigned 32-bit `hi`/`lo` halves (a {@link U64}, a Packet payload). */
-export interface U64Like {
-  hi: number;
-  lo: number;
-}
+export type U64Like = Halves;
 
 /** The high 32 bits of the 64-bit product of two unsigned 32-bit numbers. */
 export function mulHi32(a: number, b: number): number {

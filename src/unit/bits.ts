@@ -5,6 +5,9 @@
  * field is read and written with one shift and one mask on that half; nothing here
  * allocates or uses BigInt.
  */
+import type { Halves } from "../packet/u64.js";
+
+export type { Halves };
 
 /** One bit field: where it is, how wide, and the names it goes by. */
 export interface BitField<K extends string = string> {
@@ -16,12 +19,6 @@ export interface BitField<K extends string = string> {
   readonly lsb: number;
   /** Width in bits, 1..32; the field never crosses bit 31/32. */
   readonly width: number;
-}
-
-/** A mutable pair of unsigned 32-bit halves. */
-export interface Halves {
-  hi: number;
-  lo: number;
 }
 
 /** Mask of the low `width` bits (width 1..32), unsigned. */
@@ -82,16 +79,4 @@ export function bitRanges(bits: readonly number[]): string {
 /** `0x` + hex, zero-padded to `digits`. */
 export function hex(value: number, digits = 1): string {
   return `0x${(value >>> 0).toString(16).padStart(digits, "0")}`;
-}
-
-/** Join halves into an exact BigInt (API edge only). */
-export function toBig(hi: number, lo: number): bigint {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
-}
-
-/** Split the low 64 bits of a BigInt into halves (API edge only). */
-export function fromBig(value: bigint, out: Halves): Halves {
-  out.hi = Number((value >> 32n) & 0xffffffffn);
-  out.lo = Number(value & 0xffffffffn);
-  return out;
 }

@@ -8,7 +8,8 @@
  * travel as unsigned 32-bit halves and a fault object is made only when a write fails.
  * `writeMsr`/`readMsr` are the BigInt API edge.
  */
-import { type BitField, bitRanges, fromBig, getField, type Halves, hex, setBits, toBig } from "./bits.js";
+import { splitBigInt, toBigInt } from "../packet/u64.js";
+import { type BitField, bitRanges, getField, type Halves, hex, setBits } from "./bits.js";
 import { effectiveAddressRanges, type PtCapabilities } from "./capabilities.js";
 import { ENCODING_GATES, FEATURE_GATES } from "./ctl-gates.js";
 import { GpRule } from "./gp-rules.js";
@@ -186,14 +187,14 @@ export class MsrFile {
 
   /** WRMSR at the API edge. */
   writeMsr(address: number, value: bigint): MsrFault | null {
-    const h = fromBig(value, { hi: 0, lo: 0 });
+    const h = splitBigInt(value, { hi: 0, lo: 0 });
     return this.wrmsr(address, h.hi, h.lo);
   }
 
   /** RDMSR at the API edge: the value, or the fault. */
   readMsr(address: number): bigint | MsrFault {
     const h = { hi: 0, lo: 0 };
-    return this.rdmsr(address, h) ?? toBig(h.hi, h.lo);
+    return this.rdmsr(address, h) ?? toBigInt(h.hi, h.lo);
   }
 
   /**

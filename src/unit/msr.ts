@@ -10,16 +10,8 @@
  *
  * These views allocate; the register file's hot path works on raw halves instead.
  */
-import {
-  type BitField,
-  fieldsMask,
-  fromBig,
-  getField,
-  type Halves,
-  lowMask,
-  setField,
-  toBig,
-} from "./bits.js";
+import { splitBigInt, toBigInt } from "../packet/u64.js";
+import { type BitField, fieldsMask, getField, type Halves, lowMask, setField } from "./bits.js";
 import {
   CR3_MATCH_RESERVED_LO,
   CTL_FIELDS,
@@ -170,12 +162,12 @@ function fieldRegister<T>(fields: readonly BitField[], reserved: Readonly<Halves
     return out;
   };
   const decodeBig = (value: bigint): T => {
-    fromBig(value, scratch);
+    splitBigInt(value, scratch);
     return decode(scratch.hi, scratch.lo);
   };
   const encodeBig = (view: Partial<T>): bigint => {
     const h = encode(view);
-    return toBig(h.hi, h.lo);
+    return toBigInt(h.hi, h.lo);
   };
   return { decode, encode, decodeBig, encodeBig };
 }
@@ -195,7 +187,7 @@ export const encodeStatusBig = status.encodeBig;
 // IA32_RTIT_CR3_MATCH
 
 export function decodeCr3Match(hi: number, lo: number): RtitCr3Match {
-  return { cr3: toBig(hi, lo & ~CR3_MATCH_RESERVED_LO), reservedLo: lo & CR3_MATCH_RESERVED_LO };
+  return { cr3: toBigInt(hi, lo & ~CR3_MATCH_RESERVED_LO), reservedLo: lo & CR3_MATCH_RESERVED_LO };
 }
 
 export function encodeCr3Match(view: RtitCr3Match, out: Halves = { hi: 0, lo: 0 }): Halves {
@@ -203,7 +195,7 @@ export function encodeCr3Match(view: RtitCr3Match, out: Halves = { hi: 0, lo: 0 
   if ((view.cr3 & BigInt(CR3_MATCH_RESERVED_LO)) !== 0n) {
     throw new RangeError("IA32_RTIT_CR3_MATCH.cr3: bits 4:0 belong to reservedLo");
   }
-  fromBig(view.cr3, out);
+  splitBigInt(view.cr3, out);
   out.lo =
     (out.lo | reservedOnly(view.reservedLo, CR3_MATCH_RESERVED_LO, "IA32_RTIT_CR3_MATCH.reservedLo")) >>> 0;
   return out;
@@ -219,12 +211,12 @@ export function isCanonical(hi: number, linearBits: number): boolean {
 }
 
 export function decodeAddr(hi: number, lo: number, linearBits = 48): RtitAddr {
-  return { address: toBig(hi, lo), canonical: isCanonical(hi, linearBits) };
+  return { address: toBigInt(hi, lo), canonical: isCanonical(hi, linearBits) };
 }
 
 export function encodeAddr(view: Pick<RtitAddr, "address">, out: Halves = { hi: 0, lo: 0 }): Halves {
   checkU64(view.address, "IA32_RTIT_ADDRn.address");
-  return fromBig(view.address, out);
+  return splitBigInt(view.address, out);
 }
 
 // IA32_RTIT_OUTPUT_BASE
@@ -239,7 +231,7 @@ export function physAddrReservedHi(maxPhysAddr: number): number {
 export function decodeOutputBase(hi: number, lo: number, maxPhysAddr = 64): RtitOutputBase {
   const rsvdHi = physAddrReservedHi(maxPhysAddr);
   return {
-    basePhysAddr: toBig(hi & ~rsvdHi, lo & ~OUTPUT_BASE_RESERVED_LO),
+    basePhysAddr: toBigInt(hi & ~rsvdHi, lo & ~OUTPUT_BASE_RESERVED_LO),
     reservedLo: lo & OUTPUT_BASE_RESERVED_LO,
     reservedHi: (hi & rsvdHi) >>> 0,
   };
@@ -250,7 +242,7 @@ export function encodeOutputBase(view: RtitOutputBase, out: Halves = { hi: 0, lo
   if ((view.basePhysAddr & BigInt(OUTPUT_BASE_RESERVED_LO)) !== 0n) {
     throw new RangeError("IA32_RTIT_OUTPUT_BASE.basePhysAddr: bits 6:0 belong to reservedLo");
   }
-  fromBig(view.basePhysAddr, out);
+  splitBigInt(view.basePhysAddr, out);
   if ((out.hi & view.reservedHi) !== 0) {
     throw new RangeError("IA32_RTIT_OUTPUT_BASE: basePhysAddr and reservedHi overlap");
   }
