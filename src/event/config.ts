@@ -1,0 +1,47 @@
+/**
+ * What the event and flow decoders need to know about how the trace was recorded:
+ * libipt's `struct pt_config` minus the buffer (errata, time parameters, the
+ * IA32_RTIT_ADDRn filter configuration, decoder flags).
+ */
+import { noErrata } from "../cpu/index.js";
+import type { TimeConfig } from "../time/index.js";
+
+/** IA32_RTIT_CTL.ADDRn_CFG and IA32_RTIT_ADDRn_A/B, as libipt's `pt_conf_addr_filter`. */
+export interface AddrFilter {
+  /** ADDRn_CFG for n = 0..3 (0 unused, 1 filter, 2 TraceStop). */
+  cfg: [number, number, number, number];
+  /** IA32_RTIT_ADDRn_A / _B for n = 0..3. */
+  a: [bigint, bigint, bigint, bigint];
+  b: [bigint, bigint, bigint, bigint];
+}
+
+export interface DecoderConfig extends TimeConfig {
+  addrFilter: AddrFilter;
+  /** Keep the time calibration across overflows (libipt `keep_tcal_on_ovf`). */
+  keepTcalOnOvf: boolean;
+  /** Report Iflags events (libipt `enable_iflags_events`). */
+  enableIflagsEvents: boolean;
+  /** Report Tick events (libipt `enable_tick_events`; insn and block decoders). */
+  enableTickEvents: boolean;
+  /** Block decoder: end a block after a call (libipt `end_on_call`). */
+  endOnCall: boolean;
+  /** Block decoder: end a block after a jump (libipt `end_on_jump`). */
+  endOnJump: boolean;
+}
+
+/** libipt's zero-initialized configuration: no errata, no filter, no flags. */
+export function defaultDecoderConfig(): DecoderConfig {
+  return {
+    mtcFreq: 0,
+    nomFreq: 0,
+    cpuid15Eax: 0,
+    cpuid15Ebx: 0,
+    errata: noErrata(),
+    addrFilter: { cfg: [0, 0, 0, 0], a: [0n, 0n, 0n, 0n], b: [0n, 0n, 0n, 0n] },
+    keepTcalOnOvf: false,
+    enableIflagsEvents: false,
+    enableTickEvents: false,
+    endOnCall: false,
+    endOnJump: false,
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * A packet position that can be copied: libipt's event decoder copies its packet
+ * decoder to look ahead (for the FUP an OVF binds to, a TIP.PGE after PSB+, ...)
+ * and adopts the copy when it resumes further on. Copying two numbers does that
+ * without allocating.
+ *
+ * Synchronisation is {@link PacketDecoder}'s; decoding is {@link decodePacket} with
+ * the BIP block context a BBP opens.
+ */
+import { type BlockContext, decodePacket, nextBlockContext } from "../packet/decode.js";
+import { PacketDecoder } from "../packet/decoder.js";
+import { ErrorCode } from "../packet/errors.js";
+import { type Packet, PacketType } from "../packet/types.js";
+
+export class PacketCursor {
+  /** Offset of the next packet; -1 until synchronised. */
+  pos = -1;
+  /** Offset of the last PSB synchronised to or decoded; -1 if none. */
+  syncOffset = -1;
+  block: BlockContext = 0;
+  private syncer: PacketDecoder | undefined;
+
+  constructor(
+    readonly buf: Uint8Array,
+    readonly end: number,
+    readonly quirks: number,
+  ) {}
+
+  copyFrom(other: PacketCursor): void {
+    this.pos = other.pos;
+    this.syncOffset = other.syncOffset;
+    this.block = other.block;
+  }
+
+  /** Decode the next packet into `pkt` and move past it: its size, or -error (no move). */
+  next(pkt: Packet): number {
+    const pos = this.pos;
+    if (pos < 0) return -ErrorCode.NoSync;
+    const size = decodePacket(this.buf, pos, this.end, pkt, this.block, this.quirks);
+    if (size < 0) return size;
+    const type = pkt.type;
+    if (type === PacketType.Psb) {
+      this.syncOffset = pos;
+      this.block = 0;
+    } else if (this.block !== 0 || type === PacketType.Bbp) {
+      this.block = nextBlockContext(pkt, this.block);
+    }
+    this.pos = pos + size;
+    return size;
+  }
+
+  /** Move to the next PSB (libipt `pt_pkt_sync_forward`). */
+  syncForward(): number {
+    return this.adopt(this.lend().syncForward());
+  }
+
+  /** Move to the last PSB before the current position (libipt `pt_pkt_sync_backward`). */
+  syncBackward(): number {
+    return this.adopt(this.lend().syncBackward());
+  }
+
+  /** Trust that a packet starts at `offset` (libipt `pt_pkt_sync_set`). */
+  syncSet(offset: number): number {
+    return this.adopt(this.lend().syncSet(offset));
+  }
+
+  /** PacketDecoder over the same bytes, positioned like this cursor, for its sync rules. */
+  private lend(): PacketDecoder {
+    this.syncer ??= new PacketDecoder(this.buf, { end: this.end, quirks: this.quirks });
+    this.syncer.pos = this.pos;
+    this.syncer.syncOffset = this.syncOffset;
+    return this.syncer;
+  }
+
+  private adopt(status: number): number {
+    if (status < 0 || !this.syncer) return status;
+    this.pos = this.syncer.pos;
+    this.syncOffset = this.syncer.syncOffset;
+    this.block = 0;
+    return status;
+  }
+}

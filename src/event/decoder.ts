@@ -1,0 +1,255 @@
+/**
+ * The event decoder: packets in, events out (libipt's `pt_evt_*`).
+ *
+ * It turns the packet stream into the events the flow decoders need (Tnt and Tip
+ * with the branch information, Enabled/Disabled, asynchronous branches, mode and
+ * paging changes, overflows, ...) and those users want (power, PTWRITE, Event Trace,
+ * ...), each stamped with the estimated TSC. PSB+ contents come out as status
+ * updates at PSBEND. Errata of the traced CPU are worked around as libipt does:
+ * BDM70 (PSB+), SKD010, APL11 and APL12 (overflows), and SKD007 and SKZ84 in the
+ * packet decoder; the others concern the flow decoders.
+ *
+ * Packets libipt's event decoder does not know (BBP, BIP, BEP) are skipped like
+ * libipt skips unknown packets; where an unknown packet cannot be skipped (inside
+ * PSB+) they are -BadContext.
+ *
+ * Nothing is allocated per packet or event; errors are returned, never thrown.
+ */
+import { ErrorCode } from "../packet/errors.js";
+import { PacketType } from "../packet/types.js";
+import type { TimeTracker } from "../time/index.js";
+import { decodeFup, decodeTip, decodeTipPgd, decodeTipPge, decodeTnt } from "./branch.js";
+import type { DecoderConfig } from "./config.js";
+import { decodeModeExec, decodeModeTsx, decodePip, decodeVmcs } from "./context.js";
+import { decodeCfe, decodeEvd, decodeTrig } from "./event-trace.js";
+import { decodeCbr, decodeMnt, decodePtw, decodeStop } from "./info.js";
+import { decodeOvf } from "./overflow.js";
+import { decodeExstop, decodeMwait, decodePwre, decodePwrx } from "./power.js";
+import { decodePsb, decodePsbEnd } from "./psb.js";
+import { DecoderState } from "./state.js";
+import type { PtEvent } from "./types.js";
+
+export class EventDecoder {
+  private readonly s: DecoderState;
+
+  /**
+   * Decode `buf[begin, end)`; offsets are relative to `begin`, as libipt's are to
+   * `config->begin`. Call a sync method before {@link next}.
+   */
+  constructor(buf: Uint8Array, config: DecoderConfig, options: { begin?: number; end?: number } = {}) {
+    const end = Math.min(Math.max(options.end ?? buf.length, 0), buf.length);
+    const begin = Math.min(Math.max(options.begin ?? 0, 0), end);
+    this.s = new DecoderState(buf.subarray(begin, end), config);
+  }
+
+  get config(): DecoderConfig {
+    return this.s.config;
+  }
+
+  /** Synchronise onto the next PSB and read its PSB+ (libipt `pt_evt_sync_forward`). 0 or -error. */
+  syncForward(): number {
+    const s = this.s;
+    s.reset();
+    const err = s.cursor.syncForward();
+    return err < 0 ? err : this.start();
+  }
+
+  /**
+   * Synchronise onto the last PSB before the current position (before the end when
+   * not synchronised) whose PSB+ ends before it (libipt `pt_evt_sync_backward`).
+   */
+  syncBackward(): number {
+    const s = this.s;
+    const cursor = s.cursor;
+    const start = cursor.pos < 0 ? cursor.end : cursor.pos;
+    let sync = start;
+    for (;;) {
+      s.reset();
+      let pos: number;
+      do {
+        const err = cursor.syncBackward();
+        if (err < 0) return err;
+        pos = cursor.pos;
+      } while (sync <= pos);
+      sync = pos;
+      const err = this.start();
+      if (cursor.pos < start) return err;
+    }
+  }
+
+  /** Synchronise onto the PSB at `offset` (libipt `pt_evt_sync_set`): -NoSync if none. */
+  syncSet(offset: number): number {
+    if (!Number.isSafeInteger(offset)) return -ErrorCode.Invalid;
+    const s = this.s;
+    s.reset();
+    const err = s.cursor.syncSet(offset);
+    return err < 0 ? err : this.start();
+  }
+
+  /**
+   * Offset of the packet the next event comes from (libipt `pt_evt_get_offset`), or
+   * -NoSync.
+   */
+  get offset(): number {
+    const s = this.s;
+    return s.cursor.pos < 0 ? -ErrorCode.NoSync : s.cursor.pos - s.packet.size;
+  }
+
+  /** Offset of the last PSB synchronised to or passed (libipt `pt_evt_get_sync_offset`), or -NoSync. */
+  get syncOffset(): number {
+    const sync = this.s.cursor.syncOffset;
+    return sync < 0 ? -ErrorCode.NoSync : sync;
+  }
+
+  /**
+   * Offset just past the packet the next event comes from; -1 before the first sync
+   * (libipt `pt_evt_pos`). Flow decoders compare it to tell whether a copy of the
+   * decoder moved on.
+   */
+  get pos(): number {
+    return this.s.cursor.pos;
+  }
+
+  /**
+   * The current time state (libipt's `evdec.time`): what the query decoder keeps as
+   * the time of the last event. Read-only for users; copy it with
+   * `TimeTracker.copyFrom`.
+   */
+  get time(): TimeTracker {
+    return this.s.clock.time;
+  }
+
+  /**
+   * Take over another decoder's state, which must decode the same trace with the same
+   * configuration: flow decoders read ahead on a copy and go back by copying again
+   * (libipt copies `struct pt_event_decoder`).
+   */
+  copyFrom(other: EventDecoder): this {
+    this.s.copyFrom(other.s);
+    return this;
+  }
+
+  /** A decoder over the same trace in the same state. */
+  clone(): EventDecoder {
+    return new EventDecoder(this.s.cursor.buf, this.s.config).copyFrom(this);
+  }
+
+  /**
+   * The next event, into `ev` (libipt `pt_evt_next`): 0, or -error (-Eos at the end of
+   * the trace). On error `ev` holds no meaningful event; the error repeats until the
+   * decoder is synchronised again.
+   */
+  next(ev: PtEvent): number {
+    const s = this.s;
+    s.standalone = ev;
+    let status: number;
+    for (;;) {
+      status = dispatch(s);
+      if (status <= 0) break;
+      // A handler asked for the next packet, which therefore is not bound.
+      if (s.event !== null) return -ErrorCode.Internal;
+      s.bound = false;
+      s.fetchPacket();
+    }
+    if (status < 0) return status;
+    const out = s.event;
+    s.event = null;
+    if (out === null) return -ErrorCode.Internal;
+    if (out !== ev) ev.copyFrom(out);
+    return 0;
+  }
+
+  /** Read the PSB+ at the synchronisation point (libipt `pt_evt_start`). */
+  private start(): number {
+    const s = this.s;
+    s.status = 0;
+    s.fetchPacket();
+    switch (s.packet.type) {
+      case PacketType.Psb: {
+        const err = decodePsb(s);
+        return Math.min(err, 0);
+      }
+      case PacketType.Bad:
+      case PacketType.Invalid:
+        return s.status < 0 ? s.status : -ErrorCode.Internal;
+      default:
+        return -ErrorCode.NoSync;
+    }
+  }
+}
+
+/** Process the current packet: 0 (an event is ready), > 0 (next packet), -error. */
+function dispatch(s: DecoderState): number {
+  const pkt = s.packet;
+  switch (pkt.type) {
+    case PacketType.Tnt8:
+    case PacketType.Tnt64:
+      return decodeTnt(s, pkt);
+    case PacketType.Tip:
+      return decodeTip(s, pkt);
+    case PacketType.Fup:
+      return decodeFup(s, pkt);
+    case PacketType.TipPge:
+      return decodeTipPge(s, pkt);
+    case PacketType.TipPgd:
+      return decodeTipPgd(s, pkt);
+    case PacketType.Cyc:
+      return timing(s.clock.cyc(pkt));
+    case PacketType.Mtc:
+      return timing(s.clock.mtc(pkt));
+    case PacketType.Tsc:
+      return timing(s.clock.tsc(pkt));
+    case PacketType.Tma:
+      return timing(s.clock.tma(pkt));
+    case PacketType.Cbr:
+      return decodeCbr(s, pkt);
+    case PacketType.ModeExec:
+      return decodeModeExec(s, pkt);
+    case PacketType.ModeTsx:
+      return decodeModeTsx(s, pkt);
+    case PacketType.Pip:
+      return decodePip(s, pkt);
+    case PacketType.Vmcs:
+      return decodeVmcs(s, pkt);
+    case PacketType.Ptw:
+      return decodePtw(s, pkt);
+    case PacketType.Psb: {
+      const err = decodePsb(s);
+      return err <= 0 ? err : dispatch(s);
+    }
+    case PacketType.PsbEnd:
+      return decodePsbEnd(s);
+    case PacketType.Ovf:
+      return decodeOvf(s);
+    case PacketType.Stop:
+      return decodeStop(s);
+    case PacketType.Mnt:
+      return decodeMnt(s, pkt);
+    case PacketType.Exstop:
+      return decodeExstop(s, pkt);
+    case PacketType.Mwait:
+      return decodeMwait(s, pkt);
+    case PacketType.Pwre:
+      return decodePwre(s, pkt);
+    case PacketType.Pwrx:
+      return decodePwrx(s, pkt);
+    case PacketType.Cfe:
+      return decodeCfe(s, pkt);
+    case PacketType.Evd:
+      return decodeEvd(s, pkt);
+    case PacketType.Trig:
+      return decodeTrig(s, pkt);
+    case PacketType.Bad:
+    case PacketType.Invalid:
+      // A decode error, reported here; an SKZ84-corrupted packet is skipped.
+      return s.status < 0 ? s.status : 1;
+    default:
+      // PAD never gets here; BBP, BIP and BEP are unknown to libipt's event decoder.
+      return 1;
+  }
+}
+
+/** A timing packet's result as a handler's: next packet, or -error. */
+function timing(err: number): number {
+  return err < 0 ? err : 1;
+}

@@ -1,0 +1,3 @@
+export { type AddrFilter, type DecoderConfig, defaultDecoderConfig } from "./config.js";
+export { EventDecoder } from "./decoder.js";
+export { EVENT_NAMES, EVENT_TYPE_COUNT, EventFlag, EventType, execMode, PtEvent, Status } from "./types.js";
