@@ -27,6 +27,7 @@ import {
 } from "iced-x86";
 import { ErrorCode } from "../packet/errors.js";
 import { toBigInt } from "../packet/u64.js";
+import { jmpabsLength, jmpabsTarget } from "./jmpabs.js";
 import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
 
 /** Longest x86 instruction. */
@@ -196,7 +197,24 @@ export function decodeInsn(
   const decoder = new Decoder(bits, views[n]!, DecoderOptions.None);
   decoder.decodeOut(insn);
   decoder.free();
+  if (insn.code === Code.INVALID && bits === 64) return fillJmpabs(n, out);
   return fill(mode, ipHi >>> 0, ipLo >>> 0, out);
+}
+
+/** The JMPABS in the first `n` scratch bytes (a TIP-receiving jump with its target), or BadInsn. */
+function fillJmpabs(n: number, out: InsnInfo): number {
+  const length = jmpabsLength(scratch, 0, n);
+  if (length === 0) {
+    out.clear();
+    return -ErrorCode.BadInsn;
+  }
+  const [hi, lo] = jmpabsTarget(scratch, 0, length);
+  out.length = length;
+  out.iclass = InsnClass.JumpIndirect;
+  out.flags = InsnFlag.Target;
+  out.targetHi = hi;
+  out.targetLo = lo;
+  return length;
 }
 
 /** Turn the iced instruction just decoded (at IP 0) into `out`. */
@@ -246,6 +264,14 @@ function fill(mode: number, ipHi: number, ipLo: number, out: InsnInfo): number {
   if (out.iclass !== InsnClass.Call) flags &= ~InsnFlag.ZeroLengthCall;
   out.flags = flags;
   return length;
+}
+
+/** A JMPABS at the start of `data` as text (its target is absolute), else "(bad)". */
+function formatJmpabs(data: Uint8Array, syntax: AsmSyntax): string {
+  const length = jmpabsLength(data, 0, data.length);
+  if (length === 0) return "(bad)";
+  const [hi, lo] = jmpabsTarget(data, 0, length);
+  return `jmpabs ${syntax === "att" ? "$" : ""}0x${toBigInt(hi, lo).toString(16)}`;
 }
 
 /** Assembly syntax for {@link formatInsn}. */
@@ -304,7 +330,7 @@ export function formatInsn(
     if (bits < 64) ip &= bits === 32 ? 0xffffffffn : 0xffffn;
     decoder.ip = ip;
     decoder.decodeOut(ins);
-    if (ins.code === Code.INVALID) return "(bad)";
+    if (ins.code === Code.INVALID) return bits === 64 ? formatJmpabs(data, syntax) : "(bad)";
     return formatter(syntax).format(ins);
   } finally {
     ins.free();

@@ -64,7 +64,7 @@ export type CofiType = (typeof CofiType)[keyof typeof CofiType];
  * | CondBranch   | Conditional Branch          | Jcc (70-7F, 0F 80-8F), JCXZ/JECXZ/JRCXZ (E3), LOOP/LOOPE/LOOPNE (E0-E2) |
  * | Jump         | Unconditional Direct Branch | JMP rel (E9, EB) |
  * | Call         | Unconditional Direct Branch | CALL rel (E8) |
- * | JumpIndirect | Indirect Branch             | JMP r/m (FF /4) |
+ * | JumpIndirect | Indirect Branch             | JMP r/m (FF /4); APX JMPABS (absolute target in the bytes, `Target` set, but Intel PT gives it a TIP) |
  * | CallIndirect | Indirect Branch             | CALL r/m (FF /2) |
  * | Return       | Indirect Branch             | RET (C3, C2 iw) |
  * | FarCall      | Far Transfers               | CALL ptr (9A), CALL m16:xx (FF /3) |
@@ -187,7 +187,7 @@ export function cofiType(iclass: number): CofiType {
 
 /** Bits of {@link InsnInfo.flags}. */
 export const InsnFlag = {
-  /** `targetHi`/`targetLo` hold the direct target (CondBranch, Jump, Call, Xbegin). */
+  /** `targetHi`/`targetLo` hold the direct target (CondBranch, Jump, Call, Xbegin, and JMPABS among the JumpIndirect). */
   Target: 1 << 0,
   /**
    * A near direct CALL with displacement 0 (its target is the next instruction).

@@ -1,0 +1,401 @@
+/**
+ * The block decoder (libipt's `pt_blk_*`): Intel PT trace plus the memory image in,
+ * blocks of instructions and events out.
+ *
+ * ```ts
+ * const dec = new BlockDecoder(trace, { image, config });
+ * const block = new Block();
+ * const ev = new PtEvent();
+ * for (let status = dec.syncForward(); status >= 0 || status !== -ErrorCode.Eos; ) {
+ *   if (status < 0) { report(status, dec.offset); status = dec.resync(); continue; }
+ *   while (status & Status.EventPending) status = dec.event(ev);  // events first
+ *   if (status < 0 || status & Status.Eos) break;
+ *   status = dec.next(block);                                     // then a block
+ * }
+ * ```
+ *
+ * Every call returns status flags ({@link Status}) or -{@link ErrorCode}: EventPending
+ * says to call {@link event} before the next {@link next}; IpSuppressed that tracing is
+ * off; Eos that the trace ended. Errors carry the trace offset in {@link offset}.
+ */
+import { defaultDecoderConfig } from "../event/config.js";
+import { EventFlag, EventType, type PtEvent, Status } from "../event/types.js";
+import type { Image } from "../image/index.js";
+import { ErrorCode } from "../packet/errors.js";
+import { toBigInt } from "../packet/u64.js";
+import { BlockEvents } from "./block-events.js";
+import { type FlowOptions, NO_EVENT } from "./flow-state.js";
+import type { Block } from "./records.js";
+
+export class BlockDecoder extends BlockEvents {
+  constructor(trace: Uint8Array, options: FlowOptions = {}) {
+    super(trace, options, options.config ?? defaultDecoderConfig());
+  }
+
+  /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
+  syncForward(): number {
+    this.reset();
+    const err = this.evdec.syncForward();
+    return err < 0 ? err : this.start();
+  }
+
+  /**
+   * Synchronise onto the PSB before the current position, or before the end when not
+   * synchronised (libipt `pt_blk_sync_backward`): 0 or -error. Incomplete PSB+ at the
+   * end are skipped.
+   */
+  syncBackward(): number {
+    const evdec = this.evdec;
+    const start = evdec.pos < 0 ? this.traceEnd : evdec.pos;
+    let sync = start;
+    for (;;) {
+      this.reset();
+      let pos: number;
+      do {
+        const err = evdec.syncBackward();
+        if (err < 0) return err;
+        pos = evdec.pos;
+      } while (sync <= pos);
+      sync = pos;
+      const status = this.start();
+      if (status < 0) {
+        if (status !== -ErrorCode.Eos) return status;
+        continue;
+      }
+      // Starting inside or right after PSB+ may find the same PSB again.
+      if (evdec.pos < start) return 0;
+    }
+  }
+
+  /** Synchronise onto the PSB at `offset` (libipt `pt_blk_sync_set`). */
+  syncSet(offset: number): number {
+    this.reset();
+    const err = this.evdec.syncSet(offset);
+    return err < 0 ? err : this.start();
+  }
+
+  /** Trace offset of the packet the decoder is at (for error messages), or -NoSync. */
+  get offset(): number {
+    return this.evdec.offset;
+  }
+
+  /** Offset of the last PSB, or -NoSync. */
+  get syncOffset(): number {
+    return this.evdec.syncOffset;
+  }
+
+  get image(): Image {
+    return this.code.image;
+  }
+
+  /** Decode in `image` from now on (libipt `pt_blk_set_image`). */
+  set image(image: Image) {
+    this.code.setImage(image);
+  }
+
+  /**
+   * Take over the state PSB+ announces: read its status updates on a copy of the event
+   * decoder (they are reported to the user as events too), then fetch the first event
+   * (libipt `pt_blk_start`).
+   */
+  private start(): number {
+    const look = this.copyOfEvents();
+    const ev = this.evAside;
+    while (look.pos === this.evdec.pos) {
+      const err = look.next(ev);
+      if (err < 0) {
+        if (err !== -ErrorCode.Eos) return err;
+        break;
+      }
+      if (!ev.statusUpdate) break;
+      if (ev.type === EventType.Enabled) {
+        this.enabled = true;
+        this.setIp(ev.ipHi, ev.ipLo);
+        break;
+      }
+    }
+    this.status = this.evdec.next(this.ev);
+    if (this.status < 0) this.ev.type = NO_EVENT;
+    return this.proceedTrailingEvent(null);
+  }
+
+  /**
+   * The next block of instructions into `block` (libipt `pt_blk_next`): status flags
+   * or -error. The block may be empty (ninsn 0) when an event came first; on error it
+   * holds what was decoded before the error (for diagnostics).
+   */
+  next(block: Block): number {
+    block.clear();
+    block.ipHi = this.ipHi;
+    block.ipLo = this.ipLo;
+    block.mode = this.mode;
+    block.speculative = this.speculative;
+    return this.proceed(block);
+  }
+
+  private proceed(block: Block): number {
+    const status = this.status;
+    if (status < 0) {
+      if (status !== -ErrorCode.Eos) return status;
+      // Out of trace, but the code may go on until it needs some (the next segment's
+      // trace may pick up from there); tracing must be on, though.
+      if (!this.enabled) return -ErrorCode.Eos;
+      const err = this.proceedNoEvent(block);
+      return err < 0 ? err : Status.Eos;
+    }
+    const type = this.ev.type;
+    if (type === EventType.Tnt || type === EventType.Tip) {
+      if (!this.enabled) return -ErrorCode.NoEnable;
+      const err = this.proceedNoEvent(block);
+      if (err < 0) return err;
+      return this.proceedTrailingEvent(block);
+    }
+    return this.proceedEvent(block);
+  }
+
+  /**
+   * The pending event into `out` (libipt `pt_blk_event`): status flags (EventPending
+   * if another is due) or -error (-BadQuery when none is due here).
+   */
+  event(out: PtEvent): number {
+    if (this.status < 0) return this.status;
+    const ev = this.ev;
+    let err = 0;
+    switch (ev.type) {
+      case EventType.Tnt:
+        return this.tickOnTnt(out);
+      case EventType.Enabled:
+        // Tracing resumes where it stopped (after a call: at its return address).
+        if (this.atIp(ev.ipHi, ev.ipLo)) ev.flags |= EventFlag.Resumed;
+        err = this.processEnabled(ev);
+        break;
+      case EventType.AsyncDisabled:
+        if (!this.atIp(ev.fromHi, ev.fromLo)) return -ErrorCode.BadQuery;
+        err = this.processDisabled(ev);
+        break;
+      case EventType.Disabled:
+        err = this.processDisabled(ev);
+        break;
+      case EventType.AsyncBranch:
+        if (!this.atIp(ev.fromHi, ev.fromLo)) return -ErrorCode.BadQuery;
+        if (ev.statusUpdate || !this.enabled) return -ErrorCode.BadContext;
+        this.setIp(ev.ipHi, ev.ipLo);
+        break;
+      case EventType.AsyncPaging:
+      case EventType.AsyncVmcs:
+        if (!ev.ipSuppressed && !this.atIp(ev.ipHi, ev.ipLo)) return -ErrorCode.BadQuery;
+        this.processAsid(ev);
+        break;
+      case EventType.Paging:
+      case EventType.Vmcs:
+        this.processAsid(ev);
+        break;
+      case EventType.Overflow:
+        err = this.processOverflow(ev);
+        break;
+      case EventType.ExecMode:
+        if (this.enabled && !ev.ipSuppressed && !this.atIp(ev.ipHi, ev.ipLo)) return -ErrorCode.BadQuery;
+        // Status updates check consistency.
+        if (ev.statusUpdate && this.enabled && this.mode !== 0 && this.mode !== ev.mode)
+          return -ErrorCode.BadStatusUpdate;
+        this.mode = ev.mode as typeof this.mode;
+        break;
+      case EventType.Tsx:
+        if (!ev.ipSuppressed && !this.atIp(ev.ipHi, ev.ipLo)) return -ErrorCode.BadQuery;
+        this.speculative = (ev.flags & EventFlag.Speculative) !== 0;
+        break;
+      case EventType.Stop:
+        if (ev.statusUpdate || this.enabled) return -ErrorCode.BadContext;
+        break;
+      case EventType.Exstop:
+      case EventType.Mwait:
+        if (!ev.ipSuppressed && this.enabled && !this.atIp(ev.ipHi, ev.ipLo)) return -ErrorCode.BadQuery;
+        break;
+      case EventType.Cbr:
+        this.hasCbr = true;
+        this.cbr = ev.ratio;
+        break;
+      case EventType.Tip:
+        return -ErrorCode.BadQuery;
+      case EventType.Iflags:
+      case EventType.Interrupt:
+      case EventType.Smi:
+      case EventType.Init:
+      case EventType.Vmexit:
+      case EventType.Shutdown:
+      case EventType.Uintr:
+      case EventType.Trig:
+      case EventType.Swintr:
+      case EventType.Syscall:
+        if (this.enabled && !ev.ipSuppressed && !this.atIp(ev.ipHi, ev.ipLo)) return -ErrorCode.BadQuery;
+        break;
+      case EventType.Rsm:
+      case EventType.Sipi:
+        if (!ev.ipSuppressed) return -ErrorCode.Internal;
+        break;
+      default:
+        // Pwre, Pwrx, Ptwrite, Tick, Mnt, Iret, Vmentry, Uiret: nothing to track.
+        break;
+    }
+    if (err < 0) return err;
+    out.copyFrom(ev);
+    err = this.fetchEvent();
+    if (err < 0) return err;
+    return this.proceedTrailingEvent(null);
+  }
+
+  /** A tick on the TNT in progress, which stays current (it has bits left or is next). */
+  private tickOnTnt(out: PtEvent): number {
+    const ev = this.ev;
+    if (!this.tickEvents || !ev.hasTsc || (ev.tscLo === this.tscLo && ev.tscHi === this.tscHi))
+      return -ErrorCode.BadQuery;
+    out.clear();
+    out.type = EventType.Tick;
+    out.hasTsc = true;
+    out.tscHi = ev.tscHi;
+    out.tscLo = ev.tscLo;
+    out.lostMtc = ev.lostMtc;
+    out.lostCyc = ev.lostCyc;
+    out.ipHi = this.ipHi;
+    out.ipLo = this.ipLo;
+    // The decoder's time moves now, so that a TNT gets one tick at most.
+    this.hasTsc = true;
+    this.tscHi = ev.tscHi;
+    this.tscLo = ev.tscLo;
+    this.lostMtc = ev.lostMtc;
+    this.lostCyc = ev.lostCyc;
+    if (ev.size === 0) {
+      const err = this.fetchEvent();
+      if (err < 0) return err;
+    }
+    return this.proceedTrailingEvent(null);
+  }
+
+  /**
+   * Resynchronise after an error at the next event that tells an IP (libipt
+   * `pt_blk_resync`): status flags, or -EventIgnored when an event without IP must be
+   * fetched with {@link event} first (then call resync again), or -error. Inside PSB+
+   * it goes back to the PSB.
+   */
+  resync(): number {
+    this.clearPostponed();
+    const ev = this.ev;
+    for (;;) {
+      if (this.status < 0) return this.status;
+      if (ev.statusUpdate) {
+        const sync = this.evdec.syncOffset;
+        return sync < 0 ? sync : this.syncSet(sync);
+      }
+      switch (ev.type) {
+        case EventType.Enabled:
+          this.enabled = false;
+          return this.flags(Status.EventPending);
+        case EventType.Disabled: {
+          this.enabled = true;
+          this.setIp(0, 0);
+          const err = this.processDisabled(ev);
+          return err < 0 ? err : this.resyncAtEvent();
+        }
+        case EventType.AsyncDisabled:
+          this.setIp(ev.fromHi, ev.fromLo);
+          // Turned into a synchronous disable, the event is dropped here.
+          if (this.config.errata.skd022 && this.erratumSkd022(ev) !== 0) break;
+          return this.flags(Status.EventPending);
+        case EventType.AsyncBranch:
+          this.setIp(ev.fromHi, ev.fromLo);
+          return this.flags(Status.EventPending);
+        case EventType.AsyncPaging:
+        case EventType.AsyncVmcs:
+          if (!ev.ipSuppressed) {
+            this.setIp(ev.ipHi, ev.ipLo);
+            return this.flags(Status.EventPending);
+          }
+          this.processAsid(ev);
+          break;
+        case EventType.Paging:
+        case EventType.Vmcs:
+          this.processAsid(ev);
+          break;
+        case EventType.Overflow:
+          return this.flags(Status.EventPending);
+        case EventType.ExecMode:
+        case EventType.Tsx:
+        case EventType.Iflags:
+        case EventType.Interrupt:
+          // These tell whether tracing is on, and where.
+          this.enabled = !ev.ipSuppressed;
+          if (this.enabled) this.setIp(ev.ipHi, ev.ipLo);
+          return this.flags(Status.EventPending);
+        case EventType.Exstop:
+        case EventType.Mwait:
+        case EventType.Tick:
+        case EventType.Iret:
+        case EventType.Smi:
+        case EventType.Rsm:
+        case EventType.Init:
+        case EventType.Vmexit:
+        case EventType.Shutdown:
+        case EventType.Uintr:
+        case EventType.Swintr:
+        case EventType.Syscall:
+          if (ev.ipSuppressed) break;
+          this.setIp(ev.ipHi, ev.ipLo);
+          return this.flags(Status.EventPending);
+        case EventType.Ptwrite:
+          // Without an IP it binds to an instruction we cannot find: the user takes it.
+          if (ev.ipSuppressed) return -ErrorCode.EventIgnored;
+          this.setIp(ev.ipHi, ev.ipLo);
+          // It is reported after its instruction.
+          return this.flags(0);
+        case EventType.Vmentry:
+        case EventType.Uiret:
+          if (ev.ipSuppressed) break;
+          this.setIp(ev.ipHi, ev.ipLo);
+          return this.flags(0);
+        case EventType.Tip:
+          this.setIp(ev.ipHi, ev.ipLo);
+          return this.resyncAtEvent();
+        default:
+          // Stop, Pwre, Pwrx, Cbr, Mnt, Tnt, Sipi, Trig: no IP.
+          break;
+      }
+      const err = this.fetchEvent();
+      if (err < 0) return err;
+    }
+  }
+
+  /** Resume at the current event, consuming it. */
+  private resyncAtEvent(): number {
+    const err = this.fetchEvent();
+    return err < 0 ? err : this.proceedTrailingEvent(null);
+  }
+
+  /**
+   * The time of the last event consumed (libipt `pt_blk_time`): 0, or -NoTime when
+   * there is none (then {@link tsc} is 0 or stale). See {@link tsc}, {@link lostMtc},
+   * {@link lostCyc}.
+   */
+  time(): number {
+    return this.hasTsc ? 0 : -ErrorCode.NoTime;
+  }
+
+  /** The TSC of the last event consumed (API edge). */
+  get tsc(): bigint {
+    return toBigInt(this.tscHi, this.tscLo);
+  }
+
+  /** The last core:bus ratio (libipt `pt_blk_core_bus_ratio`), or -NoCbr. */
+  coreBusRatio(): number {
+    return this.hasCbr ? this.cbr : -ErrorCode.NoCbr;
+  }
+
+  /** The current CR3 (all ones: unknown). */
+  get cr3(): bigint {
+    return toBigInt(this.code.cr3Hi, this.code.cr3Lo);
+  }
+
+  /** The current VMCS base (all ones: unknown). */
+  get vmcs(): bigint {
+    return toBigInt(this.code.vmcsHi, this.code.vmcsLo);
+  }
+}

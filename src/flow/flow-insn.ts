@@ -1,0 +1,132 @@
+/**
+ * The decoder's working record of one instruction (libipt's `pt_insn` together with
+ * its `pt_insn_ext`), and the questions the decoders ask about it. A few instances
+ * are preallocated per decoder and reused.
+ */
+import { addSize, sum, TWO_32 } from "../image/addr.js";
+import { ErrorCode } from "../packet/errors.js";
+import { add64, U64 } from "../time/u64.js";
+import { FACT_SHIFT, FlowClass, InsnFact } from "./flow-class.js";
+import { MAX_RAW } from "./records.js";
+
+export class FlowInsn {
+  ipHi = 0;
+  ipLo = 0;
+  mode = 0;
+  /** Length in bytes (0 until decoded). */
+  size = 0;
+  /** {@link FlowClass} in bits 0-3, {@link InsnFact} bits above (see classify). */
+  info = 0;
+  /** The isa layer's InsnClass. */
+  iclass = 0;
+  /** Displacement of a direct branch (from the end of the instruction). */
+  disp = 0;
+  /** Section id the instruction starts in. */
+  isid = 0;
+  /** The bytes continue in another section; then `raw` holds them. */
+  truncated = false;
+  readonly raw = new Uint8Array(MAX_RAW);
+
+  /** Start over at (hi:lo) in `mode`, nothing decoded. */
+  reset(hi: number, lo: number, mode: number): void {
+    this.ipHi = hi;
+    this.ipLo = lo;
+    this.mode = mode;
+    this.size = 0;
+    this.info = 0;
+    this.iclass = 0;
+    this.disp = 0;
+    this.isid = 0;
+    this.truncated = false;
+  }
+
+  copyFrom(o: FlowInsn): void {
+    this.ipHi = o.ipHi;
+    this.ipLo = o.ipLo;
+    this.mode = o.mode;
+    this.size = o.size;
+    this.info = o.info;
+    this.iclass = o.iclass;
+    this.disp = o.disp;
+    this.isid = o.isid;
+    this.truncated = o.truncated;
+    if (o.truncated) this.raw.set(o.raw);
+  }
+
+  has(fact: number): boolean {
+    return ((this.info >>> FACT_SHIFT) & fact) !== 0;
+  }
+}
+
+/** Result of {@link nextIp}. */
+export const next = new U64();
+
+/**
+ * Where execution goes after `insn` without trace (libipt `pt_insn_next_ip`), into
+ * {@link next}: 0; -BadQuery when trace decides (conditional, indirect and far
+ * branches, returns); -BadInsn for an undecoded instruction.
+ */
+export function nextIp(insn: FlowInsn): number {
+  const c = insn.info & 15;
+  let delta = insn.size;
+  if (c === FlowClass.Jump || c === FlowClass.Call) {
+    if (((insn.info >>> FACT_SHIFT) & InsnFact.Direct) === 0) return -ErrorCode.BadQuery;
+    delta += insn.disp;
+  } else if (c !== FlowClass.Other && c !== FlowClass.Ptwrite) {
+    return c === FlowClass.Unknown ? -ErrorCode.BadInsn : -ErrorCode.BadQuery;
+  }
+  addDelta(insn, delta);
+  return 0;
+}
+
+/** The address after the instruction (ip + size) into {@link next}. */
+export function fallThrough(insn: FlowInsn): void {
+  add64(next, insn.ipHi, insn.ipLo, 0, insn.size);
+}
+
+/** The target of a direct branch (ip + size + displacement, modulo 2^64) into {@link next}. */
+export function branchTarget(insn: FlowInsn): void {
+  addDelta(insn, insn.size + insn.disp);
+}
+
+/** next = (hi:lo) + x for -2^32 < x < 2^53 (an offset from an origin, or a branch's reach). */
+export function addOffset(hi: number, lo: number, x: number): void {
+  const l = lo + x;
+  if (x >= 0 && l < TWO_32) {
+    next.hi = hi;
+    next.lo = l;
+  } else if (x >= 0) {
+    addSize(hi, lo, x);
+    next.hi = sum.hi;
+    next.lo = sum.lo;
+  } else {
+    add64(next, hi, lo, 0xffffffff, x >>> 0);
+  }
+}
+
+/** next = ip + delta for a signed delta within ±2^32. */
+function addDelta(insn: FlowInsn, delta: number): void {
+  add64(next, insn.ipHi, insn.ipLo, delta < 0 ? 0xffffffff : 0, delta >>> 0);
+}
+
+/** A far branch (libipt `pt_insn_is_far_branch`). */
+function isFar(insn: FlowInsn): boolean {
+  const c = insn.info & 15;
+  return c === FlowClass.FarCall || c === FlowClass.FarReturn || c === FlowClass.FarJump;
+}
+
+/** A PIP (paging event) binds to it: MOV CR3, VMLAUNCH/VMRESUME, far branches. */
+export function bindsToPip(insn: FlowInsn): boolean {
+  return insn.has(InsnFact.MovCr3 | InsnFact.VmEntry) || isFar(insn);
+}
+
+/** A VMCS packet binds to it: VMPTRLD, VMLAUNCH/VMRESUME, far branches. */
+export function bindsToVmcs(insn: FlowInsn): boolean {
+  return insn.has(InsnFact.Vmptrld | InsnFact.VmEntry) || isFar(insn);
+}
+
+/** Any branch (libipt `pt_insn_is_branch`). */
+export function isBranch(insn: FlowInsn): boolean {
+  const c = insn.info & 15;
+  return c >= FlowClass.Call && c <= FlowClass.FarJump ? true : c === FlowClass.Indirect;
+}

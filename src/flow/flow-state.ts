@@ -1,0 +1,435 @@
+/**
+ * The state of a block decoder (libipt's `struct pt_block_decoder`) and the steps
+ * that consume trace: fetching events, taking TNT bits and TIPs, RET compression,
+ * tick events, and the instruction an event binding was postponed on.
+ *
+ * The decoder is split by concern over a class chain, one file each: this state,
+ * BlockStep (one instruction at a time), BlockFill (filling the block cache),
+ * BlockWalk (following code), BlockEvents (placing events) and BlockDecoder (the
+ * API). Fields are plain numbers and booleans, 64-bit values as unsigned 32-bit
+ * halves.
+ */
+import type { DecoderConfig } from "../event/config.js";
+import { EventDecoder } from "../event/decoder.js";
+import { EventType, PtEvent, Status } from "../event/types.js";
+import { TWO_32 } from "../image/addr.js";
+import type { Image, ImageSet } from "../image/index.js";
+import { ExecMode } from "../isa/index.js";
+import { ErrorCode } from "../packet/errors.js";
+import { AddrFilterCheck } from "./addr-filter.js";
+import { CodeReader } from "./code-reader.js";
+import { FlowClass, InsnFact } from "./flow-class.js";
+import { addOffset, branchTarget, FlowInsn, fallThrough, next, nextIp } from "./flow-insn.js";
+import { ReturnStack } from "./return-stack.js";
+
+/** An event type no event has: the current event after an event-decoder error. */
+export const NO_EVENT = 0xff as EventType;
+
+/** Where the trace comes from and what the code looked like. */
+export interface FlowOptions {
+  /** How the trace was recorded (errata, filter, flags); libipt's zero config by default. */
+  config?: DecoderConfig;
+  /** The memory image (one address space). */
+  image?: Image;
+  /** Images per address space; the image follows PIP (CR3) and VMCS changes. */
+  images?: ImageSet;
+  /** Decode `trace[begin, end)`; offsets are relative to begin. */
+  begin?: number;
+  end?: number;
+}
+
+export class FlowState {
+  protected readonly evdec: EventDecoder;
+  /** A second event decoder to read ahead on (made on first use). */
+  private spare: EventDecoder | null = null;
+  protected readonly config: DecoderConfig;
+  protected readonly filter: AddrFilterCheck;
+  protected readonly tickEvents: boolean;
+  protected readonly endOnCall: boolean;
+  protected readonly endOnJump: boolean;
+  /** Bytes of trace (for syncBackward's start when not synchronised). */
+  protected readonly traceEnd: number;
+
+  /** The memory image and the code caches. */
+  readonly code: CodeReader;
+  protected readonly stack = new ReturnStack();
+  /** The current event: valid while {@link status} is not negative. */
+  protected readonly ev = new PtEvent();
+  /** Scratch event for look-ahead. */
+  protected readonly evAside = new PtEvent();
+  /** The instruction events are bound to before proceeding past it (`process_insn`). */
+  protected readonly postponed = new FlowInsn();
+
+  /** Start of the next block; where tracing is expected to resume while disabled. */
+  ipHi = 0;
+  ipLo = 0;
+  /** Time of the last event consumed. */
+  tscHi = 0;
+  tscLo = 0;
+  lostMtc = 0;
+  lostCyc = 0;
+  protected cbr = 0;
+  /** Instructions since the last TRIG anchor (valid with hasIcnt). */
+  protected icnt = 0;
+  mode: ExecMode = ExecMode.Unknown;
+  /** The event decoder's last status; negative once it failed (-Eos at the end). */
+  protected status = -ErrorCode.NoSync;
+  enabled = false;
+  speculative = false;
+  protected hasTsc = false;
+  protected hasCbr = false;
+  protected hasIcnt = false;
+  protected processInsn = false;
+  /** Events of these kinds are already bound to the postponed instruction. */
+  protected boundPaging = false;
+  protected boundVmcs = false;
+  protected boundPtwrite = false;
+  protected boundIret = false;
+  protected boundVmentry = false;
+  protected boundUiret = false;
+  protected boundSwintr = false;
+  protected boundSyscall = false;
+
+  constructor(trace: Uint8Array, options: FlowOptions, config: DecoderConfig) {
+    this.config = config;
+    const begin = options.begin ?? 0;
+    const end = Math.min(options.end ?? trace.length, trace.length);
+    this.evdec = new EventDecoder(trace, config, { begin, end });
+    this.traceEnd = Math.max(0, end - Math.max(0, begin));
+    this.filter = new AddrFilterCheck(config.addrFilter);
+    this.tickEvents = config.enableTickEvents;
+    this.endOnCall = config.endOnCall;
+    this.endOnJump = config.endOnJump;
+    this.code = new CodeReader(options.image ?? null, options.images ?? null);
+  }
+
+  /** Forget everything but the trace position (libipt `pt_blk_reset`). */
+  protected reset(): void {
+    this.tscHi = 0;
+    this.tscLo = 0;
+    this.lostMtc = 0;
+    this.lostCyc = 0;
+    this.cbr = 0;
+    this.icnt = 0;
+    this.mode = ExecMode.Unknown;
+    this.ipHi = 0;
+    this.ipLo = 0;
+    this.status = -ErrorCode.NoSync;
+    this.enabled = false;
+    this.speculative = false;
+    this.hasTsc = false;
+    this.hasCbr = false;
+    this.hasIcnt = false;
+    this.clearPostponed();
+    this.ev.type = NO_EVENT;
+    this.stack.clear();
+    this.code.resetAsid();
+  }
+
+  /** Status flags as returned to users: `flags` plus IpSuppressed and Eos as they apply. */
+  protected flags(flags: number): number {
+    if (!this.enabled) flags |= Status.IpSuppressed;
+    if (this.status === -ErrorCode.Eos) flags |= Status.Eos;
+    return flags;
+  }
+
+  protected atIp(hi: number, lo: number): boolean {
+    return this.ipLo === lo && this.ipHi === hi;
+  }
+
+  protected setIp(hi: number, lo: number): void {
+    this.ipHi = hi;
+    this.ipLo = lo;
+  }
+
+  /** IP = (baseHi:baseLo) + x for -2^32 < x < 2^53 (a section offset, or where a branch leads). */
+  protected setIpAt(baseHi: number, baseLo: number, x: number): void {
+    const lo = baseLo + x;
+    if (x >= 0 && lo < TWO_32) {
+      // The common case, without a carry into the high half.
+      this.ipHi = baseHi;
+      this.ipLo = lo;
+    } else {
+      addOffset(baseHi, baseLo, x);
+      this.ipHi = next.hi;
+      this.ipLo = next.lo;
+    }
+  }
+
+  /**
+   * Done with the current event: remember its time, update the TRIG anchor, and read
+   * the next one (libipt `pt_blk_fetch_event`). An event-decoder error is kept in
+   * {@link status}, to be reported when it matters; the result is 0 or -Internal.
+   */
+  protected fetchEvent(): number {
+    const ev = this.ev;
+    this.tscHi = ev.tscHi;
+    this.tscLo = ev.tscLo;
+    this.hasTsc = ev.hasTsc;
+    this.lostMtc = ev.lostMtc;
+    this.lostCyc = ev.lostCyc;
+    const err = this.updateTrigAnchor(ev);
+    if (err < 0) return err;
+    const status = this.evdec.next(ev);
+    if (status < 0) {
+      this.status = status;
+      ev.type = NO_EVENT;
+    }
+    return 0;
+  }
+
+  /**
+   * Events whose packets carry an IP are TRIG anchors: TRIG's instruction count starts
+   * there (libipt `pt_blk_find_trig_anchor`).
+   */
+  private updateTrigAnchor(ev: PtEvent): number {
+    switch (ev.type) {
+      case EventType.Paging:
+      case EventType.Sipi:
+      case EventType.Cbr:
+      case EventType.Mnt:
+      case EventType.Stop:
+      case EventType.Vmcs:
+      case EventType.Mwait:
+      case EventType.Pwre:
+      case EventType.Pwrx:
+        return 0;
+      case EventType.Enabled:
+      case EventType.AsyncBranch:
+      case EventType.Tip:
+      case EventType.Tnt:
+        if (ev.ipSuppressed) return -ErrorCode.Internal;
+        this.setTrigAnchor(true);
+        return 0;
+      case EventType.Disabled:
+      case EventType.AsyncDisabled:
+        this.setTrigAnchor(false);
+        return 0;
+      case EventType.Overflow:
+        this.setTrigAnchor(!ev.ipSuppressed);
+        return 0;
+      case NO_EVENT:
+        return -ErrorCode.Internal;
+      default:
+        if (!ev.ipSuppressed) this.setTrigAnchor(true);
+        return 0;
+    }
+  }
+
+  private setTrigAnchor(on: boolean): void {
+    this.hasIcnt = on;
+    this.icnt = 0;
+  }
+
+  /**
+   * We consumed a TIP: report a tick on it if asked for and the time moved, else go
+   * to the next event (libipt `pt_blk_tick`). `hi:lo` is the IP the tick is at.
+   */
+  private tick(hi: number, lo: number): number {
+    const ev = this.ev;
+    if (this.tickEvents && (ev.tscLo !== this.tscLo || ev.tscHi !== this.tscHi)) {
+      ev.type = EventType.Tick;
+      ev.ipHi = hi;
+      ev.ipLo = lo;
+      return 0;
+    }
+    return this.fetchEvent();
+  }
+
+  /**
+   * The destination of an indirect branch from a TIP (libipt `pt_blk_proceed_indirect`).
+   * A TIP may be deferred behind the TNT in progress: read ahead for it on a copy of
+   * the event decoder and keep the TNT current.
+   */
+  protected proceedIndirect(): number {
+    const ev = this.ev;
+    if (ev.type === EventType.Tip) {
+      if (ev.ipSuppressed) return -ErrorCode.BadPacket;
+      const hi = this.ipHi;
+      const lo = this.ipLo;
+      this.setIp(ev.ipHi, ev.ipLo);
+      return this.tick(hi, lo);
+    }
+    if (ev.type !== EventType.Tnt) return -ErrorCode.BadQuery;
+    const saved = this.copyOfEvents();
+    const tnt = this.evAside.copyFrom(ev);
+    const status = this.evdec.next(ev);
+    if (status < 0 || (ev.type as EventType) !== EventType.Tip) {
+      this.evdec.copyFrom(saved);
+      ev.copyFrom(tnt);
+      return -ErrorCode.BadQuery;
+    }
+    this.setIp(ev.ipHi, ev.ipLo);
+    // No tick for this TIP: the TNT in progress must stay the current event.
+    ev.copyFrom(tnt);
+    return 0;
+  }
+
+  /**
+   * Take the next TNT bit (libipt `pt_blk_cond_branch`): 1 taken, 0 not taken,
+   * -BadQuery when the current event is no TNT. The event stays current when its last
+   * bit is taken (so that a tick can still be reported on it).
+   */
+  protected condBranch(): number {
+    const ev = this.ev;
+    if (ev.type !== EventType.Tnt) return -ErrorCode.BadQuery;
+    let size = ev.size;
+    if (size === 0) return -ErrorCode.Internal;
+    size -= 1;
+    ev.size = size;
+    return (size >= 32 ? ev.payloadHi >>> (size - 32) : ev.payloadLo >>> size) & 1;
+  }
+
+  /** A copy of the event decoder in its current state, to read ahead on or go back to. */
+  protected copyOfEvents(): EventDecoder {
+    this.spare ??= this.evdec.clone();
+    return this.spare.copyFrom(this.evdec);
+  }
+
+  /** Push a near call's return address (libipt `pt_blk_log_call`). */
+  protected logCall(insn: FlowInsn): void {
+    if ((insn.info & 15) !== FlowClass.Call) return;
+    // A call to the next instruction (position-independent code) is not a call.
+    if (insn.has(InsnFact.Direct) && insn.disp === 0) return;
+    fallThrough(insn);
+    this.stack.push(next.hi, next.lo);
+  }
+
+  /**
+   * We could not go on without trace after `insn`: use trace for the last step to the
+   * next block's start (libipt `pt_blk_proceed_with_trace`).
+   */
+  protected proceedWithTrace(insn: FlowInsn): number {
+    switch (insn.info & 15) {
+      case FlowClass.CondJump: {
+        const taken = this.condBranch();
+        if (taken < 0) return taken;
+        if (taken === 0) fallThrough(insn);
+        else branchTarget(insn);
+        this.setIp(next.hi, next.lo);
+        return 0;
+      }
+      case FlowClass.Return: {
+        // A compressed return is a taken TNT bit.
+        const taken = this.condBranch();
+        if (taken === -ErrorCode.BadQuery) break;
+        if (taken < 0) return taken;
+        if (taken === 0) return -ErrorCode.BadRetComp;
+        return this.popReturn();
+      }
+      case FlowClass.Jump:
+      case FlowClass.Call:
+        if (insn.has(InsnFact.Direct)) return -ErrorCode.Internal;
+        break;
+      case FlowClass.FarCall:
+      case FlowClass.FarReturn:
+      case FlowClass.FarJump:
+      case FlowClass.Indirect:
+        break;
+      case FlowClass.Unknown:
+        return -ErrorCode.BadInsn;
+      default:
+        return -ErrorCode.Internal;
+    }
+    return this.proceedIndirect();
+  }
+
+  /** A compressed return: continue at the popped return address. */
+  protected popReturn(): number {
+    const err = this.stack.pop();
+    if (err < 0) return err;
+    this.setIp(this.stack.poppedHi, this.stack.poppedLo);
+    return 0;
+  }
+
+  /** Tracing starts (libipt `pt_blk_process_enabled`). 0 or -error. */
+  protected processEnabled(ev: PtEvent): number {
+    // A status update only checks consistency.
+    if (ev.statusUpdate) return this.enabled ? 0 : -ErrorCode.BadStatusUpdate;
+    if (ev.ipSuppressed) return -ErrorCode.NoIp;
+    if (this.enabled) return -ErrorCode.BadContext;
+    this.setIp(ev.ipHi, ev.ipLo);
+    this.enabled = true;
+    return 0;
+  }
+
+  /**
+   * Tracing stops (libipt `pt_blk_process_disabled`). The IP stays: it is where
+   * tracing is expected to resume. 0 or -error.
+   */
+  protected processDisabled(ev: PtEvent): number {
+    if (ev.statusUpdate) return this.enabled ? -ErrorCode.BadStatusUpdate : 0;
+    if (!this.enabled) return -ErrorCode.BadContext;
+    this.enabled = false;
+    // TRIG counts from the anchor again: our IP goes stale while tracing is off.
+    this.icnt = 0;
+    return 0;
+  }
+
+  /** A new CR3 or VMCS base (libipt `pt_blk_process_paging` / `_vmcs`). */
+  protected processAsid(ev: PtEvent): void {
+    const code = this.code;
+    const hi = ev.payloadHi;
+    const lo = ev.payloadLo;
+    if (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging) {
+      if (hi !== code.cr3Hi || lo !== code.cr3Lo) code.setAsid(hi, lo, code.vmcsHi, code.vmcsLo);
+    } else if (hi !== code.vmcsHi || lo !== code.vmcsLo) {
+      code.setAsid(code.cr3Hi, code.cr3Lo, hi, lo);
+    }
+  }
+
+  /**
+   * An overflow resolved (libipt `pt_blk_process_overflow`): with an IP tracing is on
+   * there, without one it is off. TSX state is unknown (assume none); the mode is kept.
+   */
+  protected processOverflow(ev: PtEvent): number {
+    if (ev.statusUpdate) return -ErrorCode.BadContext;
+    if (ev.ipSuppressed) {
+      this.enabled = false;
+      this.setIp(0, 0);
+    } else {
+      this.enabled = true;
+      this.setIp(ev.ipHi, ev.ipLo);
+    }
+    this.speculative = false;
+    return 0;
+  }
+
+  /** Hold `insn` until the events that bind to it are reported (libipt `pt_blk_postpone_insn`). */
+  protected postpone(insn: FlowInsn): number {
+    if (this.processInsn) return -ErrorCode.Internal;
+    this.processInsn = true;
+    this.postponed.copyFrom(insn);
+    return this.flags(Status.EventPending);
+  }
+
+  protected clearPostponed(): void {
+    this.processInsn = false;
+    this.boundPaging = false;
+    this.boundVmcs = false;
+    this.boundPtwrite = false;
+    this.boundIret = false;
+    this.boundVmentry = false;
+    this.boundUiret = false;
+    this.boundSwintr = false;
+    this.boundSyscall = false;
+  }
+
+  /** Go past the postponed instruction, if any (libipt `pt_blk_proceed_postponed_insn`). */
+  protected proceedPostponed(): number {
+    if (!this.processInsn) return 0;
+    if (this.enabled) {
+      const insn = this.postponed;
+      const status = nextIp(insn);
+      if (status === 0) {
+        this.setIp(next.hi, next.lo);
+      } else {
+        if (status !== -ErrorCode.BadQuery) return status;
+        const err = this.proceedWithTrace(insn);
+        if (err < 0) return err;
+      }
+    }
+    this.clearPostponed();
+    return 0;
+  }
+}

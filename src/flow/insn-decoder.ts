@@ -1,0 +1,272 @@
+/**
+ * The instruction decoder (libipt's `pt_insn_*`): one instruction per call, a thin
+ * layer over {@link BlockDecoder} that walks each block's instructions. Statuses and
+ * events are the block decoder's, reported at the end of each block, so both
+ * decoders give the same instructions and events in the same order.
+ *
+ * ```ts
+ * const dec = new InsnDecoder(trace, { image });
+ * const insn = new Insn();
+ * const ev = new PtEvent();
+ * let status = dec.syncForward();
+ * while (status >= 0) {
+ *   while (status & Status.EventPending) status = dec.event(ev);
+ *   if (status < 0 || status & Status.Eos) break;
+ *   status = dec.next(insn);     // insn.ip, insn.size, insn.raw, insn.iclass, ...
+ * }
+ * ```
+ *
+ * `next` returns -EventIgnored when an event was due that had not been announced
+ * (call {@link event} then); errors leave the failing instruction's ip, mode and
+ * isid in the record with `iclass` Unknown.
+ */
+import { defaultDecoderConfig } from "../event/config.js";
+import { type PtEvent, Status } from "../event/types.js";
+import type { Image } from "../image/index.js";
+import type { InsnClass } from "../isa/index.js";
+import { ErrorCode } from "../packet/errors.js";
+import { BlockDecoder } from "./block-decoder.js";
+import { FACT_SHIFT, FlowClass, InsnFact } from "./flow-class.js";
+import { addOffset, FlowInsn, next, nextIp } from "./flow-insn.js";
+import type { FlowOptions } from "./flow-state.js";
+import { Block, type Insn } from "./records.js";
+import { InsnMeta, slot } from "./section-cache.js";
+
+export class InsnDecoder {
+  /** The block decoder underneath (for its queries). */
+  private readonly blocks: BlockDecoder;
+  /** The block being walked; its ip is the next instruction's. */
+  private readonly block = new Block();
+  /** The block decoder's status for the current block, reported when it is used up. */
+  private status = 0;
+  private readonly work = new FlowInsn();
+  /**
+   * Offset of the block's next instruction from the code reader's origin while it is
+   * known to be in the reader's current section window; -1 otherwise.
+   */
+  private off = -1;
+
+  constructor(trace: Uint8Array, options: FlowOptions = {}) {
+    // Blocks end where they must; ending them after calls or jumps changes nothing here.
+    const config = { ...(options.config ?? defaultDecoderConfig()), endOnCall: false, endOnJump: false };
+    this.blocks = new BlockDecoder(trace, { ...options, config });
+  }
+
+  /** Synchronise onto the next PSB: status flags or -error. */
+  syncForward(): number {
+    return this.started(this.blocks.syncForward());
+  }
+
+  /** Synchronise onto the PSB before the current position (or the end). */
+  syncBackward(): number {
+    return this.started(this.blocks.syncBackward());
+  }
+
+  /** Synchronise onto the PSB at `offset`. */
+  syncSet(offset: number): number {
+    return this.started(this.blocks.syncSet(offset));
+  }
+
+  /** Resynchronise after an error (see {@link BlockDecoder.resync}). */
+  resync(): number {
+    return this.started(this.blocks.resync());
+  }
+
+  private started(status: number): number {
+    this.block.clear();
+    this.off = -1;
+    this.status = 0;
+    if (status < 0) return status;
+    this.status = status;
+    return status;
+  }
+
+  get offset(): number {
+    return this.blocks.offset;
+  }
+
+  get syncOffset(): number {
+    return this.blocks.syncOffset;
+  }
+
+  get image(): Image {
+    return this.blocks.image;
+  }
+
+  set image(image: Image) {
+    this.blocks.image = image;
+  }
+
+  /** See {@link BlockDecoder.time}; the values are {@link tsc}, {@link lostMtc}, {@link lostCyc}. */
+  time(): number {
+    return this.blocks.time();
+  }
+
+  get tsc(): bigint {
+    return this.blocks.tsc;
+  }
+
+  get lostMtc(): number {
+    return this.blocks.lostMtc;
+  }
+
+  get lostCyc(): number {
+    return this.blocks.lostCyc;
+  }
+
+  coreBusRatio(): number {
+    return this.blocks.coreBusRatio();
+  }
+
+  get cr3(): bigint {
+    return this.blocks.cr3;
+  }
+
+  get vmcs(): bigint {
+    return this.blocks.vmcs;
+  }
+
+  /**
+   * The next instruction into `insn` (libipt `pt_insn_next`): status flags (at a
+   * block's end, the block decoder's) or -error.
+   */
+  next(insn: Insn): number {
+    const block = this.block;
+    insn.clear();
+    this.describe(insn);
+    while (block.ninsn === 0) {
+      // Errors and events belong to the end of the previous block.
+      if (this.status < 0) return this.status;
+      if (this.status & Status.EventPending) return -ErrorCode.EventIgnored;
+      const status = this.blocks.next(block);
+      this.status = status;
+      this.off = -1;
+      this.describe(insn);
+      if (block.ninsn !== 0) break;
+      if (status < 0) return status;
+      // An event hid behind an empty block.
+      if (status & Status.EventPending) return -ErrorCode.EventIgnored;
+    }
+    if (this.off < 0 && !(block.truncated && block.ninsn === 1) && block.isid !== 0) {
+      // Where libipt reads the instruction from (its error is the instruction's).
+      const isid = this.blocks.code.lookupForInsns(block.ipHi, block.ipLo);
+      if (isid < 0) return isid;
+      this.off = this.blocks.code.msec.off;
+    }
+    if (this.fromCache(insn)) return block.ninsn !== 0 ? 0 : this.blockEnd();
+    this.off = -1;
+    const work = this.work;
+    work.reset(block.ipHi, block.ipLo, block.mode);
+    const err = this.decode(work, insn);
+    if (err < 0) return err;
+    insn.iclass = (work.info & 15) as FlowClass;
+    insn.insnClass = work.iclass as InsnClass;
+    insn.size = work.size;
+    insn.truncated = work.truncated;
+    block.ninsn -= 1;
+    if (block.ninsn !== 0) {
+      // Inside a block the way on needs no trace.
+      const status = nextIp(work);
+      if (status < 0) return status;
+      block.ipHi = next.hi;
+      block.ipLo = next.lo;
+      return 0;
+    }
+    return this.blockEnd();
+  }
+
+  /** After the block's last instruction: its status, once it did end where it should. */
+  private blockEnd(): number {
+    const block = this.block;
+    if (block.ipHi !== block.endIpHi || block.ipLo !== block.endIpLo) return -ErrorCode.Internal;
+    return this.status;
+  }
+
+  /**
+   * The fast way through a block: the block's next instruction from the decode cache
+   * of the section the block decoder just walked, following it by offset. Fills
+   * `insn`, consumes the instruction and returns true; false (nothing done) when the
+   * instruction is not cached there, or is one the general way must handle.
+   */
+  private fromCache(insn: Insn): boolean {
+    const block = this.block;
+    const code = this.blocks.code.msec;
+    const off = this.off;
+    if (off < 0) return false;
+    const cache = code.cache;
+    if (cache === null) return false;
+    const page = cache.page(off);
+    const i = slot(off);
+    const meta = page.meta[i]!;
+    const size = InsnMeta.size(meta);
+    if (meta === 0 || InsnMeta.mode(meta) !== block.mode || off + size > code.winEnd) return false;
+    const info = InsnMeta.info(meta);
+    const c = info & 15;
+    let step = size;
+    if (block.ninsn > 1) {
+      // Inside a block only straight-line code and direct jumps and calls occur.
+      if (c === FlowClass.Jump || c === FlowClass.Call) {
+        if (((info >>> FACT_SHIFT) & InsnFact.Direct) === 0) return false;
+        step += page.disp[i]!;
+      } else if (c !== FlowClass.Other && c !== FlowClass.Ptwrite) {
+        return false;
+      }
+    }
+    insn.iclass = c as FlowClass;
+    insn.insnClass = InsnMeta.iclass(meta) as InsnClass;
+    insn.size = size;
+    code.copyRaw(off, size, insn.raw);
+    block.ninsn -= 1;
+    if (block.ninsn !== 0) {
+      const to = off + step;
+      addOffset(code.baseHi, code.baseLo, to);
+      block.ipHi = next.hi;
+      block.ipLo = next.lo;
+      this.off = to >= code.winBegin && to < code.winEnd ? to | 0 : -1;
+    }
+    return true;
+  }
+
+  /** Block fields every instruction of it shares. */
+  private describe(insn: Insn): void {
+    const block = this.block;
+    insn.speculative = block.speculative;
+    insn.isid = block.isid;
+    insn.mode = block.mode;
+    insn.ipHi = block.ipHi;
+    insn.ipLo = block.ipLo;
+  }
+
+  /**
+   * Decode the block's next instruction into `work` and its bytes into `insn.raw`: a
+   * truncated last instruction from the bytes the block carries, others from the image.
+   */
+  private decode(work: FlowInsn, insn: Insn): number {
+    const block = this.block;
+    const code = this.blocks.code;
+    if (block.truncated && block.ninsn === 1) {
+      work.raw.set(block.raw.subarray(0, block.size));
+      // As in libipt, the instruction is not marked truncated on this path.
+      const err = code.decodeRaw(work, block.size);
+      if (err < 0) return err;
+      insn.raw.set(block.raw.subarray(0, work.size));
+      return 0;
+    }
+    const err = code.decode(work, true);
+    if (err < 0) return err;
+    insn.raw.set(work.raw.subarray(0, work.size));
+    return 0;
+  }
+
+  /**
+   * The pending event into `out` (libipt `pt_insn_event`); -BadQuery inside a block,
+   * where no event is due.
+   */
+  event(out: PtEvent): number {
+    if (this.block.ninsn !== 0) return -ErrorCode.BadQuery;
+    const status = this.blocks.event(out);
+    if (status < 0) return status;
+    this.status = status;
+    return status;
+  }
+}

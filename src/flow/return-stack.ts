@@ -1,0 +1,59 @@
+/**
+ * The return-address stack for RET compression (SDM "Indirect Transfer Compression
+ * for Returns"): near calls push their return address, a compressed RET (a taken TNT
+ * bit) pops it. Like the processor's and libipt's, it holds the 64 most recent
+ * addresses; pushing onto a full stack drops the oldest.
+ *
+ * A ring of 65 slots over two typed arrays (one slot stays free so that full and
+ * empty differ); nothing is allocated after construction.
+ */
+import { ErrorCode } from "../packet/errors.js";
+
+export const RETURN_STACK_SIZE = 64;
+
+const SLOTS = RETURN_STACK_SIZE + 1;
+
+export class ReturnStack {
+  private readonly hi = new Uint32Array(SLOTS);
+  private readonly lo = new Uint32Array(SLOTS);
+  private top = 0;
+  private bottom = 0;
+  /** The address the last successful {@link pop} returned. */
+  poppedHi = 0;
+  poppedLo = 0;
+
+  clear(): void {
+    this.top = 0;
+    this.bottom = 0;
+  }
+
+  get isEmpty(): boolean {
+    return this.top === this.bottom;
+  }
+
+  /** Addresses held (0..64). */
+  get length(): number {
+    const n = this.top - this.bottom;
+    return n < 0 ? n + SLOTS : n;
+  }
+
+  push(hi: number, lo: number): void {
+    let top = this.top;
+    this.hi[top] = hi;
+    this.lo[top] = lo;
+    top = top === SLOTS - 1 ? 0 : top + 1;
+    if (top === this.bottom) this.bottom = this.bottom === SLOTS - 1 ? 0 : this.bottom + 1;
+    this.top = top;
+  }
+
+  /** Pop into {@link poppedHi}/{@link poppedLo}: 0, or -RetStackEmpty. */
+  pop(): number {
+    let top = this.top;
+    if (top === this.bottom) return -ErrorCode.RetStackEmpty;
+    top = top === 0 ? SLOTS - 1 : top - 1;
+    this.top = top;
+    this.poppedHi = this.hi[top]!;
+    this.poppedLo = this.lo[top]!;
+    return 0;
+  }
+}

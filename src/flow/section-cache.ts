@@ -1,0 +1,118 @@
+/**
+ * What the flow decoder remembers about the code of one image section, per byte
+ * offset: the decoded instruction starting there, and the block-cache entry that
+ * says how far straight-line execution goes from there (libipt's `pt_block_cache`).
+ *
+ * Sections are immutable (a replacement makes new Section objects), so a cache keyed
+ * by the Section object never goes stale. Memory grows with the code actually
+ * decoded: entries live in 4096-byte pages allocated on first touch (12 bytes per
+ * byte of touched code), not in one array as large as the section.
+ */
+import type { Section } from "../image/index.js";
+
+const PAGE_BITS = 12;
+export const PAGE_SIZE = 1 << PAGE_BITS;
+const PAGE_MASK = PAGE_SIZE - 1;
+
+/** One page of entries; `index` is its offset in the section divided by PAGE_SIZE. */
+export class CachePage {
+  /** Block-cache entries (see {@link Bce}); 0 is "not cached". */
+  readonly bce = new Int32Array(PAGE_SIZE);
+  /** Decoded instructions (see {@link InsnMeta}); 0 is "not decoded". */
+  readonly meta = new Uint32Array(PAGE_SIZE);
+  /** Direct branch displacements of the decoded instructions. */
+  readonly disp = new Int32Array(PAGE_SIZE);
+
+  /** Section offset of the page's first entry. */
+  readonly start: number;
+
+  constructor(readonly index: number) {
+    this.start = index * PAGE_SIZE;
+  }
+}
+
+/**
+ * Packed decoded instruction: valid (bit 0), ExecMode (bits 1-2), size (bits 3-6),
+ * class and facts as {@link classify} packs them (bits 7-18), isa InsnClass (bits 19-23).
+ */
+export const InsnMeta = {
+  pack(mode: number, size: number, info: number, iclass: number): number {
+    return (1 | (mode << 1) | (size << 3) | (info << 7) | (iclass << 19)) >>> 0;
+  },
+  mode: (m: number): number => (m >>> 1) & 3,
+  size: (m: number): number => (m >>> 3) & 15,
+  info: (m: number): number => (m >>> 7) & 0xfff,
+  iclass: (m: number): number => (m >>> 19) & 31,
+};
+
+/** libipt's `pt_bcache_qualifier`: what to do at the decision point an entry leads to. */
+export const Qualifier = {
+  /** Not a decision point: a trampoline; continue from the entry's target. */
+  Again: 0,
+  /** A conditional branch: one TNT bit. */
+  Cond: 1,
+  /** A near indirect call: push the return address, then a TIP. */
+  IndCall: 2,
+  /** A near return: a compressed (TNT) or uncompressed (TIP) return. */
+  Return: 3,
+  /** An indirect jump or far transfer: a TIP. */
+  Indirect: 4,
+  /** Decode the instruction there to decide (direct calls, backward jumps, ...). */
+  Decode: 5,
+} as const;
+
+/**
+ * Packed block-cache entry, libipt's field widths (they decide where blocks end, which
+ * `--block:show-blocks` output shows): mode (bits 0-1, 0 = invalid), qualifier (bits
+ * 2-4), size of the decision-point instruction if it fits 3 bits (bits 5-7, else 0),
+ * instructions to the decision point (bits 8-15) and the signed 16-bit displacement
+ * to it (bits 16-31).
+ */
+export const Bce = {
+  pack(mode: number, qualifier: number, isize: number, ninsn: number, disp: number): number {
+    return mode | (qualifier << 2) | ((isize > 7 ? 0 : isize) << 5) | ((ninsn & 0xff) << 8) | (disp << 16);
+  },
+  mode: (e: number): number => e & 3,
+  MODE_MASK: 3,
+  DISP_SHIFT: 16,
+  qualifier: (e: number): number => (e >>> 2) & 7,
+  isize: (e: number): number => (e >>> 5) & 7,
+  ninsn: (e: number): number => (e >>> 8) & 0xff,
+  disp: (e: number): number => e >> 16,
+  /** Largest instruction count and displacement range an entry holds. */
+  MAX_NINSN: 0xff,
+  MIN_DISP: -0x8000,
+  MAX_DISP: 0x7fff,
+};
+
+export class SectionCache {
+  /**
+   * The block cache is in use (libipt allocates it when the block decoder first brings
+   * the section in; until then the section is walked one instruction at a time).
+   */
+  blocks = false;
+  private readonly pages = new Map<number, CachePage>();
+  private last: CachePage | null = null;
+
+  constructor(readonly section: Section) {}
+
+  /** The page holding section offset `off` (created on first use). */
+  page(off: number): CachePage {
+    // Cached sections are below 1 GiB (see SectionView), so offsets shift as int32.
+    const index = off >> PAGE_BITS;
+    const last = this.last;
+    if (last !== null && last.index === index) return last;
+    let p = this.pages.get(index);
+    if (p === undefined) {
+      p = new CachePage(index);
+      this.pages.set(index, p);
+    }
+    this.last = p;
+    return p;
+  }
+}
+
+/** Index of section offset `off` in its page. */
+export function slot(off: number): number {
+  return off & PAGE_MASK;
+}

@@ -1,0 +1,210 @@
+/**
+ * One image section as a decoder sees it while it works inside it (libipt's mapped
+ * section): where it is, which part of it the image maps, and its caches. Addresses
+ * in it are offsets from an origin (plain small integers), which is what the block
+ * decoder's fast path and the instruction decoder's walk work in.
+ */
+import { addSize, diff64, sum } from "../image/addr.js";
+import type { Image, ImageHit, Section } from "../image/index.js";
+import { decodeInsn, ExecMode, type InsnClass, InsnFlag, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
+import { ErrorCode } from "../packet/errors.js";
+import { classify } from "./flow-class.js";
+import type { FlowInsn } from "./flow-insn.js";
+import { InsnMeta, SectionCache, slot } from "./section-cache.js";
+
+/** Bytes copied for decoding near a section's end; views[n] is the first n. */
+const scratch = new Uint8Array(MAX_INSN_LENGTH);
+const views: Uint8Array[] = [];
+for (let n = 0; n <= MAX_INSN_LENGTH; n++) views.push(scratch.subarray(0, n));
+const info = new InsnInfo();
+
+/**
+ * Sections this large or larger get no caches and are seen through windows of
+ * HUGE_WINDOW bytes, so that offsets stay below 2^30 (small integers to the JIT).
+ */
+const MAX_CACHED_SECTION = 0x4000_0000;
+const HUGE_WINDOW = 0x4000_0000;
+
+export class SectionView {
+  /** The section, or null when none is current. */
+  section: Section | null = null;
+  /** Its caches; null for a section too large to cache. */
+  cache: SectionCache | null = null;
+  /** The origin offsets are relative to: the section's start, or near the address in a huge one. */
+  baseHi = 0;
+  baseLo = 0;
+  /** The origin's offset in the section. */
+  private origin = 0;
+  /**
+   * The offsets [winBegin, winEnd) where the image maps this section: all of it (or a
+   * window of a huge one), or for a section of an image set's default image the part
+   * the image's own sections do not shadow.
+   */
+  winBegin = 0;
+  winEnd = 0;
+  /** Where reading stops: the window's end, or for a huge section its real end. */
+  readEnd = 0;
+  /** Offset of the address last looked up. */
+  off = 0;
+  /** The last lookup had to find the section in the image. */
+  filled = false;
+  private version = -1;
+  private image: Image | null = null;
+
+  clear(): void {
+    this.section = null;
+    this.cache = null;
+  }
+
+  /**
+   * Make (hi:lo) current, from this section if it has it, else from `image`: the
+   * section id, or -NoMap. Sets {@link off} and {@link filled}.
+   */
+  lookup(
+    image: Image,
+    caches: WeakMap<Section, SectionCache>,
+    hit: ImageHit,
+    hi: number,
+    lo: number,
+  ): number {
+    const s = this.section;
+    if (s !== null && this.image === image && this.version === image.version) {
+      const d = diff64(hi, lo, this.baseHi, this.baseLo);
+      if (d >= this.winBegin && d < this.winEnd) {
+        this.off = d | 0;
+        this.filled = false;
+        return s.id;
+      }
+    }
+    this.filled = true;
+    return this.fill(image, caches, hit, hi, lo);
+  }
+
+  private fill(
+    image: Image,
+    caches: WeakMap<Section, SectionCache>,
+    hit: ImageHit,
+    hi: number,
+    lo: number,
+  ): number {
+    this.clear();
+    const status = image.find(hi, lo, hit);
+    if (status < 0) return status;
+    const s = hit.section!;
+    const d = diff64(hi, lo, s.startHi, s.startLo);
+    let begin = 0;
+    let end = s.size;
+    if (image.fallback !== null) {
+      // The default image's section may be shadowed around here: trust what find saw.
+      begin = d;
+      end = d + hit.available;
+    }
+    const readEnd = end;
+    let origin = 0;
+    if (s.size >= MAX_CACHED_SECTION) {
+      origin = Math.max(begin, d - HUGE_WINDOW / 2);
+      begin = origin;
+      end = Math.min(end, origin + HUGE_WINDOW);
+    } else {
+      let cache = caches.get(s);
+      if (cache === undefined) {
+        cache = new SectionCache(s);
+        caches.set(s, cache);
+      }
+      this.cache = cache;
+    }
+    addSize(s.startHi, s.startLo, origin);
+    this.baseHi = sum.hi;
+    this.baseLo = sum.lo;
+    this.origin = origin;
+    this.winBegin = begin - origin;
+    this.winEnd = end - origin;
+    this.readEnd = readEnd - origin;
+    this.section = s;
+    this.image = image;
+    this.version = image.version;
+    this.off = (d - origin) | 0;
+    return s.id;
+  }
+
+  /**
+   * Decode the instruction at `insn`'s IP and mode, at offset `off`, reading no
+   * further than the window (libipt `pt_blk_decode_in_section`): 0, or -BadInsn when
+   * the bytes there are no instruction or it runs past the window.
+   */
+  decodeAt(off: number, insn: FlowInsn): number {
+    const s = this.section!;
+    insn.isid = s.id;
+    const cache = this.cache;
+    if (cache === null) return this.decodeBytes(s, off, insn);
+    const page = cache.page(off);
+    const i = slot(off);
+    const m = page.meta[i]!;
+    const mode = insn.mode;
+    if (m !== 0 && InsnMeta.mode(m) === mode && off + InsnMeta.size(m) <= this.winEnd) {
+      insn.size = InsnMeta.size(m);
+      insn.info = InsnMeta.info(m);
+      insn.iclass = InsnMeta.iclass(m);
+      insn.disp = page.disp[i]!;
+      return 0;
+    }
+    const status = this.decodeBytes(s, off, insn);
+    if (status < 0) return status;
+    page.meta[i] = InsnMeta.pack(mode, insn.size, insn.info, insn.iclass);
+    page.disp[i] = insn.disp;
+    return 0;
+  }
+
+  private decodeBytes(s: Section, off: number, insn: FlowInsn): number {
+    const avail = Math.min(MAX_INSN_LENGTH, this.readEnd - off);
+    const src = s.bytes;
+    const at = s.offset + this.origin + off;
+    if (src !== null && avail === MAX_INSN_LENGTH) return decodeBytes(src, at, insn);
+    for (let k = 0; k < avail; k++) scratch[k] = src === null ? 0 : src[at + k]!;
+    return decodeBytes(views[avail]!, 0, insn);
+  }
+
+  /** Copy `size` bytes at offset `off` (a decoded instruction inside the window) into `raw`. */
+  copyRaw(off: number, size: number, raw: Uint8Array): void {
+    const s = this.section!;
+    const src = s.bytes;
+    if (src === null) {
+      raw.fill(0, 0, size);
+      return;
+    }
+    const at = s.offset + this.origin + off;
+    // Small integer indexes (buffers below 1 GiB) keep the loop free of conversions.
+    if (at < 0x4000_0000) for (let k = 0, j = at | 0; k < size; k++, j++) raw[k] = src[j]!;
+    else for (let k = 0; k < size; k++) raw[k] = src[at + k]!;
+  }
+}
+
+/** Decode `raw[0..n)` as `insn`'s IP and mode: 0 or -BadInsn. */
+export function decodeRaw(insn: FlowInsn, raw: Uint8Array, n: number): number {
+  for (let k = 0; k < n; k++) scratch[k] = raw[k]!;
+  return decodeBytes(views[n]!, 0, insn);
+}
+
+/**
+ * Decode `bytes[at..]` (never past its end) as `insn`'s IP and mode and fill size,
+ * class, facts and displacement. An unknown mode decodes as 16-bit code, as libipt's
+ * length decoder does.
+ */
+function decodeBytes(bytes: Uint8Array, at: number, insn: FlowInsn): number {
+  const mode = insn.mode === ExecMode.Unknown ? ExecMode.Bits16 : (insn.mode as ExecMode);
+  const size = decodeInsn(bytes, at, insn.ipHi, insn.ipLo, mode, info);
+  if (size < 0) return -ErrorCode.BadInsn;
+  insn.size = size;
+  insn.iclass = info.iclass;
+  insn.info = classify(info.iclass as InsnClass, bytes, at, size);
+  // libipt adds the sign-extended displacement to the 64-bit IP in every mode; the isa
+  // layer wraps targets to the operand size, so take the displacement back out of it.
+  // (Only direct branches use it: JMPABS carries a target too, but gets a TIP.)
+  if (info.flags & InsnFlag.Target) {
+    const rel = (info.targetLo - insn.ipLo - size) | 0;
+    insn.disp = mode === ExecMode.Bits16 ? (rel << 16) >> 16 : rel;
+  } else {
+    insn.disp = 0;
+  }
+  return 0;
+}
