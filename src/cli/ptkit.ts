@@ -1,11 +1,15 @@
 /** The `ptkit` command line: subcommand dispatch (the bin entry is main.ts). */
 import { runDump } from "./dump.js";
+import { runFlow } from "./flow.js";
 import type { CliIo } from "./io.js";
+import { runSimulate } from "./simulate.js";
 import { runStats } from "./stats.js";
 import { VERSION } from "./version.js";
 
 const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
   dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
+  flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
+  simulate: { run: runSimulate, summary: "the trace of an execution, or of a program run under valgrind" },
   stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
 };
 
@@ -22,6 +26,7 @@ Run 'ptkit <command> --help' for a command's options and examples.
 
 examples:
   ptkit dump trace.pt
+  ptkit flow --elf ./a.out --pt trace.pt
   ptkit stats trace.pt
 `;
 

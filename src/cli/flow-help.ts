@@ -1,0 +1,62 @@
+/** `ptkit flow --help`: ptxed's options, in ptxed's words, plus ptkit's own. */
+export const FLOW_HELP = `usage: ptkit flow [<options>]
+
+Reconstruct the instruction flow of a raw Intel PT trace from the code it ran, like
+libipt's ptxed: one line per instruction, events and errors in brackets. Options are
+read in order: load code and set the configuration before --pt.
+
+options:
+  --help|-h                            this text.
+  --version                            display version information and exit.
+  --att                                print instructions in AT&T syntax (default: Intel).
+  --no-inst                            do not print instructions (only addresses).
+  --quiet|-q                           do not print anything (except errors).
+  --offset                             print the offset into the trace file.
+  --time                               print the current timestamp.
+  --raw-insn                           print the raw bytes of each instruction.
+  --check                              perform checks (expensive).
+  --resync-on-error                    resync on decode errors more aggressively.
+  --iscache-limit <size>               accepted for compatibility; ptkit keeps loaded
+                                       files in memory.
+  --event:time                         print the tsc for events if available.
+  --event:ip                           print the ip of events if available.
+  --event:tick                         request tick events.
+  --event:iflags                       request iflags events.
+  --filter:addr<n>_cfg <cfg>           set IA32_RTIT_CTL.ADDRn_CFG to <cfg>.
+  --filter:addr<n>_a <base>            set IA32_RTIT_ADDRn_A to <base>.
+  --filter:addr<n>_b <limit>           set IA32_RTIT_ADDRn_B to <limit>.
+  --stat                               print statistics (even when quiet).
+                                       collects all statistics unless one or more are selected.
+  --stat:insn                          collect number of instructions.
+  --stat:blocks                        collect number of blocks.
+  --verbose|-v                         print various information (even when quiet).
+  --pt <file>[:<from>[-<to>]]          load the processor trace data from <file>.
+                                       an optional offset or range can be given.
+  --elf <file>[:<base>]                load an ELF from <file> at address <base>.
+                                       use the default load address if <base> is omitted.
+  --raw <file>[:<from>[-<to>]]:<base>  load a raw binary from <file> at address <base>.
+                                       an optional offset or range can be given.
+  --cpu none|f/m[/s]                   set cpu to the given value and decode according to:
+                                         none     spec (default)
+                                         f/m[/s]  family/model[/stepping]
+  --mtc-freq <n>                       set the MTC frequency (IA32_RTIT_CTL[17:14]) to <n>.
+  --nom-freq <n>                       set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.
+  --cpuid-0x15.eax                     set the value of cpuid[0x15].eax.
+  --cpuid-0x15.ebx                     set the value of cpuid[0x15].ebx.
+  --insn-decoder                       use the instruction flow decoder.
+  --insn:keep-tcal-on-ovf              preserve timing calibration on overflow.
+  --block-decoder                      use the block decoder (default).
+  --block:show-blocks                  show blocks in the output.
+  --block:end-on-call                  set the end-on-call block decoder flag.
+  --block:end-on-jump                  set the end-on-jump block decoder flag.
+  --block:keep-tcal-on-ovf             preserve timing calibration on overflow.
+
+You must specify at least one binary or ELF file (--raw|--elf).
+You must specify exactly one processor trace file (--pt).
+Sideband options (--sb:*, --pevent:*) are not supported yet.
+
+examples:
+  ptkit flow --elf ./a.out --pt trace.pt
+  ptkit flow --cpu 6/94/3 --elf loopy --pt loopy.pt --stat
+  ptkit flow --raw code.bin:0x1000 --no-inst --offset --pt trace.pt:0x100-0x2000
+`;

@@ -1,0 +1,93 @@
+/**
+ * The code `ptkit flow` decodes against: `--raw` dumps and `--elf` files loaded into one
+ * memory image the way ptxed loads them (`--raw file[:from[-to]]:base`, `--elf
+ * file[:base]` mapping only each PT_LOAD's file bytes, a base of 0 meaning none).
+ * Problems are returned as messages without the program name.
+ */
+import { parseCUint } from "../cpu/index.js";
+import { ElfError, hex0x, type Image, tryParseElf } from "../image/index.js";
+import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
+import { parseFileRange } from "./file-range.js";
+import type { CliIo } from "./io.js";
+
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
+/** `name:base` split at the last ':' when the suffix is a number, as ptxed's extract_base does. */
+export function splitBase(arg: string): { name: string; base: bigint | undefined } {
+  const colon = arg.lastIndexOf(":");
+  if (colon < 0) return { name: arg, base: undefined };
+  const base = parseCUint(arg.slice(colon + 1));
+  if (base === undefined || base > U64_MAX) return { name: arg, base: undefined };
+  return { name: arg.slice(0, colon), base };
+}
+
+function hex(n: bigint | number): string {
+  return `0x${n.toString(16)}`;
+}
+
+/** Map `--raw file[:from[-to]]:base` into `image`; returns an error message or undefined. */
+export function loadRaw(io: CliIo, image: Image, arg: string): string | undefined {
+  const { name, base } = splitBase(arg);
+  if (base === undefined)
+    return `--raw ${arg}: failed to parse the base address (want file[:from[-to]]:base).`;
+  const range = parseFileRange(name);
+  if (typeof range === "string") return `--raw ${arg}: bad file ${name}: ${range}.`;
+  const what = `failed to add ${range.path} at ${hex(base)}`;
+  let size: number;
+  try {
+    size = io.fileSize(range.path);
+  } catch (e) {
+    return `${what}: ${errorMessage(ErrorCode.BadFile)}: ${(e as Error).message}.`;
+  }
+  if (range.from >= size)
+    return `${what}: invalid argument: offset ${hex(range.from)} is not below the file size ${hex(size)}.`;
+  // Like libipt, a range past the end of the file is cut to the file.
+  const end = Math.min(range.to ?? size, size);
+  const bytes = io.readRange(range.path, range.from, end - range.from);
+  const at = splitBigInt(base, { hi: 0, lo: 0 });
+  const status = image.addSection(range.path, bytes, 0, bytes.length, at.hi, at.lo);
+  if (status < 0) return `${what}: ${errorMessage(status)}: ${hex(bytes.length)} bytes would wrap past 2^64.`;
+  return undefined;
+}
+
+/**
+ * Map the PT_LOAD segments of `--elf file[:base]` into `image` (file bytes only, as ptxed
+ * does). `verbose`, if given, gets each mapped segment as ptxed's --verbose prints it. Returns an
+ * error message or undefined; `warn` gets what ptxed warns about but survives.
+ */
+export function loadElf(
+  io: CliIo,
+  image: Image,
+  arg: string,
+  verbose: ((line: string) => void) | undefined,
+  warn: (text: string) => void,
+): string | undefined {
+  const { name, base } = splitBase(arg);
+  let bytes: Uint8Array;
+  try {
+    bytes = io.readFile(name);
+  } catch (e) {
+    return `failed to open ${name}: ${(e as Error).message}.`;
+  }
+  // Section headers and notes do not matter for mapping code: only warn about them.
+  const elf = tryParseElf(bytes, { strict: false });
+  if (elf instanceof ElfError) return `${name}: ${elf.message}.`;
+  const options: { name: string; zeroFill: boolean; baseHi?: number; baseLo?: number } = {
+    name,
+    zeroFill: false,
+  };
+  if (base) {
+    const at = splitBigInt(base, { hi: 0, lo: 0 });
+    options.baseHi = at.hi;
+    options.baseLo = at.lo;
+  }
+  const added = image.addElf(elf, options);
+  if (added < 0)
+    return `${name}: ${errorMessage(added)}: a segment would wrap past 2^64 at base ${hex(base ?? 0n)}.`;
+  const mapped = elf.loads.filter((s) => s.filesz > 0);
+  if (mapped.length === 0) warn(`warning: ${name}: did not find any load sections.`);
+  for (const s of mapped) {
+    verbose?.(`${name}: offset=${hex(s.offset)} size=${hex(s.filesz)} vaddr=${hex0x(s.vaddrHi, s.vaddrLo)}.`);
+  }
+  return undefined;
+}

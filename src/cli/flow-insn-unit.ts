@@ -1,0 +1,85 @@
+/** `ptkit flow --insn-decoder`: one instruction at a time, as ptxed prints and checks them. */
+import { Status } from "../event/index.js";
+import { FlowClass, Insn, type InsnDecoder } from "../flow/index.js";
+import { ErrorCode, errorMessage } from "../packet/index.js";
+import { checkInsn } from "./flow-check.js";
+import type { FlowSession, FlowUnit } from "./flow-session.js";
+import { disassembly, insnPrefix, rawBytes } from "./flow-text.js";
+import type { CodeWalker } from "./flow-walk.js";
+
+export class InsnUnit implements FlowUnit {
+  /** The last instruction decoded (errors are reported against it). */
+  private readonly insn = new Insn();
+  private readonly report = (line: string) => this.session.lines.line(line);
+
+  constructor(
+    readonly decoder: InsnDecoder,
+    private readonly session: FlowSession,
+    private readonly walker: CodeWalker,
+  ) {}
+
+  reset(): void {
+    this.insn.clear();
+  }
+
+  decodeOne(): number {
+    const o = this.session.out;
+    let offset = 0;
+    if (o.offset || o.check) {
+      offset = this.decoder.offset;
+      if (offset < 0) return offset;
+    }
+    const insn = this.insn;
+    const status = this.decoder.next(insn);
+    if (status < 0) {
+      // An event came first that the decoder could not announce: take it now.
+      if (status === -ErrorCode.EventIgnored) return Status.EventPending;
+      // An error after decoding the instruction still shows the instruction.
+      if (insn.iclass === FlowClass.Unknown) return status;
+    }
+    if (!o.quiet) this.session.lines.line(this.text(insn, offset));
+    this.session.insnCount++;
+    if (o.check) checkInsn(this.walker, insn, offset, this.report);
+    return status;
+  }
+
+  private text(insn: Insn, offset: number): string {
+    const s = this.session;
+    const o = s.out;
+    const line = insnPrefix(
+      o.offset ? offset : undefined,
+      s.time.hi,
+      s.time.lo,
+      o.time,
+      insn.speculative,
+      insn.ipHi,
+      insn.ipLo,
+    );
+    if (o.noInst) return line;
+    const w = this.walker;
+    if (w.fetchRaw(insn.raw, insn.size) < 0 || w.decode(insn.ipHi, insn.ipLo, insn.mode) < 0)
+      return `${line}${rawBytes(insn.raw, 0, insn.size)} [decode error: ${errorMessage(ErrorCode.BadInsn)}]`;
+    return line + disassembly(w.fetched, 0, w.info.length, insn.ipHi, insn.ipLo, insn.mode, o.att, o.rawInsn);
+  }
+
+  /**
+   * ptxed blames the instruction after the last one decoded (where the decoder could
+   * not go on), unless the query itself failed there or nothing was decoded.
+   */
+  diagnose(what: string, code: number): void {
+    const insn = this.insn;
+    let hi = insn.ipHi;
+    let lo = insn.ipLo;
+    const w = this.walker;
+    if (
+      code !== -ErrorCode.BadQuery &&
+      insn.iclass !== FlowClass.Unknown &&
+      w.fetchRaw(insn.raw, insn.size) === 0 &&
+      w.decode(hi, lo, insn.mode) > 0
+    ) {
+      hi = w.next.hi;
+      lo = w.next.lo;
+    }
+    this.session.diag(this.decoder, hi, lo, what, code);
+  }
+}

@@ -1,0 +1,330 @@
+/**
+ * `ptkit flow` options: libipt ptxed's, read in order as ptxed reads them.
+ *
+ * Order matters to ptxed: `--raw` and `--elf` load when they are met (`--verbose` only
+ * affects later `--elf`s), `--pt` creates the decoder from the configuration given so
+ * far (later `--mtc-freq`, `--event:tick`, ... no longer reach it; `--cpu`, `--filter:*`
+ * and the decoder choice after it are errors), and a bad option stops the command after
+ * the options before it took effect. So parsing yields the loading steps in order,
+ * snapshots of the configuration at `--pt`, and the output options, which apply to the
+ * whole run wherever they appear.
+ */
+import { type Cpu, parseCpu } from "../cpu/index.js";
+import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
+import { parseCUintMax } from "./numbers.js";
+
+export type FlowDecoderKind = "insn" | "block";
+
+/** What ptxed prints and checks; these apply to the whole run. */
+export interface FlowOutput {
+  /** AT&T instead of Intel syntax (ptkit's default is Intel). */
+  att: boolean;
+  noInst: boolean;
+  quiet: boolean;
+  offset: boolean;
+  time: boolean;
+  rawInsn: boolean;
+  check: boolean;
+  resyncOnError: boolean;
+  eventTime: boolean;
+  eventIp: boolean;
+  showBlocks: boolean;
+  /** --stat or one of --stat:insn / --stat:blocks. */
+  stats: boolean;
+  statInsn: boolean;
+  statBlocks: boolean;
+}
+
+export type FlowStep =
+  /** `--raw file[:from[-to]]:base`, the argument as given. */
+  | { kind: "raw"; arg: string }
+  /** `--elf file[:base]`; `verbose` lists the sections it maps. */
+  | { kind: "elf"; arg: string; verbose: boolean }
+  /** `--pt file[:from[-to]]` with the configuration at that point. */
+  | { kind: "pt"; arg: string; decoder: FlowDecoderKind; cpu: Cpu | undefined; config: DecoderConfig }
+  | { kind: "help" }
+  | { kind: "version" }
+  /** A bad option: the steps before it run, then the command fails with this message. */
+  | { kind: "error"; message: string };
+
+export interface FlowArgs {
+  /** In command-line order; help, version and error end the list. */
+  steps: FlowStep[];
+  output: FlowOutput;
+}
+
+export function defaultFlowOutput(): FlowOutput {
+  return {
+    att: false,
+    noInst: false,
+    quiet: false,
+    offset: false,
+    time: false,
+    rawInsn: false,
+    check: false,
+    resyncOnError: false,
+    eventTime: false,
+    eventIp: false,
+    showBlocks: false,
+    stats: false,
+    statInsn: false,
+    statBlocks: false,
+  };
+}
+
+/** Decoder flags as ptxed keeps them: one set per decoder, chosen at `--pt`. */
+interface DecoderFlags {
+  tick: boolean;
+  iflags: boolean;
+  keepTcalOnOvf: boolean;
+  endOnCall: boolean;
+  endOnJump: boolean;
+}
+
+function noFlags(): DecoderFlags {
+  return { tick: false, iflags: false, keepTcalOnOvf: false, endOnCall: false, endOnJump: false };
+}
+
+/** The parser's state between options. */
+interface State {
+  out: FlowOutput;
+  steps: FlowStep[];
+  verbose: boolean;
+  decoder: FlowDecoderKind;
+  haveDecoder: boolean;
+  cpu: Cpu | undefined;
+  config: DecoderConfig;
+  insnFlags: DecoderFlags;
+  blockFlags: DecoderFlags;
+}
+
+const OUTPUT_FLAGS: Record<string, (o: FlowOutput) => void> = {
+  "--att": (o) => {
+    o.att = true;
+  },
+  "--no-inst": (o) => {
+    o.noInst = true;
+  },
+  "--quiet": (o) => {
+    o.quiet = true;
+  },
+  "-q": (o) => {
+    o.quiet = true;
+  },
+  "--offset": (o) => {
+    o.offset = true;
+  },
+  "--time": (o) => {
+    o.time = true;
+  },
+  "--raw-insn": (o) => {
+    o.rawInsn = true;
+  },
+  "--check": (o) => {
+    o.check = true;
+  },
+  "--resync-on-error": (o) => {
+    o.resyncOnError = true;
+  },
+  "--event:time": (o) => {
+    o.eventTime = true;
+  },
+  "--event:ip": (o) => {
+    o.eventIp = true;
+  },
+  "--block:show-blocks": (o) => {
+    o.showBlocks = true;
+  },
+  "--stat": (o) => {
+    o.stats = true;
+  },
+  "--stat:insn": (o) => {
+    o.stats = true;
+    o.statInsn = true;
+  },
+  "--stat:blocks": (o) => {
+    o.stats = true;
+    o.statBlocks = true;
+  },
+};
+
+/** Flags that only reach a decoder created by a later `--pt`. */
+const DECODER_FLAGS: Record<string, (s: State) => void> = {
+  "--event:tick": (s) => {
+    s.insnFlags.tick = true;
+    s.blockFlags.tick = true;
+  },
+  "--event:iflags": (s) => {
+    s.insnFlags.iflags = true;
+    s.blockFlags.iflags = true;
+  },
+  "--insn:keep-tcal-on-ovf": (s) => {
+    s.insnFlags.keepTcalOnOvf = true;
+  },
+  "--block:keep-tcal-on-ovf": (s) => {
+    s.blockFlags.keepTcalOnOvf = true;
+  },
+  "--block:end-on-call": (s) => {
+    s.blockFlags.endOnCall = true;
+  },
+  "--block:end-on-jump": (s) => {
+    s.blockFlags.endOnJump = true;
+  },
+};
+
+type ConfigNumber = "mtcFreq" | "nomFreq" | "cpuid15Eax" | "cpuid15Ebx";
+const CONFIG_NUMBERS: Record<string, { key: ConfigNumber; max: bigint }> = {
+  "--mtc-freq": { key: "mtcFreq", max: 0xffn },
+  "--nom-freq": { key: "nomFreq", max: 0xffn },
+  "--cpuid-0x15.eax": { key: "cpuid15Eax", max: 0xffffffffn },
+  "--cpuid-0x15.ebx": { key: "cpuid15Ebx", max: 0xffffffffn },
+};
+
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+const FILTER = /^--filter:addr([0-3])_(cfg|a|b)$/;
+
+/**
+ * ptxed's numeric option argument: missing when absent, empty or another option;
+ * otherwise a whole C unsigned integer up to `max`. Returns the value or an error message.
+ */
+function numberArg(option: string, value: string | undefined, max: bigint): bigint | string {
+  if (value === undefined || value === "" || value.startsWith("--")) return `${option}: missing argument.`;
+  const v = parseCUintMax(value, max);
+  if (v === undefined) return `${option}: bad argument: ${value}.`;
+  if (v === "big") return `${option}: value too big: ${value}.`;
+  return v;
+}
+
+function snapshot(s: State, arg: string): FlowStep {
+  const flags = s.decoder === "insn" ? s.insnFlags : s.blockFlags;
+  const f = s.config.addrFilter;
+  const config: DecoderConfig = {
+    ...s.config,
+    addrFilter: { cfg: [...f.cfg], a: [...f.a], b: [...f.b] },
+    keepTcalOnOvf: flags.keepTcalOnOvf,
+    enableTickEvents: flags.tick,
+    enableIflagsEvents: flags.iflags,
+    // The instruction flow decoder has no block boundaries to move.
+    endOnCall: s.decoder === "block" && flags.endOnCall,
+    endOnJump: s.decoder === "block" && flags.endOnJump,
+  };
+  return { kind: "pt", arg, decoder: s.decoder, cpu: s.cpu, config };
+}
+
+/**
+ * Handle the option at argv[i] (with its argument, if any). Returns how many words it
+ * used, or an error message.
+ */
+function option(s: State, argv: readonly string[], i: number): number | string {
+  const arg = argv[i]!;
+  const value = argv[i + 1];
+  const outputFlag = OUTPUT_FLAGS[arg];
+  if (outputFlag) {
+    outputFlag(s.out);
+    return 1;
+  }
+  const decoderFlag = DECODER_FLAGS[arg];
+  if (decoderFlag) {
+    decoderFlag(s);
+    return 1;
+  }
+  if (arg === "--verbose" || arg === "-v") {
+    s.verbose = true;
+    return 1;
+  }
+  if (arg === "--pt" || arg === "--raw" || arg === "--elf") {
+    if (value === undefined) return `${arg}: missing argument.`;
+    if (arg === "--raw") s.steps.push({ kind: "raw", arg: value });
+    else if (arg === "--elf") s.steps.push({ kind: "elf", arg: value, verbose: s.verbose });
+    else {
+      if (s.haveDecoder) return `duplicate pt sources: ${value}.`;
+      s.haveDecoder = true;
+      s.steps.push(snapshot(s, value));
+    }
+    return 2;
+  }
+  if (arg === "--insn-decoder" || arg === "--block-decoder") {
+    if (s.haveDecoder) return `please specify ${arg} before --pt.`;
+    s.decoder = arg === "--insn-decoder" ? "insn" : "block";
+    return 1;
+  }
+  if (arg === "--cpu") {
+    if (s.haveDecoder) return "please specify --cpu before --pt.";
+    if (value === undefined) return "--cpu: missing argument.";
+    if (value === "none") s.cpu = undefined;
+    else {
+      const cpu = parseCpu(value);
+      if (!cpu) return "cpu must be specified as f/m[/s]";
+      s.cpu = cpu;
+    }
+    return 2;
+  }
+  const num = CONFIG_NUMBERS[arg];
+  if (num) {
+    const v = numberArg(arg, value, num.max);
+    if (typeof v === "string") return v;
+    s.config[num.key] = Number(v);
+    return 2;
+  }
+  const filter = FILTER.exec(arg);
+  if (filter) {
+    if (s.haveDecoder) return `please specify ${arg} before --pt.`;
+    const n = Number(filter[1]);
+    const field = filter[2];
+    const v = numberArg(arg, value, field === "cfg" ? 15n : U64_MAX);
+    if (typeof v === "string") return v;
+    const f = s.config.addrFilter;
+    // ptxed ORs repeated ADDRn_CFG values into IA32_RTIT_CTL.
+    if (field === "cfg") f.cfg[n] = f.cfg[n]! | Number(v);
+    else if (field === "a") f.a[n] = v;
+    else f.b[n] = v;
+    return 2;
+  }
+  if (arg === "--iscache-limit") {
+    // ptkit keeps every loaded file in memory: the limit is checked and has no effect.
+    const v = numberArg(arg, value, U64_MAX);
+    return typeof v === "string" ? v : 2;
+  }
+  if (arg.startsWith("--sb") || arg.startsWith("--pevent")) {
+    return `${arg}: sideband (perf_event) decoding is not supported yet.`;
+  }
+  return `unknown option: ${arg}.`;
+}
+
+export function parseFlowArgs(argv: readonly string[]): FlowArgs {
+  const s: State = {
+    out: defaultFlowOutput(),
+    steps: [],
+    verbose: false,
+    decoder: "block",
+    haveDecoder: false,
+    cpu: undefined,
+    config: defaultDecoderConfig(),
+    insnFlags: noFlags(),
+    blockFlags: noFlags(),
+  };
+  for (let i = 0; i < argv.length; ) {
+    const arg = argv[i]!;
+    if (arg === "--help" || arg === "-h") {
+      s.steps.push({ kind: "help" });
+      break;
+    }
+    if (arg === "--version") {
+      s.steps.push({ kind: "version" });
+      break;
+    }
+    const used = option(s, argv, i);
+    if (typeof used === "string") {
+      s.steps.push({ kind: "error", message: used });
+      break;
+    }
+    i += used;
+  }
+  // Without a selection, --stat collects everything the decoder counts.
+  const o = s.out;
+  if (o.stats && !o.statInsn && !o.statBlocks) {
+    o.statInsn = true;
+    o.statBlocks = s.decoder === "block";
+  }
+  return { steps: s.steps, output: o };
+}

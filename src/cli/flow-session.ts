@@ -1,0 +1,142 @@
+/**
+ * ptxed's decode loop, shared by the instruction and the block decoder: synchronise,
+ * report pending events, decode instructions or blocks until the trace ends or an
+ * error stops them, report the error at its trace offset and go on at the next PSB
+ * (or, with --resync-on-error, at the next event that tells where execution is).
+ */
+import { type PtEvent, Status } from "../event/index.js";
+import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
+import { U64 } from "../time/index.js";
+import { eventText } from "./flow-event-text.js";
+import type { FlowOutput } from "./flow-options.js";
+import { diagText } from "./flow-text.js";
+import type { LineWriter } from "./io.js";
+
+/** The decoder calls the loop makes, common to InsnDecoder and BlockDecoder. */
+export interface FlowDecoderCalls {
+  syncForward(): number;
+  resync(): number;
+  event(ev: PtEvent): number;
+  /** The trace offset of the decoder, or -error when it has none. */
+  readonly offset: number;
+}
+
+/** What differs between the decoders: the unit decoded, printed, counted and checked. */
+export interface FlowUnit {
+  readonly decoder: FlowDecoderCalls;
+  /** Forget the last decoded unit (before synchronising). */
+  reset(): void;
+  /** Decode, print, count and check one instruction or block: status flags or -error. */
+  decodeOne(): number;
+  /** Report `code` at the IP ptxed blames for it (it depends on the unit). */
+  diagnose(what: string, code: number): void;
+}
+
+export class FlowSession {
+  /** The time of the last event (ptxed's `time`, printed with --time). */
+  readonly time = new U64();
+  insnCount = 0;
+  blockCount = 0;
+
+  constructor(
+    readonly out: FlowOutput,
+    readonly lines: LineWriter,
+    private readonly event: PtEvent,
+  ) {}
+
+  /** ptxed's `diagnose`: `[offset, ip: what: error]`, with `?` when the offset is unknown. */
+  diag(decoder: FlowDecoderCalls, ipHi: number, ipLo: number, what: string, code: number): void {
+    const offset = decoder.offset;
+    if (offset < 0) {
+      this.lines.line(`could not determine offset: ${errorMessage(offset)}`);
+      this.lines.line(`[?, ${hex64(ipHi, ipLo, 1)}: ${what}: ${errorMessage(code)}]`);
+    } else {
+      this.lines.line(diagText(offset, ipHi, ipLo, what, code));
+    }
+  }
+
+  /** Decode the whole trace with `unit`. */
+  run(unit: FlowUnit): void {
+    const dec = unit.decoder;
+    let sync = 0;
+    for (;;) {
+      unit.reset();
+      let status = dec.syncForward();
+      if (status < 0) {
+        if (status === -ErrorCode.Eos) return;
+        unit.diagnose("sync error", status);
+        // No progress means there will be none: give up (ptxed reports twice first).
+        const at = dec.offset;
+        if (at < 0 || at <= sync) return;
+        sync = at;
+        continue;
+      }
+      for (;;) {
+        status = this.decodeSegment(unit, status);
+        if (status === -ErrorCode.Eos) return;
+        unit.diagnose("error", status);
+        if (!this.out.resyncOnError) break;
+        status = this.resync(dec);
+        if (status < 0) {
+          unit.diagnose("resync error", status);
+          break;
+        }
+        // Go on from where resync put the decoder.
+      }
+    }
+  }
+
+  /**
+   * Events and units until an error or the end: the negative status that stopped it
+   * (-Eos at the end of the trace).
+   */
+  private decodeSegment(unit: FlowUnit, status: number): number {
+    for (;;) {
+      status = this.drainEvents(unit.decoder, status);
+      if (status < 0) return status;
+      if (status & Status.Eos) {
+        if (!(status & Status.IpSuppressed) && !this.out.quiet) this.lines.line("[end of trace]");
+        return -ErrorCode.Eos;
+      }
+      status = unit.decodeOne();
+      if (status < 0) return status;
+    }
+  }
+
+  private drainEvents(dec: FlowDecoderCalls, status: number): number {
+    while (status & Status.EventPending) {
+      status = this.handleEvent(dec);
+      if (status < 0) break;
+    }
+    return status;
+  }
+
+  /** Fetch and print one event; its time becomes the current time. */
+  private handleEvent(dec: FlowDecoderCalls): number {
+    let offset = 0;
+    if (this.out.offset) {
+      offset = dec.offset;
+      if (offset < 0) return offset;
+    }
+    const ev = this.event;
+    const status = dec.event(ev);
+    if (status < 0) return status;
+    this.time.set(ev.tscHi, ev.tscLo);
+    if (!this.out.quiet && !ev.statusUpdate) this.lines.line(eventText(ev, this.out, offset));
+    return status;
+  }
+
+  /** Resynchronise, reporting the events without IP the decoder hands back on the way. */
+  private resync(dec: FlowDecoderCalls): number {
+    let status: number;
+    for (;;) {
+      status = dec.resync();
+      if (status >= 0) break;
+      if (status !== -ErrorCode.EventIgnored) return status;
+      status = this.handleEvent(dec);
+      if (status < 0) return status;
+    }
+    if (status & Status.IpSuppressed && !this.out.quiet) this.lines.line("[disabled]");
+    return status;
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * Walking the instructions of a block, as ptxed does to print and check blocks: fetch
+ * an instruction's bytes (from the memory image, or from the block for a truncated last
+ * instruction), decode it, and step to the next one: ip + length, or the target of an
+ * instruction with a branch displacement (ptxed's `xed_next_ip`; blocks run on through
+ * direct jumps and calls).
+ */
+
+import type { Block } from "../flow/index.js";
+import type { Image } from "../image/index.js";
+import { ExecMode, InsnCache, InsnFlag, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
+import { ErrorCode } from "../packet/index.js";
+import { add64, U64 } from "../time/index.js";
+
+export class CodeWalker {
+  /** The fetched bytes: `bytes[0..count)`. */
+  readonly bytes = new Uint8Array(MAX_INSN_LENGTH);
+  count = 0;
+  /** The decoded instruction (after {@link decode}). */
+  readonly info = new InsnInfo();
+  /** Where execution continues after the decoded instruction. */
+  readonly next = new U64();
+  /** views[n]: the first n fetched bytes, so that decoding reads no further. */
+  private readonly views: Uint8Array[] = [];
+  /**
+   * Decodes by IP. The image does not change while ptkit flow decodes, so one address
+   * space number serves.
+   */
+  private readonly cache = new InsnCache({ maxEntries: 1 << 16 });
+
+  constructor() {
+    for (let n = 0; n <= MAX_INSN_LENGTH; n++) this.views.push(this.bytes.subarray(0, n));
+  }
+
+  /** The fetched bytes as a view of exactly {@link count} bytes. */
+  get fetched(): Uint8Array {
+    return this.views[this.count]!;
+  }
+
+  /** Read up to 15 bytes at (hi:lo) from `image`: 0, or -NoMap. */
+  fetch(image: Image, hi: number, lo: number): number {
+    const n = image.read(hi, lo, this.bytes, MAX_INSN_LENGTH);
+    this.count = Math.max(n, 0);
+    return Math.min(n, 0);
+  }
+
+  /**
+   * Fetch the block's instruction at (hi:lo): from the block for its truncated last
+   * instruction, else from `image`. 0 or -error.
+   */
+  fetchInBlock(block: Block, image: Image, hi: number, lo: number): number {
+    if (block.truncated && hi === block.endIpHi && lo === block.endIpLo)
+      return this.fetchRaw(block.raw, block.size);
+    return this.fetch(image, hi, lo);
+  }
+
+  /** Take `size` bytes of `raw` as the fetched bytes: 0, or -BadInsn for an empty or oversized one. */
+  fetchRaw(raw: Uint8Array, size: number): number {
+    if (size <= 0 || size > MAX_INSN_LENGTH) return -ErrorCode.BadInsn;
+    this.bytes.set(raw.subarray(0, size));
+    this.count = size;
+    return 0;
+  }
+
+  /**
+   * The length of the cached instruction at (hi:lo) in `mode`, or 0 when it is not
+   * cached: lets --no-inst walks skip fetching code they have decoded before.
+   */
+  known(hi: number, lo: number, mode: number): number {
+    if (mode === ExecMode.Unknown) return 0;
+    const n = this.cache.probe(0, hi, lo, mode as ExecMode, this.info);
+    if (n > 0) this.step(hi, lo);
+    return Math.max(n, 0);
+  }
+
+  /**
+   * Decode the fetched bytes as the instruction at (hi:lo) in `mode` and set
+   * {@link next}: its length, or -BadInsn (also for an unknown mode, which ptxed's
+   * disassembler rejects).
+   */
+  decode(hi: number, lo: number, mode: number): number {
+    if (mode === ExecMode.Unknown) return -ErrorCode.BadInsn;
+    const info = this.info;
+    const n = this.cache.lookup(0, hi, lo, mode as ExecMode, this.fetched, 0, info);
+    if (n < 0) return -ErrorCode.BadInsn;
+    this.step(hi, lo);
+    return n;
+  }
+
+  private step(hi: number, lo: number): void {
+    const info = this.info;
+    if (info.flags & InsnFlag.Target) this.next.set(info.targetHi, info.targetLo);
+    else add64(this.next, hi, lo, 0, info.length);
+  }
+}

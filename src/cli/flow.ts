@@ -1,0 +1,92 @@
+/**
+ * `ptkit flow`: the ptxed-compatible instruction flow listing. Runs the option steps in
+ * order (loading code, then the trace at --pt), decodes with the chosen decoder and
+ * prints ptxed's output; diagnostics go to stdout as ptxed prints them, problems with
+ * the command line and files to stderr.
+ */
+import { cpuErrata } from "../cpu/index.js";
+import { PtEvent } from "../event/index.js";
+import { BlockDecoder, InsnDecoder } from "../flow/index.js";
+import { Image } from "../image/index.js";
+import { ErrorCode, errorMessage } from "../packet/index.js";
+import { loadFileRange, parseFileRange } from "./file-range.js";
+import { BlockUnit } from "./flow-block-unit.js";
+import { FLOW_HELP } from "./flow-help.js";
+import { loadElf, loadRaw } from "./flow-image.js";
+import { InsnUnit } from "./flow-insn-unit.js";
+import { type FlowStep, parseFlowArgs } from "./flow-options.js";
+import { FlowSession } from "./flow-session.js";
+import { statsText } from "./flow-text.js";
+import { CodeWalker } from "./flow-walk.js";
+import { type CliIo, LineWriter } from "./io.js";
+import { VERSION } from "./version.js";
+
+type PtStep = Extract<FlowStep, { kind: "pt" }>;
+
+/** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
+export function runFlow(argv: readonly string[], io: CliIo): number {
+  const { steps, output } = parseFlowArgs(argv);
+  const out = new LineWriter(io.stdout);
+  const fail = (message: string, usage = false): number => {
+    out.flush();
+    io.stderr(`ptkit flow: ${message}\n${usage ? "Use --help or -h for help.\n" : ""}`);
+    return 1;
+  };
+  const image = new Image("ptkit flow");
+  let pt: { step: PtStep; trace: Uint8Array } | undefined;
+  for (const step of steps) {
+    switch (step.kind) {
+      case "help":
+        out.flush();
+        io.stdout(FLOW_HELP);
+        return 0;
+      case "version":
+        out.flush();
+        io.stdout(`ptkit flow ${VERSION}\n`);
+        return 0;
+      case "error":
+        return fail(step.message, true);
+      case "raw": {
+        const err = loadRaw(io, image, step.arg);
+        if (err) return fail(err);
+        break;
+      }
+      case "elf": {
+        const verbose = step.verbose ? (line: string) => out.line(line) : undefined;
+        const err = loadElf(io, image, step.arg, verbose, (w) => io.stderr(`ptkit flow: ${w}\n`));
+        if (err) return fail(err);
+        break;
+      }
+      case "pt": {
+        if (step.cpu) {
+          const errata = cpuErrata(step.cpu);
+          // Like ptxed: say so on stdout and decode without errata workarounds.
+          if (errata) step.config.errata = errata;
+          else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
+        }
+        const range = parseFileRange(step.arg);
+        if (typeof range === "string") return fail(`bad file ${step.arg}: ${range}.`);
+        const trace = loadFileRange(io, range);
+        if (typeof trace === "string") return fail(trace);
+        pt = { step, trace };
+        break;
+      }
+    }
+  }
+  if (!pt) return fail("no pt file (--pt).", true);
+  const options = { image, config: pt.step.config };
+  const session = new FlowSession(output, out, new PtEvent());
+  const walker = new CodeWalker();
+  const unit =
+    pt.step.decoder === "insn"
+      ? new InsnUnit(new InsnDecoder(pt.trace, options), session, walker)
+      : new BlockUnit(new BlockDecoder(pt.trace, options), session, walker);
+  session.run(unit);
+  if (output.stats) {
+    const insn = output.statInsn ? session.insnCount : undefined;
+    const blocks = output.statBlocks ? session.blockCount : undefined;
+    for (const line of statsText(insn, blocks)) out.line(line);
+  }
+  out.flush();
+  return 0;
+}
