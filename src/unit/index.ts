@@ -15,6 +15,8 @@ export {
   encodeCpuid14,
   type PtCapabilities,
 } from "./capabilities.js";
+export * from "./exec/index.js";
+export * from "./gen/index.js";
 export { GP_RULES, GpRule, type GpRuleInfo, gpRuleInfo } from "./gp-rules.js";
 export {
   CTL_RESERVED,

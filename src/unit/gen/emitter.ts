@@ -1,0 +1,179 @@
+/**
+ * The last stage of packet generation: the TNT buffer, CYC insertion, the internal
+ * buffer that can overflow, and the byte count that schedules PSBs. Every packet the
+ * generator makes goes through {@link Emitter.put} into a {@link PacketEncoder}; none
+ * is allocated (two scratch {@link Packet}s are reused).
+ */
+import { compressIp, encodedSize, PacketEncoder } from "../../packet/encode.js";
+import { Packet, PacketType } from "../../packet/types.js";
+import type { Clock } from "./clock.js";
+
+const TWO32 = 2 ** 32;
+
+/**
+ * Packets a CYC may precede (SDM §36.3.6, "CYC-eligible"). Within one compound event
+ * only the first gets one: the others happen in the same cycle, when the count is 0.
+ * TNT gets its CYC when its first bit is recorded (the CYC times the oldest branch).
+ */
+const CYC_ELIGIBLE = new Uint8Array(64);
+for (const t of [
+  PacketType.Tip,
+  PacketType.TipPge,
+  PacketType.TipPgd,
+  PacketType.Fup,
+  PacketType.Pip,
+  PacketType.ModeExec,
+  PacketType.ModeTsx,
+  PacketType.Stop,
+  PacketType.Cbr,
+  PacketType.Tsc,
+  PacketType.Mtc,
+  PacketType.Vmcs,
+  PacketType.Ovf,
+  PacketType.Ptw,
+  PacketType.Exstop,
+  PacketType.Mwait,
+  PacketType.Pwre,
+  PacketType.Pwrx,
+]) {
+  CYC_ELIGIBLE[t] = 1;
+}
+
+export class Emitter {
+  readonly enc: PacketEncoder;
+  /** The packet callers fill (with {@link set}) before {@link put}. */
+  readonly pkt = new Packet();
+  private readonly aux = new Packet();
+
+  /** TNT bits held: 6 (short TNT only) or 47 (long TNT too). */
+  tntCapacity = 6;
+  private tntCount = 0;
+  /** Held TNT bits, oldest highest (at most 47, so a Number holds them exactly). */
+  private tntBits = 0;
+
+  /** CYCEn. */
+  cycEn = false;
+  /** Cycles that must pass before a CYC (CycThresh 0: 1, n: 2^(n-1)). */
+  cycThreshold = 1;
+
+  /** Internal buffer size in bytes (0: it never overflows). */
+  capacity = 0;
+  /** Bytes the buffer passes on per core cycle. */
+  drainPerCycle = 0;
+  /** Bytes in the internal buffer. */
+  fill = 0;
+  /** An overflow is in progress: packets are dropped. */
+  overflowing = false;
+  overflows = 0;
+  droppedBytes = 0;
+
+  /** Bytes since the last PSB (IA32_RTIT_STATUS.PacketByteCnt). */
+  sincePsb = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    initialCapacity: number,
+  ) {
+    this.enc = new PacketEncoder(initialCapacity);
+  }
+
+  /** Fill {@link pkt} and return it; fields not given are 0. */
+  set(type: PacketType, a = 0, b = 0, flags = 0, hi = 0, lo = 0): Packet {
+    const p = this.pkt;
+    p.type = type;
+    p.a = a;
+    p.b = b;
+    p.flags = flags;
+    p.hi = hi;
+    p.lo = lo;
+    return p;
+  }
+
+  /** Emit {@link pkt}: pending TNT bits first, then a CYC if due, then the packet. */
+  put(): void {
+    const p = this.pkt;
+    this.flushTnt();
+    if (CYC_ELIGIBLE[p.type]) this.cyc();
+    this.out(p);
+  }
+
+  /** Emit an IP packet for hi:lo, compressed against the last IP. */
+  ip(type: PacketType, hi: number, lo: number): void {
+    const p = this.set(type);
+    compressIp(this.enc.last, hi, lo, p);
+    this.put();
+  }
+
+  /** Emit an IP packet with its IP suppressed. */
+  noIp(type: PacketType): void {
+    this.set(type);
+    this.put();
+  }
+
+  /** Record a conditional branch or compressed RET. */
+  tnt(taken: boolean): void {
+    if (this.overflowing) return;
+    if (this.tntCount === 0) this.cyc();
+    this.tntBits = this.tntBits * 2 + (taken ? 1 : 0);
+    if (++this.tntCount === this.tntCapacity) this.flushTnt();
+  }
+
+  /** Emit held TNT bits as one short or long TNT. */
+  flushTnt(): void {
+    const n = this.tntCount;
+    if (n === 0) return;
+    this.tntCount = 0;
+    const a = this.aux.clear();
+    a.type = n <= 6 ? PacketType.Tnt8 : PacketType.Tnt64;
+    a.a = n;
+    a.hi = Math.floor(this.tntBits / TWO32);
+    a.lo = this.tntBits >>> 0;
+    this.tntBits = 0;
+    this.out(a);
+  }
+
+  /** Forget held TNT bits (an overflow dropped them). */
+  dropTnt(): void {
+    this.tntCount = 0;
+    this.tntBits = 0;
+  }
+
+  /** A CYC with the cycles since the last one, if enabled, due and not overflowing. */
+  private cyc(): void {
+    const c = this.clock.cyc;
+    if (!this.cycEn || this.overflowing || c === 0 || c < this.cycThreshold) return;
+    this.clock.cyc = 0;
+    const a = this.aux.clear();
+    a.type = PacketType.Cyc;
+    a.hi = Math.floor(c / TWO32) & 0x1fffffff;
+    a.lo = c >>> 0;
+    this.out(a);
+  }
+
+  /** Pass a packet through the internal buffer: into the trace, or dropped by an overflow. */
+  private out(p: Packet): void {
+    const size = encodedSize(p);
+    if (size < 0) throw new Error(`internal: the generator made an unencodable ${p.type} packet`);
+    if (this.overflowing) {
+      this.droppedBytes += size;
+      return;
+    }
+    if (this.capacity > 0) {
+      if (this.fill + size > this.capacity) {
+        this.overflowing = true;
+        this.overflows++;
+        this.droppedBytes += size;
+        return;
+      }
+      this.fill += size;
+    }
+    this.enc.emit(p);
+    this.sincePsb += size;
+  }
+
+  /** The internal buffer passes bytes on for `cycles` core cycles. */
+  drain(cycles: number): void {
+    if (this.capacity === 0) return;
+    this.fill = Math.max(0, this.fill - cycles * this.drainPerCycle);
+  }
+}

@@ -1,0 +1,340 @@
+/**
+ * Packet generation: an execution under a trace-unit configuration in, the packets
+ * the processor would write out.
+ *
+ * The rules are SDM Vol. 3C chapter "Intel Processor Trace" (older editions: 36):
+ * PacketEn = TriggerEn ∧ ContextEn ∧ FilterEn ∧ BranchEn (§36.2.5, seed 002), the
+ * packet definitions of §36.4.2 (dependencies and generation scenarios), the compound
+ * packet events of Table 36-15 (seed 002's packet-relationship table) and Table 36-50
+ * "Packet Generation under Different Enable Conditions", whose case numbers the
+ * comments below cite as "case 9c" and so on.
+ *
+ * Modelling choices where the SDM leaves room:
+ * - TIPs are never deferred (§36.4.2.3 makes deferral optional); a partial TNT is
+ *   flushed before any other packet, so every packet keeps its place in time.
+ * - IP packets use the shortest compression against the last IP.
+ * - FilterEn changes only where a branch or event lands (§36.2.4.3), never by
+ *   sequential execution; a not-taken conditional branch lands nowhere.
+ * - A RET that leaves PacketEn=1 is not compressed: it ends in TIP.PGD(target); so
+ *   does a taken conditional branch (see `GenRules.conditional` in rules.ts).
+ * - PSB+ carries its status packets in the order PSB, TSC, TMA, CBR, VMCS, PIP,
+ *   MODE.TSX, MODE.Exec, FUP, PSBEND (the SDM does not fix the order, §36.3.7).
+ * - The instruction or event that leaves the execution's last IP unknown (no `end`
+ *   record) produces nothing that would need that IP.
+ * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
+ */
+import { COFI_TYPE, CofiType, type ExecMode, InsnClass } from "../../isa/types.js";
+import { PacketType } from "../../packet/types.js";
+import { ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize, isFlowEvent } from "../exec/types.js";
+import type { MsrFault } from "../msr-file.js";
+import { Msr } from "../msr-layout.js";
+import { type GenOptions, resolveOptions } from "./config.js";
+import { GenRules } from "./rules.js";
+import { Chg, TWO32 } from "./state.js";
+
+/** A WRMSR in the execution that faulted (#GP): it changed nothing. */
+export interface GenFault {
+  /** Index of the `wrmsr` record in the execution (instructions and events counted). */
+  readonly record: number;
+  readonly fault: MsrFault;
+}
+
+export interface GenResult {
+  /** Every packet byte the processor produced, in order (what memory would hold without wraps or STOP). */
+  readonly bytes: Uint8Array;
+  readonly instructions: number;
+  /** Internal buffer overflows, and the bytes they dropped. */
+  readonly overflows: number;
+  readonly droppedBytes: number;
+  readonly faults: readonly GenFault[];
+}
+
+/** Generate the packets of `exec` under `options`. */
+export function generate(exec: Execution, options: GenOptions): GenResult {
+  return new PacketGenerator(resolveOptions(options)).run(exec);
+}
+
+export class PacketGenerator extends GenRules {
+  private readonly faults: GenFault[] = [];
+
+  /** Walk the execution once; the generator is spent afterwards. */
+  run(x: Execution): GenResult {
+    const n = x.insnCount;
+    const m = x.eventCount;
+    // State records before anything else are the initial state, not changes.
+    for (let e = 0; e < m && x.evAt[e] === 0 && !isFlowEvent(x.evKind[e]!); e++) this.applyState(x, e);
+    this.chg = 0;
+    if (this.msrs.traceEn) {
+      this.look(x, 0, 0, false);
+      this.enable();
+    }
+    const step = this.cfg.cyclesPerInsn;
+    let e = 0;
+    for (let i = 0; i < n; i++) {
+      while (e < m && x.evAt[e] === i) e = this.event(x, e, i);
+      this.boundary(x.ipHi[i]!, x.ipLo[i]!);
+      e = this.insn(x, i, e);
+      if (step > 0) this.advance(step);
+    }
+    while (e < m) e = this.event(x, e, n);
+    this.finish(x);
+    return {
+      bytes: this.em.enc.bytes(),
+      instructions: n,
+      overflows: this.em.overflows,
+      droppedBytes: this.em.droppedBytes,
+      faults: this.faults,
+    };
+  }
+
+  /**
+   * Find the next flow point from event `e` on, at instruction position `i`: the
+   * `from` of a transfer or `end` record, else instruction i. With `apply`, state
+   * records on the way are applied (they describe the transfer's target).
+   */
+  private look(x: Execution, e: number, i: number, apply: boolean): void {
+    this.chg = 0;
+    for (; e < x.eventCount && x.evAt[e] === i; e++) {
+      const k = x.evKind[e]!;
+      if (isFlowEvent(k)) {
+        this.nxKnown = true;
+        this.nxHi = x.evHi[e]!;
+        this.nxLo = x.evLo[e]!;
+        return;
+      }
+      if (apply) this.applyState(x, e);
+    }
+    this.nxKnown = i < x.insnCount;
+    if (this.nxKnown) {
+      this.nxHi = x.ipHi[i]!;
+      this.nxLo = x.ipLo[i]!;
+    }
+  }
+
+  /** Apply a state record (others are ignored), adding to {@link chg} what changed. */
+  private applyState(x: Execution, e: number): void {
+    const a = x.evA[e]!;
+    const hi = x.evHi[e]!;
+    const lo = x.evLo[e]!;
+    switch (x.evKind[e]) {
+      case ExecEvent.Cpl:
+        if (a !== this.cpl) this.chg |= Chg.Cpl;
+        this.cpl = a;
+        return;
+      case ExecEvent.Cr3:
+        if (hi !== this.cr3Hi || lo !== this.cr3Lo) this.chg |= Chg.Cr3;
+        this.cr3Hi = hi;
+        this.cr3Lo = lo;
+        return;
+      case ExecEvent.Mode:
+        if (a !== this.mode) this.chg |= Chg.Mode;
+        this.mode = a as ExecMode;
+        return;
+      case ExecEvent.NonRoot:
+        if ((a === 1) !== this.nonRoot) this.chg |= Chg.NonRoot;
+        this.nonRoot = a === 1;
+        return;
+      case ExecEvent.Vmcs:
+        if (hi !== this.vmcsHi || lo !== this.vmcsLo) this.chg |= Chg.Vmcs;
+        this.vmcsHi = hi;
+        this.vmcsLo = lo;
+        return;
+    }
+  }
+
+  /** Handle event `e` (before instruction `i`); returns the next event index. */
+  private event(x: Execution, e: number, i: number): number {
+    const a = x.evA[e]!;
+    switch (x.evKind[e]) {
+      case ExecEvent.Cpl:
+      case ExecEvent.Cr3:
+      case ExecEvent.Mode:
+      case ExecEvent.NonRoot:
+      case ExecEvent.Vmcs:
+        this.chg = 0;
+        this.applyState(x, e);
+        if (this.chg !== 0) {
+          const chg = this.chg;
+          this.look(x, e + 1, i, false);
+          this.chg = chg;
+          this.contextChange();
+        }
+        break;
+      case ExecEvent.Interrupt:
+      case ExecEvent.Exception:
+      case ExecEvent.VmExit:
+        this.asyncTransfer(x, e, i);
+        break;
+      case ExecEvent.TsxAbort:
+        this.inTx = false;
+        this.modeTsx(false, true);
+        this.asyncTransfer(x, e, i);
+        break;
+      case ExecEvent.Sleep:
+        this.look(x, e + 1, i, false);
+        this.sleep(a, x.evB[e]!, x.evLo[e] === 1);
+        break;
+      case ExecEvent.Wake:
+        this.wake(a, x.evB[e]!, x.evLo[e]!);
+        break;
+      case ExecEvent.Cycles:
+        this.advance(x.evHi[e]! * TWO32 + x.evLo[e]!);
+        break;
+      case ExecEvent.Ticks:
+        this.clock.ticks(x.evHi[e]! * TWO32 + x.evLo[e]!);
+        this.afterTime();
+        break;
+      case ExecEvent.Cbr:
+        this.clock.cbr = a;
+        if (this.triggerEn) this.timing();
+        break;
+      case ExecEvent.Wrmsr:
+        this.look(x, e + 1, i, false);
+        this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!);
+        break;
+      // Ptw and Mwait were read with their instruction; End only marks where execution stops.
+    }
+    return e + 1;
+  }
+
+  /** Before instruction `ip` retires: overflow recovery, a due PSB+, output. */
+  private boundary(hi: number, lo: number): void {
+    const em = this.em;
+    if (em.overflowing) {
+      if (em.fill === 0) this.overflowEnds(hi, lo);
+    } else if (this.triggerEn && em.sincePsb >= this.psbPeriod) {
+      this.psb(true, hi, lo);
+    }
+    if (this.out && em.enc.length - this.written >= this.cfg.outputChunk) this.flushOutput();
+  }
+
+  /** Retire instruction `i`; `e` is the first event after it. Returns the next event index. */
+  private insn(x: Execution, i: number, e: number): number {
+    const info = x.info[i]!;
+    const cls = infoClass(info);
+    this.stopValid = false;
+    this.mwaitPending = false;
+    if (cls === InsnClass.Other) return e;
+    const hi = x.ipHi[i]!;
+    const lo = x.ipLo[i]!;
+    const size = infoSize(info);
+    const cofi = COFI_TYPE[cls]!;
+    if (cofi !== CofiType.None) {
+      const before = this.pe;
+      this.look(x, e, i + 1, true);
+      if (!this.nxKnown) return e;
+      const end = lo + size;
+      const nextLo = end >>> 0;
+      const nextHi = (hi + (end >= TWO32 ? 1 : 0)) >>> 0;
+      switch (cofi) {
+        case CofiType.Conditional:
+          this.conditional(before, this.nxLo !== nextLo || this.nxHi !== nextHi);
+          break;
+        case CofiType.Direct:
+          this.direct(before, cls === InsnClass.Call && (info & INFO_ZLC) === 0, nextHi, nextLo);
+          break;
+        case CofiType.Indirect:
+          this.indirect(before, cls, nextHi, nextLo);
+          break;
+        default:
+          // INT n, INT3, UD and VM exits are not inferable from the code: FUP(CLIP) (Table 36-23).
+          this.far(
+            before,
+            cls === InsnClass.Interrupt || cls === InsnClass.Ud || cls === InsnClass.VmExit,
+            hi,
+            lo,
+          );
+      }
+      // State records after a near branch (not a real machine's doing) change context at its target.
+      if (this.chg !== 0) this.contextChange();
+      return e;
+    }
+    switch (cls) {
+      // The payload record follows (ExecBuilder makes sure; a hand-made Execution may not).
+      case InsnClass.PtWrite:
+        if (this.payloadAt(x, e, i, ExecEvent.Ptw)) this.ptwrite(hi, lo, x.evA[e]!, x.evHi[e]!, x.evLo[e]!);
+        break;
+      case InsnClass.Mwait:
+        this.mwaitPending = this.payloadAt(x, e, i, ExecEvent.Mwait);
+        this.mwaitHints = x.evA[e] ?? 0;
+        this.mwaitExt = x.evB[e] ?? 0;
+        this.stopAt(hi, lo);
+        break;
+      case InsnClass.Hlt:
+        this.stopAt(hi, lo);
+        break;
+      case InsnClass.Xbegin:
+        this.inTx = true;
+        this.modeTsx(true, false);
+        if (this.pe) this.em.ip(PacketType.Fup, hi, lo);
+        break;
+      case InsnClass.Xend:
+        this.inTx = false;
+        this.modeTsx(false, false);
+        if (this.pe) this.em.ip(PacketType.Fup, hi, lo);
+        break;
+      case InsnClass.Xabort: {
+        const before = this.pe;
+        this.look(x, e, i + 1, true);
+        if (!this.nxKnown) break;
+        this.inTx = false;
+        this.modeTsx(false, true);
+        this.far(before, true, hi, lo);
+        break;
+      }
+      // MOV CR3 and VMPTRLD act through the state record that follows them.
+    }
+    return e;
+  }
+
+  /** Whether event `e` is a `kind` record right after instruction `i`. */
+  private payloadAt(x: Execution, e: number, i: number, kind: number): boolean {
+    return e < x.eventCount && x.evAt[e] === i + 1 && x.evKind[e] === kind;
+  }
+
+  /** An interrupt, exception, VM exit or TSX abort record: FUP(from), then as far. */
+  private asyncTransfer(x: Execution, e: number, i: number): void {
+    const before = this.pe;
+    this.look(x, e + 1, i, true);
+    this.nxKnown = true;
+    this.nxHi = x.evToHi[e]!;
+    this.nxLo = x.evToLo[e]!;
+    this.far(before, true, x.evHi[e]!, x.evLo[e]!);
+  }
+
+  private wrmsr(address: number, hi: number, lo: number, record: number): void {
+    const m = this.msrs;
+    const was = m.traceEn;
+    const fault = m.wrmsr(address, hi, lo);
+    if (fault) {
+      this.faults.push({ record, fault });
+      return;
+    }
+    if (address !== Msr.Ctl || was === m.traceEn) return;
+    if (was) this.disable();
+    else this.enable();
+  }
+
+  private finish(x: Execution): void {
+    const n = x.insnCount;
+    const m = x.eventCount;
+    this.nxKnown = m > 0 && x.evKind[m - 1] === ExecEvent.End;
+    if (this.nxKnown) {
+      this.nxHi = x.evHi[m - 1]!;
+      this.nxLo = x.evLo[m - 1]!;
+    } else if (n > 0 && COFI_TYPE[infoClass(x.info[n - 1]!)] === CofiType.None) {
+      // Without an end record, a last instruction that does not branch goes on after itself.
+      const end = x.ipLo[n - 1]! + infoSize(x.info[n - 1]!);
+      this.nxKnown = true;
+      this.nxLo = end >>> 0;
+      this.nxHi = (x.ipHi[n - 1]! + (end >= TWO32 ? 1 : 0)) >>> 0;
+    }
+    const msrs = this.msrs;
+    if (this.cfg.disableAtEnd && msrs.traceEn) {
+      msrs.wrmsr(Msr.Ctl, msrs.ctlHi, (msrs.ctlLo & ~1) >>> 0);
+      this.disable();
+    } else if (this.out) {
+      this.flushOutput();
+    }
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * The packet rules: branches, far transfers and context changes (SDM Table 36-50,
+ * whose case numbers the comments cite), PTWRITE, power events, time, overflow and
+ * TraceEn. See generator.ts for the modelling choices.
+ */
+import { InsnClass } from "../../isa/types.js";
+import { Flag, PacketType } from "../../packet/types.js";
+import { getField } from "../bits.js";
+import { WakeReason } from "../exec/types.js";
+import { CTL, Msr, STATUS } from "../msr-layout.js";
+import { Chg, GenState, STOPPED } from "./state.js";
+
+const MAX_MTC_PER_STEP = 4096;
+const ERROR = 1 << STATUS.Error.lsb;
+const PEND_PSB = 1 << STATUS.PendPSB.lsb;
+const INJECT_HI = 1 << (CTL.InjectPsbPmiOnEnable.lsb - 32);
+
+export class GenRules extends GenState {
+  /**
+   * A branch or event lands at the next flow point: FilterEn follows the IP filter
+   * there and a TraceStop range is noted, while TriggerEn and ContextEn are 1 (§36.2.4.3).
+   */
+  protected land(): void {
+    if (!this.triggerEn || !this.contextEn) return;
+    this.filterEn = this.filter.filterEn(this.nxHi, this.nxLo);
+    this.stopHit = this.filter.stopsAt(this.nxHi, this.nxLo);
+  }
+
+  /**
+   * Cases 7 and 8: Jcc, J*CXZ, LOOP. A taken branch that leaves the filter range ends
+   * in TIP.PGD(target), not the TIP.PGD() of case 7e: libipt 2.0 binds an IP-less
+   * TIP.PGD only to far transfers and CR3 writes (its own tests expect the target IP
+   * here), and the target is in context, so the IP exposes nothing the SDM hides.
+   */
+  protected conditional(before: boolean, taken: boolean): void {
+    if (!taken) {
+      if (before) this.em.tnt(false);
+      return;
+    }
+    this.land();
+    const after = this.peAfter;
+    if (before && after) this.em.tnt(true);
+    else if (before) this.em.ip(PacketType.TipPgd, this.nxHi, this.nxLo);
+    else if (after) this.pge();
+    this.settle(after);
+  }
+
+  /** Case 6: JMP and CALL near relative. */
+  protected direct(before: boolean, pushes: boolean, nextHi: number, nextLo: number): void {
+    this.land();
+    const after = this.peAfter;
+    if (before && !after) this.em.ip(PacketType.TipPgd, this.nxHi, this.nxLo);
+    else if (after && !before) this.pge();
+    if (before && after && pushes) this.rets.push(nextHi, nextLo);
+    this.settle(after);
+  }
+
+  /** Case 9: JMP/CALL indirect and RET, with RET compression (seed 000). */
+  protected indirect(before: boolean, cls: number, nextHi: number, nextLo: number): void {
+    this.land();
+    const after = this.peAfter;
+    if (before && after) {
+      if (cls === InsnClass.Return && !this.disRetc && this.rets.topIs(this.nxHi, this.nxLo)) {
+        this.rets.pop();
+        this.em.tnt(true);
+      } else {
+        this.em.ip(PacketType.Tip, this.nxHi, this.nxLo);
+      }
+      if (cls === InsnClass.CallIndirect) this.rets.push(nextHi, nextLo);
+    } else if (before) {
+      this.em.ip(PacketType.TipPgd, this.nxHi, this.nxLo);
+    } else if (after) {
+      this.pge();
+    }
+    this.settle(after);
+  }
+
+  /**
+   * Cases 10-13 and VM entry/exit: far branches, interrupts, exceptions. The target
+   * context is already applied (generator.ts `look`); `fup` adds FUP(fromHi:fromLo) first.
+   */
+  protected far(before: boolean, fup: boolean, fromHi: number, fromLo: number): void {
+    if (this.triggerEn) this.contextEn = this.contextOk();
+    this.land();
+    const after = this.peAfter;
+    const em = this.em;
+    if (before) {
+      if (fup) em.ip(PacketType.Fup, fromHi, fromLo);
+      if (after) {
+        this.pipVmcs();
+        if (this.mode !== this.lastMode) this.modeExec();
+        em.ip(PacketType.Tip, this.nxHi, this.nxLo);
+      } else if (this.contextEn) {
+        this.pipVmcs();
+        em.ip(PacketType.TipPgd, this.nxHi, this.nxLo); // 10d/11d: FilterEn cleared, IP in context
+      } else {
+        em.noIp(PacketType.TipPgd); // 11c/12c: ContextEn cleared, the target is hidden
+      }
+    } else {
+      this.pipVmcs();
+      if (after) this.pge();
+    }
+    this.chg = 0;
+    this.settle(after);
+  }
+
+  /**
+   * Case 5 and its kin: CR3, CPL, VMX or VMCS changed where nothing branched (MOV
+   * CR3, VMPTRLD); execution goes on at the next flow point (NLIP).
+   */
+  protected contextChange(): void {
+    const before = this.pe;
+    if (this.triggerEn) {
+      this.contextEn = this.contextOk();
+      // A MOV CR3 executed in a TraceStop range stops tracing (Table 36-28).
+      if (this.contextEn && this.nxKnown && this.chg & Chg.Cr3) {
+        this.stopHit = this.filter.stopsAt(this.nxHi, this.nxLo);
+      }
+    }
+    const after = this.peAfter;
+    if (this.contextEn) this.pipVmcs();
+    if (before && !after) this.em.noIp(PacketType.TipPgd);
+    else if (after && !before && this.nxKnown) this.pge();
+    this.chg = 0;
+    this.settle(after);
+  }
+
+  /** After an operation: RET compression never spans PacketEn=0; a TraceStop acts now. */
+  protected settle(after: boolean): void {
+    if (!after) this.rets.clear();
+    if (this.stopHit) this.traceStop();
+  }
+
+  /** PTW (TriggerEn, ContextEn, FilterEn, PTWEn) and its FUP with FUPonPTW (Table 36-40). */
+  protected ptwrite(ipHi: number, ipLo: number, bytes: number, hi: number, lo: number): void {
+    if (!this.triggerEn || !this.contextEn || !this.filterEn || !this.ptwEn) return;
+    this.em.set(PacketType.Ptw, bytes, 0, this.fupOnPtw ? Flag.Ip : 0, hi, lo);
+    this.em.put();
+    if (this.fupOnPtw) this.em.ip(PacketType.Fup, ipHi, ipLo);
+  }
+
+  /**
+   * C-state entry (Tables 36-41..43): MWAIT if an MWAIT caused it (ContextEn), PWRE,
+   * and on leaving C0 EXSTOP with FUP(IP of the oldest unfinished instruction) when
+   * ContextEn=1.
+   */
+  protected sleep(cstate: number, substate: number, hw: boolean): void {
+    const wasAwake = !this.clock.sleeping;
+    this.clock.sleeping = true;
+    const em = this.em;
+    if (!this.triggerEn || !this.pwrEvtEn) return;
+    if (this.mwaitPending && this.contextEn) {
+      em.set(PacketType.Mwait, this.mwaitHints, this.mwaitExt);
+      em.put();
+    }
+    this.mwaitPending = false;
+    em.set(PacketType.Pwre, cstate, substate, hw ? Flag.Hw : 0);
+    em.put();
+    if (!wasAwake) return;
+    em.set(PacketType.Exstop, 0, 0, this.contextEn ? Flag.Ip : 0);
+    em.put();
+    if (!this.contextEn) return;
+    if (this.stopValid) em.ip(PacketType.Fup, this.stopHi, this.stopLo);
+    else if (this.nxKnown) em.ip(PacketType.Fup, this.nxHi, this.nxLo);
+  }
+
+  /** C-state exit: PWRX (Table 36-44), then TSC, TMA, CBR as after any clock stop. */
+  protected wake(last: number, deepest: number, reasons: number): void {
+    this.clock.sleeping = false;
+    if (!this.triggerEn) return;
+    if (this.pwrEvtEn) {
+      const flags =
+        (reasons & WakeReason.Interrupt ? Flag.WakeInt : 0) |
+        (reasons & WakeReason.Store ? Flag.WakeStore : 0) |
+        (reasons & WakeReason.Hw ? Flag.WakeHw : 0);
+      this.em.set(PacketType.Pwrx, last, deepest, flags);
+      this.em.put();
+    }
+    this.timing();
+  }
+
+  /** `n` core cycles pass. */
+  protected advance(n: number): void {
+    this.clock.cycles(n);
+    this.afterTime();
+  }
+
+  /** Drain the internal buffer and send the MTCs that came due. */
+  protected afterTime(): void {
+    const c = this.clock;
+    if (this.em.capacity > 0) {
+      this.em.drain(c.total - this.drained);
+      this.drained = c.total;
+    }
+    if (c.ctc < this.mtcNext) return;
+    const period = Math.floor(c.ctc / this.mtcDiv);
+    this.mtcNext = (period + 1) * this.mtcDiv;
+    if (this.triggerEn && this.mtcEn && !c.sleeping) {
+      for (let p = Math.max(this.mtcPeriod + 1, period - MAX_MTC_PER_STEP + 1); p <= period; p++) {
+        this.em.set(PacketType.Mtc, p & 0xff);
+        this.em.put();
+      }
+    }
+    this.mtcPeriod = period;
+  }
+
+  /**
+   * The internal buffer has drained after an overflow (§36.3.8): OVF, then FUP(IP) if
+   * PacketEn=1 (else the next TIP.PGE ends the overflow). Decoders reset their last
+   * IP and return stack at OVF, so the processor does too.
+   */
+  protected overflowEnds(hi: number, lo: number): void {
+    const em = this.em;
+    em.overflowing = false;
+    em.dropTnt();
+    if (!this.triggerEn && !this.stopAfterOvf) return;
+    this.rets.clear();
+    this.lastMode = -1;
+    em.set(PacketType.Ovf);
+    em.put();
+    em.enc.last.reset();
+    if (this.stopAfterOvf) {
+      this.stopAfterOvf = false;
+      this.stopPacket();
+    }
+    if (this.pe) em.ip(PacketType.Fup, hi, lo);
+  }
+
+  /**
+   * TraceEn 0 -> 1 (cases 2b/2d/2e): with PacketByteCnt=0 (or PendPSB under
+   * InjectPsbPmiOnEnable), TIP.PGE(NLIP) if PacketEn=1, then PSB+; else TSC, TMA, CBR,
+   * then TIP.PGE. (A PSB+ with FUP before the TIP.PGE is erratum BDM70, not modelled.)
+   */
+  protected enable(): void {
+    const m = this.msrs;
+    this.loadCtl();
+    if (this.out) {
+      this.out.enable();
+      this.triggerEn = this.out.storing;
+    } else {
+      this.triggerEn = (m.statusLo & (STOPPED | ERROR)) === 0;
+    }
+    if (!this.triggerEn) return;
+    this.contextEn = this.contextOk();
+    this.filterEn = this.nxKnown ? this.filter.filterEn(this.nxHi, this.nxLo) : !this.filter.filtering;
+    this.clock.cyc = 0;
+    this.mtcPeriod = Math.floor(this.clock.ctc / this.mtcDiv);
+    this.mtcNext = (this.mtcPeriod + 1) * this.mtcDiv;
+    const count = getField(m.statusHi, m.statusLo, STATUS.PacketByteCnt);
+    const pendPsb = (m.ctlHi & INJECT_HI) !== 0 && (m.statusLo & PEND_PSB) !== 0;
+    const stops = this.contextEn && this.nxKnown && this.filter.stopsAt(this.nxHi, this.nxLo);
+    const pge = this.pe && this.nxKnown && !stops;
+    if (count === 0 || pendPsb) {
+      if (pendPsb) m.setByProcessor(Msr.Status, m.statusHi, (m.statusLo & ~PEND_PSB) >>> 0);
+      if (pge) this.pge();
+      this.psb(this.nxKnown, this.nxHi, this.nxLo);
+    } else {
+      this.em.sincePsb = count;
+      this.timing();
+      if (pge) this.pge();
+    }
+    if (stops) this.traceStop();
+    this.syncStatus();
+  }
+
+  /** TraceEn 1 -> 0 (case 3b): FUP(CLIP), TIP.PGD() if PacketEn=1; everything is flushed. */
+  protected disable(): void {
+    if (this.pe) {
+      if (this.nxKnown) this.em.ip(PacketType.Fup, this.nxHi, this.nxLo);
+      this.em.noIp(PacketType.TipPgd);
+    }
+    this.em.flushTnt();
+    this.triggerEn = false;
+    this.rets.clear();
+    this.clock.cyc = 0;
+    if (this.out) {
+      this.flushOutput();
+      this.out.disable();
+    }
+    this.syncStatus();
+  }
+}
