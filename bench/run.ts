@@ -11,6 +11,8 @@ import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKET_NAMES, PACKET_TYPE_COUNT, PacketType } from "../src/packet/index.js";
+import { type FlowBench, measureFlow } from "./flow.js";
+import { type GenerateBench, measureGenerate } from "./generate.js";
 import { type LibiptOutcome, runLibipt } from "./libipt.js";
 import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
 import { REPO_ROOT } from "./paths.js";
@@ -256,6 +258,11 @@ function main(): void {
 
   const ratio = (m: Measurement) => (mLib ? m.mbPerSec / mLib.mbPerSec : undefined);
 
+  // --- the trace-unit model's generation rate and the flow decoders ------------------
+  if (!opt.json) process.stdout.write("generation and flow benchmarks: preparing the gzip workload...\n");
+  const gen = measureGenerate({ runs: opt.runs });
+  const flow = measureFlow({ runs: opt.runs, libipt: opt.libipt });
+
   if (opt.json) {
     const json = {
       trace: {
@@ -283,6 +290,8 @@ function main(): void {
       },
       ratio: mLib ? { ptkitLoop: ratio(mLoop), ptkitDecoder: ratio(mDecoder) } : undefined,
       counts: { ptkit: ptkitCounts, libipt: lib.ok ? lib.result.counts : undefined, match: countsMatch },
+      generate: gen,
+      flow,
       problems,
     };
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
@@ -348,12 +357,53 @@ function main(): void {
     } else {
       log(`libipt comparison skipped: ${lib.skipped}`);
     }
+    log();
+    logGenerate(log, gen);
+    log();
+    logFlow(log, flow);
   }
 
   if (problems.length) {
     for (const p of problems) process.stderr.write(`bench: FAILED: ${p}\n`);
     process.exitCode = 1;
   }
+}
+
+function logGenerate(log: (s?: string) => void, gen: GenerateBench | { skip: string }): void {
+  if ("skip" in gen) {
+    log(`generation benchmark skipped: ${gen.skip}`);
+    return;
+  }
+  log(`generate ${gen.workload}: ${fmtInt(gen.instructions)} instructions, ${fmtInt(gen.events)} events`);
+  log(`         execution ${gen.source}`);
+  const rows = [["configuration", "trace bytes", "best ms", "M insn/s", "MB/s"]];
+  for (const r of gen.rows)
+    rows.push([
+      r.config,
+      fmtInt(r.traceBytes),
+      fmt(r.bestNs / 1e6, 1),
+      fmt(r.mInsnPerSec, 1),
+      fmt(r.mbPerSec, 2),
+    ]);
+  log(table(rows, [1, 2, 3, 4]));
+}
+
+function logFlow(log: (s?: string) => void, flow: FlowBench | { skip: string }): void {
+  if ("skip" in flow) {
+    log(`flow benchmark skipped: ${flow.skip}`);
+    return;
+  }
+  log(`flow     the trace of the same execution (branch tracing, OS+User): ${fmtInt(flow.traceBytes)} bytes`);
+  const byName = (n: string) => flow.rows.find((r) => r.decoder === n);
+  const rows = [["decoder", "instructions", "best ms", "M insn/s", "vs libipt same kind"]];
+  for (const r of flow.rows) {
+    const kind = r.decoder.includes("Block") || r.decoder.includes("block") ? "block" : "insn";
+    const lib = byName(`libipt ${kind} decoder`);
+    const vs = lib && lib !== r ? `${fmt(r.mInsnPerSec / lib.mInsnPerSec, 2)}x` : "-";
+    rows.push([r.decoder, fmtInt(r.insns), fmt(r.bestNs / 1e6, 1), fmt(r.mInsnPerSec, 1), vs]);
+  }
+  log(table(rows, [1, 2, 3, 4]));
+  if (flow.libiptSkipped) log(`libipt flow comparison skipped: ${flow.libiptSkipped}`);
 }
 
 main();

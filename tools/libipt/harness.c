@@ -1,11 +1,15 @@
 /*
  * harness: ptkit's independent libipt decoder. Runs libipt's packet decoder over
  * raw Intel PT trace files, for the differential test (test/differential/, dump
- * mode) and for the benchmark (bench/, --bench mode). tools/libipt/harness.ts
+ * mode) and for the benchmark (bench/, --bench mode), and libipt's instruction
+ * flow decoder over a trace and a memory image, as the independent checker of the
+ * trace-unit model (test/unit/e2e/, --insn mode). tools/libipt/harness.ts
  * compiles it; the callers run it.
  *
  * Usage: harness [OPTION | FILE]...       dump mode
  *        harness --bench RUNS FILE        bench mode
+ *        harness --insn [OPTION]... TRACE insn mode
+ *        harness --bench-flow RUNS block|insn [--map MAP]... TRACE   flow bench mode
  *
  * Only libipt's public API (<intel-pt.h>) is used.
  * Build: cc -O2 -Wall -Wextra harness.c -lipt
@@ -79,6 +83,65 @@
  * packet types (names as in dump mode, MODE split into mode.exec and mode.tsx) that
  * occur, in libipt's enum order. Exit status: 0, 1 on an I/O or setup failure or
  * when a timed run decodes a different count, 2 on a usage error.
+ *
+ * ---------------------------------------------------------------------------------
+ * Insn mode: the instructions and events libipt's instruction flow decoder
+ * (pt_insn_*) reconstructs from TRACE and a memory image.
+ *
+ *   --map FILE:ADDR            map all of FILE at virtual address ADDR;
+ *   --map FILE:FROM-TO:ADDR    map bytes [FROM, TO) of FILE at ADDR (an ELF
+ *                              PT_LOAD segment is offset-(offset+filesz):vaddr).
+ *                              Parsed from the right, so FILE may hold colons.
+ *                              Later maps replace earlier ones where they
+ *                              overlap (pt_image_add_file), in every address
+ *                              space. Numbers are C integers (0x hex, 0 octal,
+ *                              or decimal).
+ *
+ * The decode loop is ptxed's: pt_insn_sync_forward, then events while
+ * pts_event_pending and pt_insn_next until end of stream or an error; after an
+ * error, pt_insn_sync_forward again (libipt 2.0 has no resync). An instruction that
+ * pt_insn_next returns together with an error (iclass not ptic_error) is printed
+ * before the error, as ptxed does.
+ *
+ * Output lines (fields as in dump mode: OFF is %08 hex, values 0x-prefixed hex):
+ *
+ *   S <OFF>                          synchronised at the PSB at OFF
+ *   I <ip> <size> <class>[ speculative][ truncated]
+ *                                    one instruction; class is error, other,
+ *                                    call, return, jump, cond_jump, far_call,
+ *                                    far_return, far_jump or ptwrite
+ *   V <event>[ suppressed][ update] [<field>=0x<hex>]... [tsc=0x<hex>]
+ *                                    one event (pt_insn_event), in order;
+ *                                    suppressed: ip_suppressed is set; update:
+ *                                    a status update; tsc when has_tsc is set
+ *   E <OFF> <CODE> <name>            decoding failed at OFF (pt_insn_get_offset)
+ *                                    and goes on at the next PSB
+ *   X <CODE> <name>                  synchronisation failed other than at the end
+ *                                    of the trace; decoding tries the next PSB if
+ *                                    the decoder got past the last one (as ptxed),
+ *                                    else ends
+ *
+ * Events and their fields, in this order:
+ *   enabled ip resumed; disabled ip; async_disabled at ip; async_branch from to;
+ *   paging cr3 non_root; async_paging cr3 non_root ip; overflow ip;
+ *   exec_mode mode ip (mode 1/2/3 = 16/32/64-bit); tsx ip speculative aborted;
+ *   stop; vmcs base; async_vmcs base ip; exstop ip; mwait ip hints ext;
+ *   pwre state sub_state hw; pwrx last deepest interrupt store autonomous;
+ *   ptwrite ip size payload; tick ip; cbr ratio; mnt payload; type-<n> (none).
+ * Left out when ip_suppressed is set: every ip field but enabled's, and to.
+ *
+ * Exit status: 0 when the trace was decoded to its end (errors in the trace are
+ * output, not failures), 1 on an I/O or setup failure, 2 on a usage error.
+ *
+ * ---------------------------------------------------------------------------------
+ * Flow bench mode: time libipt's block (pt_blk_*) or instruction (pt_insn_*) decoder
+ * over TRACE and the image given by --map options (as in insn mode), like ptxed
+ * --quiet: events fetched and dropped, after an error synchronise to the next PSB.
+ * The image is built once; each pass allocates its decoder. One untimed warm-up
+ * pass, then RUNS (1..100) timed passes. Prints one JSON object on one line:
+ *   {"decoder":"libipt-block|libipt-insn","bytes":B,"insns":N,"units":U,
+ *    "events":E,"errors":R,"best_ns":T,"runs_ns":[T,...]}
+ * units: blocks (block) or instructions (insn).
  */
 #include <intel-pt.h>
 
@@ -517,6 +580,7 @@ static int dump_main(int argc, char **argv)
 	if (index == 0 && argc < 2) {
 		fprintf(stderr, "usage: %s [--sync | --at0 | --raw | --pack | FILE]...\n", argv[0]);
 		fprintf(stderr, "       %s --bench RUNS FILE\n", argv[0]);
+		fprintf(stderr, "       %s --insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
 		return 2;
 	}
 
@@ -677,10 +741,523 @@ static int bench_main(int argc, char **argv)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* ---------------------------------------------------------------------------------
+ * Insn mode.
+ */
+
+static const char *insn_class_name(enum pt_insn_class iclass)
+{
+	switch (iclass) {
+	case ptic_error: return "error";
+	case ptic_other: return "other";
+	case ptic_call: return "call";
+	case ptic_return: return "return";
+	case ptic_jump: return "jump";
+	case ptic_cond_jump: return "cond_jump";
+	case ptic_far_call: return "far_call";
+	case ptic_far_return: return "far_return";
+	case ptic_far_jump: return "far_jump";
+	case ptic_ptwrite: return "ptwrite";
+	}
+	return "unknown";
+}
+
+/* A field that holds an IP: left out when the event's IP is suppressed. */
+static void ip_field(const struct pt_event *ev, const char *name, uint64_t value)
+{
+	if (!ev->ip_suppressed)
+		field(name, value);
+}
+
+static void print_event(const struct pt_event *ev)
+{
+	static const char *const names[] = {
+		"enabled", "disabled", "async_disabled", "async_branch", "paging", "async_paging",
+		"overflow", "exec_mode", "tsx", "stop", "vmcs", "async_vmcs", "exstop", "mwait",
+		"pwre", "pwrx", "ptwrite", "tick", "cbr", "mnt",
+	};
+
+	if ((unsigned) ev->type < sizeof(names) / sizeof(names[0]))
+		printf("V %s", names[ev->type]);
+	else
+		printf("V type-%d", (int) ev->type);
+	if (ev->ip_suppressed)
+		printf(" suppressed");
+	if (ev->status_update)
+		printf(" update");
+
+	switch (ev->type) {
+	case ptev_enabled:
+		field("ip", ev->variant.enabled.ip);
+		field("resumed", ev->variant.enabled.resumed);
+		break;
+	case ptev_disabled: ip_field(ev, "ip", ev->variant.disabled.ip); break;
+	case ptev_async_disabled:
+		field("at", ev->variant.async_disabled.at);
+		ip_field(ev, "ip", ev->variant.async_disabled.ip);
+		break;
+	case ptev_async_branch:
+		field("from", ev->variant.async_branch.from);
+		ip_field(ev, "to", ev->variant.async_branch.to);
+		break;
+	case ptev_paging:
+		field("cr3", ev->variant.paging.cr3);
+		field("non_root", ev->variant.paging.non_root);
+		break;
+	case ptev_async_paging:
+		field("cr3", ev->variant.async_paging.cr3);
+		field("non_root", ev->variant.async_paging.non_root);
+		ip_field(ev, "ip", ev->variant.async_paging.ip);
+		break;
+	case ptev_overflow: ip_field(ev, "ip", ev->variant.overflow.ip); break;
+	case ptev_exec_mode:
+		field("mode", (uint64_t) ev->variant.exec_mode.mode);
+		ip_field(ev, "ip", ev->variant.exec_mode.ip);
+		break;
+	case ptev_tsx:
+		ip_field(ev, "ip", ev->variant.tsx.ip);
+		field("speculative", ev->variant.tsx.speculative);
+		field("aborted", ev->variant.tsx.aborted);
+		break;
+	case ptev_vmcs: field("base", ev->variant.vmcs.base); break;
+	case ptev_async_vmcs:
+		field("base", ev->variant.async_vmcs.base);
+		ip_field(ev, "ip", ev->variant.async_vmcs.ip);
+		break;
+	case ptev_exstop: ip_field(ev, "ip", ev->variant.exstop.ip); break;
+	case ptev_mwait:
+		ip_field(ev, "ip", ev->variant.mwait.ip);
+		field("hints", ev->variant.mwait.hints);
+		field("ext", ev->variant.mwait.ext);
+		break;
+	case ptev_pwre:
+		field("state", ev->variant.pwre.state);
+		field("sub_state", ev->variant.pwre.sub_state);
+		field("hw", ev->variant.pwre.hw);
+		break;
+	case ptev_pwrx:
+		field("last", ev->variant.pwrx.last);
+		field("deepest", ev->variant.pwrx.deepest);
+		field("interrupt", ev->variant.pwrx.interrupt);
+		field("store", ev->variant.pwrx.store);
+		field("autonomous", ev->variant.pwrx.autonomous);
+		break;
+	case ptev_ptwrite:
+		ip_field(ev, "ip", ev->variant.ptwrite.ip);
+		field("size", ev->variant.ptwrite.size);
+		field("payload", ev->variant.ptwrite.payload);
+		break;
+	case ptev_tick: ip_field(ev, "ip", ev->variant.tick.ip); break;
+	case ptev_cbr: field("ratio", ev->variant.cbr.ratio); break;
+	case ptev_mnt: field("payload", ev->variant.mnt.payload); break;
+	default: break;
+	}
+
+	if (ev->has_tsc)
+		field("tsc", ev->tsc);
+	putchar('\n');
+}
+
+static void print_insn(const struct pt_insn *insn)
+{
+	printf("I 0x%" PRIx64 " %u %s%s%s\n", insn->ip, (unsigned) insn->size, insn_class_name(insn->iclass),
+	       insn->speculative ? " speculative" : "", insn->truncated ? " truncated" : "");
+}
+
+/* Print the events pending in status. Returns the status after the last one, or an error. */
+static int drain_events(struct pt_insn_decoder *decoder, int status)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(decoder, &ev, sizeof(ev));
+		if (status >= 0)
+			print_event(&ev);
+	}
+
+	return status;
+}
+
+/* Decode from the current synchronisation point to end of stream or an error. */
+static int decode_segment(struct pt_insn_decoder *decoder, int status)
+{
+	for (;;) {
+		struct pt_insn insn;
+
+		status = drain_events(decoder, status);
+		if (status < 0 || (status & pts_eos))
+			return status < 0 ? status : -pte_eos;
+
+		memset(&insn, 0, sizeof(insn));
+		status = pt_insn_next(decoder, &insn, sizeof(insn));
+		/* An event the status did not announce: fetch it as if it had. */
+		if (status == -pte_event_ignored) {
+			status = pts_event_pending;
+			continue;
+		}
+		if (status >= 0 || insn.iclass != ptic_error)
+			print_insn(&insn);
+		if (status < 0)
+			return status;
+	}
+}
+
+static void insn_decode(struct pt_insn_decoder *decoder)
+{
+	uint64_t offset, last_sync;
+	int status;
+
+	last_sync = 0;
+	for (;;) {
+		status = pt_insn_sync_forward(decoder);
+		if (status < 0) {
+			if (pt_errcode(status) == pte_eos)
+				return;
+			printf("X ");
+			print_code(status);
+			putchar('\n');
+			/* Try the next PSB only if this attempt got past the last one, as ptxed does. */
+			if (pt_insn_get_offset(decoder, &offset) < 0 || offset <= last_sync)
+				return;
+			last_sync = offset;
+			continue;
+		}
+		if (pt_insn_get_sync_offset(decoder, &offset) == 0) {
+			printf("S %08" PRIx64 "\n", offset);
+			last_sync = offset;
+		}
+
+		status = decode_segment(decoder, status);
+		if (pt_errcode(status) == pte_eos)
+			return;
+		if (pt_insn_get_offset(decoder, &offset) < 0)
+			offset = 0;
+		printf("E %08" PRIx64 " ", offset);
+		print_code(status);
+		putchar('\n');
+	}
+}
+
+/* A whole C integer; 0 on success, -1 if text is not one. */
+static int parse_u64(const char *text, uint64_t *value)
+{
+	char *end;
+
+	if (!*text || *text == '-')
+		return -1;
+	errno = 0;
+	*value = strtoull(text, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+/*
+ * Map FILE:ADDR or FILE:FROM-TO:ADDR (arg is cut up) into image. Returns 1 when
+ * arg is malformed, else pt_image_add_file's status.
+ */
+static int add_map(struct pt_image *image, char *arg)
+{
+	uint64_t addr, from, to;
+	char *colon, *range, *dash;
+
+	colon = strrchr(arg, ':');
+	if (!colon || colon == arg || parse_u64(colon + 1, &addr) < 0)
+		return 1;
+	*colon = '\0';
+
+	/* FILE:FROM-TO, unless what follows the last colon is no range (part of FILE). */
+	from = 0;
+	to = UINT64_MAX;
+	range = strrchr(arg, ':');
+	dash = range ? strchr(range + 1, '-') : NULL;
+	if (dash && range != arg) {
+		*dash = '\0';
+		if (parse_u64(range + 1, &from) == 0 && parse_u64(dash + 1, &to) == 0 && to > from) {
+			*range = '\0';
+		} else {
+			*dash = '-';
+			from = 0;
+			to = UINT64_MAX;
+		}
+	}
+
+	/* A size past the end of the file is cut to the file: UINT64_MAX maps all of it. */
+	return pt_image_add_file(image, arg, from, to == UINT64_MAX ? UINT64_MAX : to - from, NULL, addr);
+}
+
+/* harness --insn [--map FILE[:FROM-TO]:ADDR]... TRACE */
+static int insn_main(int argc, char **argv)
+{
+	static char outbuf[1 << 16];
+	struct pt_insn_decoder *decoder;
+	struct pt_config config;
+	const char *trace;
+	char *spec;
+	uint8_t *buf;
+	size_t size;
+	int arg, status;
+
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+
+	trace = NULL;
+	for (arg = 2; arg < argc; arg++) {
+		if (strcmp(argv[arg], "--map") == 0 && arg + 1 < argc) {
+			arg++;
+			continue;
+		}
+		if (trace || (argv[arg][0] == '-' && argv[arg][1] == '-')) {
+			fprintf(stderr, "usage: %s --insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+			return 2;
+		}
+		trace = argv[arg];
+	}
+	if (!trace) {
+		fprintf(stderr, "usage: %s --insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+		return 2;
+	}
+
+	buf = load(trace, &size);
+	if (!buf) {
+		fprintf(stderr, "%s: cannot read %s: %s\n", argv[0], trace, strerror(errno));
+		return 1;
+	}
+
+	pt_config_init(&config);
+	config.begin = buf;
+	config.end = buf + size;
+	decoder = pt_insn_alloc_decoder(&config);
+	if (!decoder) {
+		fprintf(stderr, "%s: pt_insn_alloc_decoder failed\n", argv[0]);
+		free(buf);
+		return 1;
+	}
+
+	for (arg = 2; arg < argc; arg++) {
+		if (strcmp(argv[arg], "--map") != 0)
+			continue;
+		arg++;
+		/* add_map cuts its argument into pieces: keep argv whole for messages. */
+		spec = strdup(argv[arg]);
+		status = spec ? add_map(pt_insn_get_image(decoder), spec) : -pte_nomem;
+		free(spec);
+		if (status != 0) {
+			if (status < 0)
+				fprintf(stderr, "%s: --map %s: %s\n", argv[0], argv[arg], pt_errstr(pt_errcode(status)));
+			else
+				fprintf(stderr, "%s: --map %s: expected FILE:ADDR or FILE:FROM-TO:ADDR\n", argv[0],
+					argv[arg]);
+			pt_insn_free_decoder(decoder);
+			free(buf);
+			return status < 0 ? 1 : 2;
+		}
+	}
+
+	insn_decode(decoder);
+	pt_insn_free_decoder(decoder);
+	free(buf);
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------------------------
+ * Flow bench mode.
+ */
+
+struct flow_result {
+	uint64_t insns;
+	uint64_t units;
+	uint64_t events;
+	uint64_t errors;
+};
+
+/* Drain the events pending in status; returns the status after the last one, or an error. */
+static int blk_drain(struct pt_block_decoder *decoder, int status, struct flow_result *res)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_blk_event(decoder, &ev, sizeof(ev));
+		res->events++;
+	}
+	return status;
+}
+
+static int ins_drain(struct pt_insn_decoder *decoder, int status, struct flow_result *res)
+{
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(decoder, &ev, sizeof(ev));
+		res->events++;
+	}
+	return status;
+}
+
+/*
+ * Decode the whole trace once with the block (block != 0) or instruction decoder over
+ * image, like ptxed --quiet: sync forward, decode to the end of the segment, count
+ * errors and resume at the next PSB.
+ */
+static int flow_all(const struct pt_config *config, struct pt_image *image, int block, struct flow_result *res)
+{
+	struct pt_block_decoder *bdec = NULL;
+	struct pt_insn_decoder *idec = NULL;
+	int status;
+
+	memset(res, 0, sizeof(*res));
+	if (block) {
+		bdec = pt_blk_alloc_decoder(config);
+		if (!bdec || pt_blk_set_image(bdec, image) < 0)
+			return -1;
+	} else {
+		idec = pt_insn_alloc_decoder(config);
+		if (!idec || pt_insn_set_image(idec, image) < 0)
+			return -1;
+	}
+
+	for (;;) {
+		status = block ? pt_blk_sync_forward(bdec) : pt_insn_sync_forward(idec);
+		if (status < 0)
+			break;
+		for (;;) {
+			if (block) {
+				struct pt_block b;
+
+				status = blk_drain(bdec, status, res);
+				if (status < 0 || (status & pts_eos))
+					break;
+				status = pt_blk_next(bdec, &b, sizeof(b));
+				res->insns += b.ninsn;
+				res->units++;
+			} else {
+				struct pt_insn in;
+
+				status = ins_drain(idec, status, res);
+				if (status < 0 || (status & pts_eos))
+					break;
+				status = pt_insn_next(idec, &in, sizeof(in));
+				if (status >= 0) {
+					res->insns++;
+					res->units++;
+				}
+			}
+			if (status == -pte_event_ignored)
+				status = pts_event_pending;
+			else if (status < 0)
+				break;
+		}
+		if (status >= 0 || status == -pte_eos)
+			break;
+		res->errors++;
+	}
+
+	if (bdec)
+		pt_blk_free_decoder(bdec);
+	if (idec)
+		pt_insn_free_decoder(idec);
+	return 0;
+}
+
+/* harness --bench-flow RUNS block|insn [--map FILE[:FROM-TO]:ADDR]... TRACE */
+static int bench_flow_main(int argc, char **argv)
+{
+	struct flow_result res, check;
+	int64_t times[MAX_RUNS], best;
+	struct pt_config config;
+	struct pt_image *image;
+	const char *trace;
+	char *end, *spec;
+	uint8_t *buf;
+	size_t size;
+	long runs;
+	int arg, run, block, status;
+
+	if (argc < 5 || (strcmp(argv[3], "block") != 0 && strcmp(argv[3], "insn") != 0)) {
+		fprintf(stderr, "usage: %s --bench-flow RUNS block|insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n",
+			argv[0]);
+		return 2;
+	}
+	errno = 0;
+	runs = strtol(argv[2], &end, 10);
+	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 1 || runs > MAX_RUNS) {
+		fprintf(stderr, "%s: runs must be 1..%d\n", argv[0], MAX_RUNS);
+		return 2;
+	}
+	block = strcmp(argv[3], "block") == 0;
+	trace = argv[argc - 1];
+
+	buf = load(trace, &size);
+	if (!buf) {
+		fprintf(stderr, "%s: cannot read %s: %s\n", argv[0], trace, strerror(errno));
+		return 1;
+	}
+	image = pt_image_alloc("bench");
+	if (!image) {
+		free(buf);
+		return 1;
+	}
+	for (arg = 4; arg < argc - 1; arg++) {
+		if (strcmp(argv[arg], "--map") != 0 || arg + 1 >= argc - 1) {
+			fprintf(stderr, "%s: unexpected argument %s\n", argv[0], argv[arg]);
+			status = 2;
+			goto out;
+		}
+		arg++;
+		spec = strdup(argv[arg]);
+		status = spec ? add_map(image, spec) : -pte_nomem;
+		free(spec);
+		if (status != 0) {
+			fprintf(stderr, "%s: --map %s: %s\n", argv[0], argv[arg],
+				status < 0 ? pt_errstr(pt_errcode(status)) : "expected FILE:ADDR or FILE:FROM-TO:ADDR");
+			status = status < 0 ? 1 : 2;
+			goto out;
+		}
+	}
+
+	pt_config_init(&config);
+	config.begin = buf;
+	config.end = buf + size;
+
+	/* Warm-up: fault the trace and the code in, warm the caches. */
+	status = 1;
+	if (flow_all(&config, image, block, &res) < 0) {
+		fprintf(stderr, "%s: cannot set up the decoder\n", argv[0]);
+		goto out;
+	}
+	best = INT64_MAX;
+	for (run = 0; run < runs; run++) {
+		int64_t start = now_ns();
+
+		flow_all(&config, image, block, &check);
+		times[run] = now_ns() - start;
+		if (times[run] < best)
+			best = times[run];
+		if (check.insns != res.insns || check.errors != res.errors) {
+			fprintf(stderr, "%s: run %d decoded a different instruction count\n", argv[0], run);
+			goto out;
+		}
+	}
+
+	printf("{\"decoder\":\"libipt-%s\",\"bytes\":%zu,\"insns\":%llu,\"units\":%llu,\"events\":%llu,"
+	       "\"errors\":%llu,\"best_ns\":%lld,\"runs_ns\":[",
+	       argv[3], size, (unsigned long long) res.insns, (unsigned long long) res.units,
+	       (unsigned long long) res.events, (unsigned long long) res.errors, (long long) best);
+	for (run = 0; run < runs; run++)
+		printf("%s%lld", run ? "," : "", (long long) times[run]);
+	printf("]}\n");
+	status = fflush(stdout) == 0 ? 0 : 1;
+out:
+	pt_image_free(image);
+	free(buf);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--bench") == 0)
 		return bench_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--insn") == 0)
+		return insn_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--bench-flow") == 0)
+		return bench_flow_main(argc, argv);
 
 	return dump_main(argc, argv);
 }

@@ -1,7 +1,8 @@
 /**
  * Builds ptkit's libipt harness, `harness.c` beside this file in the source tree: our
  * own C program over Debian libipt-dev's public API, used by the differential test
- * (dump mode) and by the benchmark (`--bench` mode). Its usage and output formats are
+ * (dump mode), the benchmark (`--bench` mode) and the trace-unit end-to-end tests
+ * (`--insn` mode, through {@link runInsnDecoder}). Its usage and output formats are
  * specified in the C file's header comment; the callers run it and parse its output.
  *
  * {@link buildLibiptHarness} finds the C compiler ($CC, else cc) and libipt's header,
@@ -63,4 +64,21 @@ export function buildLibiptHarness(dir: string, name = "libipt-harness"): Harnes
   }
   renameSync(tmp, bin);
   return { bin, command };
+}
+
+/**
+ * Run the harness's insn mode: libipt's instruction flow decoder over the trace file
+ * `trace` with the image `maps` (`file[:from-to]:address` each). Returns the output
+ * lines (format in harness.c), or the harness's complaint when it exits non-zero.
+ */
+export function runInsnDecoder(
+  bin: string,
+  trace: string,
+  maps: readonly string[],
+): string[] | { error: string } {
+  const args = ["--insn", ...maps.flatMap((m) => ["--map", m]), trace];
+  const r = spawnSync(bin, args, { encoding: "utf8", maxBuffer: 1 << 30 });
+  if (r.error || r.status !== 0)
+    return { error: `${bin} ${args.join(" ")}: ${(r.stderr || String(r.error ?? r.status)).trim()}` };
+  return r.stdout.split("\n").filter((l) => l !== "");
 }

@@ -1,0 +1,231 @@
+/** `ptkit simulate`: an execution in, the Intel PT trace the processor would write out. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { PtError } from "../packet/errors.js";
+import { readExecBinary, writeExecBinary } from "../unit/exec/binary.js";
+import { readExecJsonl, writeExecJsonl } from "../unit/exec/jsonl.js";
+import { LackeyConverter } from "../unit/exec/lackey.js";
+import type { Execution } from "../unit/exec/types.js";
+import { generate } from "../unit/gen/index.js";
+import { MsrFile, msrName, PRESET_NAMES, presetCapabilities } from "../unit/index.js";
+import type { CliIo } from "./io.js";
+import { KERNEL_CODE, ProcessImage } from "./simulate-image.js";
+import { MemoryOutput } from "./simulate-memory.js";
+import { type ExecFormat, parseSimulateArgs, type SimulateArgs } from "./simulate-options.js";
+import { runUnderLackey } from "./valgrind.js";
+
+const HELP = `usage: ptkit simulate [<options>] -o <trace.pt> <execution>
+       ptkit simulate [<options>] -o <trace.pt> -- <command> [<argument>...]
+
+Generate the Intel PT trace a processor would write for an execution: a ptkit
+execution (JSON Lines or binary, see src/unit/exec/types.ts), a valgrind lackey
+log, or a program run under valgrind on the spot (valgrind must be installed).
+The trace unit is configured by its MSR values and/or named options, checked as
+the processor checks WRMSR (#GP, naming the field).
+
+input and output:
+  -o, --output FILE       the raw trace (required).
+  --format F              jsonl, binary or lackey (default: from the contents).
+  --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
+  --save-log FILE         keep valgrind's log (with -- <command>).
+  --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
+  --cpu NAME              capabilities (CPUID 14H) of: ${PRESET_NAMES.join(", ")}
+                          (default skylake).
+
+configuration (named options; IA32_RTIT_CTL defaults to TraceEn, BranchEn, OS, User):
+  --user                  trace CPL > 0 only (OS=0).
+  --kernel                trace CPL 0 only (User=0).
+  --no-retc               no RET compression (DisRETC=1).
+  --no-branch             no COFI packets (BranchEn=0).
+  --psb-freq N            PSB every 2K << N bytes (PSBFreq).
+  --mtc N                 MTC packets when crystal clock bit N toggles (MTCEn, MTCFreq).
+  --cyc N                 cycle-accurate mode, threshold encoding N (CYCEn, CycThresh).
+  --tsc                   TSC packets (TSCEn).
+  --ptw, --fup-on-ptw     PTWRITE packets (PTWEn), with FUPs (FUPonPTW).
+  --pwr-evt               power event packets (PwrEvtEn).
+  --cr3-filter VALUE      trace only while CR3 = VALUE (CR3Filter, IA32_RTIT_CR3_MATCH).
+  --filter FROM-TO        trace only in [FROM, TO] (next ADDRn_CFG = 1, ADDRn_A/B);
+                          may be repeated.
+  --stop FROM-TO          stop tracing on reaching [FROM, TO] (next ADDRn_CFG = 2).
+
+configuration (MSR values; named options apply on top of --ctl):
+  --ctl V  --status V  --cr3-match V  --addr0-a V  --addr0-b V ... --addr3-b V
+
+output to memory (the trace file then holds what is read back, oldest byte first):
+  --single-range BASE:SIZE  one circular region (SIZE a power of two >= 128).
+  --topa SIZES            a ToPA ring of regions (4K .. 128M) at physical 0x100000,
+                          each optionally +int and/or +stop: 4K,8K+int,4K+stop.
+  --memory PREFIX         write the memory image: PREFIX.json (layout, output MSRs)
+                          and PREFIX.region<i>.bin, PREFIX.table.bin.
+
+  -h, --help              this text.
+
+For a lackey log or a command, the stand-in kernel's code is written beside the
+trace (<trace>.kernel) and the image for decoding is printed, as ptxed/ptkit flow
+options.
+
+examples:
+  ptkit simulate -o ls.pt -- /bin/ls /
+  ptkit simulate --user --no-retc --psb-freq 3 -o trace.pt run.jsonl
+  ptkit simulate --tsc --mtc 3 --cyc 1 --save-exec run.bin -o t.pt -- ./a.out
+  ptkit simulate --ctl 0x2e0d --filter 0x401000-0x401fff -o t.pt lackey.log
+  ptkit simulate --topa 4K,4K,8K+stop --memory mem -o t.pt run.bin
+`;
+
+/** Read lackey logs in pieces this big (logs run to gigabytes). */
+const CHUNK = 1 << 22;
+
+export function runSimulate(argv: readonly string[], io: CliIo): number {
+  const args = parseSimulateArgs(argv);
+  if ("help" in args) {
+    io.stdout(HELP);
+    return 0;
+  }
+  if ("error" in args) {
+    io.stderr(`ptkit simulate: ${args.error}.\nUse --help or -h for help.\n`);
+    return 1;
+  }
+  try {
+    return simulate(args, io);
+  } catch (e) {
+    if (!(e instanceof PtError)) throw e;
+    io.stderr(`ptkit simulate: ${e.message}.\n`);
+    return 1;
+  }
+}
+
+function simulate(args: SimulateArgs, io: CliIo): number {
+  const msrs = new MsrFile(presetCapabilities(args.preset));
+  for (const w of args.writes) {
+    const fault = msrs.writeMsr(w.msr, w.value);
+    if (fault) {
+      const name = msrName(w.msr) ?? `MSR 0x${w.msr.toString(16)}`;
+      io.stderr(
+        `ptkit simulate: WRMSR ${name} = 0x${w.value.toString(16)} (${w.option}): #GP on ${args.preset}: ` +
+          `${fault.field}: ${fault.reason}.\n`,
+      );
+      return 1;
+    }
+  }
+
+  const input = loadExecution(args, io);
+  if (typeof input === "string") {
+    io.stderr(`ptkit simulate: ${input}\n`);
+    return 1;
+  }
+  const { execution, image } = input;
+  if (args.saveExec !== undefined) {
+    const bytes = args.saveExec.endsWith(".jsonl")
+      ? new TextEncoder().encode(writeExecJsonl(execution))
+      : writeExecBinary(execution);
+    writeFileSync(resolve(io.cwd, args.saveExec), bytes);
+  }
+
+  const memory = args.layout === undefined ? undefined : new MemoryOutput(args.layout, msrs);
+  const start = performance.now();
+  const result = generate(execution, memory === undefined ? { msrs } : { msrs, output: memory.unit });
+  const seconds = (performance.now() - start) / 1000;
+  const back = memory?.readBack();
+  writeFileSync(resolve(io.cwd, args.output), back?.bytes ?? result.bytes);
+
+  const lines = [
+    `instructions ${execution.insnCount}`,
+    `events       ${execution.eventCount}`,
+    `generated    ${result.bytes.length} bytes in ${(seconds * 1000).toFixed(1)} ms`,
+  ];
+  if (memory !== undefined && back !== undefined) {
+    const how = [
+      back.wrapped ? `wrapped, from the first whole PSB (${back.skipped} older bytes skipped)` : "no wrap",
+      ...back.cutByStop.map((c) => `stopped at the end of the region at 0x${c.regionBase.toString(16)}`),
+      ...(memory.unit.lastError ? [`operational error: ${memory.unit.lastError.reason}`] : []),
+    ];
+    lines.push(`memory       ${args.layout!.kind}: ${how.join("; ")}`);
+    if (args.memory !== undefined) {
+      for (const f of memory.files(args.memory, back)) writeFileSync(resolve(io.cwd, f.name), f.bytes);
+      lines.push(`memory image ${args.memory}.json`);
+    }
+  }
+  lines.push(`trace        ${(back?.bytes ?? result.bytes).length} bytes -> ${args.output}`);
+  if (result.overflows > 0)
+    lines.push(`overflows    ${result.overflows} (${result.droppedBytes} bytes dropped)`);
+  for (const f of result.faults)
+    lines.push(
+      `fault        record ${f.record}: WRMSR ${f.fault.msr}: #GP: ${f.fault.field}: ${f.fault.reason}`,
+    );
+  if (image !== undefined) {
+    const kernelFile = `${args.output}.kernel`;
+    writeFileSync(resolve(io.cwd, kernelFile), KERNEL_CODE);
+    const raw = image.rawArgs(kernelFile).map((r) => `--raw ${r}`);
+    lines.push(`decode with  ptkit flow ${raw.join(" ")} --pt ${args.output}`);
+    lines.push("             (or ptxed with the same options)");
+  }
+  io.stdout(`${lines.join("\n")}\n`);
+  return 0;
+}
+
+interface Loaded {
+  execution: Execution;
+  /** The process image, for executions converted from lackey. */
+  image?: ProcessImage;
+}
+
+/** The execution the arguments name, or an error message. */
+function loadExecution(args: SimulateArgs, io: CliIo): Loaded | string {
+  if ("command" in args.input) {
+    const dir = args.saveLog === undefined ? mkdtempSync(join(tmpdir(), "ptkit-simulate-")) : undefined;
+    const log = args.saveLog === undefined ? join(dir!, "lackey.log") : resolve(io.cwd, args.saveLog);
+    try {
+      const run = runUnderLackey(args.input.command, log, io.cwd);
+      if (typeof run === "string") return run;
+      // The program's output goes to stderr: stdout is the summary, for scripts.
+      io.stderr(run.stdout + run.stderr);
+      return convertLog(log, args, io);
+    } finally {
+      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const file = args.input.file;
+  let size: number;
+  try {
+    size = io.fileSize(file);
+  } catch (e) {
+    return `cannot read ${file}: ${(e as Error).message}`;
+  }
+  const format = args.format ?? detectFormat(io.readRange(file, 0, Math.min(size, 4096)));
+  if (format === undefined)
+    return `${file}: not an execution (JSON Lines, binary) or a lackey log; use --format`;
+  if (format === "lackey") return convertLog(file, args, io);
+  const bytes = io.readFile(file);
+  return { execution: format === "jsonl" ? readExecJsonl(bytes) : readExecBinary(bytes) };
+}
+
+/** JSON Lines start with "{", binary executions with PTKEXEC, valgrind logs with "==<pid>==". */
+function detectFormat(head: Uint8Array): ExecFormat | undefined {
+  const text = new TextDecoder().decode(head);
+  if (text.startsWith("PTKEXEC")) return "binary";
+  const first = text.trimStart();
+  if (first.startsWith("{")) return "jsonl";
+  if (/^(==|--)\d+(==|--)/.test(first) || /^I {2}[0-9a-f]+,\d+$/m.test(text)) return "lackey";
+  return undefined;
+}
+
+/** Convert a lackey log, reading it in chunks and mapping the objects it names. */
+function convertLog(path: string, args: SimulateArgs, io: CliIo): Loaded | string {
+  const image = new ProcessImage((p) => io.readFile(p));
+  const converter = new LackeyConverter({
+    code: image.image,
+    onObject: (p, bias) => image.map(p, bias),
+    ...(args.cr3 === undefined ? {} : { cr3: args.cr3 }),
+  });
+  const size = io.fileSize(path);
+  for (let at = 0; at < size; at += CHUNK) converter.push(io.readRange(path, at, Math.min(CHUNK, size - at)));
+  const r = converter.finish();
+  for (const problem of image.problems) io.stderr(`ptkit simulate: warning: cannot map ${problem}\n`);
+  for (const i of r.issues) io.stderr(`ptkit simulate: ${path}:${i.line}: ${i.message}\n`);
+  if (r.stats.issues > r.issues.length)
+    io.stderr(`ptkit simulate: ... ${r.stats.issues - r.issues.length} more problems\n`);
+  if (r.fatal !== undefined)
+    return `${path}:${r.fatal.line} (byte ${r.fatal.offset}): conversion stopped: ${r.fatal.message}`;
+  return { execution: r.execution, image };
+}
