@@ -51,6 +51,11 @@ interface Count {
 
 const ev = new PtEvent();
 
+/*
+ * One loop per decoder on purpose: a shared loop over both would make its call sites
+ * polymorphic, which a user's loop over one decoder is not, and would measure that.
+ */
+
 /** Decode the whole trace with the block decoder, like ptxed --quiet. */
 function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
   const dec = new BlockDecoder(trace, { image, config });

@@ -1,11 +1,15 @@
 /**
- * The packet-decode benchmark: `npm run bench [-- options]`.
+ * The benchmarks: `npm run bench [-- options]`.
  *
- * Decodes a deterministic synthetic trace (generated once, then cached in
- * bench/.cache/) with ptkit's raw `decodePacket` loop and with the `PacketDecoder`
- * object API, and, where cc and libipt-dev are installed, with libipt's packet
- * decoder through tools/libipt/harness.c. Both decoders must agree on the packet
- * counts. Prints a table, or JSON with --json.
+ * 1. Packet decoding: a deterministic synthetic trace (generated once, then cached in
+ *    bench/.cache/) with ptkit's raw `decodePacket` loop and with the `PacketDecoder`
+ *    object API, and, where cc and libipt-dev are installed, with libipt's packet
+ *    decoder through tools/libipt/harness.c. Both must agree on the packet counts.
+ * 2. Trace generation (generate.ts): the trace-unit model on gzip run under valgrind
+ *    lackey, in several configurations.
+ * 3. Flow decoding (flow.ts): that trace through ptkit's block and instruction
+ *    decoders and libipt's, which must agree on the instruction count.
+ * Prints tables, or JSON with --json.
  */
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
