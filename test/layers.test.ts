@@ -18,7 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   event: ["packet", "cpu", "time"],
   unit: ["packet", "cpu", "time", "isa"],
   flow: ["packet", "cpu", "time", "event", "isa", "image"],
-  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow"],
+  perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
+  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf"],
 };
 const NODE_ALLOWED = new Set(["cli"]);
 
