@@ -10,6 +10,8 @@ export interface CliIo {
   fileSize(path: string): number;
   /** Read `length` bytes at `offset` of a file. */
   readRange(path: string, offset: number, length: number): Uint8Array;
+  /** Create or replace a file. */
+  writeFile(path: string, bytes: Uint8Array): void;
   stdout(text: string): void;
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */

@@ -1,5 +1,14 @@
 /** The real process's {@link CliIo}: files, stdout and stderr. */
-import { closeSync, fstatSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { resolve } from "node:path";
 import type { CliIo } from "./io.js";
 
@@ -25,6 +34,7 @@ export function nodeIo(): CliIo {
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
+    writeFile: (path, bytes) => writeFileSync(resolve(cwd, path), bytes),
     fileSize: (path) => {
       const st = statSync(resolve(cwd, path));
       if (!st.isFile()) throw new Error("not a regular file");

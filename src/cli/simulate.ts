@@ -1,5 +1,5 @@
 /** `ptkit simulate`: an execution in, the Intel PT trace the processor would write out. */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PtError } from "../packet/errors.js";
@@ -119,7 +119,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     const bytes = args.saveExec.endsWith(".jsonl")
       ? new TextEncoder().encode(writeExecJsonl(execution))
       : writeExecBinary(execution);
-    writeFileSync(resolve(io.cwd, args.saveExec), bytes);
+    io.writeFile(args.saveExec, bytes);
   }
 
   const memory = args.layout === undefined ? undefined : new MemoryOutput(args.layout, msrs);
@@ -127,7 +127,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
   const result = generate(execution, memory === undefined ? { msrs } : { msrs, output: memory.unit });
   const seconds = (performance.now() - start) / 1000;
   const back = memory?.readBack();
-  writeFileSync(resolve(io.cwd, args.output), back?.bytes ?? result.bytes);
+  io.writeFile(args.output, back?.bytes ?? result.bytes);
 
   const lines = [
     `instructions ${execution.insnCount}`,
@@ -142,7 +142,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     ];
     lines.push(`memory       ${args.layout!.kind}: ${how.join("; ")}`);
     if (args.memory !== undefined) {
-      for (const f of memory.files(args.memory, back)) writeFileSync(resolve(io.cwd, f.name), f.bytes);
+      for (const f of memory.files(args.memory, back)) io.writeFile(f.name, f.bytes);
       lines.push(`memory image ${args.memory}.json`);
     }
   }
@@ -155,7 +155,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     );
   if (image !== undefined) {
     const kernelFile = `${args.output}.kernel`;
-    writeFileSync(resolve(io.cwd, kernelFile), KERNEL_CODE);
+    io.writeFile(kernelFile, KERNEL_CODE);
     const raw = image.rawArgs(kernelFile).map((r) => `--raw ${r}`);
     lines.push(`decode with  ptkit flow ${raw.join(" ")} --pt ${args.output}`);
     lines.push("             (or ptxed with the same options)");

@@ -2,7 +2,7 @@
  * libipt's conformance suite (corpus/ptt): manifests, checks, and running a check's
  * argv through ptkit in-process with its output compared like `diff -ub`.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CliIo } from "../../src/cli/io.js";
 import { main } from "../../src/cli/ptkit.js";
@@ -68,6 +68,7 @@ export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] }
     readFile: read,
     fileSize: (p) => statSync(resolve(cwd, p)).size,
     readRange: (p, offset, length) => read(p).slice(offset, offset + length),
+    writeFile: (p, bytes) => writeFileSync(resolve(cwd, p), bytes),
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
     stderrIsTty: false,
