@@ -265,6 +265,20 @@ describe("FilterEn: IP ranges", () => {
     );
     assert.deepEqual(afterPsb(gen(y, range)), ["tnt T", "tip.pgd 0x1000"]);
   });
+
+  test("a branch out of the range disables with its target even where straight-line code already ran there (cases 6, 9c)", () => {
+    // The range is one instruction; the code runs on out of it and branches back to an
+    // instruction it just ran (or to itself). FilterEn changes only where a branch lands,
+    // so every instruction up to the branch is traced and the TIP.PGD holds the target
+    // (what test/flow/filter-regress.test.ts decodes; seeds 98..807 of libipt.test.ts).
+    const one = { ...range, ranges: [[0x2000n, 0x2000n]] as [bigint, bigint][] };
+    const ret = jsonl(insn(0x2000, 1), insn(0x2001, 3), insn(0x2004, 1, "return"), insn(0x2001, 3));
+    assert.deepEqual(afterPsb(gen(ret, one)), ["tip.pgd 0x2001"]);
+    const self = jsonl(insn(0x2000, 1), insn(0x2001, 2, "jump-indirect"), insn(0x2001, 2, "jump-indirect"));
+    assert.deepEqual(afterPsb(gen(self, one)), ["tip.pgd 0x2001"]);
+    const direct = jsonl(insn(0x2000, 1), insn(0x2001, 3), insn(0x2004, 2, "jump"), insn(0x2001, 3));
+    assert.deepEqual(afterPsb(gen(direct, one)), ["tip.pgd 0x2001"]);
+  });
 });
 
 describe("TraceStop", () => {

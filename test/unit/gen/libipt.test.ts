@@ -15,18 +15,10 @@ import { Image } from "../../../src/image/index.js";
 import { generate } from "../../../src/unit/gen/index.js";
 import { buildLibiptHarness, runInsnDecoder } from "../../../tools/libipt/harness.js";
 import { runInsns } from "../../flow/run.js";
-import { rng } from "../output/helpers.js";
-import { type CtlFields, msrs, packetList } from "./helpers.js";
-import { type TraceFilter, tracedIps } from "./oracle.js";
-import {
-  CR3,
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "./random-program.js";
+import { msrs, packetList } from "./helpers.js";
+import { tracedIps } from "./oracle.js";
+import { programSize, randomCase } from "./random-case.js";
+import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, randomProgram, randomRun, USER_BASE } from "./random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-gen-"));
 const build = buildLibiptHarness(dir);
@@ -36,73 +28,6 @@ const bin = "bin" in build ? build.bin : "";
 
 /** Random cases to run; PTKIT_GEN_SEEDS asks for more (or fewer). */
 const SEEDS = Number(process.env.PTKIT_GEN_SEEDS ?? 60);
-
-interface Case {
-  ctl: CtlFields;
-  ranges: [bigint, bigint][];
-  filter: TraceFilter;
-  cr3Match?: bigint;
-  cyclesPerInsn: number;
-  longTnt: boolean;
-  internalBuffer?: { bytes: number; drainPerCycle: number };
-}
-
-/** A random configuration over a program of `size` code bytes. */
-function randomCase(seed: number, size: number): Case {
-  const r = rng(seed * 7919 + 1);
-  const which = Math.floor(r() * 3);
-  const os = which !== 1;
-  const user = which !== 2;
-  const ctl: CtlFields = {
-    TraceEn: 1,
-    BranchEn: 1,
-    ToPA: 1,
-    OS: os,
-    User: user,
-    DisRETC: r() < 0.3,
-    PSBFreq: Math.floor(r() * 2),
-    TSCEn: r() < 0.5,
-    MTCEn: r() < 0.5,
-    MTCFreq: [0, 3, 6, 9][Math.floor(r() * 4)]!,
-    CYCEn: r() < 0.3,
-    CycThresh: Math.floor(r() * 3),
-    PTWEn: r() < 0.5,
-    FUPonPTW: r() < 0.5,
-  };
-  const filter: TraceFilter = { os, user };
-  const ranges: [bigint, bigint][] = [];
-  const roll = r();
-  const span = (): [bigint, bigint] => {
-    const a = Math.floor(r() * size);
-    const b = a + Math.floor(r() * (size - a));
-    return [BigInt(USER_BASE + a), BigInt(USER_BASE + b)];
-  };
-  if (roll < 0.3) {
-    ranges.push(span());
-    ctl.ADDR0_CFG = 1;
-    filter.filters = [ranges[0]!];
-  } else if (roll < 0.4) {
-    ranges.push(span());
-    ctl.ADDR0_CFG = 2;
-    filter.stops = [ranges[0]!];
-  }
-  let cr3Match: bigint | undefined;
-  if (r() < 0.15) {
-    ctl.CR3Filter = 1;
-    cr3Match = r() < 0.8 ? BigInt(CR3) : 0x2000n;
-    filter.cr3 = cr3Match;
-  }
-  const overflow = r() < 0.1;
-  return {
-    ctl,
-    ranges,
-    filter,
-    cr3Match,
-    cyclesPerInsn: Math.floor(r() * 3),
-    longTnt: r() < 0.3,
-    internalBuffer: overflow ? { bytes: 64, drainPerCycle: 0.5 } : undefined,
-  };
-}
 
 /** `a` is a subsequence of `b`. */
 function subsequence(a: readonly string[], b: readonly string[]): boolean {
@@ -119,7 +44,7 @@ describe("generated traces decode with libipt to the executed instructions", { s
   writeFileSync(kernel, KERNEL_CODE);
   for (let seed = 1; seed <= SEEDS; seed++) {
     test(`seed ${seed}`, () => {
-      const program = randomProgram(seed, 20 + ((seed * 37) % 180));
+      const program = randomProgram(seed, programSize(seed));
       const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
       const c = randomCase(seed, program.code.length);
       const m = msrs({
