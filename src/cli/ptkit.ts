@@ -2,6 +2,8 @@
 import { runDump } from "./dump.js";
 import { runFlow } from "./flow.js";
 import type { CliIo } from "./io.js";
+import { runPerf } from "./perf.js";
+import { runPerfDump } from "./perf-dump.js";
 import { runSimulate } from "./simulate.js";
 import { runStats } from "./stats.js";
 import { VERSION } from "./version.js";
@@ -9,6 +11,8 @@ import { VERSION } from "./version.js";
 const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
   dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
   flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
+  perf: { run: runPerf, summary: "decode a perf.data file's Intel PT (instructions per CPU)" },
+  "perf-dump": { run: runPerfDump, summary: "list a perf.data file's records; extract its Intel PT" },
   simulate: { run: runSimulate, summary: "the trace of an execution, or of a program run under valgrind" },
   stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
 };

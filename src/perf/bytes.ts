@@ -1,0 +1,42 @@
+/**
+ * Little-endian field access over a Uint8Array. Callers check bounds first; these
+ * never allocate except the string and BigInt helpers meant for API edges.
+ */
+
+export function u16(b: Uint8Array, p: number): number {
+  return b[p]! | (b[p + 1]! << 8);
+}
+
+export function u32(b: Uint8Array, p: number): number {
+  return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+}
+
+export function s32(b: Uint8Array, p: number): number {
+  return b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24);
+}
+
+/** A u64 as a Number: exact up to 2^53 (offsets, sizes, ids, counts). */
+export function u64n(b: Uint8Array, p: number): number {
+  return u32(b, p + 4) * 0x100000000 + u32(b, p);
+}
+
+/** A u64, exact (API edge only). */
+export function u64(b: Uint8Array, p: number): bigint {
+  return (BigInt(u32(b, p + 4)) << 32n) | BigInt(u32(b, p));
+}
+
+const utf8 = new TextDecoder();
+
+/** The NUL-terminated string in b[p, end) (the whole range when there is no NUL). */
+export function cString(b: Uint8Array, p: number, end: number): string {
+  let q = p;
+  while (q < end && b[q] !== 0) q++;
+  return utf8.decode(b.subarray(p, q));
+}
+
+/** Lower-case hex of bytes. */
+export function hexBytes(b: Uint8Array): string {
+  let s = "";
+  for (const x of b) s += x.toString(16).padStart(2, "0");
+  return s;
+}

@@ -1,0 +1,46 @@
+/** ptkit/perf: perf.data files (perf record -e intel_pt//) read as a stream. */
+export {
+  ATTR_SIZE_VER0,
+  type PerfEvent,
+  type PerfEventAttr,
+  parseAttr,
+  sampleIdSize,
+  sidebandAttr,
+} from "./attr.js";
+export {
+  type AuxRange,
+  type AuxStream,
+  type AuxtraceBuffer,
+  auxStreamBytes,
+  auxStreams,
+  auxtraceBuffers,
+  forEachAuxChunk,
+  newDataStart,
+} from "./aux-streams.js";
+export {
+  AUXTRACE_TYPE_NAMES,
+  type AuxtraceInfo,
+  cpuFromCpuid,
+  type IntelPtDecodeParams,
+  type IntelPtInfo,
+  intelPtDecodeParams,
+  parseAuxtraceInfo,
+} from "./auxtrace-info.js";
+export { auxFlagNames, type DecodedRecord, decodeRecord, type FieldValue } from "./decode.js";
+export { diagnosticText, type PerfDiagnostic, PerfError } from "./errors.js";
+export type { BuildIdEntry, PerfFeatures } from "./features.js";
+export { type FileSection, type PerfFileHeader, parseFileHeader, rawHeader } from "./file-header.js";
+export { PerfDataReader, type PerfReaderOptions } from "./reader.js";
+export { PerfRecord } from "./record.js";
+export { SampleId } from "./sample-id.js";
+export { type ByteSource, bytesSource } from "./source.js";
+export { perfTimeToTsc, type TscConversion, tscToPerfTime } from "./time-conv.js";
+export {
+  AuxFlag,
+  FEATURE_NAMES,
+  featureName,
+  Misc,
+  RecordType,
+  recordTypeName,
+  SampleType,
+} from "./types.js";
