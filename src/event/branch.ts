@@ -7,11 +7,18 @@
  * destination the next TIP (or TIP.PGD: an asynchronous disable) gives. A TIP-family
  * packet publishes its own event first, then the events bound to it.
  */
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
-import { Binding } from "./queue.js";
+import * as queue from "./queue.js";
 import type { DecoderState } from "./state.js";
-import { EventType, type PtEvent } from "./types.js";
+import type { PtEvent } from "./types.js";
+import * as eventTypes from "./types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { Binding } = queue;
+const { EventType } = eventTypes;
 
 export function decodeTnt(s: DecoderState, pkt: Packet): number {
   if (!s.enabled) return -ErrorCode.BadContext;

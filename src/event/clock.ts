@@ -7,10 +7,14 @@
  * are swallowed: they only make the estimate less precise and show up as lost
  * MTC/CYC counts. Every other error is returned and stops event decoding, as in libipt.
  */
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
 import { TimeCalibrator, type TimeConfig, TimeTracker, TscQuery, U64 } from "../time/index.js";
 import type { PtEvent } from "./types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
 
 const BAD_CONFIG = -ErrorCode.BadConfig;
 

@@ -7,10 +7,19 @@
  * Synchronisation is {@link PacketDecoder}'s; decoding is {@link decodePacket} with
  * the BIP block context a BBP opens.
  */
-import { type BlockContext, decodePacket, nextBlockContext } from "../packet/decode.js";
+
+import type { BlockContext } from "../packet/decode.js";
+import * as decode from "../packet/decode.js";
 import { PacketDecoder } from "../packet/decoder.js";
-import { ErrorCode } from "../packet/errors.js";
-import { type Packet, PacketType } from "../packet/types.js";
+import * as errors from "../packet/errors.js";
+import type { Packet } from "../packet/types.js";
+import * as packetTypes from "../packet/types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { decodePacket, nextBlockContext } = decode;
+const { ErrorCode } = errors;
+const { PacketType } = packetTypes;
 
 export class PacketCursor {
   /** Offset of the next packet; -1 until synchronised. */

@@ -15,19 +15,31 @@
  *
  * Nothing is allocated per packet or event; errors are returned, never thrown.
  */
-import { ErrorCode } from "../packet/errors.js";
-import { PacketType } from "../packet/types.js";
+import * as errors from "../packet/errors.js";
+import * as packetTypes from "../packet/types.js";
 import type { TimeTracker } from "../time/index.js";
-import { decodeFup, decodeTip, decodeTipPgd, decodeTipPge, decodeTnt } from "./branch.js";
+import * as branch from "./branch.js";
 import type { DecoderConfig } from "./config.js";
-import { decodeModeExec, decodeModeTsx, decodePip, decodeVmcs } from "./context.js";
-import { decodeCfe, decodeEvd, decodeTrig } from "./event-trace.js";
-import { decodeCbr, decodeMnt, decodePtw, decodeStop } from "./info.js";
-import { decodeOvf } from "./overflow.js";
-import { decodeExstop, decodeMwait, decodePwre, decodePwrx } from "./power.js";
-import { decodePsb, decodePsbEnd } from "./psb.js";
+import * as context from "./context.js";
+import * as eventTrace from "./event-trace.js";
+import * as info from "./info.js";
+import * as overflow from "./overflow.js";
+import * as power from "./power.js";
+import * as psb from "./psb.js";
 import { DecoderState } from "./state.js";
 import type { PtEvent } from "./types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { PacketType } = packetTypes;
+const { decodeFup, decodeTip, decodeTipPgd, decodeTipPge, decodeTnt } = branch;
+const { decodeModeExec, decodeModeTsx, decodePip, decodeVmcs } = context;
+const { decodeCfe, decodeEvd, decodeTrig } = eventTrace;
+const { decodeCbr, decodeMnt, decodePtw, decodeStop } = info;
+const { decodeOvf } = overflow;
+const { decodeExstop, decodeMwait, decodePwre, decodePwrx } = power;
+const { decodePsb, decodePsbEnd } = psb;
 
 export class EventDecoder {
   private readonly s: DecoderState;

@@ -11,14 +11,20 @@
  * packet completes).
  */
 import { packetQuirks } from "../cpu/errata.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
-import { Packet, PacketType } from "../packet/types.js";
+import * as packetTypes from "../packet/types.js";
+import { Packet } from "../packet/types.js";
 import { Clock } from "./clock.js";
 import type { DecoderConfig } from "./config.js";
 import { PacketCursor } from "./cursor.js";
 import { EventQueue } from "./queue.js";
 import { PtEvent } from "./types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { PacketType } = packetTypes;
 
 /** The size of an OVF packet (02 F3). */
 const OVF_SIZE = 2;

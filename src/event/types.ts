@@ -90,6 +90,9 @@ export const EventType = {
 } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
+/** What {@link PtEvent.clear} sets: V8 loads and checks an exported binding at every use. */
+const FIRST_TYPE: EventType = EventType.Enabled;
+
 export const EVENT_TYPE_COUNT = 37;
 
 /** Names as libipt's tools spell them. */
@@ -224,7 +227,7 @@ export class PtEvent {
 
   /** Zero every field (type Enabled), as libipt zeroes a new event. */
   clear(): this {
-    this.type = EventType.Enabled;
+    this.type = FIRST_TYPE;
     this.ipSuppressed = false;
     this.statusUpdate = false;
     this.hasTsc = false;

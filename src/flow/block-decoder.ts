@@ -19,13 +19,21 @@
  * off; Eos that the trace ended. Errors carry the trace offset in {@link offset}.
  */
 import { defaultDecoderConfig } from "../event/config.js";
-import { EventFlag, EventType, type PtEvent, Status } from "../event/types.js";
+import type { PtEvent } from "../event/types.js";
+import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
-import { type FlowOptions, NO_EVENT } from "./flow-state.js";
+import type { FlowOptions } from "./flow-state.js";
+import * as flowState from "./flow-state.js";
 import type { Block } from "./records.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { EventFlag, EventType, Status } = eventTypes;
+const { ErrorCode } = errors;
+const { NO_EVENT } = flowState;
 
 export class BlockDecoder extends BlockEvents {
   constructor(trace: Uint8Array, options: FlowOptions = {}) {
@@ -125,11 +133,7 @@ export class BlockDecoder extends BlockEvents {
    * holds what was decoded before the error (for diagnostics).
    */
   next(block: Block): number {
-    block.clear();
-    block.ipHi = this.ipHi;
-    block.ipLo = this.ipLo;
-    block.mode = this.mode;
-    block.speculative = this.speculative;
+    block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
     return this.proceed(block);
   }
 
@@ -145,7 +149,7 @@ export class BlockDecoder extends BlockEvents {
     }
     const type = this.ev.type;
     if (type === EventType.Tnt || type === EventType.Tip) {
-      if (!this.enabled) return -ErrorCode.NoEnable;
+      if (this.enabled !== true) return -ErrorCode.NoEnable;
       const err = this.proceedNoEvent(block);
       if (err < 0) return err;
       return this.proceedTrailingEvent(block);

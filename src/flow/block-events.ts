@@ -6,13 +6,25 @@
  *
  * Results are status flags ({@link Status}) or -error, as the API returns them.
  */
-import { EventFlag, EventType, type PtEvent, Status } from "../event/types.js";
-import { ErrorCode } from "../packet/errors.js";
-import { Stop, stopsAt } from "./block-step.js";
+
+import type { PtEvent } from "../event/types.js";
+import * as eventTypes from "../event/types.js";
+import * as errors from "../packet/errors.js";
+import * as blockStep from "./block-step.js";
 import { BlockWalk } from "./block-walk.js";
-import { FlowClass, InsnFact } from "./flow-class.js";
-import { type FlowInsn, fallThrough, isBranch, next, nextIp } from "./flow-insn.js";
+import * as flowClass from "./flow-class.js";
+import type { FlowInsn } from "./flow-insn.js";
+import * as flowInsn from "./flow-insn.js";
 import type { Block } from "./records.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { EventFlag, EventType, Status } = eventTypes;
+const { ErrorCode } = errors;
+const { Stop, stopsAt } = blockStep;
+type Stop = blockStep.Stop;
+const { FlowClass, InsnFact } = flowClass;
+const { fallThrough, isBranch, next, nextIp } = flowInsn;
 
 /** Most instructions the BDM64 check walks to see whether an IP is reachable. */
 const BDM64_MAX_STEPS = 0x100;
@@ -135,15 +147,40 @@ export class BlockEvents extends BlockWalk {
   }
 
   /**
-   * Walk to the instruction a synchronous disable binds to: the disable IP, or without
-   * one a MOV CR3 (or, with SKL014, the direct branch that left the filter region).
+   * Walk to the instruction a synchronous disable binds to: the branch to the disable
+   * IP, or without one a MOV CR3 (or, with SKL014, the direct branch that left the
+   * filter region).
    */
   private proceedToDisabled(block: Block, insn: FlowInsn, ev: PtEvent): number {
-    if (!ev.ipSuppressed) return this.proceedToIp(block, insn, ev.ipHi, ev.ipLo);
+    if (!ev.ipSuppressed) return this.proceedToBranchTo(block, insn, ev.ipHi, ev.ipLo);
     // Without a filter configuration SKL014 cannot apply (and must not end tracing early).
     if (this.filter.configured && this.config.errata.skl014) return this.proceedSkl014(block, insn);
     // Far branches and CPL changes need trace: the caller handles -BadQuery.
     return this.proceedToInsn(block, insn, Stop.MovCr3);
+  }
+
+  /**
+   * Walk to the branch a disable with an IP comes from. FilterEn and TraceStop change
+   * only where a taken branch or an event lands (SDM "Filter Enable", "TraceStop"), so
+   * a TIP.PGD(IP) is the target of a branch, never an IP that straight-line code runs
+   * into: unlike libipt's `pt_blk_proceed_to_disabled` (which walks to the IP with
+   * `pt_blk_proceed_to_ip`), reaching the IP sequentially does not place the event.
+   * 1 a direct jump or call to the IP was walked (the IP is its target), -BadQuery a
+   * branch that needs trace (the disable binds to it), 0 the block ended first, or -error.
+   */
+  private proceedToBranchTo(block: Block, insn: FlowInsn, hi: number, lo: number): number {
+    for (;;) {
+      const status = this.proceedOneInsn(block, insn);
+      if (status <= 0) return status;
+      const err = nextIp(insn);
+      if (err < 0) return err;
+      this.setIp(next.hi, next.lo);
+      // nextIp went on without trace: straight on, or a direct jump or call (taken,
+      // even with a zero displacement).
+      const c = insn.info & 15;
+      if ((c === FlowClass.Jump || c === FlowClass.Call) && this.atIp(hi, lo)) return 1;
+      if (this.endsBlock(insn)) return 0;
+    }
   }
 
   /**
@@ -303,8 +340,25 @@ export class BlockEvents extends BlockWalk {
    * Report events due at the current IP (libipt `pt_blk_proceed_trailing_event`):
    * after synchronising, after a block, after an event. `block` is the block just
    * decoded, or null. Status flags or -error.
+   *
+   * Most blocks end on a TNT bit with more bits to come and nothing postponed:
+   * nothing is due then, which this small check (inlined into its callers) tells
+   * before the general case.
    */
   protected proceedTrailingEvent(block: Block | null): number {
+    const ev = this.ev;
+    if (
+      ev.type === EventType.Tnt &&
+      ev.size !== 0 &&
+      this.status >= 0 &&
+      this.processInsn === false &&
+      this.tickEvents === false
+    )
+      return this.enabled === true ? 0 : Status.IpSuppressed;
+    return this.trailingEvent(block);
+  }
+
+  private trailingEvent(block: Block | null): number {
     const status = this.status;
     if (status < 0) {
       const err = this.proceedPostponed();
@@ -485,9 +539,9 @@ export class BlockEvents extends BlockWalk {
     }
     this.setIp(next.hi, next.lo);
     this.clearPostponed();
-    // That may be the disable IP.
-    if (!ev.ipSuppressed && this.atIp(ev.ipHi, ev.ipLo)) return this.flags(Status.EventPending);
-    // Nothing else is due here.
+    // It went straight on (no instruction that binds events is a direct branch): that
+    // is not where a disable with an IP comes from, even at that IP (see
+    // proceedToBranchTo; libipt binds it here).
     return this.flags(0);
   }
 }

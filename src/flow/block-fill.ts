@@ -8,13 +8,22 @@
  * stack, entering instructions innermost first, as libipt does: where entries exist
  * decides where blocks end, which users see (`--block:show-blocks`).
  */
-import { diff64 } from "../image/addr.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as addr from "../image/addr.js";
+import * as errors from "../packet/errors.js";
 import { BlockStep } from "./block-step.js";
-import { FlowClass } from "./flow-class.js";
-import { type FlowInsn, next, nextIp } from "./flow-insn.js";
+import * as flowClass from "./flow-class.js";
+import type { FlowInsn } from "./flow-insn.js";
+import * as flowInsn from "./flow-insn.js";
 import type { Block } from "./records.js";
-import { Bce, Qualifier, slot } from "./section-cache.js";
+import * as sectionCache from "./section-cache.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { diff64 } = addr;
+const { ErrorCode } = errors;
+const { FlowClass } = flowClass;
+const { next, nextIp } = flowInsn;
+const { Bce, Qualifier, slot } = sectionCache;
 
 /** Most instructions one cache fill walks before it leaves a trampoline. */
 const FILL_STEPS = 0x400;
@@ -114,7 +123,7 @@ export class BlockFill extends BlockStep {
         if (linked === 1) {
           this.fillTop = base + depth;
           this.frames.push(base, depth);
-          this.resumeOff = nOff;
+          this.resumeOff = nOff | 0;
           return RESUME;
         }
         return linked === 2 ? this.fillBack(base, depth) : linked;

@@ -3,11 +3,19 @@
  * walking without trace to an instruction of some kind or to an address (libipt's
  * `pt_blk_proceed_one_insn`, `pt_blk_proceed_to_insn`, `pt_blk_proceed_to_ip`).
  */
-import { ErrorCode } from "../packet/errors.js";
-import { FlowClass, InsnFact } from "./flow-class.js";
-import { bindsToPip, bindsToVmcs, FlowInsn, next, nextIp } from "./flow-insn.js";
+import * as errors from "../packet/errors.js";
+import * as flowClass from "./flow-class.js";
+import * as flowInsn from "./flow-insn.js";
+import { FlowInsn } from "./flow-insn.js";
 import { FlowState } from "./flow-state.js";
 import type { Block } from "./records.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { FlowClass, InsnFact } = flowClass;
+type FlowClass = flowClass.FlowClass;
+const { bindsToPip, bindsToVmcs, next, nextIp } = flowInsn;
 
 /** Which instruction a walk stops at (libipt's predicate functions). */
 export const Stop = {

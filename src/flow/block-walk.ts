@@ -9,14 +9,29 @@
  * {@link BlockFill} for how entries are made). The fields of {@link Block} are filled
  * as libipt fills them.
  */
-import { addSize, diff64, sum } from "../image/addr.js";
-import { ErrorCode } from "../packet/errors.js";
-import { BlockFill, RESUME } from "./block-fill.js";
-import { MAX_BLOCK_INSNS, Stop } from "./block-step.js";
-import { FACT_SHIFT, FlowClass, InsnFact } from "./flow-class.js";
-import { branchTarget, next, nextIp } from "./flow-insn.js";
+import * as addr from "../image/addr.js";
+import * as errors from "../packet/errors.js";
+import * as blockFill from "./block-fill.js";
+import { BlockFill } from "./block-fill.js";
+import * as blockStep from "./block-step.js";
+import * as flowClass from "./flow-class.js";
+import * as flowInsn from "./flow-insn.js";
 import type { Block } from "./records.js";
-import { Bce, InsnMeta, PAGE_SIZE, Qualifier } from "./section-cache.js";
+import * as sectionCache from "./section-cache.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+type FlowClass = flowClass.FlowClass;
+const { Bce, InsnMeta, PAGE_SIZE, Qualifier, slot } = sectionCache;
+const { branchTarget, next, nextIp } = flowInsn;
+const { addSize, diff64, sum } = addr;
+const { RESUME } = blockFill;
+const { MAX_BLOCK_INSNS, Stop } = blockStep;
+
+/** directBranch's answer: not a direct branch the decode cache knows; decode it. */
+const DECODE = 2;
 
 export class BlockWalk extends BlockFill {
   /**
@@ -35,7 +50,7 @@ export class BlockWalk extends BlockFill {
       block.isid = isid;
     }
     const cache = code.msec.cache;
-    return cache?.blocks ? this.proceedCached(block) : this.proceedUncached(block);
+    return cache !== null && cache.blocks === true ? this.proceedCached(block) : this.proceedUncached(block);
   }
 
   /** The same one instruction at a time (libipt `pt_blk_proceed_no_event_uncached`). */
@@ -55,44 +70,38 @@ export class BlockWalk extends BlockFill {
     return this.finishFills(this.walkCached(block));
   }
 
+  /**
+   * The walk itself. Nearly every block ends at a conditional branch: entries that lead
+   * to one are followed here; the other decision points go to {@link decide}.
+   */
   private walkCached(block: Block): number {
-    const code = this.code.msec;
-    const cache = code.cache!;
-    const baseHi = code.baseHi;
-    const baseLo = code.baseLo;
+    const view = this.code.msec;
+    const cache = view.cache!;
+    const baseHi = view.baseHi;
+    const baseLo = view.baseLo;
     // Offsets are below 2^30 here: `| 0` keeps them small integers for the JIT.
-    const winBegin = code.winBegin | 0;
-    const winEnd = code.winEnd | 0;
-    let off = code.off | 0;
+    const winBegin = view.winBegin | 0;
+    const winEnd = view.winEnd | 0;
+    let off = view.off | 0;
     let page = cache.page(off);
-    // Module-level constants as locals: each use of a module binding is a load and a
-    // check that it is initialised, which shows in this loop.
-    const pageSize = PAGE_SIZE;
-    const maxInsns = MAX_BLOCK_INSNS;
-    const modeMask = Bce.MODE_MASK;
-    const dispShift = Bce.DISP_SHIFT;
     for (;;) {
-      let i = (off - page.start) | 0;
-      if (i >>> 0 >= pageSize) {
-        page = cache.page(off);
-        i = (off - page.start) | 0;
-      }
-      const bce = page.bce[i]!;
-      if ((bce & modeMask) === 0) {
+      if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
+      const bce = page.bce[off - page.start]!;
+      if (Bce.mode(bce) === 0) {
         const status = this.fillCache(block, off);
         if (status !== RESUME) return status;
         off = this.resumeOff | 0;
         continue;
       }
-      const nOff = (off + (bce >> dispShift)) | 0;
+      const nOff = (off + Bce.disp(bce)) | 0;
       if (nOff < winBegin || nOff >= winEnd) {
         // The section was split under the entry: go slowly to the section's end.
         return this.proceedUncached(block);
       }
       const n = Bce.ninsn(bce);
       const ninsn = block.ninsn + n;
-      if (ninsn > maxInsns) return 0;
-      if (this.hasIcnt) {
+      if (ninsn > MAX_BLOCK_INSNS) return 0;
+      if (this.hasIcnt === true) {
         const icnt = this.icnt + n;
         if (icnt > 0xffffffff) return -ErrorCode.Overflow;
         this.icnt = icnt;
@@ -102,129 +111,150 @@ export class BlockWalk extends BlockFill {
       block.endIpHi = this.ipHi;
       block.endIpLo = this.ipLo;
       block.ninsn = ninsn;
-      const mode = bce & modeMask;
+      const mode = Bce.mode(bce);
       block.mode = mode;
-      switch (Bce.qualifier(bce)) {
-        case Qualifier.Again:
-          block.iclass = FlowClass.Unknown;
-          continue;
-        case Qualifier.Cond: {
-          block.iclass = FlowClass.CondJump;
-          const isize = Bce.isize(bce);
-          if (isize === 0) break; // decode it, as for Decode
-          const taken = this.condBranch();
-          if (taken < 0) return taken;
-          if (taken === 0) {
-            this.setIpAt(baseHi, baseLo, off + isize);
-            return 0;
-          }
-          // The displacement from the decode cache, else from decoding.
-          i = (off - page.start) | 0;
-          if (i >>> 0 >= pageSize) {
-            page = cache.page(off);
-            i = (off - page.start) | 0;
-          }
-          const meta = page.meta[i]!;
-          if (meta !== 0 && InsnMeta.mode(meta) === mode) {
-            this.setIpAt(baseHi, baseLo, off + isize + page.disp[i]!);
-            return 0;
-          }
-          const insn = this.insn;
-          insn.reset(this.ipHi, this.ipLo, mode);
-          const err = code.decodeAt(off, insn);
-          if (err < 0) return err;
-          branchTarget(insn);
-          this.setIp(next.hi, next.lo);
+      const qualifier = Bce.qualifier(bce);
+      if (qualifier === Qualifier.Again) {
+        block.iclass = FlowClass.Unknown;
+        continue;
+      }
+      const isize = Bce.isize(bce);
+      if (qualifier === Qualifier.Cond && isize !== 0) {
+        block.iclass = FlowClass.CondJump;
+        const taken = this.condBranch();
+        if (taken < 0) return taken;
+        if (taken === 0) {
+          this.setIpAt(baseHi, baseLo, off + isize);
           return 0;
         }
-        case Qualifier.IndCall: {
-          block.iclass = FlowClass.Call;
-          let isize = Bce.isize(bce);
-          if (isize === 0) {
-            const insn = this.insn;
-            insn.reset(this.ipHi, this.ipLo, mode);
-            const err = code.decodeAt(off, insn);
-            if (err < 0) return err;
-            isize = insn.size;
-          }
-          addSize(baseHi, baseLo, off + isize);
-          this.stack.push(sum.hi, sum.lo);
-          return this.proceedIndirect();
+        // The displacement from the decode cache, else from decoding.
+        if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
+        const i = off - page.start;
+        const meta = page.meta[i]!;
+        if (meta !== 0 && InsnMeta.mode(meta) === mode) {
+          this.setIpAt(baseHi, baseLo, off + isize + page.disp[i]!);
+          return 0;
         }
-        case Qualifier.Return: {
-          block.iclass = FlowClass.Return;
-          const taken = this.condBranch();
-          if (taken === -ErrorCode.BadQuery) return this.proceedIndirect();
-          if (taken < 0) return taken;
-          if (taken === 0) return -ErrorCode.BadRetComp;
-          return this.popReturn();
-        }
-        case Qualifier.Indirect:
-          block.iclass = FlowClass.Indirect;
-          return this.proceedIndirect();
-        case Qualifier.Decode: {
-          // Mostly a direct call or backward jump, already decoded: take it from the
-          // decode cache (the general way below does the same, slower).
-          i = (off - page.start) | 0;
-          if (i >>> 0 >= pageSize) {
-            page = cache.page(off);
-            i = (off - page.start) | 0;
-          }
-          const meta = page.meta[i]!;
-          const info = InsnMeta.info(meta);
-          const c = info & 15;
-          if (
-            meta === 0 ||
-            InsnMeta.mode(meta) !== mode ||
-            (c !== FlowClass.Call && c !== FlowClass.Jump) ||
-            ((info >>> FACT_SHIFT) & InsnFact.Direct) === 0 ||
-            off + InsnMeta.size(meta) > winEnd
-          )
-            break;
-          block.iclass = c as FlowClass;
-          const size = InsnMeta.size(meta);
-          const disp = page.disp[i]!;
-          // A call to the next instruction is no call for RET compression.
-          if (c === FlowClass.Call && disp !== 0) {
-            this.setIpAt(baseHi, baseLo, off + size);
-            this.stack.push(this.ipHi, this.ipLo);
-          }
-          const target = off + size + disp;
-          this.setIpAt(baseHi, baseLo, target);
-          // Leaving the section, or the user ends blocks here.
-          if (
-            target < winBegin ||
-            target >= winEnd ||
-            (c === FlowClass.Call ? this.endOnCall : this.endOnJump)
-          )
-            return 0;
-          off = target | 0;
-          continue;
-        }
-        default:
-          return -ErrorCode.Internal;
+        const insn = this.insn;
+        insn.reset(this.ipHi, this.ipLo, mode);
+        const err = view.decodeAt(off, insn);
+        if (err < 0) return err;
+        branchTarget(insn);
+        this.setIp(next.hi, next.lo);
+        return 0;
       }
-      // Decode the instruction at the decision point and decide from it.
-      const insn = this.insn;
-      insn.reset(this.ipHi, this.ipLo, block.mode);
-      const err = code.decodeAt(off, insn);
-      if (err < 0) {
-        if (err !== -ErrorCode.BadInsn) return err;
-        return this.proceedTruncated(block);
-      }
-      block.iclass = (insn.info & 15) as FlowClass;
-      this.logCall(insn);
-      const status = nextIp(insn);
-      if (status < 0) {
-        if (status !== -ErrorCode.BadQuery) return status;
-        return this.proceedWithTrace(insn);
-      }
-      this.setIp(next.hi, next.lo);
-      if (this.endsBlock(insn)) return 0;
-      const d = diff64(next.hi, next.lo, baseHi, baseLo);
-      if (!(d >= winBegin && d < winEnd)) return 0;
-      off = d | 0;
+      const status = this.decide(block, qualifier, isize, off);
+      if (status !== RESUME) return status;
+      off = this.resumeOff | 0;
     }
+  }
+
+  /**
+   * The walk reached a decision point other than a conditional branch whose size the
+   * entry knows, at offset `off` (the IP): decide there. Status (0: the block ended),
+   * or {@link RESUME} to go on from {@link resumeOff} in the same section.
+   */
+  private decide(block: Block, qualifier: number, isize: number, off: number): number {
+    const view = this.code.msec;
+    const mode = block.mode;
+    switch (qualifier) {
+      case Qualifier.Cond:
+        block.iclass = FlowClass.CondJump;
+        break; // decode it, as for Decode
+      case Qualifier.IndCall: {
+        block.iclass = FlowClass.Call;
+        if (isize === 0) {
+          const insn = this.insn;
+          insn.reset(this.ipHi, this.ipLo, mode);
+          const err = view.decodeAt(off, insn);
+          if (err < 0) return err;
+          isize = insn.size;
+        }
+        addSize(view.baseHi, view.baseLo, off + isize);
+        this.stack.push(sum.hi, sum.lo);
+        return this.proceedIndirect();
+      }
+      case Qualifier.Return: {
+        block.iclass = FlowClass.Return;
+        const taken = this.condBranch();
+        if (taken === -ErrorCode.BadQuery) return this.proceedIndirect();
+        if (taken < 0) return taken;
+        if (taken === 0) return -ErrorCode.BadRetComp;
+        return this.popReturn();
+      }
+      case Qualifier.Indirect:
+        block.iclass = FlowClass.Indirect;
+        return this.proceedIndirect();
+      case Qualifier.Decode: {
+        const status = this.directBranch(block, off);
+        if (status !== DECODE) return status;
+        break;
+      }
+      default:
+        return -ErrorCode.Internal;
+    }
+    // Decode the instruction at the decision point and decide from it.
+    const insn = this.insn;
+    insn.reset(this.ipHi, this.ipLo, mode);
+    const err = view.decodeAt(off, insn);
+    if (err < 0) {
+      if (err !== -ErrorCode.BadInsn) return err;
+      return this.proceedTruncated(block);
+    }
+    block.iclass = (insn.info & 15) as FlowClass;
+    this.logCall(insn);
+    const status = nextIp(insn);
+    if (status < 0) {
+      if (status !== -ErrorCode.BadQuery) return status;
+      return this.proceedWithTrace(insn);
+    }
+    this.setIp(next.hi, next.lo);
+    if (this.endsBlock(insn)) return 0;
+    const d = diff64(next.hi, next.lo, view.baseHi, view.baseLo);
+    if (!(d >= view.winBegin && d < view.winEnd)) return 0;
+    this.resumeOff = d | 0;
+    return RESUME;
+  }
+
+  /**
+   * A Decode entry's decision point, mostly a direct call or backward jump already
+   * decoded: take it from the decode cache (the general way in {@link decide} does the
+   * same, slower). Status, {@link RESUME}, or {@link DECODE} when it is not that.
+   */
+  private directBranch(block: Block, off: number): number {
+    const view = this.code.msec;
+    const page = view.cache!.page(off);
+    const i = slot(off);
+    const meta = page.meta[i]!;
+    const info = InsnMeta.info(meta);
+    const c = info & 15;
+    if (
+      meta === 0 ||
+      InsnMeta.mode(meta) !== block.mode ||
+      (c !== FlowClass.Call && c !== FlowClass.Jump) ||
+      ((info >>> FACT_SHIFT) & InsnFact.Direct) === 0 ||
+      off + InsnMeta.size(meta) > view.winEnd
+    )
+      return DECODE;
+    block.iclass = c as FlowClass;
+    const size = InsnMeta.size(meta);
+    const disp = page.disp[i]!;
+    // A call to the next instruction is no call for RET compression.
+    if (c === FlowClass.Call && disp !== 0) {
+      this.setIpAt(view.baseHi, view.baseLo, off + size);
+      this.stack.push(this.ipHi, this.ipLo);
+    }
+    const target = off + size + disp;
+    this.setIpAt(view.baseHi, view.baseLo, target);
+    // Leaving the section, or the user ends blocks here.
+    if (
+      target < view.winBegin ||
+      target >= view.winEnd ||
+      (c === FlowClass.Call ? this.endOnCall : this.endOnJump)
+    )
+      return 0;
+    this.resumeOff = target | 0;
+    return RESUME;
   }
 
   /**

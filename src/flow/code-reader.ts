@@ -10,11 +10,18 @@
  * ({@link lookupForBlocks}); until then it is decoded one instruction at a time.
  */
 import { ASID_ANY, Image, ImageHit, type ImageSet, type Section } from "../image/index.js";
-import { MAX_INSN_LENGTH } from "../isa/index.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as isa from "../isa/index.js";
+import * as errors from "../packet/errors.js";
 import type { FlowInsn } from "./flow-insn.js";
 import type { SectionCache } from "./section-cache.js";
-import { decodeRaw, SectionView } from "./section-view.js";
+import * as sectionView from "./section-view.js";
+import { SectionView } from "./section-view.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { MAX_INSN_LENGTH } = isa;
+const { ErrorCode } = errors;
+const { decodeRaw } = sectionView;
 
 export class CodeReader {
   /** The image decoded in (per address space when there is an image set). */
@@ -80,7 +87,7 @@ export class CodeReader {
   lookupForBlocks(hi: number, lo: number): number {
     const msec = this.msec;
     const isid = msec.lookup(this.image, this.caches, this.hit, hi, lo);
-    if (isid >= 0 && msec.filled && msec.cache !== null) msec.cache.blocks = true;
+    if (isid >= 0 && msec.filled === true && msec.cache !== null) msec.cache.blocks = true;
     return isid;
   }
 

@@ -3,11 +3,19 @@
  * its `pt_insn_ext`), and the questions the decoders ask about it. A few instances
  * are preallocated per decoder and reused.
  */
-import { addSize, sum, TWO_32 } from "../image/addr.js";
-import { ErrorCode } from "../packet/errors.js";
-import { add64, U64 } from "../time/u64.js";
-import { FACT_SHIFT, FlowClass, InsnFact } from "./flow-class.js";
+import * as addr from "../image/addr.js";
+import * as errors from "../packet/errors.js";
+import * as u64 from "../time/u64.js";
+import { U64 } from "../time/u64.js";
+import * as flowClass from "./flow-class.js";
 import { MAX_RAW } from "./records.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { addSize, sum, TWO_32 } = addr;
+const { ErrorCode } = errors;
+const { add64 } = u64;
+const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 
 export class FlowInsn {
   ipHi = 0;
@@ -58,8 +66,12 @@ export class FlowInsn {
   }
 }
 
-/** Result of {@link nextIp}. */
-export const next = new U64();
+/**
+ * Result of {@link nextIp}. The functions here use the module constant `out`: V8 loads
+ * and checks an exported binding at every use, even in its own module.
+ */
+const out = new U64();
+export const next = out;
 
 /**
  * Where execution goes after `insn` without trace (libipt `pt_insn_next_ip`), into
@@ -81,7 +93,7 @@ export function nextIp(insn: FlowInsn): number {
 
 /** The address after the instruction (ip + size) into {@link next}. */
 export function fallThrough(insn: FlowInsn): void {
-  add64(next, insn.ipHi, insn.ipLo, 0, insn.size);
+  add64(out, insn.ipHi, insn.ipLo, 0, insn.size);
 }
 
 /** The target of a direct branch (ip + size + displacement, modulo 2^64) into {@link next}. */
@@ -93,20 +105,20 @@ export function branchTarget(insn: FlowInsn): void {
 export function addOffset(hi: number, lo: number, x: number): void {
   const l = lo + x;
   if (x >= 0 && l < TWO_32) {
-    next.hi = hi;
-    next.lo = l;
+    out.hi = hi;
+    out.lo = l;
   } else if (x >= 0) {
     addSize(hi, lo, x);
-    next.hi = sum.hi;
-    next.lo = sum.lo;
+    out.hi = sum.hi;
+    out.lo = sum.lo;
   } else {
-    add64(next, hi, lo, 0xffffffff, x >>> 0);
+    add64(out, hi, lo, 0xffffffff, x >>> 0);
   }
 }
 
 /** next = ip + delta for a signed delta within ±2^32. */
 function addDelta(insn: FlowInsn, delta: number): void {
-  add64(next, insn.ipHi, insn.ipLo, delta < 0 ? 0xffffffff : 0, delta >>> 0);
+  add64(out, insn.ipHi, insn.ipLo, delta < 0 ? 0xffffffff : 0, delta >>> 0);
 }
 
 /** A far branch (libipt `pt_insn_is_far_branch`). */

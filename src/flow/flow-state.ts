@@ -8,19 +8,35 @@
  * BlockWalk (following code), BlockEvents (placing events) and BlockDecoder (the
  * API). Fields are plain numbers and booleans, 64-bit values as unsigned 32-bit
  * halves.
+ *
+ * The per-block paths test booleans with `=== true` / `=== false`: V8 keeps no type
+ * for boolean fields, and a bare `if (this.flag)` becomes a full truthiness test.
  */
 import type { DecoderConfig } from "../event/config.js";
 import { EventDecoder } from "../event/decoder.js";
-import { EventType, PtEvent, Status } from "../event/types.js";
-import { TWO_32 } from "../image/addr.js";
+import * as eventTypes from "../event/types.js";
+import { PtEvent } from "../event/types.js";
+import * as addr from "../image/addr.js";
 import type { Image, ImageSet } from "../image/index.js";
-import { ExecMode } from "../isa/index.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as isa from "../isa/index.js";
+import * as errors from "../packet/errors.js";
 import { AddrFilterCheck } from "./addr-filter.js";
 import { CodeReader } from "./code-reader.js";
-import { FlowClass, InsnFact } from "./flow-class.js";
-import { addOffset, branchTarget, FlowInsn, fallThrough, next, nextIp } from "./flow-insn.js";
+import * as flowClass from "./flow-class.js";
+import * as flowInsn from "./flow-insn.js";
+import { FlowInsn } from "./flow-insn.js";
 import { ReturnStack } from "./return-stack.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { EventType, Status } = eventTypes;
+type EventType = eventTypes.EventType;
+const { TWO_32 } = addr;
+const { ExecMode } = isa;
+type ExecMode = isa.ExecMode;
+const { ErrorCode } = errors;
+const { FlowClass, InsnFact } = flowClass;
+const { addOffset, branchTarget, fallThrough, next, nextIp } = flowInsn;
 
 /** An event type no event has: the current event after an event-decoder error. */
 export const NO_EVENT = 0xff as EventType;
@@ -183,7 +199,15 @@ export class FlowState {
    * there (libipt `pt_blk_find_trig_anchor`).
    */
   private updateTrigAnchor(ev: PtEvent): number {
+    // TNT first: a switch tests its cases in order.
     switch (ev.type) {
+      case EventType.Tnt:
+      case EventType.Tip:
+      case EventType.Enabled:
+      case EventType.AsyncBranch:
+        if (ev.ipSuppressed) return -ErrorCode.Internal;
+        this.setTrigAnchor(true);
+        return 0;
       case EventType.Paging:
       case EventType.Sipi:
       case EventType.Cbr:
@@ -193,13 +217,6 @@ export class FlowState {
       case EventType.Mwait:
       case EventType.Pwre:
       case EventType.Pwrx:
-        return 0;
-      case EventType.Enabled:
-      case EventType.AsyncBranch:
-      case EventType.Tip:
-      case EventType.Tnt:
-        if (ev.ipSuppressed) return -ErrorCode.Internal;
-        this.setTrigAnchor(true);
         return 0;
       case EventType.Disabled:
       case EventType.AsyncDisabled:

@@ -21,16 +21,28 @@
  * isid in the record with `iclass` Unknown.
  */
 import { defaultDecoderConfig } from "../event/config.js";
-import { type PtEvent, Status } from "../event/types.js";
+import type { PtEvent } from "../event/types.js";
+import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
 import type { InsnClass } from "../isa/index.js";
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import { BlockDecoder } from "./block-decoder.js";
-import { FACT_SHIFT, FlowClass, InsnFact } from "./flow-class.js";
-import { addOffset, FlowInsn, next, nextIp } from "./flow-insn.js";
+import * as flowClass from "./flow-class.js";
+import * as flowInsn from "./flow-insn.js";
+import { FlowInsn } from "./flow-insn.js";
 import type { FlowOptions } from "./flow-state.js";
 import { Block, type Insn } from "./records.js";
-import { InsnMeta, slot } from "./section-cache.js";
+import * as sectionCache from "./section-cache.js";
+import type { SectionView } from "./section-view.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { Status } = eventTypes;
+const { ErrorCode } = errors;
+const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+type FlowClass = flowClass.FlowClass;
+const { addOffset, next, nextIp } = flowInsn;
+const { InsnMeta, slot } = sectionCache;
 
 export class InsnDecoder {
   /** The block decoder underneath (for its queries). */
@@ -45,11 +57,14 @@ export class InsnDecoder {
    * known to be in the reader's current section window; -1 otherwise.
    */
   private off = -1;
+  /** The code reader's current section, which the block decoder walks in. */
+  private readonly view: SectionView;
 
   constructor(trace: Uint8Array, options: FlowOptions = {}) {
     // Blocks end where they must; ending them after calls or jumps changes nothing here.
     const config = { ...(options.config ?? defaultDecoderConfig()), endOnCall: false, endOnJump: false };
     this.blocks = new BlockDecoder(trace, { ...options, config });
+    this.view = this.blocks.code.msec;
   }
 
   /** Synchronise onto the next PSB: status flags or -error. */
@@ -132,29 +147,36 @@ export class InsnDecoder {
    */
   next(insn: Insn): number {
     const block = this.block;
-    insn.clear();
-    this.describe(insn);
+    // Most instructions come from the decode cache, inside the block being walked.
+    if (this.off >= 0 && block.ninsn !== 0 && this.fromCache(insn))
+      return block.ninsn !== 0 ? 0 : this.blockEnd();
+    return this.nextSlow(insn);
+  }
+
+  /** {@link next} when the instruction does not come from the decode cache right away. */
+  private nextSlow(insn: Insn): number {
+    const block = this.block;
     while (block.ninsn === 0) {
       // Errors and events belong to the end of the previous block.
-      if (this.status < 0) return this.status;
-      if (this.status & Status.EventPending) return -ErrorCode.EventIgnored;
+      if (this.status < 0) return this.describe(insn, this.status);
+      if (this.status & Status.EventPending) return this.describe(insn, -ErrorCode.EventIgnored);
       const status = this.blocks.next(block);
       this.status = status;
       this.off = -1;
-      this.describe(insn);
       if (block.ninsn !== 0) break;
-      if (status < 0) return status;
+      if (status < 0) return this.describe(insn, status);
       // An event hid behind an empty block.
-      if (status & Status.EventPending) return -ErrorCode.EventIgnored;
+      if (status & Status.EventPending) return this.describe(insn, -ErrorCode.EventIgnored);
     }
     if (this.off < 0 && !(block.truncated && block.ninsn === 1) && block.isid !== 0) {
       // Where libipt reads the instruction from (its error is the instruction's).
       const isid = this.blocks.code.lookupForInsns(block.ipHi, block.ipLo);
-      if (isid < 0) return isid;
-      this.off = this.blocks.code.msec.off;
+      if (isid < 0) return this.describe(insn, isid);
+      this.off = this.view.off;
     }
-    if (this.fromCache(insn)) return block.ninsn !== 0 ? 0 : this.blockEnd();
+    if (this.off >= 0 && this.fromCache(insn)) return block.ninsn !== 0 ? 0 : this.blockEnd();
     this.off = -1;
+    this.describe(insn, 0);
     const work = this.work;
     work.reset(block.ipHi, block.ipLo, block.mode);
     const err = this.decode(work, insn);
@@ -184,22 +206,22 @@ export class InsnDecoder {
 
   /**
    * The fast way through a block: the block's next instruction from the decode cache
-   * of the section the block decoder just walked, following it by offset. Fills
-   * `insn`, consumes the instruction and returns true; false (nothing done) when the
-   * instruction is not cached there, or is one the general way must handle.
+   * of the section the block decoder just walked, at offset {@link off} (>= 0),
+   * following it by offset. Fills all of `insn`, consumes the instruction and returns
+   * true; false (nothing done) when the instruction is not cached there, or is one the
+   * general way must handle.
    */
   private fromCache(insn: Insn): boolean {
     const block = this.block;
-    const code = this.blocks.code.msec;
+    const view = this.view;
     const off = this.off;
-    if (off < 0) return false;
-    const cache = code.cache;
+    const cache = view.cache;
     if (cache === null) return false;
     const page = cache.page(off);
     const i = slot(off);
     const meta = page.meta[i]!;
     const size = InsnMeta.size(meta);
-    if (meta === 0 || InsnMeta.mode(meta) !== block.mode || off + size > code.winEnd) return false;
+    if (meta === 0 || InsnMeta.mode(meta) !== block.mode || off + size > view.winEnd) return false;
     const info = InsnMeta.info(meta);
     const c = info & 15;
     let step = size;
@@ -212,29 +234,40 @@ export class InsnDecoder {
         return false;
       }
     }
+    insn.ipHi = block.ipHi;
+    insn.ipLo = block.ipLo;
+    insn.isid = block.isid;
+    insn.mode = block.mode;
     insn.iclass = c as FlowClass;
     insn.insnClass = InsnMeta.iclass(meta) as InsnClass;
     insn.size = size;
-    code.copyRaw(off, size, insn.raw);
+    insn.speculative = block.speculative;
+    insn.truncated = false;
+    view.copyRaw(off, size, insn.raw);
     block.ninsn -= 1;
     if (block.ninsn !== 0) {
       const to = off + step;
-      addOffset(code.baseHi, code.baseLo, to);
+      addOffset(view.baseHi, view.baseLo, to);
       block.ipHi = next.hi;
       block.ipLo = next.lo;
-      this.off = to >= code.winBegin && to < code.winEnd ? to | 0 : -1;
+      this.off = to >= view.winBegin && to < view.winEnd ? to | 0 : -1;
     }
     return true;
   }
 
-  /** Block fields every instruction of it shares. */
-  private describe(insn: Insn): void {
+  /**
+   * Clear `insn` but for the fields every instruction of the block shares (what an
+   * error return leaves in it, and where a decode starts from); returns `status`.
+   */
+  private describe(insn: Insn, status: number): number {
     const block = this.block;
+    insn.clear();
     insn.speculative = block.speculative;
     insn.isid = block.isid;
     insn.mode = block.mode;
     insn.ipHi = block.ipHi;
     insn.ipLo = block.ipLo;
+    return status;
   }
 
   /**

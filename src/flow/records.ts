@@ -4,9 +4,16 @@
  * every field is a number (64-bit addresses as unsigned 32-bit halves) and the
  * getters at the bottom give BigInts at the API edge.
  */
-import { InsnClass } from "../isa/index.js";
+import * as isa from "../isa/index.js";
 import { toBigInt } from "../packet/u64.js";
-import { FlowClass } from "./flow-class.js";
+import * as flowClass from "./flow-class.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { InsnClass } = isa;
+type InsnClass = isa.InsnClass;
+const { FlowClass } = flowClass;
+type FlowClass = flowClass.FlowClass;
 
 /** Longest x86 instruction, the size of the `raw` arrays. */
 export const MAX_RAW = 15;
@@ -43,15 +50,20 @@ export class Block {
   readonly raw = new Uint8Array(MAX_RAW);
 
   clear(): this {
-    this.ipHi = 0;
-    this.ipLo = 0;
+    return this.begin(0, 0, 0, false);
+  }
+
+  /** An empty block at (ipHi:ipLo) in `mode`: what a decoder fills from (each field set once). */
+  begin(ipHi: number, ipLo: number, mode: number, speculative: boolean): this {
+    this.ipHi = ipHi;
+    this.ipLo = ipLo;
     this.endIpHi = 0;
     this.endIpLo = 0;
     this.isid = 0;
-    this.mode = 0;
+    this.mode = mode;
     this.iclass = FlowClass.Unknown;
     this.ninsn = 0;
-    this.speculative = false;
+    this.speculative = speculative;
     this.truncated = false;
     this.size = 0;
     return this;

@@ -6,12 +6,20 @@
  * Sources, best first: cycles counted between two MTCs; cycles between two TSCs in
  * PSB+ (only while no MTC was seen); the nominal frequency divided by the CBR ratio.
  */
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
 import { type TimeConfig, TimeParams } from "./config.js";
-import { ctcDelta, ctcToFc } from "./ctc.js";
-import { FCR_SHIFT } from "./fcr.js";
-import { add64, div64, lt64, mul64, shl64, shr64, sub64, U64, type U64Like } from "./u64.js";
+import * as ctc from "./ctc.js";
+import * as fcr from "./fcr.js";
+import * as u64 from "./u64.js";
+import { U64, type U64Like } from "./u64.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { ctcDelta, ctcToFc } = ctc;
+const { FCR_SHIFT } = fcr;
+const { add64, div64, lt64, mul64, shl64, shr64, sub64 } = u64;
 
 /** Values with these bits set would overflow when shifted left by FCR_SHIFT. */
 const HI_OVERFLOW_MASK = ~(0xffffffff >>> FCR_SHIFT);

@@ -2,9 +2,15 @@
  * Crystal-clock (CTC) helpers shared by the time tracker and the calibrator.
  * CTC values are unsigned 32-bit numbers: MTC payloads shifted left by MTCFreq.
  */
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import type { TimeParams } from "./config.js";
-import { div64, mulHi32, type U64 } from "./u64.js";
+import type { U64 } from "./u64.js";
+import * as u64 from "./u64.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { div64, mulHi32 } = u64;
 
 /** CTC bits an MTC packet carries (CTC[MTCFreq+7:MTCFreq]). */
 export const MTC_CTC_BITS = 8;

@@ -6,13 +6,21 @@
  * TMA fast counter), `fc` the fast-counter ticks since, accumulated from TMA and CYC.
  * All 64-bit state is kept as exact 32-bit halves and wraps modulo 2^64 as in C.
  */
-import { ErrorCode } from "../packet/errors.js";
+import * as errors from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
 import { toBigInt } from "../packet/u64.js";
 import { type TimeConfig, TimeParams } from "./config.js";
-import { ctcDelta, ctcToFc, MTC_CTC_BITS, TMA_CTC_BITS, TMA_CTC_MASK } from "./ctc.js";
-import { FCR_SHIFT } from "./fcr.js";
-import { add64, div64, lt64, mul64, shl64, shr64, sub64, U64, type U64Like } from "./u64.js";
+import * as ctc from "./ctc.js";
+import * as fcr from "./fcr.js";
+import * as u64 from "./u64.js";
+import { U64, type U64Like } from "./u64.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { ErrorCode } = errors;
+const { ctcDelta, ctcToFc, MTC_CTC_BITS, TMA_CTC_BITS, TMA_CTC_MASK } = ctc;
+const { FCR_SHIFT } = fcr;
+const { add64, div64, lt64, mul64, shl64, shr64, sub64 } = u64;
 
 /** The answer to {@link TimeTracker.queryTsc}; reuse one instance. */
 export class TscQuery {

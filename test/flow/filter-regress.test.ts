@@ -17,10 +17,10 @@
  * libipt 2.0.5's instruction decoder (`pt_insn_at_disabled_event`) bound the event
  * to a branch instead, which is why Debian's libipt decodes these traces correctly.
  *
- * The tests marked todo fail until the proposed src/flow change lands (the patch is
- * described in the todo reason); the others pin what must keep working. The seeds
- * at the end are the trace-unit generator's end-to-end cases (test/unit/gen) that
- * found this.
+ * ptkit departs from libipt 8978561f here (BlockEvents.proceedToBranchTo and
+ * trailingDisabled): it walks to the branch that goes to the IP. The ptxed
+ * conformance suite has no trace that tells the two apart. The seeds at the end are
+ * the trace-unit generator's end-to-end cases (test/unit/gen) that found this.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -41,9 +41,6 @@ import {
 import { Asm } from "./asm.js";
 import { decodeBoth, hx, runBlocks, runInsns } from "./run.js";
 
-const TODO =
-  "src/flow binds a TIP.PGD(IP) where straight-line code reaches IP, as libipt 8978561f does; the fix walks to the branch that goes to IP (BlockEvents.proceedToDisabled, trailingDisabled)";
-
 const BASE = 0x1000n;
 
 /** Tracing on at `ip` (PSB+ with FUP), 64-bit code. */
@@ -56,7 +53,7 @@ function at(asm: Asm, ...labels: string[]): string[] {
 }
 
 describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code reaching IP", () => {
-  test("an indirect jump to itself (case 9c)", { todo: TODO }, () => {
+  test("an indirect jump to itself (case 9c)", () => {
     // The filter region is [l0, l0]; the code runs on out of it into the jump.
     const a = new Asm(BASE).label("l0").nop().label("j").jmpInd().label("x").hlt();
     const trace = start(a.at("l0")).pgd(a.at("j")).bytes();
@@ -66,7 +63,7 @@ describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code rea
     ]);
   });
 
-  test("an uncompressed return to an instruction the code ran through (case 9c)", { todo: TODO }, () => {
+  test("an uncompressed return to an instruction the code ran through (case 9c)", () => {
     const a = new Asm(BASE).label("l0").nop().label("l1").add().label("r").ret();
     const trace = start(a.at("l0")).pgd(a.at("l1")).bytes();
     assert.deepEqual(decodeBoth(trace, { image: a.image() }), [
@@ -75,7 +72,7 @@ describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code rea
     ]);
   });
 
-  test("an indirect call back into the code it ran: resumed at the return address", { todo: TODO }, () => {
+  test("an indirect call back into the code it ran: resumed at the return address", () => {
     const a = new Asm(BASE).label("l0").nop().label("l1").nop().label("c").callInd().label("l3").hlt();
     const trace = start(a.at("l0")).pgd(a.at("l1")).pge(a.at("l3")).fup(a.at("l3")).pgd().bytes();
     assert.deepEqual(decodeBoth(trace, { image: a.image() }), [
@@ -86,7 +83,7 @@ describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code rea
     ]);
   });
 
-  test("a direct jump back to an instruction the code ran through (case 6)", { todo: TODO }, () => {
+  test("a direct jump back to an instruction the code ran through (case 6)", () => {
     const a = new Asm(BASE).label("l0").nop().label("l1").add().label("j").jmp8("l1").hlt();
     const trace = start(a.at("l0")).pgd(a.at("l1")).bytes();
     assert.deepEqual(decodeBoth(trace, { image: a.image() }), [
@@ -95,7 +92,7 @@ describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code rea
     ]);
   });
 
-  test("a taken Jcc with the target in the TIP.PGD (as libipt's tests write it)", { todo: TODO }, () => {
+  test("a taken Jcc with the target in the TIP.PGD (as libipt's tests write it)", () => {
     const a = new Asm(BASE).label("l0").nop().label("l1").add().label("jz").jz8("l1").hlt();
     const trace = start(a.at("l0")).pgd(a.at("l1")).bytes();
     assert.deepEqual(decodeBoth(trace, { image: a.image() }), [
@@ -104,7 +101,7 @@ describe("a TIP.PGD(IP) binds to the branch to IP, not to straight-line code rea
     ]);
   });
 
-  test("after a reported PTWRITE, the next instruction is not where it binds", { todo: TODO }, () => {
+  test("after a reported PTWRITE, the next instruction is not where it binds", () => {
     const a = new Asm(BASE).label("l0").ptwrite().label("l1").nop().label("j").jmpInd().hlt();
     const trace = start(a.at("l0")).ptw(0x2an, 4, false).pgd(a.at("l1")).bytes();
     assert.deepEqual(decodeBoth(trace, { image: a.image() }), [
@@ -147,7 +144,7 @@ const SEEDS = [98, 123, 132, 156, 176, 181, 278, 472, 552, 668, 807];
 
 describe("generated traces with tiny IP filter ranges decode to the traced instructions", () => {
   for (const seed of SEEDS) {
-    test(`seed ${seed}`, { todo: TODO }, () => {
+    test(`seed ${seed}`, () => {
       const program = randomProgram(seed, programSize(seed));
       const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
       const c = randomCase(seed, program.code.length);
