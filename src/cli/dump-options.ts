@@ -4,6 +4,7 @@
  */
 import { type Cpu, parseCpu } from "../cpu/index.js";
 import { parseCUintMax } from "./numbers.js";
+import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "./sideband-options.js";
 
 export interface DumpOptions {
   noSync: boolean;
@@ -28,6 +29,7 @@ export interface DumpOptions {
   cpuid15Eax: number;
   cpuid15Ebx: number;
   file: string | undefined;
+  sideband: SidebandOptions;
 }
 
 export function defaultDumpOptions(): DumpOptions {
@@ -54,6 +56,7 @@ export function defaultDumpOptions(): DumpOptions {
     cpuid15Eax: 0,
     cpuid15Ebx: 0,
     file: undefined,
+    sideband: defaultSidebandOptions(),
   };
 }
 
@@ -63,6 +66,8 @@ const FLAGS: Record<string, (o: DumpOptions) => void> = {
   },
   "--quiet": (o) => {
     o.quiet = true;
+    // Like ptdump: no sideband records either (until a later --sb option).
+    o.sideband.print = defaultSidebandOptions().print;
   },
   "--no-pad": (o) => {
     o.noPad = true;
@@ -164,8 +169,16 @@ export function parseDumpArgs(argv: readonly string[]): DumpArgs {
       o[num.key] = Number(v);
       continue;
     }
+    const sb = parseSidebandOption(o.sideband, argv, i, "dump");
+    if (typeof sb === "string") return { kind: "error", message: sb };
+    if (sb > 0) {
+      i += sb - 1;
+      continue;
+    }
     return { kind: "error", message: `unknown option: ${arg}.` };
   }
+  // Sideband records are printed as trace time passes them: time is tracked for them.
+  if (o.sideband.channels.length > 0) o.trackTime = true;
   return { kind: "run", options: o };
 }
 
@@ -200,6 +213,25 @@ options:
   --nom-freq <n>            set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.
   --cpuid-0x15.eax          set the value of cpuid[0x15].eax.
   --cpuid-0x15.ebx          set the value of cpuid[0x15].ebx.
+  --sb:compact | --sb       show sideband records in compact format.
+  --sb:verbose              show sideband records in verbose format.
+  --sb:filename             show the filename on sideband records.
+  --sb:offset               show the offset on sideband records.
+  --sb:time                 show the time on sideband records.
+  --sb:warn                 show sideband warnings.
+  --pevent[:primary/:secondary] <file>[:<from>[-<to>]]
+                            load a perf_event sideband stream from <file>;
+                            its records are shown interleaved with the trace by time.
+  --pevent:sample-type <val>  set perf_event_attr.sample_type to <val> (default: 0).
+  --pevent:sample-config <id>:<val>
+                              use sample type <val> for records with identifier <id>.
+  --pevent:time-zero <val>    set perf_event_mmap_page.time_zero to <val> (default: 0).
+  --pevent:time-shift <val>   set perf_event_mmap_page.time_shift to <val> (default: 0).
+  --pevent:time-mult <val>    set perf_event_mmap_page.time_mult to <val> (default: 1).
+  --pevent:tsc-offset <val>   show perf events <val> ticks earlier.
+  --pevent:kernel-start <val> the start address of the kernel.
+  --pevent:sysroot, --pevent:kcore, --pevent:vdso-x64/x32/ia32 <path>
+                            ignored (as ptdump does).
   <ptfile>[:<from>[-<to>]]  load the processor trace data from <ptfile>;
                             an optional offset or range can be given.
 
@@ -208,4 +240,6 @@ examples:
   ptkit dump --no-pad --raw trace.pt:0x1000-0x2000
   ptkit dump --time --time-delta --mtc-freq 3 --nom-freq 37 \\
              --cpuid-0x15.eax 2 --cpuid-0x15.ebx 308 trace.pt
+  ptkit dump --sb:compact --sb:offset --pevent:sample-type 0x4 \\
+             --pevent:primary sideband.pevent trace.pt
 `;

@@ -3,6 +3,7 @@ import { DUMP_HELP, parseDumpArgs } from "./dump-options.js";
 import { Dumper } from "./dumper.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import { type CliIo, LineWriter } from "./io.js";
+import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
 /** Run `ptkit dump` with `argv` (options and file, no command name); returns the exit code. */
@@ -30,13 +31,19 @@ export function runDump(argv: readonly string[], io: CliIo): number {
     return 1;
   }
   const out = new LineWriter(io.stdout);
+  const fail = (message: string): number => {
+    out.flush();
+    io.stderr(`ptkit dump: ${message}\n`);
+    return 1;
+  };
   // Errata diagnostics come before loading, as in ptdump.
   const dumper = new Dumper(options, out, (note) => io.stderr(`ptkit dump: ${note}\n`));
   const buf = loadFileRange(io, range);
-  if (typeof buf === "string") {
-    out.flush();
-    io.stderr(`ptkit dump: ${buf}\n`);
-    return 1;
+  if (typeof buf === "string") return fail(buf);
+  if (options.sideband.channels.length > 0) {
+    const session = openSideband(io, out, options.sideband, "dump");
+    if (typeof session === "string") return fail(session);
+    dumper.sideband = session;
   }
   dumper.run(buf);
   out.flush();

@@ -14,6 +14,7 @@ import {
   PacketDecoder,
   PacketType,
 } from "../packet/index.js";
+import type { SidebandSession } from "../perf/index.js";
 import {
   formatFcr,
   formatFcrDelta,
@@ -47,6 +48,8 @@ export class Dumper {
   private readonly prevTsc = new U64();
   private readonly tscDelta = new U64();
   private readonly prevFcr = new U64();
+  /** Sideband whose records are printed as trace time passes them (--pevent). */
+  sideband: SidebandSession | undefined;
 
   /**
    * @param warn receives notes that ptdump does not print (stdout stays ptdump's),
@@ -95,6 +98,7 @@ export class Dumper {
     let status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
     if (status < 0) {
       if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+      else this.dumpAllSideband();
       return;
     }
     for (;;) {
@@ -105,6 +109,7 @@ export class Dumper {
         const bytes = `${left} byte${left === 1 ? "" : "s"}`;
         if (left > 0)
           this.warn(`${bytes} at offset 0x${offset.toString(16)}: a packet cut off by the end of the trace`);
+        this.dumpAllSideband();
         return;
       }
       if (status < 0) {
@@ -112,6 +117,7 @@ export class Dumper {
         status = decoder.syncForward();
         if (status < 0) {
           if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+          else this.dumpAllSideband();
           return;
         }
         this.resetTracking();
@@ -177,6 +183,10 @@ export class Dumper {
     }
     if (skip || o.quiet) return;
     this.out.line(this.formatLine(buf, offset, pkt, track));
+  }
+
+  private dumpAllSideband(): void {
+    this.sideband?.dumpAll(this.options.sideband.print);
   }
 
   private formatLine(buf: Uint8Array, offset: number, pkt: Packet, track: Track | undefined): string {
@@ -273,6 +283,11 @@ export class Dumper {
     let track: Track | undefined;
     if (showTcal) track = this.tcalTrack(offset);
     if (showTime) track = this.timeTrack(offset);
+    if (this.sideband) {
+      // Records up to the current time, known or not (ptdump uses it either way).
+      this.time.queryTsc(this.tsc);
+      this.sideband.dump(this.options.sideband.print, this.tsc.tscHi, this.tsc.tscLo);
+    }
     return track;
   }
 

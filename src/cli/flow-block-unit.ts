@@ -27,6 +27,7 @@ export class BlockUnit implements FlowUnit {
   decodeOne(): number {
     const s = this.session;
     const o = s.out;
+    this.walker.use(this.decoder.image);
     let offset = 0;
     if (o.offset || o.check) {
       offset = this.decoder.offset;

@@ -50,13 +50,38 @@ options:
   --block:end-on-call                  set the end-on-call block decoder flag.
   --block:end-on-jump                  set the end-on-jump block decoder flag.
   --block:keep-tcal-on-ovf             preserve timing calibration on overflow.
+  --sb:compact | --sb                  show sideband records in compact format.
+  --sb:verbose                         show sideband records in verbose format.
+  --sb:filename                        show the filename on sideband records.
+  --sb:offset                          show the offset on sideband records.
+  --sb:time                            show the time on sideband records.
+  --sb:switch                          print the new image name on context switches.
+  --sb:warn                            show sideband warnings.
+  --pevent:primary/secondary <file>[:<from>[-<to>]]
+                                       load a perf_event sideband stream from <file>.
+                                       the primary stream switches images on context switches.
+  --pevent:sample-type <val>           set perf_event_attr.sample_type to <val> (default: 0).
+  --pevent:sample-config <id>:<val>    use sample type <val> for records with identifier <id>.
+  --pevent:time-zero <val>             set perf_event_mmap_page.time_zero to <val> (default: 0).
+  --pevent:time-shift <val>            set perf_event_mmap_page.time_shift to <val> (default: 0).
+  --pevent:time-mult <val>             set perf_event_mmap_page.time_mult to <val> (default: 1).
+  --pevent:tsc-offset <val>            apply perf events <val> ticks earlier.
+  --pevent:kernel-start <val>          the start address of the kernel.
+  --pevent:sysroot <path>              prepend <path> to sideband filenames.
+  --pevent:kcore <file>[:<base>]       load the kernel from a core dump (an ELF file), as --elf does.
+  --pevent:vdso-x64 <file>             use <file> as 64-bit vdso.
+  --pevent:vdso-x32 <file>             use <file> as x32 vdso.
+  --pevent:vdso-ia32 <file>            use <file> as 32-bit vdso.
+  (the --pevent:* parameters apply to the --pevent:primary/secondary streams after them.)
 
-You must specify at least one binary or ELF file (--raw|--elf).
+You must specify at least one binary or ELF file (--raw|--elf), or sideband that maps them.
 You must specify exactly one processor trace file (--pt).
-Sideband options (--sb:*, --pevent:*) are not supported yet.
 
 examples:
   ptkit flow --elf ./a.out --pt trace.pt
   ptkit flow --cpu 6/94/3 --elf loopy --pt loopy.pt --stat
   ptkit flow --raw code.bin:0x1000 --no-inst --offset --pt trace.pt:0x100-0x2000
+  ptkit flow --cpu 6/85/4 --pevent:sample-type 0x10086 --pevent:time-shift 31 \\
+             --pevent:time-mult 581029125 --pevent:time-zero 18444502336406842448 \\
+             --pevent:sysroot . --sb:switch --pevent:primary primary.sideband.pevent --pt pt.bin
 `;

@@ -24,6 +24,7 @@ export class InsnUnit implements FlowUnit {
 
   decodeOne(): number {
     const o = this.session.out;
+    this.walker.use(this.decoder.image);
     let offset = 0;
     if (o.offset || o.check) {
       offset = this.decoder.offset;

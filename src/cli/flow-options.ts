@@ -12,6 +12,7 @@
 import { type Cpu, parseCpu } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { parseCUintMax } from "./numbers.js";
+import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "./sideband-options.js";
 
 export type FlowDecoderKind = "insn" | "block";
 
@@ -40,6 +41,8 @@ export type FlowStep =
   | { kind: "raw"; arg: string }
   /** `--elf file[:base]`; `verbose` lists the sections it maps. */
   | { kind: "elf"; arg: string; verbose: boolean }
+  /** `--pevent:kcore file[:base]`: an ELF (a kernel core dump) loaded into the sideband's kernel image. */
+  | { kind: "kcore"; arg: string; verbose: boolean }
   /** `--pt file[:from[-to]]` with the configuration at that point. */
   | { kind: "pt"; arg: string; decoder: FlowDecoderKind; cpu: Cpu | undefined; config: DecoderConfig }
   | { kind: "help" }
@@ -51,6 +54,8 @@ export interface FlowArgs {
   /** In command-line order; help, version and error end the list. */
   steps: FlowStep[];
   output: FlowOutput;
+  /** --sb:* and --pevent:* (channels keep the parameters in force where they appear). */
+  sideband: SidebandOptions;
 }
 
 export function defaultFlowOutput(): FlowOutput {
@@ -96,6 +101,7 @@ interface State {
   config: DecoderConfig;
   insnFlags: DecoderFlags;
   blockFlags: DecoderFlags;
+  sideband: SidebandOptions;
 }
 
 const OUTPUT_FLAGS: Record<string, (o: FlowOutput) => void> = {
@@ -232,10 +238,11 @@ function option(s: State, argv: readonly string[], i: number): number | string {
     s.verbose = true;
     return 1;
   }
-  if (arg === "--pt" || arg === "--raw" || arg === "--elf") {
+  if (arg === "--pt" || arg === "--raw" || arg === "--elf" || arg === "--pevent:kcore") {
     if (value === undefined) return `${arg}: missing argument.`;
     if (arg === "--raw") s.steps.push({ kind: "raw", arg: value });
     else if (arg === "--elf") s.steps.push({ kind: "elf", arg: value, verbose: s.verbose });
+    else if (arg === "--pevent:kcore") s.steps.push({ kind: "kcore", arg: value, verbose: s.verbose });
     else {
       if (s.haveDecoder) return `duplicate pt sources: ${value}.`;
       s.haveDecoder = true;
@@ -285,9 +292,8 @@ function option(s: State, argv: readonly string[], i: number): number | string {
     const v = numberArg(arg, value, U64_MAX);
     return typeof v === "string" ? v : 2;
   }
-  if (arg.startsWith("--sb") || arg.startsWith("--pevent")) {
-    return `${arg}: sideband (perf_event) decoding is not supported yet.`;
-  }
+  const sideband = parseSidebandOption(s.sideband, argv, i, "flow");
+  if (sideband !== 0) return sideband;
   return `unknown option: ${arg}.`;
 }
 
@@ -302,6 +308,7 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     config: defaultDecoderConfig(),
     insnFlags: noFlags(),
     blockFlags: noFlags(),
+    sideband: defaultSidebandOptions(),
   };
   for (let i = 0; i < argv.length; ) {
     const arg = argv[i]!;
@@ -326,5 +333,5 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     o.statInsn = true;
     o.statBlocks = s.decoder === "block";
   }
-  return { steps: s.steps, output: o };
+  return { steps: s.steps, output: o, sideband: s.sideband };
 }

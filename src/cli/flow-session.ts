@@ -4,13 +4,17 @@
  * error stops them, report the error at its trace offset and go on at the next PSB
  * (or, with --resync-on-error, at the next event that tells where execution is).
  */
-import { type PtEvent, Status } from "../event/index.js";
+import type { PtEvent } from "../event/index.js";
+import { Status } from "../event/index.js";
+import type { Image } from "../image/index.js";
 import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
+import type { SidebandSession } from "../perf/index.js";
 import { U64 } from "../time/index.js";
 import { eventText } from "./flow-event-text.js";
 import type { FlowOutput } from "./flow-options.js";
 import { diagText } from "./flow-text.js";
 import type { LineWriter } from "./io.js";
+import type { SidebandOptions } from "./sideband-options.js";
 
 /** The decoder calls the loop makes, common to InsnDecoder and BlockDecoder. */
 export interface FlowDecoderCalls {
@@ -19,6 +23,8 @@ export interface FlowDecoderCalls {
   event(ev: PtEvent): number;
   /** The trace offset of the decoder, or -error when it has none. */
   readonly offset: number;
+  /** The memory image decoded against (sideband switches it). */
+  image: Image;
 }
 
 /** What differs between the decoders: the unit decoded, printed, counted and checked. */
@@ -37,6 +43,9 @@ export class FlowSession {
   readonly time = new U64();
   insnCount = 0;
   blockCount = 0;
+
+  /** The sideband every event is offered to (--pevent), with how its records print. */
+  sideband: { session: SidebandSession; options: SidebandOptions } | undefined;
 
   constructor(
     readonly out: FlowOutput,
@@ -123,6 +132,12 @@ export class FlowSession {
     if (status < 0) return status;
     this.time.set(ev.tscHi, ev.tscLo);
     if (!this.out.quiet && !ev.statusUpdate) this.lines.line(eventText(ev, this.out, offset));
+    const sb = this.sideband;
+    if (sb) {
+      // Records due by now print and apply; a primary channel may switch the image.
+      sb.session.event(ev, sb.options.print);
+      if (sb.session.image) dec.image = sb.session.image;
+    }
     return status;
   }
 

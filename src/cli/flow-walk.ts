@@ -23,13 +23,24 @@ export class CodeWalker {
   /** views[n]: the first n fetched bytes, so that decoding reads no further. */
   private readonly views: Uint8Array[] = [];
   /**
-   * Decodes by IP. The image does not change while ptkit flow decodes, so one address
-   * space number serves.
+   * Decodes by IP, valid for one image as it was: {@link use} empties it when the image
+   * is switched or changes (sideband mmaps and context switches), so one address space
+   * number serves.
    */
   private readonly cache = new InsnCache({ maxEntries: 1 << 16 });
+  private image: Image | undefined;
+  private imageVersion = -1;
 
   constructor() {
     for (let n = 0; n <= MAX_INSN_LENGTH; n++) this.views.push(this.bytes.subarray(0, n));
+  }
+
+  /** Decode for `image` from now on: cached decodes go when it is another image or it changed. */
+  use(image: Image): void {
+    if (image === this.image && image.version === this.imageVersion) return;
+    if (this.image !== undefined) this.cache.clear();
+    this.image = image;
+    this.imageVersion = image.version;
   }
 
   /** The fetched bytes as a view of exactly {@link count} bytes. */

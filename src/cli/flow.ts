@@ -19,13 +19,14 @@ import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type CliIo, LineWriter } from "./io.js";
+import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
 type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
 /** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
 export function runFlow(argv: readonly string[], io: CliIo): number {
-  const { steps, output } = parseFlowArgs(argv);
+  const { steps, output, sideband } = parseFlowArgs(argv);
   const out = new LineWriter(io.stdout);
   const fail = (message: string, usage = false): number => {
     out.flush();
@@ -33,6 +34,8 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     return 1;
   };
   const image = new Image("ptkit flow");
+  // What --pevent:kcore loads: the start of every sideband process image.
+  const kernel = new Image("kernel");
   let pt: { step: PtStep; trace: Uint8Array } | undefined;
   for (const step of steps) {
     switch (step.kind) {
@@ -51,9 +54,11 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
         if (err) return fail(err);
         break;
       }
-      case "elf": {
+      case "elf":
+      case "kcore": {
         const verbose = step.verbose ? (line: string) => out.line(line) : undefined;
-        const err = loadElf(io, image, step.arg, verbose, (w) => io.stderr(`ptkit flow: ${w}\n`));
+        const into = step.kind === "elf" ? image : kernel;
+        const err = loadElf(io, into, step.arg, verbose, (w) => io.stderr(`ptkit flow: ${w}\n`));
         if (err) return fail(err);
         break;
       }
@@ -76,6 +81,11 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
   if (!pt) return fail("no pt file (--pt).", true);
   const options = { image, config: pt.step.config };
   const session = new FlowSession(output, out, new PtEvent());
+  if (sideband.channels.length > 0) {
+    const sb = openSideband(io, out, sideband, "flow", kernel);
+    if (typeof sb === "string") return fail(sb);
+    session.sideband = { session: sb, options: sideband };
+  }
   const walker = new CodeWalker();
   const unit =
     pt.step.decoder === "insn"

@@ -33,6 +33,16 @@ export { type FileSection, type PerfFileHeader, parseFileHeader, rawHeader } fro
 export { PerfDataReader, type PerfReaderOptions } from "./reader.js";
 export { PerfRecord } from "./record.js";
 export { SampleId } from "./sample-id.js";
+export { Abi, SidebandContext } from "./sideband-context.js";
+export {
+  PeventChannel,
+  type PeventConfig,
+  SidebandWarning,
+  sidebandWarningText,
+} from "./sideband-pevent.js";
+export { type PeventRecord, type PeventSamples, readPevent } from "./sideband-record.js";
+export { type SidebandHost, type SidebandPrint, SidebandSession } from "./sideband-session.js";
+export { SidebandFormat, sidebandRecordText } from "./sideband-text.js";
 export { type ByteSource, bytesSource } from "./source.js";
 export { perfTimeToTsc, type TscConversion, tscToPerfTime } from "./time-conv.js";
 export {

@@ -298,15 +298,6 @@ describe("ptkit flow", () => {
     }
   });
 
-  test("sideband options are rejected by name: not supported yet", () => {
-    for (const option of ["--sb:compact", "--sb", "--pevent:primary"]) {
-      const r = run(dir, ...RAW, option, "x.sb", "--pt", "t.pt");
-      assert.equal(r.code, 1);
-      assert.match(r.err, new RegExp(`${option}: sideband .*not supported yet`));
-      assert.equal(r.out, "");
-    }
-  });
-
   test("missing and bad files are errors naming the file (and the offset)", () => {
     const cases: Array<[string[], RegExp]> = [
       [[...RAW, "--pt", "missing.pt"], /failed to open missing\.pt/],
