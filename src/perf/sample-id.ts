@@ -47,6 +47,20 @@ export class SampleId {
   }
 }
 
+/** The fields both forms share, in the order a SAMPLE record has them (8 bytes each). */
+const FIELD_BITS =
+  SampleType.Ip |
+  SampleType.Tid |
+  SampleType.Time |
+  SampleType.Addr |
+  SampleType.Id |
+  SampleType.StreamId |
+  SampleType.Cpu |
+  SampleType.Period;
+
+/** The sample_id_all trailer has no IP, ADDR or PERIOD (and IDENTIFIER comes last). */
+const TRAILER_BITS = SampleType.Tid | SampleType.Time | SampleType.Id | SampleType.StreamId | SampleType.Cpu;
+
 /**
  * Fill `out` from the sample_id trailer that ends at `end` in `b` (record body
  * starting at `start`), laid out per `sampleType`. False when it does not fit.
@@ -58,48 +72,14 @@ export function parseTrailer(
   sampleType: number,
   out: SampleId,
 ): boolean {
-  let p = end - sampleIdSize(sampleType);
+  const p = end - sampleIdSize(sampleType);
   if (p < start) return false;
   out.present = true;
   out.sampleType = sampleType;
-  if (sampleType & SampleType.Tid) {
-    out.pid = u32(b, p) | 0;
-    out.tid = u32(b, p + 4) | 0;
-    p += 8;
-  }
-  if (sampleType & SampleType.Time) {
-    out.timeLo = u32(b, p);
-    out.timeHi = u32(b, p + 4);
-    p += 8;
-  }
-  if (sampleType & SampleType.Id) {
-    out.id = u64n(b, p);
-    p += 8;
-  }
-  if (sampleType & SampleType.StreamId) {
-    out.streamId = u64n(b, p);
-    p += 8;
-  }
-  if (sampleType & SampleType.Cpu) {
-    out.cpu = u32(b, p) | 0;
-    p += 8;
-  }
-  if (sampleType & SampleType.Identifier) out.id = u64n(b, p);
+  const q = readFields(b, p, sampleType & TRAILER_BITS, out);
+  if (sampleType & SampleType.Identifier) out.id = u64n(b, q);
   return true;
 }
-
-/** The leading SAMPLE fields decoded here, in file order, 8 bytes each. */
-const HEAD_BITS = [
-  SampleType.Identifier,
-  SampleType.Ip,
-  SampleType.Tid,
-  SampleType.Time,
-  SampleType.Addr,
-  SampleType.Id,
-  SampleType.StreamId,
-  SampleType.Cpu,
-  SampleType.Period,
-] as const;
 
 /**
  * Fill `out` from the leading fields of a SAMPLE record body `b[start, end)`:
@@ -113,8 +93,9 @@ export function parseSampleHead(
   sampleType: number,
   out: SampleId,
 ): boolean {
+  const fields = sampleType & (FIELD_BITS | SampleType.Identifier);
   let need = 0;
-  for (const bit of HEAD_BITS) if (sampleType & bit) need += 8;
+  for (let bits = fields; bits !== 0; bits &= bits - 1) need += 8;
   if (start + need > end) return false;
   out.present = out.fromSample = true;
   out.sampleType = sampleType;
@@ -123,40 +104,49 @@ export function parseSampleHead(
     out.id = u64n(b, p);
     p += 8;
   }
-  if (sampleType & SampleType.Ip) {
+  readFields(b, p, sampleType & FIELD_BITS, out);
+  return true;
+}
+
+/** Read the fields `bits` selects, in SAMPLE order, from `b[p]` into `out`; the end offset. */
+function readFields(b: Uint8Array, p: number, bits: number, out: SampleId): number {
+  if (bits & SampleType.Ip) {
     out.ipLo = u32(b, p);
     out.ipHi = u32(b, p + 4);
     p += 8;
   }
-  if (sampleType & SampleType.Tid) {
+  if (bits & SampleType.Tid) {
     out.pid = u32(b, p) | 0;
     out.tid = u32(b, p + 4) | 0;
     p += 8;
   }
-  if (sampleType & SampleType.Time) {
+  if (bits & SampleType.Time) {
     out.timeLo = u32(b, p);
     out.timeHi = u32(b, p + 4);
     p += 8;
   }
-  if (sampleType & SampleType.Addr) {
+  if (bits & SampleType.Addr) {
     out.addrLo = u32(b, p);
     out.addrHi = u32(b, p + 4);
     p += 8;
   }
-  if (sampleType & SampleType.Id) {
+  if (bits & SampleType.Id) {
     out.id = u64n(b, p);
     p += 8;
   }
-  if (sampleType & SampleType.StreamId) {
+  if (bits & SampleType.StreamId) {
     out.streamId = u64n(b, p);
     p += 8;
   }
-  if (sampleType & SampleType.Cpu) {
+  if (bits & SampleType.Cpu) {
     out.cpu = u32(b, p) | 0;
     p += 8;
   }
-  if (sampleType & SampleType.Period) out.period = u64n(b, p);
-  return true;
+  if (bits & SampleType.Period) {
+    out.period = u64n(b, p);
+    p += 8;
+  }
+  return p;
 }
 
 /**
