@@ -30,10 +30,18 @@ export { auxFlagNames, type DecodedRecord, decodeRecord, type FieldValue } from 
 export { diagnosticText, type PerfDiagnostic, PerfError } from "./errors.js";
 export type { BuildIdEntry, PerfFeatures } from "./features.js";
 export { type FileSection, type PerfFileHeader, parseFileHeader, rawHeader } from "./file-header.js";
+export {
+  type CpuSwitch,
+  type PerfTasks,
+  readTasks,
+  type TaskChange,
+  type Timed,
+  type TraceGap,
+} from "./perf-tasks.js";
 export { PerfDataReader, type PerfReaderOptions } from "./reader.js";
 export { PerfRecord } from "./record.js";
 export { SampleId } from "./sample-id.js";
-export { Abi, SidebandContext } from "./sideband-context.js";
+export { Abi, copySections, SidebandContext } from "./sideband-context.js";
 export {
   PeventChannel,
   type PeventConfig,

@@ -31,7 +31,7 @@ const CASES = [
 
 function run(args: string[]): { out: string; err: string; code: number } {
   const io = captureIo(corpusPath(DIR) ?? ".");
-  const code = runPerf(args, io);
+  const code = runPerf(args, io, "/nonexistent-home");
   return { out: io.out.join(""), err: io.err.join(""), code };
 }
 
@@ -39,7 +39,7 @@ describe("ptkit perf", () => {
   test("--help, and bad arguments", () => {
     assert.match(run(["--help"]).out, /^usage: ptkit perf \[<options>\] <perf.data>[\s\S]*examples:/);
     assert.equal(run([]).code, 1);
-    assert.match(run(["--cpu-filter", "x", "f"]).err, /--cpu-filter: bad argument: x/);
+    assert.match(run(["--cpu", "x", "f"]).err, /--cpu: bad argument: x/);
   });
 
   for (const [perfData, elf, ref] of CASES) {
@@ -60,7 +60,7 @@ describe("ptkit perf", () => {
   }
 
   test("another CPU's stream only: nothing", { skip: skipUnlessCorpus(DIR, CASES[1][0]) }, () => {
-    const r = run(["--elf", CASES[1][1], "--cpu-filter", "0", CASES[1][0]]);
+    const r = run(["--elf", CASES[1][1], "--cpu", "0", CASES[1][0]]);
     assert.equal(r.code, 0);
     assert.equal(r.out, "");
   });

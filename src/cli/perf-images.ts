@@ -1,0 +1,185 @@
+/**
+ * The memory images `ptkit perf` decodes against, from the file's sideband: one
+ * process context per pid (libipt-sb's SidebandContext, starting from the kernel
+ * image), replayed in time order: MMAP/MMAP2 map the recorded file's bytes from
+ * pgoff, COMM exec starts a new address space, FORK copies the parent's, EXIT drops
+ * it. Binaries are looked up by `--elf` (same path or file name), the build-id cache
+ * (DIR/.build-id/xx/yyyy[/elf], DIR/<path>/<build-id>/elf), `--symfs` + path, then
+ * the recorded path. What cannot be found is remembered by address range, so a decode
+ * stopping there is charged to it ({@link ProcessImages.charge}).
+ */
+import type { Image } from "../image/index.js";
+import { splitBigInt } from "../packet/index.js";
+import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
+import { lt64 } from "../time/index.js";
+import type { CliIo } from "./io.js";
+
+export interface LookupOptions {
+  /** --elf files, by recorded path or file name. */
+  elfs: string[];
+  symfs: string | undefined;
+  /** The build-id cache root (~/.debug). */
+  buildIdDir: string | undefined;
+}
+
+const baseName = (p: string) => p.slice(p.lastIndexOf("/") + 1);
+
+/** Whether --elf `file` stands for the recorded `path`: the same path or file name. */
+export function sameBinary(file: string, path: string): boolean {
+  return file === path || baseName(file) === baseName(path);
+}
+
+/** Finds and reads the binaries a file's mmaps name, once each. */
+export class BinaryFinder {
+  private readonly cache = new Map<string, Uint8Array | undefined>();
+
+  constructor(
+    private readonly io: CliIo,
+    private readonly options: LookupOptions,
+    private readonly buildIds: Map<string, string>,
+  ) {}
+
+  /** The candidates for a recorded path, in lookup order. */
+  candidates(path: string): string[] {
+    const { elfs, symfs, buildIdDir } = this.options;
+    const out = elfs.filter((e) => sameBinary(e, path));
+    const id = this.buildIds.get(path);
+    if (buildIdDir && id) {
+      const link = `${buildIdDir}/.build-id/${id.slice(0, 2)}/${id.slice(2)}`;
+      out.push(`${link}/elf`, link, `${buildIdDir}${path}/${id}/elf`);
+    }
+    // Not files: [vdso], [heap], //anon, ... (only --elf or the build-id cache can stand for them).
+    if (!path.startsWith("/") || path.startsWith("//")) return out;
+    if (symfs) out.push(`${symfs}${path}`);
+    out.push(path);
+    return out;
+  }
+
+  read(path: string): Uint8Array | undefined {
+    if (this.cache.has(path)) return this.cache.get(path);
+    let bytes: Uint8Array | undefined;
+    for (const c of this.candidates(path)) {
+      try {
+        bytes = this.io.readFile(c);
+        break;
+      } catch {
+        // try the next place
+      }
+    }
+    this.cache.set(path, bytes);
+    return bytes;
+  }
+
+  buildId(path: string): string | undefined {
+    return this.buildIds.get(path);
+  }
+}
+
+/** An mmap whose file was not found: [startHi:startLo, end) of process pid. */
+interface Missing {
+  pid: number;
+  start: bigint;
+  end: bigint;
+  path: string;
+}
+
+/** Addresses at or above this are the kernel's. */
+const KERNEL_HI = 0xffff8000;
+
+/** A replay of the process sideband up to a TSC, for one trace stream. */
+export class ProcessImages {
+  private readonly contexts = new Map<number, SidebandContext>();
+  private readonly missing: Missing[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly tasks: PerfTasks,
+    private readonly finder: BinaryFinder,
+    private readonly kernel: Image,
+    private readonly hasKernel: boolean,
+    /** Counts of addresses that needed each missing binary, shared by all streams. */
+    readonly needed: Map<string, number>,
+  ) {}
+
+  /** Apply the changes due at or before TSC hi:lo; true when any applied. */
+  advance(hi: number, lo: number): boolean {
+    const changes = this.tasks.changes;
+    const from = this.next;
+    while (this.next < changes.length) {
+      const c = changes[this.next]!;
+      if (lt64(hi, lo, c.tscHi, c.tscLo)) break;
+      this.apply(c);
+      this.next++;
+    }
+    return this.next !== from;
+  }
+
+  /** The image of process `pid` as of the last {@link advance}. */
+  image(pid: number): Image {
+    return this.context(pid).image;
+  }
+
+  /** Charge a decode stopping at ip hi:lo in process pid to the binary that was missing there; false if none was. */
+  charge(pid: number, hi: number, lo: number): boolean {
+    let name: string | undefined;
+    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : "[kernel] (use --kcore or --vmlinux)";
+    else {
+      const ip = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+      name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;
+    }
+    if (name === undefined) return false;
+    this.needed.set(name, (this.needed.get(name) ?? 0) + 1);
+    return true;
+  }
+
+  private context(pid: number): SidebandContext {
+    let c = this.contexts.get(pid);
+    if (!c) {
+      c = new SidebandContext(pid, this.kernel);
+      this.contexts.set(pid, c);
+    }
+    return c;
+  }
+
+  private apply(c: Timed<TaskChange>): void {
+    switch (c.kind) {
+      case "exec":
+        this.contexts.delete(c.pid);
+        this.dropMissing(c.pid);
+        break;
+      case "exit":
+        this.contexts.delete(c.pid);
+        break;
+      case "fork": {
+        const parent = this.contexts.get(c.ppid);
+        const child = new SidebandContext(c.pid, this.kernel);
+        if (parent) copySections(child.image, parent.image);
+        this.contexts.set(c.pid, child);
+        for (const m of this.missing.filter((m) => m.pid === c.ppid)) this.missing.push({ ...m, pid: c.pid });
+        break;
+      }
+      case "mmap":
+        if (c.pid >= 0) this.mmap(c.pid, c.path, c.addr, c.len, c.pgoff);
+        break;
+    }
+  }
+
+  private dropMissing(pid: number): void {
+    for (let i = this.missing.length - 1; i >= 0; i--)
+      if (this.missing[i]!.pid === pid) this.missing.splice(i, 1);
+  }
+
+  private mmap(pid: number, path: string, addr: bigint, len: bigint, pgoff: bigint): void {
+    const bytes = this.finder.read(path);
+    const fileSize = BigInt(bytes?.length ?? 0);
+    if (!bytes || pgoff >= fileSize) {
+      const id = this.finder.buildId(path);
+      this.missing.push({ pid, start: addr, end: addr + len, path: id ? `${path} (build id ${id})` : path });
+      return;
+    }
+    // Like libipt: a size past the end of the file is cut to the file.
+    const n = len < fileSize - pgoff ? len : fileSize - pgoff;
+    const at = splitBigInt(addr, { hi: 0, lo: 0 });
+    this.context(pid).image.addSection(path, bytes, Number(pgoff), Number(n), at.hi, at.lo);
+  }
+}

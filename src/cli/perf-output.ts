@@ -1,0 +1,117 @@
+/**
+ * `ptkit perf`'s output: ptxed-style text (an address per instruction, events and
+ * errors in brackets), perf script's branch lines (`--branches`, like
+ * `perf script --itrace=b -F flags,ip,addr`; `--calls` keeps calls and returns), or
+ * JSON lines (`--jsonl`) with cpu, pid, tid, time (perf time, as perf script
+ * prints it) and tsc on every object.
+ */
+import type { PtEvent } from "../event/index.js";
+import type { Insn } from "../flow/index.js";
+import { hex64 } from "../packet/index.js";
+import { type TscConversion, tscToPerfTime } from "../perf/index.js";
+import { eventText } from "./flow-event-text.js";
+import type { LineWriter } from "./io.js";
+import type { PerfSink, PerfWhere } from "./perf-stream.js";
+
+export type PerfShow = "insn" | "branches" | "calls";
+
+const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
+const CALLS = /^(call|return|syscall|sysret)/;
+
+/** perf script's branch line: flags, from and to. */
+export function branchLine(
+  flags: string,
+  fromHi: number,
+  fromLo: number,
+  toHi: number,
+  toLo: number,
+): string {
+  return `  ${flags.padEnd(23)}${hex64(fromHi, fromLo, 0).padStart(16)} => ${hex64(toHi, toLo, 0).padStart(16)}`;
+}
+
+export function textSink(out: LineWriter, show: PerfShow): PerfSink {
+  const insnMode = show === "insn";
+  // Which stream printed last: a [cpu pid tid] line whenever that or its thread changes.
+  let last: PerfWhere | undefined;
+  const from = (w: PerfWhere) => {
+    if (w === last) return;
+    last = w;
+    out.line(`[cpu ${w.cpu} pid ${w.pid} tid ${w.tid}]`);
+  };
+  return {
+    insn: (w, insn) => {
+      if (!insnMode) return;
+      if (w !== last) from(w);
+      out.line(hex64(insn.ipHi, insn.ipLo));
+    },
+    branch: (_w, flags, fh, fl, th, tl) => {
+      if (show === "branches" || (show === "calls" && CALLS.test(flags)))
+        out.line(branchLine(flags, fh, fl, th, tl));
+    },
+    event: (w, ev, offset) => {
+      if (!insnMode) return;
+      from(w);
+      out.line(eventText(ev, EVENT_TEXT, offset));
+    },
+    error: (w, offset, message) => {
+      if (insnMode) from(w);
+      out.line(`[${offset.toString(16)}: ${message}${timeText(w)}]`);
+    },
+    switched: (w) => {
+      if (!insnMode) return;
+      last = undefined;
+      from(w);
+    },
+  };
+}
+
+function timeText(w: PerfWhere): string {
+  return w.tscHi || w.tscLo ? ` at tsc ${hex64(w.tscHi, w.tscLo, 0)}` : "";
+}
+
+/** perf time of a TSC as perf script prints it (seconds.nanoseconds), or "" without a conversion. */
+export function perfTimeText(hi: number, lo: number, conv: TscConversion | undefined): string {
+  if (!conv || (hi === 0 && lo === 0)) return "";
+  const ns = tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), conv);
+  return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
+}
+
+export function jsonlSink(out: LineWriter, show: PerfShow, conv: TscConversion | undefined): PerfSink {
+  // The common fields change only with time or thread: rebuilt then, not per instruction.
+  let last: PerfWhere | undefined;
+  let cpu = 0;
+  let pid = 0;
+  let tid = 0;
+  let hi = 0;
+  let lo = 0;
+  let head = "";
+  const common = (w: PerfWhere) => {
+    if (w !== last || w.cpu !== cpu || w.pid !== pid || w.tid !== tid || w.tscHi !== hi || w.tscLo !== lo) {
+      ({ cpu, pid, tid, tscHi: hi, tscLo: lo } = w);
+      last = w;
+      const time = perfTimeText(hi, lo, conv);
+      head = `"cpu":${cpu},"pid":${pid},"tid":${tid},"time":"${time}","tsc":"0x${hex64(hi, lo, 0)}"`;
+    }
+    return head;
+  };
+  return {
+    insn: (w, insn: Insn) => {
+      if (show === "insn")
+        out.line(`{"type":"insn",${common(w)},"ip":"0x${hex64(insn.ipHi, insn.ipLo, 0)}"}`);
+    },
+    branch: (w, flags, fh, fl, th, tl) => {
+      if (show === "branches" || (show === "calls" && CALLS.test(flags)))
+        out.line(
+          `{"type":"branch",${common(w)},"flags":"${flags}","from":"0x${hex64(fh, fl, 0)}","to":"0x${hex64(th, tl, 0)}"}`,
+        );
+    },
+    event: (w, ev: PtEvent, offset) => {
+      out.line(
+        `{"type":"event",${common(w)},"offset":${offset},"text":${JSON.stringify(eventText(ev, EVENT_TEXT, offset))}}`,
+      );
+    },
+    error: (w, offset, message) =>
+      out.line(`{"type":"error",${common(w)},"offset":${offset},"message":${JSON.stringify(message)}}`),
+    switched: (w) => out.line(`{"type":"switch",${common(w)}}`),
+  };
+}

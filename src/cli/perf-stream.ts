@@ -1,0 +1,185 @@
+/**
+ * `ptkit perf`'s decode of one Intel PT stream: ptxed's loop (events before each
+ * instruction, errors resynchronise at the next PSB) with the image switched to the
+ * running process at each timed event (SWITCH/ITRACE_START records of the stream's
+ * CPU, the process sideband replayed up to the event's TSC), and what it sees handed
+ * to a {@link PerfSink}: instructions, taken branches (as perf script's flags name
+ * them), events and errors. Time is the TSC of the last timed event.
+ * {@link interleave} runs several streams in time order.
+ */
+import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
+import { FlowClass, Insn, InsnDecoder } from "../flow/index.js";
+import { ErrorCode, errorMessage } from "../packet/index.js";
+import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
+import { lt64 } from "../time/index.js";
+import type { ProcessImages } from "./perf-images.js";
+
+/** Who runs and when, as the sink sees it. */
+export interface PerfWhere {
+  cpu: number;
+  pid: number;
+  tid: number;
+  /** TSC of the last timed event (halves), and whether inside the --time-range. */
+  tscHi: number;
+  tscLo: number;
+  inRange: boolean;
+}
+
+export interface PerfSink {
+  insn(where: PerfWhere, insn: Insn): void;
+  /** A taken branch: perf script's flags (call, jcc, tr strt, tr end  syscall, ...), from → to (0 for none). */
+  branch(where: PerfWhere, flags: string, fromHi: number, fromLo: number, toHi: number, toLo: number): void;
+  event(where: PerfWhere, ev: PtEvent, offset: number): void;
+  error(where: PerfWhere, offset: number, message: string): void;
+  /** The running thread changed. */
+  switched(where: PerfWhere): void;
+}
+
+/** Which part of the time line is shown: TSC bounds as halves (inclusive). */
+export interface TscRange {
+  fromHi: number;
+  fromLo: number;
+  toHi: number;
+  toLo: number;
+}
+
+const FLAGS: Record<number, string> = {
+  [FlowClass.Call]: "call",
+  [FlowClass.Return]: "return",
+  [FlowClass.Jump]: "jmp",
+  [FlowClass.CondJump]: "jcc",
+  [FlowClass.FarCall]: "syscall",
+  [FlowClass.FarReturn]: "sysret",
+  [FlowClass.FarJump]: "jmp",
+};
+
+export interface StreamContext {
+  trace: Uint8Array;
+  config: DecoderConfig;
+  images: ProcessImages;
+  /** This stream's CPU's switches (per-thread streams: none), in time order. */
+  switches: Timed<CpuSwitch>[];
+  /** Losses on this stream's CPU (per-thread streams: all), in time order: reported as errors when time passes them. */
+  gaps: Timed<TraceGap>[];
+  where: PerfWhere;
+  range: TscRange | undefined;
+  /** Show only this thread (--tid). */
+  tid: number | undefined;
+  sink: PerfSink;
+  /** The TSC the stream waits at (halves) while suspended: see {@link decodePerfStream}. */
+  nextHi: number;
+  nextLo: number;
+}
+
+/**
+ * Decode a stream, suspending before each event that moves time on (its TSC in
+ * `nextHi`/`nextLo`), so that streams can be interleaved in time order.
+ */
+export function* decodePerfStream(s: StreamContext): Generator<void, void, void> {
+  const { where, images, switches, gaps, sink, range, tid } = s;
+  let nextSwitch = 0;
+  let nextGap = 0;
+  const dec = new InsnDecoder(s.trace, { image: images.image(where.pid), config: s.config });
+  const insn = new Insn();
+  const ev = new PtEvent();
+  // The branch the last instruction may have taken, until the next one shows where it went.
+  let branchClass = 0;
+  let fromHi = 0;
+  let fromLo = 0;
+  let fallHi = 0;
+  let fallLo = 0;
+  const at = (hi: number, lo: number) => {
+    where.tscHi = hi;
+    where.tscLo = lo;
+    const { pid, tid: was } = where;
+    while (
+      nextSwitch < switches.length &&
+      !lt64(hi, lo, switches[nextSwitch]!.tscHi, switches[nextSwitch]!.tscLo)
+    ) {
+      const sw = switches[nextSwitch++]!;
+      where.pid = sw.pid;
+      where.tid = sw.tid;
+    }
+    const switched = where.pid !== pid || where.tid !== was;
+    where.inRange =
+      (tid === undefined || where.tid === tid) &&
+      (!range || (!lt64(hi, lo, range.fromHi, range.fromLo) && !lt64(range.toHi, range.toLo, hi, lo)));
+    if (images.advance(hi, lo) || switched) dec.image = images.image(where.pid);
+    if (switched && where.inRange) sink.switched(where);
+    while (nextGap < gaps.length && !lt64(hi, lo, gaps[nextGap]!.tscHi, gaps[nextGap]!.tscLo)) {
+      const gap = gaps[nextGap++]!;
+      if (where.inRange) sink.error(where, dec.offset, gap.what);
+    }
+  };
+  const onEvent = () => {
+    if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
+    const pending = branchClass;
+    if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) branchClass = 0;
+    if (ev.statusUpdate || !where.inRange) return;
+    sink.event(where, ev, dec.offset);
+    if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo);
+    else if (ev.type === EventType.AsyncDisabled)
+      sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0);
+    else if (ev.type === EventType.Disabled) {
+      const how = FLAGS[pending];
+      sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0);
+    }
+  };
+  let status = dec.syncForward();
+  for (;;) {
+    if (status < 0) {
+      if (status === -ErrorCode.Eos) return;
+      const charged = status === -ErrorCode.NoMap && images.charge(where.pid, insn.ipHi, insn.ipLo);
+      if (!charged && where.inRange) sink.error(where, dec.offset, errorMessage(status));
+      branchClass = 0;
+      status = dec.syncForward();
+      continue;
+    }
+    while (status >= 0 && status & Status.EventPending) {
+      status = dec.event(ev);
+      if (status < 0) break;
+      if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
+        s.nextHi = ev.tscHi;
+        s.nextLo = ev.tscLo;
+        yield;
+      }
+      onEvent();
+    }
+    if (status < 0) continue;
+    if (status & Status.Eos) return;
+    status = dec.next(insn);
+    // An event came first that the decoder could not announce: take it now.
+    if (status === -ErrorCode.EventIgnored) {
+      status = Status.EventPending;
+      continue;
+    }
+    // An error after decoding the instruction still shows the instruction.
+    if (status < 0 && insn.iclass === FlowClass.Unknown) continue;
+    if (
+      where.inRange &&
+      branchClass &&
+      (branchClass !== FlowClass.CondJump || insn.ipHi !== fallHi || insn.ipLo !== fallLo)
+    )
+      sink.branch(where, FLAGS[branchClass]!, fromHi, fromLo, insn.ipHi, insn.ipLo);
+    if (where.inRange) sink.insn(where, insn);
+    branchClass = FLAGS[insn.iclass] ? insn.iclass : 0;
+    fromHi = insn.ipHi;
+    fromLo = insn.ipLo;
+    fallLo = (insn.ipLo + insn.size) >>> 0;
+    fallHi = fallLo < insn.size ? (insn.ipHi + 1) >>> 0 : insn.ipHi;
+  }
+}
+
+/** Run the streams, each as far as the earliest time any of them waits at, until all end. */
+export function interleave(streams: readonly StreamContext[]): void {
+  const live = streams.map((s) => ({ s, run: decodePerfStream(s) })).filter((r) => !r.run.next().done);
+  while (live.length > 0) {
+    let best = 0;
+    for (let i = 1; i < live.length; i++) {
+      const a = live[i]!.s;
+      const b = live[best]!.s;
+      if (lt64(a.nextHi, a.nextLo, b.nextHi, b.nextLo)) best = i;
+    }
+    if (live[best]!.run.next().done) live.splice(best, 1);
+  }
+}
