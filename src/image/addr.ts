@@ -10,6 +10,9 @@
 import { hex64 } from "../packet/u64.js";
 
 export const TWO_32 = 0x1_0000_0000;
+// The module's own code reads copies: exports are module bindings, which V8 (Node 20)
+// loads and checks at every use in optimized code; module constants it folds.
+const T32 = TWO_32;
 
 /**
  * Largest section size, and largest ELF offset or size field, accepted: 2^53 - 1.
@@ -19,19 +22,20 @@ export const MAX_SIZE = Number.MAX_SAFE_INTEGER;
 
 /** Result halves of {@link addSize}; read them right after the call. */
 export const sum = { hi: 0, lo: 0, carry: 0 };
+const out = sum;
 
 /**
  * (hi:lo) + delta with 0 <= delta <= 2^53 - 1, into {@link sum}; `sum.carry` is 1 when
  * the true sum reached 2^64 (the halves then hold it modulo 2^64).
  */
 export function addSize(hi: number, lo: number, delta: number): void {
-  const dHi = Math.floor(delta / TWO_32);
-  const l = lo + (delta - dHi * TWO_32);
-  const c = l >= TWO_32 ? 1 : 0;
+  const dHi = Math.floor(delta / T32);
+  const l = lo + (delta - dHi * T32);
+  const c = l >= T32 ? 1 : 0;
   const h = hi + dHi + c;
-  sum.lo = l >>> 0;
-  sum.hi = h >>> 0;
-  sum.carry = h >= TWO_32 ? 1 : 0;
+  out.lo = l >>> 0;
+  out.hi = h >>> 0;
+  out.carry = h >= T32 ? 1 : 0;
 }
 
 /** -1, 0 or 1 as (aHi:aLo) is below, equal to or above (bHi:bLo). */
@@ -47,7 +51,7 @@ export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): numbe
  * to know that it exceeds any section size.
  */
 export function diff64(aHi: number, aLo: number, bHi: number, bLo: number): number {
-  return (aHi - bHi) * TWO_32 + (aLo - bLo);
+  return (aHi - bHi) * T32 + (aLo - bLo);
 }
 
 /** The exact value as `0x...` (lower-case hex, no padding). */

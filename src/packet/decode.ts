@@ -6,8 +6,16 @@
  * at or past `end`, never allocates and never throws, whatever the bytes are.
  */
 // biome-ignore-all lint/suspicious/noAssignInExpressions: `return (pkt.size = n)` records and returns a packet's size in one step, keeping decodePacket's bytecode small enough for V8 to inline.
-import { ErrorCode } from "./errors.js";
-import { Flag, IPC_PAYLOAD_BYTES, type Packet, PacketType } from "./types.js";
+import * as errors from "./errors.js";
+import type { Packet } from "./types.js";
+import * as types from "./types.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants. This module's
+// own exports are module bindings too: its code reads them through the copies below.
+const { ErrorCode } = errors;
+const { Flag, IPC_PAYLOAD_BYTES, PacketType } = types;
+type PacketType = types.PacketType;
 
 /** Opcode bytes (first byte) and extended opcodes (second byte after 0x02). */
 export const Opcode = {
@@ -73,6 +81,12 @@ export const DecodeQuirk = {
   Skz84: 2,
 } as const;
 
+const OPC = Opcode;
+const EXT = ExtOpcode;
+const MNT2 = EXT2_MNT;
+const PSB_BYTES = PSB_SIZE;
+const QUIRK = DecodeQuirk;
+
 /** Read `n` (<= 4) little-endian bytes at `p` as an unsigned 32-bit number. */
 function le32(buf: Uint8Array, p: number, n: number): number {
   let v = 0;
@@ -93,10 +107,10 @@ function readPayload(buf: Uint8Array, p: number, n: number, pkt: Packet): void {
 
 /** Packet type of FUP/TIP opcodes by their low five bits; 0 for other opcodes. */
 const IP_TYPES = new Uint8Array(32);
-IP_TYPES[Opcode.Tip] = PacketType.Tip;
-IP_TYPES[Opcode.Fup] = PacketType.Fup;
-IP_TYPES[Opcode.TipPge] = PacketType.TipPge;
-IP_TYPES[Opcode.TipPgd] = PacketType.TipPgd;
+IP_TYPES[OPC.Tip] = PacketType.Tip;
+IP_TYPES[OPC.Fup] = PacketType.Fup;
+IP_TYPES[OPC.TipPge] = PacketType.TipPge;
+IP_TYPES[OPC.TipPgd] = PacketType.TipPgd;
 
 /**
  * Decode the packet at `pos`. Returns its size (> 0) or `-ErrorCode`:
@@ -126,11 +140,11 @@ export function decodePacket(
   if (block !== 0 && (opc & 7) === 4) return decodeBip(buf, pos, end, pkt, block);
 
   if ((opc & 1) === 0) {
-    if (opc === Opcode.Pad) {
+    if (opc === OPC.Pad) {
       pkt.type = PacketType.Pad;
       return (pkt.size = 1);
     }
-    if (opc === Opcode.Ext) return decodeExt(buf, pos, end, pkt, quirks);
+    if (opc === OPC.Ext) return decodeExt(buf, pos, end, pkt, quirks);
     // TNT-8: bits 7:1 hold the branches behind a stop bit; 0x00 and 0x02 are taken above.
     const v = opc >>> 1;
     const n = 31 - Math.clz32(v);
@@ -141,7 +155,7 @@ export function decodePacket(
   }
   if ((opc & 3) === 3) {
     const size = decodeCyc(buf, pos, end, pkt);
-    return quirks & DecodeQuirk.Skd007 && size === 2 ? skd007(buf, pos, end, pkt) : size;
+    return quirks & QUIRK.Skd007 && size === 2 ? skd007(buf, pos, end, pkt) : size;
   }
 
   const ipType = IP_TYPES[opc & 0x1f]!;
@@ -158,17 +172,17 @@ export function decodePacket(
  */
 function decodeRareOpcode(buf: Uint8Array, pos: number, end: number, pkt: Packet, opc: number): number {
   switch (opc) {
-    case Opcode.Mtc:
+    case OPC.Mtc:
       if (pos + 2 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Mtc;
       pkt.a = buf[pos + 1]!;
       return (pkt.size = 2);
-    case Opcode.Tsc:
+    case OPC.Tsc:
       if (pos + 8 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Tsc;
       readPayload(buf, pos + 1, 7, pkt);
       return (pkt.size = 8);
-    case Opcode.Mode: {
+    case OPC.Mode: {
       if (pos + 2 > end) return -ErrorCode.Eos;
       const m = buf[pos + 1]!;
       const leaf = m & 0xe0;
@@ -183,7 +197,7 @@ function decodeRareOpcode(buf: Uint8Array, pos: number, end: number, pkt: Packet
       }
       return (pkt.size = 2);
     }
-    case Opcode.Trig: {
+    case OPC.Trig: {
       if (pos + 3 > end) return -ErrorCode.Eos;
       const f = buf[pos + 1]!;
       let size = 3;
@@ -243,7 +257,7 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
  * overwrote the CYC's tail. Report the OVF; it consumes all three bytes.
  */
 function skd007(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
-  if (buf[pos + 1]! >>> 1 !== 1 || pos + 2 >= end || buf[pos + 2] !== ExtOpcode.Ovf) return 2;
+  if (buf[pos + 1]! >>> 1 !== 1 || pos + 2 >= end || buf[pos + 2] !== EXT.Ovf) return 2;
   pkt.type = PacketType.Ovf;
   pkt.lo = 0;
   return (pkt.size = 3);
@@ -262,24 +276,24 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
   if (pos + 2 > end) return -ErrorCode.Eos;
   const ext = buf[pos + 1]!;
   switch (ext) {
-    case ExtOpcode.Psb: {
-      if (pos + PSB_SIZE > end) return -ErrorCode.Eos;
-      for (let p = pos + 2; p < pos + PSB_SIZE; p += 2) {
+    case EXT.Psb: {
+      if (pos + PSB_BYTES > end) return -ErrorCode.Eos;
+      for (let p = pos + 2; p < pos + PSB_BYTES; p += 2) {
         if (buf[p] !== 0x02 || buf[p + 1] !== 0x82) return -ErrorCode.BadPacket;
       }
       pkt.type = PacketType.Psb;
-      return (pkt.size = PSB_SIZE);
+      return (pkt.size = PSB_BYTES);
     }
-    case ExtOpcode.PsbEnd:
+    case EXT.PsbEnd:
       pkt.type = PacketType.PsbEnd;
       return (pkt.size = 2);
-    case ExtOpcode.Ovf:
+    case EXT.Ovf:
       pkt.type = PacketType.Ovf;
       return (pkt.size = 2);
-    case ExtOpcode.Stop:
+    case EXT.Stop:
       pkt.type = PacketType.Stop;
       return (pkt.size = 2);
-    case ExtOpcode.Tnt64: {
+    case EXT.Tnt64: {
       if (pos + 8 > end) return -ErrorCode.Eos;
       let lo = le32(buf, pos + 2, 4);
       let hi = le32(buf, pos + 6, 2);
@@ -299,7 +313,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.hi = hi;
       return (pkt.size = 8);
     }
-    case ExtOpcode.Pip: {
+    case EXT.Pip: {
       if (pos + 8 > end) return -ErrorCode.Eos;
       const lo = le32(buf, pos + 2, 4);
       const hi = le32(buf, pos + 6, 2);
@@ -310,16 +324,16 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.hi = ((hi << 4) | (lo >>> 28)) >>> 0;
       return (pkt.size = 8);
     }
-    case ExtOpcode.Cbr:
+    case EXT.Cbr:
       if (pos + 4 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Cbr;
       pkt.a = buf[pos + 2]!;
       return (pkt.size = 4);
-    case ExtOpcode.Tma: {
+    case EXT.Tma: {
       if (pos + 7 > end) return -ErrorCode.Eos;
       const fc = buf[pos + 5]! | (buf[pos + 6]! << 8);
       if (fc & ~0x1ff || buf[pos + 4] !== 0) {
-        if (!(quirks & DecodeQuirk.Skz84)) return -ErrorCode.BadPacket;
+        if (!(quirks & QUIRK.Skz84)) return -ErrorCode.BadPacket;
         // The corrupted TMA is one byte longer than a TMA.
         if (pos + 8 > end) return -ErrorCode.Eos;
         pkt.type = PacketType.Invalid;
@@ -330,7 +344,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.b = fc;
       return (pkt.size = 7);
     }
-    case ExtOpcode.Vmcs: {
+    case EXT.Vmcs: {
       if (pos + 7 > end) return -ErrorCode.Eos;
       const lo = le32(buf, pos + 2, 4);
       pkt.type = PacketType.Vmcs;
@@ -338,25 +352,25 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.hi = ((lo >>> 20) | (buf[pos + 6]! << 12)) >>> 0;
       return (pkt.size = 7);
     }
-    case ExtOpcode.Ext2:
+    case EXT.Ext2:
       if (pos + 3 > end) return -ErrorCode.Eos;
-      if (buf[pos + 2] !== EXT2_MNT) return -ErrorCode.BadOpcode;
+      if (buf[pos + 2] !== MNT2) return -ErrorCode.BadOpcode;
       if (pos + 11 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Mnt;
       readPayload(buf, pos + 3, 8, pkt);
       return (pkt.size = 11);
-    case ExtOpcode.Exstop:
-    case ExtOpcode.ExstopIp:
+    case EXT.Exstop:
+    case EXT.ExstopIp:
       pkt.type = PacketType.Exstop;
       pkt.flags = ext & 0x80 ? Flag.Ip : 0;
       return (pkt.size = 2);
-    case ExtOpcode.Mwait:
+    case EXT.Mwait:
       if (pos + 10 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Mwait;
       pkt.a = le32(buf, pos + 2, 4);
       pkt.b = le32(buf, pos + 6, 4);
       return (pkt.size = 10);
-    case ExtOpcode.Pwre: {
+    case EXT.Pwre: {
       if (pos + 4 > end) return -ErrorCode.Eos;
       const p = buf[pos + 2]! | (buf[pos + 3]! << 8);
       pkt.type = PacketType.Pwre;
@@ -365,7 +379,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.flags = p & 0x8 ? Flag.Hw : 0;
       return (pkt.size = 4);
     }
-    case ExtOpcode.Pwrx: {
+    case EXT.Pwrx: {
       if (pos + 7 > end) return -ErrorCode.Eos;
       const p0 = buf[pos + 2]!;
       const p1 = buf[pos + 3]!;
@@ -375,7 +389,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.flags = (p1 & 1 ? Flag.WakeInt : 0) | (p1 & 4 ? Flag.WakeStore : 0) | (p1 & 8 ? Flag.WakeHw : 0);
       return (pkt.size = 7);
     }
-    case ExtOpcode.Cfe: {
+    case EXT.Cfe: {
       if (pos + 4 > end) return -ErrorCode.Eos;
       const t = buf[pos + 2]!;
       pkt.type = PacketType.Cfe;
@@ -384,14 +398,14 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.flags = t & 0x80 ? Flag.Ip : 0;
       return (pkt.size = 4);
     }
-    case ExtOpcode.Evd:
+    case EXT.Evd:
       if (pos + 11 > end) return -ErrorCode.Eos;
       pkt.type = PacketType.Evd;
       // EVD's type is bits 5:0 (CFE's only 4:0).
       pkt.a = buf[pos + 2]! & 0x3f;
       readPayload(buf, pos + 3, 8, pkt);
       return (pkt.size = 11);
-    case ExtOpcode.Bbp: {
+    case EXT.Bbp: {
       if (pos + 3 > end) return -ErrorCode.Eos;
       const t = buf[pos + 2]!;
       pkt.type = PacketType.Bbp;
@@ -399,13 +413,13 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.flags = t & 0x80 ? Flag.Bip4 : 0;
       return (pkt.size = 3);
     }
-    case ExtOpcode.Bep:
-    case ExtOpcode.BepIp:
+    case EXT.Bep:
+    case EXT.BepIp:
       pkt.type = PacketType.Bep;
       pkt.flags = ext & 0x80 ? Flag.Ip : 0;
       return (pkt.size = 2);
   }
-  if ((ext & 0x1f) === ExtOpcode.Ptw) {
+  if ((ext & 0x1f) === EXT.Ptw) {
     const plc = (ext >>> 5) & 3;
     if (plc > 1) return -ErrorCode.BadPacket;
     const n = plc === 0 ? 4 : 8;
