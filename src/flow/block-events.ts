@@ -26,6 +26,16 @@ type Stop = blockStep.Stop;
 const { FlowClass, InsnFact } = flowClass;
 const { fallThrough, isBranch, next, nextIp } = flowInsn;
 
+/** The instruction each event that binds to an instruction of its own kind binds to. */
+const BINDING_STOP: Partial<Record<number, Stop>> = {
+  [EventType.Ptwrite]: Stop.Ptwrite,
+  [EventType.Iret]: Stop.Iret,
+  [EventType.Vmentry]: Stop.VmEntry,
+  [EventType.Uiret]: Stop.Uiret,
+  [EventType.Swintr]: Stop.SoftInt,
+  [EventType.Syscall]: Stop.Syscall,
+};
+
 /** Most instructions the BDM64 check walks to see whether an IP is reachable. */
 const BDM64_MAX_STEPS = 0x100;
 
@@ -67,13 +77,13 @@ export class BlockEvents extends BlockWalk {
         if (!this.enabled) break;
         status = this.proceedToInsn(block, insn, Stop.Pip);
         if (status <= 0) return status;
-        this.boundPaging = true;
+        this.bound |= 1 << Stop.Pip;
         return this.postpone(insn);
       case EventType.Vmcs:
         if (!this.enabled) break;
         status = this.proceedToInsn(block, insn, Stop.Vmcs);
         if (status <= 0) return status;
-        this.boundVmcs = true;
+        this.bound |= 1 << Stop.Vmcs;
         return this.postpone(insn);
       case EventType.AsyncPaging:
       case EventType.AsyncVmcs:
@@ -97,41 +107,22 @@ export class BlockEvents extends BlockWalk {
         if (status <= 0) return status;
         break;
       case EventType.Ptwrite:
-        if (!this.enabled) break;
-        status = this.proceedPast(block, insn, ev, Stop.Ptwrite);
-        if (status <= 0) return status;
-        this.boundPtwrite = true;
-        return this.postpone(insn);
       case EventType.Iret:
-        if (!this.enabled) break;
-        status = this.proceedPast(block, insn, ev, Stop.Iret);
-        if (status <= 0) return status;
-        this.boundIret = true;
-        return this.postpone(insn);
       case EventType.Vmentry:
-        if (!this.enabled) break;
-        status = this.proceedPast(block, insn, ev, Stop.VmEntry);
-        if (status <= 0) return status;
-        this.boundVmentry = true;
-        return this.postpone(insn);
       case EventType.Uiret:
-        if (!this.enabled) break;
-        status = this.proceedPast(block, insn, ev, Stop.Uiret);
-        if (status <= 0) return status;
-        this.boundUiret = true;
-        return this.postpone(insn);
       case EventType.Swintr:
+      case EventType.Syscall: {
         if (!this.enabled) break;
-        status = this.proceedToAt(block, insn, ev, Stop.SoftInt);
+        const stop = BINDING_STOP[ev.type]!;
+        // A software interrupt or system call binds at its instruction, the others after it.
+        status =
+          stop === Stop.SoftInt || stop === Stop.Syscall
+            ? this.proceedToAt(block, insn, ev, stop)
+            : this.proceedPast(block, insn, ev, stop);
         if (status <= 0) return status;
-        this.boundSwintr = true;
+        this.bound |= 1 << stop;
         return this.postpone(insn);
-      case EventType.Syscall:
-        if (!this.enabled) break;
-        status = this.proceedToAt(block, insn, ev, Stop.Syscall);
-        if (status <= 0) return status;
-        this.boundSyscall = true;
-        return this.postpone(insn);
+      }
       case EventType.Trig:
         status = this.proceedToTrig(block, insn, ev);
         if (status <= 0) return status;
@@ -422,13 +413,13 @@ export class BlockEvents extends BlockWalk {
         return this.flags(Status.EventPending);
       case EventType.Paging:
         if (!this.enabled) return pending;
-        if (!this.bindsAgain(this.boundPaging, Stop.Pip)) break;
-        this.boundPaging = true;
+        if (!this.bindsAgain(Stop.Pip)) break;
+        this.bound |= 1 << Stop.Pip;
         return pending;
       case EventType.Vmcs:
         if (!this.enabled) return pending;
-        if (!this.bindsAgain(this.boundVmcs, Stop.Vmcs)) break;
-        this.boundVmcs = true;
+        if (!this.bindsAgain(Stop.Vmcs)) break;
+        this.bound |= 1 << Stop.Vmcs;
         return pending;
       case EventType.AsyncPaging:
       case EventType.AsyncVmcs:
@@ -461,35 +452,17 @@ export class BlockEvents extends BlockWalk {
         if (!this.dueHere(ev)) break;
         return this.flags(Status.EventPending);
       case EventType.Ptwrite:
-        if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundPtwrite, Stop.Ptwrite)) break;
-        this.boundPtwrite = true;
-        return pending;
       case EventType.Iret:
-        if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundIret, Stop.Iret)) break;
-        this.boundIret = true;
-        return pending;
       case EventType.Vmentry:
-        if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundVmentry, Stop.VmEntry)) break;
-        this.boundVmentry = true;
-        return pending;
       case EventType.Uiret:
-        if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundUiret, Stop.Uiret)) break;
-        this.boundUiret = true;
-        return pending;
       case EventType.Swintr:
+      case EventType.Syscall: {
         if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundSwintr, Stop.SoftInt)) break;
-        this.boundSwintr = true;
+        const stop = BINDING_STOP[ev.type]!;
+        if (!ev.ipSuppressed || !this.bindsAgain(stop)) break;
+        this.bound |= 1 << stop;
         return pending;
-      case EventType.Syscall:
-        if (!this.enabled) return pending;
-        if (!ev.ipSuppressed || !this.bindsAgain(this.boundSyscall, Stop.Syscall)) break;
-        this.boundSyscall = true;
-        return pending;
+      }
       case EventType.Rsm:
       case EventType.Sipi:
         err = this.proceedPostponed();
@@ -520,8 +493,8 @@ export class BlockEvents extends BlockWalk {
    * one too: there is one, no event of this kind is bound to it yet, and it is one
    * `stop` matches.
    */
-  private bindsAgain(bound: boolean, stop: Stop): boolean {
-    return this.processInsn && !bound && stopsAt(stop, this.postponed);
+  private bindsAgain(stop: Stop): boolean {
+    return this.processInsn && (this.bound & (1 << stop)) === 0 && stopsAt(stop, this.postponed);
   }
 
   /** A synchronous disable after events bound to the postponed instruction. */

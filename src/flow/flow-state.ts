@@ -96,15 +96,11 @@ export class FlowState {
   protected hasCbr = false;
   protected hasIcnt = false;
   protected processInsn = false;
-  /** Events of these kinds are already bound to the postponed instruction. */
-  protected boundPaging = false;
-  protected boundVmcs = false;
-  protected boundPtwrite = false;
-  protected boundIret = false;
-  protected boundVmentry = false;
-  protected boundUiret = false;
-  protected boundSwintr = false;
-  protected boundSyscall = false;
+  /**
+   * Kinds of event already bound to the postponed instruction: bit `1 << stop` for
+   * the Stop (block-step.ts) each binds to (Pip for paging, Vmcs, Ptwrite, Iret, ...).
+   */
+  protected bound = 0;
 
   constructor(trace: Uint8Array, options: FlowOptions, config: DecoderConfig) {
     this.config = config;
@@ -422,14 +418,7 @@ export class FlowState {
 
   protected clearPostponed(): void {
     this.processInsn = false;
-    this.boundPaging = false;
-    this.boundVmcs = false;
-    this.boundPtwrite = false;
-    this.boundIret = false;
-    this.boundVmentry = false;
-    this.boundUiret = false;
-    this.boundSwintr = false;
-    this.boundSyscall = false;
+    this.bound = 0;
   }
 
   /** Go past the postponed instruction, if any (libipt `pt_blk_proceed_postponed_insn`). */
