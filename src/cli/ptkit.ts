@@ -11,7 +11,7 @@ import { VERSION } from "./version.js";
 const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
   dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
   flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
-  perf: { run: runPerf, summary: "decode a perf.data file's Intel PT (instructions per CPU)" },
+  perf: { run: runPerf, summary: "decode the Intel PT in a perf.data file, like perf script --itrace" },
   "perf-dump": { run: runPerfDump, summary: "list a perf.data file's records; extract its Intel PT" },
   simulate: { run: runSimulate, summary: "the trace of an execution, or of a program run under valgrind" },
   stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
@@ -31,6 +31,8 @@ Run 'ptkit <command> --help' for a command's options and examples.
 examples:
   ptkit dump trace.pt
   ptkit flow --elf ./a.out --pt trace.pt
+  ptkit perf --branches perf.data
+  ptkit simulate --user -o ls.pt -- /bin/ls
   ptkit stats trace.pt
 `;
 
