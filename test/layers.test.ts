@@ -19,7 +19,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   unit: ["packet", "cpu", "time", "isa"],
   flow: ["packet", "cpu", "time", "event", "isa", "image"],
   perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
-  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf"],
+  analysis: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
+  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf", "analysis"],
 };
 const NODE_ALLOWED = new Set(["cli"]);
 
