@@ -1,0 +1,175 @@
+/**
+ * Function names for the addresses of one ELF file at a load bias. Built once from
+ * `.symtab`, `.dynsym` and the PLT stubs into sorted typed arrays of address ranges;
+ * a lookup is a binary search over 32-bit halves that allocates nothing.
+ *
+ * Sized symbols cover `[value, value + size)`; zero-size symbols run to the next symbol
+ * of their section (or the section's end). Where symbols nest, an address belongs to
+ * the innermost one (the latest start); of several symbols at one address the highest
+ * {@link rank} wins (functions, then globals, then sized ones; `.symtab` before
+ * `.dynsym` on a tie).
+ */
+
+import type { ElfFile } from "../image/elf.js";
+import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
+import { readElfSymbols } from "./elf-symbols.js";
+import { readPltSymbols } from "./plt.js";
+import type { RawSymbol } from "./raw-symbol.js";
+
+const T32 = 0x1_0000_0000;
+
+/** Where an address was found; filled by lookups and reused. */
+export class SymbolHit {
+  /** Index of the module in its {@link Symbolizer} (0 for a lone table). */
+  module = 0;
+  /** The module's name. */
+  moduleName = "";
+  /** The symbol's name, e.g. `main`, `memcpy@plt`. */
+  name = "";
+  /** Run-time start address of the symbol, as halves. */
+  startHi = 0;
+  startLo = 0;
+  /** Bytes from the symbol's start to the address. */
+  offset = 0;
+}
+
+export interface SymbolTableOptions {
+  /** Name reported in hits (e.g. the file path). */
+  name?: string;
+  /** Load bias added to every link-time address (PIE, shared objects); modulo 2^64. */
+  bias?: bigint;
+}
+
+interface Range {
+  start: bigint;
+  end: bigint;
+  sym: RawSymbol;
+}
+
+/** The symbols of one ELF file at a load bias. */
+export class SymbolTable {
+  readonly name: string;
+  /** Problems skipped while reading the symbol tables (at most MAX_DIAGNOSTICS). */
+  readonly diagnostics: readonly SymbolDiagnostic[];
+  /** Number of diagnostics, including those not kept. */
+  readonly diagnosticCount: number;
+  /** Segment k covers [segStart k, segStart k+1) and belongs to symbol segSym[k] (-1: none). */
+  private readonly segHi: Uint32Array;
+  private readonly segLo: Uint32Array;
+  private readonly segSym: Int32Array;
+  private readonly names: string[] = [];
+  private readonly symHi: Uint32Array;
+  private readonly symLo: Uint32Array;
+
+  constructor(elf: ElfFile, options: SymbolTableOptions = {}) {
+    this.name = options.name ?? "";
+    const bias = options.bias ?? 0n;
+    const data = new ElfData(elf);
+    const diags = new Diagnostics();
+    const raw = [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)];
+    this.diagnostics = diags.list;
+    this.diagnosticCount = diags.count;
+    const ranges = toRanges(elf, raw);
+    // Boundaries: every start and end; owner of each elementary interval by a sweep.
+    const points = [...new Set(ranges.flatMap((r) => [r.start, r.end]))].sort((a, b) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    const ids = new Map<RawSymbol, number>();
+    const segs: { start: bigint; sym: number }[] = [];
+    const stack: Range[] = [];
+    const starts: bigint[] = [];
+    let next = 0;
+    for (const p of points) {
+      while (next < ranges.length && ranges[next]!.start === p) stack.push(ranges[next++]!);
+      while (stack.length > 0 && stack[stack.length - 1]!.end <= p) stack.pop();
+      const top = stack[stack.length - 1];
+      let id = -1;
+      if (top !== undefined) {
+        id = ids.get(top.sym) ?? -1;
+        if (id < 0) {
+          id = this.names.length;
+          ids.set(top.sym, id);
+          this.names.push(top.sym.name);
+          starts.push((top.start + bias) & MASK64);
+        }
+      }
+      if (segs.length > 0 && segs[segs.length - 1]!.sym === id) continue;
+      segs.push({ start: p, sym: id });
+    }
+    // A bias that wraps part of the module past 2^64 cuts it at the wrap.
+    const biased = segs.map((s) => ({ start: (s.start + bias) & MASK64, sym: s.sym }));
+    const wrap = biased.findIndex((s, k) => k > 0 && s.start <= biased[k - 1]!.start);
+    const kept = wrap < 0 ? biased : biased.slice(0, wrap);
+    this.segHi = Uint32Array.from(kept, (s) => Number(s.start >> 32n));
+    this.segLo = Uint32Array.from(kept, (s) => Number(s.start & 0xffffffffn));
+    this.segSym = Int32Array.from(kept, (s) => s.sym);
+    this.symHi = Uint32Array.from(starts, (a) => Number(a >> 32n));
+    this.symLo = Uint32Array.from(starts, (a) => Number(a & 0xffffffffn));
+  }
+
+  /** Number of distinct symbols that own some address. */
+  get size(): number {
+    return this.names.length;
+  }
+
+  /** Find the symbol covering (hi:lo); fills `out` (module fields untouched) and returns true. */
+  lookup(hi: number, lo: number, out: SymbolHit): boolean {
+    const segHi = this.segHi;
+    const segLo = this.segLo;
+    // Last segment starting at or below the address.
+    let a = 0;
+    let b = segHi.length;
+    while (a < b) {
+      const m = (a + b) >>> 1;
+      const h = segHi[m]!;
+      if (h < hi || (h === hi && segLo[m]! <= lo)) a = m + 1;
+      else b = m;
+    }
+    if (a === 0) return false;
+    const sym = this.segSym[a - 1]!;
+    if (sym < 0) return false;
+    const sHi = this.symHi[sym]!;
+    const sLo = this.symLo[sym]!;
+    out.name = this.names[sym]!;
+    out.startHi = sHi;
+    out.startLo = sLo;
+    out.offset = (hi - sHi) * T32 + (lo - sLo);
+    return true;
+  }
+
+  /** Lowest covered address (0 when the table is empty), by which a {@link Symbolizer} orders modules. */
+  get startHi(): number {
+    return this.segHi[0] ?? 0;
+  }
+
+  get startLo(): number {
+    return this.segLo[0] ?? 0;
+  }
+}
+
+/** One range per distinct start address (the best-ranked symbol), sorted by start. */
+function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
+  const best = new Map<bigint, RawSymbol>();
+  for (const s of raw) {
+    const had = best.get(s.value);
+    if (had === undefined || s.rank > had.rank) best.set(s.value, s);
+  }
+  const syms = [...best.values()].sort((x, y) =>
+    x.section !== y.section ? x.section - y.section : x.value < y.value ? -1 : x.value > y.value ? 1 : 0,
+  );
+  const ranges: Range[] = [];
+  for (let k = 0; k < syms.length; k++) {
+    const s = syms[k]!;
+    let end: bigint;
+    if (s.size > 0) end = s.value + BigInt(s.size);
+    else {
+      const after = syms[k + 1];
+      const sec = elf.sections[s.section]!;
+      const secEnd = sectionAddr(sec) + BigInt(sec.size);
+      end = after !== undefined && after.section === s.section ? after.value : secEnd;
+    }
+    if (end > MASK64 + 1n) end = MASK64 + 1n;
+    if (end > s.value) ranges.push({ start: s.value, end, sym: s });
+  }
+  return ranges.sort((x, y) => (x.start < y.start ? -1 : 1));
+}
