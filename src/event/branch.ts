@@ -9,6 +9,7 @@
  */
 import * as errors from "../packet/errors.js";
 import type { Packet } from "../packet/types.js";
+import * as fupIp from "./fup-ip.js";
 import * as queue from "./queue.js";
 import type { DecoderState } from "./state.js";
 import type { PtEvent } from "./types.js";
@@ -19,6 +20,7 @@ import * as eventTypes from "./types.js";
 const { ErrorCode } = errors;
 const { Binding } = queue;
 const { EventType } = eventTypes;
+const { takesFupIp } = fupIp;
 
 export function decodeTnt(s: DecoderState, pkt: Packet): number {
   if (!s.enabled) return -ErrorCode.BadContext;
@@ -58,26 +60,6 @@ export function decodeFup(s: DecoderState, pkt: Packet): number {
       s.enabled = true;
       s.event = ev;
       return 0;
-    case EventType.Tsx:
-    case EventType.Exstop:
-    case EventType.Mwait:
-    case EventType.Ptwrite:
-    case EventType.ExecMode:
-    case EventType.Iflags:
-    case EventType.Interrupt:
-    case EventType.Iret:
-    case EventType.Smi:
-    case EventType.Init:
-    case EventType.Vmentry:
-    case EventType.Vmexit:
-    case EventType.Shutdown:
-    case EventType.Uintr:
-    case EventType.Uiret:
-    case EventType.Trig:
-    case EventType.Swintr:
-    case EventType.Syscall:
-      s.eventIp(ev);
-      return s.publishTimed(ev);
     case EventType.Rsm:
     case EventType.Sipi:
       s.event = ev;
@@ -86,6 +68,10 @@ export function decodeFup(s: DecoderState, pkt: Packet): number {
     case IGNORE:
       return decodeFup(s, pkt);
     default:
+      if (takesFupIp(ev.type)) {
+        s.eventIp(ev);
+        return s.publishTimed(ev);
+      }
       s.event = ev;
       return -ErrorCode.BadContext;
   }

@@ -10,6 +10,7 @@ import { type Packet, PacketType } from "../packet/types.js";
 import type { Clock } from "./clock.js";
 import type { PacketCursor } from "./cursor.js";
 import { handleApl11, handleApl12, handleSkd010 } from "./errata.js";
+import { takesFupIp } from "./fup-ip.js";
 import { decodePsbEnd } from "./psb.js";
 import { Binding } from "./queue.js";
 import type { DecoderState } from "./state.js";
@@ -81,28 +82,10 @@ function publishAtOvf(ev: PtEvent): boolean {
     case EventType.Rsm:
     case EventType.Sipi:
       return true;
-    case EventType.Exstop:
-    case EventType.Mwait:
-    case EventType.Ptwrite:
-    case EventType.Tsx:
-    case EventType.ExecMode:
-    case EventType.Iflags:
-    case EventType.Interrupt:
-    case EventType.Iret:
-    case EventType.Smi:
-    case EventType.Init:
-    case EventType.Vmentry:
-    case EventType.Vmexit:
-    case EventType.Shutdown:
-    case EventType.Uintr:
-    case EventType.Uiret:
-    case EventType.Trig:
-    case EventType.Swintr:
-    case EventType.Syscall:
-      ev.ipSuppressed = true;
-      return true;
   }
-  return false;
+  if (!takesFupIp(ev.type)) return false;
+  ev.ipSuppressed = true;
+  return true;
 }
 
 /** An Overflow event with the IP suppressed (tracing disabled), then the next packet. */
