@@ -8,9 +8,13 @@
  * the innermost one (the latest start); of several symbols at one address the highest
  * {@link rank} wins (functions, then globals, then sized ones; `.symtab` before
  * `.dynsym` on a tie).
+ *
+ * With a {@link Demangler}, hits carry demangled names: each symbol is demangled the
+ * first time a lookup finds it and the result kept, so later lookups allocate nothing.
  */
 
 import type { ElfFile } from "../image/elf.js";
+import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
 import { readPltSymbols } from "./plt.js";
@@ -24,8 +28,10 @@ export class SymbolHit {
   module = 0;
   /** The module's name. */
   moduleName = "";
-  /** The symbol's name, e.g. `main`, `memcpy@plt`. */
+  /** The symbol's name, e.g. `main`, `memcpy@plt`; demangled when the table has a demangler. */
   name = "";
+  /** The name as the symbol table spells it (mangled, e.g. `_ZN3foo3barEv`). */
+  linkName = "";
   /** Run-time start address of the symbol, as halves. */
   startHi = 0;
   startLo = 0;
@@ -38,6 +44,8 @@ export interface SymbolTableOptions {
   name?: string;
   /** Load bias added to every link-time address (PIE, shared objects); modulo 2^64. */
   bias?: bigint;
+  /** Demangle names in hits (C++, Rust); see {@link SymbolTable.useDemangler}. */
+  demangler?: Demangler;
 }
 
 interface Range {
@@ -60,6 +68,9 @@ export class SymbolTable {
   private readonly names: string[] = [];
   private readonly symHi: Uint32Array;
   private readonly symLo: Uint32Array;
+  private demangler: Demangler | undefined;
+  /** Demangled names, filled on first use. */
+  private demangled: (string | undefined)[] = [];
 
   constructor(elf: ElfFile, options: SymbolTableOptions = {}) {
     this.name = options.name ?? "";
@@ -105,9 +116,43 @@ export class SymbolTable {
     this.segSym = Int32Array.from(kept, (s) => s.sym);
     this.symHi = Uint32Array.from(starts, (a) => Number(a >> 32n));
     this.symLo = Uint32Array.from(starts, (a) => Number(a & 0xffffffffn));
+    this.useDemangler(options.demangler);
   }
 
-  /** Number of distinct symbols that own some address. */
+  /** Demangle the names of later hits with `demangler` (undefined: names as linked). */
+  useDemangler(demangler: Demangler | undefined): void {
+    this.demangler = demangler;
+    this.demangled = demangler ? new Array<string | undefined>(this.names.length) : [];
+  }
+
+  /** The name of symbol `k` (0 <= k < size, in address order), demangled as hits are. */
+  symbolName(k: number): string {
+    const raw = this.names[k]!;
+    const d = this.demangler;
+    if (!d) return raw;
+    let name = this.demangled[k];
+    if (name === undefined) {
+      name = d.demangle(raw);
+      this.demangled[k] = name;
+    }
+    return name;
+  }
+
+  /** The name of symbol `k` as linked (not demangled). */
+  linkName(k: number): string {
+    return this.names[k]!;
+  }
+
+  /** Run-time start address of symbol `k`, high and low halves. */
+  symbolStartHi(k: number): number {
+    return this.symHi[k]!;
+  }
+
+  symbolStartLo(k: number): number {
+    return this.symLo[k]!;
+  }
+
+  /** Number of distinct symbols that own some address (numbered 0.. in address order). */
   get size(): number {
     return this.names.length;
   }
@@ -130,7 +175,8 @@ export class SymbolTable {
     if (sym < 0) return false;
     const sHi = this.symHi[sym]!;
     const sLo = this.symLo[sym]!;
-    out.name = this.names[sym]!;
+    out.name = this.symbolName(sym);
+    out.linkName = this.names[sym]!;
     out.startHi = sHi;
     out.startLo = sLo;
     out.offset = (hi - sHi) * T32 + (lo - sLo);

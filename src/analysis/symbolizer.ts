@@ -2,18 +2,27 @@
  * Address → module, symbol and offset over several {@link SymbolTable}s (an executable
  * and its shared objects at their load biases). Modules are ordered by their lowest
  * symbol address; the module with the highest such address at or below the looked-up
- * address answers. Lookups allocate nothing.
+ * address answers. Lookups allocate nothing (with a demangler: once each symbol has
+ * been demangled).
  */
 
 import { hex64 } from "../packet/u64.js";
+import type { Demangler } from "./demangle.js";
 import { SymbolHit, type SymbolTable } from "./symbol-table.js";
 
 export class Symbolizer {
   private tables: SymbolTable[] = [];
   private readonly scratch = new SymbolHit();
+  private readonly demangler: Demangler | undefined;
+
+  /** With a demangler, every module added gets it (names in hits come out demangled). */
+  constructor(options: { demangler?: Demangler } = {}) {
+    this.demangler = options.demangler;
+  }
 
   /** Add a module; returns its index in address order (adding a lower module later shifts it). */
   add(table: SymbolTable): number {
+    if (this.demangler) table.useDemangler(this.demangler);
     this.tables.push(table);
     this.tables.sort((a, b) => a.startHi - b.startHi || a.startLo - b.startLo);
     return this.tables.indexOf(table);

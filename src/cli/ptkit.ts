@@ -4,8 +4,10 @@ import { runFlow } from "./flow.js";
 import type { CliIo } from "./io.js";
 import { runPerf } from "./perf.js";
 import { runPerfDump } from "./perf-dump.js";
+import { runRecord } from "./record.js";
 import { runSimulate } from "./simulate.js";
 import { runStats } from "./stats.js";
+import { runSymbols } from "./symbols-cmd.js";
 import { VERSION } from "./version.js";
 
 const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
@@ -13,8 +15,10 @@ const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => nu
   flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
   perf: { run: runPerf, summary: "decode the Intel PT in a perf.data file, like perf script --itrace" },
   "perf-dump": { run: runPerfDump, summary: "list a perf.data file's records; extract its Intel PT" },
+  record: { run: runRecord, summary: "record Intel PT with perf around a command, then decode it" },
   simulate: { run: runSimulate, summary: "the trace of an execution, or of a program run under valgrind" },
   stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
+  symbols: { run: runSymbols, summary: "function, offset and source line of addresses in an ELF file" },
 };
 
 const HELP = `usage: ptkit <command> [<options>]
@@ -32,8 +36,10 @@ examples:
   ptkit dump trace.pt
   ptkit flow --elf ./a.out --pt trace.pt
   ptkit perf --branches perf.data
+  ptkit record -- ./prog
   ptkit simulate --user -o ls.pt -- /bin/ls
   ptkit stats trace.pt
+  ptkit symbols ./prog 0x401136
 `;
 
 export function main(argv: readonly string[], io: CliIo): number {

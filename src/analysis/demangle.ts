@@ -1,0 +1,123 @@
+/**
+ * C++ and Rust symbol demangling through gecko-profiler-demangle, the Firefox
+ * profiler's WebAssembly build of the Rust crates cpp_demangle and rustc-demangle.
+ *
+ * The library layers cannot read files, so the caller brings the module's bytes
+ * (`gecko-profiler-demangle/index_bg.wasm`):
+ *
+ * ```ts
+ * // Browser: serve node_modules/gecko-profiler-demangle/index_bg.wasm (here as
+ * // /index_bg.wasm) and compile it asynchronously.
+ * const demangler = await Demangler.instantiate(await (await fetch("/index_bg.wasm")).arrayBuffer());
+ * // Node: loadDemangler() in src/cli/demangle-loader.ts reads the file and does
+ * // Demangler.instantiateSync(bytes).
+ * demangler.demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"); // std::vector<int, std::allocator<int> >::push_back(int const&)
+ * const symbols = new Symbolizer({ demangler }); // hits name functions demangled
+ * ```
+ *
+ * The glue keeps its instance in a module variable, so there is one instance per
+ * JavaScript realm: the first instantiation wins and later calls return it.
+ */
+import * as glue from "gecko-profiler-demangle/index_bg.js";
+
+/** The part of the WebAssembly API used here (the project's TypeScript lib has no DOM types). */
+interface WasmApi {
+  Module: new (bytes: ArrayBuffer | ArrayBufferView) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+  instantiate(
+    bytes: ArrayBuffer | ArrayBufferView,
+    imports: object,
+  ): Promise<{ instance: { exports: Record<string, unknown> } }>;
+}
+const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** What the module imports: the glue module, under the name wasm-bindgen gave it. */
+const IMPORTS = { "./index_bg.js": glue };
+
+/**
+ * libiberty's wording (what c++filt, nm -C, objdump -C, gdb and perf print) for
+ * cpp_demangle's special names; a clone suffix (` [clone .cold]`) may follow.
+ */
+const SPECIAL_NAMES: readonly [RegExp, string][] = [
+  [/^\{vtable\((.*)\)\}((?: \[clone [^\]]*\])*)$/s, "vtable for $1$2"],
+  [/^\{vtt\((.*)\)\}((?: \[clone [^\]]*\])*)$/s, "VTT for $1$2"],
+  [
+    /^\{virtual override thunk\(\{offset\(-?\d+\)\}, (.*)\)\}((?: \[clone [^\]]*\])*)$/s,
+    "non-virtual thunk to $1$2",
+  ],
+  [
+    /^\{virtual override thunk\(\{virtual offset\(-?\d+, -?\d+\)\}, (.*)\)\}((?: \[clone [^\]]*\])*)$/s,
+    "virtual thunk to $1$2",
+  ],
+];
+
+/** GCC's and Clang's name for an anonymous namespace, which libiberty spells out. */
+const ANONYMOUS_NAMESPACE = /_GLOBAL_[._$]N\w*/g;
+
+let shared: Demangler | undefined;
+
+export class Demangler {
+  private constructor() {}
+
+  /** Compile and instantiate the module's bytes (the way browsers require for large modules). */
+  static async instantiate(wasm: ArrayBuffer | ArrayBufferView): Promise<Demangler> {
+    if (shared) return shared;
+    const { instance } = await wasmApi.instantiate(wasm, IMPORTS);
+    return Demangler.start(instance.exports);
+  }
+
+  /** Compile and instantiate synchronously (Node, workers; browsers refuse this on the main thread). */
+  static instantiateSync(wasm: ArrayBuffer | ArrayBufferView): Demangler {
+    if (shared) return shared;
+    const instance = new wasmApi.Instance(new wasmApi.Module(wasm), IMPORTS);
+    return Demangler.start(instance.exports);
+  }
+
+  private static start(exports: Record<string, unknown>): Demangler {
+    if (shared) return shared;
+    glue.__wbg_set_wasm(exports);
+    const start = exports.__wbindgen_start;
+    if (typeof start === "function") start();
+    shared = new Demangler();
+    return shared;
+  }
+
+  /**
+   * The demangled form of a symbol name: Itanium C++ (`_Z...`, clone suffixes such as
+   * `.cold` shown as `[clone .cold]`), Rust legacy (`_ZN...17h<hash>E`, shown without
+   * the hash) and Rust v0 (`_R...`). A version or PLT suffix (`@@GLIBCXX_3.4`, `@plt`)
+   * is kept as is, as c++filt keeps it. Anything else, malformed names included,
+   * comes back unchanged.
+   */
+  demangle(name: string): string {
+    if (!isMangled(name)) return name;
+    const at = name.indexOf("@");
+    const base = at < 0 ? name : name.slice(0, at);
+    let out: string;
+    try {
+      out = glue.demangle_any(base);
+    } catch {
+      return name; // a trap in the demangler: treat the name as not demangleable
+    }
+    // demangle_any also tries the name without its first underscore (Mach-O style);
+    // a result that is just that means nothing was demangled.
+    if (out === base || out === base.slice(1)) return name;
+    return libibertyStyle(out) + (at < 0 ? "" : name.slice(at));
+  }
+}
+
+/** cpp_demangle's output in libiberty's words where they differ only in wording. */
+function libibertyStyle(out: string): string {
+  if (out.startsWith("{")) {
+    for (const [pattern, wording] of SPECIAL_NAMES) out = out.replace(pattern, wording);
+  }
+  if (out.includes("_GLOBAL_")) out = out.replace(ANONYMOUS_NAMESPACE, "(anonymous namespace)");
+  // An empty template parameter pack: cpp_demangle leaves its separator (`Foo<int, >`).
+  if (out.includes(", >")) out = out.replaceAll(", >", ">");
+  return out;
+}
+
+/** Whether a name has the prefix of an Itanium C++ (`_Z`) or Rust v0 (`_R`) mangled name. */
+export function isMangled(name: string): boolean {
+  return name.length > 2 && name.charCodeAt(0) === 0x5f && (name[1] === "Z" || name[1] === "R");
+}
