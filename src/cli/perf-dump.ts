@@ -29,7 +29,8 @@ them), then one line per record like perf report -D:
 file offset, [size], type, its fields and {its sample id}. Records inside
 COMPRESSED records show as offset+offset-in-decompressed-data. AUXTRACE_INFO is
 shown in full with the ptkit dump/flow options it implies. Problems are printed
-as [offset: what] where they occur; reading goes on where it can.
+as [offset: what] where they occur; reading goes on where it can. <perf.data>
+may be - for standard input (a pipe: held in memory whole).
 
 options:
   --aux DIR       write each Intel PT stream (one per CPU, or per thread) to
@@ -44,6 +45,7 @@ examples:
   ptkit perf-dump perf.data
   ptkit perf-dump --aux pt perf.data && ptkit dump --cpu 6/94/3 pt/aux-idx2.bin
   perf record -o - -e intel_pt//u ls | cat > piped.data; ptkit perf-dump piped.data
+  perf record -o - -e intel_pt//u ls | ptkit perf-dump -
   ptkit perf-dump --pevent 0x10086 primary.sideband.pevent
 `;
 

@@ -6,9 +6,12 @@
  * it. Binaries are looked up by `--elf` (same path or file name), the build-id cache
  * (DIR/.build-id/xx/yyyy[/elf], DIR/<path>/<build-id>/elf), `--symfs` + path, then
  * the recorded path. What cannot be found is remembered by address range, so a decode
- * stopping there is charged to it ({@link ProcessImages.charge}).
+ * stopping there is charged to it ({@link ProcessImages.charge}). On request, each
+ * process also gets the symbols of its ELF files at their load bias, and the
+ * kernel's, for perf script's `name+0xoff (dso)` ({@link ProcessImages.symbol}).
  */
-import type { Image } from "../image/index.js";
+import { type Demangler, SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
 import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
@@ -32,6 +35,8 @@ export function sameBinary(file: string, path: string): boolean {
 /** Finds and reads the binaries a file's mmaps name, once each. */
 export class BinaryFinder {
   private readonly cache = new Map<string, Uint8Array | undefined>();
+  private readonly elfs = new Map<string, ElfFile | undefined>();
+  private readonly tables = new Map<string, SymbolTable | undefined>();
 
   constructor(
     private readonly io: CliIo,
@@ -73,6 +78,29 @@ export class BinaryFinder {
   buildId(path: string): string | undefined {
     return this.buildIds.get(path);
   }
+
+  /**
+   * The symbols of `path` mapped at `addr` from file offset `pgoff` (the load bias
+   * is where that offset's PT_LOAD address went), named by the path; undefined when
+   * it is not found or not an ELF file. Built once per path and bias.
+   */
+  symbols(path: string, addr: bigint, pgoff: bigint): SymbolTable | undefined {
+    let elf = this.elfs.get(path);
+    if (!this.elfs.has(path)) {
+      const bytes = this.read(path);
+      const parsed = bytes && tryParseElf(bytes, { strict: false });
+      elf = parsed instanceof ElfError ? undefined : parsed;
+      this.elfs.set(path, elf);
+    }
+    const at = Number(pgoff);
+    const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
+    if (!elf || !seg) return undefined;
+    const vaddr = ((BigInt(seg.vaddrHi) << 32n) | BigInt(seg.vaddrLo)) + BigInt(at - seg.offset);
+    const bias = BigInt.asUintN(64, addr - vaddr);
+    const key = `${bias.toString(16)}:${path}`;
+    if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(elf, { name: path, bias }));
+    return this.tables.get(key);
+  }
 }
 
 /** An mmap whose file was not found: [startHi:startLo, end) of process pid. */
@@ -89,8 +117,11 @@ const KERNEL_HI = 0xffff8000;
 /** A replay of the process sideband up to a TSC, for one trace stream. */
 export class ProcessImages {
   private readonly contexts = new Map<number, SidebandContext>();
+  private readonly symbolizers = new Map<number, Symbolizer>();
   private readonly missing: Missing[] = [];
   private next = 0;
+  private readonly symbolHit = new SymbolHit();
+  private readonly imageHit = new ImageHit();
 
   constructor(
     private readonly tasks: PerfTasks,
@@ -99,7 +130,31 @@ export class ProcessImages {
     private readonly hasKernel: boolean,
     /** Counts of addresses that needed each missing binary, shared by all streams. */
     readonly needed: Map<string, number>,
+    /** Symbols wanted (see {@link symbol}): the kernel's, for every process, and the demangler for names. */
+    private readonly symbols?: { kernel: readonly SymbolTable[]; demangler: Demangler | undefined },
   ) {}
+
+  /**
+   * Where hi:lo is in process pid as perf script -F sym,symoff,dso names it:
+   * `name+0xoff (dso)`, `[unknown]` for either part it cannot name. Lookups allocate
+   * nothing but the text.
+   */
+  symbol(pid: number, hi: number, lo: number): string {
+    const h = this.symbolHit;
+    const sym = this.symbolizer(pid).lookup(hi, lo, h) ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
+    const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
+    return `${sym} (${found ? this.imageHit.section!.name : "[unknown]"})`;
+  }
+
+  private symbolizer(pid: number): Symbolizer {
+    let s = this.symbolizers.get(pid);
+    if (!s) {
+      s = new Symbolizer({ demangler: this.symbols?.demangler });
+      for (const t of this.symbols?.kernel ?? []) s.add(t);
+      this.symbolizers.set(pid, s);
+    }
+    return s;
+  }
 
   /** Apply the changes due at or before TSC hi:lo; true when any applied. */
   advance(hi: number, lo: number): boolean {
@@ -145,16 +200,24 @@ export class ProcessImages {
     switch (c.kind) {
       case "exec":
         this.contexts.delete(c.pid);
+        this.symbolizers.delete(c.pid);
         this.dropMissing(c.pid);
         break;
       case "exit":
         this.contexts.delete(c.pid);
+        this.symbolizers.delete(c.pid);
         break;
       case "fork": {
         const parent = this.contexts.get(c.ppid);
         const child = new SidebandContext(c.pid, this.kernel);
         if (parent) copySections(child.image, parent.image);
         this.contexts.set(c.pid, child);
+        const symbols = this.symbolizers.get(c.ppid);
+        this.symbolizers.delete(c.pid);
+        if (symbols) {
+          const copy = this.symbolizer(c.pid);
+          for (const t of symbols.modules) if (!copy.modules.includes(t)) copy.add(t);
+        }
         for (const m of this.missing.filter((m) => m.pid === c.ppid)) this.missing.push({ ...m, pid: c.pid });
         break;
       }
@@ -181,5 +244,9 @@ export class ProcessImages {
     const n = len < fileSize - pgoff ? len : fileSize - pgoff;
     const at = splitBigInt(addr, { hi: 0, lo: 0 });
     this.context(pid).image.addSection(path, bytes, Number(pgoff), Number(n), at.hi, at.lo);
+    if (!this.symbols) return;
+    const table = this.finder.symbols(path, addr, pgoff);
+    const symbols = this.symbolizer(pid);
+    if (table && !symbols.modules.includes(table)) symbols.add(table);
   }
 }

@@ -18,18 +18,23 @@ export type PerfShow = "insn" | "branches" | "calls";
 const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 const CALLS = /^(call|return|syscall|sysret)/;
 
-/** perf script's branch line: flags, from and to. */
+/** perf script's branch line: flags, from and to, each address followed by its name when given. */
 export function branchLine(
   flags: string,
   fromHi: number,
   fromLo: number,
   toHi: number,
   toLo: number,
+  fromName?: string,
+  toName?: string,
 ): string {
-  return `  ${flags.padEnd(23)}${hex64(fromHi, fromLo, 0).padStart(16)} => ${hex64(toHi, toLo, 0).padStart(16)}`;
+  const from = hex64(fromHi, fromLo, 0).padStart(16) + (fromName === undefined ? "" : ` ${fromName}`);
+  const to = hex64(toHi, toLo, 0).padStart(16) + (toName === undefined ? "" : ` ${toName}`);
+  return `  ${flags.padEnd(23)}${from} => ${to}`;
 }
 
-export function textSink(out: LineWriter, show: PerfShow): PerfSink {
+/** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
+export function textSink(out: LineWriter, show: PerfShow, symbols = false): PerfSink {
   const insnMode = show === "insn";
   // Which stream printed last: a [cpu pid tid] line whenever that or its thread changes.
   let last: PerfWhere | undefined;
@@ -44,9 +49,11 @@ export function textSink(out: LineWriter, show: PerfShow): PerfSink {
       if (w !== last) from(w);
       out.line(hex64(insn.ipHi, insn.ipLo));
     },
-    branch: (_w, flags, fh, fl, th, tl) => {
-      if (show === "branches" || (show === "calls" && CALLS.test(flags)))
-        out.line(branchLine(flags, fh, fl, th, tl));
+    branch: (w, flags, fh, fl, th, tl, names) => {
+      if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
+      if (!symbols) out.line(branchLine(flags, fh, fl, th, tl));
+      else
+        out.line(branchLine(flags, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl)));
     },
     event: (w, ev, offset) => {
       if (!insnMode) return;
@@ -76,7 +83,13 @@ export function perfTimeText(hi: number, lo: number, conv: TscConversion | undef
   return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
 }
 
-export function jsonlSink(out: LineWriter, show: PerfShow, conv: TscConversion | undefined): PerfSink {
+/** With `symbols`, branches carry fromSym and toSym (`name+0xoff (dso)`). */
+export function jsonlSink(
+  out: LineWriter,
+  show: PerfShow,
+  conv: TscConversion | undefined,
+  symbols = false,
+): PerfSink {
   // The common fields change only with time or thread: rebuilt then, not per instruction.
   let last: PerfWhere | undefined;
   let cpu = 0;
@@ -99,11 +112,14 @@ export function jsonlSink(out: LineWriter, show: PerfShow, conv: TscConversion |
       if (show === "insn")
         out.line(`{"type":"insn",${common(w)},"ip":"0x${hex64(insn.ipHi, insn.ipLo, 0)}"}`);
     },
-    branch: (w, flags, fh, fl, th, tl) => {
-      if (show === "branches" || (show === "calls" && CALLS.test(flags)))
-        out.line(
-          `{"type":"branch",${common(w)},"flags":"${flags}","from":"0x${hex64(fh, fl, 0)}","to":"0x${hex64(th, tl, 0)}"}`,
-        );
+    branch: (w, flags, fh, fl, th, tl, names) => {
+      if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
+      const syms = symbols
+        ? `,"fromSym":${JSON.stringify(names.symbol(w.pid, fh, fl))},"toSym":${JSON.stringify(names.symbol(w.pid, th, tl))}`
+        : "";
+      out.line(
+        `{"type":"branch",${common(w)},"flags":"${flags}","from":"0x${hex64(fh, fl, 0)}","to":"0x${hex64(th, tl, 0)}"${syms}}`,
+      );
     },
     event: (w, ev: PtEvent, offset) => {
       out.line(

@@ -7,11 +7,12 @@
  * them), events and errors. Time is the TSC of the last timed event.
  * {@link interleave} runs several streams in time order.
  */
-import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
+import { type DecoderConfig, EventFlag, EventType, PtEvent, Status } from "../event/index.js";
 import { FlowClass, Insn, InsnDecoder } from "../flow/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
-import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
+import type { AuxWindow, CpuSwitch, Timed, TraceGap } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
+import type { Cr3Threads } from "./perf-cr3.js";
 import type { ProcessImages } from "./perf-images.js";
 
 /** Who runs and when, as the sink sees it. */
@@ -27,12 +28,28 @@ export interface PerfWhere {
 
 export interface PerfSink {
   insn(where: PerfWhere, insn: Insn): void;
-  /** A taken branch: perf script's flags (call, jcc, tr strt, tr end  syscall, ...), from → to (0 for none). */
-  branch(where: PerfWhere, flags: string, fromHi: number, fromLo: number, toHi: number, toLo: number): void;
+  /**
+   * A taken branch: perf script's flags (call, jcc, tr strt, tr end  syscall, ...),
+   * from → to (0 for none); `names` names the addresses in the running process.
+   */
+  branch(
+    where: PerfWhere,
+    flags: string,
+    fromHi: number,
+    fromLo: number,
+    toHi: number,
+    toLo: number,
+    names: AddressNames,
+  ): void;
   event(where: PerfWhere, ev: PtEvent, offset: number): void;
   error(where: PerfWhere, offset: number, message: string): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+}
+
+/** Names addresses of a process: `name+0xoff (dso)` as perf script prints them. */
+export interface AddressNames {
+  symbol(pid: number, hi: number, lo: number): string;
 }
 
 /** Which part of the time line is shown: TSC bounds as halves (inclusive). */
@@ -54,11 +71,14 @@ const FLAGS: Record<number, string> = {
 };
 
 export interface StreamContext {
-  trace: Uint8Array;
+  /** The stream's trace a window at a time (see AuxWindowReader). */
+  trace: { next(): AuxWindow | undefined };
   config: DecoderConfig;
   images: ProcessImages;
   /** This stream's CPU's switches (per-thread streams: none), in time order. */
   switches: Timed<CpuSwitch>[];
+  /** Without switch records: who runs by CR3 (see Cr3Threads); `switches` then holds the threads seen running. */
+  cr3s: Cr3Threads | undefined;
   /** Losses on this stream's CPU (per-thread streams: all), in time order: reported as errors when time passes them. */
   gaps: Timed<TraceGap>[];
   where: PerfWhere;
@@ -76,10 +96,14 @@ export interface StreamContext {
  * `nextHi`/`nextLo`), so that streams can be interleaved in time order.
  */
 export function* decodePerfStream(s: StreamContext): Generator<void, void, void> {
-  const { where, images, switches, gaps, sink, range, tid } = s;
+  const { where, images, switches, gaps, sink, range, tid, cr3s } = s;
   let nextSwitch = 0;
   let nextGap = 0;
-  const dec = new InsnDecoder(s.trace, { image: images.image(where.pid), config: s.config });
+  let win = s.trace.next();
+  if (!win) return;
+  // Offsets shown are the stream's: the window's start plus the decoder's offset.
+  let base = win.start;
+  let dec = new InsnDecoder(win.bytes, { image: images.image(where.pid), config: s.config });
   const insn = new Insn();
   const ev = new PtEvent();
   // The branch the last instruction may have taken, until the next one shows where it went.
@@ -88,6 +112,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let fromLo = 0;
   let fallHi = 0;
   let fallLo = 0;
+  // Where the decoder's IP stayed when tracing went off (libipt's rule: the FUP of an
+  // asynchronous disable, the return address of a call that disabled it, else none),
+  // and whether this window's decoder started at a seam where tracing was off: its
+  // fresh IP does not know it, so the next enable is flagged "resumed" here.
+  let stopHi = 0;
+  let stopLo = 0;
+  let stoppedAtSeam = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -99,45 +130,101 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       const sw = switches[nextSwitch++]!;
       where.pid = sw.pid;
       where.tid = sw.tid;
+      cr3s?.seen(sw.pid, sw.tid);
     }
+    settle(pid, was, images.advance(hi, lo));
+    while (nextGap < gaps.length && !lt64(hi, lo, gaps[nextGap]!.tscHi, gaps[nextGap]!.tscLo)) {
+      const gap = gaps[nextGap++]!;
+      if (where.inRange) sink.error(where, base + dec.offset, gap.what);
+    }
+  };
+  // After the running thread (was pid/tid) or the process images may have changed.
+  const settle = (pid: number, was: number, imagesChanged: boolean) => {
     const switched = where.pid !== pid || where.tid !== was;
     where.inRange =
       (tid === undefined || where.tid === tid) &&
-      (!range || (!lt64(hi, lo, range.fromHi, range.fromLo) && !lt64(range.toHi, range.toLo, hi, lo)));
-    if (images.advance(hi, lo) || switched) dec.image = images.image(where.pid);
+      (!range ||
+        (!lt64(where.tscHi, where.tscLo, range.fromHi, range.fromLo) &&
+          !lt64(range.toHi, range.toLo, where.tscHi, where.tscLo)));
+    if (imagesChanged || switched) dec.image = images.image(where.pid);
     if (switched && where.inRange) sink.switched(where);
-    while (nextGap < gaps.length && !lt64(hi, lo, gaps[nextGap]!.tscHi, gaps[nextGap]!.tscLo)) {
-      const gap = gaps[nextGap++]!;
-      if (where.inRange) sink.error(where, dec.offset, gap.what);
-    }
   };
   const onEvent = () => {
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
+    if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
+      const { pid, tid: was } = where;
+      if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
+    }
     const pending = branchClass;
     if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) branchClass = 0;
-    if (ev.statusUpdate || !where.inRange) return;
-    sink.event(where, ev, dec.offset);
-    if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo);
+    if (!ev.statusUpdate) trackStop(pending);
+    // Ticks (with --time-range) only move time on.
+    if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
+    sink.event(where, ev, base + dec.offset);
+    if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
     else if (ev.type === EventType.AsyncDisabled)
-      sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0);
+      sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
     else if (ev.type === EventType.Disabled) {
       const how = FLAGS[pending];
-      sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0);
+      sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0, images);
     }
   };
+  const trackStop = (pending: number) => {
+    if (ev.type === EventType.AsyncDisabled) {
+      stopHi = ev.fromHi;
+      stopLo = ev.fromLo;
+    } else if (ev.type === EventType.Disabled) {
+      const call = pending === FlowClass.Call || pending === FlowClass.FarCall;
+      stopHi = call ? fallHi : 0;
+      stopLo = call ? fallLo : 0;
+    } else if (ev.type === EventType.Enabled) {
+      if (stoppedAtSeam && (stopHi || stopLo) && ev.ipHi === stopHi && ev.ipLo === stopLo)
+        ev.flags |= EventFlag.Resumed;
+      stoppedAtSeam = false;
+    }
+  };
+  // Whether the decoder has read the seam's PSB (the events it gives are the next window's).
+  const pastSeam = () => win!.seam > 0 && dec.syncOffset >= win!.seam;
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
-      if (status === -ErrorCode.Eos) return;
+      if (status === -ErrorCode.Eos) {
+        // The window is used up: the next one's decoder starts at its PSB.
+        win = s.trace.next();
+        if (!win) return;
+        base = win.start;
+        dec = new InsnDecoder(win.bytes, { image: images.image(where.pid), config: s.config });
+        status = dec.syncForward();
+        continue;
+      }
+      // At or past the seam, the next window's decoder takes over (and meets this error again).
+      if (win.seam > 0 && dec.offset >= win.seam) {
+        status = -ErrorCode.Eos;
+        continue;
+      }
       const charged = status === -ErrorCode.NoMap && images.charge(where.pid, insn.ipHi, insn.ipLo);
-      if (!charged && where.inRange) sink.error(where, dec.offset, errorMessage(status));
+      if (!charged && where.inRange) sink.error(where, base + dec.offset, errorMessage(status));
       branchClass = 0;
+      // Resynchronising resets the decoder's IP.
+      stopHi = stopLo = 0;
+      stoppedAtSeam = false;
       status = dec.syncForward();
       continue;
     }
     while (status >= 0 && status & Status.EventPending) {
       status = dec.event(ev);
       if (status < 0) break;
+      // The seam's PSB+ status: everything before it is decoded; the next window's
+      // decoder starts with the same status, so hand over without taking it.
+      if (
+        ev.statusUpdate &&
+        (ev.type === EventType.Enabled || ev.type === EventType.Disabled) &&
+        pastSeam()
+      ) {
+        stoppedAtSeam = ev.type === EventType.Disabled;
+        status = -ErrorCode.Eos;
+        break;
+      }
       if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
         s.nextHi = ev.tscHi;
         s.nextLo = ev.tscLo;
@@ -146,7 +233,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       onEvent();
     }
     if (status < 0) continue;
-    if (status & Status.Eos) return;
+    if (status & Status.Eos) {
+      status = -ErrorCode.Eos;
+      continue;
+    }
     status = dec.next(insn);
     // An event came first that the decoder could not announce: take it now.
     if (status === -ErrorCode.EventIgnored) {
@@ -160,8 +250,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       branchClass &&
       (branchClass !== FlowClass.CondJump || insn.ipHi !== fallHi || insn.ipLo !== fallLo)
     )
-      sink.branch(where, FLAGS[branchClass]!, fromHi, fromLo, insn.ipHi, insn.ipLo);
+      sink.branch(where, FLAGS[branchClass]!, fromHi, fromLo, insn.ipHi, insn.ipLo, images);
     if (where.inRange) sink.insn(where, insn);
+    stoppedAtSeam = false;
     branchClass = FLAGS[insn.iclass] ? insn.iclass : 0;
     fromHi = insn.ipHi;
     fromLo = insn.ipLo;

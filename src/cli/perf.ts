@@ -2,18 +2,22 @@
  * `ptkit perf`: decode the Intel PT of a perf.data file like `perf script --itrace`,
  * from the file alone: the decoder set up from the file (errata from the cpuid
  * feature; MTC, nominal frequency and TSC:CTC ratio from AUXTRACE_INFO), the
- * binaries from its MMAP/MMAP2 records (perf-images.ts), the running thread of each
- * CPU from its switch records (perf-stream.ts), output as perf-output.ts writes it.
+ * binaries from its MMAP/MMAP2 records (perf-images.ts), the kernel where KASLR put
+ * it (perf-kernel.ts), the running thread of each CPU from its switch records or
+ * else by CR3 (perf-stream.ts, perf-cr3.ts), each stream read a window at a time
+ * (AuxWindowReader), output as perf-output.ts writes it.
  */
 import { parseArgs } from "node:util";
+import type { Demangler, SymbolTable } from "../analysis/index.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
 import {
   type AuxtraceInfo,
-  auxStreamBytes,
+  AuxWindowReader,
   auxStreams,
   auxtraceBuffers,
+  type CpuSwitch,
   cpuFromCpuid,
   diagnosticText,
   intelPtDecodeParams,
@@ -25,54 +29,19 @@ import {
   perfTimeToTsc,
   RecordType,
   readTasks,
+  type Timed,
   type TscConversion,
 } from "../perf/index.js";
+import { loadDemangler } from "./demangle-loader.js";
 import { loadElf, splitBase } from "./flow-image.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
+import { Cr3Threads } from "./perf-cr3.js";
+import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
+import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { interleave, type PerfWhere, type StreamContext, type TscRange } from "./perf-stream.js";
-
-const HELP = `usage: ptkit perf [<options>] <perf.data>
-
-Decode the Intel PT of a perf.data file (perf record -e intel_pt//) like
-perf script --itrace, from the file alone: each process's code comes from the
-binaries its MMAP/MMAP2 records name (COMM exec, FORK and EXIT followed), the
-running thread of each CPU from the switch records, the decoder set-up (errata,
-MTC, nominal frequency, TSC:CTC ratio) from the file. For each stream (one per
-CPU, or per thread): a [stream ...] line, then one line per executed
-instruction (its address), [cpu C pid P tid T] when the thread changes, events
-in brackets as ptxed prints them, and errors as [offset-in-stream: error at tsc
-T]; decoding goes on at the next PSB. A binary that cannot be found is reported
-once, with how many addresses needed it.
-
-options:
-  --elf <file>[:<base>]  use this file for the mmaps of the same path or file
-                         name; one no mmap names (or with a base) is loaded for
-                         every process, as ptxed --elf does. Repeatable.
-  --symfs <dir>          look binaries up under DIR (also: --sysroot).
-  --buildid-dir <dir>    the build-id cache (default ~/.debug): DIR/.build-id/
-                         xx/yyyy[/elf] and DIR/<path>/<build-id>/elf, with the
-                         build ids the file recorded.
-  --kcore <file>         kernel code: a copy of /proc/kcore (also: --vmlinux).
-  --cpu <n>              only the stream of CPU n.
-  --tid <n>              only what thread n runs.
-  --time-range <a>,<b>   only from a to b (either may be empty): perf time in
-                         seconds as perf script prints it (123.456789), or a
-                         TSC value (an integer).
-  --branches             taken branches instead, as perf script --itrace=b
-                         -F flags,ip,addr prints them.
-  --calls                calls and returns only (like --branches).
-  --jsonl                one JSON object per line (instruction, branch, event,
-                         error, switch), each with cpu, pid, tid, time and tsc.
-  -h, --help             this text.
-
-examples:
-  ptkit perf perf.data
-  ptkit perf --symfs /srv/target --branches perf.data
-  ptkit perf --elf ./prog --cpu 2 --time-range 4711.000001,4711.5 perf.data
-`;
 
 interface PerfArgs {
   file: string;
@@ -85,6 +54,8 @@ interface PerfArgs {
   range: [string, string] | undefined;
   show: PerfShow;
   jsonl: boolean;
+  symbols: boolean;
+  demangle: boolean;
 }
 
 const OPTIONS = {
@@ -100,6 +71,8 @@ const OPTIONS = {
   branches: { type: "boolean" },
   calls: { type: "boolean" },
   jsonl: { type: "boolean" },
+  sym: { type: "boolean" },
+  "no-demangle": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -134,13 +107,25 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     range: range as [string, string] | undefined,
     show: v.branches ? "branches" : v.calls ? "calls" : "insn",
     jsonl: v.jsonl === true,
+    symbols: v.sym === true,
+    demangle: v["no-demangle"] !== true,
   };
 }
 
-export function runPerf(argv: readonly string[], io: CliIo, home = process.env.HOME): number {
+/** Settings for tests: the trace window size (bytes of a stream held at a time). */
+export interface PerfInternals {
+  windowSize?: number;
+}
+
+export function runPerf(
+  argv: readonly string[],
+  io: CliIo,
+  home = process.env.HOME,
+  internal: PerfInternals = {},
+): number {
   const args = parse(argv, home);
   if (args === "help") {
-    io.stdout(HELP);
+    io.stdout(PERF_HELP);
     return 0;
   }
   if (typeof args === "string") {
@@ -149,7 +134,7 @@ export function runPerf(argv: readonly string[], io: CliIo, home = process.env.H
   }
   const out = new LineWriter(io.stdout);
   try {
-    return decodeFile(io, out, args);
+    return decodeFile(io, out, args, internal);
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
@@ -160,7 +145,7 @@ export function runPerf(argv: readonly string[], io: CliIo, home = process.env.H
   }
 }
 
-function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs): number {
+function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfInternals): number {
   const source = fileSource(io, args.file);
   const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
   const rec = new PerfRecord();
@@ -181,16 +166,32 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs): number {
   const global = args.elfs.filter(
     (e) => splitBase(e).base !== undefined || !recorded.some((path) => sameBinary(e, path)),
   );
-  for (const elf of [...args.kernel, ...global]) {
+  const kernelMap = kernelMapOf(tasks);
+  const kernelSymbols: SymbolTable[] = [];
+  for (const file of args.kernel) {
+    const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, args.symbols);
+    if (error) {
+      warn(error);
+      return 1;
+    }
+    if (symbols) kernelSymbols.push(symbols);
+  }
+  for (const elf of global) {
     const problem = loadElf(io, kernel, elf, undefined, warn);
     if (problem) {
       warn(problem);
       return 1;
     }
   }
+  const symbols = args.symbols ? { kernel: kernelSymbols, demangler: demangler(args, warn) } : undefined;
   const config = decoderConfig(info, reader, (note) => out.line(`[${note}]`));
+  // Time moves on at events only; tick events add every timing update the trace has
+  // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches.
+  if (range) config.enableTickEvents = true;
   const snapshot = info?.intelPt?.snapshotMode === 1n;
-  const sink = args.jsonl ? jsonlSink(out, args.show, tasks.conversion) : textSink(out, args.show);
+  const sink = args.jsonl
+    ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
+    : textSink(out, args.show, args.symbols);
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) {
@@ -204,10 +205,11 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs): number {
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
     streams.push({
-      trace: auxStreamBytes(source, s),
+      trace: new AuxWindowReader(source, s, internal.windowSize),
       config,
-      images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed),
-      switches: perThread ? [] : tasks.switches.filter((w) => w.cpu === cpu),
+      images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+      switches: perThread ? [] : cpuSwitches(tasks, cpu),
+      cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
       gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
       where,
       range,
@@ -221,6 +223,24 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs): number {
   for (const [name, n] of needed)
     warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
   return 0;
+}
+
+/** The demangler for --sym names, as perf script demangles them (none with --no-demangle, or when it cannot load). */
+function demangler(args: PerfArgs, warn: (text: string) => void): Demangler | undefined {
+  if (!args.demangle) return undefined;
+  const d = loadDemangler();
+  if (typeof d !== "string") return d;
+  warn(`warning: ${d}; names are shown mangled.`);
+  return undefined;
+}
+
+/** Who runs on `cpu` from when: its switch records, or without any, the threads seen running there. */
+function cpuSwitches(tasks: PerfTasks, cpu: number): Timed<CpuSwitch>[] {
+  const on = tasks.switches.filter((w) => w.cpu === cpu);
+  if (tasks.hasSwitchRecords) return on;
+  return [...on, ...tasks.seen.filter((w) => w.cpu === cpu)].sort((a, b) =>
+    a.time < b.time ? -1 : a.time > b.time ? 1 : 0,
+  );
 }
 
 /** Who runs when a stream starts: per thread, the thread (and its pid from the switches); per CPU, nobody yet. */

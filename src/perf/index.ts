@@ -17,6 +17,7 @@ export {
   forEachAuxChunk,
   newDataStart,
 } from "./aux-streams.js";
+export { type AuxWindow, AuxWindowReader } from "./aux-windows.js";
 export {
   AUXTRACE_TYPE_NAMES,
   type AuxtraceInfo,

@@ -40,8 +40,16 @@ export interface TraceGap {
 export interface PerfTasks {
   /** Address-space changes, in time order (file order among equal times). */
   changes: Timed<TaskChange>[];
-  /** Thread switches, in time order. */
+  /** Thread switches (SWITCH, SWITCH_CPU_WIDE, ITRACE_START), in time order. */
   switches: Timed<CpuSwitch>[];
+  /** Whether the file has SWITCH or SWITCH_CPU_WIDE records (recorded with context-switch events). */
+  hasSwitchRecords: boolean;
+  /**
+   * Threads seen running: the sample_id (cpu, pid, tid, time) of each MMAP, MMAP2 and
+   * COMM record the kernel wrote (the running thread causes them); in time order. Without switch
+   * records they are the only other clue to who runs on a CPU.
+   */
+  seen: Timed<CpuSwitch>[];
   /** Losses, in time order. */
   gaps: Timed<TraceGap>[];
   /** The file's TSC conversion, if any. */
@@ -89,6 +97,8 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
   const changes: Timed<TaskChange>[] = [];
   const switches: Timed<CpuSwitch>[] = [];
   const gaps: Timed<TraceGap>[] = [];
+  const seen: Timed<CpuSwitch>[] = [];
+  let hasSwitchRecords = false;
   const buildIds = new Map<string, string>();
   for (const b of reader.features.buildIds ?? []) buildIds.set(b.filename, b.buildId);
   const rec = new PerfRecord();
@@ -117,6 +127,15 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
     if (problem) continue;
     reader.sampleId(rec, sid);
     const pid = f.pid as number;
+    if (t === RecordType.Switch || t === RecordType.SwitchCpuWide) hasSwitchRecords = true;
+    if (
+      (t === RecordType.Mmap || t === RecordType.Mmap2 || t === RecordType.Comm) &&
+      sid.cpu >= 0 &&
+      sid.pid >= 0 &&
+      // Records perf synthesizes for what ran before recording have a zeroed sample_id.
+      (sid.timeHi !== 0 || sid.timeLo !== 0)
+    )
+      seen.push(timed({ cpu: sid.cpu, pid: sid.pid, tid: sid.tid }));
     if (t === RecordType.Mmap || t === RecordType.Mmap2) {
       const path = f.filename as string;
       const buildId = f.buildId as string | undefined;
@@ -165,7 +184,8 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
   changes.sort(byTime);
   switches.sort(byTime);
   gaps.sort(byTime);
-  return { changes, switches, gaps, conversion, buildIds };
+  seen.sort(byTime);
+  return { changes, switches, hasSwitchRecords, seen, gaps, conversion, buildIds };
 }
 
 /** The thread a switch record says runs next on its CPU, if it says. */

@@ -2,7 +2,8 @@
  * readTasks, the process sideband `ptkit perf` replays: on the synthetic file with
  * one record of every kind, the address-space changes (COMM exec, MMAP2, FORK), the
  * switches each CPU sees (SWITCH out says nothing, SWITCH_CPU_WIDE in and
- * ITRACE_START name the thread), the losses (AUX truncated, LOST), build ids and TSCs.
+ * ITRACE_START name the thread), the threads seen running (COMM, MMAP2 sample ids),
+ * the losses (AUX truncated, LOST), build ids and TSCs.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -29,6 +30,15 @@ test("readTasks: changes, switches, gaps and build ids in time order", () => {
     [
       [3, 100, 101, 1004n],
       [2, 100, 101, 1006n],
+    ],
+  );
+  // The file has switch records; COMM and MMAP2 show thread 101 of 100 running on CPU 2.
+  assert.equal(tasks.hasSwitchRecords, true);
+  assert.deepEqual(
+    tasks.seen.map((s) => [s.cpu, s.pid, s.tid, s.time]),
+    [
+      [2, 100, 101, 1000n],
+      [2, 100, 101, 1001n],
     ],
   );
   assert.deepEqual(

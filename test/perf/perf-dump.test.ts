@@ -1,14 +1,25 @@
 /** `ptkit perf-dump`: listings, the Intel PT streams it writes, and bad files. */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
 import { sampleFile } from "./sample-file.js";
+
+const dirs: string[] = [];
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+/** A temporary directory, removed after the tests. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-dump-"));
+  dirs.push(dir);
+  return dir;
+}
 
 function run(args: string[], cwd = process.cwd()): { out: string; err: string; code: number } {
   const io = captureIo(cwd);
@@ -30,7 +41,7 @@ describe("ptkit perf-dump", () => {
   test("a HASE capture: header, events, records, AUXTRACE_INFO and the stream it writes", {
     skip: skipUnlessCorpus(LOOPY),
   }, () => {
-    const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-dump-"));
+    const dir = tempDir();
     const r = run(["perf-dump", "--aux", "pt", corpusPath(LOOPY)!], dir);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, "");
@@ -78,7 +89,7 @@ describe("ptkit perf-dump", () => {
   });
 
   test("a cut-off file: problems where they occur, the rest listed", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-dump-"));
+    const dir = tempDir();
     const bytes = fileMode(sampleFile());
     writeFileSync(join(dir, "cut.data"), bytes.subarray(0, bytes.length - 200));
     const r = run(["perf-dump", "cut.data"], dir);
@@ -105,7 +116,7 @@ describe("ptkit perf-dump", () => {
   });
 
   test("not a perf.data file, a missing file, bad options", () => {
-    const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-dump-"));
+    const dir = tempDir();
     writeFileSync(join(dir, "x"), "hello, world, this is text");
     const notPerf = run(["perf-dump", "x"], dir);
     assert.equal(notPerf.code, 1);

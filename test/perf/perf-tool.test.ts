@@ -6,13 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { bytesSource, PerfDataReader, PerfRecord, RecordType, recordTypeName } from "../../src/perf/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Record `true` with perf; undefined when perf is missing or may not record. */
 function perfRecord(name: string, extra: string[]): string | undefined {

@@ -1,0 +1,63 @@
+/** `ptkit perf --help`. */
+export const PERF_HELP = `usage: ptkit perf [<options>] <perf.data>
+
+Decode the Intel PT of a perf.data file (perf record -e intel_pt//) like
+perf script --itrace, from the file alone: each process's code comes from the
+binaries its MMAP/MMAP2 records name (COMM exec, FORK and EXIT followed), the
+running thread of each CPU from the switch records, the decoder set-up (errata,
+MTC, nominal frequency, TSC:CTC ratio) from the file. For each stream (one per
+CPU, or per thread): a [stream ...] line, then one line per executed
+instruction (its address), [cpu C pid P tid T] when the thread changes, events
+in brackets as ptxed prints them, and errors as [offset-in-stream: error at tsc
+T]; decoding goes on at the next PSB. A binary that cannot be found is reported
+once, with how many addresses needed it.
+
+Recorded without switch records, the thread is followed by CR3: a PIP switches
+to the thread seen running with that CR3 (in ITRACE_START or the sample_id of
+its MMAP/COMM records); an unknown CR3 runs pid -1 (kernel code only) until its
+thread is seen.
+
+A file is read a piece at a time: each stream a window of a few MiB (cut at
+PSBs), so memory stays bounded whatever the file's size. <perf.data> may be -
+for standard input (perf record -o - ...| ptkit perf -): a pipe cannot be read
+twice, so it is held in memory whole.
+
+options:
+  --elf <file>[:<base>]  use this file for the mmaps of the same path or file
+                         name; one no mmap names (or with a base) is loaded for
+                         every process, as ptxed --elf does. Repeatable.
+  --symfs <dir>          look binaries up under DIR (also: --sysroot).
+  --buildid-dir <dir>    the build-id cache (default ~/.debug): DIR/.build-id/
+                         xx/yyyy[/elf] and DIR/<path>/<build-id>/elf, with the
+                         build ids the file recorded.
+  --kcore <file>         kernel code: a copy of /proc/kcore, mapped as it is.
+  --vmlinux <file>       kernel code: the kernel's ELF file, moved to where it
+                         ran (KASLR) by the kernel map perf recorded
+                         ([kernel.kallsyms]_text: the run-time address of _text).
+  --cpu <n>              only the stream of CPU n.
+  --tid <n>              only what thread n runs.
+  --time-range <a>,<b>   only from a to b (either may be empty): perf time in
+                         seconds as perf script prints it (123.456789), or a
+                         TSC value (an integer). Exact to the branch: Intel PT
+                         times branch packets (CYC, MTC, TSC), not single
+                         instructions; without CYC, to the MTC period.
+  --branches             taken branches instead, as perf script --itrace=b
+                         -F flags,ip,addr prints them.
+  --calls                calls and returns only (like --branches).
+  --sym                  with --branches or --calls: each address followed by
+                         its function and module, name+0xoff (dso), as perf
+                         script -F flags,ip,sym,symoff,dso,addr prints them
+                         ([unknown] where there is none); in --jsonl, fromSym
+                         and toSym. C++ and Rust names are demangled.
+  --no-demangle          with --sym: names as the symbol tables spell them.
+  --jsonl                one JSON object per line (instruction, branch, event,
+                         error, switch), each with cpu, pid, tid, time and tsc.
+  -h, --help             this text.
+
+examples:
+  ptkit perf perf.data
+  ptkit perf --symfs /srv/target --branches perf.data
+  ptkit perf --calls --sym --vmlinux /boot/vmlinux-$(uname -r) perf.data
+  ptkit perf --elf ./prog --cpu 2 --time-range 4711.000001,4711.5 perf.data
+  perf record -o - -e intel_pt//u ./prog | ptkit perf --branches -
+`;

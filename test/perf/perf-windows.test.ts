@@ -1,0 +1,149 @@
+/**
+ * `ptkit perf` holds a stream a window at a time: windows cut at PSBs give the same
+ * output as one window over the whole stream, on the HASE and quipper captures and
+ * on a synthetic file whose trace (a loop with calls, CYC/MTC timing, a PSB every
+ * 2 KiB) is split over AUXTRACE records and cut into many windows; and the windows
+ * themselves start at PSBs, cover the stream and stay small.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { runPerf } from "../../src/cli/perf.js";
+import { isPsbAt } from "../../src/packet/index.js";
+import {
+  AuxWindowReader,
+  auxStreamBytes,
+  auxStreams,
+  auxtraceBuffers,
+  bytesSource,
+  PerfDataReader,
+} from "../../src/perf/index.js";
+import { captureIo } from "../conformance/ptt.js";
+import { corpusPath } from "../corpus.js";
+import { fileMode } from "./build.js";
+import { execIps, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-windows-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const BASE = 0x400000n;
+const { code, exec } = loopProgram(BASE, 20000);
+const trace = traceOf(exec);
+writeFileSync(join(dir, "loop"), code);
+const file = new PtFile()
+  .comm(100, "loop", TRACE_TSC - 100n)
+  .mmap2(100, BASE, 0x1000n, 0n, "/bin/loop", TRACE_TSC - 50n)
+  .itraceStart(100, 100, TRACE_TSC - 10n)
+  .trace(trace, 0, 1000);
+const perfData = fileMode(file.built());
+writeFileSync(join(dir, "perf.data"), perfData);
+// The same trace with five stretches of garbage: errors, and resynchronisation at the next PSB.
+const corrupt = trace.slice();
+for (const at of [3000, 7000, 7100, 12000, 15500])
+  for (let i = 0; i < 40; i++) corrupt[at + i] = (i * 37 + at) & 0xff;
+writeFileSync(
+  join(dir, "corrupt.data"),
+  fileMode(
+    new PtFile()
+      .comm(100, "loop", TRACE_TSC - 100n)
+      .mmap2(100, BASE, 0x1000n, 0n, "/bin/loop", TRACE_TSC - 50n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(corrupt, 0, 999)
+      .built(),
+  ),
+);
+
+function run(cwd: string, args: string[], windowSize?: number): string {
+  const io = captureIo(cwd);
+  const code = runPerf(args, io, "/nonexistent-home", { windowSize });
+  return `${io.out.join("")}${io.err.join("")}exit ${code}\n`;
+}
+
+describe("windows over a synthetic trace", () => {
+  test("the trace has many PSBs and decodes to the execution", () => {
+    let psbs = 0;
+    for (let p = 0; p < trace.length; p++) if (isPsbAt(trace, p, trace.length)) psbs++;
+    assert.ok(psbs >= 10, `${psbs} PSBs`);
+    const out = run(dir, ["--elf", "loop", "perf.data"]);
+    const ips = out.split("\n").filter((l) => /^[0-9a-f]{16}$/.test(l));
+    assert.deepEqual(ips, execIps(exec));
+    assert.doesNotMatch(out, /error|warning/);
+  });
+
+  for (const args of [[], ["--jsonl"], ["--branches"]]) {
+    test(`tiny windows give the same output: ${args.join(" ") || "instructions"}`, () => {
+      const whole = run(dir, [...args, "--elf", "loop", "perf.data"]);
+      for (const size of [1, 100, 2048, 5000]) {
+        assert.equal(run(dir, [...args, "--elf", "loop", "perf.data"], size), whole, `window ${size}`);
+      }
+    });
+  }
+
+  test("a corrupt trace gives the same errors and instructions in tiny windows", () => {
+    const whole = run(dir, ["--elf", "loop", "corrupt.data"]);
+    assert.equal(whole.match(/^\[[0-9a-f]+: .* at tsc /gm)?.length, 4);
+    for (const size of [1, 64, 100, 1000, 3000])
+      assert.equal(run(dir, ["--elf", "loop", "corrupt.data"], size), whole, `window ${size}`);
+  });
+
+  test("windows start at PSBs, cover the stream and hold a window and a tail", () => {
+    const source = bytesSource(perfData);
+    const [stream] = auxStreams(source, auxtraceBuffers(new PerfDataReader(source)), false);
+    assert.ok(stream && stream.ranges.length > 5);
+    const whole = auxStreamBytes(source, stream);
+    const windows = new AuxWindowReader(source, stream, 3000);
+    let at = 0;
+    let count = 0;
+    for (let w = windows.next(); w; w = windows.next()) {
+      assert.equal(w.start, at);
+      assert.ok(Buffer.from(w.bytes).equals(whole.subarray(w.start, w.start + w.bytes.length)));
+      if (count > 0) assert.ok(isPsbAt(w.bytes, 0, w.bytes.length), `window at ${w.start} starts at a PSB`);
+      assert.ok(w.bytes.length <= 2 * 3000 + 4096);
+      at = w.seam > 0 ? w.start + w.seam : w.start + w.bytes.length;
+      count++;
+    }
+    assert.equal(at, whole.length);
+    assert.ok(count >= 3, `${count} windows`);
+  });
+});
+
+const HASE = "real/hase";
+const CORPUS_CASES: Array<[string, string[]]> = [
+  [
+    HASE,
+    [
+      "--symfs",
+      "2018-05/control_flow-20180515T180451/binaries",
+      "2018-05/control_flow-20180515T180451/perf.data.1",
+    ],
+  ],
+  [HASE, ["--symfs", "2018-05/loopy-20180514T145114/binaries", "2018-05/loopy-20180514T145114/perf.data.1"]],
+  [
+    HASE,
+    [
+      "--elf",
+      "2018-04-04/control_flow/control_flow",
+      "2018-04-04/control_flow/control_flow-20180404T163033.perf",
+    ],
+  ],
+  [HASE, ["--elf", "2018-04-04/loopy/loopy", "2018-04-04/loopy/loopy-20180404T162955.perf"]],
+  ["real/quipper-perf-data", ["perf.data.intel_pt-4.14"]],
+  ["real/quipper-perf-data", ["perf.data.piped.intel_pt-4.14"]],
+];
+
+describe("windows over the corpus captures", () => {
+  for (const [where, args] of CORPUS_CASES) {
+    const cwd = corpusPath(where);
+    const skip =
+      cwd && corpusPath(where, args.at(-1)!) ? false : `corpus entry ${where}/${args.at(-1)} is absent`;
+    test(args.at(-1)!, { skip }, () => {
+      for (const mode of [[], ["--jsonl"], ["--branches"]]) {
+        const whole = run(cwd!, [...mode, ...args]);
+        for (const size of [1, 16, 64, 100, 1000])
+          assert.equal(run(cwd!, [...mode, ...args], size), whole, `${mode.join(" ")} window ${size}`);
+      }
+    });
+  }
+});
