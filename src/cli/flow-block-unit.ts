@@ -11,7 +11,7 @@ import type { CodeWalker } from "./flow-walk.js";
 
 export class BlockUnit implements FlowUnit {
   /** The last block decoded (errors are reported against it). */
-  private readonly block = new Block();
+  readonly block = new Block();
   private readonly report = (line: string) => this.session.lines.line(line);
 
   constructor(

@@ -74,6 +74,24 @@ options:
   --pevent:vdso-ia32 <file>            use <file> as 32-bit vdso.
   (the --pevent:* parameters apply to the --pevent:primary/secondary streams after them.)
 
+analysis outputs (ptkit's own; files are written, stdout keeps the listing above, use
+--quiet to have none; times come from TSC and, through tick events that are not
+printed unless --event:tick asks for them, MTC/CYC; in ns when --nom-freq gives the TSC
+frequency, else in TSC ticks, else in instructions):
+  --timeline <file>                    function-call timeline as Chrome trace-event JSON
+                                       (open it in ui.perfetto.dev or chrome://tracing).
+  --folded <file>                      folded stacks for flame graphs (flamegraph.pl,
+                                       speedscope): "frame;frame;frame weight" lines.
+  --folded-weight insn|time            weigh folded stacks by instructions (default) or time.
+  --coverage <file>                    basic blocks and edges with execution counts, as JSON.
+  --afl-map <file>                     the AFL-style 64 KiB edge bitmap (raw bytes).
+  --jsonl <file>                       instructions, branches, calls, returns and events as
+                                       JSON Lines.
+  --symbols                            name functions from the --elf files' symbol tables
+                                       (else frames are hex addresses).
+  --stack-depth <n>                    frames kept per call stack (default 4096; deeper
+                                       ones are counted only).
+
 You must specify at least one binary or ELF file (--raw|--elf), or sideband that maps them.
 You must specify exactly one processor trace file (--pt).
 
@@ -84,4 +102,7 @@ examples:
   ptkit flow --cpu 6/85/4 --pevent:sample-type 0x10086 --pevent:time-shift 31 \\
              --pevent:time-mult 581029125 --pevent:time-zero 18444502336406842448 \\
              --pevent:sysroot . --sb:switch --pevent:primary primary.sideband.pevent --pt pt.bin
+  ptkit flow --elf ./a.out --nom-freq 37 --pt trace.pt --quiet --symbols \\
+             --timeline calls.json --folded stacks.folded --folded-weight time
+  ptkit flow --elf ./target --pt trace.pt --quiet --coverage cov.json --afl-map afl.bin
 `;

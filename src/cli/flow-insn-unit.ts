@@ -9,7 +9,7 @@ import type { CodeWalker } from "./flow-walk.js";
 
 export class InsnUnit implements FlowUnit {
   /** The last instruction decoded (errors are reported against it). */
-  private readonly insn = new Insn();
+  readonly insn = new Insn();
   private readonly report = (line: string) => this.session.lines.line(line);
 
   constructor(

@@ -11,6 +11,7 @@
  */
 import { type Cpu, parseCpu } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
+import { type AnalysisOptions, defaultAnalysisOptions, parseAnalysisOption } from "./analysis-outputs.js";
 import { parseCUintMax } from "./numbers.js";
 import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "./sideband-options.js";
 
@@ -56,6 +57,8 @@ export interface FlowArgs {
   output: FlowOutput;
   /** --sb:* and --pevent:* (channels keep the parameters in force where they appear). */
   sideband: SidebandOptions;
+  /** ptkit's analysis outputs (--timeline, --folded, ...): apply to the whole run. */
+  analysis: AnalysisOptions;
 }
 
 export function defaultFlowOutput(): FlowOutput {
@@ -102,6 +105,7 @@ interface State {
   insnFlags: DecoderFlags;
   blockFlags: DecoderFlags;
   sideband: SidebandOptions;
+  analysis: AnalysisOptions;
 }
 
 const OUTPUT_FLAGS: Record<string, (o: FlowOutput) => void> = {
@@ -294,6 +298,8 @@ function option(s: State, argv: readonly string[], i: number): number | string {
   }
   const sideband = parseSidebandOption(s.sideband, argv, i, "flow");
   if (sideband !== 0) return sideband;
+  const analysis = parseAnalysisOption(s.analysis, argv, i);
+  if (analysis !== 0) return analysis;
   return `unknown option: ${arg}.`;
 }
 
@@ -309,6 +315,7 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     insnFlags: noFlags(),
     blockFlags: noFlags(),
     sideband: defaultSidebandOptions(),
+    analysis: defaultAnalysisOptions(),
   };
   for (let i = 0; i < argv.length; ) {
     const arg = argv[i]!;
@@ -333,5 +340,5 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     o.statInsn = true;
     o.statBlocks = s.decoder === "block";
   }
-  return { steps: s.steps, output: o, sideband: s.sideband };
+  return { steps: s.steps, output: o, sideband: s.sideband, analysis: s.analysis };
 }

@@ -9,6 +9,8 @@ import { PtEvent } from "../event/index.js";
 import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
+import { AnalysisOutputs, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
+import { AnalysisUnit } from "./analysis-unit.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
@@ -26,7 +28,7 @@ type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
 /** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
 export function runFlow(argv: readonly string[], io: CliIo): number {
-  const { steps, output, sideband } = parseFlowArgs(argv);
+  const { steps, output, sideband, analysis } = parseFlowArgs(argv);
   const out = new LineWriter(io.stdout);
   const fail = (message: string, usage = false): number => {
     out.flush();
@@ -79,7 +81,20 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     }
   }
   if (!pt) return fail("no pt file (--pt).", true);
-  const options = { image, config: pt.step.config };
+  const config = pt.step.config;
+  let outputs: AnalysisOutputs | undefined;
+  // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
+  const hideTicks = wantsTime(analysis) && !config.enableTickEvents;
+  if (wantsAnalysis(analysis)) {
+    const elfs = steps.flatMap((s) => (s.kind === "elf" ? [s.arg] : []));
+    // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
+    const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
+    const opened = AnalysisOutputs.open(io, analysis, { elfs, nsPerTick, name: pt.step.arg });
+    if (typeof opened === "string") return fail(opened);
+    outputs = opened;
+    if (hideTicks) config.enableTickEvents = true;
+  }
+  const options = { image, config };
   const session = new FlowSession(output, out, new PtEvent());
   if (sideband.channels.length > 0) {
     const sb = openSideband(io, out, sideband, "flow", kernel);
@@ -87,16 +102,18 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     session.sideband = { session: sb, options: sideband };
   }
   const walker = new CodeWalker();
-  const unit =
+  const decode =
     pt.step.decoder === "insn"
       ? new InsnUnit(new InsnDecoder(pt.trace, options), session, walker)
       : new BlockUnit(new BlockDecoder(pt.trace, options), session, walker);
-  session.run(unit);
+  const feed = outputs?.stream();
+  session.run(feed ? new AnalysisUnit(decode, session, walker, feed, hideTicks) : decode);
   if (output.stats) {
     const insn = output.statInsn ? session.insnCount : undefined;
     const blocks = output.statBlocks ? session.blockCount : undefined;
     for (const line of statsText(insn, blocks)) out.line(line);
   }
   out.flush();
-  return 0;
+  const problem = outputs?.finish();
+  return problem ? fail(problem) : 0;
 }

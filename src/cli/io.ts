@@ -12,10 +12,18 @@ export interface CliIo {
   readRange(path: string, offset: number, length: number): Uint8Array;
   /** Create or replace a file. */
   writeFile(path: string, bytes: Uint8Array): void;
+  /** Create or replace a file to write in parts (outputs too large for one string); throws like writeFile. */
+  openWrite(path: string): FileWriter;
   stdout(text: string): void;
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */
   stderrIsTty: boolean;
+}
+
+/** A file being written: chunks in order, then close. */
+export interface FileWriter {
+  write(chunk: string | Uint8Array): void;
+  close(): void;
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   writeSync,
 } from "node:fs";
 import { resolve } from "node:path";
-import type { CliIo } from "./io.js";
+import type { CliIo, FileWriter } from "./io.js";
 
 /** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
 function writeAll(fd: number, text: string): void {
@@ -29,12 +29,26 @@ function writeAll(fd: number, text: string): void {
   }
 }
 
+/** A file written through its descriptor, chunk by chunk. */
+function openWrite(path: string): FileWriter {
+  const fd = openSync(path, "w");
+  return {
+    write: (chunk) => {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done);
+    },
+    close: () => closeSync(fd),
+  };
+}
+
 export function nodeIo(): CliIo {
   const cwd = process.cwd();
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
     writeFile: (path, bytes) => writeFileSync(resolve(cwd, path), bytes),
+    openWrite: (path) => openWrite(resolve(cwd, path)),
     fileSize: (path) => {
       const st = statSync(resolve(cwd, path));
       if (!st.isFile()) throw new Error("not a regular file");

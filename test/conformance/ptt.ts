@@ -69,6 +69,17 @@ export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] }
     fileSize: (p) => statSync(resolve(cwd, p)).size,
     readRange: (p, offset, length) => read(p).slice(offset, offset + length),
     writeFile: (p, bytes) => writeFileSync(resolve(cwd, p), bytes),
+    // Collected in memory, the file written at close (created at once, so bad paths throw).
+    openWrite: (p) => {
+      writeFileSync(resolve(cwd, p), "");
+      const chunks: Buffer[] = [];
+      return {
+        write: (chunk) => {
+          chunks.push(Buffer.from(chunk));
+        },
+        close: () => writeFileSync(resolve(cwd, p), Buffer.concat(chunks)),
+      };
+    },
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
     stderrIsTty: false,

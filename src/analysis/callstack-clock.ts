@@ -1,0 +1,172 @@
+/**
+ * Times for frame entries and exits, as magic-trace gives them: the trace carries a
+ * time only now and then (TSC, and MTC/CYC through the decoder's tick events), so the
+ * entries and exits between two timing updates are held back and spread evenly by
+ * instruction count between the two times. The look-ahead buffer is bounded: when it
+ * fills before the next update, the held entries get times extrapolated at the last
+ * known rate (and time never runs backwards: an update below a time already given is
+ * ignored).
+ *
+ * The clock is settled at the first flush: TSC-based when a TSC came first, else the
+ * instruction count (see {@link ClockUnit}).
+ */
+
+import type { FrameEnd, FrameKind } from "./callstack.js";
+import type { CallAnalysis } from "./callstack-analysis.js";
+import type { CallSink, Marker, ThreadTrack } from "./callstack-sink.js";
+
+const Op = { Enter: 0, Exit: 1, Marker: 2, Resume: 3, Suspend: 4 } as const;
+
+/** Default for the look-ahead buffer (entries and exits held before a time is known). */
+export const DEFAULT_LOOKAHEAD = 1 << 16;
+
+export class TimedOps {
+  private n = 0;
+  private readonly op: Uint8Array;
+  /** Frame kind, end or marker. */
+  private readonly what: Uint8Array;
+  private readonly depth: Uint32Array;
+  private readonly hi: Uint32Array;
+  private readonly lo: Uint32Array;
+  private readonly icount: Float64Array;
+  /** The times given out by the current flush. */
+  private readonly times: Float64Array;
+  /** Marker offsets. */
+  private readonly offset: Float64Array;
+  private readonly tracks: (ThreadTrack | undefined)[];
+  private readonly messages: string[];
+  /** The last timing anchor: time t0 at instruction count i0. */
+  private t0 = 0;
+  private i0 = 0;
+  private timed = false;
+  /** Clock units per instruction over the last interval (for extrapolation). */
+  private rate = 0;
+
+  constructor(
+    private readonly analysis: CallAnalysis,
+    readonly capacity = DEFAULT_LOOKAHEAD,
+  ) {
+    this.op = new Uint8Array(capacity);
+    this.what = new Uint8Array(capacity);
+    this.depth = new Uint32Array(capacity);
+    this.hi = new Uint32Array(capacity);
+    this.lo = new Uint32Array(capacity);
+    this.icount = new Float64Array(capacity);
+    this.times = new Float64Array(capacity);
+    this.offset = new Float64Array(capacity);
+    this.tracks = new Array<ThreadTrack | undefined>(capacity).fill(undefined);
+    this.messages = new Array<string>(capacity).fill("");
+  }
+
+  enter(track: ThreadTrack, depth: number, kind: FrameKind, hi: number, lo: number, icount: number): void {
+    const i = this.slot(track, Op.Enter, kind, icount);
+    this.depth[i] = depth;
+    this.hi[i] = hi;
+    this.lo[i] = lo;
+  }
+
+  exit(track: ThreadTrack, depth: number, end: FrameEnd, icount: number): void {
+    this.depth[this.slot(track, Op.Exit, end, icount)] = depth;
+  }
+
+  marker(track: ThreadTrack, what: Marker, offset: number, message: string, icount: number): void {
+    const i = this.slot(track, Op.Marker, what, icount);
+    this.offset[i] = offset;
+    this.messages[i] = message;
+  }
+
+  /** `track` runs on this stream from now on. */
+  resume(track: ThreadTrack, icount: number): void {
+    this.slot(track, Op.Resume, 0, icount);
+  }
+
+  /** `track` no longer runs on this stream. */
+  suspend(track: ThreadTrack, icount: number): void {
+    this.slot(track, Op.Suspend, 0, icount);
+  }
+
+  /**
+   * A timing update: clock value `time` (see {@link CallAnalysis.tscTime}) reached at
+   * instruction count `icount`. Held entries get their interpolated times.
+   */
+  update(time: number, icount: number): void {
+    const a = this.analysis;
+    if (a.clock === undefined) a.settle(true);
+    if (a.clock!.unit === "insn") return;
+    if (!this.timed) {
+      this.timed = true;
+      this.t0 = time;
+      this.i0 = icount;
+      this.flush(time, icount);
+      return;
+    }
+    if (time <= this.t0) return;
+    this.flush(time, icount);
+    if (icount > this.i0) this.rate = (time - this.t0) / (icount - this.i0);
+    this.t0 = time;
+    this.i0 = icount;
+  }
+
+  /**
+   * Hand out everything held, extrapolating times (the end, a thread switch, a full
+   * buffer); returns the time at `icount`.
+   */
+  drain(icount: number): number {
+    const a = this.analysis;
+    // Nothing held yet: no reason to settle the clock before a time arrives.
+    if (this.n === 0 && a.clock === undefined) return 0;
+    if (a.clock === undefined) a.settle(false);
+    if (a.clock!.unit === "insn" || !this.timed) {
+      this.flush(0, icount);
+      return a.clock!.unit === "insn" ? icount : 0;
+    }
+    const t = this.t0 + this.rate * (icount - this.i0);
+    this.flush(t, icount);
+    this.t0 = t;
+    this.i0 = icount;
+    return t;
+  }
+
+  private slot(track: ThreadTrack, op: number, what: number, icount: number): number {
+    if (this.n === this.capacity) this.drain(this.icount[this.n - 1]!);
+    const i = this.n++;
+    this.op[i] = op;
+    this.what[i] = what;
+    this.icount[i] = icount;
+    this.tracks[i] = track;
+    return i;
+  }
+
+  /** Dispatch the held operations, timed between the anchor and (t1 at i1). */
+  private flush(t1: number, i1: number): void {
+    const n = this.n;
+    if (n === 0) return;
+    const times = this.times;
+    const icount = this.icount;
+    if (this.analysis.clock!.unit === "insn") times.set(icount.subarray(0, n));
+    else if (!this.timed) times.fill(0, 0, n);
+    else {
+      const { t0, i0 } = this;
+      const span = i1 - i0;
+      const slope = span > 0 ? (t1 - t0) / span : 0;
+      for (let i = 0; i < n; i++) times[i] = t0 + slope * (icount[i]! - i0);
+    }
+    for (const s of this.analysis.sinks) this.dispatch(s, n);
+    this.tracks.fill(undefined, 0, n);
+    this.n = 0;
+  }
+
+  private dispatch(s: CallSink, n: number): void {
+    const { op, what, depth, hi, lo, icount, times, tracks } = this;
+    for (let i = 0; i < n; i++) {
+      const o = op[i];
+      if (o === Op.Enter)
+        s.enter(tracks[i]!, depth[i]!, what[i] as FrameKind, hi[i]!, lo[i]!, times[i]!, icount[i]!);
+      else if (o === Op.Exit) s.exit(tracks[i]!, depth[i]!, what[i] as FrameEnd, times[i]!, icount[i]!);
+      else if (o === Op.Marker)
+        s.marker(tracks[i]!, what[i] as Marker, this.offset[i]!, this.messages[i]!, times[i]!, icount[i]!);
+      else if (o === Op.Resume) s.resume(tracks[i]!, times[i]!, icount[i]!);
+      else s.suspend(tracks[i]!, times[i]!, icount[i]!);
+    }
+  }
+}

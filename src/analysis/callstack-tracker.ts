@@ -1,0 +1,258 @@
+/**
+ * One decoded stream's feed into a {@link CallAnalysis}: instructions, events and
+ * errors in decode order, plus the running thread. It resolves each branch when the
+ * next instruction (or an event) shows where it went, and from that keeps the
+ * running thread's {@link CallStack}, the coverage blocks and edges, and the JSON
+ * Lines; frame entries and exits go through {@link TimedOps} to get their times.
+ *
+ * How events move the stack:
+ * - AsyncBranch (interrupt, exception): an interrupt frame (entry = where it went,
+ *   return address = where it came from, which IRET returns to);
+ * - AsyncDisabled: the same with an unknown entry (the handler was not traced);
+ * - Disabled after a call: the callee's frame with the disable IP as entry (unknown
+ *   when suppressed); Enabled at an address a frame returns to pops that frame (the
+ *   untraced SYSCALL or interrupt returned);
+ * - Overflow and decode errors ({@link error}): a gap marker, and every frame of the
+ *   running thread ends "gap";
+ * - TSX abort: frames pushed inside the transaction end "abort"; the jump to the abort
+ *   handler that follows pushes nothing.
+ *
+ * Per instruction this does a few comparisons and stores; nothing is allocated.
+ */
+import { EventFlag, EventType, type PtEvent } from "../event/types.js";
+import { FlowClass } from "../flow/flow-class.js";
+import type { Insn } from "../flow/records.js";
+import { FrameEnd as End, FrameKind, type FrameListener } from "./callstack.js";
+import type { CallAnalysis } from "./callstack-analysis.js";
+import { TimedOps } from "./callstack-clock.js";
+import { Marker, type ThreadTrack } from "./callstack-sink.js";
+
+export class FlowTracker {
+  /** Instructions fed so far. */
+  icount = 0;
+  private readonly ops: TimedOps;
+  private track: ThreadTrack | undefined;
+  /** The last instruction if it was a branch (its FlowClass; 0: none), its address and size. */
+  private pending = 0;
+  private pHi = 0;
+  private pLo = 0;
+  private pSize = 0;
+  /** The last instruction. */
+  private lastHi = 0;
+  private lastLo = 0;
+  /** The coverage block being run: its start and the instruction count there. */
+  private inBlock = false;
+  private bHi = 0;
+  private bLo = 0;
+  private bCount = 0;
+  /** Depth when the current TSX transaction began (-1: none). */
+  private txDepth = -1;
+  /** A TSX abort was seen: the asynchronous branch that follows goes to its handler. */
+  private aborted = false;
+  private hasTsc = false;
+  private tscHi = 0;
+  private tscLo = 0;
+  private readonly frames: FrameListener = {
+    push: (depth, kind, hi, lo) => {
+      this.ops.enter(this.track!, depth, kind, hi, lo, this.icount);
+      this.analysis.jsonl?.call(this.icount, depth, kind, hi, lo);
+    },
+    pop: (depth, end) => {
+      this.ops.exit(this.track!, depth, end, this.icount);
+      this.analysis.jsonl?.ret(this.icount, depth, end);
+    },
+  };
+
+  constructor(
+    private readonly analysis: CallAnalysis,
+    /** The name of thread 0/0, which runs until {@link thread} names another. */
+    private readonly name = "",
+  ) {
+    this.ops = new TimedOps(analysis, analysis.lookahead);
+  }
+
+  /** The thread running from now on (give the time of the switch first, see {@link time}). */
+  thread(pid: number, tid: number, name = ""): void {
+    const t = this.analysis.thread(pid, tid, name);
+    if (t === this.track) return;
+    this.endBlock();
+    this.pending = 0;
+    this.txDepth = -1;
+    if (this.track !== undefined) this.ops.suspend(this.track, this.icount);
+    // Its earlier frames may still be held by another stream: keep its order.
+    this.ops.drain(this.icount);
+    this.track = t;
+    t.stack.listener = this.frames;
+    this.ops.resume(t, this.icount);
+    this.analysis.jsonl?.thread(pid, tid);
+  }
+
+  private running(): ThreadTrack {
+    if (this.track === undefined) this.thread(0, 0, this.name);
+    return this.track!;
+  }
+
+  /** An instruction record of the flow decoders. */
+  insnRecord(insn: Insn): void {
+    this.insn(insn.ipHi, insn.ipLo, insn.size, insn.iclass);
+  }
+
+  /** An executed instruction at (hi:lo), `size` bytes, of {@link FlowClass} `fclass`. */
+  insn(hi: number, lo: number, size: number, fclass: number): void {
+    const stack = (this.track ?? this.running()).stack;
+    if (this.pending !== 0) this.resolve(hi, lo);
+    else if (!this.inBlock) this.startBlock(hi, lo);
+    stack.root(hi, lo);
+    this.analysis.jsonl?.insn(this.icount, hi, lo, size, fclass);
+    this.lastHi = hi;
+    this.lastLo = lo;
+    this.icount++;
+    if (fclass >= FlowClass.Call && fclass !== FlowClass.Ptwrite) {
+      this.pending = fclass;
+      this.pHi = hi;
+      this.pLo = lo;
+      this.pSize = size;
+    }
+  }
+
+  /** A new time: the TSC (halves) reached now. */
+  time(hi: number, lo: number): void {
+    if (this.hasTsc && hi === this.tscHi && lo === this.tscLo) return;
+    this.hasTsc = true;
+    this.tscHi = hi;
+    this.tscLo = lo;
+    this.analysis.jsonl?.time(hi, lo, this.icount);
+    this.ops.update(this.analysis.tscTime(hi, lo), this.icount);
+  }
+
+  /** A decoder event, in decode order. */
+  event(ev: PtEvent): void {
+    if (ev.hasTsc) this.time(ev.tscHi, ev.tscLo);
+    if (ev.statusUpdate || ev.type === EventType.Tick) return;
+    this.analysis.jsonl?.event(this.icount, ev);
+    const stack = this.running().stack;
+    switch (ev.type) {
+      case EventType.Enabled:
+        this.pending = 0;
+        this.endBlock();
+        stack.resumeAt(ev.ipHi, ev.ipLo);
+        break;
+      case EventType.Disabled:
+      case EventType.Stop:
+        if (this.pending !== 0) {
+          const c = this.pending;
+          this.pending = 0;
+          this.leave(c, ev.ipSuppressed || ev.type === EventType.Stop, ev.ipHi, ev.ipLo);
+        }
+        this.endBlock();
+        break;
+      case EventType.AsyncBranch:
+      case EventType.AsyncDisabled: {
+        if (this.pending !== 0) this.resolve(ev.fromHi, ev.fromLo);
+        this.endBlock();
+        // A TSX abort jumps to its handler in the same function: no new frame.
+        if (this.aborted) {
+          this.aborted = false;
+          break;
+        }
+        const known = ev.type === EventType.AsyncBranch && !ev.ipSuppressed;
+        stack.push(FrameKind.Interrupt, known ? ev.ipHi : 0, known ? ev.ipLo : 0, true, ev.fromHi, ev.fromLo);
+        break;
+      }
+      case EventType.Overflow:
+        this.gap(Marker.Overflow, -1, "");
+        break;
+      case EventType.Tsx:
+        if (ev.flags & EventFlag.Aborted) {
+          if (this.txDepth >= 0) stack.cut(this.txDepth, End.Abort);
+          this.txDepth = -1;
+          this.aborted = true;
+        } else if (ev.flags & EventFlag.Speculative) {
+          if (this.txDepth < 0) this.txDepth = stack.depth;
+        } else {
+          this.txDepth = -1;
+        }
+        break;
+    }
+  }
+
+  /** A decode error at trace offset `offset` (-1: unknown): the flow has a gap. */
+  error(offset: number, message: string): void {
+    this.running();
+    this.gap(Marker.Error, offset, message);
+  }
+
+  private gap(what: Marker, offset: number, message: string): void {
+    const track = this.track!;
+    this.pending = 0;
+    this.endBlock();
+    this.txDepth = -1;
+    this.aborted = false;
+    this.ops.marker(track, what, offset, message, this.icount);
+    this.analysis.jsonl?.error(this.icount, offset, message === "" ? "overflow" : message);
+    track.stack.clear(End.Gap);
+  }
+
+  /** The branch before went to (hi:lo), where the next instruction is. */
+  private resolve(hi: number, lo: number): void {
+    const c = this.pending;
+    this.pending = 0;
+    const a = this.analysis;
+    const cov = a.coverage;
+    if (cov !== undefined) {
+      if (this.inBlock) cov.block(this.bHi, this.bLo, this.pHi, this.pLo, this.icount - this.bCount);
+      cov.edge(this.pHi, this.pLo, hi, lo);
+    }
+    this.inBlock = true;
+    this.bHi = hi;
+    this.bLo = lo;
+    this.bCount = this.icount;
+    a.jsonl?.branch(this.icount, c, this.pHi, this.pLo, hi, lo);
+    this.leave(c, false, hi, lo);
+  }
+
+  /** What the pending branch does to the stack, going to (hi:lo) or to an unknown place. */
+  private leave(c: number, unknown: boolean, hi: number, lo: number): void {
+    const stack = this.track!.stack;
+    const known = !unknown;
+    if (c === FlowClass.Call || c === FlowClass.FarCall) {
+      const retLo = (this.pLo + this.pSize) >>> 0;
+      const retHi = retLo < this.pLo ? (this.pHi + 1) >>> 0 : this.pHi;
+      const kind = c === FlowClass.Call ? FrameKind.Call : FrameKind.Far;
+      stack.push(kind, known ? hi : 0, known ? lo : 0, true, retHi, retLo);
+    } else if (c === FlowClass.Return || c === FlowClass.FarReturn) {
+      if (known) stack.ret(hi, lo, c === FlowClass.FarReturn);
+      else stack.cut(stack.depth - 1, End.Return);
+    }
+  }
+
+  private startBlock(hi: number, lo: number): void {
+    this.inBlock = true;
+    this.bHi = hi;
+    this.bLo = lo;
+    this.bCount = this.icount;
+    this.analysis.coverage?.restart(lo);
+  }
+
+  /** The coverage block ends at the last instruction (no branch out of it seen). */
+  private endBlock(): void {
+    if (this.inBlock && this.icount > this.bCount)
+      this.analysis.coverage?.block(this.bHi, this.bLo, this.lastHi, this.lastLo, this.icount - this.bCount);
+    this.inBlock = false;
+  }
+
+  /** The end of the stream: open frames end, held times are handed out. Returns [time, icount]. */
+  end(): [number, number] {
+    this.endBlock();
+    this.pending = 0;
+    const running = this.track;
+    for (const t of this.analysis.threads) {
+      if (t.stack.listener !== this.frames) continue;
+      this.track = t;
+      t.stack.clear(End.End);
+    }
+    if (running !== undefined) this.ops.suspend(running, this.icount);
+    this.track = running;
+    return [this.ops.drain(this.icount), this.icount];
+  }
+}

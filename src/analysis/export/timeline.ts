@@ -1,0 +1,178 @@
+/**
+ * The function-call timeline as Chrome trace-event JSON (the JSON Object Format),
+ * which the Perfetto UI (ui.perfetto.dev) and chrome://tracing open. Streamed: events
+ * go to the writer callback in chunks as frames end, so a trace of millions of calls
+ * never becomes one string.
+ *
+ * Schema "ptkit-timeline" version 1:
+ * ```
+ * {"traceEvents":[
+ *   {"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"trace.pt"}},
+ *   {"ph":"M","pid":0,"tid":0,"name":"thread_name","args":{"name":"trace.pt"}},
+ *   {"ph":"X","pid":0,"tid":0,"ts":1.5,"dur":0.25,"name":"main","cat":"call"},
+ *   {"ph":"X",...,"cat":"interrupt","args":{"end":"gap"}},
+ *   {"ph":"i","s":"t","pid":0,"tid":0,"ts":2,"name":"overflow","cat":"gap","args":{"offset":4096}},
+ *   ...],
+ *  "displayTimeUnit":"ns",
+ *  "otherData":{"schema":"ptkit-timeline","version":1,"clock":"ns","tscBase":"...","nsPerTick":0.33}}
+ * ```
+ * - One complete ("X") event per frame, written when the frame ends (so children come
+ *   before their parents; viewers sort by time). `name` is the function (see
+ *   {@link FrameNames}), `cat` the frame kind (call, root, interrupt, far);
+ *   `args.end` says how a frame ended when it was not by its return (unwind, unknown,
+ *   gap, end, abort).
+ * - `ts`/`dur` are microseconds as the format wants; with clock "tsc" one TSC tick and
+ *   with clock "insn" one instruction are shown as one nanosecond (see
+ *   {@link ClockUnit}).
+ * - Gaps (overflow, decode errors) are thread-scoped instant ("i") events in category
+ *   "gap" with the trace offset (and the error message) in `args`.
+ * - Each thread is a track: metadata ("M") events name its process and thread.
+ */
+
+import type { FrameEnd, FrameKind } from "../callstack.js";
+import { FRAME_END_NAMES, FRAME_KIND_NAMES } from "../callstack.js";
+import {
+  type CallSink,
+  type ClockInfo,
+  MARKER_NAMES,
+  type Marker,
+  type ThreadTrack,
+} from "../callstack-sink.js";
+import { growFloat64, growUint32 } from "../key-table.js";
+import type { FrameNames } from "./frame-names.js";
+import { TextChunks } from "./text-chunks.js";
+
+export const TIMELINE_SCHEMA = "ptkit-timeline";
+export const TIMELINE_VERSION = 1;
+
+/** The open frames of one thread, by depth (index depth - 1). */
+class OpenFrames {
+  start: Float64Array = new Float64Array(16);
+  kind: Uint32Array = new Uint32Array(16);
+  hi: Uint32Array = new Uint32Array(16);
+  lo: Uint32Array = new Uint32Array(16);
+}
+
+export class TimelineWriter implements CallSink {
+  private readonly text: TextChunks;
+  private readonly open: (OpenFrames | undefined)[] = [];
+  private readonly pids = new Set<number>();
+  private first = true;
+  private clock: ClockInfo | undefined;
+  /** Frames and markers written. */
+  events = 0;
+
+  constructor(
+    out: (chunk: string) => void,
+    private readonly names: FrameNames,
+  ) {
+    this.text = new TextChunks(out);
+  }
+
+  begin(clock: ClockInfo): void {
+    this.clock = clock;
+    this.text.write('{"traceEvents":[');
+  }
+
+  resume(track: ThreadTrack): void {
+    this.frames(track);
+  }
+
+  suspend(): void {}
+
+  enter(track: ThreadTrack, depth: number, kind: FrameKind, hi: number, lo: number, time: number): void {
+    let f = this.frames(track);
+    if (depth > f.start.length) f = this.grow(track, depth);
+    const i = depth - 1;
+    f.start[i] = time;
+    f.kind[i] = kind;
+    f.hi[i] = hi;
+    f.lo[i] = lo;
+  }
+
+  exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
+    const f = this.frames(track);
+    const i = depth - 1;
+    const kind = f.kind[i] as FrameKind;
+    const start = Math.round(f.start[i]!);
+    const name = this.names.json(kind, f.hi[i]!, f.lo[i]!);
+    const args = end === 0 ? "" : `,"args":{"end":"${FRAME_END_NAMES[end]}"}`;
+    this.event(
+      `{"ph":"X","pid":${track.pid},"tid":${track.tid},"ts":${micros(start)},"dur":${micros(Math.round(time) - start)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
+    );
+  }
+
+  marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
+    this.frames(track);
+    const msg = message === "" ? "" : `,"message":${JSON.stringify(message)}`;
+    this.event(
+      `{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":${micros(Math.round(time))},"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`,
+    );
+  }
+
+  finish(): void {
+    const c = this.clock;
+    const other = c
+      ? `"clock":"${c.unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}`
+      : '"clock":"insn","tscBase":"","nsPerTick":0';
+    if (!c) this.text.write('{"traceEvents":[');
+    this.text.write(
+      `\n],\n"displayTimeUnit":"ns",\n"otherData":{"schema":"${TIMELINE_SCHEMA}","version":${TIMELINE_VERSION},${other}}}\n`,
+    );
+    this.text.flush();
+  }
+
+  private event(json: string): void {
+    this.text.write(this.first ? `\n${json}` : `,\n${json}`);
+    this.first = false;
+    this.events++;
+  }
+
+  /** The thread's open frames; its metadata events when it is new. */
+  private frames(track: ThreadTrack): OpenFrames {
+    const f = this.open[track.index];
+    if (f !== undefined) return f;
+    const made = new OpenFrames();
+    this.open[track.index] = made;
+    const name = JSON.stringify(track.name === "" ? `${track.tid}` : track.name);
+    if (!this.pids.has(track.pid)) {
+      this.pids.add(track.pid);
+      const pname = JSON.stringify(track.name === "" ? `${track.pid}` : track.name);
+      this.event(
+        `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"process_name","args":{"name":${pname}}}`,
+      );
+    }
+    this.event(
+      `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"thread_name","args":{"name":${name}}}`,
+    );
+    return made;
+  }
+
+  private grow(track: ThreadTrack, depth: number): OpenFrames {
+    const f = this.frames(track);
+    f.start = growFloat64(f.start, depth);
+    f.kind = growUint32(f.kind, depth);
+    f.hi = growUint32(f.hi, depth);
+    f.lo = growUint32(f.lo, depth);
+    return f;
+  }
+}
+
+/**
+ * Whole nanoseconds as microseconds with up to three decimals, as the format wants
+ * (integer formatting: much faster than printing the quotient as a double).
+ */
+function micros(ns: number): string {
+  const us = Math.floor(ns / 1000);
+  const frac = ns - us * 1000;
+  if (frac === 0) return `${us}`;
+  // Drop trailing zeros, pad leading ones: 5 -> .005, 50 -> .05, 120 -> .12.
+  let f = frac;
+  let width = 3;
+  while (f % 10 === 0) {
+    f /= 10;
+    width--;
+  }
+  const digits = `${f}`;
+  return `${us}.${"00".slice(0, width - digits.length)}${digits}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * A hash table from keys of four unsigned 32-bit words (two 64-bit addresses, or a
+ * parent id, a kind and an address) to dense ids 0, 1, 2, ... in order of insertion:
+ * open addressing over typed arrays that double when half full, so a lookup
+ * allocates nothing. Values live in the caller's arrays indexed by id
+ * ({@link growFloat64}, {@link growUint32}). Past `maxEntries` keys it refuses new
+ * ones (and counts them), which bounds memory on hostile input.
+ */
+export class KeyTable {
+  /** Keys stored: ids are 0..size-1. */
+  size = 0;
+  /** Lookups refused because the table was full. */
+  refused = 0;
+  /** The key words of id i: keys[4i..4i+4). */
+  keys: Uint32Array = new Uint32Array(4 * 256);
+  /** Slot → id + 1 (0: empty). */
+  private slots: Int32Array = new Int32Array(512);
+
+  constructor(readonly maxEntries = 1 << 22) {}
+
+  /** The id of key (a, b, c, d), added when new; -1 when it is new and the table is full. */
+  id(a: number, b: number, c: number, d: number): number {
+    const slots = this.slots;
+    const mask = slots.length - 1;
+    const keys = this.keys;
+    let h = hash(a, b, c, d) & mask;
+    for (;;) {
+      const s = slots[h]!;
+      if (s === 0) break;
+      const k = 4 * (s - 1);
+      if (keys[k] === a && keys[k + 1] === b && keys[k + 2] === c && keys[k + 3] === d) return s - 1;
+      h = (h + 1) & mask;
+    }
+    if (this.size >= this.maxEntries) {
+      this.refused++;
+      return -1;
+    }
+    const id = this.size++;
+    if (4 * this.size > keys.length) this.keys = growUint32(keys, 4 * this.size);
+    const k = 4 * id;
+    this.keys[k] = a;
+    this.keys[k + 1] = b;
+    this.keys[k + 2] = c;
+    this.keys[k + 3] = d;
+    slots[h] = id + 1;
+    if (2 * this.size > slots.length) this.rehash();
+    return id;
+  }
+
+  private rehash(): void {
+    const slots = new Int32Array(this.slots.length * 2);
+    const mask = slots.length - 1;
+    const keys = this.keys;
+    for (let id = 0; id < this.size; id++) {
+      const k = 4 * id;
+      let h = hash(keys[k]!, keys[k + 1]!, keys[k + 2]!, keys[k + 3]!) & mask;
+      while (slots[h] !== 0) h = (h + 1) & mask;
+      slots[h] = id + 1;
+    }
+    this.slots = slots;
+  }
+}
+
+function hash(a: number, b: number, c: number, d: number): number {
+  let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b);
+  h = Math.imul(h ^ b ^ (h >>> 15), 0xc2b2ae35);
+  h = Math.imul(h ^ c ^ (h >>> 13), 0x27d4eb2f);
+  h = Math.imul(h ^ d ^ (h >>> 16), 0x165667b1);
+  return (h ^ (h >>> 15)) >>> 0;
+}
+
+/** `a`, or a copy at least `need` long (doubling) with the same prefix. */
+export function growFloat64(a: Float64Array, need: number): Float64Array {
+  if (need <= a.length) return a;
+  const b = new Float64Array(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}
+
+export function growUint32(a: Uint32Array, need: number): Uint32Array {
+  if (need <= a.length) return a;
+  const b = new Uint32Array(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}

@@ -1,0 +1,256 @@
+/**
+ * The analysis outputs of a decode: options (`--timeline`, `--folded`,
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
+ * `--stack-depth`) in, files out, through the analysis layer's call stacks and exports.
+ *
+ * The interface, the same for any command that decodes (`ptkit flow` uses it through
+ * analysis-unit.ts; `ptkit perf` can feed it from its per-CPU streams):
+ * ```ts
+ * const outputs = AnalysisOutputs.open(io, options, { elfs, nsPerTick, name });  // or an error message
+ * const feed = outputs.stream();     // a FlowTracker per decoded stream (CPU or trace file):
+ * feed.thread(pid, tid, comm);        //   the running thread changed (call feed.time(tscHi, tscLo) first)
+ * feed.insnRecord(insn);              //   every instruction decoded (InsnDecoder's Insn)
+ * feed.event(ev);                     //   every event, in order (its TSC moves the clock)
+ * feed.error(offset, message);        //   every decode error (a gap: stacks end there)
+ * const problem = outputs.finish();   // ends open frames, writes and closes the files
+ * ```
+ * Streams without thread information run as pid 0 / tid 0, named `name`.
+ * {@link StreamFeeds} does the same in the shape of `ptkit perf`'s sink (perf-stream.ts):
+ * its methods take the stream's `where` (pid, tid, TSC) and keep one feed per stream.
+ */
+import {
+  CallAnalysis,
+  type CallSink,
+  Coverage,
+  DEFAULT_DEPTH_LIMIT,
+  type FlowTracker,
+  FoldedStacks,
+  type FoldedWeight,
+  FrameNames,
+  JsonlWriter,
+  TimelineWriter,
+} from "../analysis/index.js";
+import { parseCUint } from "../cpu/index.js";
+import type { PtEvent } from "../event/index.js";
+import type { Insn } from "../flow/index.js";
+import { loadSymbols } from "./analysis-symbols.js";
+import type { CliIo, FileWriter } from "./io.js";
+
+export interface AnalysisOptions {
+  timeline?: string;
+  folded?: string;
+  foldedWeight: FoldedWeight;
+  coverage?: string;
+  aflMap?: string;
+  jsonl?: string;
+  /** Function names from the ELF files' symbol tables. */
+  symbols: boolean;
+  /** Stored frames per thread. */
+  depthLimit: number;
+}
+
+export function defaultAnalysisOptions(): AnalysisOptions {
+  return { foldedWeight: "insn", symbols: false, depthLimit: DEFAULT_DEPTH_LIMIT };
+}
+
+/** Whether any analysis output was asked for. */
+export function wantsAnalysis(o: AnalysisOptions): boolean {
+  return (
+    o.timeline !== undefined ||
+    o.folded !== undefined ||
+    o.coverage !== undefined ||
+    o.aflMap !== undefined ||
+    o.jsonl !== undefined
+  );
+}
+
+/** Whether the outputs use time (then the decoder should report time changes: tick events). */
+export function wantsTime(o: AnalysisOptions): boolean {
+  return (
+    o.timeline !== undefined || o.jsonl !== undefined || (o.folded !== undefined && o.foldedWeight === "time")
+  );
+}
+
+const FILE_OPTIONS: Record<string, "timeline" | "folded" | "coverage" | "aflMap" | "jsonl"> = {
+  "--timeline": "timeline",
+  "--folded": "folded",
+  "--coverage": "coverage",
+  "--afl-map": "aflMap",
+  "--jsonl": "jsonl",
+};
+
+/** The analysis option at argv[i]: words used (0: not one), or an error message. */
+export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[], i: number): number | string {
+  const arg = argv[i]!;
+  const value = argv[i + 1];
+  if (arg === "--symbols") {
+    o.symbols = true;
+    return 1;
+  }
+  const file = FILE_OPTIONS[arg];
+  if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth") return 0;
+  if (value === undefined || value === "" || value.startsWith("--")) return `${arg}: missing argument.`;
+  if (file !== undefined) o[file] = value;
+  else if (arg === "--folded-weight") {
+    if (value !== "insn" && value !== "time") return `${arg}: want insn or time: ${value}.`;
+    o.foldedWeight = value;
+  } else {
+    const n = parseCUint(value);
+    if (n === undefined || n < 1n || n > 1n << 24n)
+      return `${arg}: want a depth from 1 to 16777216: ${value}.`;
+    o.depthLimit = Number(n);
+  }
+  return 2;
+}
+
+export interface AnalysisContext {
+  /** The ELF files (`file[:base]`, as --elf takes them) whose symbols name functions with --symbols. */
+  elfs: readonly string[];
+  /** Nanoseconds per TSC tick when the TSC frequency is known (0: unknown). */
+  nsPerTick: number;
+  /** The name of the thread when a stream has no thread information (e.g. the trace file). */
+  name: string;
+}
+
+type FileKind = (typeof FILE_OPTIONS)[string];
+const FILE_KINDS: readonly FileKind[] = ["timeline", "jsonl", "folded", "coverage", "aflMap"];
+
+interface Output {
+  kind: FileKind;
+  path: string;
+  file: FileWriter;
+}
+
+export class AnalysisOutputs {
+  readonly analysis: CallAnalysis;
+  private readonly folded: FoldedStacks | undefined;
+  private readonly coverage: Coverage | undefined;
+
+  private constructor(
+    private readonly options: AnalysisOptions,
+    private readonly names: FrameNames,
+    private readonly files: readonly Output[],
+    private readonly context: AnalysisContext,
+  ) {
+    const sinks: CallSink[] = [];
+    let jsonl: JsonlWriter | undefined;
+    for (const { kind, file } of files) {
+      const write = (chunk: string) => file.write(chunk);
+      if (kind === "timeline") sinks.push(new TimelineWriter(write, names));
+      else if (kind === "jsonl") jsonl = new JsonlWriter(write, names);
+    }
+    if (options.folded !== undefined) {
+      this.folded = new FoldedStacks(names);
+      sinks.push(this.folded);
+    }
+    if (options.coverage !== undefined || options.aflMap !== undefined) this.coverage = new Coverage();
+    this.analysis = new CallAnalysis({
+      sinks,
+      coverage: this.coverage,
+      jsonl,
+      nsPerTick: context.nsPerTick,
+      depthLimit: options.depthLimit,
+    });
+  }
+
+  /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
+  static open(io: CliIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
+    const symbols = options.symbols ? loadSymbols(io, context.elfs) : undefined;
+    if (typeof symbols === "string") return symbols;
+    const files: Output[] = [];
+    for (const kind of FILE_KINDS) {
+      const path = options[kind];
+      if (path === undefined) continue;
+      try {
+        files.push({ kind, path, file: io.openWrite(path) });
+      } catch (e) {
+        for (const f of files) f.file.close();
+        return `cannot write ${path}: ${(e as Error).message}.`;
+      }
+    }
+    return new AnalysisOutputs(options, new FrameNames(symbols), files, context);
+  }
+
+  /** A feed for one decoded stream. */
+  stream(): FlowTracker {
+    return this.analysis.stream(this.context.name);
+  }
+
+  /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
+  finish(): string | undefined {
+    this.analysis.finish();
+    const problems: string[] = [];
+    for (const { kind, path, file } of this.files) {
+      try {
+        const write = (chunk: string) => file.write(chunk);
+        if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
+        else if (kind === "coverage")
+          this.coverage!.write(
+            write,
+            this.options.symbols ? (hi, lo) => this.names.symbol(hi, lo) : undefined,
+          );
+        else if (kind === "aflMap") file.write(this.coverage!.aflMap);
+        file.close();
+      } catch (e) {
+        problems.push(`cannot write ${path}: ${(e as Error).message}.`);
+      }
+    }
+    return problems.length > 0 ? problems.join(" ") : undefined;
+  }
+}
+
+/** Who runs a decoded stream and when, as `ptkit perf` tracks it (its PerfWhere fits). */
+export interface StreamWhere {
+  pid: number;
+  tid: number;
+  /** The TSC of the last timed event (0: none yet). */
+  tscHi: number;
+  tscLo: number;
+}
+
+/**
+ * The analysis fed like `ptkit perf`'s sink: one feed per decoded stream, told apart by
+ * the identity of the stream's `where` object (one per stream, updated in place).
+ */
+export class StreamFeeds {
+  private readonly feeds = new Map<StreamWhere, FlowTracker>();
+  private lastWhere: StreamWhere | undefined;
+  private lastFeed: FlowTracker | undefined;
+
+  constructor(private readonly outputs: AnalysisOutputs) {}
+
+  insn(where: StreamWhere, insn: Insn): void {
+    this.feed(where).insnRecord(insn);
+  }
+
+  event(where: StreamWhere, ev: PtEvent): void {
+    this.feed(where).event(ev);
+  }
+
+  error(where: StreamWhere, offset: number, message: string): void {
+    this.feed(where).error(offset, message);
+  }
+
+  /** The stream's thread changed (at the time in `where`). */
+  switched(where: StreamWhere): void {
+    this.moved(this.feed(where), where);
+  }
+
+  private feed(where: StreamWhere): FlowTracker {
+    if (where === this.lastWhere) return this.lastFeed!;
+    let feed = this.feeds.get(where);
+    if (feed === undefined) {
+      feed = this.outputs.stream();
+      this.feeds.set(where, feed);
+      this.moved(feed, where);
+    }
+    this.lastWhere = where;
+    this.lastFeed = feed;
+    return feed;
+  }
+
+  private moved(feed: FlowTracker, where: StreamWhere): void {
+    if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
+    feed.thread(where.pid, where.tid);
+  }
+}

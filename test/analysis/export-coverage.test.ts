@@ -1,0 +1,52 @@
+/**
+ * Coverage by hand: blocks and edges counted per execution, and the AFL bitmap index
+ * of AFL's QEMU mode ((addr >> 4) ^ (addr << 8) per block, XOR the previous one
+ * shifted right by one), with byte counters that wrap at 256.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Coverage } from "../../src/analysis/index.js";
+
+const loc = (addr: number) => ((addr >>> 4) ^ (addr << 8)) & 0xffff;
+
+test("the AFL index of an edge: location of the target XOR the previous location >> 1", () => {
+  const c = new Coverage();
+  c.restart(0x401000);
+  c.edge(0, 0x401005, 0, 0x401012);
+  assert.equal(loc(0x401000), 0x0100);
+  assert.equal(c.aflMap[0x0100], 1);
+  assert.equal(loc(0x401012), 0x1301);
+  assert.equal(c.aflMap[0x1301 ^ (0x0100 >>> 1)], 1);
+  // Kernel addresses: only the low 20 bits matter.
+  c.restart(0x81000010);
+  assert.equal(c.aflMap[loc(0x81000010)], 1);
+  let sum = 0;
+  for (const b of c.aflMap) sum += b;
+  assert.equal(sum, 3);
+});
+
+test("bitmap counters wrap at 256; blocks and edges count executions", () => {
+  const c = new Coverage();
+  for (let i = 0; i < 257; i++) {
+    c.restart(0x1000);
+    c.block(0, 0x1000, 0, 0x1008, 3);
+  }
+  assert.equal(c.aflMap[loc(0x1000)], 1);
+  const out: string[] = [];
+  c.edge(0xffffffff, 0x81000000, 0xffffffff, 0x81000100);
+  c.write((s) => out.push(s));
+  const doc = JSON.parse(out.join(""));
+  assert.deepEqual(doc.blocks, [{ start: "0x1000", end: "0x1008", insns: 3, count: 257 }]);
+  assert.deepEqual(doc.edges, [{ from: "0xffffffff81000000", to: "0xffffffff81000100", count: 1 }]);
+  assert.deepEqual(doc.dropped, { blocks: 0, edges: 0 });
+});
+
+test("past the table limit new blocks are dropped and counted", () => {
+  const c = new Coverage(2);
+  for (let i = 0; i < 5; i++) c.block(0, 0x1000 + 16 * i, 0, 0x1004 + 16 * i, 2);
+  const out: string[] = [];
+  c.write((s) => out.push(s));
+  const doc = JSON.parse(out.join(""));
+  assert.equal(doc.blocks.length, 2);
+  assert.deepEqual(doc.dropped, { blocks: 3, edges: 0 });
+});

@@ -1,0 +1,56 @@
+/**
+ * The analysis outputs fed as `ptkit perf` would feed them (StreamFeeds): two CPU
+ * streams whose threads switch, interleaved in time. Each thread gets its own track
+ * and call stack, even when it moves between streams.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { AnalysisOutputs, defaultAnalysisOptions, StreamFeeds } from "../../src/cli/analysis-outputs.js";
+import { FlowClass, Insn } from "../../src/flow/index.js";
+import { captureIo } from "../conformance/ptt.js";
+
+function insn(lo: number, size: number, iclass: number): Insn {
+  const i = new Insn();
+  i.ipLo = lo;
+  i.size = size;
+  i.iclass = iclass as Insn["iclass"];
+  return i;
+}
+
+test("per-CPU streams: a track and a call stack per thread", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-streams-"));
+  const io = captureIo(dir);
+  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.txt" };
+  const outputs = AnalysisOutputs.open(io, options, { elfs: [], nsPerTick: 1, name: "" });
+  assert.ok(outputs instanceof AnalysisOutputs);
+  const feeds = new StreamFeeds(outputs);
+  const cpu0 = { pid: 10, tid: 11, tscHi: 0, tscLo: 100 };
+  const cpu1 = { pid: 20, tid: 21, tscHi: 0, tscLo: 100 };
+  const call = insn(0x1000, 5, FlowClass.Call);
+  const body = insn(0x2000, 1, FlowClass.Other);
+  // Thread 11 calls into 0x2000 on CPU 0; thread 21 runs plain code on CPU 1.
+  feeds.insn(cpu0, call);
+  feeds.insn(cpu0, body);
+  feeds.insn(cpu1, insn(0x3000, 1, FlowClass.Other));
+  // Thread 11 moves to CPU 1 (CPU 0 idles): its stack goes with it, and it returns.
+  Object.assign(cpu1, { pid: 10, tid: 11, tscLo: 200 });
+  feeds.switched(cpu1);
+  feeds.insn(cpu1, insn(0x2001, 1, FlowClass.Return));
+  feeds.insn(cpu1, insn(0x1005, 1, FlowClass.Other));
+  assert.equal(outputs.finish(), undefined);
+  const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as {
+    traceEvents: { ph: string; tid: number; name: string; args?: { end?: string } }[];
+  };
+  const frames = doc.traceEvents
+    .filter((e) => e.ph === "X")
+    .map((e) => `${e.tid} ${e.name} ${e.args?.end ?? "return"}`);
+  assert.deepEqual(frames.sort(), ["11 0x1000 end", "11 0x2000 return", "21 0x3000 end"]);
+  assert.deepEqual(readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n").sort(), [
+    "0x1000 2",
+    "0x1000;0x2000 2",
+    "0x3000 1",
+  ]);
+});
