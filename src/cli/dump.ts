@@ -1,8 +1,10 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
 import { DUMP_HELP, parseDumpArgs } from "./dump-options.js";
 import { Dumper } from "./dumper.js";
+import { noPsbHint, traceFileProblem } from "./file-kind.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import { type CliIo, LineWriter } from "./io.js";
+import { Progress } from "./progress.js";
 import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
@@ -22,7 +24,10 @@ export function runDump(argv: readonly string[], io: CliIo): number {
   }
   const { options } = args;
   if (options.file === undefined) {
-    io.stderr("ptkit dump: No processor trace file specified.\nUse --help or -h for help.\n");
+    io.stderr(
+      `ptkit dump: No processor trace file specified.\n${DUMP_HELP.split("\n")[0]}\n` +
+        "example: ptkit dump trace.pt\nUse --help or -h for help.\n",
+    );
     return 1;
   }
   const range = parseFileRange(options.file);
@@ -30,14 +35,24 @@ export function runDump(argv: readonly string[], io: CliIo): number {
     io.stderr(`ptkit dump: bad file ${options.file}: ${range}.\n`);
     return 1;
   }
-  const out = new LineWriter(io.stdout);
+  let progress: Progress | undefined;
+  // The progress line is cleared before each piece of the listing (both may go to the terminal).
+  const out = new LineWriter((text) => {
+    progress?.done();
+    io.stdout(text);
+  });
   const fail = (message: string): number => {
     out.flush();
     io.stderr(`ptkit dump: ${message}\n`);
     return 1;
   };
   // Errata diagnostics come before loading, as in ptdump.
-  const dumper = new Dumper(options, out, (note) => io.stderr(`ptkit dump: ${note}\n`));
+  const dumper = new Dumper(options, out, (note) => {
+    progress?.done();
+    io.stderr(`ptkit dump: ${note}\n`);
+  });
+  const problem = traceFileProblem(io, range.path);
+  if (problem !== undefined) return fail(problem);
   const buf = loadFileRange(io, range);
   if (typeof buf === "string") return fail(buf);
   if (options.sideband.channels.length > 0) {
@@ -45,7 +60,12 @@ export function runDump(argv: readonly string[], io: CliIo): number {
     if (typeof session === "string") return fail(session);
     dumper.sideband = session;
   }
+  const bar = new Progress(io, "dumping", buf.length);
+  progress = bar;
+  dumper.onProgress = (offset) => bar.update(offset);
   dumper.run(buf);
   out.flush();
+  bar.done();
+  if (!dumper.synced) io.stderr(`ptkit dump: ${noPsbHint(io, range.path)}.\n`);
   return 0;
 }

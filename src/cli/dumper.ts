@@ -30,6 +30,9 @@ import type { DumpOptions } from "./dump-options.js";
 import type { LineWriter } from "./io.js";
 import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
 
+/** Packets between progress reports. */
+const PROGRESS_EVERY = 1 << 16;
+
 /** The tracking columns of one line. */
 interface Track {
   id: string;
@@ -50,6 +53,10 @@ export class Dumper {
   private readonly prevFcr = new U64();
   /** Sideband whose records are printed as trace time passes them (--pevent). */
   sideband: SidebandSession | undefined;
+  /** Whether the dump found a place to start (a PSB, or the first byte with --no-sync). */
+  synced = false;
+  /** Called with the trace offset every {@link PROGRESS_EVERY} packets. */
+  onProgress: ((offset: number) => void) | undefined;
 
   /**
    * @param warn receives notes that ptdump does not print (stdout stays ptdump's),
@@ -95,7 +102,9 @@ export class Dumper {
   run(buf: Uint8Array): void {
     const decoder = new PacketDecoder(buf, { quirks: packetQuirks(this.config.errata) });
     const pkt = new Packet();
+    let count = 0;
     let status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
+    this.synced = status >= 0;
     if (status < 0) {
       if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
       else this.dumpAllSideband();
@@ -124,6 +133,7 @@ export class Dumper {
         continue;
       }
       this.dumpPacket(buf, offset, pkt);
+      if (++count % PROGRESS_EVERY === 0) this.onProgress?.(offset);
     }
   }
 

@@ -1,4 +1,7 @@
-/** A one-line progress bar on stderr, shown only when stderr is a terminal. */
+/**
+ * A one-line progress bar on stderr, shown only when stderr is a terminal (never in
+ * pipes or files); redrawn at most every 100 ms.
+ */
 import type { CliIo } from "./io.js";
 
 export class Progress {
@@ -22,6 +25,13 @@ export class Progress {
     this.io.stderr(
       `\r${this.label} [${"#".repeat(filled)}${" ".repeat(width - filled)}] ${(frac * 100).toFixed(0)}%`,
     );
+    this.shown = true;
+  }
+
+  /** Show `text` in place of the bar, for work whose progress cannot be measured. */
+  status(text: string): void {
+    if (!this.io.stderrIsTty) return;
+    this.io.stderr(`\r\x1b[K${text}`);
     this.shown = true;
   }
 

@@ -1,4 +1,5 @@
 /** The `ptkit` command line: subcommand dispatch (the bin entry is main.ts). */
+import { runDemo } from "./demo.js";
 import { runDump } from "./dump.js";
 import { runFlow } from "./flow.js";
 import type { CliIo } from "./io.js";
@@ -11,6 +12,7 @@ import { runSymbols } from "./symbols-cmd.js";
 import { VERSION } from "./version.js";
 
 const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
+  demo: { run: runDemo, summary: "decode the bundled sample: a summary and a timeline (npm start)" },
   dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
   flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
   perf: { run: runPerf, summary: "decode the Intel PT in a perf.data file, like perf script --itrace" },
@@ -33,6 +35,7 @@ ${Object.entries(COMMANDS)
 Run 'ptkit <command> --help' for a command's options and examples.
 
 examples:
+  ptkit demo
   ptkit dump trace.pt
   ptkit flow --elf ./a.out --pt trace.pt
   ptkit perf --branches perf.data

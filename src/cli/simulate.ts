@@ -9,7 +9,9 @@ import { LackeyConverter } from "../unit/exec/lackey.js";
 import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
 import { MsrFile, msrName, PRESET_NAMES, presetCapabilities } from "../unit/index.js";
+import { type FileKind, fileKind, HEAD_BYTES, openError } from "./file-kind.js";
 import type { CliIo } from "./io.js";
+import { Progress } from "./progress.js";
 import { KERNEL_CODE, ProcessImage } from "./simulate-image.js";
 import { MemoryOutput } from "./simulate-memory.js";
 import { type ExecFormat, parseSimulateArgs, type SimulateArgs } from "./simulate-options.js";
@@ -73,6 +75,9 @@ examples:
   ptkit simulate --topa 4K,4K,8K+stop --memory mem -o t.pt run.bin
 `;
 
+/** The usage lines of {@link HELP}. */
+const USAGE = HELP.slice(0, HELP.indexOf("\n\n"));
+
 /** Read lackey logs in pieces this big (logs run to gigabytes). */
 const CHUNK = 1 << 22;
 
@@ -83,7 +88,7 @@ export function runSimulate(argv: readonly string[], io: CliIo): number {
     return 0;
   }
   if ("error" in args) {
-    io.stderr(`ptkit simulate: ${args.error}.\nUse --help or -h for help.\n`);
+    io.stderr(`ptkit simulate: ${args.error}.\n${USAGE}\nUse --help or -h for help.\n`);
     return 1;
   }
   try {
@@ -176,39 +181,58 @@ function loadExecution(args: SimulateArgs, io: CliIo): Loaded | string {
     const dir = args.saveLog === undefined ? mkdtempSync(join(tmpdir(), "ptkit-simulate-")) : undefined;
     const log = args.saveLog === undefined ? join(dir!, "lackey.log") : resolve(io.cwd, args.saveLog);
     try {
+      const running = new Progress(io, "", 0);
+      running.status(`running ${args.input.command.join(" ")} under valgrind's lackey...`);
       const run = runUnderLackey(args.input.command, log, io.cwd);
+      running.done();
       if (typeof run === "string") return run;
       // The program's output goes to stderr: stdout is the summary, for scripts.
       io.stderr(run.stdout + run.stderr);
+      // No log: valgrind did not start the program (its own message is above).
+      if (openError(io, log) !== undefined) return notStarted(args.input.command[0]!, io);
       return convertLog(log, args, io);
     } finally {
       if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     }
   }
   const file = args.input.file;
-  let size: number;
-  try {
-    size = io.fileSize(file);
-  } catch (e) {
-    return `cannot read ${file}: ${(e as Error).message}`;
-  }
-  const format = args.format ?? detectFormat(io.readRange(file, 0, Math.min(size, 4096)));
-  if (format === undefined)
-    return `${file}: not an execution (JSON Lines, binary) or a lackey log; use --format`;
+  const problem = openError(io, file, "cannot read");
+  if (problem !== undefined) return problem;
+  const size = io.fileSize(file);
+  const head = io.readRange(file, 0, Math.min(size, HEAD_BYTES));
+  const kind = fileKind(head);
+  const format = args.format ?? (kind === undefined ? undefined : FORMAT_OF[kind]);
+  if (format === undefined) return notAnExecution(file, kind);
   if (format === "lackey") return convertLog(file, args, io);
   const bytes = io.readFile(file);
   return { execution: format === "jsonl" ? readExecJsonl(bytes) : readExecBinary(bytes) };
 }
 
-/** JSON Lines start with "{", binary executions with PTKEXEC, valgrind logs with "==<pid>==". */
-function detectFormat(head: Uint8Array): ExecFormat | undefined {
-  const text = new TextDecoder().decode(head);
-  if (text.startsWith("PTKEXEC")) return "binary";
-  const first = text.trimStart();
-  if (first.startsWith("{")) return "jsonl";
-  if (/^(==|--)\d+(==|--)/.test(first) || /^I {2}[0-9a-f]+,\d+$/m.test(text)) return "lackey";
-  return undefined;
+/** valgrind could not start `program`: say how to name it. */
+function notStarted(program: string, io: CliIo): string {
+  const local = !program.includes("/") && openError(io, program) === undefined;
+  return `valgrind could not run '${program}'${local ? `: a program in the current directory is run as ./${program}` : ""}`;
 }
+
+/** Why `file` is not an execution, from what it looks like, with the command that takes it. */
+function notAnExecution(file: string, kind: FileKind | undefined): string {
+  switch (kind) {
+    case "elf":
+      return `${file} is a program (ELF), not an execution: run it under valgrind with 'ptkit simulate -o trace.pt -- ${file.includes("/") ? file : `./${file}`}'`;
+    case "trace":
+      return `${file} is already an Intel PT trace: list its packets with 'ptkit dump ${file}'`;
+    case "perf":
+      return `${file} is a perf.data file: decode its Intel PT with 'ptkit perf ${file}'`;
+  }
+  return `${file}: not an execution (JSON Lines, binary) or a lackey log; use --format`;
+}
+
+/** The execution format of each kind of file that holds one. */
+const FORMAT_OF: Partial<Record<FileKind, ExecFormat>> = {
+  "exec-binary": "binary",
+  "exec-jsonl": "jsonl",
+  lackey: "lackey",
+};
 
 /** Convert a lackey log, reading it in chunks and mapping the objects it names. */
 function convertLog(path: string, args: SimulateArgs, io: CliIo): Loaded | string {
@@ -219,8 +243,13 @@ function convertLog(path: string, args: SimulateArgs, io: CliIo): Loaded | strin
     ...(args.cr3 === undefined ? {} : { cr3: args.cr3 }),
   });
   const size = io.fileSize(path);
-  for (let at = 0; at < size; at += CHUNK) converter.push(io.readRange(path, at, Math.min(CHUNK, size - at)));
+  const progress = new Progress(io, "converting the lackey log", size);
+  for (let at = 0; at < size; at += CHUNK) {
+    progress.update(at);
+    converter.push(io.readRange(path, at, Math.min(CHUNK, size - at)));
+  }
   const r = converter.finish();
+  progress.done();
   for (const problem of image.problems) io.stderr(`ptkit simulate: warning: cannot map ${problem}\n`);
   for (const i of r.issues) io.stderr(`ptkit simulate: ${path}:${i.line}: ${i.message}\n`);
   if (r.stats.issues > r.issues.length)

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { errorMessage, PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/index.js";
 import { collectStats, type TraceStats } from "../packet/stats.js";
+import { noPsbHint, traceFileProblem } from "./file-kind.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
@@ -35,7 +36,10 @@ export function runStats(argv: readonly string[], io: CliIo): number {
   }
   const file = parsed.positionals[0];
   if (file === undefined || parsed.positionals.length > 1) {
-    io.stderr("ptkit stats: expected exactly one trace file.\nUse --help or -h for help.\n");
+    io.stderr(
+      `ptkit stats: expected exactly one trace file.\n${HELP.split("\n")[0]}\n` +
+        "example: ptkit stats trace.pt\nUse --help or -h for help.\n",
+    );
     return 1;
   }
   const maxErrors = Number(parsed.values["max-errors"] ?? 20);
@@ -44,16 +48,25 @@ export function runStats(argv: readonly string[], io: CliIo): number {
     return 1;
   }
   const range = parseFileRange(file);
-  const buf = typeof range === "string" ? `bad file ${file}: ${range}.` : loadFileRange(io, range);
+  if (typeof range === "string") {
+    io.stderr(`ptkit stats: bad file ${file}: ${range}.\n`);
+    return 1;
+  }
+  const buf = traceFileProblem(io, range.path) ?? loadFileRange(io, range);
   if (typeof buf === "string") {
     io.stderr(`ptkit stats: ${buf}\n`);
     return 1;
   }
   const progress = new Progress(io, "decoding", buf.length);
   const start = performance.now();
-  const stats = collectStats(buf, { onProgress: (at) => progress.update(at), maxErrors });
+  const stats = collectStats(buf, {
+    onProgress: (at) => progress.update(at),
+    progressBytes: 1 << 20,
+    maxErrors,
+  });
   const seconds = (performance.now() - start) / 1000;
   progress.done();
+  if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range.path)}.\n`);
   io.stdout(
     parsed.values.json
       ? `${JSON.stringify(statsJson(stats, seconds))}\n`

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
 import { Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -131,5 +132,80 @@ describe("ptkit dump", () => {
     assert.equal(run(dir, "dump", "--quiet", "t.pt").out, "");
     const raw = run(dir, "dump", "--raw", "--no-offset", "t.pt").out.split("\n")[1]!;
     assert.match(raw, /^0223 +psbend$/);
+  });
+});
+
+describe("ptkit dump: what to do next, and progress", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-dump-help-"));
+  writeFileSync(join(dir, "perf.data"), new TextEncoder().encode("PERFILE2".padEnd(104, "\0")));
+  writeFileSync(join(dir, "notes.txt"), "some notes\nabout a trace\n");
+  writeFileSync(join(dir, "noise.bin"), new Uint8Array(300).fill(0xc9));
+  const elf = join(BUNDLED_SAMPLE, "sample.elf");
+
+  test("no file: the usage and an example", () => {
+    const r = run(dir, "dump");
+    assert.equal(r.code, 1);
+    assert.match(r.err, /\nusage: ptkit dump \[<options>\] <ptfile>.*\nexample: ptkit dump trace\.pt\n/);
+  });
+
+  test("a missing file: the path looked for and the current directory", () => {
+    const r = run(dir, "dump", "sub/missing.pt");
+    assert.equal(r.code, 1);
+    assert.equal(
+      r.err,
+      `ptkit dump: failed to open sub/missing.pt: no such file (looked for ${join(dir, "sub/missing.pt")}; ` +
+        `the current directory is ${dir}).\n`,
+    );
+  });
+
+  test("a program, a perf.data file: what they are and the command that takes them", () => {
+    const e = run(dir, "dump", elf);
+    assert.equal(e.code, 1);
+    assert.equal(e.out, "");
+    assert.match(
+      e.err,
+      /is an ELF file \(a program or library\), not a trace: .*'ptkit flow --elf .*sample\.elf --pt <trace>'/,
+    );
+    const p = run(dir, "dump", "perf.data");
+    assert.equal(p.code, 1);
+    assert.match(p.err, /perf\.data looks like a perf\.data file: use 'ptkit perf perf\.data'/);
+    writeFileSync(join(dir, "t.pt.gz"), Uint8Array.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0]));
+    assert.match(run(dir, "dump", "t.pt.gz").err, /t\.pt\.gz is compressed: decompress it first/);
+  });
+
+  test("no PSB: what the file looks like, or how to dump it anyway", () => {
+    const text = run(dir, "dump", "notes.txt");
+    assert.equal(text.out, "");
+    assert.match(text.err, /notes\.txt is text, not a binary Intel PT trace/);
+    const noise = run(dir, "dump", "noise.bin");
+    assert.match(noise.err, /no PSB packet in noise\.bin: .*ptkit dump --no-sync/);
+    assert.equal(run(dir, "dump", "--no-sync", "noise.bin").err, "");
+  });
+
+  test("a progress bar on a terminal only, cleared before the listing", () => {
+    // PSB, PSBEND and 200,000 PADs: several progress reports.
+    const enc = new PacketEncoder();
+    const pkt = new Packet();
+    pkt.type = PacketType.Psb;
+    enc.emit(pkt);
+    pkt.type = PacketType.PsbEnd;
+    enc.emit(pkt);
+    writeFileSync(join(dir, "pads.pt"), Uint8Array.from([...enc.bytes(), ...new Uint8Array(200_000)]));
+    const io = { ...captureIo(dir), stderrIsTty: true };
+    const chunks: string[] = [];
+    io.stdout = (t) => chunks.push(t);
+    io.stderr = (t) => chunks.push(`<err>${t}`);
+    assert.equal(main(["dump", "--no-pad", "pads.pt"], io), 0);
+    assert.ok(
+      chunks.some((c) => /^<err>\rdumping \[#* *\] \d+%$/.test(c)),
+      "a bar",
+    );
+    const bars = chunks.filter((c) => c.startsWith("<err>"));
+    assert.equal(bars.at(-1), "<err>\r\x1b[K", "cleared at the end");
+    // Every piece of the listing comes after the bar was cleared.
+    chunks.forEach((c, i) => {
+      if (!c.startsWith("<err>") && i > 0) assert.equal(chunks[i - 1], "<err>\r\x1b[K");
+    });
+    assert.equal(run(dir, "dump", "--no-pad", "pads.pt").err, "");
   });
 });

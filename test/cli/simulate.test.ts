@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
 import { parseSimulateArgs } from "../../src/cli/simulate-options.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
@@ -183,6 +184,57 @@ describe("ptkit simulate", () => {
     const bad = ptkit("simulate", "-o", "x.pt", "bad.jsonl");
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /line 1/);
+  });
+
+  test("errors say what to do next", () => {
+    const none = ptkit("simulate");
+    assert.equal(none.code, 1);
+    assert.match(
+      none.stderr,
+      /expected one execution file, or '-- <command>'\.\nusage: ptkit simulate .*\n {7}ptkit simulate .*-- <command>/,
+    );
+    assert.match(
+      ptkit("simulate", "-o", "x.pt", "missing.jsonl").stderr,
+      new RegExp(
+        `cannot read missing\\.jsonl: no such file \\(looked for ${join(dir, "missing.jsonl")}; the current directory is ${dir}\\)`,
+      ),
+    );
+    const elf = join(BUNDLED_SAMPLE, "sample.elf");
+    const program = ptkit("simulate", "-o", "x.pt", elf);
+    assert.equal(program.code, 1);
+    assert.equal(
+      program.stderr,
+      `ptkit simulate: ${elf} is a program (ELF), not an execution: run it under valgrind with 'ptkit simulate -o trace.pt -- ${elf}'\n`,
+    );
+    const trace = ptkit("simulate", "-o", "x.pt", join(BUNDLED_SAMPLE, "sample.pt"));
+    assert.match(
+      trace.stderr,
+      /sample\.pt is already an Intel PT trace: list its packets with 'ptkit dump .*sample\.pt'/,
+    );
+  });
+
+  test("a program valgrind cannot start: how to name it", {
+    skip: valgrindVersion() === undefined && "valgrind is not installed",
+  }, () => {
+    const r = ptkit("simulate", "-o", "x.pt", "--", "code.bin");
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /ptkit simulate: valgrind could not run 'code\.bin': a program in the current directory is run as \.\/code\.bin\n$/,
+    );
+    const nowhere = ptkit("simulate", "-o", "x.pt", "--", "/no/such/program");
+    assert.match(nowhere.stderr, /valgrind could not run '\/no\/such\/program'\n$/);
+  });
+
+  test("progress on a terminal only: the valgrind run, then the log's conversion", {
+    skip: valgrindVersion() === undefined && "valgrind is not installed",
+  }, () => {
+    const io = { ...captureIo(dir), stderrIsTty: true };
+    assert.equal(main(["simulate", "-o", "true.pt", "--", "/bin/true"], io), 0);
+    const err = io.err.join("").replaceAll("\x1b[K", "<clear>");
+    assert.match(err, /^\r<clear>running \/bin\/true under valgrind's lackey\.\.\.\r<clear>/);
+    assert.match(err, /\rconverting the lackey log \[#* *\] \d+%\r<clear>/);
+    assert.equal(ptkit("simulate", "-o", "true.pt", "--", "/bin/true").stderr, "");
   });
 
   test("says so when valgrind is missing", () => {

@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
 import { collectStats, ErrorCode, Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -103,5 +104,40 @@ describe("ptkit stats", () => {
     assert.match(run("--bogus", "t.pt").err, /Unknown option '--bogus'/);
     assert.match(run("nope.pt").err, /failed to open nope\.pt/);
     assert.match(run("--help").out, /usage: ptkit stats/);
+    assert.match(run("--help").out, /^examples:\n {2}ptkit stats trace\.pt\n/m);
+  });
+
+  test("errors say what to do next", () => {
+    const none = run();
+    assert.match(
+      none.err,
+      /expected exactly one trace file\.\nusage: ptkit stats .*\nexample: ptkit stats trace\.pt\n/,
+    );
+    assert.match(
+      run("nope.pt").err,
+      new RegExp(
+        `failed to open nope\\.pt: no such file \\(looked for ${join(dir, "nope.pt")}; the current directory is ${dir}\\)`,
+      ),
+    );
+    const elf = run(join(BUNDLED_SAMPLE, "sample.elf"));
+    assert.equal(elf.code, 1);
+    assert.match(elf.err, /sample\.elf is an ELF file \(a program or library\), not a trace/);
+    writeFileSync(join(dir, "run.jsonl"), '{"k":"insn","ip":"0x401000","size":2,"class":"other"}\n');
+    const exec = run("run.jsonl");
+    assert.equal(exec.code, 0, "the statistics of what may still be a trace");
+    assert.match(exec.out, /^psb segments 0$/m);
+    assert.match(exec.err, /run\.jsonl looks like an execution .*'ptkit simulate -o trace\.pt run\.jsonl'/);
+  });
+
+  test("a progress bar on a terminal only", () => {
+    const pads = new Uint8Array(3 << 20);
+    pads.set(bytes);
+    writeFileSync(join(dir, "big.pt"), pads);
+    const io = { ...captureIo(dir), stderrIsTty: true };
+    assert.equal(main(["stats", "big.pt"], io), 0);
+    const err = io.err.join("");
+    assert.match(err, /^\rdecoding \[#* *\] \d+%/);
+    assert.ok(err.endsWith("\r\x1b[K"), "the bar is cleared");
+    assert.equal(run("big.pt").err, "");
   });
 });

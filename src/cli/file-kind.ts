@@ -1,0 +1,128 @@
+/**
+ * Helpful errors for the commands that read files: where a missing file was looked
+ * for, and what a file that is not what the command wants looks like instead (with
+ * the command that takes it).
+ */
+import { resolve } from "node:path";
+import { PacketDecoder } from "../packet/index.js";
+import type { CliIo } from "./io.js";
+
+/** Bytes of a file's head that {@link fileKind} looks at. */
+export const HEAD_BYTES = 4096;
+
+/**
+ * Kinds of file by their first bytes. The first five are sure (a magic number, or a
+ * PSB packet for a trace); the last three are only a guess (a raw trace may start
+ * with any byte).
+ */
+export type FileKind =
+  | "elf"
+  | "perf"
+  | "exec-binary"
+  | "trace"
+  | "compressed"
+  | "lackey"
+  | "exec-jsonl"
+  | "text";
+
+const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0));
+
+const MAGIC: readonly [FileKind, readonly number[]][] = [
+  ["elf", [0x7f, ...ascii("ELF")]],
+  ["perf", ascii("PERFILE2")],
+  ["exec-binary", ascii("PTKEXEC")],
+  ["compressed", [0x1f, 0x8b]], // gzip
+  ["compressed", [0x28, 0xb5, 0x2f, 0xfd]], // zstd
+  ["compressed", [0xfd, ...ascii("7zXZ")]], // xz
+];
+
+/** What the first bytes of a file say it is; undefined when they say nothing. */
+export function fileKind(head: Uint8Array): FileKind | undefined {
+  for (const [kind, magic] of MAGIC)
+    if (head.length >= magic.length && magic.every((b, i) => head[i] === b)) return kind;
+  // A trace need not start with a PSB, but one comes every few KB.
+  if (new PacketDecoder(head).syncForward() >= 0) return "trace";
+  const text = new TextDecoder().decode(head);
+  if (/^(==|--)\d+(==|--)/.test(text.trimStart()) || /^I {2}[0-9a-f]+,\d+$/m.test(text)) return "lackey";
+  if (text.trimStart().startsWith("{")) return "exec-jsonl";
+  if (head.length > 0 && head.every((b) => b === 9 || b === 10 || b === 13 || (b >= 32 && b < 127)))
+    return "text";
+  return undefined;
+}
+
+/** Whether `kind` comes from a magic number (so the file surely is of that kind). */
+export function isSureKind(kind: FileKind | undefined): boolean {
+  return kind !== undefined && kind !== "lackey" && kind !== "exec-jsonl" && kind !== "text";
+}
+
+/** What to say about a file of `kind` given where a raw Intel PT trace was expected. */
+export function notATraceHint(path: string, kind: FileKind): string | undefined {
+  switch (kind) {
+    case "elf":
+      return `${path} is an ELF file (a program or library), not a trace: decode a trace against it with 'ptkit flow --elf ${path} --pt <trace>'`;
+    case "perf":
+      return `${path} looks like a perf.data file: use 'ptkit perf ${path}' (or 'ptkit perf-dump --aux <dir> ${path}' to extract its Intel PT)`;
+    case "exec-binary":
+    case "exec-jsonl":
+    case "lackey":
+      return `${path} looks like an execution or a valgrind lackey log: make its trace with 'ptkit simulate -o trace.pt ${path}'`;
+    case "compressed":
+      return `${path} is compressed: decompress it first`;
+    case "text":
+      return `${path} is text, not a binary Intel PT trace`;
+    case "trace":
+      return undefined;
+  }
+}
+
+/** The head of a file for {@link fileKind}; empty when it cannot be read. */
+export function readHead(io: CliIo, path: string): Uint8Array {
+  try {
+    return io.readRange(path, 0, Math.min(HEAD_BYTES, io.fileSize(path)));
+  } catch {
+    return new Uint8Array(0);
+  }
+}
+
+/** System errors in words. */
+const OPEN_ERRORS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EISDIR: "it is a directory",
+};
+
+/**
+ * Undefined when `path` can be opened; otherwise `<failed> <path>: <why>` and where
+ * it was looked for (the resolved path and the current directory).
+ */
+export function openError(io: CliIo, path: string, failed = "failed to open"): string | undefined {
+  try {
+    io.fileSize(path);
+    return undefined;
+  } catch (e) {
+    const why = OPEN_ERRORS[(e as NodeJS.ErrnoException).code ?? ""] ?? (e as Error).message;
+    return `${failed} ${path}: ${why} (looked for ${resolve(io.cwd, path)}; the current directory is ${io.cwd}).`;
+  }
+}
+
+/**
+ * Why `path` cannot be read as a raw Intel PT trace (it cannot be opened, or its
+ * magic number says it is something else), or undefined when it may be one.
+ */
+export function traceFileProblem(io: CliIo, path: string): string | undefined {
+  const open = openError(io, path);
+  if (open !== undefined) return open;
+  const kind = fileKind(readHead(io, path));
+  return isSureKind(kind) ? notATraceHint(path, kind!) : undefined;
+}
+
+/** What to say when no PSB was found in `path`: what it looks like, or how to go on. */
+export function noPsbHint(io: CliIo, path: string): string {
+  const kind = fileKind(readHead(io, path));
+  const looks = kind === undefined ? undefined : notATraceHint(path, kind);
+  return (
+    looks ??
+    `no PSB packet in ${path}: it is not an Intel PT trace, or a piece of one that holds no sync point ` +
+      "(ptkit dump --no-sync decodes from its first byte)"
+  );
+}
