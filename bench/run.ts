@@ -9,12 +9,15 @@
  *    lackey, in several configurations.
  * 3. Flow decoding (flow.ts): that trace through ptkit's block and instruction
  *    decoders and libipt's, which must agree on the instruction count.
+ * 4. Analysis (analysis.ts): call stacks, the timeline and folded stacks on top of
+ *    decoding the same execution's trace with timing packets.
  * Prints tables, or JSON with --json.
  */
 import { readFileSync } from "node:fs";
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { PACKET_NAMES, PACKET_TYPE_COUNT, PacketType } from "../src/packet/index.js";
+import { type AnalysisBench, measureAnalysis } from "./analysis.js";
 import { type FlowBench, measureFlow } from "./flow.js";
 import { type GenerateBench, measureGenerate } from "./generate.js";
 import { type LibiptOutcome, runLibipt } from "./libipt.js";
@@ -266,6 +269,7 @@ function main(): void {
   if (!opt.json) process.stdout.write("generation and flow benchmarks: preparing the gzip workload...\n");
   const gen = measureGenerate({ runs: opt.runs });
   const flow = measureFlow({ runs: opt.runs, libipt: opt.libipt });
+  const analysis = measureAnalysis({ runs: opt.runs });
 
   if (opt.json) {
     const json = {
@@ -296,6 +300,7 @@ function main(): void {
       counts: { ptkit: ptkitCounts, libipt: lib.ok ? lib.result.counts : undefined, match: countsMatch },
       generate: gen,
       flow,
+      analysis,
       problems,
     };
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
@@ -365,6 +370,8 @@ function main(): void {
     logGenerate(log, gen);
     log();
     logFlow(log, flow);
+    log();
+    logAnalysis(log, analysis);
   }
 
   if (problems.length) {
@@ -408,6 +415,28 @@ function logFlow(log: (s?: string) => void, flow: FlowBench | { skip: string }):
   }
   log(table(rows, [1, 2, 3, 4]));
   if (flow.libiptSkipped) log(`libipt flow comparison skipped: ${flow.libiptSkipped}`);
+}
+
+function logAnalysis(log: (s?: string) => void, a: AnalysisBench | { skip: string }): void {
+  if ("skip" in a) {
+    log(`analysis benchmark skipped: ${a.skip}`);
+    return;
+  }
+  log(`analysis the same execution's trace with TSC, MTC and CYC: ${fmtInt(a.traceBytes)} bytes`);
+  const base = a.rows[0]!;
+  const rows = [["what", "instructions", "best ms", "M insn/s", "vs decode only"]];
+  for (const r of a.rows)
+    rows.push([
+      r.what,
+      fmtInt(r.insns),
+      fmt(r.bestNs / 1e6, 1),
+      fmt(r.mInsnPerSec, 1),
+      `${fmt(r.bestNs / base.bestNs, 2)}x time`,
+    ]);
+  log(table(rows, [1, 2, 3, 4]));
+  const t = a.rows.find((r) => r.outputBytes !== undefined);
+  if (t)
+    log(`         timeline: ${fmtInt(a.timelineEvents)} events, ${fmt(t.outputBytes! / 1e6, 1)} MB of JSON`);
 }
 
 main();
