@@ -158,7 +158,7 @@ export interface PerfEvent {
 }
 
 /** The sample_id trailer's fields, in file order, 8 bytes each. */
-const TRAILER_BITS = [
+export const TRAILER_BITS = [
   SampleType.Tid,
   SampleType.Time,
   SampleType.Id,

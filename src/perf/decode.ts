@@ -9,6 +9,7 @@ import { hexBytes } from "./bytes.js";
 import { FieldCursor } from "./cursor.js";
 import { parseBuildIds } from "./features.js";
 import type { PerfRecord } from "./record.js";
+import { FieldKind, type FieldSpec, MMAP2_BUILD_ID, RECORD_LAYOUTS } from "./record-layout.js";
 import { AuxFlag, featureName, Misc, RecordType } from "./types.js";
 
 /** The names of an AUX record's flags (PERF_AUX_FLAG_*), plus the PMU format type (bits 8-15) when set. */
@@ -31,104 +32,60 @@ export interface DecodedRecord {
   problem?: string;
 }
 
+/** A field of `kind` from `c`, in perf's value form. */
+function readField(c: FieldCursor, kind: FieldKind): FieldValue {
+  switch (kind) {
+    case FieldKind.S32:
+      return c.s32();
+    case FieldKind.U32:
+      return c.u32();
+    case FieldKind.U16:
+      return c.u16();
+    case FieldKind.U64:
+      return c.u64();
+    case FieldKind.Count:
+      return c.u64n();
+  }
+}
+
+/** Read `fields` from `c` into `f`. */
+function readFields(c: FieldCursor, fields: readonly FieldSpec[], f: Record<string, FieldValue>): void {
+  for (const [name, kind] of fields) f[name] = readField(c, kind);
+}
+
 /** Decode the fields of `rec` (the sample_id trailer is not included: see PerfDataReader.sampleId). */
 export function decodeRecord(rec: PerfRecord): DecodedRecord {
   const c = new FieldCursor(rec.bytes, 8, rec.size);
   const f: Record<string, FieldValue> = {};
-  const pidTid = () => {
-    f.pid = c.s32();
-    f.tid = c.s32();
-  };
+  const layout = RECORD_LAYOUTS[rec.type];
+  if (rec.type === RecordType.Mmap2 && rec.misc & Misc.MmapBuildId) {
+    readFields(c, MMAP2_BUILD_ID.before, f);
+    const size = Math.min(c.u8(), 20);
+    c.skip(3);
+    f.buildId = hexBytes(c.bytes(20).subarray(0, size));
+    readFields(c, MMAP2_BUILD_ID.after, f);
+    f.filename = c.restString();
+  } else if (layout) {
+    readFields(c, layout.fields, f);
+    if (layout.string) f[layout.string] = c.restString();
+  }
   switch (rec.type) {
-    case RecordType.Mmap:
-      pidTid();
-      f.addr = c.u64();
-      f.len = c.u64();
-      f.pgoff = c.u64();
-      f.filename = c.restString();
-      break;
-    case RecordType.Mmap2: {
-      pidTid();
-      f.addr = c.u64();
-      f.len = c.u64();
-      f.pgoff = c.u64();
-      if (rec.misc & Misc.MmapBuildId) {
-        const size = Math.min(c.u8(), 20);
-        c.skip(3);
-        f.buildId = hexBytes(c.bytes(20).subarray(0, size));
-      } else {
-        f.maj = c.u32();
-        f.min = c.u32();
-        f.ino = c.u64();
-        f.inoGeneration = c.u64();
-      }
-      f.prot = c.u32();
-      f.flags = c.u32();
-      f.filename = c.restString();
-      break;
-    }
     case RecordType.Comm:
-      pidTid();
-      f.comm = c.restString();
       f.exec = (rec.misc & Misc.CommExec) !== 0;
       break;
-    case RecordType.Exit:
-    case RecordType.Fork:
-      f.pid = c.s32();
-      f.ppid = c.s32();
-      f.tid = c.s32();
-      f.ptid = c.s32();
-      f.time = c.u64();
-      break;
-    case RecordType.Lost:
-      f.id = c.u64n();
-      f.lost = c.u64n();
-      break;
-    case RecordType.Throttle:
-    case RecordType.Unthrottle:
-      f.time = c.u64();
-      f.id = c.u64n();
-      f.streamId = c.u64n();
-      break;
-    case RecordType.Aux: {
-      f.auxOffset = c.u64n();
-      f.auxSize = c.u64n();
-      const flags = c.u64n();
-      f.flags = flags;
-      f.flagNames = auxFlagNames(flags);
-      break;
-    }
-    case RecordType.ItraceStart:
-      pidTid();
-      break;
-    case RecordType.LostSamples:
-      f.lost = c.u64n();
+    case RecordType.Aux:
+      f.flagNames = auxFlagNames(f.flags as number);
       break;
     case RecordType.Switch:
     case RecordType.SwitchCpuWide:
-      if (rec.type === RecordType.SwitchCpuWide) {
-        f.nextPrevPid = c.s32();
-        f.nextPrevTid = c.s32();
-      }
       f.out = (rec.misc & Misc.SwitchOut) !== 0;
       f.preempt = (rec.misc & Misc.SwitchOutPreempt) !== 0;
-      break;
-    case RecordType.Ksymbol:
-      f.addr = c.u64();
-      f.len = c.u32();
-      f.ksymType = c.u16();
-      f.flags = c.u16();
-      f.name = c.restString();
       break;
     case RecordType.BpfEvent:
       f.type = c.u16();
       f.flags = c.u16();
       f.id = c.u32();
       f.tag = hexBytes(c.bytes(8));
-      break;
-    case RecordType.Cgroup:
-      f.id = c.u64();
-      f.path = c.restString();
       break;
     case RecordType.TextPoke: {
       f.addr = c.u64();
@@ -140,9 +97,6 @@ export function decodeRecord(rec: PerfRecord): DecodedRecord {
       f.newBytes = hexBytes(c.bytes(newLen));
       break;
     }
-    case RecordType.AuxOutputHwId:
-      f.hwId = c.u64();
-      break;
     case RecordType.HeaderAttr: {
       const attr = parseAttr(rec.bytes, 8, rec.size - 8);
       if (!attr) return { fields: f, problem: "too short for an attribute" };

@@ -7,7 +7,9 @@
  * record at a time, not a hot path: 64-bit values are BigInts.
  */
 import { ErrorCode } from "../packet/index.js";
+import { TRAILER_BITS } from "./attr.js";
 import { cString, u16, u32, u64 } from "./bytes.js";
+import { FIELD_BYTES, RECORD_LAYOUTS, type RecordLayout } from "./record-layout.js";
 import { perfTimeToTsc, type TscConversion } from "./time-conv.js";
 import { RecordType, SampleType } from "./types.js";
 
@@ -36,74 +38,17 @@ export interface PeventRecord {
 
 const HEADER_SIZE = 8;
 
-/** Fixed field layouts: [name, kind], in record order. */
-type Kind = "u32" | "u64";
-const LAYOUTS: Record<number, ReadonlyArray<readonly [string, Kind]>> = {
-  [RecordType.Mmap]: [
-    ["pid", "u32"],
-    ["tid", "u32"],
-    ["addr", "u64"],
-    ["len", "u64"],
-    ["pgoff", "u64"],
-  ],
-  [RecordType.Mmap2]: [
-    ["pid", "u32"],
-    ["tid", "u32"],
-    ["addr", "u64"],
-    ["len", "u64"],
-    ["pgoff", "u64"],
-    ["maj", "u32"],
-    ["min", "u32"],
-    ["ino", "u64"],
-    ["inoGeneration", "u64"],
-    ["prot", "u32"],
-    ["flags", "u32"],
-  ],
-  [RecordType.Lost]: [
-    ["id", "u64"],
-    ["lost", "u64"],
-  ],
-  [RecordType.Comm]: [
-    ["pid", "u32"],
-    ["tid", "u32"],
-  ],
-  [RecordType.Exit]: [
-    ["pid", "u32"],
-    ["ppid", "u32"],
-    ["tid", "u32"],
-    ["ptid", "u32"],
-    ["time", "u64"],
-  ],
-  [RecordType.Throttle]: [
-    ["time", "u64"],
-    ["id", "u64"],
-    ["streamId", "u64"],
-  ],
-  [RecordType.Aux]: [
-    ["auxOffset", "u64"],
-    ["auxSize", "u64"],
-    ["flags", "u64"],
-  ],
-  [RecordType.ItraceStart]: [
-    ["pid", "u32"],
-    ["tid", "u32"],
-  ],
-  [RecordType.LostSamples]: [["lost", "u64"]],
-  [RecordType.Switch]: [],
-  [RecordType.SwitchCpuWide]: [
-    ["nextPrevPid", "u32"],
-    ["nextPrevTid", "u32"],
-  ],
-};
-LAYOUTS[RecordType.Fork] = LAYOUTS[RecordType.Exit]!;
-LAYOUTS[RecordType.Unthrottle] = LAYOUTS[RecordType.Throttle]!;
+/** The samples that are one u64 each, by PERF_SAMPLE_* bit. */
+const U64_SAMPLES = {
+  [SampleType.Id]: "id",
+  [SampleType.StreamId]: "streamId",
+  [SampleType.Identifier]: "identifier",
+} as const;
 
-/** Records whose fixed fields end in a NUL-terminated string padded to 8 bytes. */
-const STRING_FIELD: Record<number, string> = {
-  [RecordType.Mmap]: "filename",
-  [RecordType.Mmap2]: "filename",
-  [RecordType.Comm]: "comm",
-};
+/** The layout of a record type as libipt knows it: only those up to SWITCH_CPU_WIDE. */
+export function peventLayout(type: number): RecordLayout | undefined {
+  return type <= RecordType.SwitchCpuWide ? RECORD_LAYOUTS[type] : undefined;
+}
 
 /**
  * Read the record at `b[p]` (the stream ends at `end`), its samples laid out per
@@ -131,17 +76,18 @@ export function readPevent(
   if (type === 0 || end - p < size) return -ErrorCode.Eos;
   const recEnd = p + size;
   const rec: PeventRecord = { type, misc, size, fields: {}, samples: {}, tsc: 0n };
-  const fields = LAYOUTS[type];
+  const fixed = peventLayout(type);
   // libipt reads neither fields nor samples of other records.
-  if (!fields) return rec;
+  if (!fixed) return rec;
   let q = p + HEADER_SIZE;
-  for (const [name, kind] of fields) {
-    const n = kind === "u64" ? 8 : 4;
+  // libipt's structures hold every field unsigned, 64-bit ones exact.
+  for (const [name, kind] of fixed.fields) {
+    const n = FIELD_BYTES[kind];
     if (q + n > recEnd) return -ErrorCode.NoSync;
-    rec.fields[name] = kind === "u64" ? u64(b, q) : u32(b, q);
+    rec.fields[name] = n === 8 ? u64(b, q) : n === 4 ? u32(b, q) : u16(b, q);
     q += n;
   }
-  const stringField = STRING_FIELD[type];
+  const stringField = fixed.string;
   if (stringField) {
     let nul = q;
     while (nul < recEnd && b[nul] !== 0) nul++;
@@ -172,39 +118,30 @@ function readSamples(
   rec: PeventRecord,
 ): number {
   const s = rec.samples;
-  const field = (bytes: number): number => {
-    const at = p;
-    p += bytes;
-    return at;
-  };
-  const fits = () => p <= end;
-  if (sampleType & SampleType.Tid) {
-    const at = field(8);
-    if (!fits()) return -ErrorCode.NoSync;
-    s.pid = u32(b, at);
-    s.tid = u32(b, at + 4);
-  }
-  if (sampleType & SampleType.Time) {
-    const at = field(8);
-    if (!fits()) return -ErrorCode.NoSync;
-    s.time = u64(b, at);
-    if (s.time !== 0n) {
-      const tsc = perfTimeToTsc(s.time, conv);
-      if (tsc === undefined) return -ErrorCode.BadConfig;
-      rec.tsc = tsc;
-    }
-  }
-  for (const [bit, name] of [
-    [SampleType.Id, "id"],
-    [SampleType.StreamId, "streamId"],
-    [SampleType.Cpu, "cpu"],
-    [SampleType.Identifier, "identifier"],
-  ] as const) {
+  for (const bit of TRAILER_BITS) {
     if (!(sampleType & bit)) continue;
-    const at = field(8);
-    if (!fits()) return -ErrorCode.NoSync;
-    if (name === "cpu") s.cpu = u32(b, at);
-    else s[name] = u64(b, at);
+    if (p + 8 > end) return -ErrorCode.NoSync;
+    switch (bit) {
+      case SampleType.Tid:
+        s.pid = u32(b, p);
+        s.tid = u32(b, p + 4);
+        break;
+      case SampleType.Time:
+        s.time = u64(b, p);
+        // libipt converts the time as it reads it, before it knows that the rest fits.
+        if (s.time !== 0n) {
+          const tsc = perfTimeToTsc(s.time, conv);
+          if (tsc === undefined) return -ErrorCode.BadConfig;
+          rec.tsc = tsc;
+        }
+        break;
+      case SampleType.Cpu:
+        s.cpu = u32(b, p);
+        break;
+      default:
+        s[U64_SAMPLES[bit]] = u64(b, p);
+    }
+    p += 8;
   }
   return p;
 }

@@ -3,8 +3,8 @@
  * then its samples in braces) or verbose (the record's name, then one `  name: value`
  * line per field and sample). Numbers are hex without prefix, as libipt prints them.
  */
-import type { PeventRecord, PeventSamples } from "./sideband-record.js";
-import { AuxFlag, Misc, RecordType } from "./types.js";
+import { type PeventRecord, type PeventSamples, peventLayout } from "./sideband-record.js";
+import { AuxFlag, Misc, RecordType, recordTypeName } from "./types.js";
 
 export const SidebandFormat = { Compact: 1, Verbose: 2 } as const;
 export type SidebandFormat = (typeof SidebandFormat)[keyof typeof SidebandFormat];
@@ -12,119 +12,59 @@ export type SidebandFormat = (typeof SidebandFormat)[keyof typeof SidebandFormat
 const hex = (v: number | bigint | string | undefined): string =>
   typeof v === "string" ? v : (v ?? 0).toString(16);
 
-/** The record's name and its fields: compact values and verbose `label: value` pairs. */
-function describe(rec: PeventRecord): { name: string; compact: string; verbose: Array<[string, string]> } {
-  const f = rec.fields;
-  const pair = (a: string, b: string) => `${hex(f[a])}/${hex(f[b])}`;
-  const labelled = (...names: Array<[string, string]>) =>
-    names.map(([label, key]) => [label, hex(f[key])] as [string, string]);
+/** libipt's labels for the fields it names otherwise. */
+const LABELS: Readonly<Record<string, string>> = {
+  inoGeneration: "ino_generation",
+  streamId: "stream_id",
+  auxOffset: "aux offset",
+  auxSize: "aux size",
+};
+
+/** Fields that the compact form shows as `first/second`, by first. */
+const PAIRS: Readonly<Record<string, string>> = { pid: "tid", ppid: "ptid", nextPrevPid: "nextPrevTid" };
+const SECONDS = new Set(Object.values(PAIRS));
+
+/** The suffix of a record's name that its misc bits or flags give. */
+function nameSuffix(rec: PeventRecord): string {
   switch (rec.type) {
-    case RecordType.Mmap:
-      return {
-        name: "PERF_RECORD_MMAP",
-        compact: `${pair("pid", "tid")}, ${hex(f.addr)}, ${hex(f.len)}, ${hex(f.pgoff)}, ${f.filename}`,
-        verbose: labelled(
-          ["pid", "pid"],
-          ["tid", "tid"],
-          ["addr", "addr"],
-          ["len", "len"],
-          ["pgoff", "pgoff"],
-          ["filename", "filename"],
-        ),
-      };
-    case RecordType.Mmap2:
-      return {
-        name: "PERF_RECORD_MMAP2",
-        compact: [
-          pair("pid", "tid"),
-          ...["addr", "len", "pgoff", "maj", "min", "ino", "inoGeneration", "prot", "flags", "filename"].map(
-            (k) => hex(f[k]),
-          ),
-        ].join(", "),
-        verbose: labelled(
-          ["pid", "pid"],
-          ["tid", "tid"],
-          ["addr", "addr"],
-          ["len", "len"],
-          ["pgoff", "pgoff"],
-          ["maj", "maj"],
-          ["min", "min"],
-          ["ino", "ino"],
-          ["ino_generation", "inoGeneration"],
-          ["prot", "prot"],
-          ["flags", "flags"],
-          ["filename", "filename"],
-        ),
-      };
-    case RecordType.Lost:
-      return {
-        name: "PERF_RECORD_LOST",
-        compact: `${hex(f.id)}, ${hex(f.lost)}`,
-        verbose: labelled(["id", "id"], ["lost", "lost"]),
-      };
     case RecordType.Comm:
-      return {
-        name: `PERF_RECORD_COMM${rec.misc & Misc.CommExec ? ".EXEC" : ""}`,
-        compact: `${pair("pid", "tid")}, ${f.comm}`,
-        verbose: labelled(["pid", "pid"], ["tid", "tid"], ["comm", "comm"]),
-      };
-    case RecordType.Exit:
-    case RecordType.Fork:
-      return {
-        name: rec.type === RecordType.Exit ? "PERF_RECORD_EXIT" : "PERF_RECORD_FORK",
-        compact: `${pair("pid", "tid")}, ${pair("ppid", "ptid")}, ${hex(f.time)}`,
-        verbose: labelled(
-          ["pid", "pid"],
-          ["ppid", "ppid"],
-          ["tid", "tid"],
-          ["ptid", "ptid"],
-          ["time", "time"],
-        ),
-      };
-    case RecordType.Throttle:
-    case RecordType.Unthrottle:
-      return {
-        name: rec.type === RecordType.Throttle ? "PERF_RECORD_THROTTLE" : "PERF_RECORD_UNTHROTTLE",
-        compact: `${hex(f.time)}, ${hex(f.id)}, ${hex(f.streamId)}`,
-        verbose: labelled(["time", "time"], ["id", "id"], ["stream_id", "streamId"]),
-      };
+      return rec.misc & Misc.CommExec ? ".EXEC" : "";
     case RecordType.Aux:
-      return {
-        name: `PERF_RECORD_AUX${BigInt(f.flags ?? 0) & BigInt(AuxFlag.Truncated) ? ".TRUNCATED" : ""}`,
-        compact: `${hex(f.auxOffset)}, ${hex(f.auxSize)}, ${hex(f.flags)}`,
-        verbose: labelled(["aux offset", "auxOffset"], ["aux size", "auxSize"], ["flags", "flags"]),
-      };
-    case RecordType.ItraceStart:
-      return {
-        name: "PERF_RECORD_ITRACE_START",
-        compact: pair("pid", "tid"),
-        verbose: labelled(["pid", "pid"], ["tid", "tid"]),
-      };
-    case RecordType.LostSamples:
-      return { name: "PERF_RECORD_LOST_SAMPLES", compact: hex(f.lost), verbose: labelled(["lost", "lost"]) };
+      return BigInt(rec.fields.flags ?? 0) & BigInt(AuxFlag.Truncated) ? ".TRUNCATED" : "";
     case RecordType.Switch:
-      return {
-        name: `PERF_RECORD_SWITCH.${rec.misc & Misc.SwitchOut ? "OUT" : "IN"}`,
-        compact: "",
-        verbose: [],
-      };
-    case RecordType.SwitchCpuWide: {
-      const out = (rec.misc & Misc.SwitchOut) !== 0;
-      const who = out ? "next" : "prev";
-      return {
-        name: `PERF_RECORD_SWITCH_CPU_WIDE.${out ? "OUT" : "IN"}`,
-        compact: pair("nextPrevPid", "nextPrevTid"),
-        verbose: labelled([`${who} pid`, "nextPrevPid"], [`${who} tid`, "nextPrevTid"]),
-      };
-    }
+    case RecordType.SwitchCpuWide:
+      return rec.misc & Misc.SwitchOut ? ".OUT" : ".IN";
   }
+  return "";
+}
+
+/** The record's name and its fields: compact values and verbose `label: value` pairs, in record order. */
+function describe(rec: PeventRecord): { name: string; compact: string; verbose: Array<[string, string]> } {
+  const layout = peventLayout(rec.type);
+  if (!layout) {
+    return {
+      name: "UNKNOWN",
+      compact: `(${hex(rec.type)}, ${hex(rec.misc)})`,
+      verbose: [
+        ["type", hex(rec.type)],
+        ["misc", hex(rec.misc)],
+      ],
+    };
+  }
+  const f = rec.fields;
+  const names = layout.fields.map(([name]) => name);
+  if (layout.string) names.push(layout.string);
+  // SWITCH_CPU_WIDE names the next task on a switch out, the previous one on a switch in.
+  const who = rec.misc & Misc.SwitchOut ? "next" : "prev";
+  const label = (name: string) =>
+    name === "nextPrevPid" ? `${who} pid` : name === "nextPrevTid" ? `${who} tid` : (LABELS[name] ?? name);
   return {
-    name: "UNKNOWN",
-    compact: `(${hex(rec.type)}, ${hex(rec.misc)})`,
-    verbose: [
-      ["type", hex(rec.type)],
-      ["misc", hex(rec.misc)],
-    ],
+    name: `PERF_RECORD_${recordTypeName(rec.type)}${nameSuffix(rec)}`,
+    compact: names
+      .filter((name) => !SECONDS.has(name))
+      .map((name) => (PAIRS[name] ? `${hex(f[name])}/${hex(f[PAIRS[name]!])}` : hex(f[name])))
+      .join(", "),
+    verbose: names.map((name) => [label(name), hex(f[name])]),
   };
 }
 
@@ -154,7 +94,7 @@ function samplesVerbose(s: PeventSamples): Array<[string, string]> {
 export function sidebandRecordText(rec: PeventRecord, format: SidebandFormat): string {
   const d = describe(rec);
   if (format === SidebandFormat.Compact) {
-    const name = rec.type === RecordType.Switch || !d.compact ? d.name : `${d.name}  ${d.compact}`;
+    const name = d.compact ? `${d.name}  ${d.compact}` : d.name;
     return name + samplesCompact(rec.samples);
   }
   return [d.name, ...[...d.verbose, ...samplesVerbose(rec.samples)].map(([k, v]) => `  ${k}: ${v}`)].join(
