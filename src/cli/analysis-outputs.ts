@@ -28,6 +28,7 @@ import {
   type FoldedWeight,
   FrameNames,
   JsonlWriter,
+  type Symbolizer,
   TimelineWriter,
 } from "../analysis/index.js";
 import { parseCUint } from "../cpu/index.js";
@@ -110,6 +111,8 @@ export interface AnalysisContext {
   nsPerTick: number;
   /** The name of the thread when a stream has no thread information (e.g. the trace file). */
   name: string;
+  /** With --symbols: names from this symbolizer instead of the `elfs` (ptkit perf's, from the recorded binaries). */
+  symbolizer?: Symbolizer;
 }
 
 type FileKind = (typeof FILE_OPTIONS)[string];
@@ -155,7 +158,7 @@ export class AnalysisOutputs {
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: CliIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
-    const symbols = options.symbols ? loadSymbols(io, context.elfs) : undefined;
+    const symbols = options.symbols ? (context.symbolizer ?? loadSymbols(io, context.elfs)) : undefined;
     if (typeof symbols === "string") return symbols;
     const files: Output[] = [];
     for (const kind of FILE_KINDS) {
@@ -208,49 +211,88 @@ export interface StreamWhere {
   tscLo: number;
 }
 
+/** The track a stream's running thread is shown on: pid, tid and its name. */
+export interface StreamThread {
+  pid: number;
+  tid: number;
+  name: string;
+}
+
 /**
  * The analysis fed like `ptkit perf`'s sink: one feed per decoded stream, told apart by
  * the identity of the stream's `where` object (one per stream, updated in place).
+ * Each instruction is at the time `where` holds (ticks and status updates move it
+ * without reaching the sink). `threadOf` gives the track of a stream's thread
+ * (default: `where`'s pid and tid, unnamed).
+ *
+ * A switch takes effect when the stream next feeds something, at the time of the
+ * switch: threads that run untraced in between get no track. A thread that moves to
+ * another stream is let go on the stream it left first (its switch there is
+ * applied), so one thread is never on two streams and keeps one call stack.
  */
-export class StreamFeeds {
-  private readonly feeds = new Map<StreamWhere, FlowTracker>();
-  private lastWhere: StreamWhere | undefined;
+export class StreamFeeds<W extends StreamWhere = StreamWhere> {
+  private readonly feeds = new Map<W, FlowTracker>();
+  private lastWhere: W | undefined;
   private lastFeed: FlowTracker | undefined;
+  /** Streams whose thread changed since they last fed anything, with the time of that change. */
+  private readonly pending = new Map<W, { hi: number; lo: number }>();
+  /** The stream each track ("pid/tid") runs on, and the track of each stream. */
+  private readonly holders = new Map<string, W>();
+  private readonly held = new Map<W, string>();
 
-  constructor(private readonly outputs: AnalysisOutputs) {}
+  constructor(
+    private readonly outputs: AnalysisOutputs,
+    private readonly threadOf?: (where: W) => StreamThread,
+  ) {}
 
-  insn(where: StreamWhere, insn: Insn): void {
-    this.feed(where).insnRecord(insn);
+  insn(where: W, insn: Insn): void {
+    const feed = this.feed(where);
+    if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
+    feed.insnRecord(insn);
   }
 
-  event(where: StreamWhere, ev: PtEvent): void {
+  event(where: W, ev: PtEvent): void {
     this.feed(where).event(ev);
   }
 
-  error(where: StreamWhere, offset: number, message: string): void {
+  error(where: W, offset: number, message: string): void {
     this.feed(where).error(offset, message);
   }
 
   /** The stream's thread changed (at the time in `where`). */
-  switched(where: StreamWhere): void {
-    this.moved(this.feed(where), where);
+  switched(where: W): void {
+    if (!this.pending.has(where)) this.pending.set(where, { hi: where.tscHi, lo: where.tscLo });
+    if (where === this.lastWhere) this.lastWhere = undefined;
   }
 
-  private feed(where: StreamWhere): FlowTracker {
+  private feed(where: W): FlowTracker {
     if (where === this.lastWhere) return this.lastFeed!;
     let feed = this.feeds.get(where);
     if (feed === undefined) {
       feed = this.outputs.stream();
       this.feeds.set(where, feed);
-      this.moved(feed, where);
+      this.pending.set(where, { hi: where.tscHi, lo: where.tscLo });
     }
+    if (this.pending.has(where)) this.take(where, feed);
     this.lastWhere = where;
     this.lastFeed = feed;
     return feed;
   }
 
-  private moved(feed: FlowTracker, where: StreamWhere): void {
-    if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
-    feed.thread(where.pid, where.tid);
+  /** Apply the stream's pending switch. */
+  private take(where: W, feed: FlowTracker): void {
+    const at = this.pending.get(where)!;
+    this.pending.delete(where);
+    const t = this.threadOf?.(where) ?? { pid: where.pid, tid: where.tid, name: "" };
+    const key = `${t.pid}/${t.tid}`;
+    const holder = this.holders.get(key);
+    if (holder !== undefined && holder !== where && this.pending.has(holder))
+      this.take(holder, this.feeds.get(holder)!);
+    const old = this.held.get(where);
+    if (old !== undefined && this.holders.get(old) === where) this.holders.delete(old);
+    this.holders.set(key, where);
+    this.held.set(where, key);
+    if (at.hi !== 0 || at.lo !== 0) feed.time(at.hi, at.lo);
+    feed.thread(t.pid, t.tid, t.name);
   }
 }

@@ -52,7 +52,31 @@ options:
   --no-demangle          with --sym: names as the symbol tables spell them.
   --jsonl                one JSON object per line (instruction, branch, event,
                          error, switch), each with cpu, pid, tid, time and tsc.
+  -q, --quiet            print only errors (and with the files below, a summary
+                         line: files written, instructions, calls, threads).
   -h, --help             this text.
+
+analysis outputs (as ptkit flow writes them; any number at once):
+  --timeline <file>      function-call timeline as Chrome trace-event JSON for
+                         ui.perfetto.dev or chrome://tracing: a track per thread
+                         (pid/tid from the sideband, named by its COMM; the idle
+                         task and unknown threads get one per CPU), each frame
+                         named by its function in the binaries loaded above
+                         (kernel ones with --vmlinux/--kcore), times in ns by
+                         the file's TSC conversion (MTC/CYC-exact between
+                         branches); trace losses and decode errors end the
+                         stacks (instant events of category "gap").
+  --folded <file>        folded stacks for flame graphs (flamegraph.pl, inferno,
+                         speedscope): thread name;outer;...;inner weight.
+  --folded-weight insn|time
+                         weigh folded stacks by instructions (default) or
+                         time (ns).
+  --coverage <file>      basic blocks and edges with execution counts, as JSON.
+  --afl-map <file>       the AFL-style 64 KiB edge bitmap (raw bytes).
+  --stack-depth <n>      frames kept per call stack (default 4096; deeper ones
+                         are counted, not named).
+  They follow --cpu, --tid and --time-range. Printed output stays as without
+  them; add -q to print only the summary.
 
 examples:
   ptkit perf perf.data
@@ -60,4 +84,7 @@ examples:
   ptkit perf --calls --sym --vmlinux /boot/vmlinux-$(uname -r) perf.data
   ptkit perf --elf ./prog --cpu 2 --time-range 4711.000001,4711.5 perf.data
   perf record -o - -e intel_pt//u ./prog | ptkit perf --branches -
+  ptkit perf -q --timeline calls.json --folded stacks.folded perf.data
+  ptkit perf -q --vmlinux vmlinux --folded t.folded --folded-weight time \\
+             perf.data
 `;

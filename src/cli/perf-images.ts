@@ -16,6 +16,7 @@ import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
 import type { CliIo } from "./io.js";
+import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 
 export interface LookupOptions {
   /** --elf files, by recorded path or file name. */
@@ -130,8 +131,15 @@ export class ProcessImages {
     private readonly hasKernel: boolean,
     /** Counts of addresses that needed each missing binary, shared by all streams. */
     readonly needed: Map<string, number>,
-    /** Symbols wanted (see {@link symbol}): the kernel's, for every process, and the demangler for names. */
-    private readonly symbols?: { kernel: readonly SymbolTable[]; demangler: Demangler | undefined },
+    /**
+     * Symbols wanted (see {@link symbol}): the kernel's, for every process, and the
+     * demangler for names; `all` also gets every process's tables (for frame names).
+     */
+    private readonly symbols?: {
+      kernel: readonly SymbolTable[];
+      demangler: Demangler | undefined;
+      all?: AllProcessSymbols;
+    },
   ) {}
 
   /**
@@ -246,7 +254,9 @@ export class ProcessImages {
     this.context(pid).image.addSection(path, bytes, Number(pgoff), Number(n), at.hi, at.lo);
     if (!this.symbols) return;
     const table = this.finder.symbols(path, addr, pgoff);
+    if (!table) return;
     const symbols = this.symbolizer(pid);
-    if (table && !symbols.modules.includes(table)) symbols.add(table);
+    if (!symbols.modules.includes(table)) symbols.add(table);
+    this.symbols.all?.include(table);
   }
 }

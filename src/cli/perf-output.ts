@@ -13,7 +13,8 @@ import { eventText } from "./flow-event-text.js";
 import type { LineWriter } from "./io.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
-export type PerfShow = "insn" | "branches" | "calls";
+/** What is printed: every instruction, taken branches, calls and returns, or only errors (--quiet). */
+export type PerfShow = "insn" | "branches" | "calls" | "errors";
 
 const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 const CALLS = /^(call|return|syscall|sysret)/;
@@ -36,7 +37,8 @@ export function branchLine(
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
 export function textSink(out: LineWriter, show: PerfShow, symbols = false): PerfSink {
   const insnMode = show === "insn";
-  // Which stream printed last: a [cpu pid tid] line whenever that or its thread changes.
+  // Which stream printed last: a [cpu pid tid] line before the next line whenever that
+  // or its thread changes (threads that print nothing get none).
   let last: PerfWhere | undefined;
   const from = (w: PerfWhere) => {
     if (w === last) return;
@@ -64,10 +66,8 @@ export function textSink(out: LineWriter, show: PerfShow, symbols = false): Perf
       if (insnMode) from(w);
       out.line(`[${offset.toString(16)}: ${message}${timeText(w)}]`);
     },
-    switched: (w) => {
-      if (!insnMode) return;
+    switched: () => {
       last = undefined;
-      from(w);
     },
   };
 }

@@ -2,9 +2,10 @@
  * `ptkit perf`'s decode of one Intel PT stream: ptxed's loop (events before each
  * instruction, errors resynchronise at the next PSB) with the image switched to the
  * running process at each timed event (SWITCH/ITRACE_START records of the stream's
- * CPU, the process sideband replayed up to the event's TSC), and what it sees handed
- * to a {@link PerfSink}: instructions, taken branches (as perf script's flags name
- * them), events and errors. Time is the TSC of the last timed event.
+ * CPU, the process sideband replayed up to the event's TSC; a switch between two
+ * events at its own time), and what it sees handed to a {@link PerfSink}:
+ * instructions, taken branches (as perf script's flags name them), events and
+ * errors. Time is the TSC of the last timed event or switch.
  * {@link interleave} runs several streams in time order.
  */
 import { type DecoderConfig, EventFlag, EventType, PtEvent, Status } from "../event/index.js";
@@ -183,6 +184,16 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       stoppedAtSeam = false;
     }
   };
+  // Switches before TSC hi:lo take effect at their own time, in time order with the
+  // other streams: a thread leaves this CPU before another CPU takes it up.
+  function* switchesBefore(hi: number, lo: number): Generator<void, void, void> {
+    for (let sw = switches[nextSwitch]; sw && lt64(sw.tscHi, sw.tscLo, hi, lo); sw = switches[nextSwitch]) {
+      s.nextHi = sw.tscHi;
+      s.nextLo = sw.tscLo;
+      yield;
+      at(sw.tscHi, sw.tscLo);
+    }
+  }
   // Whether the decoder has read the seam's PSB (the events it gives are the next window's).
   const pastSeam = () => win!.seam > 0 && dec.syncOffset >= win!.seam;
   let status = dec.syncForward();
@@ -191,7 +202,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       if (status === -ErrorCode.Eos) {
         // The window is used up: the next one's decoder starts at its PSB.
         win = s.trace.next();
-        if (!win) return;
+        if (!win) {
+          // The switches after the trace still happen: a thread leaves this CPU.
+          yield* switchesBefore(0xffffffff, 0xffffffff);
+          return;
+        }
         base = win.start;
         dec = new InsnDecoder(win.bytes, { image: images.image(where.pid), config: s.config });
         status = dec.syncForward();
@@ -226,6 +241,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         break;
       }
       if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
+        yield* switchesBefore(ev.tscHi, ev.tscLo);
         s.nextHi = ev.tscHi;
         s.nextLo = ev.tscLo;
         yield;

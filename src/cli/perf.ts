@@ -5,7 +5,8 @@
  * binaries from its MMAP/MMAP2 records (perf-images.ts), the kernel where KASLR put
  * it (perf-kernel.ts), the running thread of each CPU from its switch records or
  * else by CR3 (perf-stream.ts, perf-cr3.ts), each stream read a window at a time
- * (AuxWindowReader), output as perf-output.ts writes it.
+ * (AuxWindowReader), output as perf-output.ts writes it, and on request the analysis
+ * outputs of perf-analysis.ts (timeline, folded stacks, coverage).
  */
 import { parseArgs } from "node:util";
 import type { Demangler, SymbolTable } from "../analysis/index.js";
@@ -32,11 +33,14 @@ import {
   type Timed,
   type TscConversion,
 } from "../perf/index.js";
+import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { loadDemangler } from "./demangle-loader.js";
 import { loadElf, splitBase } from "./flow-image.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
+import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
 import { Cr3Threads } from "./perf-cr3.js";
+import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
@@ -56,6 +60,8 @@ interface PerfArgs {
   jsonl: boolean;
   symbols: boolean;
   demangle: boolean;
+  quiet: boolean;
+  analysis: AnalysisOptions;
 }
 
 const OPTIONS = {
@@ -73,13 +79,16 @@ const OPTIONS = {
   jsonl: { type: "boolean" },
   sym: { type: "boolean" },
   "no-demangle": { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 function parse(argv: readonly string[], home: string | undefined): PerfArgs | "help" | string {
+  const taken = takeAnalysisOptions(argv);
+  if (typeof taken === "string") return taken;
   let p: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
-    p = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true });
+    p = parseArgs({ args: taken.rest, options: OPTIONS, allowPositionals: true });
   } catch (e) {
     return (e as Error).message;
   }
@@ -105,10 +114,13 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     cpu,
     tid,
     range: range as [string, string] | undefined,
-    show: v.branches ? "branches" : v.calls ? "calls" : "insn",
+    // Quiet: errors only (as ptxed --quiet).
+    show: v.quiet ? "errors" : v.branches ? "branches" : v.calls ? "calls" : "insn",
     jsonl: v.jsonl === true,
     symbols: v.sym === true,
     demangle: v["no-demangle"] !== true,
+    quiet: v.quiet === true,
+    analysis: taken.options,
   };
 }
 
@@ -150,8 +162,11 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
   const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
   const rec = new PerfRecord();
   let info: AuxtraceInfo | undefined;
+  const analyse = wantsAnalysis(args.analysis);
+  const threads = new ThreadNames();
   while (reader.next(rec)) {
     if (rec.type === RecordType.AuxtraceInfo) info = parseAuxtraceInfo(rec.bytes) ?? info;
+    else if (analyse) threads.record(rec);
   }
   const tasks = readTasks(reader);
   const range = args.range && tscRange(args.range, tasks.conversion);
@@ -168,8 +183,9 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
+  const wantSymbols = args.symbols || analyse;
   for (const file of args.kernel) {
-    const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, args.symbols);
+    const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {
       warn(error);
       return 1;
@@ -183,15 +199,38 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
       return 1;
     }
   }
-  const symbols = args.symbols ? { kernel: kernelSymbols, demangler: demangler(args, warn) } : undefined;
+  const demangle = wantSymbols ? demangler(args, warn) : undefined;
+  // Frame names of the analysis: every process's symbols, the kernel's among them.
+  const all = analyse ? new AllProcessSymbols({ demangler: demangle }) : undefined;
+  for (const table of kernelSymbols) all?.include(table);
+  const symbols = wantSymbols ? { kernel: kernelSymbols, demangler: demangle, all } : undefined;
   const config = decoderConfig(info, reader, (note) => out.line(`[${note}]`));
   // Time moves on at events only; tick events add every timing update the trace has
-  // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches.
-  if (range) config.enableTickEvents = true;
+  // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
+  // and the analysis times calls between them.
+  if (range || wantsTime(args.analysis)) config.enableTickEvents = true;
   const snapshot = info?.intelPt?.snapshotMode === 1n;
-  const sink = args.jsonl
-    ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
-    : textSink(out, args.show, args.symbols);
+  const printed =
+    args.jsonl && !args.quiet
+      ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
+      : textSink(out, args.show, args.symbols);
+  let analysis: PerfAnalysis | undefined;
+  if (all) {
+    const opened = PerfAnalysis.open(
+      io,
+      args.analysis,
+      threads,
+      tasks,
+      all,
+      perfNsPerTick(tasks.conversion, config.nomFreq),
+    );
+    if (typeof opened === "string") {
+      warn(opened);
+      return 1;
+    }
+    analysis = opened;
+  }
+  const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) {
@@ -199,7 +238,8 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     const cpu = s.cpus[0] ?? -1;
     const perThread = cpu < 0;
     if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
-    if (args.jsonl) out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
+    if (args.jsonl && !args.quiet)
+      out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
     else if (args.show === "insn")
       out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
@@ -219,9 +259,20 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
       nextLo: 0,
     });
   }
-  interleave(streams);
+  let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
+  try {
+    interleave(streams);
+  } finally {
+    // Even when the file cannot be read on: the outputs are complete up to there.
+    finished = analysis?.finish();
+  }
   for (const [name, n] of needed)
     warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  if (finished?.error) {
+    warn(finished.error);
+    return 1;
+  }
+  if (finished && args.quiet) out.line(finished.summary);
   return 0;
 }
 

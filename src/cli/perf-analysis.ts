@@ -1,0 +1,183 @@
+/**
+ * `ptkit perf`'s analysis outputs: ptkit flow's `--timeline`, `--folded`,
+ * `--folded-weight`, `--coverage`, `--afl-map` and `--stack-depth` (analysis-outputs.ts
+ * parses them and writes the files) fed from every decoded stream through
+ * {@link StreamFeeds}: a track per thread, named by its COMM (the idle task and
+ * unknown threads, which run on several CPUs at once, get a track per CPU); frames
+ * named from the binaries the decode loads (see {@link AllProcessSymbols}); times in
+ * perf's nanoseconds by the file's TSC conversion; losses and decode errors end the
+ * stacks.
+ */
+import { FlowClass } from "../flow/index.js";
+import {
+  decodeRecord,
+  type PerfRecord,
+  type PerfTasks,
+  RecordType,
+  type TscConversion,
+} from "../perf/index.js";
+import {
+  type AnalysisOptions,
+  AnalysisOutputs,
+  defaultAnalysisOptions,
+  parseAnalysisOption,
+  StreamFeeds,
+  type StreamThread,
+} from "./analysis-outputs.js";
+import type { CliIo } from "./io.js";
+import type { AllProcessSymbols } from "./perf-frame-symbols.js";
+import type { PerfSink, PerfWhere } from "./perf-stream.js";
+
+/**
+ * Words ptkit flow's analysis options would take that are not analysis options here:
+ * perf's --jsonl (to stdout; no file variant) and --symbols (frames are always named).
+ */
+const PERF_OWN = new Set(["--jsonl", "--symbols"]);
+
+/** The analysis options taken out of `argv`: the other words (for parseArgs) and the options, or an error message. */
+export function takeAnalysisOptions(
+  argv: readonly string[],
+): { rest: string[]; options: AnalysisOptions } | string {
+  const options = defaultAnalysisOptions();
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; ) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    const used = PERF_OWN.has(arg) ? 0 : parseAnalysisOption(options, argv, i);
+    if (typeof used === "string") return used;
+    if (used === 0) rest.push(arg);
+    i += Math.max(used, 1);
+  }
+  // Frames are always named: perf loads the binaries anyway.
+  options.symbols = true;
+  return { rest, options };
+}
+
+/**
+ * Tracks of threads that run on several CPUs at once get ids no Linux thread has
+ * (pids end below 2^22; viewers such as Perfetto key threads by tid and read negative
+ * ids as 0): the idle task (pid 0) gets tid 2^22 + cpu; unknown threads (perf's pid -1)
+ * pid 2^32 - 1 (-1 as perf writes it) and tid 2^32 - 1 - cpu.
+ */
+const IDLE_TID = 1 << 22;
+const UNKNOWN = 0xffffffff;
+
+/** Thread names as perf script shows them: each thread's last COMM, else its process's, else its parent's. */
+export class ThreadNames {
+  private readonly comms = new Map<number, string>();
+  /** Each forked process's parent, from the tasks (on first use). */
+  private parents: Map<number, number> | undefined;
+
+  /** Take the name a COMM record gives (other records are ignored). */
+  record(rec: PerfRecord): void {
+    if (rec.type !== RecordType.Comm) return;
+    const { fields, problem } = decodeRecord(rec);
+    if (!problem) this.comms.set(fields.tid as number, fields.comm as string);
+  }
+
+  name(pid: number, tid: number, tasks: PerfTasks): string {
+    const own = this.comms.get(tid) ?? this.comms.get(pid);
+    if (own !== undefined) return own;
+    // A forked child runs its parent's program until it execs.
+    this.parents ??= new Map(tasks.changes.flatMap((c) => (c.kind === "fork" ? [[c.pid, c.ppid]] : [])));
+    const parent = this.parents.get(pid);
+    return parent === undefined ? "" : (this.comms.get(parent) ?? "");
+  }
+}
+
+/** Nanoseconds per TSC tick: perf's TSC conversion (TIME_CONV, AUXTRACE_INFO), else the nominal frequency, else unknown (0). */
+export function perfNsPerTick(conv: TscConversion | undefined, nomFreq: number): number {
+  if (conv && conv.timeMult > 0n) return Number(conv.timeMult) / 2 ** conv.timeShift;
+  // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
+  return nomFreq > 0 ? 10 / nomFreq : 0;
+}
+
+/** The analysis outputs of a `ptkit perf` run and the sink that feeds them. */
+export class PerfAnalysis {
+  readonly sink: PerfSink;
+  private insns = 0;
+  private calls = 0;
+
+  private constructor(
+    private readonly outputs: AnalysisOutputs,
+    private readonly options: AnalysisOptions,
+    names: ThreadNames,
+    tasks: PerfTasks,
+  ) {
+    const track = (w: PerfWhere): StreamThread => {
+      if (w.pid > 0) return { pid: w.pid, tid: w.tid, name: names.name(w.pid, w.tid, tasks) };
+      const cpu = Math.max(w.cpu, 0);
+      if (w.pid === 0) return { pid: 0, tid: IDLE_TID + cpu, name: `swapper/${cpu}` };
+      return { pid: UNKNOWN, tid: UNKNOWN - cpu, name: `[unknown] cpu ${cpu}` };
+    };
+    const feeds = new StreamFeeds<PerfWhere>(outputs, track);
+    this.sink = {
+      insn: (w, insn) => {
+        this.insns++;
+        if (insn.iclass === FlowClass.Call) this.calls++;
+        feeds.insn(w, insn);
+      },
+      branch: () => {},
+      event: (w, ev) => feeds.event(w, ev),
+      error: (w, offset, message) => feeds.error(w, offset, message),
+      switched: (w) => feeds.switched(w),
+    };
+  }
+
+  /** Open the files: the analysis, or an error message. */
+  static open(
+    io: CliIo,
+    options: AnalysisOptions,
+    names: ThreadNames,
+    tasks: PerfTasks,
+    symbolizer: AllProcessSymbols,
+    nsPerTick: number,
+  ): PerfAnalysis | string {
+    const outputs = AnalysisOutputs.open(io, options, { elfs: [], nsPerTick, name: "", symbolizer });
+    return typeof outputs === "string" ? outputs : new PerfAnalysis(outputs, options, names, tasks);
+  }
+
+  /** Write and close the files: an error message, or the summary line. */
+  finish(): { error?: string; summary: string } {
+    const error = this.outputs.finish();
+    const o = this.options;
+    const files = [o.timeline, o.folded, o.coverage, o.aflMap].filter((f) => f !== undefined);
+    const threads = this.outputs.analysis.threads;
+    const pids = new Set(threads.map((t) => t.pid)).size;
+    const plural = (n: number, what: string) =>
+      `${n} ${what}${n === 1 ? "" : what.endsWith("s") ? "es" : "s"}`;
+    const summary =
+      `wrote ${files.join(", ")}: ${plural(this.insns, "instruction")}, ${plural(this.calls, "call")}, ` +
+      `${plural(threads.length, "thread")} in ${plural(pids, "process")}`;
+    return { error, summary };
+  }
+}
+
+/** Both sinks, `a` first. */
+export function bothSinks(a: PerfSink, b: PerfSink): PerfSink {
+  return {
+    insn: (w, insn) => {
+      a.insn(w, insn);
+      b.insn(w, insn);
+    },
+    branch: (w, flags, fh, fl, th, tl, names) => {
+      a.branch(w, flags, fh, fl, th, tl, names);
+      b.branch(w, flags, fh, fl, th, tl, names);
+    },
+    event: (w, ev, offset) => {
+      a.event(w, ev, offset);
+      b.event(w, ev, offset);
+    },
+    error: (w, offset, message) => {
+      a.error(w, offset, message);
+      b.error(w, offset, message);
+    },
+    switched: (w) => {
+      a.switched(w);
+      b.switched(w);
+    },
+  };
+}
