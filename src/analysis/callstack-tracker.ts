@@ -17,7 +17,10 @@
  * - TSX abort: frames pushed inside the transaction end "abort"; the jump to the abort
  *   handler that follows pushes nothing.
  *
- * Per instruction this does a few comparisons and stores; nothing is allocated.
+ * Per instruction this does a few comparisons and stores; nothing is allocated. When
+ * no output needs every instruction ({@link FlowTracker.everyInsn} false), the
+ * instructions that do not move the stack ({@link movesStack}) can come in runs
+ * ({@link FlowTracker.run}): one step for many instructions.
  */
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
@@ -27,9 +30,26 @@ import type { CallAnalysis } from "./callstack-analysis.js";
 import { TimedOps } from "./callstack-clock.js";
 import { Marker, type ThreadTrack } from "./callstack-sink.js";
 
+/**
+ * Whether an instruction of {@link FlowClass} `fclass` moves the call stack (a call,
+ * return or far call/return): the only instructions call stacks look at one by one.
+ */
+export function movesStack(fclass: number): boolean {
+  return (
+    fclass === FlowClass.Call ||
+    fclass === FlowClass.Return ||
+    (fclass >= FlowClass.FarCall && fclass <= FlowClass.FarReturn)
+  );
+}
+
 export class FlowTracker {
   /** Instructions fed so far. */
   icount = 0;
+  /**
+   * An output (coverage, JSON Lines) needs each instruction through {@link insn}; when
+   * false, instructions that do not move the stack may come in runs ({@link run}).
+   */
+  readonly everyInsn: boolean;
   private readonly ops: TimedOps;
   private track: ThreadTrack | undefined;
   /** The last instruction if it was a branch (its FlowClass; 0: none), its address and size. */
@@ -69,6 +89,7 @@ export class FlowTracker {
     private readonly name = "",
   ) {
     this.ops = new TimedOps(analysis, analysis.lookahead);
+    this.everyInsn = analysis.coverage !== undefined || analysis.jsonl !== undefined;
   }
 
   /** The thread running from now on (give the time of the switch first, see {@link time}). */
@@ -113,6 +134,19 @@ export class FlowTracker {
       this.pLo = lo;
       this.pSize = size;
     }
+  }
+
+  /**
+   * `count` (> 0) executed instructions from (hi:lo) on, none of which moves the stack
+   * ({@link movesStack}): for call stacks the same as `count` {@link insn} calls, in one
+   * step. Only when {@link everyInsn} is false (the outputs that need each instruction
+   * do not see these).
+   */
+  run(hi: number, lo: number, count: number): void {
+    const stack = (this.track ?? this.running()).stack;
+    if (this.pending !== 0) this.resolve(hi, lo);
+    stack.root(hi, lo);
+    this.icount += count;
   }
 
   /** A new time: the TSC (halves) reached now. */

@@ -1,7 +1,3 @@
-export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
-export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
-export { Symbolizer } from "./symbolizer.js";
-export { Demangler, isMangled } from "./demangle.js";
 export {
   CallStack,
   DEFAULT_DEPTH_LIMIT,
@@ -13,11 +9,22 @@ export {
 } from "./callstack.js";
 export { CallAnalysis, type CallAnalysisOptions } from "./callstack-analysis.js";
 export { DEFAULT_LOOKAHEAD, TimedOps } from "./callstack-clock.js";
-export { type CallSink, type ClockInfo, type ClockUnit, MARKER_NAMES, Marker, ThreadTrack } from "./callstack-sink.js";
-export { FlowTracker } from "./callstack-tracker.js";
+export {
+  type CallSink,
+  type ClockInfo,
+  type ClockUnit,
+  MARKER_NAMES,
+  Marker,
+  ThreadTrack,
+} from "./callstack-sink.js";
+export { FlowTracker, movesStack } from "./callstack-tracker.js";
+export { Demangler, isMangled } from "./demangle.js";
+export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";
-export { type FoldedWeight, FoldedStacks } from "./export/folded.js";
+export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
 export { FrameNames } from "./export/frame-names.js";
 export { JSONL_SCHEMA, JSONL_VERSION, JsonlWriter } from "./export/jsonl.js";
 export { TIMELINE_SCHEMA, TIMELINE_VERSION, TimelineWriter } from "./export/timeline.js";
 export { growFloat64, growUint32, KeyTable } from "./key-table.js";
+export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
+export { Symbolizer } from "./symbolizer.js";

@@ -5,24 +5,49 @@
  * block that runs again (loops, hot functions) is replayed without decoding. The
  * pool is bounded (past it blocks are walked every time) and emptied when the image
  * changes (sideband mmaps, context switches), as the walker's own cache is.
+ *
+ * Call stacks alone look at few instructions: with each block its instructions that
+ * move the stack (direct calls inside it, a call or return at its end) are kept, and a
+ * replay feeds those one by one and the runs between them in one step each
+ * ({@link FlowTracker.run}). Coverage and JSON Lines get every instruction.
  */
-import { type FlowTracker, growUint32, KeyTable } from "../analysis/index.js";
+import { type FlowTracker, growUint32, KeyTable, movesStack } from "../analysis/index.js";
 import { type Block, classify, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import type { CodeWalker } from "./flow-walk.js";
 
 /** Instructions kept at most (10 bytes each: 20 MiB). */
 const POOL_LIMIT = 1 << 21;
-/** Distinct blocks kept at most (24 bytes each in the table). */
+/** Distinct blocks kept at most. */
 const BLOCK_LIMIT = 1 << 18;
 /** A block whose walk failed: walked (and failing) every time. */
 const UNCACHED = 0xffffffff;
+/**
+ * The direct-mapped cache in front of the table: a hot block costs one probe of one
+ * 16-byte slot (words: lo, hi, ninsn, and its {@link Tag}).
+ */
+const RECENT_BITS = 11;
+/** The last word of a recent slot: id << 8 | HAS_MOVERS | the block's flags (7 bits, see {@link blockFlags}). */
+const Tag = { Flags: 0x7f, HasMovers: 0x80, IdShift: 8 } as const;
+
+/** The key bits of a block beyond its address and length: mode (2 bits), last class (4), truncated (1). */
+function blockFlags(block: Block): number {
+  return block.mode | (block.iclass << 2) | (block.truncated ? 64 : 0);
+}
 
 export class BlockInsns {
   private table = new KeyTable(BLOCK_LIMIT);
+  /** Recorded blocks looked up recently, by start address and instruction count (ninsn 0: empty). */
+  private readonly recent = new Uint32Array(4 << RECENT_BITS);
   /** Blocks recorded: ids below this are in the pool. */
   private recorded = 0;
+  /** Per block id: its first instruction in the pool (or {@link UNCACHED}). */
   private first: Uint32Array = new Uint32Array(1024);
+  /** Per block id: its first entry in {@link movers}; those of id run to that of id + 1. */
+  private firstMover: Uint32Array = new Uint32Array(1025);
+  /** Pool indices of the instructions that move the stack ({@link movesStack}). */
+  private movers: Uint32Array = new Uint32Array(1024);
+  private nMovers = 0;
   private hi: Uint32Array = new Uint32Array(1 << 12);
   private lo: Uint32Array = new Uint32Array(1 << 12);
   /** size | class << 8. */
@@ -36,35 +61,106 @@ export class BlockInsns {
   /** Feed the block's instructions to `feed`. */
   feed(block: Block, image: Image, feed: FlowTracker): void {
     if (image !== this.image || image.version !== this.version) this.reset(image);
-    const flags = block.mode | (block.iclass << 8) | (block.truncated ? 1 << 16 : 0);
+    const n = block.ninsn;
+    if (n === 0) return;
+    const hi = block.ipHi;
+    const lo = block.ipLo;
+    const flags = blockFlags(block);
+    const r = this.recent;
+    const s = 4 * ((lo ^ (lo >>> RECENT_BITS) ^ (n << 5)) & ((1 << RECENT_BITS) - 1));
+    let tag = r[s + 3]!;
+    if (r[s] !== lo || r[s + 1] !== hi || r[s + 2] !== n || (tag & Tag.Flags) !== flags) {
+      tag = this.lookup(block, image, feed, flags, s);
+      if (tag < 0) return;
+    }
+    if (!(tag & Tag.HasMovers) && !feed.everyInsn) feed.run(hi, lo, n);
+    else this.replay(tag >>> Tag.IdShift, n, feed);
+  }
+
+  /**
+   * A block not in the recent slot `s`: when it is recorded (now or before), put it
+   * there and return its tag (to be replayed); else walk it, feeding `feed`, and return -1.
+   */
+  private lookup(block: Block, image: Image, feed: FlowTracker, flags: number, s: number): number {
     const id = this.table.id(block.ipHi, block.ipLo, block.ninsn, flags);
     if (id >= 0 && id < this.recorded) {
-      const at = this.first[id]!;
-      if (at !== UNCACHED) {
-        const { hi, lo, sc } = this;
-        for (let k = at, end = at + block.ninsn; k < end; k++) {
-          const v = sc[k]!;
-          feed.insn(hi[k]!, lo[k]!, v & 0xff, v >>> 8);
-        }
-        return;
+      if (this.first[id] === UNCACHED) {
+        this.walk(block, image, feed, false);
+        return -1;
       }
-    }
-    const record = id === this.recorded && this.used + block.ninsn <= POOL_LIMIT;
-    if (record) {
-      this.recorded++;
-      if (id >= this.first.length) this.first = growUint32(this.first, id + 1);
-      this.first[id] = this.walk(block, image, feed, true) ? this.used - block.ninsn : UNCACHED;
+    } else if (id === this.recorded && this.used + block.ninsn <= POOL_LIMIT) {
+      this.record(id, block, image, feed);
+      return -1;
     } else {
       this.walk(block, image, feed, false);
+      return -1;
     }
+    const movers = this.firstMover[id + 1]! > this.firstMover[id]! ? Tag.HasMovers : 0;
+    const tag = (id << Tag.IdShift) | movers | flags;
+    const r = this.recent;
+    r[s] = block.ipLo;
+    r[s + 1] = block.ipHi;
+    r[s + 2] = block.ninsn;
+    r[s + 3] = tag;
+    return tag;
+  }
+
+  /** Walk new block `id`, feeding `feed`, and keep its instructions in the pool (or mark it {@link UNCACHED}). */
+  private record(id: number, block: Block, image: Image, feed: FlowTracker): void {
+    this.recorded++;
+    this.first = growUint32(this.first, id + 1);
+    this.firstMover = growUint32(this.firstMover, id + 2);
+    const start = this.used;
+    if (this.walk(block, image, feed, true)) {
+      this.first[id] = start;
+    } else {
+      // Forget what the failed walk recorded.
+      this.first[id] = UNCACHED;
+      this.used = start;
+      this.nMovers = this.firstMover[id]!;
+    }
+    this.firstMover[id + 1] = this.nMovers;
+  }
+
+  /**
+   * Recorded block `id` of `n` instructions: each one (outputs that need every
+   * instruction), else its runs and the instructions that move the stack.
+   */
+  private replay(id: number, n: number, feed: FlowTracker): void {
+    const at = this.first[id]!;
+    if (!feed.everyInsn) {
+      this.replayRuns(this.firstMover[id]!, this.firstMover[id + 1]!, at, at + n, feed);
+      return;
+    }
+    const { hi, lo, sc } = this;
+    for (let k = at, end = at + n; k < end; k++) {
+      const v = sc[k]!;
+      feed.insn(hi[k]!, lo[k]!, v & 0xff, v >>> 8);
+    }
+  }
+
+  /**
+   * The pool's [at, end) for call stacks alone: the instructions that move the stack
+   * (movers[m0, m1)) one by one, the runs between them in one step each.
+   */
+  private replayRuns(m0: number, m1: number, at: number, end: number, feed: FlowTracker): void {
+    const { hi, lo, sc, movers } = this;
+    let k = at;
+    for (let m = m0; m < m1; m++) {
+      const j = movers[m]!;
+      if (j > k) feed.run(hi[k]!, lo[k]!, j - k);
+      const v = sc[j]!;
+      feed.insn(hi[j]!, lo[j]!, v & 0xff, v >>> 8);
+      k = j + 1;
+    }
+    if (k < end) feed.run(hi[k]!, lo[k]!, end - k);
   }
 
   /** Walk the block through the code, feeding (and recording) its instructions: false when the walk failed. */
   private walk(block: Block, image: Image, feed: FlowTracker, record: boolean): boolean {
     const w = this.walker;
     const mode = block.mode;
-    const start = this.used;
-    if (record) this.reserve(start + block.ninsn);
+    if (record) this.reserve(this.used + block.ninsn);
     let hi = block.ipHi;
     let lo = block.ipLo;
     for (let n = block.ninsn; n > 0; n--) {
@@ -85,6 +181,10 @@ export class BlockInsns {
         this.hi[k] = hi;
         this.lo[k] = lo;
         this.sc[k] = size | (fclass << 8);
+        if (movesStack(fclass)) {
+          if (this.nMovers === this.movers.length) this.movers = growUint32(this.movers, this.nMovers + 1);
+          this.movers[this.nMovers++] = k;
+        }
       }
       hi = w.next.hi;
       lo = w.next.lo;
@@ -107,7 +207,9 @@ export class BlockInsns {
     this.version = image.version;
     if (this.recorded === 0) return;
     this.table = new KeyTable(BLOCK_LIMIT);
+    this.recent.fill(0);
     this.recorded = 0;
     this.used = 0;
+    this.nMovers = 0;
   }
 }

@@ -47,6 +47,8 @@ export const TIMELINE_VERSION = 1;
 
 /** The open frames of one thread, by depth (index depth - 1). */
 class OpenFrames {
+  /** What the thread's complete events start with, up to the value of "ts". */
+  constructor(readonly head: string) {}
   start: Float64Array = new Float64Array(16);
   kind: Uint32Array = new Uint32Array(16);
   hi: Uint32Array = new Uint32Array(16);
@@ -98,7 +100,7 @@ export class TimelineWriter implements CallSink {
     const name = this.names.json(kind, f.hi[i]!, f.lo[i]!);
     const args = end === 0 ? "" : `,"args":{"end":"${FRAME_END_NAMES[end]}"}`;
     this.event(
-      `{"ph":"X","pid":${track.pid},"tid":${track.tid},"ts":${micros(start)},"dur":${micros(Math.round(time) - start)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
+      `${f.head}${micros(start)},"dur":${micros(Math.round(time) - start)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
     );
   }
 
@@ -132,7 +134,7 @@ export class TimelineWriter implements CallSink {
   private frames(track: ThreadTrack): OpenFrames {
     const f = this.open[track.index];
     if (f !== undefined) return f;
-    const made = new OpenFrames();
+    const made = new OpenFrames(`{"ph":"X","pid":${track.pid},"tid":${track.tid},"ts":`);
     this.open[track.index] = made;
     const name = JSON.stringify(track.name === "" ? `${track.tid}` : track.name);
     if (!this.pids.has(track.pid)) {
@@ -166,7 +168,11 @@ function micros(ns: number): string {
   const us = Math.floor(ns / 1000);
   const frac = ns - us * 1000;
   if (frac === 0) return `${us}`;
-  // Drop trailing zeros, pad leading ones: 5 -> .005, 50 -> .05, 120 -> .12.
+  return `${us}${FRACTIONS[frac] ?? fraction(frac)}`;
+}
+
+/** The decimals of `frac` thousandths: trailing zeros dropped, leading ones kept (5 -> .005, 50 -> .05, 120 -> .12). */
+function fraction(frac: number): string {
   let f = frac;
   let width = 3;
   while (f % 10 === 0) {
@@ -174,5 +180,8 @@ function micros(ns: number): string {
     width--;
   }
   const digits = `${f}`;
-  return `${us}.${"00".slice(0, width - digits.length)}${digits}`;
+  return `.${"00".slice(0, width - digits.length)}${digits}`;
 }
+
+/** {@link fraction} of 1..999 (index 0 unused), made once. */
+const FRACTIONS: readonly string[] = Array.from({ length: 1000 }, (_, k) => (k === 0 ? "" : fraction(k)));
