@@ -16,7 +16,7 @@
  *
  * Decoding is iced-x86's (WebAssembly); only `decode.ts` touches it. Note that the
  * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
- * with `fs`): browsers need a web build of iced-x86 mapped to the `iced-x86` import.
+ * with `fs`): the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
  */
 export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
 export { type AsmSyntax, decodeInsn, formatInsn, MAX_INSN_LENGTH } from "./decode.js";

@@ -1,0 +1,150 @@
+/**
+ * The library layers run in a browser: the bundle of tools/browser/bundle.ts, served
+ * from 127.0.0.1 and loaded by headless Chromium, decodes traces (packets, and
+ * instructions from an ELF image through iced-x86's WebAssembly) exactly as Node does,
+ * and demangles names with the analysis layer's Demangler.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Browser } from "playwright-core";
+import { BUNDLE_ASSETS, bundleLibrary } from "../../tools/browser/bundle.js";
+import {
+  CHROMIUM_SKIP,
+  launchChromium,
+  type ServedFile,
+  type StaticServer,
+  servedFile,
+  serveFiles,
+} from "../../tools/browser/chromium.js";
+import * as ptkit from "../../tools/browser/ptkit.js";
+import { REPO_ROOT } from "../corpus.js";
+import { tracedProgram } from "./program.js";
+import { type DecodeSummary, decodeSummary } from "./summary.js";
+
+const SAMPLE_DIR = join(REPO_ROOT, "sample");
+const SAMPLE_SKIP = existsSync(join(SAMPLE_DIR, "sample.json"))
+  ? false
+  : `no bundled sample in ${SAMPLE_DIR}`;
+
+const ITERATIONS = 1000;
+const MANGLED = ["_ZNSt6vectorIiSaIiEE9push_backERKi", "_ZN3foo3barE", "_RNvCs1234_7mycrate3foo", "main"];
+
+/**
+ * The page decodes `?pt=...&elf=...` with the bundle and the summary function and
+ * demangles MANGLED, and leaves `{ summary, demangled }` (or `{ failure }`) in
+ * `window.result`.
+ */
+const PAGE = `<!doctype html>
+<meta charset="utf-8">
+<title>ptkit in the browser</title>
+<link rel="icon" href="data:,">
+<pre id="out">decoding...</pre>
+<script type="module">
+const out = document.getElementById("out");
+try {
+  const ptkit = await import("./ptkit.js");
+  const { decodeSummary } = await import("./summary.js");
+  const bytes = async (name) => new Uint8Array(await (await fetch(name)).arrayBuffer());
+  const query = new URLSearchParams(location.search);
+  const summary = decodeSummary(ptkit, await bytes(query.get("pt")), await bytes(query.get("elf")));
+  const demangler = await ptkit.analysis.Demangler.instantiate(await bytes("gecko-profiler-demangle.wasm"));
+  const demangled = ${JSON.stringify(MANGLED)}.map((name) => demangler.demangle(name));
+  out.textContent = summary.packets + " packets, " + summary.insns + " instructions";
+  window.result = { summary, demangled };
+} catch (e) {
+  window.result = { failure: String(e && e.stack || e) };
+}
+</script>
+`;
+
+describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
+  const program = tracedProgram(ITERATIONS);
+  let server: StaticServer;
+  let browser: Browser;
+
+  before(async () => {
+    const { code } = await bundleLibrary();
+    const files = new Map<string, ServedFile>([
+      ["/", servedFile("index.html", PAGE)],
+      ["/ptkit.js", servedFile("ptkit.js", code)],
+      // summary.js is compiled beside this file and has no imports: the page loads it as is.
+      ["/summary.js", servedFile("summary.js", readFileSync(new URL("./summary.js", import.meta.url)))],
+      ["/program.pt", servedFile("program.pt", program.trace)],
+      ["/program.elf", servedFile("program.elf", program.elf)],
+    ]);
+    for (const [name, path] of Object.entries(BUNDLE_ASSETS))
+      files.set(`/${name}`, servedFile(name, readFileSync(path)));
+    if (!SAMPLE_SKIP) {
+      for (const name of ["sample.pt", "sample.elf"])
+        files.set(`/${name}`, servedFile(name, readFileSync(join(SAMPLE_DIR, name))));
+    }
+    server = await serveFiles(files);
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** The page's result for a trace and its ELF, failing on any page error. */
+  async function inPage(pt: string, elf: string): Promise<{ summary: DecodeSummary; demangled: string[] }> {
+    const page = await browser.newPage();
+    try {
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console: ${m.text()}`);
+      });
+      await page.goto(`${server.url}?pt=${pt}&elf=${elf}`);
+      await page.waitForFunction(() => "result" in globalThis, undefined, { timeout: 20_000 });
+      const result = await page.evaluate(() => (globalThis as unknown as { result: object }).result);
+      assert.deepEqual(problems, []);
+      if ("failure" in result) assert.fail(`the page failed: ${result.failure}`);
+      const { summary } = result as { summary: DecodeSummary };
+      assert.equal(
+        await page.textContent("#out"),
+        `${summary.packets} packets, ${summary.insns} instructions`,
+      );
+      return result as { summary: DecodeSummary; demangled: string[] };
+    } finally {
+      await page.close();
+    }
+  }
+
+  test("decodes a program traced by the trace unit as Node does, and demangles", async () => {
+    const node = decodeSummary(ptkit, program.trace, program.elf);
+    // The Node decode is right: every instruction the program ran, no errors.
+    assert.deepEqual(node.errors, []);
+    assert.equal(node.insns, ITERATIONS * 8 - Math.ceil(ITERATIONS / 3));
+    assert.equal(node.first, "401000: call 0x401010");
+    assert.equal(node.last, "401009: je 0x401000");
+    assert.ok(node.packetLines.some((l) => l.endsWith("tsc")));
+
+    const browserResult = await inPage("program.pt", "program.elf");
+    assert.deepEqual(browserResult.summary, node);
+
+    const demangler = ptkit.analysis.Demangler.instantiateSync(
+      readFileSync(BUNDLE_ASSETS["gecko-profiler-demangle.wasm"]!),
+    );
+    const expected = MANGLED.map((name) => demangler.demangle(name));
+    assert.equal(expected[0], "std::vector<int, std::allocator<int> >::push_back(int const&)");
+    assert.deepEqual(browserResult.demangled, expected);
+  });
+
+  test("decodes the bundled sample as Node does", { skip: SAMPLE_SKIP }, async () => {
+    const trace = readFileSync(join(SAMPLE_DIR, "sample.pt"));
+    const elf = readFileSync(join(SAMPLE_DIR, "sample.elf"));
+    const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
+    const node = decodeSummary(ptkit, trace, elf);
+    assert.deepEqual(node.errors, []);
+    // The trace unit traced user mode only: the decode gives every user-mode instruction.
+    assert.equal(node.insns, about.execution.userMode.instructions);
+    const { entryHi, entryLo } = ptkit.image.parseElf(elf);
+    assert.ok(node.first.startsWith(`${ptkit.packet.toBigInt(entryHi, entryLo).toString(16)}: `), node.first);
+
+    assert.deepEqual((await inPage("sample.pt", "sample.elf")).summary, node);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * ptkit's function-call timeline in a real trace viewer: `ptkit flow --symbols
+ * --timeline` of the bundled sample, loaded into speedscope in headless Chromium.
+ * speedscope must import it as a trace-event profile, list every function the timeline
+ * has, and nest the frames as the timeline does: each function's total and self time
+ * in its Sandwich table equal those computed here from the file (timeline-model.ts).
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { main } from "../../src/cli/ptkit.js";
+import {
+  CHROMIUM_SKIP,
+  launchChromium,
+  type StaticServer,
+  servedFile,
+  serveFiles,
+} from "../../tools/browser/chromium.js";
+import {
+  openInSpeedscope,
+  readSandwich,
+  type SandwichRow,
+  speedscopeFiles,
+} from "../../tools/browser/speedscope.js";
+import { captureIo } from "../conformance/ptt.js";
+import { REPO_ROOT } from "../corpus.js";
+import { type TimelineModel, type TraceEvent, timelineModel } from "./timeline-model.js";
+
+const SAMPLE_DIR = join(REPO_ROOT, "sample");
+const SAMPLE_SKIP = existsSync(join(SAMPLE_DIR, "sample.json"))
+  ? false
+  : `no bundled sample in ${SAMPLE_DIR}`;
+
+/** The sample's timeline as `ptkit flow` writes it, with the sample's own decode settings. */
+function sampleTimeline(): string {
+  const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
+  const d = about.decode;
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
+  try {
+    const io = captureIo(dir);
+    const status = main(
+      [
+        "flow",
+        // As in ptxed, the decoder settings come before the --pt that they configure.
+        ...["--mtc-freq", `${d.mtcFreq}`, "--nom-freq", `${d.nomFreq}`],
+        ...["--cpuid-0x15.eax", `${d.cpuid15Eax}`, "--cpuid-0x15.ebx", `${d.cpuid15Ebx}`],
+        ...["--elf", join(SAMPLE_DIR, about.program), "--pt", join(SAMPLE_DIR, about.trace)],
+        ...["--quiet", "--symbols", "--timeline", "timeline.json"],
+      ],
+      io,
+    );
+    assert.equal(status, 0, io.err.join(""));
+    return readFileSync(join(dir, "timeline.json"), "utf8");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("ptkit's timeline in speedscope", { skip: CHROMIUM_SKIP || SAMPLE_SKIP }, () => {
+  let model: TimelineModel;
+  let server: StaticServer;
+  let browser: Browser;
+  let page: Page;
+  let importer: string;
+  let rows: SandwichRow[];
+  /** speedscope's complaints about frames that do not nest. */
+  const nesting: string[] = [];
+
+  before(async () => {
+    const json = sampleTimeline();
+    model = timelineModel((JSON.parse(json) as { traceEvents: TraceEvent[] }).traceEvents);
+    const files = speedscopeFiles();
+    files.set("/timeline.json", servedFile("timeline.json", json));
+    server = await serveFiles(files);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    page.on("console", (m) => {
+      if (/Tried to end|still open/.test(m.text())) nesting.push(m.text());
+    });
+    importer = await openInSpeedscope(page, server.url, `${server.url}timeline.json`, "sample.pt");
+    rows = await readSandwich(page);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test("imports it as a trace-event profile with every function by name", () => {
+    assert.equal(importer, "Trace Event Format");
+    assert.deepEqual(model.threads, ["0:0"]);
+    assert.ok(model.frames > 7000, `${model.frames} frames`);
+    for (const name of ['_start {"end":"end"}', "main", "quicksort", "partition", "fib", "fnv1a"]) {
+      assert.ok(model.functions.has(name), name);
+    }
+    assert.deepEqual(rows.map((r) => r.name).sort(), [...model.functions.keys()].sort());
+  });
+
+  // Known exporter defect: ts and dur are decimal microseconds, and viewers that add them
+  // as doubles (speedscope, catapult) see some frames end after the next one starts
+  // (put_str: ts 0.267 + dur 0.016 = 0.28300000000000003, its sibling starts at 0.283),
+  // so they nest those wrong. Drop the todo when the exporter writes durations whose
+  // sum with ts lands on the end.
+  test("nests the frames as the timeline does: total and self time of every function", {
+    todo: "the timeline's ts + dur, added as doubles, overshoots where the next frame starts",
+  }, () => {
+    assert.deepEqual(nesting, []);
+    const wrong: string[] = [];
+    for (const row of rows) {
+      const want = model.functions.get(row.name)!;
+      const close = (shown: number, ns: number): boolean =>
+        Math.abs(shown - ns / 1000) <= row.precision + 1e-9;
+      if (!close(row.total, want.total) || !close(row.self, want.self)) {
+        wrong.push(`${row.name}: shown ${row.total}/${row.self} µs, timeline ${want.total}/${want.self} ns`);
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+});

@@ -1,0 +1,15 @@
+/**
+ * The browser bundle's entry: every library layer under its own name, so that the
+ * layers' exports cannot collide (`import { flow, image } from "./ptkit.js"`). The CLI
+ * is not part of it: it is the only layer that uses Node's API.
+ */
+export * as analysis from "../../src/analysis/index.js";
+export * as cpu from "../../src/cpu/index.js";
+export * as event from "../../src/event/index.js";
+export * as flow from "../../src/flow/index.js";
+export * as image from "../../src/image/index.js";
+export * as isa from "../../src/isa/index.js";
+export * as packet from "../../src/packet/index.js";
+export * as perf from "../../src/perf/index.js";
+export * as time from "../../src/time/index.js";
+export * as unit from "../../src/unit/index.js";
