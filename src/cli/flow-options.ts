@@ -59,6 +59,8 @@ export interface FlowArgs {
   sideband: SidebandOptions;
   /** ptkit's analysis outputs (--timeline, --folded, ...): apply to the whole run. */
   analysis: AnalysisOptions;
+  /** Options that were accepted but change nothing (ptxed ignores them silently). */
+  warnings: string[];
 }
 
 export function defaultFlowOutput(): FlowOutput {
@@ -106,6 +108,7 @@ interface State {
   blockFlags: DecoderFlags;
   sideband: SidebandOptions;
   analysis: AnalysisOptions;
+  warnings: string[];
 }
 
 const OUTPUT_FLAGS: Record<string, (o: FlowOutput) => void> = {
@@ -205,6 +208,11 @@ function numberArg(option: string, value: string | undefined, max: bigint): bigi
   return v;
 }
 
+/** ptxed applies a decoder option after --pt to nothing, silently; ptkit says so. */
+function afterPt(arg: string): string {
+  return `${arg} after --pt has no effect: options are read in order, give it before --pt.`;
+}
+
 function snapshot(s: State, arg: string): FlowStep {
   const flags = s.decoder === "insn" ? s.insnFlags : s.blockFlags;
   const f = s.config.addrFilter;
@@ -236,6 +244,7 @@ function option(s: State, argv: readonly string[], i: number): number | string {
   const decoderFlag = DECODER_FLAGS[arg];
   if (decoderFlag) {
     decoderFlag(s);
+    if (s.haveDecoder) s.warnings.push(afterPt(arg));
     return 1;
   }
   if (arg === "--verbose" || arg === "-v") {
@@ -275,6 +284,7 @@ function option(s: State, argv: readonly string[], i: number): number | string {
     const v = numberArg(arg, value, num.max);
     if (typeof v === "string") return v;
     s.config[num.key] = Number(v);
+    if (s.haveDecoder) s.warnings.push(afterPt(arg));
     return 2;
   }
   const filter = FILTER.exec(arg);
@@ -316,6 +326,7 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     blockFlags: noFlags(),
     sideband: defaultSidebandOptions(),
     analysis: defaultAnalysisOptions(),
+    warnings: [],
   };
   for (let i = 0; i < argv.length; ) {
     const arg = argv[i]!;
@@ -340,5 +351,5 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     o.statInsn = true;
     o.statBlocks = s.decoder === "block";
   }
-  return { steps: s.steps, output: o, sideband: s.sideband, analysis: s.analysis };
+  return { steps: s.steps, output: o, sideband: s.sideband, analysis: s.analysis, warnings: s.warnings };
 }

@@ -28,7 +28,8 @@ type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
 /** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
 export function runFlow(argv: readonly string[], io: CliIo): number {
-  const { steps, output, sideband, analysis } = parseFlowArgs(argv);
+  const { steps, output, sideband, analysis, warnings } = parseFlowArgs(argv);
+  for (const w of warnings) io.stderr(`ptkit flow: warning: ${w}\n`);
   const out = new LineWriter(io.stdout);
   const fail = (message: string, usage = false): number => {
     out.flush();

@@ -149,6 +149,21 @@ describe("ptkit flow", () => {
     }
   });
 
+  test("decoder options after --pt change nothing, and ptkit says so (ptxed is silent)", () => {
+    const before = run(dir, ...RAW, "--mtc-freq", "3", "--event:tick", "--pt", "t.pt");
+    assert.equal(before.err, "");
+    const after = run(dir, ...RAW, "--pt", "t.pt", "--mtc-freq", "3", "--event:tick", "--nom-freq", "37");
+    assert.equal(after.code, 0, after.err);
+    assert.deepEqual(
+      after.err.trim().split("\n"),
+      ["--mtc-freq", "--event:tick", "--nom-freq"].map(
+        (o) =>
+          `ptkit flow: warning: ${o} after --pt has no effect: options are read in order, give it before --pt.`,
+      ),
+    );
+    assert.equal(after.out, run(dir, ...RAW, "--pt", "t.pt").out);
+  });
+
   test("--att prints AT&T syntax", () => {
     const lines = insnLines(run(dir, "--att", ...RAW, "--pt", "t.pt").lines);
     assert.deepEqual(lines.slice(0, 4), [
