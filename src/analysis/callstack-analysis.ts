@@ -38,6 +38,11 @@ export interface CallAnalysisOptions {
   depthLimit?: number;
   /** Frame entries and exits held while waiting for the next time (default 65536). */
   lookahead?: number;
+  /**
+   * The naming scope of a frame `track` enters now (see FrameNames.scope),
+   * taken as the frame is decoded: a process may exec before the sinks get the frame.
+   */
+  frameScope?: (track: ThreadTrack) => number;
 }
 
 const T32 = 0x1_0000_0000;
@@ -48,6 +53,7 @@ export class CallAnalysis {
   readonly jsonl: JsonlWriter | undefined;
   readonly depthLimit: number;
   readonly lookahead: number;
+  readonly frameScope: ((track: ThreadTrack) => number) | undefined;
   readonly threads: ThreadTrack[] = [];
   /** The clock, once settled (see {@link ClockUnit}). */
   clock: ClockInfo | undefined;
@@ -66,6 +72,7 @@ export class CallAnalysis {
     this.nsPerTick = options.nsPerTick ?? 0;
     this.depthLimit = options.depthLimit ?? DEFAULT_DEPTH_LIMIT;
     this.lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
+    this.frameScope = options.frameScope;
   }
 
   /** A tracker for one decoded stream; `name` names its thread until one is given. */

@@ -28,6 +28,8 @@ export class TimedOps {
   private readonly depth: Uint32Array;
   private readonly hi: Uint32Array;
   private readonly lo: Uint32Array;
+  /** Frame naming scopes (see CallAnalysisOptions.frameScope). */
+  private readonly scope: Uint32Array;
   private readonly icount: Float64Array;
   /** The times given out by the current flush. */
   private readonly times: Float64Array;
@@ -51,6 +53,7 @@ export class TimedOps {
     this.depth = new Uint32Array(capacity);
     this.hi = new Uint32Array(capacity);
     this.lo = new Uint32Array(capacity);
+    this.scope = new Uint32Array(capacity);
     this.icount = new Float64Array(capacity);
     this.times = new Float64Array(capacity);
     this.offset = new Float64Array(capacity);
@@ -63,6 +66,8 @@ export class TimedOps {
     this.depth[i] = depth;
     this.hi[i] = hi;
     this.lo[i] = lo;
+    const scopeOf = this.analysis.frameScope;
+    this.scope[i] = scopeOf === undefined ? 0 : scopeOf(track);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, icount: number): void {
@@ -157,11 +162,20 @@ export class TimedOps {
   }
 
   private dispatch(s: CallSink, n: number): void {
-    const { op, what, depth, hi, lo, icount, times, tracks } = this;
+    const { op, what, depth, hi, lo, scope, icount, times, tracks } = this;
     for (let i = 0; i < n; i++) {
       const o = op[i];
       if (o === Op.Enter)
-        s.enter(tracks[i]!, depth[i]!, what[i] as FrameKind, hi[i]!, lo[i]!, times[i]!, icount[i]!);
+        s.enter(
+          tracks[i]!,
+          depth[i]!,
+          what[i] as FrameKind,
+          hi[i]!,
+          lo[i]!,
+          times[i]!,
+          icount[i]!,
+          scope[i]!,
+        );
       else if (o === Op.Exit) s.exit(tracks[i]!, depth[i]!, what[i] as FrameEnd, times[i]!, icount[i]!);
       else if (o === Op.Marker)
         s.marker(tracks[i]!, what[i] as Marker, this.offset[i]!, this.messages[i]!, times[i]!, icount[i]!);

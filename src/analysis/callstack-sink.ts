@@ -60,7 +60,10 @@ export interface CallSink {
   resume(track: ThreadTrack, time: number, icount: number): void;
   /** `track` stopped running (switched out, or the stream ended). */
   suspend(track: ThreadTrack, time: number, icount: number): void;
-  /** A frame at `depth` (1 = bottom) was entered. */
+  /**
+   * A frame at `depth` (1 = bottom) was entered; `scope` names it (see
+   * CallAnalysisOptions.frameScope; 0 without one).
+   */
   enter(
     track: ThreadTrack,
     depth: number,
@@ -69,6 +72,7 @@ export interface CallSink {
     entryLo: number,
     time: number,
     icount: number,
+    scope: number,
   ): void;
   /** The frame at `depth` was left. */
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number, icount: number): void;

@@ -22,7 +22,7 @@ export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
-export { FrameNames } from "./export/frame-names.js";
+export { FrameNames, type TrackSymbols } from "./export/frame-names.js";
 export { JSONL_SCHEMA, JSONL_VERSION, JsonlWriter } from "./export/jsonl.js";
 export { TIMELINE_SCHEMA, TIMELINE_VERSION, TimelineWriter } from "./export/timeline.js";
 export { growFloat64, growUint32, KeyTable } from "./key-table.js";

@@ -30,6 +30,7 @@ import {
   JsonlWriter,
   type Symbolizer,
   TimelineWriter,
+  type TrackSymbols,
 } from "../analysis/index.js";
 import { parseCUint } from "../cpu/index.js";
 import type { PtEvent } from "../event/index.js";
@@ -113,6 +114,8 @@ export interface AnalysisContext {
   name: string;
   /** With --symbols: names from this symbolizer instead of the `elfs` (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
+  /** With --symbols: each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
+  trackSymbols?: TrackSymbols;
 }
 
 type FileKind = (typeof FILE_OPTIONS)[string];
@@ -153,6 +156,7 @@ export class AnalysisOutputs {
       jsonl,
       nsPerTick: context.nsPerTick,
       depthLimit: options.depthLimit,
+      frameScope: names.perThread ? (track) => names.scope(track) : undefined,
     });
   }
 
@@ -171,7 +175,8 @@ export class AnalysisOutputs {
         return `cannot write ${path}: ${(e as Error).message}.`;
       }
     }
-    return new AnalysisOutputs(options, new FrameNames(symbols), files, context);
+    const perTrack = options.symbols ? context.trackSymbols : undefined;
+    return new AnalysisOutputs(options, new FrameNames(symbols, perTrack), files, context);
   }
 
   /** A feed for one decoded stream. */
@@ -190,7 +195,7 @@ export class AnalysisOutputs {
         else if (kind === "coverage")
           this.coverage!.write(
             write,
-            this.options.symbols ? (hi, lo) => this.names.symbol(hi, lo) : undefined,
+            this.options.symbols ? (hi, lo) => this.names.anySymbol(hi, lo) : undefined,
           );
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         file.close();

@@ -4,7 +4,8 @@
  * parses them and writes the files) fed from every decoded stream through
  * {@link StreamFeeds}: a track per thread, named by its COMM (the idle task and
  * unknown threads, which run on several CPUs at once, get a track per CPU); frames
- * named from the binaries the decode loads (see {@link AllProcessSymbols}); times in
+ * named from the binaries the decode loads into their process (see
+ * {@link AllProcessSymbols}; threads of no known process by the kernel's); times in
  * perf's nanoseconds by the file's TSC conversion; losses and decode errors end the
  * stacks.
  */
@@ -133,10 +134,16 @@ export class PerfAnalysis {
     options: AnalysisOptions,
     names: ThreadNames,
     tasks: PerfTasks,
-    symbolizer: AllProcessSymbols,
+    symbols: AllProcessSymbols,
     nsPerTick: number,
   ): PerfAnalysis | string {
-    const outputs = AnalysisOutputs.open(io, options, { elfs: [], nsPerTick, name: "", symbolizer });
+    const outputs = AnalysisOutputs.open(io, options, {
+      elfs: [],
+      nsPerTick,
+      name: "",
+      symbolizer: symbols.kernelOnly,
+      trackSymbols: (track) => symbols.current(track.pid),
+    });
     return typeof outputs === "string" ? outputs : new PerfAnalysis(outputs, options, names, tasks);
   }
 

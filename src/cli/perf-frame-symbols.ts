@@ -1,34 +1,51 @@
 /**
- * The symbols of every process of a perf.data file in one {@link Symbolizer}, for the
- * frame names of `ptkit perf`'s analysis outputs (which name a frame by its address
- * alone): each binary's table at each load bias once, the kernel's too. Where two
- * processes map different binaries over the same addresses, the table that starts
- * highest at or below an address answers first; when it does not cover the address,
- * the others are asked in the order they were mapped.
+ * The symbols of every process of a perf.data file, each process image in its own
+ * {@link Symbolizer} (its binaries' tables at their load biases, and the kernel's):
+ * two processes often map different binaries at the same addresses (non-PIE programs
+ * at 0x400000), and a process that execs gets a new image. An image is known by its
+ * pid and the task change that began it (exec or fork; -1 for the image the process
+ * had when recording began), so every stream's replay of the sideband
+ * (ProcessImages, perf-images.ts) fills the same symbolizer, and {@link current} gives the one
+ * of the latest image reached, which names the frames of `ptkit perf`'s analysis.
  */
-import { type SymbolHit, Symbolizer, type SymbolTable } from "../analysis/index.js";
+import { type Demangler, Symbolizer, type SymbolTable } from "../analysis/index.js";
 
-export class AllProcessSymbols extends Symbolizer {
-  private readonly seen = new Set<SymbolTable>();
-  private readonly inOrder: SymbolTable[] = [];
+export class AllProcessSymbols {
+  /** The kernel's symbols alone: for threads of no known process (the idle task, unknown threads). */
+  readonly kernelOnly: Symbolizer;
+  private readonly kernel: readonly SymbolTable[];
+  private readonly demangler: Demangler | undefined;
+  private readonly images = new Map<string, Symbolizer>();
+  /** Per pid: the latest image made and the change that began it. */
+  private readonly latest = new Map<number, { start: number; symbols: Symbolizer }>();
 
-  /** Add `table` unless it is in already (each stream replays the same mmaps). */
-  include(table: SymbolTable): void {
-    if (this.seen.has(table)) return;
-    this.seen.add(table);
-    this.inOrder.push(table);
-    this.add(table);
+  constructor(options: { kernel?: readonly SymbolTable[]; demangler?: Demangler } = {}) {
+    this.kernel = options.kernel ?? [];
+    this.demangler = options.demangler;
+    this.kernelOnly = this.made();
   }
 
-  override lookup(hi: number, lo: number, out: SymbolHit): boolean {
-    if (super.lookup(hi, lo, out)) return true;
-    // Only misses get here, and frame names are cached per address: rare.
-    for (const table of this.inOrder) {
-      if (!table.lookup(hi, lo, out)) continue;
-      out.module = this.modules.indexOf(table);
-      out.moduleName = table.name;
-      return true;
+  /** The symbols of process `pid`'s image begun by task change `start` (-1: before recording), made once. */
+  image(pid: number, start: number): Symbolizer {
+    const key = `${pid}:${start}`;
+    let s = this.images.get(key);
+    if (s === undefined) {
+      s = this.made();
+      this.images.set(key, s);
     }
-    return false;
+    const last = this.latest.get(pid);
+    if (last === undefined || start > last.start) this.latest.set(pid, { start, symbols: s });
+    return s;
+  }
+
+  /** The symbols of `pid`'s latest image any replay has reached; undefined when none has. */
+  current(pid: number): Symbolizer | undefined {
+    return this.latest.get(pid)?.symbols;
+  }
+
+  private made(): Symbolizer {
+    const s = new Symbolizer({ demangler: this.demangler });
+    for (const t of this.kernel) s.add(t);
+    return s;
   }
 }

@@ -7,10 +7,11 @@
  * (DIR/.build-id/xx/yyyy[/elf], DIR/<path>/<build-id>/elf), `--symfs` + path, then
  * the recorded path. What cannot be found is remembered by address range, so a decode
  * stopping there is charged to it ({@link ProcessImages.charge}). On request, each
- * process also gets the symbols of its ELF files at their load bias, and the
- * kernel's, for perf script's `name+0xoff (dso)` ({@link ProcessImages.symbol}).
+ * process image also gets the symbols of its ELF files at their load bias, and the
+ * kernel's, for perf script's `name+0xoff (dso)` ({@link ProcessImages.symbol}) and
+ * the analysis' frame names ({@link AllProcessSymbols}).
  */
-import { type Demangler, SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
 import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
@@ -132,14 +133,10 @@ export class ProcessImages {
     /** Counts of addresses that needed each missing binary, shared by all streams. */
     readonly needed: Map<string, number>,
     /**
-     * Symbols wanted (see {@link symbol}): the kernel's, for every process, and the
-     * demangler for names; `all` also gets every process's tables (for frame names).
+     * Symbols wanted (see {@link symbol}): each process image's symbolizer, shared by
+     * every stream's replay (which fills it as it maps the binaries).
      */
-    private readonly symbols?: {
-      kernel: readonly SymbolTable[];
-      demangler: Demangler | undefined;
-      all?: AllProcessSymbols;
-    },
+    private readonly symbols?: AllProcessSymbols,
   ) {}
 
   /**
@@ -157,10 +154,17 @@ export class ProcessImages {
   private symbolizer(pid: number): Symbolizer {
     let s = this.symbolizers.get(pid);
     if (!s) {
-      s = new Symbolizer({ demangler: this.symbols?.demangler });
-      for (const t of this.symbols?.kernel ?? []) s.add(t);
+      s = this.symbols?.image(pid, -1) ?? new Symbolizer();
       this.symbolizers.set(pid, s);
     }
+    return s;
+  }
+
+  /** Process `pid` gets a new image at the change being applied: its symbols start afresh. */
+  private newImage(pid: number): Symbolizer | undefined {
+    this.symbolizers.delete(pid);
+    const s = this.symbols?.image(pid, this.next);
+    if (s) this.symbolizers.set(pid, s);
     return s;
   }
 
@@ -208,7 +212,7 @@ export class ProcessImages {
     switch (c.kind) {
       case "exec":
         this.contexts.delete(c.pid);
-        this.symbolizers.delete(c.pid);
+        this.newImage(c.pid);
         this.dropMissing(c.pid);
         break;
       case "exit":
@@ -221,11 +225,8 @@ export class ProcessImages {
         if (parent) copySections(child.image, parent.image);
         this.contexts.set(c.pid, child);
         const symbols = this.symbolizers.get(c.ppid);
-        this.symbolizers.delete(c.pid);
-        if (symbols) {
-          const copy = this.symbolizer(c.pid);
-          for (const t of symbols.modules) if (!copy.modules.includes(t)) copy.add(t);
-        }
+        const copy = this.newImage(c.pid);
+        if (symbols && copy) for (const t of symbols.modules) if (!copy.modules.includes(t)) copy.add(t);
         for (const m of this.missing.filter((m) => m.pid === c.ppid)) this.missing.push({ ...m, pid: c.pid });
         break;
       }
@@ -257,6 +258,5 @@ export class ProcessImages {
     if (!table) return;
     const symbols = this.symbolizer(pid);
     if (!symbols.modules.includes(table)) symbols.add(table);
-    this.symbols.all?.include(table);
   }
 }

@@ -200,10 +200,10 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     }
   }
   const demangle = wantSymbols ? demangler(args, warn) : undefined;
-  // Frame names of the analysis: every process's symbols, the kernel's among them.
-  const all = analyse ? new AllProcessSymbols({ demangler: demangle }) : undefined;
-  for (const table of kernelSymbols) all?.include(table);
-  const symbols = wantSymbols ? { kernel: kernelSymbols, demangler: demangle, all } : undefined;
+  // Each process image's symbols (the kernel's among them), for --sym and the analysis' frame names.
+  const symbols = wantSymbols
+    ? new AllProcessSymbols({ kernel: kernelSymbols, demangler: demangle })
+    : undefined;
   const config = decoderConfig(info, reader, (note) => out.line(`[${note}]`));
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
@@ -215,13 +215,13 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
   let analysis: PerfAnalysis | undefined;
-  if (all) {
+  if (analyse && symbols) {
     const opened = PerfAnalysis.open(
       io,
       args.analysis,
       threads,
       tasks,
-      all,
+      symbols,
       perfNsPerTick(tasks.conversion, config.nomFreq),
     );
     if (typeof opened === "string") {

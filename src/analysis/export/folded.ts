@@ -14,8 +14,10 @@
  * This is ptkit's folded format version 1; the format has no room for a header, so the
  * version is only documented here.
  *
- * Paths are nodes of a context tree (parent, frame kind, entry address) kept in a
- * {@link KeyTable}; past its limit deeper paths are cut at the last node it holds.
+ * Paths are nodes of a context tree (parent, frame kind and naming scope, entry
+ * address) kept in a {@link KeyTable}; past its limit deeper paths are cut at the last
+ * node it holds. The scope (see {@link FrameNames.scope}) is part of the key: the same
+ * address in two process images is two functions.
  */
 import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
@@ -27,6 +29,9 @@ export type FoldedWeight = "insn" | "time";
 
 /** A parent id for thread roots (their key words: this, 0, pid, tid). */
 const THREAD = 0xffffffff;
+/** A node's second key word: the frame kind in the low 2 bits, the naming scope above. */
+const KIND_BITS = 2;
+const KIND_MASK = (1 << KIND_BITS) - 1;
 
 export class FoldedStacks implements CallSink {
   private readonly tree: KeyTable;
@@ -72,6 +77,7 @@ export class FoldedStacks implements CallSink {
     lo: number,
     time: number,
     icount: number,
+    scope: number,
   ): void {
     this.credit(track, time, icount);
     let path = this.path(track);
@@ -80,7 +86,7 @@ export class FoldedStacks implements CallSink {
       this.paths[track.index] = path;
     }
     const parent = path[depth - 1]!;
-    const id = this.tree.id(parent, kind, hi, lo);
+    const id = this.tree.id(parent, (kind | (scope << KIND_BITS)) >>> 0, hi, lo);
     path[depth] = id < 0 ? parent : id;
     this.depths[track.index] = depth;
   }
@@ -153,8 +159,9 @@ export class FoldedStacks implements CallSink {
         paths[id] = this.threadNames.get(id) ?? "";
         continue;
       }
+      const kindScope = keys[k + 1]!;
       const name = this.names
-        .name(keys[k + 1] as FrameKind, keys[k + 2]!, keys[k + 3]!)
+        .name((kindScope & KIND_MASK) as FrameKind, keys[k + 2]!, keys[k + 3]!, kindScope >>> KIND_BITS)
         .replace(/[;\r\n]/g, ":");
       const above = paths[parent]!;
       paths[id] = above === "" ? name : `${above};${name}`;

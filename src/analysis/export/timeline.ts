@@ -53,6 +53,8 @@ class OpenFrames {
   kind: Uint32Array = new Uint32Array(16);
   hi: Uint32Array = new Uint32Array(16);
   lo: Uint32Array = new Uint32Array(16);
+  /** The naming scope of each frame (see {@link FrameNames.scope}). */
+  scope: Uint32Array = new Uint32Array(16);
 }
 
 export class TimelineWriter implements CallSink {
@@ -82,7 +84,16 @@ export class TimelineWriter implements CallSink {
 
   suspend(): void {}
 
-  enter(track: ThreadTrack, depth: number, kind: FrameKind, hi: number, lo: number, time: number): void {
+  enter(
+    track: ThreadTrack,
+    depth: number,
+    kind: FrameKind,
+    hi: number,
+    lo: number,
+    time: number,
+    _icount: number,
+    scope: number,
+  ): void {
     let f = this.frames(track);
     if (depth > f.start.length) f = this.grow(track, depth);
     const i = depth - 1;
@@ -90,6 +101,7 @@ export class TimelineWriter implements CallSink {
     f.kind[i] = kind;
     f.hi[i] = hi;
     f.lo[i] = lo;
+    f.scope[i] = scope;
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
@@ -97,7 +109,7 @@ export class TimelineWriter implements CallSink {
     const i = depth - 1;
     const kind = f.kind[i] as FrameKind;
     const start = Math.round(f.start[i]!);
-    const name = this.names.json(kind, f.hi[i]!, f.lo[i]!);
+    const name = this.names.json(kind, f.hi[i]!, f.lo[i]!, f.scope[i]!);
     const args = end === 0 ? "" : `,"args":{"end":"${FRAME_END_NAMES[end]}"}`;
     this.event(
       `${f.head}${micros(start)},"dur":${micros(Math.round(time) - start)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
@@ -156,6 +168,7 @@ export class TimelineWriter implements CallSink {
     f.kind = growUint32(f.kind, depth);
     f.hi = growUint32(f.hi, depth);
     f.lo = growUint32(f.lo, depth);
+    f.scope = growUint32(f.scope, depth);
     return f;
   }
 }

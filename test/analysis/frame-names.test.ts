@@ -1,0 +1,163 @@
+/**
+ * Frame names in the timeline and folded stacks: frames whose entry the trace did not
+ * show keep the name of their kind (an interrupt and a system call into untraced code
+ * in one trace), and with symbols per thread each process's frames are named from its
+ * own symbols, at the same addresses, even when the symbols change (exec) while
+ * frames are held waiting for a time.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  CallAnalysis,
+  type FlowTracker,
+  FoldedStacks,
+  FrameKind,
+  FrameNames,
+  Symbolizer,
+  SymbolTable,
+  type ThreadTrack,
+  TimelineWriter,
+} from "../../src/analysis/index.js";
+import { EventType, PtEvent } from "../../src/event/index.js";
+import { FlowClass } from "../../src/flow/index.js";
+import { tryParseElf } from "../../src/image/index.js";
+import { elfWithSymbols } from "../perf/pt-file.js";
+
+interface TimelineEvent {
+  ph: string;
+  pid: number;
+  name: string;
+  cat: string;
+}
+
+/** A timeline and folded stacks over `names`, fed by `feed`: the timeline's complete events and the folded lines. */
+function analyse(
+  names: FrameNames,
+  feed: (f: FlowTracker) => void,
+): { frames: TimelineEvent[]; folded: string[] } {
+  const chunks: string[] = [];
+  const folded = new FoldedStacks(names);
+  const analysis = new CallAnalysis({
+    sinks: [new TimelineWriter((c) => chunks.push(c), names), folded],
+    frameScope: names.perThread ? (t) => names.scope(t) : undefined,
+  });
+  feed(analysis.stream("t"));
+  analysis.finish();
+  const doc = JSON.parse(chunks.join("")) as { traceEvents: TimelineEvent[] };
+  const lines: string[] = [];
+  folded.write((c) => lines.push(c), "insn");
+  return {
+    frames: doc.traceEvents.filter((e) => e.ph === "X"),
+    folded: lines.join("").trim().split("\n").sort(),
+  };
+}
+
+function event(type: EventType, ipLo: number, fromLo = 0, ipSuppressed = false): PtEvent {
+  const ev = new PtEvent();
+  ev.type = type;
+  ev.ipLo = ipLo;
+  ev.fromLo = fromLo;
+  ev.ipSuppressed = ipSuppressed;
+  return ev;
+}
+
+test("an interrupt and a system call into untraced code keep their own names", () => {
+  // Two threads, so the second kind comes after the first is named in either output.
+  const { frames, folded } = analyse(new FrameNames(undefined), (f) => {
+    f.thread(1, 1, "a");
+    f.insn(0, 0x1000, 1, FlowClass.Other);
+    // An interrupt: tracing stops at 0x1001 (the handler is not traced), resumes there.
+    f.event(event(EventType.AsyncDisabled, 0, 0x1001));
+    f.event(event(EventType.Enabled, 0x1001));
+    f.insn(0, 0x1001, 2, FlowClass.FarCall);
+    // A SYSCALL: tracing stops with the IP suppressed, resumes after the SYSCALL.
+    f.event(event(EventType.Disabled, 0, 0, true));
+    f.event(event(EventType.Enabled, 0x1003));
+    f.insn(0, 0x1003, 1, FlowClass.Other);
+  });
+  assert.deepEqual(
+    frames.map((e) => `${e.cat} ${e.name}`),
+    ["interrupt [interrupt]", "far [syscall]", "root 0x1000"],
+  );
+  // The folded stacks name them through the same cache; nothing ran in them here.
+  assert.deepEqual(folded, ["a;0x1000 3"]);
+  const names = new FrameNames(undefined);
+  assert.equal(names.name(FrameKind.Interrupt, 0, 0), "[interrupt]");
+  assert.equal(names.name(FrameKind.Far, 0, 0), "[syscall]");
+  assert.equal(names.json(FrameKind.Interrupt, 0, 0), '"[interrupt]"');
+  assert.equal(names.name(FrameKind.Call, 0, 0), "[unknown]");
+});
+
+const BASE = 0x400000;
+/** A symbolizer of a program at BASE with `main` there and `f` at BASE + 0x10. */
+function program(main: string, f: string): Symbolizer {
+  const elf = tryParseElf(
+    elfWithSymbols(BigInt(BASE), new Uint8Array(0x20), [
+      { name: main, value: BigInt(BASE), size: 0x10 },
+      { name: f, value: BigInt(BASE + 0x10), size: 0x10 },
+    ]),
+  );
+  assert.ok(!(elf instanceof Error));
+  const s = new Symbolizer();
+  s.add(new SymbolTable(elf, { name: main }));
+  return s;
+}
+
+/** Thread pid/pid runs main at BASE, which calls f (BASE + 0x10) `n` times. */
+function run(f: FlowTracker, pid: number, n: number): void {
+  f.thread(pid, pid, `p${pid}`);
+  for (let i = 0; i < n; i++) {
+    f.insn(0, BASE + 5, 5, FlowClass.Call);
+    f.insn(0, BASE + 0x10, 1, FlowClass.Return);
+  }
+  f.insn(0, BASE + 0xa, 2, FlowClass.Other);
+}
+
+/** The distinct `cat name` of process pid's frames. */
+const named = (frames: TimelineEvent[], pid: number) =>
+  [...new Set(frames.filter((e) => e.pid === pid).map((e) => `${e.cat} ${e.name}`))].sort();
+
+test("each process's frames are named from its own symbols at the same addresses", () => {
+  const one = program("main_one", "f_one");
+  const two = program("main_two", "f_two");
+  const names = new FrameNames(undefined, (t: ThreadTrack) =>
+    t.pid === 1 ? one : t.pid === 2 ? two : undefined,
+  );
+  const { frames, folded } = analyse(names, (f) => {
+    run(f, 1, 3);
+    run(f, 2, 2);
+    run(f, 1, 1);
+    run(f, 3, 1);
+  });
+  assert.deepEqual(named(frames, 1), ["call f_one", "root main_one"]);
+  assert.deepEqual(named(frames, 2), ["call f_two", "root main_two"]);
+  // No symbols of its own: the default ones (none), hex.
+  assert.deepEqual(named(frames, 3), ["call 0x400010", "root 0x400005"]);
+  assert.deepEqual(folded, [
+    "p1;main_one 6",
+    "p1;main_one;f_one 4",
+    "p2;main_two 3",
+    "p2;main_two;f_two 2",
+    "p3;0x400005 2",
+    "p3;0x400005;0x400010 1",
+  ]);
+});
+
+test("after an exec, new frames get the new image's names; older ones keep theirs", () => {
+  const before = program("main_old", "f_old");
+  const after = program("main_new", "f_new");
+  let current = before;
+  const names = new FrameNames(undefined, () => current);
+  // Without times every frame is held until the end: names must come from when each was entered.
+  const { frames, folded } = analyse(names, (f) => {
+    run(f, 1, 2);
+    current = after;
+    run(f, 1, 1);
+  });
+  assert.deepEqual(
+    frames.map((e) => `${e.cat} ${e.name}`),
+    ["call f_old", "call f_old", "call f_new", "root main_old"],
+  );
+  // The same address in two images is two nodes of the folded tree.
+  assert.deepEqual(folded, ["p1;main_old 5", "p1;main_old;f_new 1", "p1;main_old;f_old 2"]);
+});

@@ -1,0 +1,135 @@
+/**
+ * `ptkit perf`'s frame names are per process: two programs at the same address
+ * (non-PIE, 0x400000) with different symbols, one on CPU 0 and one on CPU 1, each
+ * get their own function names in the timeline and the folded stacks; the first
+ * process then execs a third program at the same address, whose frames (on CPU 2,
+ * later) get the new program's names.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { runPerf } from "../../src/cli/perf.js";
+import { tryParseElf } from "../../src/image/index.js";
+import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { captureIo } from "../conformance/ptt.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
+import { fileMode, Le, record } from "./build.js";
+import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC } from "./pt-file.js";
+import { trailer } from "./sample-file.js";
+
+const BASE = 0x400000n;
+
+/** A user-only trace (branches, TSC, MTC, CYC) of an execution, starting at TSC `tsc`. */
+function userTrace(exec: readonly string[], tsc: bigint): Uint8Array {
+  const ctl = { ...BRANCHES, OS: 0, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0 };
+  return generate(readExecJsonl(`${[JSON.stringify({ k: "cpl", cpl: 3 }), ...exec].join("\n")}\n`), {
+    msrs: msrs({ ctl }),
+    cyclesPerInsn: 3,
+    tsc,
+  }).bytes;
+}
+
+/** SWITCH_CPU_WIDE: thread `pid` comes onto (`out`: leaves) `cpu` at `time`; the idle task was (is) the other. */
+const switchCpuWide = (out: boolean, pid: number, time: bigint, cpu: number) =>
+  record(
+    15,
+    out ? 1 << 13 : 0,
+    new Le()
+      .u32(0)
+      .u32(0)
+      .raw(trailer(pid, pid, time, cpu, 10)),
+  );
+
+test("two programs at one address, and an exec: each process's frames carry its own names", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-frame-names-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // The loop program (main at BASE, f at BASE + 0x10), under three sets of names.
+  const runs = { a: 300, b: 200, c: 100 };
+  const programs = Object.entries(runs).map(([p, n]) => {
+    const { code, exec } = loopProgram(BASE, n);
+    const elf = elfWithSymbols(BASE, code, [
+      { name: `main_${p}`, value: BASE, size: 0x10 },
+      { name: `f_${p}`, value: BASE + 0x10n, size: 1 },
+    ]);
+    writeFileSync(join(dir, p), elf);
+    const parsed = tryParseElf(elf);
+    assert.ok(!(parsed instanceof Error));
+    return { path: `/bin/${p}`, pgoff: BigInt(parsed.loads[0]!.offset), exec };
+  });
+  const [a, b, c] = programs as [(typeof programs)[0], (typeof programs)[0], (typeof programs)[0]];
+  const later = TRACE_TSC + 0x10000000n;
+  const file = new PtFile()
+    .comm(100, "proc-a", TRACE_TSC - 100n)
+    .comm(200, "proc-b", TRACE_TSC - 90n, 1)
+    .mmap2(100, BASE, 0x1000n, a.pgoff, a.path, TRACE_TSC - 50n)
+    .mmap2(200, BASE, 0x1000n, b.pgoff, b.path, TRACE_TSC - 40n)
+    // Process 100 execs program c (COMM with the exec flag), which maps at the same address.
+    .comm(100, "proc-c", later - 0x180000n, 2)
+    .mmap2(100, BASE, 0x1000n, c.pgoff, c.path, later - 0x170000n)
+    .trace(userTrace(a.exec, TRACE_TSC), 0)
+    .trace(userTrace(b.exec, TRACE_TSC), 1)
+    .trace(userTrace(c.exec, later), 2);
+  file.records.push(
+    switchCpuWide(false, 100, TRACE_TSC - 10n, 0),
+    switchCpuWide(false, 200, TRACE_TSC - 10n, 1),
+    switchCpuWide(true, 100, later - 0x200000n, 0),
+    switchCpuWide(false, 100, later - 0x100000n, 2),
+  );
+  writeFileSync(join(dir, "perf.data"), fileMode(file.built()));
+  const io = captureIo(dir);
+  const args = [
+    "--elf",
+    "a",
+    "--elf",
+    "b",
+    "--elf",
+    "c",
+    "--timeline",
+    "t.json",
+    "--folded",
+    "f.folded",
+    "-q",
+  ];
+  const code = runPerf([...args, "perf.data"], io, "/nonexistent-home");
+  assert.equal(code, 0, io.err.join(""));
+  assert.equal(io.err.join(""), "");
+  const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as {
+    traceEvents: { ph: string; pid: number; name: string; cat: string }[];
+  };
+  const frames = (pid: number) => {
+    const names = doc.traceEvents
+      .filter((e) => e.ph === "X" && e.pid === pid)
+      .map((e) => `${e.cat} ${e.name}`);
+    return [...new Set(names)].sort().map((k) => `${k} ${names.filter((x) => x === k).length}`);
+  };
+  assert.deepEqual(frames(100), [
+    `call f_a ${runs.a}`,
+    `call f_c ${runs.c}`,
+    "interrupt [interrupt] 2",
+    "root main_a 1",
+  ]);
+  assert.deepEqual(frames(200), [`call f_b ${runs.b}`, "interrupt [interrupt] 1", "root main_b 1"]);
+  const folded = readFileSync(join(dir, "f.folded"), "utf8").trim().split("\n");
+  for (const line of [
+    "proc-b;main_b 601",
+    "proc-b;main_b;f_b 200",
+    "proc-c;main_a 901",
+    "proc-c;main_a;f_a 300",
+  ])
+    assert.ok(folded.includes(line), `${line} in\n${folded.join("\n")}`);
+  // The exec'd program's calls: still on the stack process 100 had before its exec.
+  assert.ok(
+    folded.some((l) => l.startsWith("proc-c;main_a;") && l.endsWith(";f_c 100")),
+    folded.join("\n"),
+  );
+  for (const line of folded) {
+    if (line.startsWith("proc-b;")) assert.doesNotMatch(line, /_[ac]\b/);
+    else assert.doesNotMatch(line, /_b\b/);
+  }
+  // Every instruction is weighed: 1 + 4 turns each.
+  const total = folded.reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  assert.equal(total, 3 + 4 * (runs.a + runs.b + runs.c));
+});
