@@ -99,14 +99,9 @@ describe("ptkit's timeline in speedscope", { skip: CHROMIUM_SKIP || SAMPLE_SKIP 
     assert.deepEqual(rows.map((r) => r.name).sort(), [...model.functions.keys()].sort());
   });
 
-  // Known exporter defect: ts and dur are decimal microseconds, and viewers that add them
-  // as doubles (speedscope, catapult) see some frames end after the next one starts
-  // (put_str: ts 0.267 + dur 0.016 = 0.28300000000000003, its sibling starts at 0.283),
-  // so they nest those wrong. Drop the todo when the exporter writes durations whose
-  // sum with ts lands on the end.
-  test("nests the frames as the timeline does: total and self time of every function", {
-    todo: "the timeline's ts + dur, added as doubles, overshoots where the next frame starts",
-  }, () => {
+  // ts and dur are decimal microseconds and these viewers add them as doubles: the
+  // exporter writes each dur so that the sum lands exactly on the frame's end.
+  test("nests the frames as the timeline does: total and self time of every function", () => {
     assert.deepEqual(nesting, []);
     const wrong: string[] = [];
     for (const row of rows) {

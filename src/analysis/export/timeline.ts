@@ -21,7 +21,9 @@
  *   {@link FrameNames}), `cat` the frame kind (call, root, interrupt, far);
  *   `args.end` says how a frame ended when it was not by its return (unwind, unknown,
  *   gap, end, abort).
- * - `ts`/`dur` are microseconds as the format wants; with clock "tsc" one TSC tick and
+ * - `ts`/`dur` are microseconds as the format wants, `ts` in whole nanoseconds; a
+ *   `dur` carries more digits where that makes `ts + dur`, added as doubles, land
+ *   exactly on the frame's end (see {@link duration}). With clock "tsc" one TSC tick and
  *   with clock "insn" one instruction are shown as one nanosecond (see
  *   {@link ClockUnit}).
  * - Gaps (overflow, decode errors) are thread-scoped instant ("i") events in category
@@ -109,10 +111,11 @@ export class TimelineWriter implements CallSink {
     const i = depth - 1;
     const kind = f.kind[i] as FrameKind;
     const start = Math.round(f.start[i]!);
+    const stop = Math.round(time);
     const name = this.names.json(kind, f.hi[i]!, f.lo[i]!, f.scope[i]!);
     const args = end === 0 ? "" : `,"args":{"end":"${FRAME_END_NAMES[end]}"}`;
     this.event(
-      `${f.head}${micros(start)},"dur":${micros(Math.round(time) - start)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
+      `${f.head}${micros(start)},"dur":${duration(start, stop)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
     );
   }
 
@@ -171,6 +174,22 @@ export class TimelineWriter implements CallSink {
     f.scope = growUint32(f.scope, depth);
     return f;
   }
+}
+
+/**
+ * The "dur" of a frame from `start` to `stop` (whole nanoseconds). Viewers such as
+ * speedscope and chrome://tracing compute a frame's end as ts + dur in doubles:
+ * 0.267 + 0.016 is 0.28300000000000003, after a sibling that starts at 0.283, which
+ * breaks the nesting. Where the short decimal would miss, the duration is written as
+ * the double that lands on the end (the difference of the two doubles, printed to
+ * round-trip); the Perfetto UI, which reads times as whole nanoseconds, reads the
+ * same duration either way.
+ */
+function duration(start: number, stop: number): string {
+  const ts = start / 1000;
+  const end = stop / 1000;
+  const short = (stop - start) / 1000;
+  return ts + short === end ? micros(stop - start) : `${end - ts}`;
 }
 
 /**
