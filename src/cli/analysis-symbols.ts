@@ -4,9 +4,9 @@
  * PT_LOAD address; no base, no bias), as the flow decoder maps them.
  */
 import { Symbolizer, SymbolTable } from "../analysis/index.js";
-import { ElfError, lowestLoad, tryParseElf } from "../image/index.js";
+import { lowestLoad } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
-import { splitBase } from "./flow-image.js";
+import { readElfArg } from "./flow-image.js";
 import type { CliIo } from "./io.js";
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
@@ -15,15 +15,9 @@ const MASK64 = 0xffff_ffff_ffff_ffffn;
 export function loadSymbols(io: CliIo, elfs: readonly string[]): Symbolizer | string {
   const symbols = new Symbolizer();
   for (const arg of elfs) {
-    const { name, base } = splitBase(arg);
-    let bytes: Uint8Array;
-    try {
-      bytes = io.readFile(name);
-    } catch (e) {
-      return `failed to open ${name}: ${(e as Error).message}.`;
-    }
-    const elf = tryParseElf(bytes, { strict: false });
-    if (elf instanceof ElfError) return `${name}: ${elf.message}.`;
+    const read = readElfArg(io, arg);
+    if (typeof read === "string") return read;
+    const { name, base, elf } = read;
     const low = lowestLoad(elf);
     const bias = base && low ? (base - toBigInt(low.hi, low.lo)) & MASK64 : 0n;
     symbols.add(new SymbolTable(elf, { name, bias }));

@@ -5,7 +5,7 @@
  * Problems are returned as messages without the program name.
  */
 import { parseCUint } from "../cpu/index.js";
-import { ElfError, hex0x, type Image, tryParseElf } from "../image/index.js";
+import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image/index.js";
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
 import { parseFileRange } from "./file-range.js";
 import type { CliIo } from "./io.js";
@@ -55,13 +55,14 @@ export function loadRaw(io: CliIo, image: Image, arg: string): string | undefine
  * does). `verbose`, if given, gets each mapped segment as ptxed's --verbose prints it. Returns an
  * error message or undefined; `warn` gets what ptxed warns about but survives.
  */
-export function loadElf(
+/**
+ * The ELF file of an `--elf file[:base]` argument, parsed leniently (section headers
+ * and notes do not matter for mapping code or reading symbols), or an error message.
+ */
+export function readElfArg(
   io: CliIo,
-  image: Image,
   arg: string,
-  verbose: ((line: string) => void) | undefined,
-  warn: (text: string) => void,
-): string | undefined {
+): { name: string; base: bigint | undefined; elf: ElfFile } | string {
   const { name, base } = splitBase(arg);
   let bytes: Uint8Array;
   try {
@@ -69,9 +70,21 @@ export function loadElf(
   } catch (e) {
     return `failed to open ${name}: ${(e as Error).message}.`;
   }
-  // Section headers and notes do not matter for mapping code: only warn about them.
   const elf = tryParseElf(bytes, { strict: false });
   if (elf instanceof ElfError) return `${name}: ${elf.message}.`;
+  return { name, base, elf };
+}
+
+export function loadElf(
+  io: CliIo,
+  image: Image,
+  arg: string,
+  verbose: ((line: string) => void) | undefined,
+  warn: (text: string) => void,
+): string | undefined {
+  const read = readElfArg(io, arg);
+  if (typeof read === "string") return read;
+  const { name, base, elf } = read;
   const options: { name: string; zeroFill: boolean; baseHi?: number; baseLo?: number } = {
     name,
     zeroFill: false,

@@ -16,7 +16,20 @@ import { tryParseElf } from "../../src/image/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
-import { elfWithSymbols, insn, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import {
+  CODE_CALLS,
+  CODE_LOOP,
+  CODE_SWITCH,
+  callTurns,
+  elfWithSymbols,
+  insn,
+  loopTurns,
+  PtFile,
+  SWITCH_KERNEL,
+  switchTo,
+  TRACE_TSC,
+  traceOf,
+} from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-analysis-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -168,34 +181,13 @@ describe("ptkit perf analysis outputs on the HASE captures", {
 // kernel, IRET), recorded without switch records: the thread follows the CR3.
 const BASE_A = 0x400000n;
 const BASE_B = 0x500000n;
-const KERNEL = 0xffffffff81000000n;
-// A: mov ecx, n; l: call f; dec ecx; jnz l; hlt; f: ret.  B: l: dec ecx; jnz l; hlt.  Kernel: mov cr3, rax; iretq.
-const codeA = Uint8Array.from([0xb9, 0, 0, 1, 0, 0xe8, 6, 0, 0, 0, 0xff, 0xc9, 0x75, 0xf7, 0xf4, 0, 0xc3]);
-const codeB = Uint8Array.from([0xff, 0xc9, 0x75, 0xfc, 0xf4]);
-const codeK = Uint8Array.from([0x0f, 0x22, 0xd8, 0x48, 0xcf]);
-
-const turnA = (n: number) =>
-  Array.from({ length: n }, () => [
-    insn(BASE_A + 5n, 5, "call"),
-    insn(BASE_A + 0x10n, 1, "return"),
-    insn(BASE_A + 0xan, 2),
-    insn(BASE_A + 0xcn, 2, "cond-branch"),
-  ]).flat();
-const turnB = (n: number) =>
-  Array.from({ length: n }, () => [insn(BASE_B, 2), insn(BASE_B + 2n, 2, "cond-branch")]).flat();
-const kernel = (from: bigint, cr3: string) => [
-  JSON.stringify({
-    k: "interrupt",
-    vector: 32,
-    from: `0x${from.toString(16)}`,
-    to: `0x${KERNEL.toString(16)}`,
-  }),
-  JSON.stringify({ k: "cpl", cpl: 0 }),
-  insn(KERNEL, 3, "mov-cr3"),
-  JSON.stringify({ k: "cr3", cr3 }),
-  insn(KERNEL + 3n, 2, "iret"),
-  JSON.stringify({ k: "cpl", cpl: 3 }),
-];
+const KERNEL = SWITCH_KERNEL;
+const codeA = CODE_CALLS;
+const codeB = CODE_LOOP;
+const codeK = CODE_SWITCH;
+const turnA = (n: number) => callTurns(BASE_A, n);
+const turnB = (n: number) => loopTurns(BASE_B, n);
+const kernel = switchTo;
 const CALLS_A = [3000, 2000];
 const exec = [
   JSON.stringify({ k: "cpl", cpl: 3 }),

@@ -16,44 +16,35 @@ import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
-import { elfWithSymbols, execIps, insn, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import {
+  CODE_CALLS,
+  CODE_LOOP,
+  CODE_SWITCH,
+  callTurns,
+  elfWithSymbols,
+  execIps,
+  insn,
+  loopTurns,
+  PtFile,
+  SWITCH_KERNEL,
+  switchTo,
+  TRACE_TSC,
+  traceOf,
+} from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-pip-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const BASE = 0x400000n;
-const KERNEL = 0xffffffff81000000n;
+const KERNEL = SWITCH_KERNEL;
 const CR3_A = "0xa000";
 const CR3_B = "0xb000";
-// A: mov ecx, n; l: call f; dec ecx; jnz l; hlt; f: ret.  B: l: dec ecx; jnz l; hlt.
-const codeA = Uint8Array.from([0xb9, 0, 0, 1, 0, 0xe8, 6, 0, 0, 0, 0xff, 0xc9, 0x75, 0xf7, 0xf4, 0, 0xc3]);
-const codeB = Uint8Array.from([0xff, 0xc9, 0x75, 0xfc, 0xf4]);
-// The kernel: mov cr3, rax; iretq.
-const codeK = Uint8Array.from([0x0f, 0x22, 0xd8, 0x48, 0xcf]);
-
-const turnA = (n: number) =>
-  Array.from({ length: n }, () => [
-    insn(BASE + 5n, 5, "call"),
-    insn(BASE + 0x10n, 1, "return"),
-    insn(BASE + 0xan, 2),
-    insn(BASE + 0xcn, 2, "cond-branch"),
-  ]).flat();
-const turnB = (n: number) =>
-  Array.from({ length: n }, () => [insn(BASE, 2), insn(BASE + 2n, 2, "cond-branch")]).flat();
-/** An interrupt before `from` into the kernel, which loads `cr3` and returns to user mode. */
-const kernel = (from: bigint, cr3: string) => [
-  JSON.stringify({
-    k: "interrupt",
-    vector: 32,
-    from: `0x${from.toString(16)}`,
-    to: `0x${KERNEL.toString(16)}`,
-  }),
-  JSON.stringify({ k: "cpl", cpl: 0 }),
-  insn(KERNEL, 3, "mov-cr3"),
-  JSON.stringify({ k: "cr3", cr3 }),
-  insn(KERNEL + 3n, 2, "iret"),
-  JSON.stringify({ k: "cpl", cpl: 3 }),
-];
+const codeA = CODE_CALLS;
+const codeB = CODE_LOOP;
+const codeK = CODE_SWITCH;
+const turnA = (n: number) => callTurns(BASE, n);
+const turnB = (n: number) => loopTurns(BASE, n);
+const kernel = switchTo;
 const a1 = [insn(BASE, 5), ...turnA(3000)];
 const k1 = kernel(BASE + 5n, CR3_B);
 const b1 = turnB(20000);

@@ -43,6 +43,46 @@ export function loopProgram(base: bigint, n: number): { code: Uint8Array; exec: 
 }
 
 /** The instruction addresses of `exec` (insn records only), as ptkit perf prints them. */
+/**
+ * Two programs and a kernel that switches between them by PIP alone (MOV CR3 in an
+ * interrupt): A (`mov ecx, n; l: call f; dec ecx; jnz l; hlt; f: ret`), B (`l: dec
+ * ecx; jnz l; hlt`) and the kernel (`mov cr3, rax; iretq`), each at its own base.
+ */
+export const SWITCH_KERNEL = 0xffffffff81000000n;
+export const CODE_CALLS = Uint8Array.from([
+  0xb9, 0, 0, 1, 0, 0xe8, 6, 0, 0, 0, 0xff, 0xc9, 0x75, 0xf7, 0xf4, 0, 0xc3,
+]);
+export const CODE_LOOP = Uint8Array.from([0xff, 0xc9, 0x75, 0xfc, 0xf4]);
+export const CODE_SWITCH = Uint8Array.from([0x0f, 0x22, 0xd8, 0x48, 0xcf]);
+
+/** `n` turns of CODE_CALLS's loop at `base` (call f, ret, dec, jnz). */
+export const callTurns = (base: bigint, n: number) =>
+  Array.from({ length: n }, () => [
+    insn(base + 5n, 5, "call"),
+    insn(base + 0x10n, 1, "return"),
+    insn(base + 0xan, 2),
+    insn(base + 0xcn, 2, "cond-branch"),
+  ]).flat();
+
+/** `n` turns of CODE_LOOP's loop at `base`. */
+export const loopTurns = (base: bigint, n: number) =>
+  Array.from({ length: n }, () => [insn(base, 2), insn(base + 2n, 2, "cond-branch")]).flat();
+
+/** An interrupt before `from` into the kernel, which loads `cr3` and returns to user mode. */
+export const switchTo = (from: bigint, cr3: string) => [
+  JSON.stringify({
+    k: "interrupt",
+    vector: 32,
+    from: `0x${from.toString(16)}`,
+    to: `0x${SWITCH_KERNEL.toString(16)}`,
+  }),
+  JSON.stringify({ k: "cpl", cpl: 0 }),
+  insn(SWITCH_KERNEL, 3, "mov-cr3"),
+  JSON.stringify({ k: "cr3", cr3 }),
+  insn(SWITCH_KERNEL + 3n, 2, "iret"),
+  JSON.stringify({ k: "cpl", cpl: 3 }),
+];
+
 export function execIps(exec: readonly string[]): string[] {
   return exec
     .map((l) => JSON.parse(l) as { k: string; ip: string })
