@@ -14,6 +14,8 @@
  *   untraced SYSCALL or interrupt returned);
  * - Overflow and decode errors ({@link error}): a gap marker, and every frame of the
  *   running thread ends "gap";
+ * - An exec (told by whoever knows it, see {@link FlowTracker.exec}): every frame of
+ *   the thread ends "exec";
  * - TSX abort: frames pushed inside the transaction end "abort"; the jump to the abort
  *   handler that follows pushes nothing.
  *
@@ -214,6 +216,26 @@ export class FlowTracker {
   error(offset: number, message: string): void {
     this.running();
     this.gap(Marker.Error, offset, message);
+  }
+
+  /**
+   * Thread pid/tid exec'd at TSC hi:lo: its frames belong to a program it can never
+   * return to, so they end "exec" there (the code that runs next starts a new root).
+   * Done by the stream that ran the thread last, running or suspended: returns false
+   * (and does nothing) on any other stream.
+   */
+  exec(pid: number, tid: number, hi: number, lo: number): boolean {
+    const t = this.analysis.thread(pid, tid);
+    if (t.stack.listener !== this.frames) return false;
+    this.time(hi, lo);
+    // The listener times the exits on this.track: the exec'd thread for now.
+    const running = this.track;
+    this.track = t;
+    t.stack.clear(End.Exec);
+    this.track = running;
+    // A suspended thread may go on on another stream: its exits go out first (see thread).
+    if (t !== running) this.ops.drain(this.icount);
+    return true;
   }
 
   private gap(what: Marker, offset: number, message: string): void {

@@ -11,7 +11,8 @@
  *   frame ends the top frame as "unknown"; when that empties the stack, the code it
  *   returned to becomes a new root frame (a caller we never saw called).
  * - Code found running with an empty stack (trace start, after a gap) is a root frame.
- * - Gaps (overflow, decode errors) end every frame with the "gap" mark.
+ * - Gaps (overflow, decode errors) end every frame with the "gap" mark; an exec
+ *   (told by the sideband) every frame with "exec".
  *
  * Every push and pop of a stored frame is reported to the {@link FrameListener}.
  */
@@ -44,9 +45,19 @@ export const FrameEnd = {
   End: 4,
   /** A TSX transaction aborted. */
   Abort: 5,
+  /** The thread exec'd: the program the frame belongs to is gone. */
+  Exec: 6,
 } as const;
 export type FrameEnd = (typeof FrameEnd)[keyof typeof FrameEnd];
-export const FRAME_END_NAMES: readonly string[] = ["return", "unwind", "unknown", "gap", "end", "abort"];
+export const FRAME_END_NAMES: readonly string[] = [
+  "return",
+  "unwind",
+  "unknown",
+  "gap",
+  "end",
+  "abort",
+  "exec",
+];
 
 /** Gets the stored frames as they come and go. */
 export interface FrameListener {

@@ -35,6 +35,7 @@ import {
 import { parseCUint } from "../cpu/index.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
+import { lt64 } from "../time/index.js";
 import { loadSymbols } from "./analysis-symbols.js";
 import type { CliIo, FileWriter } from "./io.js";
 
@@ -223,6 +224,14 @@ export interface StreamThread {
   name: string;
 }
 
+/** The TSCs (halves) at which process `pid` exec'd, in time order; undefined: none. */
+export type ExecTimes = (pid: number) => readonly { tscHi: number; tscLo: number }[] | undefined;
+
+/** A TSC past every real one: no exec to come. */
+const NEVER = 0xffffffff;
+
+const trackKey = (t: StreamThread) => `${t.pid}/${t.tid}`;
+
 /**
  * The analysis fed like `ptkit perf`'s sink: one feed per decoded stream, told apart by
  * the identity of the stream's `where` object (one per stream, updated in place).
@@ -234,6 +243,12 @@ export interface StreamThread {
  * switch: threads that run untraced in between get no track. A thread that moves to
  * another stream is let go on the stream it left first (its switch there is
  * applied), so one thread is never on two streams and keeps one call stack.
+ *
+ * With `execsOf`, a thread whose process exec'd (by the time its stream is at, or
+ * switches to it) has its frames ended "exec" at the exec's time, by the stream that
+ * ran it last ({@link FlowTracker.exec}); its new program starts a new root. Each track
+ * counts the execs applied to it, so each exec is applied once however many streams
+ * pass its time.
  */
 export class StreamFeeds<W extends StreamWhere = StreamWhere> {
   private readonly feeds = new Map<W, FlowTracker>();
@@ -243,11 +258,17 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
   private readonly pending = new Map<W, { hi: number; lo: number }>();
   /** The stream each track ("pid/tid") runs on, and the track of each stream. */
   private readonly holders = new Map<string, W>();
-  private readonly held = new Map<W, string>();
+  private readonly held = new Map<W, StreamThread>();
+  /** Per track ever taken: how many of its process's execs have been applied to it. */
+  private readonly execsDone = new Map<string, number>();
+  /** The next exec of the last stream's thread: instructions before it take the fast path. */
+  private execHi = NEVER;
+  private execLo = NEVER;
 
   constructor(
     private readonly outputs: AnalysisOutputs,
     private readonly threadOf?: (where: W) => StreamThread,
+    private readonly execsOf?: ExecTimes,
   ) {}
 
   insn(where: W, insn: Insn): void {
@@ -271,7 +292,8 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
   }
 
   private feed(where: W): FlowTracker {
-    if (where === this.lastWhere) return this.lastFeed!;
+    if (where === this.lastWhere && lt64(where.tscHi, where.tscLo, this.execHi, this.execLo))
+      return this.lastFeed!;
     let feed = this.feeds.get(where);
     if (feed === undefined) {
       feed = this.outputs.stream();
@@ -279,6 +301,9 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
       this.pending.set(where, { hi: where.tscHi, lo: where.tscLo });
     }
     if (this.pending.has(where)) this.take(where, feed);
+    const next = this.execs(this.held.get(where)!, where.tscHi, where.tscLo);
+    this.execHi = next?.tscHi ?? NEVER;
+    this.execLo = next?.tscLo ?? NEVER;
     this.lastWhere = where;
     this.lastFeed = feed;
     return feed;
@@ -289,15 +314,35 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
     const at = this.pending.get(where)!;
     this.pending.delete(where);
     const t = this.threadOf?.(where) ?? { pid: where.pid, tid: where.tid, name: "" };
-    const key = `${t.pid}/${t.tid}`;
+    const key = trackKey(t);
     const holder = this.holders.get(key);
     if (holder !== undefined && holder !== where && this.pending.has(holder))
       this.take(holder, this.feeds.get(holder)!);
+    // Before it runs here: the frames of a program it exec'd away from end on the stream it left.
+    this.execs(t, at.hi, at.lo);
     const old = this.held.get(where);
-    if (old !== undefined && this.holders.get(old) === where) this.holders.delete(old);
+    if (old !== undefined && this.holders.get(trackKey(old)) === where) this.holders.delete(trackKey(old));
     this.holders.set(key, where);
-    this.held.set(where, key);
+    this.held.set(where, t);
     if (at.hi !== 0 || at.lo !== 0) feed.time(at.hi, at.lo);
     feed.thread(t.pid, t.tid, t.name);
+  }
+
+  /**
+   * Apply the execs of thread `t`'s process up to TSC hi:lo (see the class comment);
+   * a track seen for the first time has no frames to end. Returns the next exec.
+   */
+  private execs(t: StreamThread, hi: number, lo: number): { tscHi: number; tscLo: number } | undefined {
+    const times = this.execsOf?.(t.pid);
+    if (times === undefined) return undefined;
+    const key = trackKey(t);
+    const seen = this.execsDone.get(key);
+    let done = seen ?? 0;
+    for (let e = times[done]; e !== undefined && !lt64(hi, lo, e.tscHi, e.tscLo); e = times[++done]) {
+      if (seen === undefined) continue;
+      for (const feed of this.feeds.values()) if (feed.exec(t.pid, t.tid, e.tscHi, e.tscLo)) break;
+    }
+    this.execsDone.set(key, done);
+    return times[done];
   }
 }

@@ -7,7 +7,7 @@
  * named from the binaries the decode loads into their process (see
  * {@link AllProcessSymbols}; threads of no known process by the kernel's); times in
  * perf's nanoseconds by the file's TSC conversion; losses and decode errors end the
- * stacks.
+ * stacks, and so does an exec (COMM with the exec flag) the thread's process made.
  */
 import { FlowClass } from "../flow/index.js";
 import {
@@ -15,6 +15,8 @@ import {
   type PerfRecord,
   type PerfTasks,
   RecordType,
+  type TaskChange,
+  type Timed,
   type TscConversion,
 } from "../perf/index.js";
 import {
@@ -114,7 +116,14 @@ export class PerfAnalysis {
       if (w.pid === 0) return { pid: 0, tid: IDLE_TID + cpu, name: `swapper/${cpu}` };
       return { pid: UNKNOWN, tid: UNKNOWN - cpu, name: `[unknown] cpu ${cpu}` };
     };
-    const feeds = new StreamFeeds<PerfWhere>(outputs, track);
+    const execs = new Map<number, Timed<TaskChange>[]>();
+    for (const c of tasks.changes) {
+      if (c.kind !== "exec") continue;
+      const list = execs.get(c.pid);
+      if (list === undefined) execs.set(c.pid, [c]);
+      else list.push(c);
+    }
+    const feeds = new StreamFeeds<PerfWhere>(outputs, track, (pid) => execs.get(pid));
     this.sink = {
       insn: (w, insn) => {
         this.insns++;

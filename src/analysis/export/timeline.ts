@@ -20,7 +20,7 @@
  *   before their parents; viewers sort by time). `name` is the function (see
  *   {@link FrameNames}), `cat` the frame kind (call, root, interrupt, far);
  *   `args.end` says how a frame ended when it was not by its return (unwind, unknown,
- *   gap, end, abort).
+ *   gap, end, abort, exec: the thread exec'd another program).
  * - `ts`/`dur` are microseconds as the format wants, `ts` in whole nanoseconds; a
  *   `dur` carries more digits where that makes `ts + dur`, added as doubles, land
  *   exactly on the frame's end (see {@link duration}). With clock "tsc" one TSC tick and
