@@ -26,7 +26,7 @@ type Stop = blockStep.Stop;
 const { FlowClass, InsnFact } = flowClass;
 const { fallThrough, isBranch, next, nextIp } = flowInsn;
 
-/** The instruction each event that binds to an instruction of its own kind binds to. */
+/** The instruction an event binds to: one of its own kind, or (PIP, VMCS) the one that loads CR3 or the VMCS. */
 const BINDING_STOP: Partial<Record<number, Stop>> = {
   [EventType.Ptwrite]: Stop.Ptwrite,
   [EventType.Iret]: Stop.Iret,
@@ -34,6 +34,8 @@ const BINDING_STOP: Partial<Record<number, Stop>> = {
   [EventType.Uiret]: Stop.Uiret,
   [EventType.Swintr]: Stop.SoftInt,
   [EventType.Syscall]: Stop.Syscall,
+  [EventType.Paging]: Stop.Pip,
+  [EventType.Vmcs]: Stop.Vmcs,
 };
 
 /** Most instructions the BDM64 check walks to see whether an IP is reachable. */
@@ -74,17 +76,14 @@ export class BlockEvents extends BlockWalk {
         if (status <= 0) return status;
         break;
       case EventType.Paging:
+      case EventType.Vmcs: {
         if (!this.enabled) break;
-        status = this.proceedToInsn(block, insn, Stop.Pip);
+        const stop = BINDING_STOP[ev.type]!;
+        status = this.proceedToInsn(block, insn, stop);
         if (status <= 0) return status;
-        this.bound |= 1 << Stop.Pip;
+        this.bound |= 1 << stop;
         return this.postpone(insn);
-      case EventType.Vmcs:
-        if (!this.enabled) break;
-        status = this.proceedToInsn(block, insn, Stop.Vmcs);
-        if (status <= 0) return status;
-        this.bound |= 1 << Stop.Vmcs;
-        return this.postpone(insn);
+      }
       case EventType.AsyncPaging:
       case EventType.AsyncVmcs:
       case EventType.ExecMode:
@@ -412,15 +411,13 @@ export class BlockEvents extends BlockWalk {
         if (!this.atIp(ev.fromHi, ev.fromLo)) break;
         return this.flags(Status.EventPending);
       case EventType.Paging:
+      case EventType.Vmcs: {
         if (!this.enabled) return pending;
-        if (!this.bindsAgain(Stop.Pip)) break;
-        this.bound |= 1 << Stop.Pip;
+        const stop = BINDING_STOP[ev.type]!;
+        if (!this.bindsAgain(stop)) break;
+        this.bound |= 1 << stop;
         return pending;
-      case EventType.Vmcs:
-        if (!this.enabled) return pending;
-        if (!this.bindsAgain(Stop.Vmcs)) break;
-        this.bound |= 1 << Stop.Vmcs;
-        return pending;
+      }
       case EventType.AsyncPaging:
       case EventType.AsyncVmcs:
         err = this.proceedPostponed();
