@@ -6,6 +6,7 @@
  * folds; beyond that, only the known mistakes of cpp_demangle 0.4 ({@link KNOWN_MISTAKES})
  * may differ, each listed as a diagnostic.
  */
+// test:quick skips this file: runs c++filt over system libraries.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -2,6 +2,7 @@
  * Symbols against binutils on system binaries: every function symbol nm lists (its
  * start and points inside it) and every `<name@plt>` label objdump prints.
  */
+// test:quick skips this file: checks system binaries against nm and objdump.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";

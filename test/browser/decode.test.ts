@@ -4,6 +4,7 @@
  * instructions from an ELF image through iced-x86's WebAssembly) exactly as Node does,
  * and demangles names with the analysis layer's Demangler.
  */
+// test:quick skips this file: runs headless Chromium.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -5,6 +5,7 @@
  * has, and nest the frames as the timeline does: each function's total and self time
  * in its Sandwich table equal those computed here from the file (timeline-model.ts).
  */
+// test:quick skips this file: runs headless Chromium.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

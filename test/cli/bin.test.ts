@@ -1,7 +1,7 @@
 /** The installed `ptkit` executable, end to end in a child process. */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -22,6 +22,16 @@ test("ptkit --help lists the commands; unknown commands fail", () => {
   const bad = ptkit("frobnicate");
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /unknown command 'frobnicate'/);
+});
+
+test("the build leaves the executable runnable (npx ptkit after npm run build)", () => {
+  // npm marks bins executable only when it links them at install time: every later
+  // build re-emits main.js, which must get its run bit back.
+  const mode = statSync(BIN).mode;
+  assert.equal(mode & 0o111, 0o111, `mode ${(mode & 0o777).toString(8)}`);
+  const r = spawnSync(BIN, ["--version"], { encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^ptkit \d/);
 });
 
 test("ptkit without arguments prints the usage and fails", () => {

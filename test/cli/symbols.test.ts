@@ -4,6 +4,7 @@
  * ptkit's symbol table, file:line and inlined frames from the tool, a load bias, and
  * the batching and caching of the adapter.
  */
+// test:quick skips this file: compiles programs and runs addr2line.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -18,6 +18,7 @@
  * opcode table (`model205` in harness.ts) instead. No other version difference was found:
  * in particular 2.0.5 already rejects a TMA whose reserved byte 4 is not zero, as HEAD does.
  */
+// test:quick skips this file: compiles and runs the libipt harness.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";

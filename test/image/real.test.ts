@@ -3,6 +3,7 @@
  * (`-lW` for PT_LOAD, `-SW` for sections, `-n` for the build-id, `-h` for type and
  * entry). Skips what is absent.
  */
+// test:quick skips this file: reads the host's system binaries.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";

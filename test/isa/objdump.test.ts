@@ -7,6 +7,7 @@
  *
  * Skips with a message when objdump or the binaries are missing.
  */
+// test:quick skips this file: cross-checks with GNU objdump.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

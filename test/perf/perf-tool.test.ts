@@ -4,6 +4,7 @@
  * stdout) list the same records (offset, size, type) as `perf report -D`.
  * Software events only, so no Intel PT hardware is needed.
  */
+// test:quick skips this file: runs perf record.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -4,6 +4,7 @@
  * dumper (`*.ptref-dump.txt.gz`, `*.ptref-pkt.txt`) and Debian's perf 6.1
  * (`*.perf-report-D.packets.txt.gz`). Skips when the corpus is absent.
  */
+// test:quick skips this file: compiles and runs the libipt harness.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -6,6 +6,7 @@
  * minus what the configuration filters out (expected.ts). ptkit's own instruction
  * decoder (src/flow) must give the same.
  */
+// test:quick skips this file: real programs run under valgrind.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -6,6 +6,7 @@
  * filters out (the oracle in oracle.ts); with an internal-buffer overflow, a
  * subsequence of them.
  */
+// test:quick skips this file: compiles and runs the libipt harness.
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
