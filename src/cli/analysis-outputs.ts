@@ -2,6 +2,8 @@
  * The analysis outputs of a decode: options (`--timeline`, `--folded`,
  * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
  * `--stack-depth`) in, files out, through the analysis layer's call stacks and exports.
+ * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
+ * being asked, as perf names them.
  *
  * The interface, the same for any command that decodes (`ptkit flow` uses it through
  * analysis-unit.ts; `ptkit perf` can feed it from its per-CPU streams):
@@ -36,7 +38,7 @@ import { parseCUint } from "../cpu/index.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { lt64 } from "../time/index.js";
-import { loadSymbols } from "./analysis-symbols.js";
+import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import type { CliIo, FileWriter } from "./io.js";
 
 export interface AnalysisOptions {
@@ -46,14 +48,17 @@ export interface AnalysisOptions {
   coverage?: string;
   aflMap?: string;
   jsonl?: string;
-  /** Function names from the ELF files' symbol tables. */
-  symbols: boolean;
+  /**
+   * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
+   * bare `--symbols` is accepted and changes nothing: names are on by default.)
+   */
+  symbolFiles: string[];
   /** Stored frames per thread. */
   depthLimit: number;
 }
 
 export function defaultAnalysisOptions(): AnalysisOptions {
-  return { foldedWeight: "insn", symbols: false, depthLimit: DEFAULT_DEPTH_LIMIT };
+  return { foldedWeight: "insn", symbolFiles: [], depthLimit: DEFAULT_DEPTH_LIMIT };
 }
 
 /** Whether any analysis output was asked for. */
@@ -87,8 +92,10 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
   const arg = argv[i]!;
   const value = argv[i + 1];
   if (arg === "--symbols") {
-    o.symbols = true;
-    return 1;
+    // Before names were on by default this was a flag: a file argument is optional.
+    if (value === undefined || value === "" || value.startsWith("-")) return 1;
+    o.symbolFiles.push(value);
+    return 2;
   }
   const file = FILE_OPTIONS[arg];
   if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth") return 0;
@@ -107,15 +114,17 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
 }
 
 export interface AnalysisContext {
-  /** The ELF files (`file[:base]`, as --elf takes them) whose symbols name functions with --symbols. */
-  elfs: readonly string[];
+  /** The code loaded (`--elf`, `--raw` arguments), whose ELF files' symbols name functions. */
+  code: readonly SymbolSource[];
+  /** Told once per code region whose frames are named by address, why and what to do (see CodeSymbols). */
+  warn?: (text: string) => void;
   /** Nanoseconds per TSC tick when the TSC frequency is known (0: unknown). */
   nsPerTick: number;
   /** The name of the thread when a stream has no thread information (e.g. the trace file). */
   name: string;
-  /** With --symbols: names from this symbolizer instead of the `elfs` (ptkit perf's, from the recorded binaries). */
+  /** Names from this symbolizer instead of the `code`'s (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
-  /** With --symbols: each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
+  /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
 }
 
@@ -163,8 +172,9 @@ export class AnalysisOutputs {
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: CliIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
-    const symbols = options.symbols ? (context.symbolizer ?? loadSymbols(io, context.elfs)) : undefined;
-    if (typeof symbols === "string") return symbols;
+    const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
+    const code = context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn);
+    if (typeof code === "string") return code;
     const files: Output[] = [];
     for (const kind of FILE_KINDS) {
       const path = options[kind];
@@ -176,8 +186,11 @@ export class AnalysisOutputs {
         return `cannot write ${path}: ${(e as Error).message}.`;
       }
     }
-    const perTrack = options.symbols ? context.trackSymbols : undefined;
-    return new AnalysisOutputs(options, new FrameNames(symbols, perTrack), files, context);
+    const names =
+      code instanceof CodeSymbols
+        ? new FrameNames(code.symbolizer, undefined, (hi, lo) => code.unnamed(hi, lo))
+        : new FrameNames(code, context.trackSymbols);
+    return new AnalysisOutputs(options, names, files, context);
   }
 
   /** A feed for one decoded stream. */
@@ -193,11 +206,7 @@ export class AnalysisOutputs {
       try {
         const write = (chunk: string) => file.write(chunk);
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
-        else if (kind === "coverage")
-          this.coverage!.write(
-            write,
-            this.options.symbols ? (hi, lo) => this.names.anySymbol(hi, lo) : undefined,
-          );
+        else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         file.close();
       } catch (e) {

@@ -24,7 +24,7 @@ test("per-CPU streams: a track and a call stack per thread", () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-streams-"));
   const io = captureIo(dir);
   const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.txt" };
-  const outputs = AnalysisOutputs.open(io, options, { elfs: [], nsPerTick: 1, name: "" });
+  const outputs = AnalysisOutputs.open(io, options, { code: [], nsPerTick: 1, name: "" });
   assert.ok(outputs instanceof AnalysisOutputs);
   const feeds = new StreamFeeds(outputs);
   const cpu0 = { pid: 10, tid: 11, tscHi: 0, tscLo: 100 };

@@ -53,7 +53,7 @@ const tasks: PerfTasks = {
 test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.folded", symbols: true };
+  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.folded" };
   const analysis = PerfAnalysis.open(
     captureIo(dir),
     options,
