@@ -23,6 +23,7 @@
 import {
   CallAnalysis,
   type CallSink,
+  type ClockInfo,
   Coverage,
   DEFAULT_DEPTH_LIMIT,
   type FlowTracker,
@@ -198,9 +199,15 @@ export class AnalysisOutputs {
     return this.analysis.stream(this.context.name);
   }
 
+  private warnClock(): void {
+    const warning = clockWarning(this.options, this.analysis.clock);
+    if (warning !== undefined) this.context.warn?.(warning);
+  }
+
   /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
   finish(): string | undefined {
     this.analysis.finish();
+    this.warnClock();
     const problems: string[] = [];
     for (const { kind, path, file } of this.files) {
       try {
@@ -215,6 +222,22 @@ export class AnalysisOutputs {
     }
     return problems.length > 0 ? problems.join(" ") : undefined;
   }
+}
+
+/**
+ * Outputs with times in a clock that is not real time: say so once (the files say it
+ * too: the timeline's otherData.timeUnit and process names).
+ */
+function clockWarning(options: AnalysisOptions, clock: ClockInfo | undefined): string | undefined {
+  const timed = [
+    ...(options.timeline === undefined ? [] : ["--timeline"]),
+    ...(options.folded !== undefined && options.foldedWeight === "time" ? ["--folded-weight time"] : []),
+  ];
+  if (timed.length === 0 || clock === undefined || clock.unit === "ns") return undefined;
+  const what = timed.join(" and ");
+  return clock.unit === "tsc"
+    ? `${what}: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with --nom-freq N (N x 100 MHz) before --pt.`
+    : `${what}: times are instruction counts, written as if nanoseconds: the trace has no timing packets (TSC) to go by; trace with TSC packets (TSCEn) for times.`;
 }
 
 /** Who runs a decoded stream and when, as `ptkit perf` tracks it (its PerfWhere fits). */

@@ -77,9 +77,11 @@ options:
 analysis outputs (ptkit's own; files are written, stdout keeps the listing above, use
 --quiet to have none; times come from TSC and, through tick events that are not
 printed unless --event:tick asks for them, MTC/CYC; in ns when --nom-freq gives the TSC
-frequency, else in TSC ticks, else in instructions):
+frequency, else in TSC ticks, else in instructions: then a warning says so and the
+timeline labels its unit, in otherData.timeUnit and the process name):
   --timeline <file>                    function-call timeline as Chrome trace-event JSON
-                                       (open it in ui.perfetto.dev or chrome://tracing).
+                                       (open it in ui.perfetto.dev, chrome://tracing or
+                                       speedscope): begin/end events, parents first.
   --folded <file>                      folded stacks for flame graphs (flamegraph.pl,
                                        speedscope): "frame;frame;frame weight" lines.
   --folded-weight insn|time            weigh folded stacks by instructions (default) or time.

@@ -14,7 +14,9 @@ import { Rng } from "../../bench/prng.js";
 import { main } from "../../src/cli/ptkit.js";
 import { parseElf } from "../../src/image/index.js";
 import { callProgram } from "../analysis/export-trace.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
+import { Trace } from "../event/helpers.js";
 import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
 
 const { asm, code, trace } = callProgram();
@@ -102,8 +104,8 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
     const golden = JSON.parse(
       readFileSync(new URL("../../../test/fixtures/golden/calls.timeline.json", import.meta.url), "utf8"),
     );
-    const frames = (doc: { traceEvents: { ph: string; ts: number; dur: number; name: string }[] }) =>
-      doc.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.name} ${e.ts} ${e.dur}`);
+    const frames = (doc: { traceEvents: object[] }) =>
+      timelineFrames(doc.traceEvents).map((e) => `${e.name} ${e.ts} ${e.dur}`);
     assert.deepEqual(frames(timeline), frames(golden));
     assert.match(readFileSync(join(dir, "f.txt"), "utf8"), /^trace\.pt;0x401000 5$/m);
     assert.equal(JSON.parse(readFileSync(join(dir, "c.json"), "utf8")).schema, "ptkit-coverage");
@@ -268,5 +270,43 @@ test("corrupted traces: the outputs stay well-formed and the decode goes on", ()
     for (const line of readFileSync(join(dir, "j.jsonl"), "utf8").trim().split("\n")) JSON.parse(line);
     for (const line of readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n").filter(Boolean))
       assert.match(line, /^\S+ \d+$/);
+  }
+});
+
+test("timeline times: real time with a clock; TSC ticks or instructions labelled and warned about without", () => {
+  const dir = setup();
+  // The same calls without timing packets.
+  const untimed = new Trace().psb().mode(64).fup(asm.at("main")).psbend().tnt("!!").tnt("!.");
+  writeFileSync(join(dir, "untimed.pt"), untimed.bytes());
+  const cases = [
+    { args: ["--nom-freq", "20", "--pt", "trace.pt"], unit: "ns", label: "", warning: undefined },
+    {
+      args: ["--pt", "trace.pt"],
+      unit: "TSC tick",
+      label: " [time: TSC ticks shown as ns]",
+      warning:
+        /^ptkit flow: warning: --timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with --nom-freq N/,
+    },
+    {
+      args: ["--nom-freq", "20", "--pt", "untimed.pt"],
+      unit: "instruction",
+      label: " [time: instructions shown as ns]",
+      warning:
+        /^ptkit flow: warning: --timeline: times are instruction counts, written as if nanoseconds: the trace has no timing packets/,
+    },
+  ];
+  for (const c of cases) {
+    const r = run(dir, "--elf", "prog.elf", ...c.args, "--quiet", "--timeline", "t.json");
+    assert.equal(r.code, 0, r.err);
+    if (c.warning === undefined) assert.equal(r.err, "");
+    else {
+      assert.equal(r.err.trim().split("\n").length, 1, r.err);
+      assert.match(r.err, c.warning);
+    }
+    const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
+    assert.equal(doc.otherData.timeUnit, c.unit);
+    const trace = c.args.at(-1);
+    const process = doc.traceEvents.find((e: { name: string }) => e.name === "process_name");
+    assert.equal(process.args.name, `${trace}${c.label}`);
   }
 });
