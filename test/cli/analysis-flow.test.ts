@@ -163,6 +163,9 @@ test("--elf names frames by the ELF's functions without being asked; --symbols c
   assert.equal(r.code, 0, r.err);
   assert.match(readFileSync(join(dir, "j.jsonl"), "utf8"), /"type":"call".*"name":"f"/);
   assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"outer"/);
+  const cov = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--quiet", "--coverage", "c.json");
+  assert.equal(cov.code, 0, cov.err);
+  assert.match(readFileSync(join(dir, "c.json"), "utf8"), /"symbol":"main"/);
 });
 
 test("a --raw range of an ELF file gets the file's symbols at the bias the range implies", () => {
@@ -208,6 +211,19 @@ test("frames without symbols: why and what to do, once per file", () => {
   assert.equal(fixed.code, 0, fixed.err);
   assert.equal(fixed.err, "");
   assert.deepEqual(folded(dir), NAMED);
+  const none = run(
+    dir,
+    "--elf",
+    "stripped.elf",
+    "--pt",
+    "trace.pt",
+    "--symbols",
+    "none.elf",
+    "--folded",
+    "f.txt",
+  );
+  assert.equal(none.code, 1);
+  assert.match(none.err, /^ptkit flow: --symbols none\.elf: failed to open none\.elf: /);
   // Raw bytes: load the ELF file instead.
   const raw = run(dir, ...RAW, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
   assert.equal(raw.code, 0, raw.err);
