@@ -27,7 +27,9 @@ const EHDR = 64;
 const PHDR = 56;
 const SHDR = 64;
 const SYM = 24;
-const CODE_AT = 0x80;
+/** File offset of the code in {@link kernelElf}'s file. */
+export const KERNEL_ELF_CODE_AT = 0x80;
+const CODE_AT = KERNEL_ELF_CODE_AT;
 
 const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0));
 

@@ -13,8 +13,8 @@ import { argFileText } from "./arg-files.js";
 import { type FileKind, fileKind, HEAD_BYTES, openError } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
-import { ProcessImage } from "./simulate-image.js";
-import { kernelElf } from "./simulate-kernel.js";
+import { KERNEL_ADDRESS, KERNEL_CODE, ProcessImage } from "./simulate-image.js";
+import { KERNEL_ELF_CODE_AT, kernelElf } from "./simulate-kernel.js";
 import { MemoryOutput } from "./simulate-memory.js";
 import { type ExecFormat, parseSimulateArgs, type SimulateArgs } from "./simulate-options.js";
 import { runUnderLackey } from "./valgrind.js";
@@ -167,7 +167,12 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     // The image's options go to a file: with their paths they run to hundreds of characters.
     const argsFile = `${args.output}.args`;
     const command = `ptkit flow @${argsFile} --pt ${args.output}`;
-    const text = argFileText(`the image of ${args.output}: ${command}`, image.elfArgs(kernelFile));
+    // For tools that take code as file ranges (ptxed --raw, the libipt harness's --map): in comments.
+    const code = `${kernelFile}:0x${KERNEL_ELF_CODE_AT.toString(16)}-0x${(KERNEL_ELF_CODE_AT + KERNEL_CODE.length).toString(16)}`;
+    const ranges = [`${code}:0x${KERNEL_ADDRESS.toString(16)}`, ...image.rawArgs(kernelFile).slice(1)];
+    const text =
+      argFileText(`the image of ${args.output}: ${command}`, image.elfArgs(kernelFile)) +
+      `# the same code as file ranges (--raw, libipt harness --map):\n${ranges.map((r) => `# --raw ${r}\n`).join("")}`;
     io.writeFile(argsFile, new TextEncoder().encode(text));
     lines.push(`decode with  ${command}`);
     lines.push(`             (ptxed: ptxed $(grep -v '^#' ${argsFile}) --pt ${args.output})`);

@@ -9,13 +9,17 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
+import { kernelElf } from "../../src/cli/simulate-kernel.js";
 import { parseSimulateArgs } from "../../src/cli/simulate-options.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
+import { Image, parseElf } from "../../src/image/index.js";
 import { InsnClass } from "../../src/isa/index.js";
 import { collectStats, PacketType } from "../../src/packet/index.js";
 import { writeExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { KERNEL_CODE } from "../../src/unit/exec/lackey-kernel.js";
 import { ExecBuilder } from "../../src/unit/exec/types.js";
 import { Msr } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -298,6 +302,19 @@ const JUMPS = (() => {
 
 /** Whether `part` occurs in `whole` at `at`. */
 const occursAt = (whole: number[], part: number[], at: number) => part.every((v, i) => whole[at + i] === v);
+
+test("the stand-in kernel's ELF file: its code at the kernel base, its two entry points named", () => {
+  const elf = parseElf(kernelElf());
+  const symbols = new Symbolizer();
+  symbols.add(new SymbolTable(elf, { name: "kernel" }));
+  assert.equal(symbols.format(0xffffffff, 0x81000000), "kernel_syscall");
+  assert.equal(symbols.format(0xffffffff, 0x81000010), "kernel_trap");
+  const image = new Image("k");
+  assert.equal(image.addElf(elf, { name: "kernel", zeroFill: false }), 1);
+  const bytes = new Uint8Array(KERNEL_CODE.length);
+  assert.equal(image.read(0xffffffff, 0x81000000, bytes, bytes.length), KERNEL_CODE.length);
+  assert.deepEqual(bytes, KERNEL_CODE);
+});
 
 describe("ptkit simulate, output to memory", () => {
   test("a ToPA ring that wraps gives back the newest trace, from its first whole PSB", () => {
