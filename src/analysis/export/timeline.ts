@@ -56,7 +56,6 @@ import {
   type Marker,
   type ThreadTrack,
 } from "../callstack-sink.js";
-import { growUint32 } from "../key-table.js";
 import type { FrameNames } from "./frame-names.js";
 import { TextChunks } from "./text-chunks.js";
 
@@ -82,11 +81,8 @@ class OpenFrames {
     this.end = `{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`;
     this.head = `{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`;
   }
-  kind: Uint32Array = new Uint32Array(16);
-  hi: Uint32Array = new Uint32Array(16);
-  lo: Uint32Array = new Uint32Array(16);
-  /** The naming scope of each frame (see {@link FrameNames.scope}). */
-  scope: Uint32Array = new Uint32Array(16);
+  /** Each open frame's name as a JSON string (shared with the names' cache: nothing is made per frame). */
+  readonly name: string[] = [];
 }
 
 export class TimelineWriter implements CallSink {
@@ -132,22 +128,16 @@ export class TimelineWriter implements CallSink {
     _icount: number,
     scope: number,
   ): void {
-    let f = this.frames(track);
-    if (depth > f.kind.length) f = this.grow(track, depth);
-    const i = depth - 1;
-    f.kind[i] = kind;
-    f.hi[i] = hi;
-    f.lo[i] = lo;
-    f.scope[i] = scope;
+    const f = this.frames(track);
     const name = this.names.json(kind, hi, lo, scope);
+    f.name[depth - 1] = name;
     this.event(`${f.begin}${micros(Math.round(time))},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"}`);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
     const f = this.frames(track);
-    const i = depth - 1;
     const stop = Math.round(time);
-    const name = this.names.json(f.kind[i] as FrameKind, f.hi[i]!, f.lo[i]!, f.scope[i]!);
+    const name = f.name[depth - 1]!;
     // Frames ending together the same way (an unwind, the trace's end) share one instant.
     const together =
       f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
@@ -225,15 +215,6 @@ export class TimelineWriter implements CallSink {
       `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"thread_name","args":{"name":${name}}}`,
     );
     return made;
-  }
-
-  private grow(track: ThreadTrack, depth: number): OpenFrames {
-    const f = this.frames(track);
-    f.kind = growUint32(f.kind, depth);
-    f.hi = growUint32(f.hi, depth);
-    f.lo = growUint32(f.lo, depth);
-    f.scope = growUint32(f.scope, depth);
-    return f;
   }
 }
 
