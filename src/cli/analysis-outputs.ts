@@ -2,6 +2,8 @@
  * The analysis outputs of a decode: options (`--timeline`, `--folded`,
  * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
  * `--stack-depth`) in, files out, through the analysis layer's call stacks and exports.
+ * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
+ * being asked, as perf names them.
  *
  * The interface, the same for any command that decodes (`ptkit flow` uses it through
  * analysis-unit.ts; `ptkit perf` can feed it from its per-CPU streams):
@@ -21,6 +23,7 @@
 import {
   CallAnalysis,
   type CallSink,
+  type ClockInfo,
   Coverage,
   DEFAULT_DEPTH_LIMIT,
   type FlowTracker,
@@ -36,7 +39,7 @@ import { parseCUint } from "../cpu/index.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { lt64 } from "../time/index.js";
-import { loadSymbols } from "./analysis-symbols.js";
+import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import type { CliIo, FileWriter } from "./io.js";
 
 export interface AnalysisOptions {
@@ -46,14 +49,17 @@ export interface AnalysisOptions {
   coverage?: string;
   aflMap?: string;
   jsonl?: string;
-  /** Function names from the ELF files' symbol tables. */
-  symbols: boolean;
+  /**
+   * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
+   * bare `--symbols` is accepted and changes nothing: names are on by default.)
+   */
+  symbolFiles: string[];
   /** Stored frames per thread. */
   depthLimit: number;
 }
 
 export function defaultAnalysisOptions(): AnalysisOptions {
-  return { foldedWeight: "insn", symbols: false, depthLimit: DEFAULT_DEPTH_LIMIT };
+  return { foldedWeight: "insn", symbolFiles: [], depthLimit: DEFAULT_DEPTH_LIMIT };
 }
 
 /** Whether any analysis output was asked for. */
@@ -87,8 +93,10 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
   const arg = argv[i]!;
   const value = argv[i + 1];
   if (arg === "--symbols") {
-    o.symbols = true;
-    return 1;
+    // Before names were on by default this was a flag: a file argument is optional.
+    if (value === undefined || value === "" || value.startsWith("-")) return 1;
+    o.symbolFiles.push(value);
+    return 2;
   }
   const file = FILE_OPTIONS[arg];
   if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth") return 0;
@@ -107,15 +115,17 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
 }
 
 export interface AnalysisContext {
-  /** The ELF files (`file[:base]`, as --elf takes them) whose symbols name functions with --symbols. */
-  elfs: readonly string[];
+  /** The code loaded (`--elf`, `--raw` arguments), whose ELF files' symbols name functions. */
+  code: readonly SymbolSource[];
+  /** Told once per code region whose frames are named by address, why and what to do (see CodeSymbols). */
+  warn?: (text: string) => void;
   /** Nanoseconds per TSC tick when the TSC frequency is known (0: unknown). */
   nsPerTick: number;
   /** The name of the thread when a stream has no thread information (e.g. the trace file). */
   name: string;
-  /** With --symbols: names from this symbolizer instead of the `elfs` (ptkit perf's, from the recorded binaries). */
+  /** Names from this symbolizer instead of the `code`'s (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
-  /** With --symbols: each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
+  /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
 }
 
@@ -163,8 +173,9 @@ export class AnalysisOutputs {
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: CliIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
-    const symbols = options.symbols ? (context.symbolizer ?? loadSymbols(io, context.elfs)) : undefined;
-    if (typeof symbols === "string") return symbols;
+    const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
+    const code = context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn);
+    if (typeof code === "string") return code;
     const files: Output[] = [];
     for (const kind of FILE_KINDS) {
       const path = options[kind];
@@ -176,8 +187,11 @@ export class AnalysisOutputs {
         return `cannot write ${path}: ${(e as Error).message}.`;
       }
     }
-    const perTrack = options.symbols ? context.trackSymbols : undefined;
-    return new AnalysisOutputs(options, new FrameNames(symbols, perTrack), files, context);
+    const names =
+      code instanceof CodeSymbols
+        ? new FrameNames(code.symbolizer, undefined, (hi, lo) => code.unnamed(hi, lo))
+        : new FrameNames(code, context.trackSymbols);
+    return new AnalysisOutputs(options, names, files, context);
   }
 
   /** A feed for one decoded stream. */
@@ -185,19 +199,21 @@ export class AnalysisOutputs {
     return this.analysis.stream(this.context.name);
   }
 
+  private warnClock(): void {
+    const warning = clockWarning(this.options, this.analysis.clock);
+    if (warning !== undefined) this.context.warn?.(warning);
+  }
+
   /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
   finish(): string | undefined {
     this.analysis.finish();
+    this.warnClock();
     const problems: string[] = [];
     for (const { kind, path, file } of this.files) {
       try {
         const write = (chunk: string) => file.write(chunk);
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
-        else if (kind === "coverage")
-          this.coverage!.write(
-            write,
-            this.options.symbols ? (hi, lo) => this.names.anySymbol(hi, lo) : undefined,
-          );
+        else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         file.close();
       } catch (e) {
@@ -206,6 +222,22 @@ export class AnalysisOutputs {
     }
     return problems.length > 0 ? problems.join(" ") : undefined;
   }
+}
+
+/**
+ * Outputs with times in a clock that is not real time: say so once (the files say it
+ * too: the timeline's otherData.timeUnit and process names).
+ */
+function clockWarning(options: AnalysisOptions, clock: ClockInfo | undefined): string | undefined {
+  const timed = [
+    ...(options.timeline === undefined ? [] : ["--timeline"]),
+    ...(options.folded !== undefined && options.foldedWeight === "time" ? ["--folded-weight time"] : []),
+  ];
+  if (timed.length === 0 || clock === undefined || clock.unit === "ns") return undefined;
+  const what = timed.join(" and ");
+  return clock.unit === "tsc"
+    ? `${what}: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with --nom-freq N (N x 100 MHz) before --pt.`
+    : `${what}: times are instruction counts, written as if nanoseconds: the trace has no timing packets (TSC) to go by; trace with TSC packets (TSCEn) for times.`;
 }
 
 /** Who runs a decoded stream and when, as `ptkit perf` tracks it (its PerfWhere fits). */

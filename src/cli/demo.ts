@@ -124,10 +124,10 @@ function openTimeline(io: CliIo, sample: Sample, path: string): AnalysisOutputs 
   const nomFreq = sample.config.nomFreq;
   return AnalysisOutputs.open(
     io,
-    { ...defaultAnalysisOptions(), timeline: path, symbols: true },
+    { ...defaultAnalysisOptions(), timeline: path },
     // The TSC runs at nomFreq × 100 MHz: 10 / nomFreq ns per tick.
     {
-      elfs: [join(sample.dir, sample.program)],
+      code: [{ kind: "elf", arg: join(sample.dir, sample.program) }],
       nsPerTick: nomFreq > 0 ? 10 / nomFreq : 0,
       name: sample.program,
     },

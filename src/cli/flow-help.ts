@@ -77,9 +77,11 @@ options:
 analysis outputs (ptkit's own; files are written, stdout keeps the listing above, use
 --quiet to have none; times come from TSC and, through tick events that are not
 printed unless --event:tick asks for them, MTC/CYC; in ns when --nom-freq gives the TSC
-frequency, else in TSC ticks, else in instructions):
+frequency, else in TSC ticks, else in instructions: then a warning says so and the
+timeline labels its unit, in otherData.timeUnit and the process name):
   --timeline <file>                    function-call timeline as Chrome trace-event JSON
-                                       (open it in ui.perfetto.dev or chrome://tracing).
+                                       (open it in ui.perfetto.dev, chrome://tracing or
+                                       speedscope): begin/end events, parents first.
   --folded <file>                      folded stacks for flame graphs (flamegraph.pl,
                                        speedscope): "frame;frame;frame weight" lines.
   --folded-weight insn|time            weigh folded stacks by instructions (default) or time.
@@ -87,10 +89,16 @@ frequency, else in TSC ticks, else in instructions):
   --afl-map <file>                     the AFL-style 64 KiB edge bitmap (raw bytes).
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
-  --symbols                            name functions from the --elf files' symbol tables
-                                       (else frames are hex addresses).
+  --symbols [<file>[:<base>]]          functions are named without it: from the symbol
+                                       tables of the --elf files and of --raw files that are
+                                       ELF files (where none names a frame, a warning says
+                                       why, once per file). <file>: symbols only, e.g. an
+                                       unstripped copy or the debug file of a stripped --elf.
   --stack-depth <n>                    frames kept per call stack (default 4096; deeper
                                        ones are counted only).
+
+@<file> reads options from <file>, one per line with its argument (e.g. --elf prog:0x1000);
+ptkit simulate writes such a file beside each trace it makes from a program.
 
 You must specify at least one binary or ELF file (--raw|--elf), or sideband that maps them.
 You must specify exactly one processor trace file (--pt).
@@ -102,7 +110,7 @@ examples:
   ptkit flow --cpu 6/85/4 --pevent:sample-type 0x10086 --pevent:time-shift 31 \\
              --pevent:time-mult 581029125 --pevent:time-zero 18444502336406842448 \\
              --pevent:sysroot . --sb:switch --pevent:primary primary.sideband.pevent --pt pt.bin
-  ptkit flow --elf ./a.out --nom-freq 37 --pt trace.pt --quiet --symbols \\
+  ptkit flow --elf ./a.out --nom-freq 37 --pt trace.pt --quiet \\
              --timeline calls.json --folded stacks.folded --folded-weight time
   ptkit flow --elf ./target --pt trace.pt --quiet --coverage cov.json --afl-map afl.bin
 `;

@@ -11,6 +11,7 @@ import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { AnalysisOutputs, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { AnalysisUnit } from "./analysis-unit.js";
+import { expandArgFiles } from "./arg-files.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
@@ -28,7 +29,12 @@ type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
 /** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
 export function runFlow(argv: readonly string[], io: CliIo): number {
-  const { steps, output, sideband, analysis, warnings } = parseFlowArgs(argv);
+  const words = expandArgFiles(io, argv);
+  if (typeof words === "string") {
+    io.stderr(`ptkit flow: ${words}\n`);
+    return 1;
+  }
+  const { steps, output, sideband, analysis, warnings } = parseFlowArgs(words);
   for (const w of warnings) io.stderr(`ptkit flow: warning: ${w}\n`);
   const out = new LineWriter(io.stdout);
   const fail = (message: string, usage = false): number => {
@@ -87,10 +93,11 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
   // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
   const hideTicks = wantsTime(analysis) && !config.enableTickEvents;
   if (wantsAnalysis(analysis)) {
-    const elfs = steps.flatMap((s) => (s.kind === "elf" ? [s.arg] : []));
+    const code = steps.flatMap((s) => (s.kind === "elf" || s.kind === "raw" ? [s] : []));
     // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
-    const opened = AnalysisOutputs.open(io, analysis, { elfs, nsPerTick, name: pt.step.arg });
+    const warn = (w: string) => io.stderr(`ptkit flow: warning: ${w}\n`);
+    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
     if (typeof opened === "string") return fail(opened);
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;

@@ -54,8 +54,6 @@ export function takeAnalysisOptions(
     if (used === 0) rest.push(arg);
     i += Math.max(used, 1);
   }
-  // Frames are always named: perf loads the binaries anyway.
-  options.symbols = true;
   return { rest, options };
 }
 
@@ -147,7 +145,7 @@ export class PerfAnalysis {
     nsPerTick: number,
   ): PerfAnalysis | string {
     const outputs = AnalysisOutputs.open(io, options, {
-      elfs: [],
+      code: [],
       nsPerTick,
       name: "",
       symbolizer: symbols.kernelOnly,

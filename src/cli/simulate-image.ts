@@ -27,6 +27,8 @@ export class ProcessImage {
   readonly image = new Image("process");
   /** The executable file ranges mapped, in mapping order (later ones win where they overlap). */
   readonly ranges: MappedRange[] = [];
+  /** The ELF files mapped, in mapping order, each with its load bias. */
+  readonly objects: { path: string; bias: bigint; base: bigint }[] = [];
   /** Objects that could not be mapped, with why. */
   readonly problems: string[] = [];
 
@@ -59,12 +61,30 @@ export class ProcessImage {
       this.problems.push(`${path}: a segment would wrap past 2^64 with load bias 0x${bias.toString(16)}`);
       return;
     }
+    this.objects.push({ path, bias, base: toBigInt(base.hi, base.lo) });
     // Only code matters to decoders.
     for (const s of elf.loads) {
       if (s.filesz === 0 || !(s.flags & SegmentFlag.X)) continue;
       const address = (toBigInt(s.vaddrHi, s.vaddrLo) + bias) & U64;
       this.ranges.push({ path, offset: s.offset, size: s.filesz, address });
     }
+  }
+
+  /**
+   * The image as ptxed/ptkit flow options (words): the stand-in kernel's ELF file (written to
+   * `kernelFile`, see simulate-kernel.ts) and each object as `--elf file[:base]`, base
+   * being where its lowest PT_LOAD went (none when it went to its link address). Unlike
+   * `--raw` ranges, these name the files whose symbols name functions.
+   */
+  elfArgs(kernelFile: string): string[] {
+    return [
+      "--elf",
+      kernelFile,
+      ...this.objects.flatMap((o) => [
+        "--elf",
+        `${o.path}${o.bias === 0n ? "" : `:0x${o.base.toString(16)}`}`,
+      ]),
+    ];
   }
 
   /**

@@ -9,10 +9,12 @@ import { LackeyConverter } from "../unit/exec/lackey.js";
 import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
 import { MsrFile, msrName, PRESET_NAMES, presetCapabilities } from "../unit/index.js";
+import { argFileText } from "./arg-files.js";
 import { type FileKind, fileKind, HEAD_BYTES, openError } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
-import { KERNEL_CODE, ProcessImage } from "./simulate-image.js";
+import { KERNEL_ADDRESS, KERNEL_CODE, ProcessImage } from "./simulate-image.js";
+import { KERNEL_ELF_CODE_AT, kernelElf } from "./simulate-kernel.js";
 import { MemoryOutput } from "./simulate-memory.js";
 import { type ExecFormat, parseSimulateArgs, type SimulateArgs } from "./simulate-options.js";
 import { runUnderLackey } from "./valgrind.js";
@@ -63,9 +65,10 @@ output to memory (the trace file then holds what is read back, oldest byte first
 
   -h, --help              this text.
 
-For a lackey log or a command, the stand-in kernel's code is written beside the
-trace (<trace>.kernel) and the image for decoding is printed, as ptxed/ptkit flow
-options.
+For a lackey log or a command, the stand-in kernel is written beside the trace
+(<trace>.kernel, an ELF file) with the image for decoding as ptkit flow options
+(<trace>.args, --elf FILE[:BASE] lines, so function names come with them); the
+decode command is printed.
 
 examples:
   ptkit simulate -o ls.pt -- /bin/ls /
@@ -160,10 +163,19 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     );
   if (image !== undefined) {
     const kernelFile = `${args.output}.kernel`;
-    io.writeFile(kernelFile, KERNEL_CODE);
-    const raw = image.rawArgs(kernelFile).map((r) => `--raw ${r}`);
-    lines.push(`decode with  ptkit flow ${raw.join(" ")} --pt ${args.output}`);
-    lines.push("             (or ptxed with the same options)");
+    io.writeFile(kernelFile, kernelElf());
+    // The image's options go to a file: with their paths they run to hundreds of characters.
+    const argsFile = `${args.output}.args`;
+    const command = `ptkit flow @${argsFile} --pt ${args.output}`;
+    // For tools that take code as file ranges (ptxed --raw, the libipt harness's --map): in comments.
+    const code = `${kernelFile}:0x${KERNEL_ELF_CODE_AT.toString(16)}-0x${(KERNEL_ELF_CODE_AT + KERNEL_CODE.length).toString(16)}`;
+    const ranges = [`${code}:0x${KERNEL_ADDRESS.toString(16)}`, ...image.rawArgs(kernelFile).slice(1)];
+    const text =
+      argFileText(`the image of ${args.output}: ${command}`, image.elfArgs(kernelFile)) +
+      `# the same code as file ranges (--raw, libipt harness --map):\n${ranges.map((r) => `# --raw ${r}\n`).join("")}`;
+    io.writeFile(argsFile, new TextEncoder().encode(text));
+    lines.push(`decode with  ${command}`);
+    lines.push(`             (ptxed: ptxed $(grep -v '^#' ${argsFile}) --pt ${args.output})`);
   }
   io.stdout(`${lines.join("\n")}\n`);
   return 0;

@@ -24,6 +24,7 @@ import { Trace } from "../event/helpers.js";
 import { Asm } from "../flow/asm.js";
 import { makeProgram } from "../flow/program.js";
 import { feedTrace } from "./export-trace.js";
+import { timelineFrames } from "./timeline-frames.js";
 
 /** A stack whose pushes and pops are written down as `+kind@entry` and `-depth:end`. */
 function recorded(limit?: number): { stack: CallStack; log: string[] } {
@@ -235,9 +236,8 @@ test("random programs with events: frames nest, weights add up, nothing is lost"
     analysis.finish();
     const doc = JSON.parse(chunks.join("")) as { traceEvents: { ph: string; ts: number; dur: number }[] };
     // Complete events of one thread either nest or are disjoint.
-    const spans = doc.traceEvents
-      .filter((e) => e.ph === "X")
-      .map((e) => [Math.round(e.ts * 1000), Math.round((e.ts + e.dur) * 1000)] as const)
+    const spans = timelineFrames(doc.traceEvents)
+      .map((e) => [e.startNs, e.stopNs] as const)
       .sort((a, b) => a[0] - b[0] || b[1] - a[1]);
     const open: number[] = [];
     for (const [start, end] of spans) {

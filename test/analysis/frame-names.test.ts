@@ -22,19 +22,13 @@ import { EventType, PtEvent } from "../../src/event/index.js";
 import { FlowClass } from "../../src/flow/index.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { elfWithSymbols } from "../perf/pt-file.js";
-
-interface TimelineEvent {
-  ph: string;
-  pid: number;
-  name: string;
-  cat: string;
-}
+import { type TimelineFrame, timelineFrames } from "./timeline-frames.js";
 
 /** A timeline and folded stacks over `names`, fed by `feed`: the timeline's complete events and the folded lines. */
 function analyse(
   names: FrameNames,
   feed: (f: FlowTracker) => void,
-): { frames: TimelineEvent[]; folded: string[] } {
+): { frames: TimelineFrame[]; folded: string[] } {
   const chunks: string[] = [];
   const folded = new FoldedStacks(names);
   const analysis = new CallAnalysis({
@@ -43,11 +37,11 @@ function analyse(
   });
   feed(analysis.stream("t"));
   analysis.finish();
-  const doc = JSON.parse(chunks.join("")) as { traceEvents: TimelineEvent[] };
+  const doc = JSON.parse(chunks.join("")) as { traceEvents: object[] };
   const lines: string[] = [];
   folded.write((c) => lines.push(c), "insn");
   return {
-    frames: doc.traceEvents.filter((e) => e.ph === "X"),
+    frames: timelineFrames(doc.traceEvents),
     folded: lines.join("").trim().split("\n").sort(),
   };
 }
@@ -114,7 +108,7 @@ function run(f: FlowTracker, pid: number, n: number): void {
 }
 
 /** The distinct `cat name` of process pid's frames. */
-const named = (frames: TimelineEvent[], pid: number) =>
+const named = (frames: TimelineFrame[], pid: number) =>
   [...new Set(frames.filter((e) => e.pid === pid).map((e) => `${e.cat} ${e.name}`))].sort();
 
 test("each process's frames are named from its own symbols at the same addresses", () => {

@@ -2,11 +2,11 @@
  * What a trace viewer should make of a ptkit timeline (Chrome trace-event JSON): the
  * threads, and for the first thread every function's total time (while it is on the
  * stack, counted once through recursion) and self time (minus its callees), computed
- * here from the complete ("X") events' nesting in integer nanoseconds.
+ * here from the begin/end events' nesting in integer nanoseconds.
  *
- * Functions are keyed as speedscope keys them: the name, then the event's `args` as
- * JSON when it has any (so a frame that ended by a gap is a function of its own).
+ * Functions are keyed by name, as speedscope keys frames without args (ptkit's have none).
  */
+import { timelineFrames } from "../analysis/timeline-frames.js";
 
 export interface TraceEvent {
   ph: string;
@@ -25,38 +25,28 @@ export interface FunctionTimes {
 }
 
 export interface TimelineModel {
-  /** "pid:tid" of each thread with complete events, sorted by pid then tid (speedscope's profile order). */
+  /** "pid:tid" of each thread with frames, sorted by pid then tid (speedscope's profile order). */
   threads: string[];
   /** The first thread's functions. */
   functions: Map<string, FunctionTimes>;
-  /** Complete events of the first thread. */
+  /** Frames of the first thread. */
   frames: number;
 }
 
 interface Frame {
   key: string;
   start: number;
-  end: number;
   /** Time covered by direct callees. */
   inner: number;
 }
 
 export function timelineModel(events: readonly TraceEvent[]): TimelineModel {
-  const complete = events.filter((e) => e.ph === "X");
-  const threadOf = (e: TraceEvent): [number, number] => [e.pid, e.tid];
-  const threads = [...new Map(complete.map((e) => [`${e.pid}:${e.tid}`, threadOf(e)])).values()]
+  // Checks that begin and end events pair up and nest.
+  const complete = timelineFrames(events);
+  const threads = [...new Map(complete.map((e) => [`${e.pid}:${e.tid}`, [e.pid, e.tid] as const])).values()]
     .sort((a, b) => a[0] - b[0] || a[1] - b[1])
     .map(([pid, tid]) => `${pid}:${tid}`);
   const first = threads[0];
-  const frames = complete
-    .filter((e) => `${e.pid}:${e.tid}` === first)
-    .map((e): Frame => {
-      const start = Math.round(e.ts * 1000);
-      const key = e.args ? `${e.name} ${JSON.stringify(e.args)}` : e.name;
-      return { key, start, end: start + Math.round((e.dur ?? 0) * 1000), inner: 0 };
-    })
-    .sort((a, b) => a.start - b.start || b.end - a.end);
-
   const functions = new Map<string, FunctionTimes>();
   const times = (key: string): FunctionTimes => {
     let t = functions.get(key);
@@ -66,21 +56,22 @@ export function timelineModel(events: readonly TraceEvent[]): TimelineModel {
     }
     return t;
   };
+  // The nesting is the file's: each end closes the innermost open frame.
   const stack: Frame[] = [];
-  const close = (f: Frame): void => {
-    const dur = f.end - f.start;
-    times(f.key).self += dur - f.inner;
-    if (!stack.some((g) => g.key === f.key)) times(f.key).total += dur;
-  };
-  for (const f of frames) {
-    while (stack.length > 0 && stack.at(-1)!.end <= f.start) close(stack.pop()!);
-    const parent = stack.at(-1);
-    if (parent && f.end > parent.end) {
-      throw new Error(`${f.key} at ${f.start} ns overlaps ${parent.key} without nesting in it`);
+  let frames = 0;
+  for (const e of events) {
+    if (`${e.pid}:${e.tid}` !== first) continue;
+    const ns = Math.round(e.ts * 1000);
+    if (e.ph === "B") stack.push({ key: e.name, start: ns, inner: 0 });
+    else if (e.ph === "E") {
+      const f = stack.pop()!;
+      const dur = ns - f.start;
+      times(f.key).self += dur - f.inner;
+      if (!stack.some((g) => g.key === f.key)) times(f.key).total += dur;
+      const parent = stack.at(-1);
+      if (parent) parent.inner += dur;
+      frames++;
     }
-    if (parent) parent.inner += f.end - f.start;
-    stack.push(f);
   }
-  while (stack.length > 0) close(stack.pop()!);
-  return { threads, functions, frames: frames.length };
+  return { threads, functions, frames };
 }

@@ -2,6 +2,8 @@
  * `ptkit flow` with the analysis outputs (--timeline, --folded, --coverage, --afl-map,
  * --jsonl, --symbols): the files are written, their contents match the library's
  * golden exports, and the ptxed output on stdout is the same with and without them.
+ * Frames are named from the ELF files loaded without being asked; where they cannot
+ * be, a warning says why once per file.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,14 +12,17 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { Rng } from "../../bench/prng.js";
 import { main } from "../../src/cli/ptkit.js";
+import { parseElf } from "../../src/image/index.js";
 import { callProgram } from "../analysis/export-trace.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
+import { Trace } from "../event/helpers.js";
 import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
 
 const { asm, code, trace } = callProgram();
 
-/** An ELF with the program at its address and a function symbol for each routine. */
-function programElf(): Uint8Array {
+/** An ELF with the program at its address and a function symbol for each routine (none: stripped). */
+function programElf(symbols = true): Uint8Array {
   const names = ["main", "f", "g", "h", "deep", "outer"];
   const sizes = new Map<string, bigint>();
   const starts = names.map((n) => asm.at(n)).sort((a, b) => (a < b ? -1 : 1));
@@ -39,18 +44,22 @@ function programElf(): Uint8Array {
     v.setBigUint64(p + 8, asm.at(n), true);
     v.setBigUint64(p + 16, sizes.get(n)!, true);
   });
+  const text = { name: ".text", type: SHT_PROGBITS, flags: 6n, addr: asm.base, data: code };
   const layout = writeElf({
     is64: true,
     le: true,
     type: ET_EXEC,
     machine: 62,
     segments: [{ flags: PF_R | PF_X, vaddr: asm.base, data: code }],
-    sections: [
-      { name: ".text", type: SHT_PROGBITS, flags: 6n, addr: asm.base, data: code },
-      { name: ".symtab", type: 2, data: sym },
-      { name: ".strtab", type: SHT_STRTAB, data: Uint8Array.from(str) },
-    ],
+    sections: symbols
+      ? [
+          text,
+          { name: ".symtab", type: 2, data: sym },
+          { name: ".strtab", type: SHT_STRTAB, data: Uint8Array.from(str) },
+        ]
+      : [text],
   });
+  if (!symbols) return layout.bytes;
   // .symtab's sh_link: .strtab.
   new DataView(layout.bytes.buffer).setUint32(layout.shoff + 2 * 64 + 40, 3, true);
   return layout.bytes;
@@ -61,6 +70,7 @@ function setup(): string {
   writeFileSync(join(dir, "code.bin"), code);
   writeFileSync(join(dir, "trace.pt"), trace);
   writeFileSync(join(dir, "prog.elf"), programElf());
+  writeFileSync(join(dir, "stripped.elf"), programElf(false));
   return dir;
 }
 
@@ -94,8 +104,8 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
     const golden = JSON.parse(
       readFileSync(new URL("../../../test/fixtures/golden/calls.timeline.json", import.meta.url), "utf8"),
     );
-    const frames = (doc: { traceEvents: { ph: string; ts: number; dur: number; name: string }[] }) =>
-      doc.traceEvents.filter((e) => e.ph === "X").map((e) => `${e.name} ${e.ts} ${e.dur}`);
+    const frames = (doc: { traceEvents: object[] }) =>
+      timelineFrames(doc.traceEvents).map((e) => `${e.name} ${e.ts} ${e.dur}`);
     assert.deepEqual(frames(timeline), frames(golden));
     assert.match(readFileSync(join(dir, "f.txt"), "utf8"), /^trace\.pt;0x401000 5$/m);
     assert.equal(JSON.parse(readFileSync(join(dir, "c.json"), "utf8")).schema, "ptkit-coverage");
@@ -116,20 +126,126 @@ test("the ticks the timeline needs change nothing ptxed prints, not even --time"
   assert.match(run(dir, ...RAW, "--event:tick", "--pt", "trace.pt", "--timeline", "t.json").out, /\[tick\]/);
 });
 
-test("--symbols names frames by the ELF's functions", () => {
+const NAMED = [
+  "trace.pt;main 5",
+  "trace.pt;main;f 3",
+  "trace.pt;main;f;g 2",
+  "trace.pt;main;g 2",
+  "trace.pt;main;h 2",
+  "trace.pt;outer 2",
+  "trace.pt;outer;g 2",
+];
+
+const folded = (dir: string) => readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n");
+
+test("--elf names frames by the ELF's functions without being asked; --symbols changes nothing", () => {
   const dir = setup();
-  const r = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--symbols", "--folded", "f.txt", "--quiet");
+  for (const extra of [[], ["--symbols"]]) {
+    const r = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", ...extra, "--folded", "f.txt", "--quiet");
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out, "");
+    assert.equal(r.err, "");
+    assert.deepEqual(folded(dir), NAMED);
+  }
+  // The other outputs name frames too.
+  const r = run(
+    dir,
+    "--elf",
+    "prog.elf",
+    "--pt",
+    "trace.pt",
+    "--quiet",
+    "--jsonl",
+    "j.jsonl",
+    "--timeline",
+    "t.json",
+  );
+  assert.equal(r.code, 0, r.err);
+  assert.match(readFileSync(join(dir, "j.jsonl"), "utf8"), /"type":"call".*"name":"f"/);
+  assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"outer"/);
+  const cov = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--quiet", "--coverage", "c.json");
+  assert.equal(cov.code, 0, cov.err);
+  assert.match(readFileSync(join(dir, "c.json"), "utf8"), /"symbol":"main"/);
+});
+
+test("a --raw range of an ELF file gets the file's symbols at the bias the range implies", () => {
+  const dir = setup();
+  const elf = parseElf(readFileSync(join(dir, "prog.elf")));
+  const seg = elf.loads[0]!;
+  // The segment in two ranges, as ptkit simulate printed them: the second one's bias
+  // comes from its file offset within the segment, not the segment's start.
+  const half = Math.floor(seg.filesz / 2);
+  const from = seg.offset + half;
+  const at = asm.base + BigInt(half);
+  const ranges = [
+    ["--raw", `prog.elf:0x${seg.offset.toString(16)}-0x${from.toString(16)}:0x${asm.base.toString(16)}`],
+    ["--raw", `prog.elf:0x${from.toString(16)}:0x${at.toString(16)}`],
+  ].flat();
+  const r = run(dir, ...ranges, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.err, "");
+  assert.deepEqual(folded(dir), NAMED);
+});
+
+test("frames without symbols: why and what to do, once per file", () => {
+  const dir = setup();
+  const stripped = run(dir, "--elf", "stripped.elf", "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  assert.equal(stripped.code, 0, stripped.err);
+  assert.deepEqual(stripped.err.trim().split("\n"), [
+    "ptkit flow: warning: stripped.elf has no symbol table (stripped): its functions without a dynamic symbol are named by address (first at 0x401000); pass an unstripped copy or its debug file with --symbols FILE[:BASE].",
+  ]);
+  assert.match(folded(dir).join("\n"), /^trace\.pt;0x401000 5$/m);
+  // The remedy: the unstripped file's symbols name the stripped file's code.
+  const fixed = run(
+    dir,
+    "--elf",
+    "stripped.elf",
+    "--pt",
+    "trace.pt",
+    "--symbols",
+    "prog.elf",
+    "--folded",
+    "f.txt",
+    "--quiet",
+  );
+  assert.equal(fixed.code, 0, fixed.err);
+  assert.equal(fixed.err, "");
+  assert.deepEqual(folded(dir), NAMED);
+  const none = run(
+    dir,
+    "--elf",
+    "stripped.elf",
+    "--pt",
+    "trace.pt",
+    "--symbols",
+    "none.elf",
+    "--folded",
+    "f.txt",
+  );
+  assert.equal(none.code, 1);
+  assert.match(none.err, /^ptkit flow: --symbols none\.elf: failed to open none\.elf: /);
+  // Raw bytes: load the ELF file instead.
+  const raw = run(dir, ...RAW, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  assert.equal(raw.code, 0, raw.err);
+  assert.equal(raw.err.trim().split("\n").length, 1, raw.err);
+  assert.match(
+    raw.err,
+    /^ptkit flow: warning: no symbols for 0x401000-0x[0-9a-f]+ \(code\.bin: raw bytes, not an ELF file\).*--elf FILE\[:BASE\]/,
+  );
+  // Without analysis outputs nothing is said.
+  assert.equal(run(dir, ...RAW, "--pt", "trace.pt", "--quiet").err, "");
+});
+
+test("@FILE reads options from a file, one per line with its argument", () => {
+  const dir = setup();
+  writeFileSync(join(dir, "image.args"), "# the program\n--elf prog.elf\n\n--quiet\n");
+  const r = run(dir, "@image.args", "--pt", "trace.pt", "--folded", "f.txt");
   assert.equal(r.code, 0, r.err);
   assert.equal(r.out, "");
-  assert.deepEqual(readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n"), [
-    "trace.pt;main 5",
-    "trace.pt;main;f 3",
-    "trace.pt;main;f;g 2",
-    "trace.pt;main;g 2",
-    "trace.pt;main;h 2",
-    "trace.pt;outer 2",
-    "trace.pt;outer;g 2",
-  ]);
+  assert.deepEqual(folded(dir), NAMED);
+  const missing = run(dir, "@nowhere.args", "--pt", "trace.pt");
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /^ptkit flow: @nowhere\.args: cannot read the options file nowhere\.args: /);
 });
 
 test("bad analysis options and unwritable files are reported", () => {
@@ -170,5 +286,43 @@ test("corrupted traces: the outputs stay well-formed and the decode goes on", ()
     for (const line of readFileSync(join(dir, "j.jsonl"), "utf8").trim().split("\n")) JSON.parse(line);
     for (const line of readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n").filter(Boolean))
       assert.match(line, /^\S+ \d+$/);
+  }
+});
+
+test("timeline times: real time with a clock; TSC ticks or instructions labelled and warned about without", () => {
+  const dir = setup();
+  // The same calls without timing packets.
+  const untimed = new Trace().psb().mode(64).fup(asm.at("main")).psbend().tnt("!!").tnt("!.");
+  writeFileSync(join(dir, "untimed.pt"), untimed.bytes());
+  const cases = [
+    { args: ["--nom-freq", "20", "--pt", "trace.pt"], unit: "ns", label: "", warning: undefined },
+    {
+      args: ["--pt", "trace.pt"],
+      unit: "TSC tick",
+      label: " [time: TSC ticks shown as ns]",
+      warning:
+        /^ptkit flow: warning: --timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with --nom-freq N/,
+    },
+    {
+      args: ["--nom-freq", "20", "--pt", "untimed.pt"],
+      unit: "instruction",
+      label: " [time: instructions shown as ns]",
+      warning:
+        /^ptkit flow: warning: --timeline: times are instruction counts, written as if nanoseconds: the trace has no timing packets/,
+    },
+  ];
+  for (const c of cases) {
+    const r = run(dir, "--elf", "prog.elf", ...c.args, "--quiet", "--timeline", "t.json");
+    assert.equal(r.code, 0, r.err);
+    if (c.warning === undefined) assert.equal(r.err, "");
+    else {
+      assert.equal(r.err.trim().split("\n").length, 1, r.err);
+      assert.match(r.err, c.warning);
+    }
+    const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
+    assert.equal(doc.otherData.timeUnit, c.unit);
+    const trace = c.args.at(-1);
+    const process = doc.traceEvents.find((e: { name: string }) => e.name === "process_name");
+    assert.equal(process.args.name, `${trace}${c.label}`);
   }
 });

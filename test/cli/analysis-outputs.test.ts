@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { AnalysisOutputs, defaultAnalysisOptions, StreamFeeds } from "../../src/cli/analysis-outputs.js";
 import { FlowClass, Insn } from "../../src/flow/index.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 
 function insn(lo: number, size: number, iclass: number): Insn {
@@ -24,7 +25,7 @@ test("per-CPU streams: a track and a call stack per thread", () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-streams-"));
   const io = captureIo(dir);
   const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.txt" };
-  const outputs = AnalysisOutputs.open(io, options, { elfs: [], nsPerTick: 1, name: "" });
+  const outputs = AnalysisOutputs.open(io, options, { code: [], nsPerTick: 1, name: "" });
   assert.ok(outputs instanceof AnalysisOutputs);
   const feeds = new StreamFeeds(outputs);
   const cpu0 = { pid: 10, tid: 11, tscHi: 0, tscLo: 100 };
@@ -44,9 +45,7 @@ test("per-CPU streams: a track and a call stack per thread", () => {
   const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as {
     traceEvents: { ph: string; tid: number; name: string; args?: { end?: string } }[];
   };
-  const frames = doc.traceEvents
-    .filter((e) => e.ph === "X")
-    .map((e) => `${e.tid} ${e.name} ${e.args?.end ?? "return"}`);
+  const frames = timelineFrames(doc.traceEvents).map((e) => `${e.tid} ${e.name} ${e.end ?? "return"}`);
   assert.deepEqual(frames.sort(), ["11 0x1000 end", "11 0x2000 return", "21 0x3000 end"]);
   assert.deepEqual(readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n").sort(), [
     "0x1000 2",

@@ -15,6 +15,7 @@ import { type DecoderConfig, defaultDecoderConfig, PtEvent, Status } from "../..
 import { Block, BlockDecoder } from "../../src/flow/index.js";
 import { Image, parseElf } from "../../src/image/index.js";
 import { gccVersion, generateSample } from "../../tools/sample/regenerate.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const description = JSON.parse(readFileSync(join(BUNDLED_SAMPLE, "sample.json"), "utf8"));
@@ -111,7 +112,7 @@ describe("ptkit demo", () => {
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^timeline: t\.json; open https:\/\/ui\.perfetto\.dev and drag t\.json in\.$/m);
     const doc = JSON.parse(readFileSync(join(r.cwd, "t.json"), "utf8"));
-    const slices = doc.traceEvents.filter((e: { ph: string }) => e.ph === "X");
+    const slices = timelineFrames(doc.traceEvents);
     const perName = new Map<string, number>();
     for (const e of slices) perName.set(e.name, (perName.get(e.name) ?? 0) + 1);
     const called = description.execution.userMode.functions.filter((f: { calls: number }) => f.calls > 0);
@@ -127,7 +128,8 @@ describe("ptkit demo", () => {
     assert.equal(perName.get("[syscall]"), description.execution.userMode.far);
     // Times in ns from the first TSC: inside the run's span.
     const spanNs = (result.time.ticks * 10) / description.decode.nomFreq;
-    for (const e of slices) assert.ok(e.ts >= 0 && e.dur >= 0 && (e.ts + e.dur) * 1000 <= spanNs * 1.01, e);
+    for (const e of slices)
+      assert.ok(e.ts >= 0 && e.dur >= 0 && (e.ts + e.dur) * 1000 <= spanNs * 1.01, e.name);
   });
 
   test("a timeline that cannot be written: the summary still, and what to do", () => {

@@ -4,17 +4,22 @@
  * values and named options with #GP errors naming the field.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
+import { kernelElf } from "../../src/cli/simulate-kernel.js";
 import { parseSimulateArgs } from "../../src/cli/simulate-options.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
+import { Image, parseElf } from "../../src/image/index.js";
 import { InsnClass } from "../../src/isa/index.js";
 import { collectStats, PacketType } from "../../src/packet/index.js";
 import { writeExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { KERNEL_CODE } from "../../src/unit/exec/lackey-kernel.js";
 import { ExecBuilder } from "../../src/unit/exec/types.js";
 import { Msr } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -67,6 +72,10 @@ const JSONL = [
 
 writeFileSync(join(dir, "code.bin"), CODE);
 writeFileSync(join(dir, "run.jsonl"), `${JSONL}\n`);
+
+function hasCompiler(): boolean {
+  return spawnSync("gcc", ["--version"]).status === 0;
+}
 
 function ptkit(...argv: string[]) {
   const io = captureIo(dir);
@@ -294,6 +303,19 @@ const JUMPS = (() => {
 /** Whether `part` occurs in `whole` at `at`. */
 const occursAt = (whole: number[], part: number[], at: number) => part.every((v, i) => whole[at + i] === v);
 
+test("the stand-in kernel's ELF file: its code at the kernel base, its two entry points named", () => {
+  const elf = parseElf(kernelElf());
+  const symbols = new Symbolizer();
+  symbols.add(new SymbolTable(elf, { name: "kernel" }));
+  assert.equal(symbols.format(0xffffffff, 0x81000000), "kernel_syscall");
+  assert.equal(symbols.format(0xffffffff, 0x81000010), "kernel_trap");
+  const image = new Image("k");
+  assert.equal(image.addElf(elf, { name: "kernel", zeroFill: false }), 1);
+  const bytes = new Uint8Array(KERNEL_CODE.length);
+  assert.equal(image.read(0xffffffff, 0x81000000, bytes, bytes.length), KERNEL_CODE.length);
+  assert.deepEqual(bytes, KERNEL_CODE);
+});
+
 describe("ptkit simulate, output to memory", () => {
   test("a ToPA ring that wraps gives back the newest trace, from its first whole PSB", () => {
     const r = ptkit("simulate", "--topa", "4K,4K", "-o", "ring.pt", "jumps.jsonl");
@@ -362,16 +384,41 @@ describe("ptkit simulate, output to memory", () => {
 describe("ptkit simulate -- <command>", {
   skip: valgrindVersion() === undefined && "valgrind is not installed",
 }, () => {
+  test("the printed decode command gives folded stacks with the program's function names", {
+    skip: !hasCompiler() && "no C compiler (gcc)",
+  }, () => {
+    writeFileSync(
+      join(dir, "calls.c"),
+      "__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }\n" +
+        "__attribute__((noinline)) int middle(int x) { return leaf(x) + leaf(x + 1); }\n" +
+        "int main(void) { int s = 0; for (int i = 0; i < 5; i++) s += middle(i); return s == 0; }\n",
+    );
+    const cc = spawnSync("gcc", ["-O1", "-static", "-o", join(dir, "calls"), join(dir, "calls.c")]);
+    assert.equal(cc.status, 0, String(cc.stderr));
+    const r = ptkit("simulate", "-o", "calls.pt", "--", join(dir, "calls"));
+    assert.equal(r.code, 0, r.stderr);
+    const command = /^decode with {2}ptkit flow (.*)$/m.exec(r.stdout)?.[1];
+    assert.ok(command !== undefined && command.length < 80, r.stdout);
+    const flow = ptkit("flow", ...command.split(" "), "--quiet", "--folded", "calls.folded");
+    assert.equal(flow.code, 0, flow.stderr);
+    const stacks = readFileSync(join(dir, "calls.folded"), "utf8");
+    assert.match(stacks, /;main;middle;leaf \d+$/m);
+    // System calls are named by the stand-in kernel's symbols.
+    assert.match(stacks, /;kernel_syscall \d+$/m);
+  });
+
   test("runs the program under valgrind; the trace decodes with the image it prints", () => {
     const r = ptkit("simulate", "--save-log", "true.log", "-o", "true.pt", "--", "/bin/true");
     assert.equal(r.code, 0, r.stderr);
     const count = Number(/^instructions (\d+)$/m.exec(r.stdout)?.[1]);
     assert.ok(count > 10000);
-    const decode = /^decode with {2}ptkit flow (.*) --pt true\.pt$/m.exec(r.stdout);
-    assert.ok(decode, r.stdout);
-    const raw = [...decode[1]!.matchAll(/--raw (\S+)/g)].map((m) => m[1]!);
-    assert.match(raw[0]!, /^true\.pt\.kernel:0xffffffff81000000$/);
-    const ips = flowIps("true.pt", ...raw);
+    // A short command: the image is in an options file beside the trace.
+    assert.match(r.stdout, /^decode with {2}ptkit flow @true\.pt\.args --pt true\.pt$/m);
+    const args = readFileSync(join(dir, "true.pt.args"), "utf8");
+    assert.match(args, /^--elf true\.pt\.kernel$/m);
+    const decoded = ptkit("flow", "@true.pt.args", "--pt", "true.pt");
+    assert.equal(decoded.code, 0, decoded.stderr);
+    const ips = [...decoded.stdout.matchAll(/^([0-9a-f]{16}) /gm)];
     assert.equal(ips.length, count);
     // The saved log converts to the same trace.
     assert.equal(ptkit("simulate", "-o", "log.pt", "true.log").code, 0);

@@ -23,6 +23,7 @@ import { tryParseElf } from "../../src/image/index.js";
 import type { PerfTasks } from "../../src/perf/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { fileMode, Le, record } from "./build.js";
@@ -53,7 +54,7 @@ const tasks: PerfTasks = {
 test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", (t) => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.folded", symbols: true };
+  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.folded" };
   const analysis = PerfAnalysis.open(
     captureIo(dir),
     options,
@@ -109,9 +110,9 @@ test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", 
     "10/10 10",
     "40/40 40",
   ]);
-  const frames = doc.traceEvents
-    .filter((e) => e.ph === "X")
-    .map((e) => `${e.pid}/${e.tid} ${e.name} ${e.args?.end ?? "return"}`);
+  const frames = timelineFrames(doc.traceEvents).map(
+    (e) => `${e.pid}/${e.tid} ${e.name} ${e.end ?? "return"}`,
+  );
   assert.deepEqual(frames.sort(), [
     `0/${IDLE} 0x9000 end`,
     `0/${IDLE + 1} 0x9000 end`,
@@ -228,9 +229,9 @@ test("end to end: a call on CPU 0 returns on CPU 1", (t) => {
       args?: { end?: string };
     }[];
   };
-  const frames = doc.traceEvents
-    .filter((e) => e.ph === "X" && e.pid === 100)
-    .map((e) => `${e.cat} ${e.name} ${e.args?.end ?? "return"}`);
+  const frames = timelineFrames(doc.traceEvents)
+    .filter((e) => e.pid === 100)
+    .map((e) => `${e.cat} ${e.name} ${e.end ?? "return"}`);
   const counts = [...new Set(frames)].sort().map((k) => `${k} ${frames.filter((x) => x === k).length}`);
   // Every call of f returns, the one interrupted on CPU 0 on CPU 1; the untraced
   // interrupt returns where f resumes; the trace's asynchronous end is one more.

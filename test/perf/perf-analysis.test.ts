@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
@@ -68,12 +69,9 @@ function foldedTotal(path: string): number {
 /** Every thread's complete events nest: each lies within the one around it, or after it. */
 function assertNested(events: readonly TraceEvent[]): void {
   const byThread = new Map<string, Array<[number, number, string]>>();
-  for (const e of events) {
-    if (e.ph !== "X") continue;
-    // Whole nanoseconds (the format's microseconds have three decimals).
-    const start = Math.round(e.ts * 1000);
+  for (const e of timelineFrames(events)) {
     const list = byThread.get(`${e.pid}/${e.tid}`) ?? [];
-    list.push([start, start + Math.round(e.dur * 1000), e.name]);
+    list.push([e.startNs, e.stopNs, e.name]);
     byThread.set(`${e.pid}/${e.tid}`, list);
   }
   assert.ok(byThread.size > 0, "no frames");
@@ -122,7 +120,7 @@ describe("ptkit perf analysis outputs on the HASE captures", {
       assert.equal(timeline.otherData.clock, "ns");
       assert.ok(timeline.otherData.nsPerTick > 0.1 && timeline.otherData.nsPerTick < 10);
       assertNested(timeline.traceEvents);
-      const frames = timeline.traceEvents.filter((e) => e.ph === "X");
+      const frames = timelineFrames(timeline.traceEvents);
       assert.equal(frames.filter((e) => e.cat === "call").length, calls);
       // Named from the binary's symbols: no frame is a bare address.
       assert.deepEqual(
@@ -274,8 +272,8 @@ describe("ptkit perf analysis outputs of two processes on one CPU", () => {
     ]);
     // Per thread: how many frames of each kind and name.
     const frames = (pid: number) => {
-      const names = timeline.traceEvents
-        .filter((e) => e.ph === "X" && e.pid === pid)
+      const names = timelineFrames(timeline.traceEvents)
+        .filter((e) => e.pid === pid)
         .map((e) => `${e.cat} ${e.name}`);
       return [...new Set(names)].sort().map((k) => `${k} ${names.filter((x) => x === k).length}`);
     };

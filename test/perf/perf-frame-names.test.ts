@@ -15,6 +15,7 @@ import { runPerf } from "../../src/cli/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
+import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { fileMode, Le, record } from "./build.js";
@@ -94,7 +95,9 @@ function timelineAndFolded(dir: string, file: PtFile, elfs: readonly string[]) {
 
 /** Each frame kind and name of process `pid`, with its count. */
 function frames(events: readonly TraceEvent[], pid: number): string[] {
-  const names = events.filter((e) => e.ph === "X" && e.pid === pid).map((e) => `${e.cat} ${e.name}`);
+  const names = timelineFrames(events)
+    .filter((e) => e.pid === pid)
+    .map((e) => `${e.cat} ${e.name}`);
   return [...new Set(names)].sort().map((k) => `${k} ${names.filter((x) => x === k).length}`);
 }
 
@@ -103,9 +106,9 @@ const ns = (us: number) => Math.round(us * 1000);
 
 /** The frames that ended "exec": pid, name and end time (ns from the first TSC, one tick a nanosecond here). */
 const execEnded = (events: readonly TraceEvent[]) =>
-  events
-    .filter((e) => e.ph === "X" && e.args?.end === "exec")
-    .map((e) => `${e.pid} ${e.name} ${ns(e.ts + e.dur)}`)
+  timelineFrames(events)
+    .filter((e) => e.end === "exec")
+    .map((e) => `${e.pid} ${e.name} ${e.stopNs}`)
     .sort();
 
 test("two programs at one address, and an exec: each process's frames carry its own names", (t) => {
@@ -147,7 +150,7 @@ test("two programs at one address, and an exec: each process's frames carry its 
   // (clock: ns from the first TSC, one tick a nanosecond); C's start after it.
   const execNs = Number(execAt - TRACE_TSC);
   assert.deepEqual(execEnded(events), [`100 [interrupt] ${execNs}`, `100 main_a ${execNs}`]);
-  const mainC = events.find((e) => e.ph === "X" && e.name === "main_c");
+  const mainC = timelineFrames(events).find((e) => e.name === "main_c");
   assert.ok(mainC !== undefined && ns(mainC.ts) > execNs);
   assert.deepEqual(frames(events, 200), [`call f_b ${runs.b}`, "interrupt [interrupt] 1", "root main_b 1"]);
   for (const line of [

@@ -57,9 +57,14 @@ export class FrameNames {
   private lastScope = 0;
   private readonly hit = new SymbolHit();
 
+  /**
+   * `unnamed`, if given, hears of each address (per scope, once) whose frame is named
+   * by the address because no symbol covers it: the caller can say why.
+   */
   constructor(
     symbols: Symbolizer | undefined,
     private readonly perTrack?: TrackSymbols,
+    private readonly unnamed?: (hi: number, lo: number) => void,
   ) {
     this.scopes = [new Scope(symbols)];
   }
@@ -102,6 +107,7 @@ export class FrameNames {
     const c = cache.get(lo);
     if (c !== undefined && c.hi === hi) return c;
     const sym = this.symbol(hi, lo, scope);
+    if (sym === undefined) this.unnamed?.(hi, lo);
     const name = sym === undefined ? `0x${hex64(hi, lo, 0)}` : kind === FrameKind.Root ? this.hit.name : sym;
     const made = { hi, name, json: JSON.stringify(name) };
     cache.set(lo, made);

@@ -1,31 +1,46 @@
 /**
  * The function-call timeline as Chrome trace-event JSON (the JSON Object Format),
- * which the Perfetto UI (ui.perfetto.dev) and chrome://tracing open. Streamed: events
- * go to the writer callback in chunks as frames end, so a trace of millions of calls
- * never becomes one string.
+ * which the Perfetto UI (ui.perfetto.dev), chrome://tracing and speedscope open.
+ * Streamed: events go to the writer callback in chunks as they happen, so a trace of
+ * millions of calls never becomes one string.
  *
- * Schema "ptkit-timeline" version 1:
+ * Schema "ptkit-timeline" version 2:
  * ```
  * {"traceEvents":[
  *   {"ph":"M","pid":0,"tid":0,"name":"process_name","args":{"name":"trace.pt"}},
  *   {"ph":"M","pid":0,"tid":0,"name":"thread_name","args":{"name":"trace.pt"}},
- *   {"ph":"X","pid":0,"tid":0,"ts":1.5,"dur":0.25,"name":"main","cat":"call"},
- *   {"ph":"X",...,"cat":"interrupt","args":{"end":"gap"}},
+ *   {"ph":"B","pid":0,"tid":0,"ts":1.5,"name":"main","cat":"call"},
+ *   {"ph":"B","pid":0,"tid":0,"ts":1.5,"name":"f","cat":"call"},
+ *   {"ph":"E","pid":0,"tid":0,"ts":1.75,"name":"f"},
  *   {"ph":"i","s":"t","pid":0,"tid":0,"ts":2,"name":"overflow","cat":"gap","args":{"offset":4096}},
+ *   {"ph":"E","pid":0,"tid":0,"ts":2,"name":"main"},
+ *   {"ph":"i","s":"t","pid":0,"tid":0,"ts":2,"name":"gap","cat":"frame-end","args":{"frames":1,"depth":1}},
  *   ...],
  *  "displayTimeUnit":"ns",
- *  "otherData":{"schema":"ptkit-timeline","version":1,"clock":"ns","tscBase":"...","nsPerTick":0.33}}
+ *  "otherData":{"schema":"ptkit-timeline","version":2,"clock":"ns","timeUnit":"ns","tscBase":"...","nsPerTick":0.33}}
  * ```
- * - One complete ("X") event per frame, written when the frame ends (so children come
- *   before their parents; viewers sort by time). `name` is the function (see
- *   {@link FrameNames}), `cat` the frame kind (call, root, interrupt, far);
- *   `args.end` says how a frame ended when it was not by its return (unwind, unknown,
- *   gap, end, abort, exec: the thread exec'd another program).
- * - `ts`/`dur` are microseconds as the format wants, `ts` in whole nanoseconds; a
- *   `dur` carries more digits where that makes `ts + dur`, added as doubles, land
- *   exactly on the frame's end (see {@link duration}). With clock "tsc" one TSC tick and
- *   with clock "insn" one instruction are shown as one nanosecond (see
- *   {@link ClockUnit}).
+ * - Each frame is a begin ("B") event when it is entered and an end ("E") event, with
+ *   the same name, when it ends. Events of a thread are in time order and a parent's
+ *   begin comes before its children's, so the nesting is in the file itself and does
+ *   not depend on how a viewer orders events with equal timestamps. (Complete "X"
+ *   events are written at a frame's end, when its duration is known: children before
+ *   parents, which the Perfetto UI nests upside down when they start at the same
+ *   time; writing parents first would mean holding every descendant of a frame until
+ *   it ends, the whole trace for a root frame. Begin/end events need nothing held
+ *   beyond the open frames.) `name` is the function (see {@link FrameNames}), `cat`
+ *   the frame kind (call, root, interrupt, far).
+ * - A frame that ended other than by its return (unwind, unknown, gap, end: the trace
+ *   ended, abort, exec: the thread exec'd another program) is followed by an instant
+ *   event in category "frame-end" named by how, after the end events of all the
+ *   frames that ended that way at that time: `args.frames` of them, down to
+ *   `args.depth`. (Not in the frames' own args: viewers such as speedscope make a
+ *   frame with args a function of its own, "main {...}".)
+ * - `ts` is microseconds as the format wants, in whole nanoseconds of the clock
+ *   (`otherData.clock`, see {@link ClockUnit}): with "ns" real time; without a TSC
+ *   frequency ("tsc") one TSC tick and without timing ("insn") one instruction is
+ *   written as one nanosecond. `otherData.timeUnit` says what one nanosecond of `ts`
+ *   is ("ns", "TSC tick", "instruction") and each process name says so too, as
+ *   viewers show no metadata: "trace.pt [time: TSC ticks shown as ns]".
  * - Gaps (overflow, decode errors) are thread-scoped instant ("i") events in category
  *   "gap" with the trace offset (and the error message) in `args`.
  * - Each thread is a track: metadata ("M") events name its process and thread.
@@ -36,27 +51,38 @@ import { FRAME_END_NAMES, FRAME_KIND_NAMES } from "../callstack.js";
 import {
   type CallSink,
   type ClockInfo,
+  type ClockUnit,
   MARKER_NAMES,
   type Marker,
   type ThreadTrack,
 } from "../callstack-sink.js";
-import { growFloat64, growUint32 } from "../key-table.js";
 import type { FrameNames } from "./frame-names.js";
 import { TextChunks } from "./text-chunks.js";
 
 export const TIMELINE_SCHEMA = "ptkit-timeline";
-export const TIMELINE_VERSION = 1;
+export const TIMELINE_VERSION = 2;
+
+/** What one unit of each clock is, and how process names say it. */
+const TIME_UNITS: Record<ClockUnit, { unit: string; label: string }> = {
+  ns: { unit: "ns", label: "" },
+  tsc: { unit: "TSC tick", label: " [time: TSC ticks shown as ns]" },
+  insn: { unit: "instruction", label: " [time: instructions shown as ns]" },
+};
 
 /** The open frames of one thread, by depth (index depth - 1). */
 class OpenFrames {
-  /** What the thread's complete events start with, up to the value of "ts". */
-  constructor(readonly head: string) {}
-  start: Float64Array = new Float64Array(16);
-  kind: Uint32Array = new Uint32Array(16);
-  hi: Uint32Array = new Uint32Array(16);
-  lo: Uint32Array = new Uint32Array(16);
-  /** The naming scope of each frame (see {@link FrameNames.scope}). */
-  scope: Uint32Array = new Uint32Array(16);
+  /** What the thread's events start with, up to the "ph" value. */
+  readonly head: string;
+  /** Where the thread's begin and end events go on from "ph" to the value of "ts". */
+  readonly begin: string;
+  readonly end: string;
+  constructor(track: ThreadTrack) {
+    this.begin = `{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`;
+    this.end = `{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`;
+    this.head = `{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`;
+  }
+  /** Each open frame's name as a JSON string (shared with the names' cache: nothing is made per frame). */
+  readonly name: string[] = [];
 }
 
 export class TimelineWriter implements CallSink {
@@ -65,7 +91,13 @@ export class TimelineWriter implements CallSink {
   private readonly pids = new Set<number>();
   private first = true;
   private clock: ClockInfo | undefined;
-  /** Frames and markers written. */
+  /** Frames that ended other than by their return and await their "frame-end" instant: how, when, how many, down to which depth. */
+  private endFrames: OpenFrames | undefined;
+  private endHow = 0;
+  private endTime = 0;
+  private endCount = 0;
+  private endDepth = 0;
+  /** Begin, end and instant events written. */
   events = 0;
 
   constructor(
@@ -96,42 +128,49 @@ export class TimelineWriter implements CallSink {
     _icount: number,
     scope: number,
   ): void {
-    let f = this.frames(track);
-    if (depth > f.start.length) f = this.grow(track, depth);
-    const i = depth - 1;
-    f.start[i] = time;
-    f.kind[i] = kind;
-    f.hi[i] = hi;
-    f.lo[i] = lo;
-    f.scope[i] = scope;
+    const f = this.frames(track);
+    const name = this.names.json(kind, hi, lo, scope);
+    f.name[depth - 1] = name;
+    this.event(`${f.begin}${micros(Math.round(time))},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"}`);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
     const f = this.frames(track);
-    const i = depth - 1;
-    const kind = f.kind[i] as FrameKind;
-    const start = Math.round(f.start[i]!);
     const stop = Math.round(time);
-    const name = this.names.json(kind, f.hi[i]!, f.lo[i]!, f.scope[i]!);
-    const args = end === 0 ? "" : `,"args":{"end":"${FRAME_END_NAMES[end]}"}`;
-    this.event(
-      `${f.head}${micros(start)},"dur":${duration(start, stop)},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"${args}}`,
-    );
+    const name = f.name[depth - 1]!;
+    // Frames ending together the same way (an unwind, the trace's end) share one instant.
+    const together =
+      f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
+    if (!together) this.flushEnd();
+    this.event(`${f.end}${micros(stop)},"name":${name}}`);
+    if (end === 0) return;
+    if (together) {
+      this.endCount++;
+      this.endDepth = depth;
+      return;
+    }
+    this.endFrames = f;
+    this.endHow = end;
+    this.endTime = stop;
+    this.endCount = 1;
+    this.endDepth = depth;
   }
 
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
-    this.frames(track);
+    const f = this.frames(track);
     const msg = message === "" ? "" : `,"message":${JSON.stringify(message)}`;
     this.event(
-      `{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":${micros(Math.round(time))},"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`,
+      `${f.head}${micros(Math.round(time))},"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`,
     );
   }
 
   finish(): void {
+    this.flushEnd();
     const c = this.clock;
+    const unit = TIME_UNITS[c?.unit ?? "insn"].unit;
     const other = c
-      ? `"clock":"${c.unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}`
-      : '"clock":"insn","tscBase":"","nsPerTick":0';
+      ? `"clock":"${c.unit}","timeUnit":"${unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}`
+      : `"clock":"insn","timeUnit":"${unit}","tscBase":"","nsPerTick":0`;
     if (!c) this.text.write('{"traceEvents":[');
     this.text.write(
       `\n],\n"displayTimeUnit":"ns",\n"otherData":{"schema":"${TIMELINE_SCHEMA}","version":${TIMELINE_VERSION},${other}}}\n`,
@@ -139,7 +178,19 @@ export class TimelineWriter implements CallSink {
     this.text.flush();
   }
 
+  /** Write the pending "frame-end" instant, if any. */
+  private flushEnd(): void {
+    const f = this.endFrames;
+    if (f === undefined) return;
+    this.endFrames = undefined;
+    this.event(
+      `${f.head}${micros(this.endTime)},"name":"${FRAME_END_NAMES[this.endHow]}","cat":"frame-end","args":{"frames":${this.endCount},"depth":${this.endDepth}}}`,
+    );
+  }
+
   private event(json: string): void {
+    // Before anything but the end events that may share it (exit decides for those).
+    if (this.endFrames !== undefined && json.charCodeAt(7) !== 0x45 /* {"ph":"E */) this.flushEnd();
     this.text.write(this.first ? `\n${json}` : `,\n${json}`);
     this.first = false;
     this.events++;
@@ -149,12 +200,13 @@ export class TimelineWriter implements CallSink {
   private frames(track: ThreadTrack): OpenFrames {
     const f = this.open[track.index];
     if (f !== undefined) return f;
-    const made = new OpenFrames(`{"ph":"X","pid":${track.pid},"tid":${track.tid},"ts":`);
+    const made = new OpenFrames(track);
     this.open[track.index] = made;
+    const label = TIME_UNITS[this.clock?.unit ?? "ns"].label;
     const name = JSON.stringify(track.name === "" ? `${track.tid}` : track.name);
     if (!this.pids.has(track.pid)) {
       this.pids.add(track.pid);
-      const pname = JSON.stringify(track.name === "" ? `${track.pid}` : track.name);
+      const pname = JSON.stringify(`${track.name === "" ? `${track.pid}` : track.name}${label}`);
       this.event(
         `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"process_name","args":{"name":${pname}}}`,
       );
@@ -164,32 +216,6 @@ export class TimelineWriter implements CallSink {
     );
     return made;
   }
-
-  private grow(track: ThreadTrack, depth: number): OpenFrames {
-    const f = this.frames(track);
-    f.start = growFloat64(f.start, depth);
-    f.kind = growUint32(f.kind, depth);
-    f.hi = growUint32(f.hi, depth);
-    f.lo = growUint32(f.lo, depth);
-    f.scope = growUint32(f.scope, depth);
-    return f;
-  }
-}
-
-/**
- * The "dur" of a frame from `start` to `stop` (whole nanoseconds). Viewers such as
- * speedscope and chrome://tracing compute a frame's end as ts + dur in doubles:
- * 0.267 + 0.016 is 0.28300000000000003, after a sibling that starts at 0.283, which
- * breaks the nesting. Where the short decimal would miss, the duration is written as
- * the double that lands on the end (the difference of the two doubles, printed to
- * round-trip); the Perfetto UI, which reads times as whole nanoseconds, reads the
- * same duration either way.
- */
-function duration(start: number, stop: number): string {
-  const ts = start / 1000;
-  const end = stop / 1000;
-  const short = (stop - start) / 1000;
-  return ts + short === end ? micros(stop - start) : `${end - ts}`;
 }
 
 /**

@@ -1,0 +1,106 @@
+/**
+ * The timeline's event order and time labels: parents are written before their
+ * children (begin/end events), also when they start at the same time, which viewers
+ * cannot tell apart by timestamps; frames carry no args (viewers make those part of
+ * the name); the clock's unit is in the file.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { FrameEnd, FrameKind, FrameNames, ThreadTrack, TimelineWriter } from "../../src/analysis/index.js";
+import { main } from "../../src/cli/ptkit.js";
+import { captureIo } from "../conformance/ptt.js";
+import { REPO_ROOT } from "../corpus.js";
+import { timelineFrames } from "./timeline-frames.js";
+
+interface Event {
+  ph: string;
+  ts: number;
+  name: string;
+  cat?: string;
+  args?: Record<string, unknown>;
+}
+
+test("parents first: begin/end events in the order frames nest, equal times included", () => {
+  const chunks: string[] = [];
+  const w = new TimelineWriter((c) => chunks.push(c), new FrameNames(undefined));
+  const t = new ThreadTrack(0, 1, 1, "p", 64);
+  w.begin({ unit: "ns", tscBase: "0x0", nsPerTick: 1 });
+  w.resume(t);
+  // main and its call f start at 5 ns; f's call g returns at 9 ns and f too; main's next
+  // call and main are cut by a gap at 12 ns.
+  w.enter(t, 1, FrameKind.Root, 0, 0x1000, 5, 0, 0);
+  w.enter(t, 2, FrameKind.Call, 0, 0x2000, 5, 0, 0);
+  w.enter(t, 3, FrameKind.Call, 0, 0x3000, 7, 0, 0);
+  w.exit(t, 3, FrameEnd.Return, 9);
+  w.exit(t, 2, FrameEnd.Return, 9);
+  w.enter(t, 2, FrameKind.Call, 0, 0x4000, 10, 0, 0);
+  w.exit(t, 2, FrameEnd.Gap, 12);
+  w.exit(t, 1, FrameEnd.Gap, 12);
+  w.finish();
+  const doc = JSON.parse(chunks.join("")) as { traceEvents: Event[] };
+  const order = doc.traceEvents.filter((e) => e.ph !== "M").map((e) => `${e.ph} ${e.name} ${e.ts * 1000}`);
+  assert.deepEqual(order, [
+    "B 0x1000 5",
+    "B 0x2000 5",
+    "B 0x3000 7",
+    "E 0x3000 9",
+    "E 0x2000 9",
+    "B 0x4000 10",
+    "E 0x4000 12",
+    "E 0x1000 12",
+    // How the two frames ended: once, after their end events.
+    "i gap 12",
+  ]);
+  assert.deepEqual(doc.traceEvents.at(-1)!.args, { frames: 2, depth: 1 });
+  assert.equal(doc.traceEvents.at(-1)!.cat, "frame-end");
+  assert.ok(doc.traceEvents.every((e) => e.ph === "M" || e.ph === "i" || e.args === undefined));
+});
+
+const SAMPLE = join(REPO_ROOT, "sample");
+
+test("the bundled sample: frames that start with their parent come after it", {
+  skip: !existsSync(join(SAMPLE, "sample.json")) && `no bundled sample in ${SAMPLE}`,
+}, () => {
+  const about = JSON.parse(readFileSync(join(SAMPLE, "sample.json"), "utf8"));
+  const d = about.decode;
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
+  try {
+    const io = captureIo(dir);
+    const status = main(
+      [
+        "flow",
+        ...["--mtc-freq", `${d.mtcFreq}`, "--nom-freq", `${d.nomFreq}`],
+        ...["--cpuid-0x15.eax", `${d.cpuid15Eax}`, "--cpuid-0x15.ebx", `${d.cpuid15Ebx}`],
+        ...["--elf", join(SAMPLE, about.program), "--pt", join(SAMPLE, about.trace)],
+        ...["--quiet", "--timeline", "t.json"],
+      ],
+      io,
+    );
+    assert.equal(status, 0, io.err.join(""));
+    const events = (JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as { traceEvents: Event[] })
+      .traceEvents;
+    // Each end closes the innermost open frame (timelineFrames throws otherwise).
+    timelineFrames(events);
+    // Children that start when their parent does: the parent's begin came first.
+    const open: Event[] = [];
+    let together = 0;
+    for (const e of events) {
+      if (e.ph === "B") {
+        if (open.at(-1)?.ts === e.ts) together++;
+        open.push(e);
+      } else if (e.ph === "E") open.pop();
+    }
+    assert.ok(together > 0, "the sample has children that start with their parents");
+    // No frame has args: '_start {"end":"end"}' is not a function.
+    assert.deepEqual(
+      events.filter((e) => (e.ph === "B" || e.ph === "E") && e.args !== undefined),
+      [],
+    );
+    assert.ok(events.some((e) => e.ph === "i" && e.cat === "frame-end" && e.name === "end"));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
