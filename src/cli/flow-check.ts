@@ -28,7 +28,10 @@ const FLOW_CLASS_TEXT = [
 
 const F = FlowClass;
 const bit = (c: number) => 1 << c;
-/** An indirect branch may be reported as "indirect" by a block that did not decode it. */
+/**
+ * An indirect branch may be reported as "indirect" by a block that did not decode it
+ * (libipt's blocks from its block cache; ptkit's report the instruction's class).
+ */
 const OR_INDIRECT = bit(F.Indirect);
 
 /**

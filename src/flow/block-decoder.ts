@@ -36,15 +36,35 @@ const { ErrorCode } = errors;
 const { NO_EVENT } = flowState;
 
 export class BlockDecoder extends BlockEvents {
+  /**
+   * Where in the trace ({@link EventDecoder.pos}) the last resync and the one before it
+   * started, -1 for none since the user synchronised: see {@link resync}.
+   */
+  private resyncFrom = -1;
+  private resyncBefore = -1;
+  /** The last resync returned -EventIgnored: the next call goes on with it. */
+  private resyncIgnored = false;
+
   constructor(trace: Uint8Array, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
   }
 
   /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
   syncForward(): number {
+    this.forgetResyncs();
+    return this.syncNext();
+  }
+
+  private syncNext(): number {
     this.reset();
     const err = this.evdec.syncForward();
     return err < 0 ? err : this.start();
+  }
+
+  private forgetResyncs(): void {
+    this.resyncFrom = -1;
+    this.resyncBefore = -1;
+    this.resyncIgnored = false;
   }
 
   /**
@@ -53,6 +73,7 @@ export class BlockDecoder extends BlockEvents {
    * end are skipped.
    */
   syncBackward(): number {
+    this.forgetResyncs();
     const evdec = this.evdec;
     const start = evdec.pos < 0 ? this.traceEnd : evdec.pos;
     let sync = start;
@@ -77,6 +98,11 @@ export class BlockDecoder extends BlockEvents {
 
   /** Synchronise onto the PSB at `offset` (libipt `pt_blk_sync_set`). */
   syncSet(offset: number): number {
+    this.forgetResyncs();
+    return this.syncAt(offset);
+  }
+
+  private syncAt(offset: number): number {
     this.reset();
     const err = this.evdec.syncSet(offset);
     return err < 0 ? err : this.start();
@@ -280,15 +306,37 @@ export class BlockDecoder extends BlockEvents {
    * `pt_blk_resync`): status flags, or -EventIgnored when an event without IP must be
    * fetched with {@link event} first (then call resync again), or -error. Inside PSB+
    * it goes back to the PSB.
+   *
+   * Unlike libipt's, a resync always makes progress: one that would leave the decoder
+   * at or before where the resync before it started (going back to a PSB whose PSB+
+   * fails again, an event that fails again) synchronises forward onto the next PSB
+   * past that point instead. libipt's ptxed --resync-on-error repeats the same error
+   * without end on such traces (regressions/flow-1.bin).
    */
   resync(): number {
+    if (!this.resyncIgnored) {
+      this.resyncBefore = this.resyncFrom;
+      this.resyncFrom = this.evdec.pos;
+    }
+    const status = this.resyncHere();
+    this.resyncIgnored = status === -ErrorCode.EventIgnored;
+    const before = this.resyncBefore;
+    if (status < 0 || before < 0 || this.evdec.pos > before) return status;
+    for (;;) {
+      const next = this.syncNext();
+      if (next < 0 || this.evdec.pos > before) return next;
+    }
+  }
+
+  /** The resync as libipt does it (`pt_blk_resync`). */
+  private resyncHere(): number {
     this.clearPostponed();
     const ev = this.ev;
     for (;;) {
       if (this.status < 0) return this.status;
       if (ev.statusUpdate) {
         const sync = this.evdec.syncOffset;
-        return sync < 0 ? sync : this.syncSet(sync);
+        return sync < 0 ? sync : this.syncAt(sync);
       }
       switch (ev.type) {
         case EventType.Enabled:

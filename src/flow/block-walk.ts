@@ -84,40 +84,56 @@ export class BlockWalk extends BlockFill {
     const winEnd = view.winEnd | 0;
     let off = view.off | 0;
     let page = cache.page(off);
+    // The last entry taken, while it is a trampoline (else -1), and its instructions:
+    // the block's last instruction is among them should the block end there.
+    let again = -1;
+    let againN = 0;
     for (;;) {
       if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
       const bce = page.bce[off - page.start]!;
       if (Bce.mode(bce) === 0) {
+        const before = block.ninsn;
         const status = this.fillCache(block, off);
+        if (again >= 0 && block.ninsn === before) return this.endAtTrampoline(block, again, againN, status);
         if (status !== RESUME) return status;
+        again = -1;
         off = this.resumeOff | 0;
         continue;
       }
       const nOff = (off + Bce.disp(bce)) | 0;
       if (nOff < winBegin || nOff >= winEnd) {
         // The section was split under the entry: go slowly to the section's end.
-        return this.proceedUncached(block);
+        const before = block.ninsn;
+        const status = this.proceedUncached(block);
+        if (again >= 0 && block.ninsn === before) return this.endAtTrampoline(block, again, againN, status);
+        return status;
       }
       const n = Bce.ninsn(bce);
       const ninsn = block.ninsn + n;
-      if (ninsn > MAX_BLOCK_INSNS) return 0;
+      if (ninsn > MAX_BLOCK_INSNS) return again >= 0 ? this.endAtTrampoline(block, again, againN, 0) : 0;
       if (this.hasIcnt === true) {
         const icnt = this.icnt + n;
         if (icnt > 0xffffffff) return -ErrorCode.Overflow;
         this.icnt = icnt;
       }
+      const at = off;
       off = nOff;
       this.setIpAt(baseHi, baseLo, off);
-      block.endIpHi = this.ipHi;
-      block.endIpLo = this.ipLo;
       block.ninsn = ninsn;
       const mode = Bce.mode(bce);
       block.mode = mode;
       const qualifier = Bce.qualifier(bce);
+      block.endIpHi = this.ipHi;
+      block.endIpLo = this.ipLo;
       if (qualifier === Qualifier.Again) {
+        // Not a decision point: the end IP is the next instruction's, to be put right
+        // should the block end here.
         block.iclass = FlowClass.Unknown;
+        again = at;
+        againN = n;
         continue;
       }
+      again = -1;
       const isize = Bce.isize(bce);
       if (qualifier === Qualifier.Cond && isize !== 0) {
         block.iclass = FlowClass.CondJump;
@@ -182,9 +198,15 @@ export class BlockWalk extends BlockFill {
         if (taken === 0) return -ErrorCode.BadRetComp;
         return this.popReturn();
       }
-      case Qualifier.Indirect:
-        block.iclass = FlowClass.Indirect;
+      case Qualifier.Indirect: {
+        // The entry only says that a TIP decides; the block reports the instruction's
+        // own class (jump, far call, far return, ...), as the walk that filled the
+        // cache did: call stacks close frames on far returns.
+        const c = this.classAt(off, mode);
+        if (c < 0) return c;
+        block.iclass = c as FlowClass;
         return this.proceedIndirect();
+      }
       case Qualifier.Decode: {
         const status = this.directBranch(block, off);
         if (status !== DECODE) return status;
@@ -214,6 +236,46 @@ export class BlockWalk extends BlockFill {
     if (!(d >= view.winBegin && d < view.winEnd)) return 0;
     this.resumeOff = d | 0;
     return RESUME;
+  }
+
+  /**
+   * The block ends right after a trampoline entry at offset `at` for `n` instructions
+   * (libipt leaves the trampoline's target as the end IP, an instruction the block
+   * does not hold, and an unknown class): make the last of those instructions the
+   * block's last, as the walk that filled the cache did. They are straight-line code
+   * and forward jumps, all in the decode cache. `status`, or -error.
+   */
+  private endAtTrampoline(block: Block, at: number, n: number, status: number): number {
+    const view = this.code.msec;
+    const insn = this.probe;
+    let off = at;
+    for (;;) {
+      addSize(view.baseHi, view.baseLo, off);
+      insn.reset(sum.hi, sum.lo, block.mode);
+      const err = view.decodeAt(off, insn);
+      if (err < 0) return err;
+      if (--n === 0) break;
+      const e = nextIp(insn);
+      if (e < 0) return e === -ErrorCode.BadQuery ? -ErrorCode.Internal : e;
+      off = diff64(next.hi, next.lo, view.baseHi, view.baseLo);
+    }
+    block.endIpHi = insn.ipHi;
+    block.endIpLo = insn.ipLo;
+    block.iclass = (insn.info & 15) as FlowClass;
+    return status;
+  }
+
+  /**
+   * The {@link FlowClass} of the instruction at offset `off` in `mode`, which a cache
+   * fill decoded (so this is a lookup in the decode cache), or -error.
+   */
+  private classAt(off: number, mode: number): number {
+    const view = this.code.msec;
+    const insn = this.probe;
+    addSize(view.baseHi, view.baseLo, off);
+    insn.reset(sum.hi, sum.lo, mode);
+    const err = view.decodeAt(off, insn);
+    return err < 0 ? err : insn.info & 15;
   }
 
   /**

@@ -28,7 +28,12 @@ export const FlowClass = {
   FarReturn: 7,
   FarJump: 8,
   Ptwrite: 9,
-  /** A block ended at an indirect jump or far transfer it did not decode. */
+  /**
+   * libipt's blocks from its block cache end at an indirect jump or far transfer with
+   * this class (they do not decode it). ptkit's block decoder reports the instruction's
+   * own class there, as it does on the walk that filled the cache, so that consumers
+   * (call stacks closing frames on far returns) see the same blocks on every visit.
+   */
   Indirect: 10,
 } as const;
 export type FlowClass = (typeof FlowClass)[keyof typeof FlowClass];

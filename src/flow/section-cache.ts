@@ -55,7 +55,7 @@ export const Qualifier = {
   IndCall: 2,
   /** A near return: a compressed (TNT) or uncompressed (TIP) return. */
   Return: 3,
-  /** An indirect jump or far transfer: a TIP. */
+  /** An indirect jump or far transfer: a TIP (the entry does not say which class; the decode cache does). */
   Indirect: 4,
   /** Decode the instruction there to decide (direct calls, backward jumps, ...). */
   Decode: 5,

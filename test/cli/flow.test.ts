@@ -254,6 +254,43 @@ describe("ptkit flow", () => {
     assert.deepEqual(insnLines(r.lines).length, 8);
   });
 
+  test("--resync-on-error ends on regressions/flow-1.bin, where libipt repeats an error without end", {
+    skip: skipUnlessCorpus("regressions", "flow-1.bin") || skipUnlessCorpus("ptt", "ptxed-block-stat"),
+  }, () => {
+    const corpus = corpusPath()!;
+    for (const decoder of ["--block-decoder", "--insn-decoder"]) {
+      const io = captureIo(corpus);
+      // Output is bounded: a decode that repeats itself fails here instead of filling memory.
+      let written = 0;
+      const stdout = io.stdout;
+      io.stdout = (text) => {
+        written += text.length;
+        if (written > 100_000) throw new Error("unbounded output");
+        stdout(text);
+      };
+      const argv = ["flow", decoder, "--resync-on-error"];
+      argv.push(
+        "--raw",
+        "ptt/ptxed-block-stat/ptxed-block-stat.bin:0x1000",
+        "--pt",
+        "regressions/flow-1.bin",
+      );
+      assert.equal(main(argv, io), 0, io.err.join(""));
+      assert.deepEqual(io.out.join("").split("\n"), [
+        "0000000000001000  nop",
+        "0000000000001001  nop",
+        "0000000000001002  nop",
+        "0000000000001003  nop",
+        "0000000000001004  hlt",
+        "[24, 1005: error: no memory mapped at this address]",
+        "[disabled]",
+        "[24, 0: error: no memory mapped at this address]",
+        "[24, 0: resync error: reached end of trace stream]",
+        "",
+      ]);
+    }
+  });
+
   test("an unknown CPU is reported on stdout first, and decoding goes on", () => {
     const r = run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt");
     assert.equal(r.lines[0], "[0, 0: config error: unknown cpu]");

@@ -89,18 +89,52 @@ test("a block holds at most 65535 instructions; long stretches go on in the next
   addCode(image, code, BASE);
   const end = BASE + BigInt(n) + 2n;
   addCode(image, Uint8Array.of(0xf4), end);
-  const trace = start(BASE).tip(end).fup(end).pgd().bytes();
+  // Twice through: the first walk fills the block cache, the second runs from it.
+  const trace = start(BASE).tip(BASE).tip(end).fup(end).pgd().bytes();
   for (let pass = 0; pass < 2; pass++) {
     const got = blocks(new BlockDecoder(trace, { image }));
     assert.equal(
       got.reduce((sum, b) => sum + b[2], 0),
-      n + 1,
+      2 * (n + 1),
     );
     assert.ok(got.every((b) => b[2] <= 0xffff));
-    assert.ok(got.length >= 2);
+    assert.ok(got.length >= 4);
+    // Each block ends at its last instruction, also one that fills up right after a
+    // trampoline of the block cache (libipt ends it at the trampoline's target).
+    for (const [ip, endIp, ninsn] of got) {
+      assert.equal(BigInt(endIp) - BigInt(ip) + 1n, BigInt(ninsn), `block at ${ip}`);
+    }
   }
   const t = runBlocks(trace, { image, limit: 200_000 });
-  assert.equal(t.ips.length, n + 1);
+  assert.equal(t.ips.length, 2 * (n + 1));
+});
+
+test("the block cache keeps the class of a block's last instruction: the same on every visit", () => {
+  // Each instruction that a TIP decides ends a block that runs three times (the first
+  // fills the block cache, the others run from it), the TIP going back to its start.
+  const cases: [string, number[], number][] = [
+    ["jmp rax", [0xff, 0xe0], FlowClass.Jump],
+    ["jmp far [rax]", [0xff, 0x28], FlowClass.FarJump],
+    ["call far [rax]", [0xff, 0x18], FlowClass.FarCall],
+    ["retf", [0xcb], FlowClass.FarReturn],
+    ["int 0x80", [0xcd, 0x80], FlowClass.FarCall],
+    ["syscall", [0x0f, 0x05], FlowClass.FarCall],
+    ["sysretq", [0x48, 0x0f, 0x07], FlowClass.FarReturn],
+    ["iretq", [0x48, 0xcf], FlowClass.FarReturn],
+    ["vmcall", [0x0f, 0x01, 0xc1], FlowClass.FarCall],
+  ];
+  for (const [name, bytes, fclass] of cases) {
+    const a = new Asm(BASE)
+      .label("l0")
+      .nop()
+      .add()
+      .label("x")
+      .raw(...bytes);
+    const trace = start(a.at("l0")).tip(a.at("l0")).tip(a.at("l0")).pgd().bytes();
+    const got = blocks(new BlockDecoder(trace, { image: a.image() }));
+    const want = [hx(a.at("l0")), hx(a.at("x")), 3, fclass];
+    assert.deepEqual(got, [want, want, want], name);
+  }
 });
 
 test("instructions: address, size, bytes and classes", () => {
