@@ -169,6 +169,8 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     else if (analyse) threads.record(rec);
   }
   const tasks = readTasks(reader);
+  for (const p of tasks.problems)
+    io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: --time-range: ${range}\n`);

@@ -8,10 +8,11 @@
  */
 import { parseAuxtraceInfo } from "./auxtrace-info.js";
 import { decodeRecord } from "./decode.js";
+import type { PerfDiagnostic } from "./errors.js";
 import type { PerfDataReader } from "./reader.js";
 import { PerfRecord } from "./record.js";
 import { SampleId } from "./sample-id.js";
-import { perfTimeToTsc, type TscConversion } from "./time-conv.js";
+import { perfTimeToTsc, type TscConversion, tscConversionProblem } from "./time-conv.js";
 import { AuxFlag, Misc, RecordType } from "./types.js";
 
 /** An address-space change of process `pid`. */
@@ -54,46 +55,71 @@ export interface PerfTasks {
   gaps: Timed<TraceGap>[];
   /** The file's TSC conversion, if any. */
   conversion: TscConversion | undefined;
+  /** Conversions not used because their parameters are corrupt (the record's offset, what and what instead). */
+  problems: PerfDiagnostic[];
   /** Build ids by path, from the build_id feature and MMAP2 records that carry one. */
   buildIds: Map<string, string>;
 }
 
-/** The TSC conversion of a file: its TIME_CONV record, else AUXTRACE_INFO's Intel PT words. */
-function conversionOf(reader: PerfDataReader): TscConversion | undefined {
+/**
+ * The TSC conversion of a file: its TIME_CONV record, else AUXTRACE_INFO's Intel PT
+ * words; one whose parameters are corrupt is not used, and said so in `problems`.
+ */
+function conversionOf(reader: PerfDataReader): {
+  conversion: TscConversion | undefined;
+  problems: PerfDiagnostic[];
+} {
   const rec = new PerfRecord();
   let fromInfo: TscConversion | undefined;
   let fromTimeConv: TscConversion | undefined;
+  const bad: Array<{ offset: number; record: string; problem: string }> = [];
+  const usable = (c: TscConversion, record: string): TscConversion | undefined => {
+    const problem = tscConversionProblem(c);
+    if (problem === undefined) return c;
+    bad.push({ offset: rec.offset, record, problem });
+    return undefined;
+  };
   reader.rewind();
   while (reader.next(rec)) {
     if (rec.type === RecordType.TimeConv) {
-      const f = decodeRecord(rec).fields;
-      fromTimeConv = {
+      const { fields: f, problem } = decodeRecord(rec);
+      if (problem) continue; // the reader cannot tell: too short for its fields
+      const c: TscConversion = {
         timeShift: Number(f.timeShift),
         timeMult: BigInt(f.timeMult as number),
         timeZero: f.timeZero as bigint,
       };
       if (f.capUserTimeShort === true) {
-        fromTimeConv.capUserTimeShort = true;
-        fromTimeConv.timeCycles = f.timeCycles as bigint;
-        fromTimeConv.timeMask = f.timeMask as bigint;
+        c.capUserTimeShort = true;
+        c.timeCycles = f.timeCycles as bigint;
+        c.timeMask = f.timeMask as bigint;
       }
+      fromTimeConv = usable(c, "TIME_CONV") ?? fromTimeConv;
     } else if (rec.type === RecordType.AuxtraceInfo) {
       const pt = parseAuxtraceInfo(rec.bytes)?.intelPt;
-      if (pt?.timeMult !== undefined)
-        fromInfo = {
+      if (pt?.timeMult !== undefined) {
+        const c = {
           timeShift: Number(pt.timeShift ?? 0n),
           timeMult: pt.timeMult,
           timeZero: pt.timeZero ?? 0n,
         };
+        fromInfo = usable(c, "AUXTRACE_INFO") ?? fromInfo;
+      }
     }
   }
   reader.rewind();
-  return fromTimeConv ?? fromInfo;
+  const conversion = fromTimeConv ?? fromInfo;
+  const instead =
+    conversion === undefined
+      ? "decoding without TSC conversion (sideband times unknown: threads and mmaps may be placed wrongly; no perf times)"
+      : `using ${conversion === fromTimeConv ? "TIME_CONV" : "AUXTRACE_INFO"}'s TSC conversion instead`;
+  const problems = bad.map((b) => ({ offset: b.offset, message: `${b.record} ${b.problem}: ${instead}` }));
+  return { conversion, problems };
 }
 
 /** Read the process sideband of a file (rewinds the reader before and after). */
 export function readTasks(reader: PerfDataReader): PerfTasks {
-  const conversion = conversionOf(reader);
+  const { conversion, problems } = conversionOf(reader);
   const changes: Timed<TaskChange>[] = [];
   const switches: Timed<CpuSwitch>[] = [];
   const gaps: Timed<TraceGap>[] = [];
@@ -185,7 +211,7 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
   switches.sort(byTime);
   gaps.sort(byTime);
   seen.sort(byTime);
-  return { changes, switches, hasSwitchRecords, seen, gaps, conversion, buildIds };
+  return { changes, switches, hasSwitchRecords, seen, gaps, conversion, problems, buildIds };
 }
 
 /** The thread a switch record says runs next on its CPU, if it says. */

@@ -47,6 +47,7 @@ const tasks: PerfTasks = {
   seen: [],
   gaps: [],
   conversion: undefined,
+  problems: [],
   buildIds: new Map(),
 };
 

@@ -18,6 +18,7 @@ import {
   PerfRecord,
   parseAuxtraceInfo,
   RecordType,
+  readTasks,
   SampleId,
 } from "../../src/perf/index.js";
 import { corpusPath } from "../corpus.js";
@@ -66,6 +67,7 @@ function consume(bytes: Uint8Array): string[] | "PerfError" {
     decodeRecord(rec);
     if (rec.type === RecordType.AuxtraceInfo) parseAuxtraceInfo(rec.bytes);
   }
+  readTasks(reader);
   for (const snapshot of [false, true]) {
     for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) auxStreamBytes(source, s);
   }
