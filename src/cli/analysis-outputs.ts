@@ -18,6 +18,7 @@
  * {@link StreamFeeds} does the same in the shape of `ptkit perf`'s sink (perf-stream.ts):
  * its methods take the stream's `where` (pid, tid, TSC) and keep one feed per stream.
  */
+
 import {
   CallAnalysis,
   type CallSink,
@@ -37,6 +38,7 @@ import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { lt64 } from "../time/index.js";
 import { loadSymbols } from "./analysis-symbols.js";
+import { ioErrorText } from "./file-kind.js";
 import type { CliIo, FileWriter } from "./io.js";
 
 export interface AnalysisOptions {
@@ -173,7 +175,7 @@ export class AnalysisOutputs {
         files.push({ kind, path, file: io.openWrite(path) });
       } catch (e) {
         for (const f of files) f.file.close();
-        return `cannot write ${path}: ${(e as Error).message}.`;
+        return `cannot write ${path}: ${ioErrorText(e)}.`;
       }
     }
     const perTrack = options.symbols ? context.trackSymbols : undefined;
@@ -201,7 +203,7 @@ export class AnalysisOutputs {
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         file.close();
       } catch (e) {
-        problems.push(`cannot write ${path}: ${(e as Error).message}.`);
+        problems.push(`cannot write ${path}: ${ioErrorText(e)}.`);
       }
     }
     return problems.length > 0 ? problems.join(" ") : undefined;

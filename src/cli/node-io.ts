@@ -10,7 +10,17 @@ import {
   writeSync,
 } from "node:fs";
 import { resolve } from "node:path";
-import type { CliIo, FileWriter } from "./io.js";
+import { type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
+
+/** The error for a path that names something other than a regular file, coded like a system error. */
+function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
+  const e: NodeJS.ErrnoException = new Error(
+    `${directory ? "EISDIR: a directory" : "not a regular file"}, '${path}'`,
+  );
+  e.code = directory ? "EISDIR" : NOT_REGULAR;
+  e.path = path;
+  return e;
+}
 
 /** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
 function writeAll(fd: number, text: string): void {
@@ -51,7 +61,7 @@ export function nodeIo(): CliIo {
     openWrite: (path) => openWrite(resolve(cwd, path)),
     fileSize: (path) => {
       const st = statSync(resolve(cwd, path));
-      if (!st.isFile()) throw new Error("not a regular file");
+      if (!st.isFile()) throw notAFile(path, st.isDirectory());
       return st.size;
     },
     readRange: (path, offset, length) => {

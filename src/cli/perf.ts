@@ -35,6 +35,7 @@ import {
 } from "../perf/index.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { loadDemangler } from "./demangle-loader.js";
+import { ioErrorText, openError } from "./file-kind.js";
 import { loadElf, splitBase } from "./flow-image.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
@@ -144,13 +145,18 @@ export function runPerf(
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
     return 1;
   }
+  const unreadable = args.file === "-" ? undefined : openError(io, args.file);
+  if (unreadable !== undefined) {
+    io.stderr(`ptkit perf: ${unreadable}\n`);
+    return 1;
+  }
   const out = new LineWriter(io.stdout);
   try {
     return decodeFile(io, out, args, internal);
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
-    io.stderr(`ptkit perf: ${args.file}: ${(e as Error).message}\n`);
+    io.stderr(`ptkit perf: ${args.file}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
     return 1;
   } finally {
     out.flush();
