@@ -112,6 +112,18 @@ export function openError(io: CliIo, path: string, failed = "failed to open"): s
   }
 }
 
+/** Undefined when `path` is a directory; otherwise why not, in words. */
+export function notADirectory(io: CliIo, path: string): string | undefined {
+  try {
+    io.fileSize(path);
+    return "it is a file, not a directory";
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") return undefined;
+    return code === "ENOENT" ? "no such directory" : ioErrorText(e);
+  }
+}
+
 /**
  * Why `path` cannot be read as a raw Intel PT trace (it cannot be opened, or its
  * magic number says it is something else), or undefined when it may be one.

@@ -59,9 +59,15 @@ describe("ptkit perf", () => {
     });
   }
 
-  test("another CPU's stream only: nothing", { skip: skipUnlessCorpus(DIR, CASES[1][0]) }, () => {
+  test("a CPU without a stream: an error listing the CPUs there are", {
+    skip: skipUnlessCorpus(DIR, CASES[1][0]),
+  }, () => {
     const r = run(["--elf", CASES[1][1], "--cpu", "0", CASES[1][0]]);
-    assert.equal(r.code, 0);
+    assert.equal(r.code, 1);
     assert.equal(r.out, "");
+    assert.equal(
+      r.err,
+      `ptkit perf: --cpu 0: no trace of CPU 0 in ${CASES[1][0]} (its trace is of CPU 2).\n`,
+    );
   });
 });
