@@ -10,6 +10,7 @@ import { describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
 
 const DIR = "real/hase";
 const BIN_0515 = (run: string, prog: string) =>
@@ -31,7 +32,7 @@ const CASES = [
 
 function run(args: string[]): { out: string; err: string; code: number } {
   const io = captureIo(corpusPath(DIR) ?? ".");
-  const code = runPerf(args, io, "/nonexistent-home");
+  const code = runPerf(args, io, EMPTY_HOME);
   return { out: io.out.join(""), err: io.err.join(""), code };
 }
 

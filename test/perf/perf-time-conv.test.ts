@@ -15,6 +15,7 @@ import { runPerf } from "../../src/cli/perf.js";
 import { tscConversionProblem } from "../../src/perf/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
 
 const CAPTURE = ["real", "hase", "2018-05", "loopy-20180514T145114"];
 const INTACT = [...CAPTURE, "perf.data.1"];
@@ -27,11 +28,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 function perf(file: string): { code: number; out: string; err: string } {
   const io = captureIo(dir);
-  const code = runPerf(
-    ["--jsonl", "--symfs", corpusPath(...CAPTURE, "binaries")!, file],
-    io,
-    "/nonexistent-home",
-  );
+  const code = runPerf(["--jsonl", "--symfs", corpusPath(...CAPTURE, "binaries")!, file], io, EMPTY_HOME);
   return { code, out: io.out.join(""), err: io.err.join("") };
 }
 
