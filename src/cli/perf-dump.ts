@@ -13,8 +13,10 @@ import {
   PerfRecord,
   parseAuxtraceInfo,
   RecordType,
+  recordConversion,
   recordTypeName,
   SampleId,
+  tscConversionProblem,
 } from "../perf/index.js";
 import { ioErrorText, openError } from "./file-kind.js";
 import { type CliIo, LineWriter } from "./io.js";
@@ -139,6 +141,10 @@ function dump(io: CliIo, out: LineWriter, file: string, { auxDir, noRecords, pev
   while (reader.next(rec)) {
     counts.set(rec.type, (counts.get(rec.type) ?? 0) + 1);
     if (!noRecords) out.line(recordLine(reader, rec, sid));
+    // A TSC conversion ptkit perf will not use (a corrupt time_shift or time_mult).
+    const conversion = recordConversion(rec);
+    const badConversion = conversion && tscConversionProblem(conversion);
+    if (badConversion && !noRecords) out.line(diagnosticText({ offset: rec.offset, message: badConversion }));
     if (rec.type === RecordType.AuxtraceInfo) {
       const info = parseAuxtraceInfo(rec.bytes);
       snapshot ||= info?.intelPt?.snapshotMode === 1n;

@@ -35,6 +35,7 @@ export {
   type CpuSwitch,
   type PerfTasks,
   readTasks,
+  recordConversion,
   type TaskChange,
   type Timed,
   type TraceGap,

@@ -62,6 +62,35 @@ export interface PerfTasks {
 }
 
 /**
+ * The TSC conversion a TIME_CONV record, or AUXTRACE_INFO's Intel PT words, give
+ * (undefined for other records, or when too short); not checked: see
+ * {@link tscConversionProblem}.
+ */
+export function recordConversion(rec: PerfRecord): TscConversion | undefined {
+  if (rec.type === RecordType.TimeConv) {
+    const { fields: f, problem } = decodeRecord(rec);
+    if (problem) return undefined;
+    const c: TscConversion = {
+      timeShift: Number(f.timeShift),
+      timeMult: BigInt(f.timeMult as number),
+      timeZero: f.timeZero as bigint,
+    };
+    if (f.capUserTimeShort === true) {
+      c.capUserTimeShort = true;
+      c.timeCycles = f.timeCycles as bigint;
+      c.timeMask = f.timeMask as bigint;
+    }
+    return c;
+  }
+  if (rec.type === RecordType.AuxtraceInfo) {
+    const pt = parseAuxtraceInfo(rec.bytes)?.intelPt;
+    if (pt?.timeMult === undefined) return undefined;
+    return { timeShift: Number(pt.timeShift ?? 0n), timeMult: pt.timeMult, timeZero: pt.timeZero ?? 0n };
+  }
+  return undefined;
+}
+
+/**
  * The TSC conversion of a file: its TIME_CONV record, else AUXTRACE_INFO's Intel PT
  * words; one whose parameters are corrupt is not used, and said so in `problems`.
  */
@@ -73,39 +102,16 @@ function conversionOf(reader: PerfDataReader): {
   let fromInfo: TscConversion | undefined;
   let fromTimeConv: TscConversion | undefined;
   const bad: Array<{ offset: number; record: string; problem: string }> = [];
-  const usable = (c: TscConversion, record: string): TscConversion | undefined => {
-    const problem = tscConversionProblem(c);
-    if (problem === undefined) return c;
-    bad.push({ offset: rec.offset, record, problem });
-    return undefined;
-  };
   reader.rewind();
   while (reader.next(rec)) {
-    if (rec.type === RecordType.TimeConv) {
-      const { fields: f, problem } = decodeRecord(rec);
-      if (problem) continue; // the reader cannot tell: too short for its fields
-      const c: TscConversion = {
-        timeShift: Number(f.timeShift),
-        timeMult: BigInt(f.timeMult as number),
-        timeZero: f.timeZero as bigint,
-      };
-      if (f.capUserTimeShort === true) {
-        c.capUserTimeShort = true;
-        c.timeCycles = f.timeCycles as bigint;
-        c.timeMask = f.timeMask as bigint;
-      }
-      fromTimeConv = usable(c, "TIME_CONV") ?? fromTimeConv;
-    } else if (rec.type === RecordType.AuxtraceInfo) {
-      const pt = parseAuxtraceInfo(rec.bytes)?.intelPt;
-      if (pt?.timeMult !== undefined) {
-        const c = {
-          timeShift: Number(pt.timeShift ?? 0n),
-          timeMult: pt.timeMult,
-          timeZero: pt.timeZero ?? 0n,
-        };
-        fromInfo = usable(c, "AUXTRACE_INFO") ?? fromInfo;
-      }
-    }
+    const c = recordConversion(rec);
+    if (c === undefined) continue;
+    const timeConv = rec.type === RecordType.TimeConv;
+    const problem = tscConversionProblem(c);
+    if (problem !== undefined)
+      bad.push({ offset: rec.offset, record: timeConv ? "TIME_CONV" : "AUXTRACE_INFO", problem });
+    else if (timeConv) fromTimeConv = c;
+    else fromInfo = c;
   }
   reader.rewind();
   const conversion = fromTimeConv ?? fromInfo;

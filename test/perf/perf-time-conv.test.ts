@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { runPerfDump } from "../../src/cli/perf-dump.js";
 import { tscConversionProblem } from "../../src/perf/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
@@ -78,6 +79,21 @@ test("both conversions corrupt: a warning for each, the trace decoded without pe
   assert.match(r.out, /^\{"type":"stream","idx":1,"cpu":1,"bytes":648\}$/m);
   assert.match(r.out, /"text":"\[enabled\]"/);
   assert.doesNotMatch(r.out, /"time":"\d/);
+});
+
+test("perf-dump lists the corrupt time_shift with its offset", {
+  skip: skipUnlessCorpus("regressions", "perf-1.bin") || skipUnlessCorpus(...INTACT),
+}, () => {
+  const dump = (file: string) => {
+    const io = captureIo(dir);
+    assert.equal(runPerfDump([file], io), 0);
+    return io.out.join("");
+  };
+  assert.match(
+    dump(corpusPath("regressions", "perf-1.bin")!),
+    /^0x248 \[0x20\]: PERF_RECORD_TIME_CONV timeShift=562949953421343 .*\n\[248: time_shift 562949953421343 is corrupt \(perf writes 0 to 63\)\]$/m,
+  );
+  assert.doesNotMatch(dump(corpusPath(...INTACT)!), /corrupt/);
 });
 
 test("tscConversionProblem accepts what the kernel gives and nothing larger", () => {
