@@ -40,7 +40,7 @@ import { loadElf, splitBase } from "./flow-image.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
-import { cpuProblem, lookupDirWarnings } from "./perf-checks.js";
+import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { PERF_HELP } from "./perf-help.js";
@@ -195,9 +195,11 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
   }
   const snapshot = info?.intelPt?.snapshotMode === 1n;
   const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
-  const noCpu = args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams);
-  if (noCpu !== undefined) {
-    io.stderr(`ptkit perf: ${noCpu}\n`);
+  const selectsNothing =
+    (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
+    (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
+  if (selectsNothing !== undefined) {
+    io.stderr(`ptkit perf: ${selectsNothing}\n`);
     return 1;
   }
   const finder = new BinaryFinder(io, args, tasks.buildIds);

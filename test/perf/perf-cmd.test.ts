@@ -118,8 +118,14 @@ describe("ptkit perf from the file alone", { skip }, () => {
     assert.match(run(["--time-range", "1,2,3", perfData]).err, /--time-range: want <from>,<to>/);
   });
 
-  test("--tid of nothing traced: no instructions; --cpu of nothing traced: an error", () => {
-    assert.equal(jsonl(["--tid", "1"]).filter((o) => o.type === "insn").length, 0);
+  test("--tid and --cpu of nothing traced: errors", () => {
+    const tid = run(["--symfs", symfs, "--tid", "1", perfData]);
+    assert.equal(tid.code, 1);
+    assert.equal(tid.out, "");
+    assert.match(
+      tid.err,
+      /^ptkit perf: --tid 1: .* never shows thread 1 running \(threads seen running: [\d, ]+, \.\.\. \(40 in all\)\)\.\n$/,
+    );
     const cpu = run(["--symfs", symfs, "--cpu", "0", perfData]);
     assert.equal(cpu.code, 1);
     assert.equal(cpu.out, "");

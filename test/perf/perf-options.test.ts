@@ -46,6 +46,19 @@ describe("ptkit perf options that select nothing", { skip }, () => {
     assert.match(one.out, /^\[stream idx 1 cpu 1 tid \d+: 648 bytes\]\n/);
   });
 
+  test("--tid of a thread never seen running: an error listing threads that are", () => {
+    const r = perf(["--tid", "1"]);
+    assert.equal(r.code, 1);
+    assert.equal(r.out, "");
+    assert.match(
+      r.err,
+      /^ptkit perf: --tid 1: perf\.data\.1 never shows thread 1 running \(threads seen running: 0, 8, 14, [\d, ]+, \.\.\. \(20 in all\)\)\.\n$/,
+    );
+    const traced = perf(["--symfs", "binaries", "--tid", "31552"]);
+    assert.equal(traced.code, 0);
+    assert.match(traced.out, /^0{10}4000e8$/m);
+  });
+
   test("a reversed --time-range is an error, as TSC values and as perf times", () => {
     assertError(perf(["--time-range", "5,1"]), "--time-range: 5 is after 1: want <from>,<to>.");
     assertError(
