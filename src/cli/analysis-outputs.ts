@@ -20,6 +20,7 @@
  * {@link StreamFeeds} does the same in the shape of `ptkit perf`'s sink (perf-stream.ts):
  * its methods take the stream's `where` (pid, tid, TSC) and keep one feed per stream.
  */
+
 import {
   CallAnalysis,
   type CallSink,
@@ -40,6 +41,7 @@ import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { lt64 } from "../time/index.js";
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
+import { ioErrorText } from "./file-kind.js";
 import type { CliIo, FileWriter } from "./io.js";
 
 export interface AnalysisOptions {
@@ -184,7 +186,7 @@ export class AnalysisOutputs {
         files.push({ kind, path, file: io.openWrite(path) });
       } catch (e) {
         for (const f of files) f.file.close();
-        return `cannot write ${path}: ${(e as Error).message}.`;
+        return `cannot write ${path}: ${ioErrorText(e)}.`;
       }
     }
     const names =
@@ -217,7 +219,7 @@ export class AnalysisOutputs {
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         file.close();
       } catch (e) {
-        problems.push(`cannot write ${path}: ${(e as Error).message}.`);
+        problems.push(`cannot write ${path}: ${ioErrorText(e)}.`);
       }
     }
     return problems.length > 0 ? problems.join(" ") : undefined;

@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import { PacketDecoder } from "../packet/index.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, NOT_REGULAR } from "./io.js";
 
 /** Bytes of a file's head that {@link fileKind} looks at. */
 export const HEAD_BYTES = 4096;
@@ -89,7 +89,15 @@ const OPEN_ERRORS: Record<string, string> = {
   ENOENT: "no such file",
   EACCES: "permission denied",
   EISDIR: "it is a directory",
+  ENOTDIR: "a part of the path is not a directory",
+  EEXIST: "a file of that name exists",
+  [NOT_REGULAR]: "not a regular file",
 };
+
+/** Why a file could not be read, in words: an error thrown by the {@link CliIo} file functions. */
+export function ioErrorText(e: unknown): string {
+  return OPEN_ERRORS[(e as NodeJS.ErrnoException).code ?? ""] ?? (e as Error).message;
+}
 
 /**
  * Undefined when `path` can be opened; otherwise `<failed> <path>: <why>` and where
@@ -100,8 +108,19 @@ export function openError(io: CliIo, path: string, failed = "failed to open"): s
     io.fileSize(path);
     return undefined;
   } catch (e) {
-    const why = OPEN_ERRORS[(e as NodeJS.ErrnoException).code ?? ""] ?? (e as Error).message;
-    return `${failed} ${path}: ${why} (looked for ${resolve(io.cwd, path)}; the current directory is ${io.cwd}).`;
+    return `${failed} ${path}: ${ioErrorText(e)} (looked for ${resolve(io.cwd, path)}; the current directory is ${io.cwd}).`;
+  }
+}
+
+/** Undefined when `path` is a directory; otherwise why not, in words. */
+export function notADirectory(io: CliIo, path: string): string | undefined {
+  try {
+    io.fileSize(path);
+    return "it is a file, not a directory";
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") return undefined;
+    return code === "ENOENT" ? "no such directory" : ioErrorText(e);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 
 import { parseCUint } from "../cpu/index.js";
+import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 
 export interface FileRange {
@@ -35,7 +36,7 @@ export function loadFileRange(io: CliIo, range: FileRange): Uint8Array | string 
   try {
     size = io.fileSize(range.path);
   } catch (e) {
-    return `failed to open ${range.path}: ${(e as Error).message}.`;
+    return `failed to open ${range.path}: ${ioErrorText(e)}.`;
   }
   if (range.from >= size) return `bad offset 0x${range.from.toString(16)} into ${range.path}.`;
   const end = range.to ?? size;

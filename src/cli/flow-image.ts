@@ -7,6 +7,7 @@
 import { parseCUint } from "../cpu/index.js";
 import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image/index.js";
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
+import { ioErrorText } from "./file-kind.js";
 import { parseFileRange } from "./file-range.js";
 import type { CliIo } from "./io.js";
 
@@ -37,7 +38,7 @@ export function loadRaw(io: CliIo, image: Image, arg: string): string | undefine
   try {
     size = io.fileSize(range.path);
   } catch (e) {
-    return `${what}: ${errorMessage(ErrorCode.BadFile)}: ${(e as Error).message}.`;
+    return `${what}: ${errorMessage(ErrorCode.BadFile)}: ${ioErrorText(e)}.`;
   }
   if (range.from >= size)
     return `${what}: invalid argument: offset ${hex(range.from)} is not below the file size ${hex(size)}.`;
@@ -68,7 +69,7 @@ export function readElfArg(
   try {
     bytes = io.readFile(name);
   } catch (e) {
-    return `failed to open ${name}: ${(e as Error).message}.`;
+    return `failed to open ${name}: ${ioErrorText(e)}.`;
   }
   const elf = tryParseElf(bytes, { strict: false });
   if (elf instanceof ElfError) return `${name}: ${elf.message}.`;

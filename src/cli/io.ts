@@ -6,7 +6,10 @@ export interface CliIo {
   /** Directory that relative paths are resolved against. */
   cwd: string;
   readFile(path: string): Uint8Array;
-  /** Size of a file in bytes (throws like readFile when it cannot be read). */
+  /**
+   * Size of a file in bytes. Throws like readFile when it cannot be read, and with
+   * code EISDIR or {@link NOT_REGULAR} when the path is not a regular file.
+   */
   fileSize(path: string): number;
   /** Read `length` bytes at `offset` of a file. */
   readRange(path: string, offset: number, length: number): Uint8Array;
@@ -19,6 +22,9 @@ export interface CliIo {
   /** Whether stderr is a terminal (progress is shown only then). */
   stderrIsTty: boolean;
 }
+
+/** The error code of CliIo.fileSize for a path that is neither a regular file nor a directory. */
+export const NOT_REGULAR = "ENOTREGULAR";
 
 /** A file being written: chunks in order, then close. */
 export interface FileWriter {

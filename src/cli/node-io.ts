@@ -10,7 +10,27 @@ import {
   writeSync,
 } from "node:fs";
 import { resolve } from "node:path";
-import type { CliIo, FileWriter } from "./io.js";
+import { type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
+
+/** The error for a path that names something other than a regular file, coded like a system error. */
+function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
+  const e: NodeJS.ErrnoException = new Error(
+    `${directory ? "EISDIR: a directory" : "not a regular file"}, '${path}'`,
+  );
+  e.code = directory ? "EISDIR" : NOT_REGULAR;
+  e.path = path;
+  return e;
+}
+
+/**
+ * The size of the regular file at `path`; throws like fs.statSync, or with code
+ * EISDIR or NOT_REGULAR when it is something else (what CliIo.fileSize promises).
+ */
+export function regularFileSize(path: string): number {
+  const st = statSync(path);
+  if (!st.isFile()) throw notAFile(path, st.isDirectory());
+  return st.size;
+}
 
 /** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
 function writeAll(fd: number, text: string): void {
@@ -49,11 +69,7 @@ export function nodeIo(): CliIo {
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
     writeFile: (path, bytes) => writeFileSync(resolve(cwd, path), bytes),
     openWrite: (path) => openWrite(resolve(cwd, path)),
-    fileSize: (path) => {
-      const st = statSync(resolve(cwd, path));
-      if (!st.isFile()) throw new Error("not a regular file");
-      return st.size;
-    },
+    fileSize: (path) => regularFileSize(resolve(cwd, path)),
     readRange: (path, offset, length) => {
       const fd = openSync(resolve(cwd, path), "r");
       try {

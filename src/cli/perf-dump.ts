@@ -13,9 +13,12 @@ import {
   PerfRecord,
   parseAuxtraceInfo,
   RecordType,
+  recordConversion,
   recordTypeName,
   SampleId,
+  tscConversionProblem,
 } from "../perf/index.js";
+import { ioErrorText, openError } from "./file-kind.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
 import { auxtraceInfoLines, headerLines, recordLine } from "./perf-dump-text.js";
@@ -71,13 +74,28 @@ export function runPerfDump(argv: readonly string[], io: CliIo): number {
     io.stderr(`ptkit perf-dump: --pevent: bad sample type: ${args.values.pevent}.\n`);
     return 1;
   }
+  const unreadable = file === "-" ? undefined : openError(io, file);
+  if (unreadable !== undefined) {
+    io.stderr(`ptkit perf-dump: ${unreadable}\n`);
+    return 1;
+  }
+  if (args.values.aux !== undefined) {
+    try {
+      mkdirSync(resolve(io.cwd, args.values.aux), { recursive: true });
+    } catch (e) {
+      io.stderr(`ptkit perf-dump: --aux ${args.values.aux}: cannot make the directory: ${ioErrorText(e)}.\n`);
+      return 1;
+    }
+  }
   const out = new LineWriter(io.stdout);
   try {
     dump(io, out, file, { auxDir: args.values.aux, noRecords: args.values["no-records"] === true, pevent });
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
-    io.stderr(`ptkit perf-dump: ${file}: ${(e as Error).message}\n`);
+    // A system error names its own path (an --aux file), a PerfError is about the perf.data file.
+    const path = e instanceof PerfError ? file : ((e as NodeJS.ErrnoException).path ?? file);
+    io.stderr(`ptkit perf-dump: ${path}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
     return 1;
   }
   out.flush();
@@ -123,6 +141,10 @@ function dump(io: CliIo, out: LineWriter, file: string, { auxDir, noRecords, pev
   while (reader.next(rec)) {
     counts.set(rec.type, (counts.get(rec.type) ?? 0) + 1);
     if (!noRecords) out.line(recordLine(reader, rec, sid));
+    // A TSC conversion ptkit perf will not use (a corrupt time_shift or time_mult).
+    const conversion = recordConversion(rec);
+    const badConversion = conversion && tscConversionProblem(conversion);
+    if (badConversion && !noRecords) out.line(diagnosticText({ offset: rec.offset, message: badConversion }));
     if (rec.type === RecordType.AuxtraceInfo) {
       const info = parseAuxtraceInfo(rec.bytes);
       snapshot ||= info?.intelPt?.snapshotMode === 1n;
@@ -137,8 +159,7 @@ function dump(io: CliIo, out: LineWriter, file: string, { auxDir, noRecords, pev
   const streams = auxStreams(source, auxtraceBuffers(reader), snapshot, (offset, message) =>
     out.line(diagnosticText({ offset, message })),
   );
-  const dir = auxDir === undefined ? undefined : resolve(io.cwd, auxDir);
-  if (dir !== undefined) mkdirSync(dir, { recursive: true });
+  const dir = auxDir === undefined ? undefined : resolve(io.cwd, auxDir); // made by runPerfDump
   for (const s of streams) {
     const name = `aux-idx${s.idx}.bin`;
     let where = "";

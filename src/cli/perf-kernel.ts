@@ -14,6 +14,7 @@ import { SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, ElfType, type Image, tryParseElf } from "../image/index.js";
 import { splitBigInt } from "../packet/index.js";
 import type { PerfTasks } from "../perf/index.js";
+import { ioErrorText } from "./file-kind.js";
 import { loadElf } from "./flow-image.js";
 import type { CliIo } from "./io.js";
 
@@ -79,7 +80,7 @@ export function loadKernel(
   try {
     bytes = io.readFile(path);
   } catch (e) {
-    return { error: `failed to open ${path}: ${(e as Error).message}.` };
+    return { error: `failed to open ${path}: ${ioErrorText(e)}.` };
   }
   const elf = tryParseElf(bytes, { strict: false });
   if (elf instanceof ElfError) return { error: `${path}: ${elf.message}.` };

@@ -35,10 +35,12 @@ import {
 } from "../perf/index.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { loadDemangler } from "./demangle-loader.js";
+import { ioErrorText, openError } from "./file-kind.js";
 import { loadElf, splitBase } from "./flow-image.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { fileSource } from "./node-source.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
+import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { PERF_HELP } from "./perf-help.js";
@@ -52,6 +54,8 @@ interface PerfArgs {
   elfs: string[];
   symfs: string | undefined;
   buildIdDir: string | undefined;
+  /** The directories named by options (option, path): --symfs/--sysroot, --buildid-dir. */
+  dirs: Array<[string, string]>;
   kernel: string[];
   cpu: number | undefined;
   tid: number | undefined;
@@ -105,11 +109,18 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   const range = v["time-range"]?.split(",");
   if (range && range.length !== 2) return `--time-range: want <from>,<to>: ${v["time-range"]}.`;
   if (p.positionals.length !== 1) return "expected exactly one perf.data file.";
+  // --sym names branch addresses; instructions are printed as addresses alone (as perf script --itrace=i).
+  if (v.sym && !v.branches && !v.calls) return "--sym needs --branches or --calls.";
+  const dirs: Array<[string, string]> = [];
+  if (v.symfs !== undefined) dirs.push(["--symfs", v.symfs]);
+  else if (v.sysroot !== undefined) dirs.push(["--sysroot", v.sysroot]);
+  if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
   return {
     file: p.positionals[0]!,
     elfs: v.elf ?? [],
     symfs: v.symfs ?? v.sysroot,
     buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
+    dirs,
     kernel: [...(v.kcore ?? []), ...(v.vmlinux ?? [])],
     cpu,
     tid,
@@ -144,13 +155,19 @@ export function runPerf(
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
     return 1;
   }
+  const unreadable = args.file === "-" ? undefined : openError(io, args.file);
+  if (unreadable !== undefined) {
+    io.stderr(`ptkit perf: ${unreadable}\n`);
+    return 1;
+  }
+  for (const w of lookupDirWarnings(io, args.dirs)) io.stderr(`ptkit perf: ${w}\n`);
   const out = new LineWriter(io.stdout);
   try {
     return decodeFile(io, out, args, internal);
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
-    io.stderr(`ptkit perf: ${args.file}: ${(e as Error).message}\n`);
+    io.stderr(`ptkit perf: ${args.file}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
     return 1;
   } finally {
     out.flush();
@@ -169,9 +186,20 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     else if (analyse) threads.record(rec);
   }
   const tasks = readTasks(reader);
+  for (const p of tasks.problems)
+    io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: --time-range: ${range}\n`);
+    return 1;
+  }
+  const snapshot = info?.intelPt?.snapshotMode === 1n;
+  const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
+  const selectsNothing =
+    (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
+    (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
+  if (selectsNothing !== undefined) {
+    io.stderr(`ptkit perf: ${selectsNothing}\n`);
     return 1;
   }
   const finder = new BinaryFinder(io, args, tasks.buildIds);
@@ -209,7 +237,6 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
   if (range || wantsTime(args.analysis)) config.enableTickEvents = true;
-  const snapshot = info?.intelPt?.snapshotMode === 1n;
   const printed =
     args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
@@ -233,7 +260,7 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
   const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
-  for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) {
+  for (const s of allStreams) {
     if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
     const cpu = s.cpus[0] ?? -1;
     const perThread = cpu < 0;
@@ -315,6 +342,7 @@ function tscRange(bounds: [string, string], conv: TscConversion | undefined): Ts
   if (typeof from === "string") return from;
   const to = tsc(bounds[1], 0xffff_ffff_ffff_ffffn);
   if (typeof to === "string") return to;
+  if (from > to) return `${bounds[0]} is after ${bounds[1]}: want <from>,<to>.`;
   const half = (v: bigint) => [Number(v >> 32n), Number(v & 0xffffffffn)] as const;
   const [fromHi, fromLo] = half(from);
   const [toHi, toLo] = half(to);

@@ -7,6 +7,7 @@
 import type { Image } from "../image/index.js";
 import { errorMessage } from "../packet/index.js";
 import { type PeventConfig, SidebandSession, sidebandWarningText } from "../perf/index.js";
+import { ioErrorText } from "./file-kind.js";
 import { parseFileRange } from "./file-range.js";
 import type { CliIo, LineWriter } from "./io.js";
 import type { SidebandOptions, SidebandTool } from "./sideband-options.js";
@@ -49,7 +50,7 @@ export function openSideband(
     try {
       size = io.fileSize(range.path);
     } catch (e) {
-      return `error loading ${range.path}: ${(e as Error).message}.`;
+      return `error loading ${range.path}: ${ioErrorText(e)}.`;
     }
     if (range.from > size)
       return `error loading ${range.path}: offset 0x${range.from.toString(16)} is past its end.`;

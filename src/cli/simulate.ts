@@ -10,7 +10,7 @@ import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
 import { MsrFile, msrName, PRESET_NAMES, presetCapabilities } from "../unit/index.js";
 import { argFileText } from "./arg-files.js";
-import { type FileKind, fileKind, HEAD_BYTES, openError } from "./file-kind.js";
+import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
 import { KERNEL_ADDRESS, KERNEL_CODE, ProcessImage } from "./simulate-image.js";
@@ -97,6 +97,14 @@ export function runSimulate(argv: readonly string[], io: CliIo): number {
   try {
     return simulate(args, io);
   } catch (e) {
+    const { path, syscall } = e as NodeJS.ErrnoException;
+    // A file that cannot be written (-o naming a directory, ...) or read: the system error names it.
+    if (!(e instanceof PtError) && path !== undefined) {
+      io.stderr(
+        `ptkit simulate: cannot ${syscall === "read" ? "read" : "write"} ${path}: ${ioErrorText(e)}.\n`,
+      );
+      return 1;
+    }
     if (!(e instanceof PtError)) throw e;
     io.stderr(`ptkit simulate: ${e.message}.\n`);
     return 1;

@@ -10,6 +10,7 @@ import { parseCUint } from "../cpu/index.js";
 import { tryParseElf } from "../image/index.js";
 import { hex64, splitBigInt } from "../packet/u64.js";
 import { loadDemangler } from "./demangle-loader.js";
+import { ioErrorText } from "./file-kind.js";
 import { type CliIo, LineWriter } from "./io.js";
 import {
   findSourceLineTool,
@@ -118,7 +119,7 @@ function readOrSay(io: CliIo, path: string): Uint8Array | undefined {
   try {
     return io.readFile(path);
   } catch (e) {
-    io.stderr(`ptkit symbols: cannot read ${path}: ${(e as Error).message}\n`);
+    io.stderr(`ptkit symbols: cannot read ${path}: ${ioErrorText(e)}\n`);
     return undefined;
   }
 }

@@ -19,6 +19,10 @@ export interface FileSections {
 const MAX_FEATURE_SIZE = 16 << 20;
 /** Events read at most (perf records a handful). */
 const MAX_EVENTS = 1 << 16;
+/** The largest attribute entry taken: perf_event_attr is 136 bytes today, plus 16 for its ids section. */
+const MAX_ATTR_ENTRY = 4096;
+/** Bytes of attribute entries read at most (what a corrupt header could make a whole file). */
+const MAX_ATTR_BYTES = 16 << 20;
 
 /** The events of the attribute section (struct perf_file_attr: attr, then its ids section). */
 export function readFileEvents(f: FileSections, header: PerfFileHeader): PerfEvent[] {
@@ -32,7 +36,15 @@ export function readFileEvents(f: FileSections, header: PerfFileHeader): PerfEve
     );
     if (attrSize < 64 + 16) return events;
   }
-  const count = Math.min(Math.floor(attrs.size / attrSize), MAX_EVENTS);
+  if (attrSize > MAX_ATTR_ENTRY) {
+    f.report(16, `attribute entries of ${attrSize} bytes (perf writes about 150): the events are not read`);
+    return events;
+  }
+  const count = Math.min(
+    Math.floor(attrs.size / attrSize),
+    MAX_EVENTS,
+    Math.floor(MAX_ATTR_BYTES / attrSize),
+  );
   const b = f.read(attrs.offset, count * attrSize);
   for (let i = 0; (i + 1) * attrSize <= b.length; i++) {
     const p = i * attrSize;

@@ -35,6 +35,7 @@ export {
   type CpuSwitch,
   type PerfTasks,
   readTasks,
+  recordConversion,
   type TaskChange,
   type Timed,
   type TraceGap,
@@ -53,7 +54,7 @@ export { type PeventRecord, type PeventSamples, readPevent } from "./sideband-re
 export { type SidebandHost, type SidebandPrint, SidebandSession } from "./sideband-session.js";
 export { SidebandFormat, sidebandRecordText } from "./sideband-text.js";
 export { type ByteSource, bytesSource } from "./source.js";
-export { perfTimeToTsc, type TscConversion, tscToPerfTime } from "./time-conv.js";
+export { perfTimeToTsc, type TscConversion, tscConversionProblem, tscToPerfTime } from "./time-conv.js";
 export {
   AuxFlag,
   FEATURE_NAMES,

@@ -8,10 +8,11 @@
  */
 import { parseAuxtraceInfo } from "./auxtrace-info.js";
 import { decodeRecord } from "./decode.js";
+import type { PerfDiagnostic } from "./errors.js";
 import type { PerfDataReader } from "./reader.js";
 import { PerfRecord } from "./record.js";
 import { SampleId } from "./sample-id.js";
-import { perfTimeToTsc, type TscConversion } from "./time-conv.js";
+import { perfTimeToTsc, type TscConversion, tscConversionProblem } from "./time-conv.js";
 import { AuxFlag, Misc, RecordType } from "./types.js";
 
 /** An address-space change of process `pid`. */
@@ -54,46 +55,77 @@ export interface PerfTasks {
   gaps: Timed<TraceGap>[];
   /** The file's TSC conversion, if any. */
   conversion: TscConversion | undefined;
+  /** Conversions not used because their parameters are corrupt (the record's offset, what and what instead). */
+  problems: PerfDiagnostic[];
   /** Build ids by path, from the build_id feature and MMAP2 records that carry one. */
   buildIds: Map<string, string>;
 }
 
-/** The TSC conversion of a file: its TIME_CONV record, else AUXTRACE_INFO's Intel PT words. */
-function conversionOf(reader: PerfDataReader): TscConversion | undefined {
+/**
+ * The TSC conversion a TIME_CONV record, or AUXTRACE_INFO's Intel PT words, give
+ * (undefined for other records, or when too short); not checked: see
+ * {@link tscConversionProblem}.
+ */
+export function recordConversion(rec: PerfRecord): TscConversion | undefined {
+  if (rec.type === RecordType.TimeConv) {
+    const { fields: f, problem } = decodeRecord(rec);
+    if (problem) return undefined;
+    const c: TscConversion = {
+      timeShift: Number(f.timeShift),
+      timeMult: BigInt(f.timeMult as number),
+      timeZero: f.timeZero as bigint,
+    };
+    if (f.capUserTimeShort === true) {
+      c.capUserTimeShort = true;
+      c.timeCycles = f.timeCycles as bigint;
+      c.timeMask = f.timeMask as bigint;
+    }
+    return c;
+  }
+  if (rec.type === RecordType.AuxtraceInfo) {
+    const pt = parseAuxtraceInfo(rec.bytes)?.intelPt;
+    if (pt?.timeMult === undefined) return undefined;
+    return { timeShift: Number(pt.timeShift ?? 0n), timeMult: pt.timeMult, timeZero: pt.timeZero ?? 0n };
+  }
+  return undefined;
+}
+
+/**
+ * The TSC conversion of a file: its TIME_CONV record, else AUXTRACE_INFO's Intel PT
+ * words; one whose parameters are corrupt is not used, and said so in `problems`.
+ */
+function conversionOf(reader: PerfDataReader): {
+  conversion: TscConversion | undefined;
+  problems: PerfDiagnostic[];
+} {
   const rec = new PerfRecord();
   let fromInfo: TscConversion | undefined;
   let fromTimeConv: TscConversion | undefined;
+  const bad: Array<{ offset: number; record: string; problem: string }> = [];
   reader.rewind();
   while (reader.next(rec)) {
-    if (rec.type === RecordType.TimeConv) {
-      const f = decodeRecord(rec).fields;
-      fromTimeConv = {
-        timeShift: Number(f.timeShift),
-        timeMult: BigInt(f.timeMult as number),
-        timeZero: f.timeZero as bigint,
-      };
-      if (f.capUserTimeShort === true) {
-        fromTimeConv.capUserTimeShort = true;
-        fromTimeConv.timeCycles = f.timeCycles as bigint;
-        fromTimeConv.timeMask = f.timeMask as bigint;
-      }
-    } else if (rec.type === RecordType.AuxtraceInfo) {
-      const pt = parseAuxtraceInfo(rec.bytes)?.intelPt;
-      if (pt?.timeMult !== undefined)
-        fromInfo = {
-          timeShift: Number(pt.timeShift ?? 0n),
-          timeMult: pt.timeMult,
-          timeZero: pt.timeZero ?? 0n,
-        };
-    }
+    const c = recordConversion(rec);
+    if (c === undefined) continue;
+    const timeConv = rec.type === RecordType.TimeConv;
+    const problem = tscConversionProblem(c);
+    if (problem !== undefined)
+      bad.push({ offset: rec.offset, record: timeConv ? "TIME_CONV" : "AUXTRACE_INFO", problem });
+    else if (timeConv) fromTimeConv = c;
+    else fromInfo = c;
   }
   reader.rewind();
-  return fromTimeConv ?? fromInfo;
+  const conversion = fromTimeConv ?? fromInfo;
+  const instead =
+    conversion === undefined
+      ? "decoding without TSC conversion (sideband times unknown: threads and mmaps may be placed wrongly; no perf times)"
+      : `using ${conversion === fromTimeConv ? "TIME_CONV" : "AUXTRACE_INFO"}'s TSC conversion instead`;
+  const problems = bad.map((b) => ({ offset: b.offset, message: `${b.record} ${b.problem}: ${instead}` }));
+  return { conversion, problems };
 }
 
 /** Read the process sideband of a file (rewinds the reader before and after). */
 export function readTasks(reader: PerfDataReader): PerfTasks {
-  const conversion = conversionOf(reader);
+  const { conversion, problems } = conversionOf(reader);
   const changes: Timed<TaskChange>[] = [];
   const switches: Timed<CpuSwitch>[] = [];
   const gaps: Timed<TraceGap>[] = [];
@@ -185,7 +217,7 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
   switches.sort(byTime);
   gaps.sort(byTime);
   seen.sort(byTime);
-  return { changes, switches, hasSwitchRecords, seen, gaps, conversion, buildIds };
+  return { changes, switches, hasSwitchRecords, seen, gaps, conversion, problems, buildIds };
 }
 
 /** The thread a switch record says runs next on its CPU, if it says. */

@@ -13,6 +13,7 @@ import { runPerf } from "../../src/cli/perf.js";
 import { runPerfDump } from "../../src/cli/perf-dump.js";
 import { captureIo } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "../perf/home.js";
 
 const PIPED = ["real/quipper-perf-data", "perf.data.piped.intel_pt-4.14"] as const;
 /** The ptkit executable of this build (tests run from <outdir>/test/cli). */
@@ -22,7 +23,7 @@ function viaPipe(command: string, args: string[]): { out: string; err: string; s
   const r = spawnSync(process.execPath, [MAIN, command, ...args, "-"], {
     input: readFileSync(corpusPath(...PIPED)!),
     cwd: CORPUS_DIR,
-    env: { ...process.env, HOME: "/nonexistent-home" },
+    env: { ...process.env, HOME: EMPTY_HOME },
     encoding: "utf8",
   });
   return { out: r.stdout, err: r.stderr, status: r.status };
@@ -39,7 +40,7 @@ function inProcess(
 
 test("ptkit perf - reads a pipe", { skip: skipUnlessCorpus(...PIPED) }, () => {
   for (const args of [[], ["--jsonl"]]) {
-    const want = inProcess((argv, io) => runPerf(argv, io, "/nonexistent-home"), args);
+    const want = inProcess((argv, io) => runPerf(argv, io, EMPTY_HOME), args);
     assert.equal(want.code, 0);
     assert.match(want.out, /\[stream idx|"type":"stream"/);
     const got = viaPipe("perf", args);

@@ -239,7 +239,9 @@ test("bad input: not an ELF file, a bad address, a missing file, no file", () =>
 
 test("no source-line tool installed: symbols still come, with a note on how to get lines", () => {
   const path = process.env.PATH;
-  process.env.PATH = "/nonexistent";
+  // A PATH of one empty directory of our own: no tool in it, whatever the machine has.
+  const empty = mkdtempSync(join(tmpdir(), "ptkit-symbols-path-"));
+  process.env.PATH = empty;
   try {
     const auto = run(process.cwd(), process.execPath, "0x0");
     assert.equal(auto.code, 0, auto.err);
@@ -249,6 +251,7 @@ test("no source-line tool installed: symbols still come, with a note on how to g
     assert.match(named.err, /no source lines: addr2line does not run \(install binutils/);
   } finally {
     process.env.PATH = path;
+    rmSync(empty, { recursive: true, force: true });
   }
 });
 

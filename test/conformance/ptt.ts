@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { CliIo } from "../../src/cli/io.js";
+import { regularFileSize } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
 import { corpusPath } from "../corpus.js";
 
@@ -66,7 +67,7 @@ export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] }
     out,
     err,
     readFile: read,
-    fileSize: (p) => statSync(resolve(cwd, p)).size,
+    fileSize: (p) => regularFileSize(resolve(cwd, p)),
     readRange: (p, offset, length) => read(p).slice(offset, offset + length),
     writeFile: (p, bytes) => writeFileSync(resolve(cwd, p), bytes),
     // Collected in memory, the file written at close (created at once, so bad paths throw).

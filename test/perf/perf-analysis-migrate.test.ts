@@ -48,6 +48,7 @@ const tasks: PerfTasks = {
   seen: [],
   gaps: [],
   conversion: undefined,
+  problems: [],
   buildIds: new Map(),
 };
 

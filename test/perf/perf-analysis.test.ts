@@ -17,6 +17,7 @@ import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import {
   CODE_CALLS,
   CODE_LOOP,
@@ -52,7 +53,7 @@ interface Timeline {
 
 function perf(cwd: string, args: string[]): { out: string; err: string; code: number } {
   const io = captureIo(cwd);
-  const code = runPerf(args, io, "/nonexistent-home");
+  const code = runPerf(args, io, EMPTY_HOME);
   return { out: io.out.join(""), err: io.err.join(""), code };
 }
 

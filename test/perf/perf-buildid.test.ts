@@ -1,6 +1,8 @@
 /**
- * The build-id cache with real files: a HASE capture whose build_id feature is given
- * an entry for its program (recorded under a path that does not exist here), and a
+ * The build-id cache with real files: a HASE capture whose program is renamed to a
+ * path inside this test's temporary directory that is never created (the recorded
+ * path may exist on the machine running the test), its build_id feature given an
+ * entry for it, and a
  * cache tree holding the corpus binary in each layout perf has used
  * (~/.debug/.build-id/xx/rest → ../../<path>/<id> holding `elf`, or being the file;
  * ~/.debug/<path>/<id>/elf alone): `ptkit perf` finds it there and prints exactly
@@ -22,42 +24,21 @@ import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { concat, Le } from "./build.js";
+import { concat } from "./build.js";
 import { buildIdFeature } from "./pt-file.js";
+import { renameBinary, rewriteFile } from "./rewrite.js";
 
 const HASE = "real/hase";
 const PERF = ["2018-04-04", "control_flow", "control_flow-20180404T163033.perf"];
 const BINARY = ["2018-04-04", "control_flow", "control_flow"];
-const RECORDED = "/home/joerg/git/angr/hase/tests/bin/control_flow/control_flow";
+/** The program's path as the capture recorded it: renamed, since it may exist on this machine. */
+const CAPTURED = "/home/joerg/git/angr/hase/tests/bin/control_flow/control_flow";
 const ID = "c0ffee00112233445566778899aabbccddeeff01";
 const skip = skipUnlessCorpus(HASE, ...PERF);
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-buildid-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-const u64 = (b: Uint8Array, at: number) =>
-  Number(new DataView(b.buffer, b.byteOffset).getBigUint64(at, true));
-
-/** A copy of a file-mode perf.data whose build_id feature (bit 2) has `extra` appended. */
-function withBuildId(file: Uint8Array, extra: Uint8Array): Uint8Array {
-  const dataEnd = u64(file, 40) + u64(file, 48);
-  const bits: number[] = [];
-  for (let bit = 0; bit < 256; bit++) if (file[72 + (bit >> 3)]! & (1 << (bit & 7))) bits.push(bit);
-  assert.ok(bits.includes(2), "the capture has a build_id feature");
-  const bodies = bits.map((bit, k) => {
-    const body = file.subarray(
-      u64(file, dataEnd + 16 * k),
-      u64(file, dataEnd + 16 * k) + u64(file, dataEnd + 16 * k + 8),
-    );
-    return bit === 2 ? concat([body, extra]) : body;
-  });
-  const table = new Le();
-  let at = dataEnd + 16 * bits.length;
-  for (const b of bodies) {
-    table.u64(at).u64(b.length);
-    at += b.length;
-  }
-  return concat([file.subarray(0, dataEnd), table.done(), ...bodies]);
-}
+/** Where the rewritten file says the program was: inside this test's own directory, never created. */
+const RECORDED = join(dir, "not-here", "control_flow");
 
 function perfScriptInsns(): string[] {
   return readFileSync(corpusPath(HASE, "reference", "control_flow-20180404.perf-script-insn.txt")!, "utf8")
@@ -75,7 +56,12 @@ function run(home: string, args: string[] = []): { ips: string[]; err: string } 
 
 test("ptkit perf finds binaries in the build-id cache by the file's build ids", { skip }, () => {
   const file = new Uint8Array(readFileSync(corpusPath(HASE, ...PERF)!));
-  writeFileSync(join(dir, "perf.data"), withBuildId(file, buildIdFeature([[-1, RECORDED, ID]])));
+  writeFileSync(
+    join(dir, "perf.data"),
+    rewriteFile(renameBinary(file, CAPTURED, RECORDED), {
+      feature: (bit, body) => (bit === 2 ? concat([body, buildIdFeature([[-1, RECORDED, ID]])]) : body),
+    }),
+  );
   const binary = corpusPath(HASE, ...BINARY)!;
   const want = perfScriptInsns();
   const link = (debug: string) => {
@@ -107,7 +93,7 @@ test("ptkit perf finds binaries in the build-id cache by the file's build ids", 
     assert.deepEqual(r.ips, want, name);
   }
   // --buildid-dir names the cache instead of ~/.debug.
-  const elsewhere = run("/nonexistent-home", [
+  const elsewhere = run(join(dir, "unused-home"), [
     "--buildid-dir",
     join(dir, "link-to-the-file-older-perf-", ".debug"),
   ]);
@@ -115,5 +101,5 @@ test("ptkit perf finds binaries in the build-id cache by the file's build ids", 
   // Without the cache: the binary is reported missing, with its build id.
   const none = run(join(dir, "empty-home"));
   assert.deepEqual(none.ips, []);
-  assert.match(none.err, new RegExp(`no binary for ${RECORDED} \\(build id ${ID}\\)`));
+  assert.ok(none.err.includes(`no binary for ${RECORDED} (build id ${ID})`), none.err);
 });

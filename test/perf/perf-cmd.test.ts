@@ -6,7 +6,7 @@
  * reported once; --time-range, --tid and --cpu cut; the build-id cache lookup order.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -14,15 +14,19 @@ import { runPerf } from "../../src/cli/perf.js";
 import { BinaryFinder } from "../../src/cli/perf-images.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
+import { renameBinary } from "./rewrite.js";
 
 const DIR = "real/hase";
-const HOME = "/nonexistent-home";
+const HOME = EMPTY_HOME;
 const RUN_0515 = "2018-05/control_flow-20180515T180451";
 const RUN_0514 = "2018-05/loopy-20180514T145114";
 /** The 2018-04 captures' binaries are not under their recorded paths: a symfs of links is made for them. */
 const RECORDED_0404 = "/home/joerg/git/angr/hase/tests/bin";
 const symfs0404 = mkdtempSync(join(tmpdir(), "ptkit-perf-symfs-"));
 after(() => rmSync(symfs0404, { recursive: true, force: true }));
+const tmp = mkdtempSync(join(tmpdir(), "ptkit-perf-cmd-"));
+after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const CASES = [
   ["control_flow-20180404", "2018-04-04/control_flow/control_flow-20180404T163033.perf", symfs0404],
@@ -114,19 +118,33 @@ describe("ptkit perf from the file alone", { skip }, () => {
     assert.match(run(["--time-range", "1,2,3", perfData]).err, /--time-range: want <from>,<to>/);
   });
 
-  test("--tid and --cpu of nothing traced: no instructions", () => {
-    assert.equal(jsonl(["--tid", "1"]).filter((o) => o.type === "insn").length, 0);
-    assert.equal(run(["--symfs", symfs, "--cpu", "0", perfData]).out, "");
+  test("--tid and --cpu of nothing traced: errors", () => {
+    const tid = run(["--symfs", symfs, "--tid", "1", perfData]);
+    assert.equal(tid.code, 1);
+    assert.equal(tid.out, "");
+    assert.match(
+      tid.err,
+      /^ptkit perf: --tid 1: .* never shows thread 1 running \(threads seen running: [\d, ]+, \.\.\. \(40 in all\)\)\.\n$/,
+    );
+    const cpu = run(["--symfs", symfs, "--cpu", "0", perfData]);
+    assert.equal(cpu.code, 1);
+    assert.equal(cpu.out, "");
+    assert.match(cpu.err, /^ptkit perf: --cpu 0: no trace of CPU 0 in .* \(its trace is of CPU 1\)\.\n$/);
   });
 
   test("a binary that cannot be found is reported once, with the addresses that needed it", () => {
-    const r = run([perfData]);
+    // Recorded under a path that is certainly not there (the recorded one may be, where the tests run).
+    const missing = join(tmp, "not-here", "control_flow");
+    const file = join(tmp, "missing-binary.data");
+    const bytes = new Uint8Array(readFileSync(corpusPath(DIR, perfData)!));
+    writeFileSync(
+      file,
+      renameBinary(bytes, "/home/joerg/git/hase/tests/bin/control_flow/control_flow", missing),
+    );
+    const r = run([file]);
     assert.equal(r.code, 0);
     assert.ok(!/^\[[0-9a-f]+: /m.test(r.out), "no decode errors besides");
-    assert.equal(
-      r.err,
-      "ptkit perf: warning: no binary for /home/joerg/git/hase/tests/bin/control_flow/control_flow: 6 addresses needed it.\n",
-    );
+    assert.equal(r.err, `ptkit perf: warning: no binary for ${missing}: 6 addresses needed it.\n`);
   });
 });
 
@@ -153,8 +171,12 @@ const QUIPPER = "real/quipper-perf-data";
 test("two CPUs' streams interleave in time order; each missing binary once", {
   skip: skipUnlessCorpus(QUIPPER, "perf.data.intel_pt-4.14"),
 }, () => {
-  const io = captureIo(corpusPath(QUIPPER)!);
-  assert.equal(runPerf(["--jsonl", "perf.data.intel_pt-4.14"], io, HOME), 0);
+  // The dynamic linker recorded under a path that is certainly not there.
+  const ld = join(tmp, "lib64", "ld-2.23.so");
+  const bytes = new Uint8Array(readFileSync(corpusPath(QUIPPER, "perf.data.intel_pt-4.14")!));
+  writeFileSync(join(tmp, "quipper.data"), renameBinary(bytes, "/lib64/ld-2.23.so", ld));
+  const io = captureIo(tmp);
+  assert.equal(runPerf(["--jsonl", "quipper.data"], io, HOME), 0);
   const objects = io.out
     .join("")
     .split("\n")
@@ -169,6 +191,6 @@ test("two CPUs' streams interleave in time order; each missing binary once", {
   assert.deepEqual(new Set(objects.map((o) => o.cpu)), new Set([0, 3]));
   assert.deepEqual(io.err.join("").split("\n").filter(Boolean), [
     "ptkit perf: warning: no binary for [kernel] (use --kcore or --vmlinux): 5 addresses needed it.",
-    "ptkit perf: warning: no binary for /lib64/ld-2.23.so (build id a3f83cd3799ef4149d3763cee54dd18b967b7ddb): 5 addresses needed it.",
+    `ptkit perf: warning: no binary for ${ld} (build id a3f83cd3799ef4149d3763cee54dd18b967b7ddb): 5 addresses needed it.`,
   ]);
 });

@@ -10,6 +10,7 @@ import { describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
 
 const DIR = "real/hase";
 const BIN_0515 = (run: string, prog: string) =>
@@ -31,7 +32,7 @@ const CASES = [
 
 function run(args: string[]): { out: string; err: string; code: number } {
   const io = captureIo(corpusPath(DIR) ?? ".");
-  const code = runPerf(args, io, "/nonexistent-home");
+  const code = runPerf(args, io, EMPTY_HOME);
   return { out: io.out.join(""), err: io.err.join(""), code };
 }
 
@@ -59,9 +60,15 @@ describe("ptkit perf", () => {
     });
   }
 
-  test("another CPU's stream only: nothing", { skip: skipUnlessCorpus(DIR, CASES[1][0]) }, () => {
+  test("a CPU without a stream: an error listing the CPUs there are", {
+    skip: skipUnlessCorpus(DIR, CASES[1][0]),
+  }, () => {
     const r = run(["--elf", CASES[1][1], "--cpu", "0", CASES[1][0]]);
-    assert.equal(r.code, 0);
+    assert.equal(r.code, 1);
     assert.equal(r.out, "");
+    assert.equal(
+      r.err,
+      `ptkit perf: --cpu 0: no trace of CPU 0 in ${CASES[1][0]} (its trace is of CPU 2).\n`,
+    );
   });
 });

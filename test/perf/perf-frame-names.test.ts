@@ -19,6 +19,7 @@ import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { fileMode, Le, record } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC } from "./pt-file.js";
 import { trailer } from "./sample-file.js";
 
@@ -85,7 +86,7 @@ function timelineAndFolded(dir: string, file: PtFile, elfs: readonly string[]) {
   writeFileSync(join(dir, "perf.data"), fileMode(file.built()));
   const io = captureIo(dir);
   const args = [...elfs.flatMap((e) => ["--elf", e]), "--timeline", "t.json", "--folded", "f.folded", "-q"];
-  const code = runPerf([...args, "perf.data"], io, "/nonexistent-home");
+  const code = runPerf([...args, "perf.data"], io, EMPTY_HOME);
   assert.equal(code, 0, io.err.join(""));
   assert.equal(io.err.join(""), "");
   const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as { traceEvents: TraceEvent[] };

@@ -12,6 +12,7 @@ import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import { elfWithSymbols, execIps, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-kaslr-"));
@@ -44,7 +45,7 @@ function vmlinux(file: string, symbols: string[]): string {
 
 function run(args: string[]): { ips: string[]; out: string; err: string; code: number } {
   const io = captureIo(dir);
-  const code = runPerf(args, io, "/nonexistent-home");
+  const code = runPerf(args, io, EMPTY_HOME);
   const out = io.out.join("");
   return { ips: out.split("\n").filter((l) => /^[0-9a-f]{16}$/.test(l)), out, err: io.err.join(""), code };
 }

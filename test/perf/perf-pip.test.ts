@@ -16,6 +16,7 @@ import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import {
   CODE_CALLS,
   CODE_LOOP,
@@ -84,10 +85,7 @@ function perfData(name: string, bSeen: bigint): string {
 
 function run(args: string[]): { out: string; err: string; ips: string[] } {
   const io = captureIo(dir);
-  assert.equal(
-    runPerf(["--elf", "a", "--elf", "b", "--vmlinux", "vmlinux", ...args], io, "/nonexistent-home"),
-    0,
-  );
+  assert.equal(runPerf(["--elf", "a", "--elf", "b", "--vmlinux", "vmlinux", ...args], io, EMPTY_HOME), 0);
   const out = io.out.join("");
   return { out, err: io.err.join(""), ips: out.split("\n").filter((l) => /^[0-9a-f]{16}$/.test(l)) };
 }
@@ -146,10 +144,7 @@ test("a HASE capture without its switch records decodes as with them", {
   assert.ok(hidden > 100);
   writeFileSync(join(dir, "no-switch.data"), file);
   const io = captureIo(corpusPath(HASE)!);
-  assert.equal(
-    runPerf(["--symfs", `${RUN}/binaries`, join(dir, "no-switch.data")], io, "/nonexistent-home"),
-    0,
-  );
+  assert.equal(runPerf(["--symfs", `${RUN}/binaries`, join(dir, "no-switch.data")], io, EMPTY_HOME), 0);
   assert.equal(io.err.join(""), "");
   const out = io.out.join("");
   const want = readFileSync(

@@ -16,6 +16,7 @@ import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
 
 const HASE = "real/hase";
@@ -24,7 +25,7 @@ const RECORDED = "/home/joerg/git/hase/tests/bin/control_flow/control_flow";
 
 function run(cwd: string, args: string[]): string {
   const io = captureIo(cwd);
-  assert.equal(runPerf(args, io, "/nonexistent-home"), 0, io.err.join(""));
+  assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
   return io.out.join("");
 }
 

@@ -11,6 +11,7 @@ import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import { loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-range-"));
@@ -28,7 +29,7 @@ writeFileSync(join(dir, "perf.data"), fileMode(file.built()));
 
 function insns(extra: string[]): Array<{ ip: string; tsc: bigint }> {
   const io = captureIo(dir);
-  assert.equal(runPerf(["--jsonl", "--elf", "loop", ...extra, "perf.data"], io, "/nonexistent-home"), 0);
+  assert.equal(runPerf(["--jsonl", "--elf", "loop", ...extra, "perf.data"], io, EMPTY_HOME), 0);
   return io.out
     .join("")
     .split("\n")

@@ -23,6 +23,7 @@ import {
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath } from "../corpus.js";
 import { fileMode } from "./build.js";
+import { EMPTY_HOME } from "./home.js";
 import { execIps, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-windows-"));
@@ -57,7 +58,7 @@ writeFileSync(
 
 function run(cwd: string, args: string[], windowSize?: number): string {
   const io = captureIo(cwd);
-  const code = runPerf(args, io, "/nonexistent-home", { windowSize });
+  const code = runPerf(args, io, EMPTY_HOME, { windowSize });
   return `${io.out.join("")}${io.err.join("")}exit ${code}\n`;
 }
 

@@ -18,6 +18,7 @@ import {
   PerfRecord,
   parseAuxtraceInfo,
   RecordType,
+  readTasks,
   SampleId,
 } from "../../src/perf/index.js";
 import { corpusPath } from "../corpus.js";
@@ -66,6 +67,7 @@ function consume(bytes: Uint8Array): string[] | "PerfError" {
     decodeRecord(rec);
     if (rec.type === RecordType.AuxtraceInfo) parseAuxtraceInfo(rec.bytes);
   }
+  readTasks(reader);
   for (const snapshot of [false, true]) {
     for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) auxStreamBytes(source, s);
   }
@@ -130,6 +132,31 @@ describe("bad perf.data", () => {
     bytes.fill(0, 48, 56);
     const diags = consume(bytes) as string[];
     assert.match(diags[0]!, /^40: data section size is 0/);
+  });
+
+  test("a corrupt attribute entry size does not read a large file whole", () => {
+    const head = fileMode(sampleFile()).slice();
+    const view = new DataView(head.buffer);
+    view.setBigUint64(16, 1n << 40n, true); // attr_size
+    view.setBigUint64(32, 1n << 41n, true); // attrs.size: two such entries
+    // 3 GiB: the sample file, then zeros; no read may be larger than a window.
+    const big: ByteSource = {
+      size: 3 * 2 ** 30,
+      read(offset, length) {
+        assert.ok(length <= 64 << 20, `a read of ${length} bytes at ${offset}`);
+        const out = new Uint8Array(length);
+        if (offset < head.length) out.set(head.subarray(offset, offset + length));
+        return out;
+      },
+    };
+    const reader = new PerfDataReader(big);
+    assert.deepEqual(reader.events, []);
+    assert.ok(
+      reader.diagnostics.some(
+        (d) => d.offset === 16 && /attribute entries of 1099511627776 bytes/.test(d.message),
+      ),
+      reader.diagnostics.map((d) => d.message).join("\n"),
+    );
   });
 
   test("every truncation of each file", () => {
