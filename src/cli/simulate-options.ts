@@ -3,7 +3,8 @@
  * the trace unit's configuration as MSR values and/or named options.
  *
  * Named options set IA32_RTIT_CTL fields (and CR3_MATCH, ADDRn_A/B) on top of `--ctl`
- * (default: TraceEn, BranchEn, OS and User). The result is a list of WRMSRs in the
+ * (default: TraceEn, BranchEn, OS and User, plus ToPA on a CPU without single-range
+ * output, so that the default is one the CPU accepts). The result is a list of WRMSRs in the
  * order software programs the unit, TraceEn last; the caller applies them to an
  * MsrFile, which rejects what the processor rejects (#GP, naming the field).
  */
@@ -11,7 +12,7 @@ import { parseArgs } from "node:util";
 import { parseCUint } from "../cpu/index.js";
 import { type Halves, setField } from "../unit/bits.js";
 import { AddrCfg, CTL, CTL_ADDR_CFG, MAX_ADDR_RANGES, Msr } from "../unit/msr-layout.js";
-import { PRESET_NAMES, type PresetName } from "../unit/presets.js";
+import { PRESET_NAMES, type PresetName, presetDefaultToPA } from "../unit/presets.js";
 import { layoutRegisters, type OutputLayout, parseSingleRange, parseTopa } from "./simulate-memory.js";
 
 export type ExecFormat = "jsonl" | "binary" | "lackey";
@@ -145,7 +146,7 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
   if (typeof layout === "string") return { error: layout };
   if (values.memory !== undefined && layout === undefined)
     return { error: "--memory needs --single-range or --topa" };
-  const writes = msrWrites(values, layout);
+  const writes = msrWrites(values, layout, preset as PresetName);
   if (typeof writes === "string") return { error: writes };
   return {
     input,
@@ -162,7 +163,11 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
 }
 
 /** The WRMSRs the options ask for, CTL last; or an error message. */
-function msrWrites(values: Values, layout: OutputLayout | undefined): SimulateArgs["writes"] | string {
+function msrWrites(
+  values: Values,
+  layout: OutputLayout | undefined,
+  preset: PresetName,
+): SimulateArgs["writes"] | string {
   const raw = new Map<number, { value: bigint; option: string }>();
   for (const [name, msr] of Object.entries(RAW_MSRS)) {
     const text = values[name] as string | undefined;
@@ -179,6 +184,9 @@ function msrWrites(values: Values, layout: OutputLayout | undefined): SimulateAr
     setField(ctl, CTL.BranchEn, 1);
     setField(ctl, CTL.OS, 1);
     setField(ctl, CTL.User, 1);
+    // Without --single-range/--topa only the packets matter, but the output mode is
+    // still checked at TraceEn: pick one the CPU has.
+    if (presetDefaultToPA(preset)) setField(ctl, CTL.ToPA, 1);
   } else {
     ctl.hi = Number(base >> 32n);
     ctl.lo = Number(base & 0xffffffffn);

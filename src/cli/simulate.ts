@@ -37,7 +37,8 @@ input and output:
   --cpu NAME              capabilities (CPUID 14H) of: ${PRESET_NAMES.join(", ")}
                           (default skylake).
 
-configuration (named options; IA32_RTIT_CTL defaults to TraceEn, BranchEn, OS, User):
+configuration (named options; IA32_RTIT_CTL defaults to TraceEn, BranchEn, OS, User,
+and ToPA on a CPU without single-range output):
   --user                  trace CPL > 0 only (OS=0).
   --kernel                trace CPL 0 only (User=0).
   --no-retc               no RET compression (DisRETC=1).

@@ -6,8 +6,11 @@
  * decoded instruction into the numbers of an {@link InsnInfo}, and formats
  * instructions as text for tools. iced's defaults apply: Intel semantics (a 66
  * prefix does not shorten near branches in 64-bit mode), every instruction set it
- * knows that needs no option (AMD's too), and its invalid-encoding checks (LOCK where
- * it is not allowed, reserved VEX/EVEX bits, ...), which make such bytes `BadInsn`.
+ * knows that needs no option (AMD's too). The length, though, is libipt's (ild.ts),
+ * as ptxed decodes it: where iced rejects the bytes (undefined opcodes, LOCK where it
+ * is not allowed, reserved VEX/EVEX bits, ...) or measures another length, the
+ * instruction is libipt's, classified as libipt does; `BadInsn` only where libipt
+ * fails too (bytes that end before the instruction does).
  *
  * Costs: decoding crosses into WebAssembly and builds one iced `Decoder` per call
  * (a few hundred nanoseconds); loops that see the same code again should go through
@@ -27,6 +30,7 @@ import {
 } from "iced-x86";
 import { ErrorCode } from "../packet/errors.js";
 import { toBigInt } from "../packet/u64.js";
+import { ildFill, ildLength } from "./ild.js";
 import { jmpabsLength, jmpabsTarget } from "./jmpabs.js";
 import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
 
@@ -170,8 +174,11 @@ function codeInfo(code: number, mode: number, ins: Instruction): number {
  * never cut to 16 bits: the SDM adds the sign-extended rel16 to EIP). In 16/32-bit
  * modes `ipLo` is the IP (`ipHi` is ignored) and `targetHi` is 0.
  *
- * @returns the length (1..15); `-ErrorCode.BadInsn` when the bytes are no valid
- *   instruction or end before it does; `-ErrorCode.Invalid` for a bad mode or offset.
+ * The length is libipt's (see ild.ts): bytes that are no defined instruction still
+ * have one, as long as they do not end before it does.
+ *
+ * @returns the length (1..15); `-ErrorCode.BadInsn` when the bytes end before the
+ *   instruction does (or libipt rejects them otherwise: a VEX map field of 5 or more); `-ErrorCode.Invalid` for a bad mode or offset.
  *   On failure `out` is cleared.
  */
 export function decodeInsn(
@@ -194,11 +201,21 @@ export function decodeInsn(
     return -ErrorCode.BadInsn;
   }
   for (let i = 0; i < n; i++) scratch[i] = bytes[offset + i]!;
+  // The length is libipt's (ild.ts): undefined opcodes have one too, as in ptxed.
+  const length = ildLength(scratch, 0, n, mode);
+  if (length < 0) {
+    out.clear();
+    return -ErrorCode.BadInsn;
+  }
   const decoder = new Decoder(bits, views[n]!, DecoderOptions.None);
   decoder.decodeOut(insn);
   decoder.free();
-  if (insn.code === Code.INVALID && bits === 64) return fillJmpabs(n, out);
-  return fill(mode, ipHi >>> 0, ipLo >>> 0, out);
+  if (insn.code !== Code.INVALID && insn.length === length) return fill(mode, ipHi >>> 0, ipLo >>> 0, out);
+  if (insn.code === Code.INVALID && bits === 64 && jmpabsLength(scratch, 0, n) > 0) return fillJmpabs(n, out);
+  // iced rejects the bytes (an undefined opcode, a LOCK or prefix it does not allow,
+  // ...) or measures them otherwise (XOP, ...): libipt's length and class.
+  ildFill(scratch, 0, length, ipHi, ipLo, out);
+  return length;
 }
 
 /** The JMPABS in the first `n` scratch bytes (a TIP-receiving jump with its target), or BadInsn. */

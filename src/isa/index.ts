@@ -14,7 +14,9 @@
  * cache.lookup(asid, ipHi, ipLo, ExecMode.Bits64, code, offset, insn); // decodes once
  * ```
  *
- * Decoding is iced-x86's (WebAssembly); only `decode.ts` touches it. Note that the
+ * Lengths are libipt's (`ild.ts`: table-driven, so undefined opcodes have one, as in
+ * ptxed); classes and targets are iced-x86's (WebAssembly) where iced measures the same
+ * length, else libipt's. Only `decode.ts` touches iced. Note that the
  * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
  * with `fs`): the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
  */

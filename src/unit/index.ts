@@ -64,4 +64,11 @@ export {
   STATUS_FIELDS,
 } from "./msr-layout.js";
 export * from "./output/index.js";
-export { PRESET_NAMES, PRESETS, type Preset, type PresetName, presetCapabilities } from "./presets.js";
+export {
+  PRESET_NAMES,
+  PRESETS,
+  type Preset,
+  type PresetName,
+  presetCapabilities,
+  presetDefaultToPA,
+} from "./presets.js";

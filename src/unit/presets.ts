@@ -107,3 +107,13 @@ export function presetCapabilities(name: PresetName): PtCapabilities {
   const p: Preset = PRESETS[name];
   return decodeCpuid14(p.cpuid14, p.addressSizes);
 }
+
+/**
+ * Whether a preset's default configuration sets IA32_RTIT_CTL.ToPA: TraceEn with
+ * ToPA=0 (and FabricEn=0) selects single-range output, which is a #GP where
+ * CPUID.14H.0:ECX[2] is 0 (Broadwell has ToPA output only; SDM 33.2.7.1).
+ */
+export function presetDefaultToPA(name: PresetName): boolean {
+  const c = presetCapabilities(name);
+  return !c.singleRangeOutput && c.topaOutput;
+}

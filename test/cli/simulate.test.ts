@@ -21,7 +21,7 @@ import { collectStats, PacketType } from "../../src/packet/index.js";
 import { writeExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { KERNEL_CODE } from "../../src/unit/exec/lackey-kernel.js";
 import { ExecBuilder } from "../../src/unit/exec/types.js";
-import { Msr } from "../../src/unit/index.js";
+import { Msr, PRESET_NAMES } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-simulate-"));
@@ -104,6 +104,35 @@ describe("ptkit simulate", () => {
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^instructions 19\n/);
     assert.deepEqual(flowIps("a.pt", "code.bin:0x401000"), IPS);
+  });
+
+  test("every --cpu preset's default configuration traces without #GP", () => {
+    for (const cpu of PRESET_NAMES) {
+      const r = ptkit("simulate", "--cpu", cpu, "-o", `default-${cpu}.pt`, "run.jsonl");
+      assert.equal(r.code, 0, `${cpu}: ${r.stderr}`);
+      assert.deepEqual(flowIps(`default-${cpu}.pt`, "code.bin:0x401000"), IPS, cpu);
+    }
+    // Broadwell has ToPA output only (CPUID.14H.0:ECX = 1): the default sets ToPA,
+    // and asking for single-range output there is still the processor's #GP.
+    const ctl = (cpu: string, ...more: string[]) => {
+      const args = parseSimulateArgs(["--cpu", cpu, ...more, "-o", "x.pt", "run.jsonl"]);
+      assert.ok("writes" in args);
+      return args.writes.at(-1)!.value;
+    };
+    assert.equal(ctl("broadwell"), 0x210dn); // TraceEn, OS, User, ToPA, BranchEn
+    assert.equal(ctl("skylake"), 0x200dn);
+    const single = ptkit(
+      "simulate",
+      "--cpu",
+      "broadwell",
+      "--single-range",
+      "0:4K",
+      "-o",
+      "x.pt",
+      "run.jsonl",
+    );
+    assert.equal(single.code, 1);
+    assert.match(single.stderr, /#GP on broadwell: ToPA: TraceEn=1 with ToPA=0 .*ECX\[2\] = 0/);
   });
 
   test("named options shape the trace: user only, no RET compression, timing", () => {

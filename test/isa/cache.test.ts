@@ -14,7 +14,8 @@ import { hex } from "./helpers.js";
 const { Bits16, Bits32, Bits64 } = ExecMode;
 
 /** A code image at `base`: call +0 / jcc / nops / ret / garbage. */
-const CODE = hex("e8 00 00 00 00 0f 84 10 00 00 00 90 90 48 89 5c 24 10 c3 06 ff ff 90");
+// Ends in a CALL cut short after 3 bytes: a failed decode.
+const CODE = hex("e8 00 00 00 00 0f 84 10 00 00 00 90 90 48 89 5c 24 10 c3 e8 ff ff");
 const BASE = 0x401000;
 
 function fields(out: InsnInfo): number[] {
@@ -68,7 +69,7 @@ describe("lookups", () => {
   test("failed decodes are cached; bad arguments are not", () => {
     const cache = new InsnCache();
     const out = new InsnInfo();
-    assert.equal(cache.lookup(1, 0, BASE, Bits64, hex("06"), 0, out), -ErrorCode.BadInsn);
+    assert.equal(cache.lookup(1, 0, BASE, Bits64, hex("e8 00"), 0, out), -ErrorCode.BadInsn); // cut short
     assert.equal(cache.lookup(1, 0, BASE, Bits64, hex("90"), 0, out), -ErrorCode.BadInsn);
     assert.equal(out.length, 0);
     assert.equal(cache.stats().hits, 1);
@@ -141,7 +142,7 @@ describe("invalidation", () => {
   function filled(): InsnCache {
     const cache = new InsnCache();
     const out = new InsnInfo();
-    // Instructions of CODE at BASE: 0 (5), 5 (6), 11 (1), 12 (1), 13 (5), 18 (1), 19 bad, ...
+    // Instructions of CODE at BASE: 0 (5), 5 (6), 11 (1), 12 (1), 13 (5), 18 (1), 19 bad
     for (const off of [0, 5, 11, 12, 13, 18, 19]) cache.lookup(1, 0, BASE + off, Bits64, CODE, off, out);
     cache.lookup(2, 0, BASE, Bits64, CODE, 0, out);
     return cache;

@@ -148,8 +148,9 @@ describe("classes", () => {
       [Bits64, "0f 01 c1", 3, K.VmExit], // vmcall
       [Bits64, "0f 01 d9", 3, K.VmExit], // AMD vmmcall
       [Bits64, "0f 0b", 2, K.Ud], // ud2
-      [Bits64, "0f b9 c0", 3, K.Ud], // ud1
-      [Bits64, "0f ff c0", 3, K.Ud], // ud0
+      // ud1, ud0: libipt 2.0 gives them no ModRM (so ptxed goes on 2 bytes later).
+      [Bits64, "0f b9 c0", 2, K.Ud],
+      [Bits64, "0f ff c0", 2, K.Ud],
       [Bits64, "f3 0f 01 ec", 4, K.FarOther], // uiret
       [Bits64, "f3 0f 01 ca", 4, K.FarOther], // eretu
       [Bits64, "f2 0f 01 ca", 4, K.FarOther], // erets
@@ -372,23 +373,36 @@ describe("direct targets", () => {
 });
 
 describe("failures", () => {
-  test("invalid encodings are BadInsn", () => {
+  test("undefined encodings have libipt's length and class, as ptxed decodes them", () => {
+    check([
+      [Bits64, "06", 1, K.Other], // push es: not in 64-bit mode
+      [Bits64, "ce", 1, K.Interrupt], // into: not in 64-bit mode
+      [Bits64, "9a 00 00 00 00 08 00", 7, K.FarCall], // call far ptr: not in 64-bit mode
+      [Bits64, "ea 00 00 00 00 08 00", 7, K.FarJump],
+      [Bits64, "d6", 1, K.Other], // salc: not in 64-bit mode
+      [Bits64, "ff ff ff", 2, K.Other], // ff /7
+      [Bits64, "ff d8", 2, K.FarCall], // call far needs memory
+      [Bits64, "ff e8", 2, K.FarJump], // jmp far needs memory
+      [Bits64, "f0 90", 2, K.Other], // lock nop
+      [Bits64, "f0 c3", 2, K.Return], // lock ret
+      [Bits64, "f0 ff d0", 3, K.CallIndirect], // lock call rax
+      [Bits64, "44 0f 22 d8", 4, K.Other], // mov cr11: REX.R makes it no MOV to CR3
+      [Bits64, "0f 04", 2, K.Other],
+      [Bits64, "8f e9 78 c0 11", 2, K.Other], // XOP is POP r/m to libipt
+      [Bits64, "c4 e4 78 10 c0 ff", 6, K.Other], // VEX map 4: the 3DNow! map
+      [Bits32, "0f 0f c0 ff", 4, K.Other], // 3DNow! with an undefined suffix
+      [Bits16, "8e c8", 2, K.Other], // mov cs, ax
+    ]);
+    assert.equal(decode(Bits64, "eb fe").target, 0n, "iced's answers stay where the lengths agree");
+    assert.equal(decode(Bits64, "f0 e8 00 01 00 00", 0x1000n).target, 0x1106n, "a LOCK CALL's target");
+    assert.equal(decode(Bits32, "f0 66 e9 80 00", 0x1234fff0n).target, 0x75n, "rel16 wraps to 16 bits");
+  });
+
+  test("BadInsn: 16 bytes of prefixes, a VEX map field of 5 or more", () => {
     for (const [mode, bytes] of [
-      [Bits64, "06"], // push es: not in 64-bit mode
-      [Bits64, "ce"], // into: not in 64-bit mode
-      [Bits64, "9a 00 00 00 00 08 00"], // call far ptr: not in 64-bit mode
-      [Bits64, "ea 00 00 00 00 08 00"],
-      [Bits64, "d6"], // salc: not in 64-bit mode
-      [Bits64, "ff ff"], // ff /7
-      [Bits64, "ff d8"], // call far needs memory
-      [Bits64, "ff e8"], // jmp far needs memory
-      [Bits64, "f0 90"], // lock nop
-      [Bits64, "f0 c3"], // lock ret
-      [Bits64, "44 0f 22 d8"], // mov cr11
-      [Bits64, "0f 04"],
       [Bits64, "26 26 26 26 26 26 26 26 26 26 26 26 26 26 26 90"], // 16 bytes
-      [Bits32, "0f 0f c0 ff"], // 3DNow! with an undefined suffix
-      [Bits16, "8e c8"], // mov cs, ax
+      [Bits64, "c4 e5 78 10 c0 00 00 00"],
+      [Bits32, "c4 ff 78 10 c0 00 00 00"],
     ] as [ExecMode, string][]) {
       const d = decode(mode, bytes);
       assert.equal(d.status, BAD, `${bytes} in mode ${mode}`);

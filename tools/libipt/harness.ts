@@ -18,6 +18,12 @@ import { fileURLToPath } from "node:url";
 /** The C source (from dist/tools/libipt/harness.js, three levels below the repository root). */
 export const HARNESS_SOURCE = fileURLToPath(new URL("../../../tools/libipt/harness.c", import.meta.url));
 
+/**
+ * The instruction length program, `ild.c` beside harness.c: libipt's lengths of byte
+ * patterns (usage in its header comment), for test/isa/ild-libipt.test.ts.
+ */
+export const ILD_SOURCE = fileURLToPath(new URL("../../../tools/libipt/ild.c", import.meta.url));
+
 /** libipt's public header; its absence means libipt-dev is not installed. */
 export const LIBIPT_HEADER = "/usr/include/intel-pt.h";
 
@@ -34,11 +40,16 @@ export type HarnessBuild =
   | { error: string };
 
 /**
- * Compile the harness into `dir` (created if missing) as `<dir>/<name>`, unless a binary
- * there is newer than the source. The compiler and the header are checked every time,
- * so a missing one is a skip even when an old binary is there.
+ * Compile the harness (or another of our programs over libipt, `source`) into `dir`
+ * (created if missing) as `<dir>/<name>`, unless a binary there is newer than the
+ * source. The compiler and the header are checked every time, so a missing one is a
+ * skip even when an old binary is there.
  */
-export function buildLibiptHarness(dir: string, name = "libipt-harness"): HarnessBuild {
+export function buildLibiptHarness(
+  dir: string,
+  name = "libipt-harness",
+  source = HARNESS_SOURCE,
+): HarnessBuild {
   const cc = process.env.CC || "cc";
   const version = spawnSync(cc, ["--version"], { encoding: "utf8" });
   if (version.error || version.status !== 0) return { skip: `no C compiler (${cc}) on PATH ${INSTALL_HINT}` };
@@ -48,13 +59,13 @@ export function buildLibiptHarness(dir: string, name = "libipt-harness"): Harnes
 
   mkdirSync(dir, { recursive: true });
   const bin = join(dir, name);
-  const command = `${cc} ${[...CFLAGS, "-o", bin, HARNESS_SOURCE, "-lipt"].join(" ")}`;
-  if (existsSync(bin) && statSync(bin).mtimeMs > statSync(HARNESS_SOURCE).mtimeMs) return { bin, command };
+  const command = `${cc} ${[...CFLAGS, "-o", bin, source, "-lipt"].join(" ")}`;
+  if (existsSync(bin) && statSync(bin).mtimeMs > statSync(source).mtimeMs) return { bin, command };
 
   // Compile to a name of this process's own, then rename: a concurrent build into the
   // same directory never runs or replaces a half-written binary.
   const tmp = `${bin}.${process.pid}.tmp`;
-  const r = spawnSync(cc, [...CFLAGS, "-o", tmp, HARNESS_SOURCE, "-lipt"], { encoding: "utf8" });
+  const r = spawnSync(cc, [...CFLAGS, "-o", tmp, source, "-lipt"], { encoding: "utf8" });
   if (r.error || r.status !== 0) {
     rmSync(tmp, { force: true });
     const msg = (r.stderr || String(r.error ?? `exit status ${r.status}`)).trim();

@@ -1,0 +1,496 @@
+/**
+ * Instruction lengths as libipt decodes them (its `pt_ild`, libipt 2.0): from the
+ * prefixes, the opcode map and per-opcode tables of "has a ModRM byte", immediate
+ * width and displacement width, without asking whether the opcode is defined. So
+ * `FF FF` (FF /7, undefined) is 2 bytes, LOCK where LOCK is not allowed changes
+ * nothing, XOP's 8F is POP r/m, and 0F 39 is a "three-byte" opcode with a ModRM.
+ * ptxed walks through such bytes; ptkit must too, or it stops earlier than ptxed on
+ * the same trace. libipt reports an error only when the bytes end before the
+ * instruction does (15 at most) and for a VEX (C4) map field of 5 or more.
+ *
+ * {@link decodeInsn} uses this length as the truth: iced-x86 classifies the
+ * instruction when it decodes the same length, else {@link ildFill} classifies it the
+ * way libipt does (opcode and ModRM.reg only).
+ *
+ * The tables below are ours, written from the x86 opcode maps and checked against
+ * libipt by test/isa/ild-libipt.test.ts. Everything runs over the caller's bytes with
+ * module-level state: nothing is allocated per instruction.
+ */
+import { InsnClass, InsnFlag, type InsnInfo } from "./types.js";
+
+const TWO_32 = 4294967296;
+
+/** One table row per character: 16 rows of 16 opcodes. */
+function table(rows: readonly string[]): Uint8Array {
+  const t = new Uint8Array(256);
+  for (let r = 0; r < 16; r++) for (let c = 0; c < 16; c++) t[r * 16 + c] = rows[r]!.charCodeAt(c);
+  return t;
+}
+
+/*
+ * ModRM: '1' the opcode has a ModRM byte; 'r' it has one whose mod is ignored (no SIB,
+ * no displacement: MOV to/from CR/DR); '.' none. Maps 2 and 3 (0F 38, 0F 3A), 3DNow!
+ * and the undefined 0F 39/3B-3F maps always have one. Prefix bytes and undefined
+ * one-byte opcodes have none.
+ */
+const MODRM_0 = table([
+  "1111....1111....",
+  "1111....1111....",
+  "1111....1111....",
+  "1111....1111....",
+  "................",
+  "................",
+  "..11.....1.1....",
+  "................",
+  "1111111111111111",
+  "................",
+  "................",
+  "................",
+  "11..1111........",
+  "1111....11111111",
+  "................",
+  "......11......11",
+]);
+const MODRM_1 = table([
+  "1111.........1..", // 0F 0D prefetch; 0F 0F (3DNow!) is its own map
+  "1111111111111111",
+  "rrrr....11111111",
+  "................",
+  "1111111111111111",
+  "1111111111111111",
+  "1111111111111111",
+  "1111111.11111111",
+  "................",
+  "1111111111111111",
+  "...111.....11111",
+  "111111111.111111", // 0F B9 (UD1) has none here
+  "11111111........",
+  "1111111111111111",
+  "1111111111111111",
+  "111111111111111.", // 0F FF (UD0) has none here
+]);
+
+/*
+ * Immediates: 'b' 8 bits; 'w' 16; 'z' 16 or 32 by operand size; 'v' 16, 32 or 64 by
+ * operand size; 'p' like 'z' with a 64-bit default operand size (PUSH imm); 'e' 16
+ * then 8 (ENTER); 'f' 8 bits if ModRM.reg < 2 (F6 TEST); 'g' 'z' if ModRM.reg < 2
+ * (F7 TEST); 'c' 'z' if ModRM.reg is 0 (C7 MOV, not XBEGIN); 'x' 8 then 8 with a 66 or
+ * F2 prefix (0F 78: SSE4a EXTRQ/INSERTQ, not VMREAD). Map 3 always has an 8-bit one.
+ */
+const IMM_0 = table([
+  "....bz......bz..",
+  "....bz......bz..",
+  "....bz......bz..",
+  "....bz......bz..",
+  "................",
+  "................",
+  "........pzbb....",
+  "................",
+  "bzbb............",
+  "..........w.....",
+  "........bz......",
+  "bbbbbbbbvvvvvvvv",
+  "bbw...bce.w..b..",
+  "....bb..........",
+  "....bbbb..w.....",
+  "......fg........",
+]);
+const IMM_1 = table([
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "bbbb....x.......",
+  "................",
+  "................",
+  "....b.......b...",
+  "..........b.....",
+  "..b.bbb.........",
+  "................",
+  "................",
+  "................",
+]);
+
+/*
+ * Displacements other than ModRM's: '1' rel8; 'j' rel32 in 64-bit mode, else 16 or 32
+ * by operand size (CALL/JMP/Jcc rel); 'z' 16 or 32 by operand size (the offset of a
+ * far pointer, 9A and EA, in every mode); 'm' 16, 32 or 64 by address size (MOV moffs);
+ * 'c' 'z' if ModRM.reg is 7 and ModRM gave none (C7 F8: XBEGIN).
+ */
+const DISP_0 = table([
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "1111111111111111",
+  "................",
+  "..........z.....",
+  "mmmm............",
+  "................",
+  ".......c........",
+  "................",
+  "1111....jjz1....",
+  "................",
+]);
+const DISP_1 = table([
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "jjjjjjjjjjjjjjjj",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+  "................",
+]);
+
+const CH_MODRM = 0x31; // '1'
+const CH_REG_ONLY = 0x72; // 'r'
+
+/** Opcode maps, numbered as in VEX's map field (0 is the one-byte map). */
+const MAP_0 = 0;
+const MAP_1 = 1;
+const MAP_3 = 3;
+const MAP_3DNOW = 4;
+const MAP_NONE = 5;
+
+// The last decode (module state, so that nothing is allocated per instruction).
+let mode = 0;
+let osz = 0;
+let asz = 0;
+let f3 = 0;
+let lastF2F3 = 0;
+let vex = 0;
+let rexR = 0;
+let rexW = 0;
+let map = MAP_NONE;
+let opcode = 0;
+let modrm = 0;
+let dispBytes = 0;
+let dispPos = 0;
+let imm1 = 0;
+let imm2 = 0;
+
+/** Effective operand size in bits. */
+function eosz(): number {
+  if (mode === 3) return rexW ? 64 : osz ? 16 : 32;
+  return (mode === 2) !== (osz === 1) ? 32 : 16;
+}
+
+/** Effective operand size in bits for instructions that default to 64 bits in 64-bit mode. */
+function eoszDf64(): number {
+  if (mode === 3) return rexW ? 64 : osz ? 16 : 64;
+  return eosz();
+}
+
+/** Effective address size in bits. */
+function easz(): number {
+  if (mode === 3) return asz ? 32 : 64;
+  return (mode === 2) !== (asz === 1) ? 32 : 16;
+}
+
+const zBytes = (bits: number): number => (bits === 16 ? 2 : 4);
+const vBytes = (bits: number): number => bits >>> 3;
+
+/**
+ * The length of the instruction at `bytes[at]` in `execMode` (1, 2, 3: 16-, 32-,
+ * 64-bit) when at most `max` (1..15) bytes are there, or -1 where libipt reports
+ * `pte_bad_insn`. Leaves what it found for {@link ildFill}.
+ */
+export function ildLength(bytes: Uint8Array, at: number, max: number, execMode: number): number {
+  mode = execMode;
+  osz = 0;
+  asz = 0;
+  f3 = 0;
+  lastF2F3 = 0;
+  vex = 0;
+  rexR = 0;
+  rexW = 0;
+  map = MAP_NONE;
+  opcode = 0;
+  modrm = 0;
+  dispBytes = 0;
+  dispPos = 0;
+  imm1 = 0;
+  imm2 = 0;
+  if (mode < 1 || mode > 3) return -1;
+  const is64 = mode === 3;
+  let i = 0;
+  let rex = 0;
+  for (;;) {
+    if (i >= max) return -1;
+    const b = bytes[at + i]!;
+    if (b === 0x26 || b === 0x2e || b === 0x36 || b === 0x3e || b === 0x64 || b === 0x65 || b === 0xf0) {
+      // Segment overrides and LOCK: no effect on the length.
+    } else if (b === 0x66) osz = 1;
+    else if (b === 0x67) asz = 1;
+    else if (b === 0xf2) lastF2F3 = 2;
+    else if (b === 0xf3) {
+      f3 = 1;
+      lastF2F3 = 3;
+    } else if ((b & 0xf0) === 0x40 && is64) {
+      // A REX counts only right before the opcode: the next legacy prefix drops it.
+      rex = b;
+      i++;
+      continue;
+    } else if (b === 0xc4 || b === 0xc5 || b === 0x62) {
+      if (max <= i + 1) return -1;
+      const p1 = bytes[at + i + 1]!;
+      // Outside 64-bit mode, ModRM.mod != 3 makes it LES, LDS or BOUND.
+      if (is64 || (p1 & 0xc0) === 0xc0) return vexLength(bytes, at, i, max, b, p1);
+      break;
+    } else {
+      if (rex & 4) rexR = 1;
+      if (rex & 8) rexW = 1;
+      break;
+    }
+    rex = 0;
+    i++;
+  }
+  return opcodeLength(bytes, at, i, max);
+}
+
+/** VEX (C4, C5) or EVEX (62) at `bytes[at + i]`, `p1` its first payload byte. */
+function vexLength(bytes: Uint8Array, at: number, i: number, max: number, b: number, p1: number): number {
+  // Payload bytes plus the opcode byte.
+  const size = b === 0xc5 ? 3 : b === 0xc4 ? 4 : 5;
+  if (max < i + size) return -1;
+  vex = 1;
+  if (p1 & 0x80) rexR = 1;
+  if (b === 0xc5) map = MAP_1;
+  else {
+    if (bytes[at + i + 2]! & 0x80) rexW = 1;
+    map = b === 0xc4 ? p1 & 0x1f : p1 & 3;
+    if (map >= MAP_NONE) return -1;
+    if (map === MAP_3) imm1 = 1;
+  }
+  opcode = bytes[at + i + size - 1]!;
+  return modrmLength(bytes, at, i + size, max);
+}
+
+/** The opcode (after the prefixes) at `bytes[at + i]`; `i < max`. */
+function opcodeLength(bytes: Uint8Array, at: number, i: number, max: number): number {
+  const b = bytes[at + i]!;
+  if (b !== 0x0f) {
+    map = MAP_0;
+    opcode = b;
+    return modrmLength(bytes, at, i + 1, max);
+  }
+  i++;
+  if (i >= max) return -1;
+  const m = bytes[at + i]!;
+  if (m === 0x0f) {
+    // 3DNow!: ModRM, then the real opcode as an 8-bit "immediate".
+    map = MAP_3DNOW;
+    opcode = 0x0f;
+    return modrmLength(bytes, at, i + 1, max);
+  }
+  if ((m & 0xf8) !== 0x38) {
+    map = MAP_1;
+    opcode = m;
+    return modrmLength(bytes, at, i + 1, max);
+  }
+  // 0F 38 and 0F 3A are maps 2 and 3; 0F 39 and 0F 3B-3F take a third byte too.
+  map = m === 0x38 ? 2 : m === 0x3a ? MAP_3 : MAP_NONE;
+  if (map === MAP_3) imm1 = 1;
+  i++;
+  if (i >= max) return -1;
+  opcode = bytes[at + i]!;
+  return modrmLength(bytes, at, i + 1, max);
+}
+
+function modrmLength(bytes: Uint8Array, at: number, i: number, max: number): number {
+  const has = map > MAP_1 ? CH_MODRM : (map === MAP_0 ? MODRM_0 : MODRM_1)[opcode]!;
+  if (has !== CH_MODRM && has !== CH_REG_ONLY) return dispLength(i, max);
+  if (i >= max) return -1;
+  modrm = bytes[at + i]!;
+  i++;
+  if (has === CH_REG_ONLY) return dispLength(i, max);
+  const mod = modrm >>> 6;
+  const rm = modrm & 7;
+  if (easz() === 16) {
+    dispBytes = mod === 1 ? 1 : mod === 2 || (mod === 0 && rm === 6) ? 2 : 0;
+    return dispLength(i, max);
+  }
+  dispBytes = mod === 1 ? 1 : mod === 2 || (mod === 0 && rm === 5) ? 4 : 0;
+  if (mod === 3 || rm !== 4) return dispLength(i, max);
+  // SIB; base 5 with mod 0 means a 32-bit displacement and no base.
+  if (i >= max) return -1;
+  if ((bytes[at + i]! & 7) === 5 && mod === 0) dispBytes = 4;
+  return dispLength(i + 1, max);
+}
+
+function dispLength(i: number, max: number): number {
+  if (dispBytes === 0 && map <= MAP_1) {
+    switch ((map === MAP_0 ? DISP_0 : DISP_1)[opcode]) {
+      case 0x31: // '1'
+        dispBytes = 1;
+        break;
+      case 0x6a: // 'j'
+        dispBytes = mode === 3 ? 4 : zBytes(eosz());
+        break;
+      case 0x7a: // 'z'
+        dispBytes = zBytes(eosz());
+        break;
+      case 0x6d: // 'm'
+        dispBytes = vBytes(easz());
+        break;
+      case 0x63: // 'c'
+        if (((modrm >>> 3) & 7) === 7) dispBytes = zBytes(eosz());
+        break;
+    }
+  }
+  if (dispBytes !== 0) {
+    if (i + dispBytes > max) return -1;
+    dispPos = i;
+    i += dispBytes;
+  }
+  return immLength(i, max);
+}
+
+function immLength(i: number, max: number): number {
+  if (map === MAP_3DNOW) return i < max ? i + 1 : -1;
+  if (map <= MAP_1) {
+    const reg = (modrm >>> 3) & 7;
+    switch ((map === MAP_0 ? IMM_0 : IMM_1)[opcode]) {
+      case 0x62: // 'b'
+        imm1 = 1;
+        break;
+      case 0x77: // 'w'
+        imm1 = 2;
+        break;
+      case 0x7a: // 'z'
+        imm1 = zBytes(eosz());
+        break;
+      case 0x76: // 'v'
+        imm1 = vBytes(eosz());
+        break;
+      case 0x70: // 'p'
+        imm1 = zBytes(eoszDf64());
+        break;
+      case 0x65: // 'e'
+        imm1 = 2;
+        imm2 = 1;
+        break;
+      case 0x66: // 'f'
+        if (reg < 2) imm1 = 1;
+        break;
+      case 0x67: // 'g'
+        if (reg < 2) imm1 = zBytes(eosz());
+        break;
+      case 0x63: // 'c'
+        if (reg === 0) imm1 = zBytes(eosz());
+        break;
+      case 0x78: // 'x'
+        if (osz || lastF2F3 === 2) {
+          imm1 = 1;
+          imm2 = 1;
+        }
+        break;
+    }
+  }
+  i += imm1 + imm2;
+  return i > max ? -1 : i;
+}
+
+/**
+ * Classify the instruction {@link ildLength} just measured as libipt does (by opcode
+ * and ModRM.reg, prefixes aside; nothing VEX-encoded or beyond map 1 changes the flow;
+ * UD0/UD1/UD2 are ptkit's Ud)
+ * and fill `out`: `length`, `iclass`, and for direct branches the target, ip + length
+ * + displacement wrapped to 64 bits in 64-bit mode, else to the operand size.
+ * `bytes[at]` is the instruction's first byte, as given to {@link ildLength}.
+ */
+export function ildFill(
+  bytes: Uint8Array,
+  at: number,
+  length: number,
+  ipHi: number,
+  ipLo: number,
+  out: InsnInfo,
+): void {
+  let iclass: InsnClass = InsnClass.Other;
+  let direct = false;
+  const reg = (modrm >>> 3) & 7;
+  if (!vex && map === MAP_0) {
+    const op = opcode;
+    if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
+      iclass = InsnClass.CondBranch;
+      direct = true;
+    } else if (op === 0xe8) {
+      iclass = InsnClass.Call;
+      direct = true;
+    } else if (op === 0xe9 || op === 0xeb) {
+      iclass = InsnClass.Jump;
+      direct = true;
+    } else if (op === 0xff) {
+      if (reg === 2) iclass = InsnClass.CallIndirect;
+      else if (reg === 3) iclass = InsnClass.FarCall;
+      else if (reg === 4) iclass = InsnClass.JumpIndirect;
+      else if (reg === 5) iclass = InsnClass.FarJump;
+    } else if (op === 0x9a) iclass = InsnClass.FarCall;
+    else if (op === 0xea) iclass = InsnClass.FarJump;
+    else if (op === 0xcc || op === 0xcd || op === 0xce || op === 0xf1) iclass = InsnClass.Interrupt;
+    else if (op === 0xcf) iclass = InsnClass.Iret;
+    else if (op === 0xc2 || op === 0xc3) iclass = InsnClass.Return;
+    else if (op === 0xca || op === 0xcb) iclass = InsnClass.FarReturn;
+  } else if (!vex && map === MAP_1) {
+    const op = opcode;
+    if (op >= 0x80 && op <= 0x8f) {
+      iclass = InsnClass.CondBranch;
+      direct = true;
+    } else if (op === 0x05 || op === 0x34) iclass = InsnClass.Syscall;
+    else if (op === 0x07 || op === 0x35) iclass = InsnClass.Sysret;
+    else if (op === 0x22 && reg === 3 && !rexR) iclass = InsnClass.MovCr3;
+    else if (op === 0x01) {
+      if (modrm === 0xc1) iclass = InsnClass.VmExit;
+      else if (modrm === 0xc2 || modrm === 0xc3) iclass = InsnClass.VmEntry;
+      else if (modrm === 0xec) iclass = InsnClass.FarOther; // UIRET
+    } else if (op === 0xc7 && reg === 6 && modrm >>> 6 !== 3) iclass = InsnClass.Vmptrld;
+    // ptkit's class, not libipt's: UD2/UD1/UD0 raise #UD whatever their length (libipt
+    // 2.0 gives UD1 and UD0 no ModRM, so iced, which does, measures them otherwise).
+    else if (op === 0x0b || op === 0xb9 || op === 0xff) iclass = InsnClass.Ud;
+    else if (op === 0xae && reg === 4 && f3 && !osz) iclass = InsnClass.PtWrite;
+  }
+  out.length = length;
+  out.iclass = iclass;
+  if (!direct || dispBytes === 0) {
+    out.flags = 0;
+    out.targetHi = 0;
+    out.targetLo = 0;
+    return;
+  }
+  const p = at + dispPos;
+  const disp =
+    dispBytes === 1
+      ? (bytes[p]! << 24) >> 24
+      : dispBytes === 2
+        ? ((bytes[p]! | (bytes[p + 1]! << 8)) << 16) >> 16
+        : bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16) | (bytes[p + 3]! << 24);
+  const rel = length + disp;
+  let flags = InsnFlag.Target;
+  if (iclass === InsnClass.Call && disp === 0) flags |= InsnFlag.ZeroLengthCall;
+  if (mode === 3) {
+    const sum = (ipLo >>> 0) + rel;
+    const lo = sum >>> 0;
+    out.targetLo = lo;
+    out.targetHi = ((ipHi >>> 0) + (sum - lo) / TWO_32) >>> 0;
+  } else {
+    out.targetLo = eosz() === 16 ? (ipLo + rel) & 0xffff : (ipLo + rel) >>> 0;
+    out.targetHi = 0;
+  }
+  out.flags = flags;
+}
