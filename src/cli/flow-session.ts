@@ -25,7 +25,12 @@ export interface FlowDecoderCalls {
   readonly offset: number;
   /** The memory image decoded against (sideband switches it). */
   image: Image;
+  /** Let go of trace bytes the decoder cannot go back to (a trace read a window at a time). */
+  releaseTrace(): void;
 }
+
+/** Units decoded between two {@link FlowDecoderCalls.releaseTrace} calls. */
+const RELEASE_EVERY = 1024;
 
 /** What differs between the decoders: the unit decoded, printed, counted and checked. */
 export interface FlowUnit {
@@ -43,6 +48,8 @@ export class FlowSession {
   readonly time = new U64();
   insnCount = 0;
   blockCount = 0;
+  /** Whether the trace holds no PSB at all (the first sync found none): likely not a trace. */
+  noPsb = false;
 
   /** The sideband every event is offered to (--pevent), with how its records print. */
   sideband: { session: SidebandSession; options: SidebandOptions } | undefined;
@@ -68,11 +75,14 @@ export class FlowSession {
   run(unit: FlowUnit): void {
     const dec = unit.decoder;
     let sync = 0;
-    for (;;) {
+    for (let first = true; ; first = false) {
       unit.reset();
       let status = dec.syncForward();
       if (status < 0) {
-        if (status === -ErrorCode.Eos) return;
+        if (status === -ErrorCode.Eos) {
+          this.noPsb = first;
+          return;
+        }
         unit.diagnose("sync error", status);
         // No progress means there will be none: give up (ptxed reports twice first).
         const at = dec.offset;
@@ -100,7 +110,8 @@ export class FlowSession {
    * (-Eos at the end of the trace).
    */
   private decodeSegment(unit: FlowUnit, status: number): number {
-    for (;;) {
+    for (let n = 1; ; n++) {
+      if (n % RELEASE_EVERY === 0) unit.decoder.releaseTrace();
       status = this.drainEvents(unit.decoder, status);
       if (status < 0) return status;
       if (status & Status.Eos) {

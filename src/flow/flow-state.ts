@@ -19,7 +19,9 @@ import { PtEvent } from "../event/types.js";
 import * as addr from "../image/addr.js";
 import type { Image, ImageSet } from "../image/index.js";
 import * as isa from "../isa/index.js";
+import { PSB_SIZE } from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import { AddrFilterCheck } from "./addr-filter.js";
 import { CodeReader } from "./code-reader.js";
 import * as flowClass from "./flow-class.js";
@@ -102,17 +104,30 @@ export class FlowState {
    */
   protected bound = 0;
 
-  constructor(trace: Uint8Array, options: FlowOptions, config: DecoderConfig) {
+  /** Decode `trace` (a trace read a window at a time: see {@link releaseTrace}). */
+  constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
     this.config = config;
-    const begin = options.begin ?? 0;
-    const end = Math.min(options.end ?? trace.length, trace.length);
-    this.evdec = new EventDecoder(trace, config, { begin, end });
-    this.traceEnd = Math.max(0, end - Math.max(0, begin));
+    this.evdec = new EventDecoder(trace, config, { begin: options.begin, end: options.end });
+    this.traceEnd = this.evdec.bytes.size;
     this.filter = new AddrFilterCheck(config.addrFilter);
     this.tickEvents = config.enableTickEvents;
     this.endOnCall = config.endOnCall;
     this.endOnJump = config.endOnJump;
     this.code = new CodeReader(options.image ?? null, options.images ?? null);
+  }
+
+  /**
+   * Over a trace read a window at a time: let go of the bytes this decoder cannot go
+   * back to any more (before its last PSB, which a resync returns to, and the packet
+   * it is at). Call it between calls, never inside a look-ahead.
+   */
+  releaseTrace(): void {
+    const evdec = this.evdec;
+    const sync = evdec.syncOffset;
+    const at = evdec.offset;
+    if (sync < 0 || at < 0) return;
+    // A sync from here may look back up to a PSB's size for a PSB an error cut into.
+    evdec.bytes.release(Math.min(sync, at) - PSB_SIZE);
   }
 
   /** Forget everything but the trace position (libipt `pt_blk_reset`). */
