@@ -33,7 +33,6 @@ export class AnalysisUnit implements FlowUnit {
     this.decoder = {
       syncForward: () => d.syncForward(),
       resync: () => d.resync(),
-      releaseTrace: () => d.releaseTrace(),
       event: (ev: PtEvent) => {
         const status = d.event(ev);
         if (status < 0) return status;

@@ -25,12 +25,7 @@ export interface FlowDecoderCalls {
   readonly offset: number;
   /** The memory image decoded against (sideband switches it). */
   image: Image;
-  /** Let go of trace bytes the decoder cannot go back to (a trace read a window at a time). */
-  releaseTrace(): void;
 }
-
-/** Units decoded between two {@link FlowDecoderCalls.releaseTrace} calls. */
-const RELEASE_EVERY = 1024;
 
 /** What differs between the decoders: the unit decoded, printed, counted and checked. */
 export interface FlowUnit {
@@ -110,8 +105,7 @@ export class FlowSession {
    * (-Eos at the end of the trace).
    */
   private decodeSegment(unit: FlowUnit, status: number): number {
-    for (let n = 1; ; n++) {
-      if (n % RELEASE_EVERY === 0) unit.decoder.releaseTrace();
+    for (;;) {
       status = this.drainEvents(unit.decoder, status);
       if (status < 0) return status;
       if (status & Status.Eos) {

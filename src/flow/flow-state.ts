@@ -60,6 +60,8 @@ export class FlowState {
   protected readonly evdec: EventDecoder;
   /** A second event decoder to read ahead on (made on first use). */
   private spare: EventDecoder | null = null;
+  /** While the event decoder may go back to a copy: that copy's offset (else -1). */
+  private pinned = -1;
   protected readonly config: DecoderConfig;
   protected readonly filter: AddrFilterCheck;
   protected readonly tickEvents: boolean;
@@ -109,6 +111,7 @@ export class FlowState {
     this.config = config;
     this.evdec = new EventDecoder(trace, config, { begin: options.begin, end: options.end });
     this.traceEnd = this.evdec.bytes.size;
+    this.evdec.bytes.floor = () => this.traceFloor();
     this.filter = new AddrFilterCheck(config.addrFilter);
     this.tickEvents = config.enableTickEvents;
     this.endOnCall = config.endOnCall;
@@ -117,17 +120,18 @@ export class FlowState {
   }
 
   /**
-   * Over a trace read a window at a time: let go of the bytes this decoder cannot go
-   * back to any more (before its last PSB, which a resync returns to, and the packet
-   * it is at). Call it between calls, never inside a look-ahead.
+   * The lowest trace offset this decoder may still read (asked by a trace read a
+   * window at a time before it reads on): the packet the event decoder is at, the
+   * one a look-ahead may go back to, and inside PSB+ the PSB a resync goes back to;
+   * less a PSB's size, which a sync may look back for a PSB an error cut into.
    */
-  releaseTrace(): void {
+  private traceFloor(): number {
     const evdec = this.evdec;
-    const sync = evdec.syncOffset;
-    const at = evdec.offset;
-    if (sync < 0 || at < 0) return;
-    // A sync from here may look back up to a PSB's size for a PSB an error cut into.
-    evdec.bytes.release(Math.min(sync, at) - PSB_SIZE);
+    let low = evdec.offset;
+    if (low < 0) return -1;
+    if (this.pinned >= 0 && this.pinned < low) low = this.pinned;
+    if (this.ev.statusUpdate && evdec.syncOffset >= 0 && evdec.syncOffset < low) low = evdec.syncOffset;
+    return low - PSB_SIZE;
   }
 
   /** Forget everything but the trace position (libipt `pt_blk_reset`). */
@@ -281,7 +285,9 @@ export class FlowState {
     if (ev.type !== EventType.Tnt) return -ErrorCode.BadQuery;
     const saved = this.copyOfEvents();
     const tnt = this.evAside.copyFrom(ev);
+    this.pinned = saved.offset;
     const status = this.evdec.next(ev);
+    this.pinned = -1;
     if (status < 0 || (ev.type as EventType) !== EventType.Tip) {
       this.evdec.copyFrom(saved);
       ev.copyFrom(tnt);

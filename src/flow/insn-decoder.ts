@@ -105,11 +105,6 @@ export class InsnDecoder {
     return this.blocks.syncOffset;
   }
 
-  /** See {@link FlowState.releaseTrace}. */
-  releaseTrace(): void {
-    this.blocks.releaseTrace();
-  }
-
   get image(): Image {
     return this.blocks.image;
   }

@@ -7,13 +7,13 @@
  * decoder that runs into the end of the window (`end`) before the end of the trace
  * (`size`) calls {@link TraceBytes.grow} and decodes again, so every decision is
  * made on the same bytes as over the whole trace, and the output is the same: no
- * seams, no decoder restarts, no state to carry. Whoever owns the decode position
- * calls {@link TraceBytes.release} with the lowest offset it may still go back to
- * (its last PSB, for a resync); the next grow drops the bytes before it. The window
- * is then about one read (`windowSize`) plus what a look-ahead needs; it never grows
- * past `maxWindow` (a decoder there sees the trace end, as a whole-trace decoder of
- * a corrupt trace with no sync point for 64 MiB would not: the one place where a
- * window shows).
+ * seams, no decoder restarts, no state to carry. The bytes before the lowest offset
+ * the decoder may still go back to are dropped at the next grow: the owner of the
+ * decode position says where that is, either as it goes ({@link TraceBytes.release})
+ * or when asked ({@link TraceBytes.floor}, for decoders that go back inside a call).
+ * The window is then about one read (`windowSize`) plus what a look-ahead needs; it
+ * never grows past `maxWindow` (a decoder there sees the trace end, as over the whole
+ * trace it would not: only a look-ahead over 64 MiB shows the window).
  */
 
 /** Where the bytes come from (a file adapter in the CLI; {@link TraceBytes.of} for memory). */
@@ -41,6 +41,11 @@ export class TraceBytes {
   largest: number;
   /** Bytes before this trace offset are no longer needed. */
   private keep = 0;
+  /**
+   * Asked at each grow, when set: the lowest trace offset still needed (negative: none
+   * known, see {@link release}). Set by the one decoder reading these bytes.
+   */
+  floor: (() => number) | null = null;
   private readonly maxWindow: number;
 
   private constructor(
@@ -87,6 +92,8 @@ export class TraceBytes {
   grow(): boolean {
     const source = this.source;
     if (source === null || this.end >= this.size) return false;
+    const floor = this.floor?.() ?? -1;
+    if (floor > this.keep) this.keep = floor;
     const keep = Math.min(Math.max(this.keep, this.base), this.end);
     const held = this.end - keep;
     // Reads double when a look-ahead (or a search for a PSB) needs much more than one.
