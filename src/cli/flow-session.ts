@@ -23,6 +23,8 @@ export interface FlowDecoderCalls {
   event(ev: PtEvent): number;
   /** The trace offset of the decoder, or -error when it has none. */
   readonly offset: number;
+  /** The offset of the last PSB synchronised to, or -error when there is none. */
+  readonly syncOffset: number;
   /** The memory image decoded against (sideband switches it). */
   image: Image;
 }
@@ -75,7 +77,8 @@ export class FlowSession {
       let status = dec.syncForward();
       if (status < 0) {
         if (status === -ErrorCode.Eos) {
-          this.noPsb = first;
+          // (The trace may also end in the first PSB+.)
+          this.noPsb = first && dec.syncOffset < 0;
           return;
         }
         unit.diagnose("sync error", status);

@@ -259,6 +259,15 @@ describe("raw traces read a window at a time", () => {
         assert.match(r.err, new RegExp(`^ptkit ${cmd}: [^\\n]*${message.source}[^\\n]*\\n$`), what);
         assert.doesNotMatch(r.out, /error/, what);
       }
+      // A trace that ends in its first PSB+ is a trace.
+      writeFileSync(
+        join(dir, "header.pt"),
+        Uint8Array.from([...new Array(8).fill([2, 0x82]).flat(), 2, 0x23]),
+      );
+      for (const cmd of ["dump", "flow"]) {
+        const r = run(cmd, dir, cmd === "flow" ? ["--pt", "header.pt"] : ["header.pt"]);
+        assert.equal(r.code, 0, `${cmd}: ${r.err}`);
+      }
       // A piece of trace without PSB is still dumped from its first byte with --no-sync.
       const noSync = run("dump", dir, ["--no-sync", "junk.bin"]);
       assert.equal(noSync.code, 0, noSync.err);
