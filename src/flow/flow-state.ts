@@ -106,7 +106,7 @@ export class FlowState {
    */
   protected bound = 0;
 
-  /** Decode `trace` (a trace read a window at a time: see {@link releaseTrace}). */
+  /** Decode `trace` (held in memory, or read a window at a time: see {@link traceFloor}). */
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
     this.config = config;
     this.evdec = new EventDecoder(trace, config, { begin: options.begin, end: options.end });
