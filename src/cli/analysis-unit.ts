@@ -48,6 +48,9 @@ export class AnalysisUnit implements FlowUnit {
       get offset() {
         return d.offset;
       },
+      get syncOffset() {
+        return d.syncOffset;
+      },
       get image() {
         return d.image;
       },

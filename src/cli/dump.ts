@@ -2,14 +2,14 @@
 import { DUMP_HELP, parseDumpArgs } from "./dump-options.js";
 import { Dumper } from "./dumper.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { loadFileRange, parseFileRange } from "./file-range.js";
+import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { Progress } from "./progress.js";
 import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
 /** Run `ptkit dump` with `argv` (options and file, no command name); returns the exit code. */
-export function runDump(argv: readonly string[], io: CliIo): number {
+export function runDump(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
   const args = parseDumpArgs(argv);
   switch (args.kind) {
     case "help":
@@ -53,19 +53,20 @@ export function runDump(argv: readonly string[], io: CliIo): number {
   });
   const problem = traceFileProblem(io, range.path);
   if (problem !== undefined) return fail(problem);
-  const buf = loadFileRange(io, range);
-  if (typeof buf === "string") return fail(buf);
+  const trace = openFileRange(io, range, internal.windowSize);
+  if (typeof trace === "string") return fail(trace);
   if (options.sideband.channels.length > 0) {
     const session = openSideband(io, out, options.sideband, "dump");
     if (typeof session === "string") return fail(session);
     dumper.sideband = session;
   }
-  const bar = new Progress(io, "dumping", buf.length);
+  const bar = new Progress(io, "dumping", trace.size);
   progress = bar;
   dumper.onProgress = (offset) => bar.update(offset);
-  dumper.run(buf);
+  dumper.run(trace);
   out.flush();
   bar.done();
-  if (!dumper.synced) io.stderr(`ptkit dump: ${noPsbHint(io, range.path)}.\n`);
+  // Nothing to dump is an error (without --no-sync, which starts at the first byte).
+  if (!dumper.synced) return fail(`${noPsbHint(io, range.path)}.`);
   return 0;
 }

@@ -13,6 +13,8 @@ import {
   Packet,
   PacketDecoder,
   PacketType,
+  PSB_SIZE,
+  type TraceBytes,
 } from "../packet/index.js";
 import type { SidebandSession } from "../perf/index.js";
 import {
@@ -98,9 +100,10 @@ export class Dumper {
     this.inHeader = false;
   }
 
-  /** Dump the whole buffer. */
-  run(buf: Uint8Array): void {
-    const decoder = new PacketDecoder(buf, { quirks: packetQuirks(this.config.errata) });
+  /** Dump the whole trace (held in memory, or read a window at a time). */
+  run(trace: Uint8Array | TraceBytes): void {
+    const decoder = new PacketDecoder(trace, { quirks: packetQuirks(this.config.errata) });
+    const bytes = decoder.bytes;
     const pkt = new Packet();
     let count = 0;
     let status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
@@ -112,6 +115,8 @@ export class Dumper {
     }
     for (;;) {
       const offset = decoder.pos;
+      // Nothing goes back further than a sync after an error here (a PSB it cut into).
+      bytes.release(offset - PSB_SIZE);
       status = decoder.next(pkt);
       if (status === -ErrorCode.Eos) {
         const left = decoder.end - offset;
@@ -132,12 +137,12 @@ export class Dumper {
         this.resetTracking();
         continue;
       }
-      this.dumpPacket(buf, offset, pkt);
+      this.dumpPacket(bytes, offset, pkt);
       if (++count % PROGRESS_EVERY === 0) this.onProgress?.(offset);
     }
   }
 
-  private dumpPacket(buf: Uint8Array, offset: number, pkt: Packet): void {
+  private dumpPacket(bytes: TraceBytes, offset: number, pkt: Packet): void {
     const o = this.options;
     let skip = false;
     let track: Track | undefined;
@@ -192,14 +197,14 @@ export class Dumper {
         break;
     }
     if (skip || o.quiet) return;
-    this.out.line(this.formatLine(buf, offset, pkt, track));
+    this.out.line(this.formatLine(bytes, offset, pkt, track));
   }
 
   private dumpAllSideband(): void {
     this.sideband?.dumpAll(this.options.sideband.print);
   }
 
-  private formatLine(buf: Uint8Array, offset: number, pkt: Packet, track: Track | undefined): string {
+  private formatLine(bytes: TraceBytes, offset: number, pkt: Packet, track: Track | undefined): string {
     const o = this.options;
     let line = "";
     let sep = "";
@@ -209,7 +214,8 @@ export class Dumper {
     }
     if (o.showRaw) {
       let raw = "";
-      for (let i = 0; i < pkt.size; i++) raw += buf[offset + i]!.toString(16).padStart(2, "0");
+      const at = offset - bytes.base;
+      for (let i = 0; i < pkt.size; i++) raw += bytes.buf[at + i]!.toString(16).padStart(2, "0");
       line += sep + fit(raw, Width.raw).padEnd(Width.raw);
       sep = " ";
     }

@@ -4,6 +4,7 @@
  */
 
 import { parseCUint } from "../cpu/index.js";
+import { TraceBytes } from "../packet/index.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 
@@ -27,11 +28,18 @@ export function parseFileRange(arg: string): FileRange | string {
   return { path: arg.slice(0, colon), from: Number(from), to: to === undefined ? undefined : Number(to) };
 }
 
+/** Internal settings for tests: the window raw traces are read in (see {@link TraceBytes}). */
+export interface TraceInternals {
+  windowSize?: number;
+}
+
 /**
- * Load the bytes of a range. Errors are libipt-style messages without the program
- * name, e.g. "bad offset 0x10 into x.pt.".
+ * Open a range for decoding, read a window of `windowSize` bytes at a time (a trace
+ * of any size, in bounded memory; offsets are relative to the range's start). Errors
+ * are libipt-style messages without the program name, e.g. "bad offset 0x10 into
+ * x.pt.".
  */
-export function loadFileRange(io: CliIo, range: FileRange): Uint8Array | string {
+export function openFileRange(io: CliIo, range: FileRange, windowSize?: number): TraceBytes | string {
   let size: number;
   try {
     size = io.fileSize(range.path);
@@ -41,5 +49,9 @@ export function loadFileRange(io: CliIo, range: FileRange): Uint8Array | string 
   if (range.from >= size) return `bad offset 0x${range.from.toString(16)} into ${range.path}.`;
   const end = range.to ?? size;
   if (end > size) return `bad range 0x${end.toString(16)} in ${range.path}.`;
-  return io.readRange(range.path, range.from, end - range.from);
+  const source = {
+    size: end - range.from,
+    read: (offset: number, length: number) => io.readRange(range.path, range.from + offset, length),
+  };
+  return TraceBytes.read(source, windowSize);
 }

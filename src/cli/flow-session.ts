@@ -23,6 +23,8 @@ export interface FlowDecoderCalls {
   event(ev: PtEvent): number;
   /** The trace offset of the decoder, or -error when it has none. */
   readonly offset: number;
+  /** The offset of the last PSB synchronised to, or -error when there is none. */
+  readonly syncOffset: number;
   /** The memory image decoded against (sideband switches it). */
   image: Image;
 }
@@ -43,6 +45,8 @@ export class FlowSession {
   readonly time = new U64();
   insnCount = 0;
   blockCount = 0;
+  /** Whether the trace holds no PSB at all (the first sync found none): likely not a trace. */
+  noPsb = false;
 
   /** The sideband every event is offered to (--pevent), with how its records print. */
   sideband: { session: SidebandSession; options: SidebandOptions } | undefined;
@@ -68,11 +72,15 @@ export class FlowSession {
   run(unit: FlowUnit): void {
     const dec = unit.decoder;
     let sync = 0;
-    for (;;) {
+    for (let first = true; ; first = false) {
       unit.reset();
       let status = dec.syncForward();
       if (status < 0) {
-        if (status === -ErrorCode.Eos) return;
+        if (status === -ErrorCode.Eos) {
+          // (The trace may also end in the first PSB+.)
+          this.noPsb = first && dec.syncOffset < 0;
+          return;
+        }
         unit.diagnose("sync error", status);
         // No progress means there will be none: give up (ptxed reports twice first).
         const at = dec.offset;

@@ -8,11 +8,12 @@ import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
 import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { Image } from "../image/index.js";
-import { ErrorCode, errorMessage } from "../packet/index.js";
+import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
 import { AnalysisOutputs, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { AnalysisUnit } from "./analysis-unit.js";
 import { expandArgFiles } from "./arg-files.js";
-import { loadFileRange, parseFileRange } from "./file-range.js";
+import { noPsbHint, traceFileProblem } from "./file-kind.js";
+import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
 import { loadElf, loadRaw } from "./flow-image.js";
@@ -28,7 +29,7 @@ import { VERSION } from "./version.js";
 type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
 /** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
-export function runFlow(argv: readonly string[], io: CliIo): number {
+export function runFlow(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
   const words = expandArgFiles(io, argv);
   if (typeof words === "string") {
     io.stderr(`ptkit flow: ${words}\n`);
@@ -45,7 +46,7 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
   const image = new Image("ptkit flow");
   // What --pevent:kcore loads: the start of every sideband process image.
   const kernel = new Image("kernel");
-  let pt: { step: PtStep; trace: Uint8Array } | undefined;
+  let pt: { step: PtStep; trace: TraceBytes; path: string } | undefined;
   for (const step of steps) {
     switch (step.kind) {
       case "help":
@@ -80,9 +81,9 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
         }
         const range = parseFileRange(step.arg);
         if (typeof range === "string") return fail(`bad file ${step.arg}: ${range}.`);
-        const trace = loadFileRange(io, range);
+        const trace = traceFileProblem(io, range.path) ?? openFileRange(io, range, internal.windowSize);
         if (typeof trace === "string") return fail(trace);
-        pt = { step, trace };
+        pt = { step, trace, path: range.path };
         break;
       }
     }
@@ -122,6 +123,8 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     for (const line of statsText(insn, blocks)) out.line(line);
   }
   out.flush();
+  // ptxed prints nothing for a file without PSB; say what it looks like instead.
+  if (session.noPsb) return fail(`${noPsbHint(io, pt.path)}.`);
   const problem = outputs?.finish();
   return problem ? fail(problem) : 0;
 }

@@ -8,10 +8,10 @@
  * errors. Time is the TSC of the last timed event or switch.
  * {@link interleave} runs several streams in time order.
  */
-import { type DecoderConfig, EventFlag, EventType, PtEvent, Status } from "../event/index.js";
+import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
 import { FlowClass, Insn, InsnDecoder } from "../flow/index.js";
-import { ErrorCode, errorMessage } from "../packet/index.js";
-import type { AuxWindow, CpuSwitch, Timed, TraceGap } from "../perf/index.js";
+import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
+import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
 import type { Cr3Threads } from "./perf-cr3.js";
 import type { ProcessImages } from "./perf-images.js";
@@ -72,8 +72,8 @@ const FLAGS: Record<number, string> = {
 };
 
 export interface StreamContext {
-  /** The stream's trace a window at a time (see AuxWindowReader). */
-  trace: { next(): AuxWindow | undefined };
+  /** The stream's trace, read a window at a time (see TraceBytes). */
+  trace: TraceBytes;
   config: DecoderConfig;
   images: ProcessImages;
   /** This stream's CPU's switches (per-thread streams: none), in time order. */
@@ -100,11 +100,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   const { where, images, switches, gaps, sink, range, tid, cr3s } = s;
   let nextSwitch = 0;
   let nextGap = 0;
-  let win = s.trace.next();
-  if (!win) return;
-  // Offsets shown are the stream's: the window's start plus the decoder's offset.
-  let base = win.start;
-  let dec = new InsnDecoder(win.bytes, { image: images.image(where.pid), config: s.config });
+  if (s.trace.size === 0) return;
+  const dec = new InsnDecoder(s.trace, { image: images.image(where.pid), config: s.config });
   const insn = new Insn();
   const ev = new PtEvent();
   // The branch the last instruction may have taken, until the next one shows where it went.
@@ -113,13 +110,6 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let fromLo = 0;
   let fallHi = 0;
   let fallLo = 0;
-  // Where the decoder's IP stayed when tracing went off (libipt's rule: the FUP of an
-  // asynchronous disable, the return address of a call that disabled it, else none),
-  // and whether this window's decoder started at a seam where tracing was off: its
-  // fresh IP does not know it, so the next enable is flagged "resumed" here.
-  let stopHi = 0;
-  let stopLo = 0;
-  let stoppedAtSeam = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -136,7 +126,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     settle(pid, was, images.advance(hi, lo));
     while (nextGap < gaps.length && !lt64(hi, lo, gaps[nextGap]!.tscHi, gaps[nextGap]!.tscLo)) {
       const gap = gaps[nextGap++]!;
-      if (where.inRange) sink.error(where, base + dec.offset, gap.what);
+      if (where.inRange) sink.error(where, dec.offset, gap.what);
     }
   };
   // After the running thread (was pid/tid) or the process images may have changed.
@@ -158,30 +148,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     const pending = branchClass;
     if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) branchClass = 0;
-    if (!ev.statusUpdate) trackStop(pending);
     // Ticks (with --time-range) only move time on.
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
-    sink.event(where, ev, base + dec.offset);
+    sink.event(where, ev, dec.offset);
     if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
     else if (ev.type === EventType.AsyncDisabled)
       sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
     else if (ev.type === EventType.Disabled) {
       const how = FLAGS[pending];
       sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0, images);
-    }
-  };
-  const trackStop = (pending: number) => {
-    if (ev.type === EventType.AsyncDisabled) {
-      stopHi = ev.fromHi;
-      stopLo = ev.fromLo;
-    } else if (ev.type === EventType.Disabled) {
-      const call = pending === FlowClass.Call || pending === FlowClass.FarCall;
-      stopHi = call ? fallHi : 0;
-      stopLo = call ? fallLo : 0;
-    } else if (ev.type === EventType.Enabled) {
-      if (stoppedAtSeam && (stopHi || stopLo) && ev.ipHi === stopHi && ev.ipLo === stopLo)
-        ev.flags |= EventFlag.Resumed;
-      stoppedAtSeam = false;
     }
   };
   // Switches before TSC hi:lo take effect at their own time, in time order with the
@@ -194,52 +169,23 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       at(sw.tscHi, sw.tscLo);
     }
   }
-  // Whether the decoder has read the seam's PSB (the events it gives are the next window's).
-  const pastSeam = () => win!.seam > 0 && dec.syncOffset >= win!.seam;
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
       if (status === -ErrorCode.Eos) {
-        // The window is used up: the next one's decoder starts at its PSB.
-        win = s.trace.next();
-        if (!win) {
-          // The switches after the trace still happen: a thread leaves this CPU.
-          yield* switchesBefore(0xffffffff, 0xffffffff);
-          return;
-        }
-        base = win.start;
-        dec = new InsnDecoder(win.bytes, { image: images.image(where.pid), config: s.config });
-        status = dec.syncForward();
-        continue;
-      }
-      // At or past the seam, the next window's decoder takes over (and meets this error again).
-      if (win.seam > 0 && dec.offset >= win.seam) {
-        status = -ErrorCode.Eos;
-        continue;
+        // The switches after the trace still happen: a thread leaves this CPU.
+        yield* switchesBefore(0xffffffff, 0xffffffff);
+        return;
       }
       const charged = status === -ErrorCode.NoMap && images.charge(where.pid, insn.ipHi, insn.ipLo);
-      if (!charged && where.inRange) sink.error(where, base + dec.offset, errorMessage(status));
+      if (!charged && where.inRange) sink.error(where, dec.offset, errorMessage(status));
       branchClass = 0;
-      // Resynchronising resets the decoder's IP.
-      stopHi = stopLo = 0;
-      stoppedAtSeam = false;
       status = dec.syncForward();
       continue;
     }
     while (status >= 0 && status & Status.EventPending) {
       status = dec.event(ev);
       if (status < 0) break;
-      // The seam's PSB+ status: everything before it is decoded; the next window's
-      // decoder starts with the same status, so hand over without taking it.
-      if (
-        ev.statusUpdate &&
-        (ev.type === EventType.Enabled || ev.type === EventType.Disabled) &&
-        pastSeam()
-      ) {
-        stoppedAtSeam = ev.type === EventType.Disabled;
-        status = -ErrorCode.Eos;
-        break;
-      }
       if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
         yield* switchesBefore(ev.tscHi, ev.tscLo);
         s.nextHi = ev.tscHi;
@@ -268,7 +214,6 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     )
       sink.branch(where, FLAGS[branchClass]!, fromHi, fromLo, insn.ipHi, insn.ipLo, images);
     if (where.inRange) sink.insn(where, insn);
-    stoppedAtSeam = false;
     branchClass = FLAGS[insn.iclass] ? insn.iclass : 0;
     fromHi = insn.ipHi;
     fromLo = insn.ipLo;

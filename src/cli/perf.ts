@@ -5,7 +5,7 @@
  * binaries from its MMAP/MMAP2 records (perf-images.ts), the kernel where KASLR put
  * it (perf-kernel.ts), the running thread of each CPU from its switch records or
  * else by CR3 (perf-stream.ts, perf-cr3.ts), each stream read a window at a time
- * (AuxWindowReader), output as perf-output.ts writes it, and on request the analysis
+ * (TraceBytes), output as perf-output.ts writes it, and on request the analysis
  * outputs of perf-analysis.ts (timeline, folded stacks, coverage).
  */
 import { parseArgs } from "node:util";
@@ -13,9 +13,9 @@ import type { Demangler, SymbolTable } from "../analysis/index.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
+import { TraceBytes } from "../packet/index.js";
 import {
   type AuxtraceInfo,
-  AuxWindowReader,
   auxStreams,
   auxtraceBuffers,
   type CpuSwitch,
@@ -29,6 +29,7 @@ import {
   parseAuxtraceInfo,
   perfTimeToTsc,
   RecordType,
+  readStream,
   readTasks,
   type Timed,
   type TscConversion,
@@ -272,7 +273,10 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
     streams.push({
-      trace: new AuxWindowReader(source, s, internal.windowSize),
+      trace: TraceBytes.read(
+        { size: s.size, read: (at, n) => readStream(source, s, at, n) },
+        internal.windowSize,
+      ),
       config,
       images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
       switches: perThread ? [] : cpuSwitches(tasks, cpu),

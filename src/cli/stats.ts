@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { errorMessage, PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/index.js";
 import { collectStats, type TraceStats } from "../packet/stats.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { loadFileRange, parseFileRange } from "./file-range.js";
+import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
 import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
 
@@ -22,7 +22,7 @@ examples:
   ptkit stats --json trace.pt:0x1000 | jq .counts
 `;
 
-export function runStats(argv: readonly string[], io: CliIo): number {
+export function runStats(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
   let parsed: ReturnType<typeof parseStatsArgs>;
   try {
     parsed = parseStatsArgs(argv);
@@ -52,14 +52,14 @@ export function runStats(argv: readonly string[], io: CliIo): number {
     io.stderr(`ptkit stats: bad file ${file}: ${range}.\n`);
     return 1;
   }
-  const buf = traceFileProblem(io, range.path) ?? loadFileRange(io, range);
-  if (typeof buf === "string") {
-    io.stderr(`ptkit stats: ${buf}\n`);
+  const trace = traceFileProblem(io, range.path) ?? openFileRange(io, range, internal.windowSize);
+  if (typeof trace === "string") {
+    io.stderr(`ptkit stats: ${trace}\n`);
     return 1;
   }
-  const progress = new Progress(io, "decoding", buf.length);
+  const progress = new Progress(io, "decoding", trace.size);
   const start = performance.now();
-  const stats = collectStats(buf, {
+  const stats = collectStats(trace, {
     onProgress: (at) => progress.update(at),
     progressBytes: 1 << 20,
     maxErrors,

@@ -12,6 +12,7 @@ import type { BlockContext } from "../packet/decode.js";
 import * as decode from "../packet/decode.js";
 import { PacketDecoder } from "../packet/decoder.js";
 import * as errors from "../packet/errors.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import type { Packet } from "../packet/types.js";
 import * as packetTypes from "../packet/types.js";
 
@@ -29,11 +30,16 @@ export class PacketCursor {
   block: BlockContext = 0;
   private syncer: PacketDecoder | undefined;
 
+  /** Over `bytes` (offsets are trace offsets; all cursors of a decoder share them). */
   constructor(
-    readonly buf: Uint8Array,
-    readonly end: number,
+    readonly bytes: TraceBytes,
     readonly quirks: number,
   ) {}
+
+  /** The end of the trace. */
+  get end(): number {
+    return this.bytes.size;
+  }
 
   copyFrom(other: PacketCursor): void {
     this.pos = other.pos;
@@ -45,7 +51,11 @@ export class PacketCursor {
   next(pkt: Packet): number {
     const pos = this.pos;
     if (pos < 0) return -ErrorCode.NoSync;
-    const size = decodePacket(this.buf, pos, this.end, pkt, this.block, this.quirks);
+    const t = this.bytes;
+    let size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
+    // Cut off by the end of the window, not of the trace: read on and decode again.
+    while (size === -ErrorCode.Eos && t.more && t.grow())
+      size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
     if (size < 0) return size;
     const type = pkt.type;
     if (type === PacketType.Psb) {
@@ -75,7 +85,7 @@ export class PacketCursor {
 
   /** PacketDecoder over the same bytes, positioned like this cursor, for its sync rules. */
   private lend(): PacketDecoder {
-    this.syncer ??= new PacketDecoder(this.buf, { end: this.end, quirks: this.quirks });
+    this.syncer ??= new PacketDecoder(this.bytes, { quirks: this.quirks });
     this.syncer.pos = this.pos;
     this.syncer.syncOffset = this.syncOffset;
     return this.syncer;

@@ -16,6 +16,7 @@
  * Nothing is allocated per packet or event; errors are returned, never thrown.
  */
 import * as errors from "../packet/errors.js";
+import { TraceBytes } from "../packet/trace-bytes.js";
 import * as packetTypes from "../packet/types.js";
 import type { TimeTracker } from "../time/index.js";
 import * as branch from "./branch.js";
@@ -45,13 +46,21 @@ export class EventDecoder {
   private readonly s: DecoderState;
 
   /**
-   * Decode `buf[begin, end)`; offsets are relative to `begin`, as libipt's are to
-   * `config->begin`. Call a sync method before {@link next}.
+   * Decode `trace[begin, end)` (a trace read a window at a time: all of it); offsets
+   * are relative to `begin`, as libipt's are to `config->begin`. Call a sync method
+   * before {@link next}.
    */
-  constructor(buf: Uint8Array, config: DecoderConfig, options: { begin?: number; end?: number } = {}) {
-    const end = Math.min(Math.max(options.end ?? buf.length, 0), buf.length);
-    const begin = Math.min(Math.max(options.begin ?? 0, 0), end);
-    this.s = new DecoderState(buf.subarray(begin, end), config);
+  constructor(
+    trace: Uint8Array | TraceBytes,
+    config: DecoderConfig,
+    options: { begin?: number; end?: number } = {},
+  ) {
+    this.s = new DecoderState(traceBytes(trace, options), config);
+  }
+
+  /** The trace's bytes (shared by every copy of this decoder). */
+  get bytes(): TraceBytes {
+    return this.s.cursor.bytes;
   }
 
   get config(): DecoderConfig {
@@ -143,7 +152,7 @@ export class EventDecoder {
 
   /** A decoder over the same trace in the same state. */
   clone(): EventDecoder {
-    return new EventDecoder(this.s.cursor.buf, this.s.config).copyFrom(this);
+    return new EventDecoder(this.s.cursor.bytes, this.s.config).copyFrom(this);
   }
 
   /**
@@ -188,6 +197,14 @@ export class EventDecoder {
         return -ErrorCode.NoSync;
     }
   }
+}
+
+/** `trace[begin, end)` as {@link TraceBytes}. */
+function traceBytes(trace: Uint8Array | TraceBytes, options: { begin?: number; end?: number }): TraceBytes {
+  if (trace instanceof TraceBytes) return trace;
+  const end = Math.min(Math.max(options.end ?? trace.length, 0), trace.length);
+  const begin = Math.min(Math.max(options.begin ?? 0, 0), end);
+  return TraceBytes.of(trace.subarray(begin, end));
 }
 
 /** Process the current packet: 0 (an event is ready), > 0 (next packet), -error. */

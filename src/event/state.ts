@@ -13,6 +13,7 @@
 import { packetQuirks } from "../cpu/errata.js";
 import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as packetTypes from "../packet/types.js";
 import { Packet } from "../packet/types.js";
 import { Clock } from "./clock.js";
@@ -73,12 +74,12 @@ export class DecoderState {
   readonly savedClock: Clock;
   readonly tmpEvent = new PtEvent();
 
-  constructor(buf: Uint8Array, config: DecoderConfig) {
+  constructor(bytes: TraceBytes, config: DecoderConfig) {
     this.config = config;
     const quirks = packetQuirks(config.errata);
-    this.cursor = new PacketCursor(buf, buf.length, quirks);
-    this.scan = new PacketCursor(buf, buf.length, quirks);
-    this.scan2 = new PacketCursor(buf, buf.length, quirks);
+    this.cursor = new PacketCursor(bytes, quirks);
+    this.scan = new PacketCursor(bytes, quirks);
+    this.scan2 = new PacketCursor(bytes, quirks);
     this.clock = new Clock(config);
     this.scanClock = new Clock(config);
     this.savedClock = new Clock(config);

@@ -23,6 +23,7 @@ import type { PtEvent } from "../event/types.js";
 import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
 import * as errors from "../packet/errors.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
 import type { FlowOptions } from "./flow-state.js";
@@ -45,7 +46,7 @@ export class BlockDecoder extends BlockEvents {
   /** The last resync returned -EventIgnored: the next call goes on with it. */
   private resyncIgnored = false;
 
-  constructor(trace: Uint8Array, options: FlowOptions = {}) {
+  constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
   }
 

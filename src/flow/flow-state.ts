@@ -19,7 +19,9 @@ import { PtEvent } from "../event/types.js";
 import * as addr from "../image/addr.js";
 import type { Image, ImageSet } from "../image/index.js";
 import * as isa from "../isa/index.js";
+import { PSB_SIZE } from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import { AddrFilterCheck } from "./addr-filter.js";
 import { CodeReader } from "./code-reader.js";
 import * as flowClass from "./flow-class.js";
@@ -58,6 +60,8 @@ export class FlowState {
   protected readonly evdec: EventDecoder;
   /** A second event decoder to read ahead on (made on first use). */
   private spare: EventDecoder | null = null;
+  /** While the event decoder may go back to a copy: that copy's offset (else -1). */
+  private pinned = -1;
   protected readonly config: DecoderConfig;
   protected readonly filter: AddrFilterCheck;
   protected readonly tickEvents: boolean;
@@ -102,17 +106,32 @@ export class FlowState {
    */
   protected bound = 0;
 
-  constructor(trace: Uint8Array, options: FlowOptions, config: DecoderConfig) {
+  /** Decode `trace` (held in memory, or read a window at a time: see {@link traceFloor}). */
+  constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
     this.config = config;
-    const begin = options.begin ?? 0;
-    const end = Math.min(options.end ?? trace.length, trace.length);
-    this.evdec = new EventDecoder(trace, config, { begin, end });
-    this.traceEnd = Math.max(0, end - Math.max(0, begin));
+    this.evdec = new EventDecoder(trace, config, { begin: options.begin, end: options.end });
+    this.traceEnd = this.evdec.bytes.size;
+    this.evdec.bytes.floor = () => this.traceFloor();
     this.filter = new AddrFilterCheck(config.addrFilter);
     this.tickEvents = config.enableTickEvents;
     this.endOnCall = config.endOnCall;
     this.endOnJump = config.endOnJump;
     this.code = new CodeReader(options.image ?? null, options.images ?? null);
+  }
+
+  /**
+   * The lowest trace offset this decoder may still read (asked by a trace read a
+   * window at a time before it reads on): the packet the event decoder is at, the
+   * one a look-ahead may go back to, and inside PSB+ the PSB a resync goes back to;
+   * less a PSB's size, which a sync may look back for a PSB an error cut into.
+   */
+  private traceFloor(): number {
+    const evdec = this.evdec;
+    let low = evdec.offset;
+    if (low < 0) return -1;
+    if (this.pinned >= 0 && this.pinned < low) low = this.pinned;
+    if (this.ev.statusUpdate && evdec.syncOffset >= 0 && evdec.syncOffset < low) low = evdec.syncOffset;
+    return low - PSB_SIZE;
   }
 
   /** Forget everything but the trace position (libipt `pt_blk_reset`). */
@@ -266,7 +285,9 @@ export class FlowState {
     if (ev.type !== EventType.Tnt) return -ErrorCode.BadQuery;
     const saved = this.copyOfEvents();
     const tnt = this.evAside.copyFrom(ev);
+    this.pinned = saved.offset;
     const status = this.evdec.next(ev);
+    this.pinned = -1;
     if (status < 0 || (ev.type as EventType) !== EventType.Tip) {
       this.evdec.copyFrom(saved);
       ev.copyFrom(tnt);

@@ -26,6 +26,7 @@ import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
 import type { InsnClass } from "../isa/index.js";
 import * as errors from "../packet/errors.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import { BlockDecoder } from "./block-decoder.js";
 import * as flowClass from "./flow-class.js";
 import * as flowInsn from "./flow-insn.js";
@@ -60,7 +61,7 @@ export class InsnDecoder {
   /** The code reader's current section, which the block decoder walks in. */
   private readonly view: SectionView;
 
-  constructor(trace: Uint8Array, options: FlowOptions = {}) {
+  constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     // Blocks end where they must; ending them after calls or jumps changes nothing here.
     const config = { ...(options.config ?? defaultDecoderConfig()), endOnCall: false, endOnJump: false };
     this.blocks = new BlockDecoder(trace, { ...options, config });

@@ -1,15 +1,17 @@
 /**
  * The packet decoder object: sync, next, offset — the libipt `pt_pkt_*` model over
- * a `Uint8Array`. For the tightest loops call {@link decodePacket} directly.
+ * a `Uint8Array`, or over a trace read a window at a time ({@link TraceBytes}). For
+ * the tightest loops call {@link decodePacket} directly.
  */
 import { type BlockContext, decodePacket, nextBlockContext, PSB_SIZE } from "./decode.js";
 import { ErrorCode } from "./errors.js";
-import { syncBackward, syncForward } from "./sync.js";
+import { syncBackward, syncForwardIn } from "./sync.js";
+import { TraceBytes } from "./trace-bytes.js";
 import { type Packet, PacketType } from "./types.js";
 
 export class PacketDecoder {
-  readonly buf: Uint8Array;
-  readonly end: number;
+  /** The trace's bytes (offsets are trace offsets). */
+  readonly bytes: TraceBytes;
   /** Current offset; -1 until synchronised. */
   pos = -1;
   /** Offset of the PSB last synchronised to or decoded; -1 if none. */
@@ -19,10 +21,18 @@ export class PacketDecoder {
   /** {@link DecodeQuirk} bits for the errata of the traced CPU. */
   readonly quirks: number;
 
-  constructor(buf: Uint8Array, options: { end?: number; quirks?: number } = {}) {
-    this.buf = buf;
-    this.end = Math.min(options.end ?? buf.length, buf.length);
+  /** Decode `trace` (up to `end` when it is a Uint8Array). */
+  constructor(trace: Uint8Array | TraceBytes, options: { end?: number; quirks?: number } = {}) {
+    this.bytes =
+      trace instanceof TraceBytes
+        ? trace
+        : TraceBytes.of(trace.subarray(0, Math.min(options.end ?? trace.length, trace.length)));
     this.quirks = options.quirks ?? 0;
+  }
+
+  /** The end of the trace. */
+  get end(): number {
+    return this.bytes.size;
   }
 
   /** Offset of the next packet, or `-NoSync`. */
@@ -38,22 +48,27 @@ export class PacketDecoder {
     let pos = Math.max(this.pos, 0);
     if (pos === this.syncOffset) pos += PSB_SIZE;
     pos -= Math.min(pos, PSB_SIZE - 1);
-    const psb = syncForward(this.buf, Math.min(pos, this.end), this.end);
+    const psb = syncForwardIn(this.bytes, Math.min(pos, this.bytes.size));
     if (psb < 0) return psb;
     return this.setSync(psb);
   }
 
-  /** Move to the last PSB before the current offset (or before the end when unsynced). */
+  /**
+   * Move to the last PSB before the current offset (or before the end when unsynced);
+   * over a trace read a window at a time, only the window is searched.
+   */
   syncBackward(): number {
-    const from = this.pos < 0 ? this.end : this.pos;
-    const psb = syncBackward(this.buf, from, this.end);
+    const t = this.bytes;
+    const from = Math.min(this.pos < 0 ? t.end : this.pos, t.end);
+    if (from < t.base) return -ErrorCode.Eos;
+    const psb = syncBackward(t.buf, from - t.base, t.end - t.base);
     if (psb < 0) return psb;
-    return this.setSync(psb);
+    return this.setSync(psb + t.base);
   }
 
   /** Trust that a packet starts at `offset`. */
   syncSet(offset: number): number {
-    if (offset < 0 || offset > this.end) return -ErrorCode.Eos;
+    if (offset < 0 || offset > this.bytes.size) return -ErrorCode.Eos;
     return this.setSync(offset);
   }
 
@@ -68,7 +83,11 @@ export class PacketDecoder {
   next(pkt: Packet): number {
     const pos = this.pos;
     if (pos < 0) return -ErrorCode.NoSync;
-    const size = decodePacket(this.buf, pos, this.end, pkt, this.block, this.quirks);
+    const t = this.bytes;
+    let size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
+    // Cut off by the end of the window, not of the trace: read on and decode again.
+    while (size === -ErrorCode.Eos && t.more && t.grow())
+      size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
     if (size < 0) return size;
     if (pkt.type === PacketType.Psb) {
       this.syncOffset = pos;

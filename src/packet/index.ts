@@ -13,7 +13,8 @@ export { compressIp, encodedSize, encodePacket, PacketEncoder } from "./encode.j
 export { ErrorCode, errorMessage, PtError } from "./errors.js";
 export { LastIp } from "./last-ip.js";
 export { collectStats, type DecodeErrorRecord, type StatsOptions, type TraceStats } from "./stats.js";
-export { isPsbAt, syncBackward, syncForward } from "./sync.js";
+export { isPsbAt, syncBackward, syncForward, syncForwardIn } from "./sync.js";
+export { DEFAULT_TRACE_WINDOW, TraceBytes, type TraceSource } from "./trace-bytes.js";
 export {
   CfeType,
   EvdType,

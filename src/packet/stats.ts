@@ -4,7 +4,8 @@
  */
 import { type BlockContext, decodePacket, nextBlockContext } from "./decode.js";
 import { ErrorCode } from "./errors.js";
-import { syncForward } from "./sync.js";
+import { syncForwardIn } from "./sync.js";
+import { TraceBytes } from "./trace-bytes.js";
 import { PACKET_TYPE_COUNT, Packet, PacketType } from "./types.js";
 
 export interface DecodeErrorRecord {
@@ -42,8 +43,10 @@ export interface StatsOptions {
   quirks?: number;
 }
 
-export function collectStats(buf: Uint8Array, options: StatsOptions = {}): TraceStats {
-  const end = buf.length;
+/** Statistics of `trace` (held in memory, or read a window at a time). */
+export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptions = {}): TraceStats {
+  const t = trace instanceof TraceBytes ? trace : TraceBytes.of(trace);
+  const end = t.size;
   const counts = new Float64Array(PACKET_TYPE_COUNT);
   const typeBytes = new Float64Array(PACKET_TYPE_COUNT);
   const psbOffsets: number[] = [];
@@ -51,22 +54,27 @@ export function collectStats(buf: Uint8Array, options: StatsOptions = {}): Trace
   const maxErrors = options.maxErrors ?? 1000;
   const step = options.progressBytes ?? 1 << 24;
   const onProgress = options.onProgress;
+  const quirks = options.quirks ?? 0;
   const pkt = new Packet();
   let errorCount = 0;
   let packets = 0;
   let truncated = 0;
-  let pos = syncForward(buf, 0, end);
+  let pos = syncForwardIn(t, 0);
   let skipped = pos < 0 ? end : pos;
   let nextProgress = step;
   let block: BlockContext = 0;
+  // The window in locals: `buf[i]` is the trace's byte `base + i`.
+  let buf = t.buf;
+  let base = t.base;
+  let bufEnd = t.end - base;
   while (pos >= 0 && pos < end) {
-    const size = decodePacket(buf, pos, end, pkt, block, options.quirks ?? 0);
+    const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
     if (size > 0) {
-      const t = pkt.type;
-      counts[t]!++;
-      typeBytes[t]! += size;
+      const type = pkt.type;
+      counts[type]!++;
+      typeBytes[type]! += size;
       packets++;
-      if (t === PacketType.Psb) psbOffsets.push(pos);
+      if (type === PacketType.Psb) psbOffsets.push(pos);
       block = nextBlockContext(pkt, block);
       pos += size;
       if (onProgress && pos >= nextProgress) {
@@ -76,16 +84,27 @@ export function collectStats(buf: Uint8Array, options: StatsOptions = {}): Trace
       continue;
     }
     if (size === -ErrorCode.Eos) {
+      // Cut off by the end of the window: read on from this packet and decode it again.
+      t.release(pos);
+      if (t.more && t.grow()) {
+        buf = t.buf;
+        base = t.base;
+        bufEnd = t.end - base;
+        continue;
+      }
       truncated = end - pos;
       break;
     }
     errorCount++;
-    if (errors.length < maxErrors) errors.push({ offset: pos, code: size, byte: buf[pos]! });
+    if (errors.length < maxErrors) errors.push({ offset: pos, code: size, byte: buf[pos - base]! });
     // Resume at the next PSB after the one we are in (if the error is inside it).
-    const next = syncForward(buf, pos + 1, end);
+    const next = syncForwardIn(t, pos + 1);
     skipped += (next < 0 ? end : next) - pos;
     pos = next;
     block = 0;
+    buf = t.buf;
+    base = t.base;
+    bufEnd = t.end - base;
   }
   return {
     bytes: end,

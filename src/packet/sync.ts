@@ -7,6 +7,7 @@
  */
 import { PSB_SIZE } from "./decode.js";
 import { ErrorCode } from "./errors.js";
+import type { TraceBytes } from "./trace-bytes.js";
 
 function isPatternWindow(buf: Uint8Array, p: number): boolean {
   const a = buf[p]!;
@@ -61,4 +62,25 @@ export function syncBackward(buf: Uint8Array, from: number, end: number = buf.le
     while (p >= 8 && isPatternWindow(buf, p - 8) && buf[p - 8] === buf[p]) p -= 8;
   }
   return -ErrorCode.Eos;
+}
+
+/**
+ * {@link syncForward} over a trace read a window at a time: the trace offset of the
+ * first PSB at or after trace offset `from`, or `-Eos`. Reads on until the answer
+ * cannot change with the bytes after the window (a PSB's run of pattern bytes may go
+ * on past it), dropping the bytes searched on the way.
+ */
+export function syncForwardIn(t: TraceBytes, from: number): number {
+  for (;;) {
+    const base = t.base;
+    const end = t.end;
+    const at = Math.max(from, base);
+    const local = syncForward(t.buf, Math.min(at, end) - base, end - base);
+    if (local >= 0 && (local + base + PSB_SIZE + 1 < end || !t.more)) return local + base;
+    if (local < 0 && (local !== -ErrorCode.Eos || !t.more)) return local;
+    // None yet: a PSB at or after `from` can only be one whose run reaches into the last PSB's worth of bytes.
+    if (local < 0) from = Math.max(from, end - PSB_SIZE);
+    t.release(from);
+    if (!t.grow()) return local < 0 ? local : local + base;
+  }
 }

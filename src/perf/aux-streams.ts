@@ -189,3 +189,29 @@ export function forEachAuxChunk(
     for (let at = 0; at < r.size; at += chunk) sink(source.read(r.offset + at, Math.min(chunk, r.size - at)));
   }
 }
+
+/** Up to `length` bytes of the stream from stream offset `from` (a view when they lie in one range). */
+export function readStream(source: ByteSource, stream: AuxStream, from: number, length: number): Uint8Array {
+  const end = Math.min(stream.size, from + length);
+  if (end <= from) return new Uint8Array(0);
+  const parts: Uint8Array[] = [];
+  let rangeStart = 0;
+  for (const r of stream.ranges) {
+    const rangeEnd = rangeStart + r.size;
+    if (rangeEnd > from && rangeStart < end) {
+      const lo = Math.max(from, rangeStart);
+      const hi = Math.min(end, rangeEnd);
+      parts.push(source.read(r.offset + (lo - rangeStart), hi - lo));
+    }
+    if (rangeEnd >= end) break;
+    rangeStart = rangeEnd;
+  }
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -16,8 +16,8 @@ export {
   auxtraceBuffers,
   forEachAuxChunk,
   newDataStart,
+  readStream,
 } from "./aux-streams.js";
-export { type AuxWindow, AuxWindowReader } from "./aux-windows.js";
 export {
   AUXTRACE_TYPE_NAMES,
   type AuxtraceInfo,

@@ -11,7 +11,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { main } from "../../src/cli/ptkit.js";
 import { VERSION } from "../../src/cli/version.js";
-import { Flag, Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
+import { Flag, Packet, PacketEncoder, PacketType, syncForward } from "../../src/packet/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { ET_EXEC, PF_R, PF_X, writeElf } from "../image/elf-writer.js";
@@ -376,7 +376,7 @@ describe("ptkit flow", () => {
     );
   });
 
-  test("any bytes as trace: no exception, exit code 0, only ptxed's kinds of lines", () => {
+  test("any bytes as trace: no exception, only ptxed's kinds of lines; exit code 0, or 1 when no PSB is found", () => {
     const kinds = /^(\[.*\]|[0-9a-f]{16}( {2}.*)?|insn: \d+\.|blocks:\t\d+\.)$/;
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), fc.boolean(), fc.boolean(), (junk, withPsb, insn) => {
@@ -385,7 +385,10 @@ describe("ptkit flow", () => {
         if (bytes.length === 0) return;
         writeFileSync(join(dir, "junk.pt"), bytes);
         const r = run(dir, insn ? "--insn-decoder" : "--block-decoder", "--stat", ...RAW, "--pt", "junk.pt");
-        assert.equal(r.code, 0, r.err);
+        // Bytes without any PSB are no trace: one line saying so (ptxed prints nothing).
+        const psb = syncForward(bytes, 0) >= 0;
+        assert.equal(r.code, psb ? 0 : 1, r.err);
+        if (!psb) assert.match(r.err, /^ptkit flow: [^\n]*junk\.pt[^\n]*\n$/);
         for (const l of r.lines) assert.match(l, kinds);
       }),
       { numRuns: 300 },

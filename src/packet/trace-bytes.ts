@@ -1,0 +1,116 @@
+/**
+ * The bytes of a trace as the decoders see them: all of it in memory, or a window of
+ * a trace too large for memory (or for one read: 2 GiB and more) that moves along
+ * as decoding does.
+ *
+ * Offsets are trace offsets throughout: `buf[i]` is the trace's byte `base + i`. A
+ * decoder that runs into the end of the window (`end`) before the end of the trace
+ * (`size`) calls {@link TraceBytes.grow} and decodes again, so every decision is
+ * made on the same bytes as over the whole trace, and the output is the same: no
+ * seams, no decoder restarts, no state to carry. The bytes before the lowest offset
+ * the decoder may still go back to are dropped at the next grow: the owner of the
+ * decode position says where that is, either as it goes ({@link TraceBytes.release})
+ * or when asked ({@link TraceBytes.floor}, for decoders that go back inside a call).
+ * The window is then about one read (`windowSize`) plus what a look-ahead needs; it
+ * never grows past `maxWindow` (a decoder there sees the trace end, as over the whole
+ * trace it would not: only a look-ahead over 64 MiB shows the window).
+ */
+
+/** Where the bytes come from (a file adapter in the CLI; {@link TraceBytes.of} for memory). */
+export interface TraceSource {
+  /** Total size in bytes (offsets are Numbers: exact up to 2^53). */
+  readonly size: number;
+  /** `length` bytes at `offset`, never asked for outside [0, size). */
+  read(offset: number, length: number): Uint8Array;
+}
+
+/** The default read: several MiB, so that reads are large and few. */
+export const DEFAULT_TRACE_WINDOW = 8 << 20;
+
+/** The window may grow to this (or 16 reads) when a look-ahead or a long stretch without PSB needs it. */
+const MAX_WINDOW = 64 << 20;
+
+export class TraceBytes {
+  /** The trace's bytes [base, end). */
+  buf: Uint8Array;
+  /** Trace offset of `buf[0]`. */
+  base = 0;
+  /** Trace offset just past the bytes held. */
+  end: number;
+  /** The largest window held so far, in bytes (for tests of the bound). */
+  largest: number;
+  /** Bytes before this trace offset are no longer needed. */
+  private keep = 0;
+  /**
+   * Asked at each grow, when set: the lowest trace offset still needed (negative: none
+   * known, see {@link release}). Set by the one decoder reading these bytes.
+   */
+  floor: (() => number) | null = null;
+  private readonly maxWindow: number;
+
+  private constructor(
+    private readonly source: TraceSource | null,
+    buf: Uint8Array,
+    readonly size: number,
+    private readonly windowSize: number,
+  ) {
+    this.buf = buf;
+    this.end = buf.length;
+    this.largest = buf.length;
+    this.maxWindow = Math.max(MAX_WINDOW, windowSize * 16);
+  }
+
+  /** A trace held in memory as a whole. */
+  static of(bytes: Uint8Array): TraceBytes {
+    return new TraceBytes(null, bytes, bytes.length, bytes.length);
+  }
+
+  /** A trace read `windowSize` bytes at a time from `source` (the first read happens now). */
+  static read(source: TraceSource, windowSize = DEFAULT_TRACE_WINDOW): TraceBytes {
+    const size = Math.max(1, Math.floor(windowSize));
+    const first = source.read(0, Math.min(size, source.size));
+    return new TraceBytes(source, first, source.size, size);
+  }
+
+  /** Whether bytes of the trace lie past `end`. */
+  get more(): boolean {
+    return this.end < this.size && this.source !== null;
+  }
+
+  /**
+   * The bytes before trace offset `offset` are not needed any more (by anyone
+   * decoding from these bytes); they go at the next {@link grow}.
+   */
+  release(offset: number): void {
+    if (offset > this.keep) this.keep = offset;
+  }
+
+  /**
+   * Read more of the trace into the window: false at the end of the trace, or when
+   * the window would outgrow its bound.
+   */
+  grow(): boolean {
+    const source = this.source;
+    if (source === null || this.end >= this.size) return false;
+    const floor = this.floor?.() ?? -1;
+    if (floor > this.keep) this.keep = floor;
+    const keep = Math.min(Math.max(this.keep, this.base), this.end);
+    const held = this.end - keep;
+    // Reads double when a look-ahead (or a search for a PSB) needs much more than one.
+    const want = Math.min(this.size - this.end, Math.max(this.windowSize, held));
+    if (held + want > this.maxWindow) return false;
+    const next = source.read(this.end, want);
+    if (next.length === 0) return false;
+    let buf = next;
+    if (held > 0) {
+      buf = new Uint8Array(held + next.length);
+      buf.set(this.buf.subarray(keep - this.base, this.end - this.base));
+      buf.set(next, held);
+    }
+    this.buf = buf;
+    this.base = keep;
+    this.end += next.length;
+    if (buf.length > this.largest) this.largest = buf.length;
+    return true;
+  }
+}
