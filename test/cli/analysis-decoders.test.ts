@@ -52,7 +52,10 @@ function outputs(dir: string, raw: string[], trace: string, decoder: string[]) {
   const stderr = io.err.join("");
   assert.equal(code, 0, stderr);
   // Only warnings (raw images have no symbols; a run without timing has no clock).
-  assert.ok(stderr.split("\n").every((l) => l === "" || l.startsWith("ptkit flow: warning: ")), stderr);
+  assert.ok(
+    stderr.split("\n").every((l) => l === "" || l.startsWith("ptkit flow: warning: ")),
+    stderr,
+  );
   return { stdout: io.out.join(""), stderr, files: OUTPUTS.map((f) => readFileSync(join(dir, f))) };
 }
 
