@@ -5,6 +5,7 @@
  *   npm run fuzz -- --seconds 90                 # every format, 90 s, 2 workers
  *   npm run fuzz -- --seconds 30 --format perf,insn --seed 7 --out /tmp/fz
  *   node dist/tools/fuzz/run.js --replay fuzz-out/<signature>   # run a saved case again
+ *                                 (in a worker child, or as a process if it was one)
  *
  * Options: --seconds N (default 60), --cases N (stop after N cases), --format F[,F...]
  * (raw event insn block elf perf perf-pipe pevent exec-jsonl exec-binary msr cli),
@@ -29,9 +30,9 @@ import { parseArgs } from "node:util";
 import { CORPUS_DIR, REPO_ROOT } from "../../test/corpus.js";
 import { makeCase } from "./cases.js";
 import { FORMATS, type Format, loadSeeds } from "./seeds.js";
-import { type Failure, hasStack, slug, Triage } from "./triage.js";
+import { type Failure, hasStack, signatureOf, slug, Triage } from "./triage.js";
 import type { Case, CaseResult } from "./types.js";
-import { runCase, substitute } from "./worker.js";
+import { substitute } from "./worker.js";
 
 const WORKER = fileURLToPath(new URL("./worker.js", import.meta.url));
 const PTKIT = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
@@ -50,7 +51,7 @@ interface Options {
   jobs: number;
 }
 
-function parseOptions(argv: string[]): Options | { replay: string } {
+function parseOptions(argv: string[]): Options & { replay: string | undefined } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -66,7 +67,6 @@ function parseOptions(argv: string[]): Options | { replay: string } {
     },
     strict: true,
   });
-  if (values.replay !== undefined) return { replay: values.replay };
   const formats = (values.format?.split(",") ?? [...FORMATS]) as Format[];
   for (const f of formats)
     if (!FORMATS.includes(f)) throw new Error(`unknown format '${f}' (${FORMATS.join(", ")})`);
@@ -79,6 +79,7 @@ function parseOptions(argv: string[]): Options | { replay: string } {
     timeout: Number(values.timeout ?? 5000),
     rssBytes: Number(values.rss ?? 768) * 1024 * 1024,
     jobs: Math.min(2, Math.max(1, Number(values.jobs ?? 2))),
+    replay: values.replay,
   };
 }
 
@@ -261,22 +262,21 @@ function saveFailure(dir: string, c: Case, f: Failure): string {
   return repro;
 }
 
-/** Run a saved case again in this process and say what happens. */
-function replay(dir: string): number {
+/** Run a saved case again, in a worker child with the timeout and RSS limit, and say what happens. */
+async function replay(dir: string, o: Options): Promise<number> {
   const meta = JSON.parse(readFileSync(join(dir, "case.json"), "utf8")) as Case;
   const c: Case = { ...meta, input: new Uint8Array(readFileSync(join(dir, meta.inputName))) };
   const variant = join(dir, `${meta.inputName}.variant`);
   if (existsSync(variant)) c.variant = new Uint8Array(readFileSync(variant));
-  delete c.process;
-  const scratch = join(dir, ".replay");
-  mkdirSync(scratch, { recursive: true });
-  const r = runCase(c, scratch);
-  rmSync(scratch, { recursive: true, force: true });
+  const slot = new Slot(0, { ...o, out: join(dir, ".replay") });
+  const r = await slot.run(c);
+  slot.retire();
+  rmSync(join(dir, ".replay"), { recursive: true, force: true });
   if (r.ok) {
     console.log(`${dir}: passes now`);
     return 0;
   }
-  console.log(`${dir}: ${r.failure.kind}\n${r.failure.detail}`);
+  console.log(`${dir}: ${signatureOf(r.failure)}\n${r.failure.detail}`);
   return 1;
 }
 
@@ -339,5 +339,5 @@ async function campaign(o: Options): Promise<number> {
 }
 
 const options = parseOptions(process.argv.slice(2));
-if ("replay" in options) process.exitCode = replay(options.replay);
+if (options.replay !== undefined) process.exitCode = await replay(options.replay, options);
 else process.exitCode = await campaign(options);
