@@ -22,7 +22,6 @@
  * OUT/<signature>/ with its input, case.json and repro.txt. Exit status 1 when any
  * case failed, so CI fails on a found failure.
  */
-import { type ChildProcess, fork, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,15 +29,14 @@ import { parseArgs } from "node:util";
 import { CORPUS_DIR, REPO_ROOT } from "../../test/corpus.js";
 import { makeCase } from "./cases.js";
 import { FORMATS, type Format, loadSeeds } from "./seeds.js";
-import { type Failure, hasStack, signatureOf, slug, Triage } from "./triage.js";
+import { PTKIT, Slot } from "./slot.js";
+import { type Failure, signatureOf, slug, Triage } from "./triage.js";
 import type { Case, CaseResult } from "./types.js";
 import { substitute } from "./worker.js";
 
-const WORKER = fileURLToPath(new URL("./worker.js", import.meta.url));
-const PTKIT = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
 const RUN = fileURLToPath(import.meta.url);
-/** V8's heap limit in children, below the RSS limit so heap blow-ups die quickly and clearly. */
-const HEAP_MB = 512;
+/** Cases sent to a worker at once. */
+const BATCH = 16;
 
 interface Options {
   seconds: number;
@@ -83,158 +81,6 @@ function parseOptions(argv: string[]): Options & { replay: string | undefined } 
   };
 }
 
-/** Resident set size of a process (Linux /proc), or 0 where unknown. */
-function rssOf(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Runs one case at a time: in its worker child, or (process cases) as a ptkit process. */
-class Slot {
-  private worker: ChildProcess | undefined;
-  private workerErr = "";
-  readonly scratch: string;
-
-  constructor(
-    readonly id: number,
-    private readonly opts: Options,
-  ) {
-    this.scratch = join(opts.out, ".scratch", `slot${id}`);
-    mkdirSync(this.scratch, { recursive: true });
-  }
-
-  run(c: Case): Promise<CaseResult> {
-    return c.process ? this.runProcess(c) : this.runInWorker(c);
-  }
-
-  private startWorker(): ChildProcess {
-    this.workerErr = "";
-    const w = fork(WORKER, ["--worker", join(this.scratch, "w")], {
-      execArgv: [`--max-old-space-size=${HEAP_MB}`],
-      serialization: "advanced",
-      stdio: ["ignore", "ignore", "pipe", "ipc"],
-    });
-    w.on("exit", () => {
-      if (this.worker === w) this.worker = undefined;
-    });
-    w.stderr!.on("data", (d: Buffer) => {
-      this.workerErr = (this.workerErr + d.toString()).slice(-4096);
-    });
-    return w;
-  }
-
-  private runInWorker(c: Case): Promise<CaseResult> {
-    if (this.worker === undefined) this.worker = this.startWorker();
-    const w = this.worker;
-    return new Promise((done) => {
-      let verdict: "hang" | "oom" | undefined;
-      const finish = (r: CaseResult) => {
-        clearTimeout(timer);
-        clearInterval(poll);
-        w.off("message", onMessage);
-        w.off("exit", onExit);
-        done(r);
-      };
-      const kill = (why: "hang" | "oom") => {
-        verdict = why;
-        w.kill("SIGKILL");
-      };
-      const onMessage = (m: { index: number; result: CaseResult; rss: number }) => {
-        if (m.index !== c.index) return;
-        if (m.rss > this.opts.rssBytes) {
-          this.retire();
-          finish(fail(c, "oom", `RSS ${(m.rss / 2 ** 20).toFixed(0)} MB after the case`));
-        } else finish(m.result);
-      };
-      const onExit = (code: number | null, signal: string | null) => {
-        if (verdict)
-          finish(
-            fail(
-              c,
-              verdict,
-              `${verdict === "hang" ? `no result in ${this.opts.timeout} ms` : "RSS over the limit"}`,
-            ),
-          );
-        else if (/heap out of memory|Reached heap limit/.test(this.workerErr))
-          finish(fail(c, "oom", this.workerErr));
-        else finish(fail(c, "crash", `worker exited (${code ?? signal}): ${this.workerErr}`));
-      };
-      const timer = setTimeout(() => kill("hang"), this.opts.timeout);
-      const poll = setInterval(() => {
-        if (rssOf(w.pid) > this.opts.rssBytes) kill("oom");
-      }, 100);
-      w.on("message", onMessage);
-      w.on("exit", onExit);
-      w.send(c);
-    });
-  }
-
-  private runProcess(c: Case): Promise<CaseResult> {
-    const input = c.inputIsDir ? this.scratch : join(this.scratch, c.inputName);
-    if (!c.inputIsDir) writeFileSync(input, c.input);
-    const argv = substitute(c.argv!, c.stdin ? "-" : input, this.scratch);
-    return new Promise((done) => {
-      const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_MB}`, PTKIT, ...argv], {
-        cwd: c.cwd,
-        stdio: [c.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-        env: { ...process.env, HOME: "/nonexistent-home" },
-      });
-      let stderr = "";
-      let verdict: "hang" | "oom" | undefined;
-      child.stdout!.resume();
-      child.stderr!.on("data", (d: Buffer) => {
-        if (stderr.length < 65536) stderr += d.toString();
-      });
-      if (c.stdin) {
-        child.stdin!.on("error", () => {}); // ptkit may stop reading early
-        child.stdin!.end(c.input);
-      }
-      const timer = setTimeout(() => {
-        verdict = "hang";
-        child.kill("SIGKILL");
-      }, this.opts.timeout);
-      const poll = setInterval(() => {
-        if (rssOf(child.pid) > this.opts.rssBytes) {
-          verdict = "oom";
-          child.kill("SIGKILL");
-        }
-      }, 100);
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
-        clearInterval(poll);
-        if (verdict)
-          done(
-            fail(
-              c,
-              verdict,
-              verdict === "hang" ? `no exit in ${this.opts.timeout} ms` : "RSS over the limit",
-            ),
-          );
-        else if (/heap out of memory|Reached heap limit/.test(stderr)) done(fail(c, "oom", stderr));
-        else if (signal) done(fail(c, "crash", `killed by ${signal}: ${stderr}`));
-        else if (code === 70) done(fail(c, "internal", stderr));
-        else if (hasStack(stderr)) done(fail(c, "stack", stderr));
-        else done({ ok: true });
-      });
-    });
-  }
-
-  /** Stop the worker (after a case left it too big). */
-  retire(): void {
-    this.worker?.kill("SIGKILL");
-    this.worker = undefined;
-  }
-}
-
-function fail(c: Case, kind: Failure["kind"], detail: string): CaseResult {
-  return { ok: false, failure: { format: c.format, kind, detail } };
-}
-
 /** Shell-quote one argument. */
 function q(s: string): string {
   return /^[\w./:=,+@%-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
@@ -268,8 +114,13 @@ async function replay(dir: string, o: Options): Promise<number> {
   const c: Case = { ...meta, input: new Uint8Array(readFileSync(join(dir, meta.inputName))) };
   const variant = join(dir, `${meta.inputName}.variant`);
   if (existsSync(variant)) c.variant = new Uint8Array(readFileSync(variant));
-  const slot = new Slot(0, { ...o, out: join(dir, ".replay") });
-  const r = await slot.run(c);
+  const slot = new Slot(0, join(dir, ".replay"), o);
+  let r: CaseResult = { ok: true };
+  if (c.process) r = await slot.runProcess(c);
+  else
+    await slot.runBatch([c], (_, result) => {
+      r = result;
+    });
   slot.retire();
   rmSync(join(dir, ".replay"), { recursive: true, force: true });
   if (r.ok) {
@@ -297,23 +148,37 @@ async function campaign(o: Options): Promise<number> {
   const spent = new Map<string, number>();
   const deadline = Date.now() + o.seconds * 1000;
   let next = 0;
-  const slots = Array.from({ length: o.jobs }, (_, i) => new Slot(i, o));
+  const scratch = join(o.out, ".scratch");
+  const slots = Array.from({ length: o.jobs }, (_, i) => new Slot(i, scratch, o));
+  const record = (c: Case, r: CaseResult, ms: number) => {
+    ran.set(c.format, (ran.get(c.format) ?? 0) + 1);
+    spent.set(c.format, (spent.get(c.format) ?? 0) + ms);
+    if (r.ok) return;
+    failed.set(c.format, (failed.get(c.format) ?? 0) + 1);
+    const { distinct, isNew } = triage.add(r.failure);
+    if (!isNew) return;
+    const repro = saveFailure(join(o.out, slug(distinct.signature)), c, r.failure);
+    console.log(
+      `FAIL [${c.format}] ${distinct.signature}\n  case ${c.index}: ${c.seed}: ${c.what.join(", ")}\n  repro: ${repro}`,
+    );
+  };
   await Promise.all(
     slots.map(async (slot) => {
       while (Date.now() < deadline && next < o.cases) {
-        const c = makeCase(seeds, formats, o.seed, next++);
-        const start = Date.now();
-        const r = await slot.run(c);
-        ran.set(c.format, (ran.get(c.format) ?? 0) + 1);
-        spent.set(c.format, (spent.get(c.format) ?? 0) + Date.now() - start);
-        if (r.ok) continue;
-        failed.set(c.format, (failed.get(c.format) ?? 0) + 1);
-        const { distinct, isNew } = triage.add(r.failure);
-        if (!isNew) continue;
-        const repro = saveFailure(join(o.out, slug(distinct.signature)), c, r.failure);
-        console.log(
-          `FAIL [${c.format}] ${distinct.signature}\n  case ${c.index}: ${c.seed}: ${c.what.join(", ")}\n  repro: ${repro}`,
+        const batch: Case[] = [];
+        while (batch.length < BATCH && next < o.cases) batch.push(makeCase(seeds, formats, o.seed, next++));
+        let last = Date.now();
+        await slot.runBatch(
+          batch.filter((c) => !c.process),
+          (c, r) => {
+            record(c, r, Date.now() - last);
+            last = Date.now();
+          },
         );
+        for (const c of batch.filter((c) => c.process)) {
+          const start = Date.now();
+          record(c, await slot.runProcess(c), Date.now() - start);
+        }
       }
       slot.retire();
     }),
