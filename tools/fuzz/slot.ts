@@ -86,6 +86,9 @@ export function fail(
 
 const OUT_OF_HEAP = /heap out of memory|Reached heap limit/;
 
+/** Called with each case's result and, where measured, the CPU milliseconds it took. */
+export type Each = (c: Case, r: CaseResult, cpuMs?: number) => void;
+
 export class Slot {
   private worker: ChildProcess | undefined;
   private workerErr = "";
@@ -117,13 +120,13 @@ export class Slot {
   }
 
   /** Run cases in the worker, in order; `each` gets every result. A killed worker is replaced. */
-  async runBatch(cases: readonly Case[], each: (c: Case, r: CaseResult) => void): Promise<void> {
+  async runBatch(cases: readonly Case[], each: Each): Promise<void> {
     let rest = cases.slice();
     while (rest.length > 0) rest = await this.runInWorker(rest, each);
   }
 
   /** Runs until the batch is done or the worker dies; returns the cases not run. */
-  private runInWorker(cases: Case[], each: (c: Case, r: CaseResult) => void): Promise<Case[]> {
+  private runInWorker(cases: Case[], each: Each): Promise<Case[]> {
     if (this.worker === undefined) this.worker = this.startWorker();
     const w = this.worker;
     let at = 0;
@@ -139,12 +142,12 @@ export class Slot {
         w.off("exit", onExit);
         done(cases.slice(at));
       };
-      const onMessage = (m: { index: number; result: CaseResult }) => {
+      const onMessage = (m: { index: number; result: CaseResult; cpuMs: number }) => {
         const c = cases[at];
         if (c === undefined || m.index !== c.index) return;
         at++;
         watch.start();
-        each(c, m.result);
+        each(c, m.result, m.cpuMs);
         if (at === cases.length) finish();
       };
       const onExit = (code: number | null, signal: string | null) => {

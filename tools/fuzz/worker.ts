@@ -193,8 +193,10 @@ function msrDriver(bytes: Uint8Array): Failure | undefined {
 function serve(scratch: string): void {
   mkdirSync(scratch, { recursive: true });
   process.on("message", (c: Case) => {
+    const before = process.cpuUsage();
     const result = runCase(c, scratch);
-    process.send!({ index: c.index, result, rss: process.memoryUsage().rss });
+    const cpu = process.cpuUsage(before);
+    process.send!({ index: c.index, result, cpuMs: (cpu.user + cpu.system) / 1000 });
   });
 }
 
