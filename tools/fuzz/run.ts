@@ -8,7 +8,8 @@
  *                                 (in a worker child, or as a process if it was one)
  *
  * Options: --seconds N (default 60), --cases N (stop after N cases), --format F[,F...]
- * (raw event insn block elf perf perf-pipe pevent exec-jsonl exec-binary msr cli),
+ * (raw event insn block elf perf perf-pipe pevent exec-jsonl exec-binary exec-lackey msr
+ * cli),
  * --seed S (default: from the clock, printed), --out DIR (default fuzz-out),
  * --timeout MS per case (default 5000), --rss MB limit (default 768), --jobs N (1-2).
  * Seeds come from $PTKIT_CORPUS or ../shared/corpus, plus sample/.

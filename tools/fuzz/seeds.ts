@@ -6,6 +6,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { nodeIo } from "../../src/cli/node-io.js";
+import { runCli } from "../../src/cli/ptkit.js";
+import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
 import { writeExecBinary } from "../../src/unit/exec/binary.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { type Driver, INPUT, SCRATCH } from "./types.js";
@@ -36,6 +39,7 @@ export const FORMATS = [
   "pevent",
   "exec-jsonl",
   "exec-binary",
+  "exec-lackey",
   "msr",
   "cli",
 ] as const;
@@ -172,6 +176,15 @@ function sampleSeeds(dir: string, add: Add): void {
       });
   }
   if (elf && pt) {
+    const log = lackeyLog(dir, elf);
+    const s = { name: "sample lackey log", bytes: log, inputName: "lackey.log", cwd: dir };
+    add("exec-lackey", { ...s, argv: ["simulate", "-o", `${SCRATCH}/out.pt`, INPUT] });
+    add("exec-lackey", {
+      ...s,
+      argv: ["simulate", "--format", "lackey", "--tsc", "-o", `${SCRATCH}/out.pt`, INPUT],
+    });
+  }
+  if (elf && pt) {
     const s = { name: "sample.elf", bytes: elf, inputName: "sample.elf", cwd: dir };
     add("elf", { ...s, driver: "elf" });
     add("elf", { ...s, argv: ["symbols", INPUT, "0x401000", "0x401100"] });
@@ -285,6 +298,30 @@ function realSeeds(root: string, add: Add): void {
     add("perf-pipe", { ...s, argv: ["perf", "--jsonl", INPUT] });
     add("perf-pipe", { ...s, argv: ["perf-dump", INPUT] });
   }
+}
+
+/**
+ * A lackey log of the sample's first instructions, as valgrind writes it: the object
+ * with its load bias, then one line per instruction. The instructions are those the
+ * sample's trace shows (decoded with ptkit flow), their sizes from the ISA decoder.
+ */
+function lackeyLog(dir: string, elf: Uint8Array): Uint8Array {
+  const out: string[] = [];
+  const io = { ...nodeIo(), stdout: (t: string) => out.push(t), stderr: () => {}, stderrIsTty: false };
+  runCli(["flow", "--elf", join(dir, "sample.elf"), "--pt", `${join(dir, "sample.pt")}:0x0-0x400`], io);
+  const lines = [
+    `--1-- Reading syms from ${join(dir, "sample.elf")}`,
+    "--1--    svma 0x00004000e8, avma 0x00004000e8",
+  ];
+  const insn = new InsnInfo();
+  for (const m of out.join("").matchAll(/^([0-9a-f]{16})\b/gm)) {
+    const ip = Number.parseInt(m[1]!, 16);
+    // The sample is linked at 0x400000 from file offset 0.
+    const size = decodeInsn(elf, ip - 0x400000, 0, ip, ExecMode.Bits64, insn);
+    if (size <= 0 || lines.length > 400) break;
+    lines.push(`I  ${ip.toString(16).padStart(8, "0")},${size}`);
+  }
+  return new TextEncoder().encode(`${lines.join("\n")}\n`);
 }
 
 /** A small execution touching every kind of record (see src/unit/exec/jsonl.ts). */
