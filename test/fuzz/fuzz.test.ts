@@ -127,6 +127,8 @@ test("perf.data's declared end: past the data and feature sections, Infinity whe
   view.setUint32(0xd8, 0x80, true);
   assert.equal(perfDeclaredEnd(f), 0x180);
   assert.equal(perfDeclaredEnd(f.subarray(0, 0xc8)), Infinity, "table cut off");
+  view.setUint32(48, 0, true);
+  assert.equal(perfDeclaredEnd(f), Infinity, "data size 0: to the end of the file");
   assert.equal(perfDeclaredEnd(new TextEncoder().encode("PERFILE2".padEnd(200, "x"))), Infinity);
   assert.equal(perfDeclaredEnd(bytes(200)), Infinity);
 });

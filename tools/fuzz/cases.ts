@@ -94,14 +94,16 @@ function pastFileEnd(rng: Rng, c: Case): void {
 /**
  * Where a perf.data file's declared contents end: past the attrs, the data section and
  * the feature sections (whose table follows the data); Infinity when it is not a
- * perf.data file in file mode or the table runs past the bytes there are.
+ * perf.data file in file mode, its data runs to the end of the file, or the table runs
+ * past the bytes there are.
  */
 export function perfDeclaredEnd(bytes: Uint8Array): number {
   if (bytes.length < 104 || new TextDecoder().decode(bytes.subarray(0, 8)) !== "PERFILE2") return Infinity;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const u64 = (at: number) => view.getUint32(at + 4, true) * 0x1_0000_0000 + view.getUint32(at, true);
   const headerSize = u64(8);
-  if (headerSize < 104) return Infinity;
+  // A data size of 0 means "to the end of the file" (a perf record that did not finish).
+  if (headerSize < 104 || u64(48) === 0) return Infinity;
   let end = Math.max(headerSize, u64(24) + u64(32), u64(40) + u64(48));
   // The feature bitmap (256 bits at 72) says how many {offset, size} entries the table has.
   let features = 0;
