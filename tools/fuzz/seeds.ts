@@ -159,7 +159,7 @@ function sampleSeeds(dir: string, add: Add): void {
   if (pt) {
     const s = { name: "sample.pt", bytes: pt, inputName: "sample.pt", cwd: dir, rangeable: true };
     add("raw", { ...s, argv: ["dump", INPUT] });
-    add("raw", { ...s, argv: ["stats", INPUT] });
+    add("raw", { ...s, argv: ["stats", INPUT], rangeable: false }); // it prints its speed
     for (const decoder of ["insn", "block"] as const)
       add(decoder, {
         ...s,
@@ -208,7 +208,7 @@ function realSeeds(root: string, add: Add): void {
     if (!bytes) continue;
     const s = { name: rel, bytes, inputName: "trace.pt", cwd: root, rangeable: true };
     add("raw", { ...s, argv: ["dump", INPUT] });
-    add("raw", { ...s, argv: ["stats", INPUT] });
+    add("raw", { ...s, argv: ["stats", INPUT], rangeable: false }); // it prints its speed
   }
   // dynamorio: a raw trace with its program and libipt pevent sideband.
   const dr = join(root, "dynamorio-drpt2trace/test_simple.raw");
