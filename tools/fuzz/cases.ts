@@ -16,7 +16,7 @@ export function makeCase(
 ): Case {
   const rng = new Rng(campaignSeed, index);
   const format = formatOf(formats, index);
-  const pool = seeds[format];
+  const pool = format === "cli" ? cliPool(rng, seeds.cli) : seeds[format];
   const seed = rng.pick(pool);
   const other = rng.pick(pool).bytes;
   const m = mutate(rng, seed.bytes, other);
@@ -62,6 +62,12 @@ export function formatOf(formats: readonly Format[], index: number): Format {
 }
 
 export const CLI_EVERY = 3;
+
+/** The real process takes each format's seeds in turn (not each seed: ptt has most of them). */
+function cliPool(rng: Rng, cli: readonly Seed[]): Seed[] {
+  const from = rng.pick([...new Set(cli.map((s) => s.from))]);
+  return cli.filter((s) => s.from === from);
+}
 
 /** Flow options that change how errors are handled: --resync-on-error half the time. */
 function decoderOptions(rng: Rng, argv: string[]): string[] {

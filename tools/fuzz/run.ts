@@ -11,7 +11,8 @@
  * (raw event insn block elf perf perf-pipe pevent exec-jsonl exec-binary exec-lackey msr
  * cli),
  * --seed S (default: from the clock, printed), --out DIR (default fuzz-out),
- * --timeout MS per case (default 5000), --rss MB limit (default 768), --jobs N (1-2).
+ * --timeout MS of CPU per case (default 5000; a real process gets twice that, wall time
+ * at most 8 times), --rss MB limit (default 768), --jobs N (1-2).
  * Seeds come from $PTKIT_CORPUS or ../shared/corpus, plus sample/.
  *
  * A case fails when ptkit exits 70 (internal error) or prints a JS stack, a library
@@ -37,7 +38,7 @@ import { substitute } from "./worker.js";
 
 const RUN = fileURLToPath(import.meta.url);
 /** At most this share of the slots' time goes to real ptkit processes (the rest are skipped). */
-const PROCESS_SHARE = 0.3;
+const PROCESS_SHARE = 0.2;
 
 /** Cases sent to a worker at once. */
 const BATCH = 16;

@@ -26,6 +26,8 @@ export interface Seed {
   appendable?: boolean;
   /** perf.data in pipe mode: the real process may read it from stdin. */
   pipe?: boolean;
+  /** For `cli` seeds: the format the seed comes from. */
+  from?: Format;
 }
 
 export const FORMATS = [
@@ -88,7 +90,8 @@ export function loadSeeds(corpus: string, repo: string): Seeds {
     if (!seeds.event.some((e) => e.name === s.name))
       seeds.event.push({ name: s.name, bytes: s.bytes, inputName: s.inputName, cwd: s.cwd, driver: "event" });
   // The real process runs every command seed.
-  for (const f of FORMATS) if (f !== "cli") for (const s of seeds[f]) if (s.argv) seeds.cli.push(s);
+  for (const f of FORMATS)
+    if (f !== "cli") for (const s of seeds[f]) if (s.argv) seeds.cli.push({ ...s, from: f });
   return seeds;
 }
 
