@@ -154,6 +154,7 @@ async function campaign(o: Options): Promise<number> {
   const begin = Date.now();
   const deadline = begin + o.seconds * 1000;
   let processMs = 0;
+  const onlyProcesses = formats.every((f) => f === "cli");
   let skipped = 0;
   let next = 0;
   const scratch = join(o.out, ".scratch");
@@ -181,7 +182,8 @@ async function campaign(o: Options): Promise<number> {
         );
         for (const c of batch.filter((c) => c.process)) {
           // A Node start-up costs as much as hundreds of in-process cases: cap their share.
-          if (processMs > PROCESS_SHARE * o.jobs * (Date.now() - begin) || Date.now() >= deadline) {
+          const share = onlyProcesses ? 1 : PROCESS_SHARE;
+          if (processMs > share * o.jobs * (Date.now() - begin) || Date.now() >= deadline) {
             skipped++;
             continue;
           }
