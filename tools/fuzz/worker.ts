@@ -192,6 +192,8 @@ function msrDriver(bytes: Uint8Array): Failure | undefined {
 /** The child's loop: a case in, a result out; `argv[2]` is its scratch directory. */
 function serve(scratch: string): void {
   mkdirSync(scratch, { recursive: true });
+  // ptkit perf looks for binaries under ~/.debug: not the host's (real-process cases do the same).
+  process.env.HOME = "/nonexistent-home";
   process.on("message", (c: Case) => {
     const before = process.cpuUsage();
     const result = runCase(c, scratch);
