@@ -73,6 +73,8 @@ function parseOptions(argv: string[]): Options & { replay: string | undefined } 
   const formats = (values.format?.split(",") ?? [...FORMATS]) as Format[];
   for (const f of formats)
     if (!FORMATS.includes(f)) throw new Error(`unknown format '${f}' (${FORMATS.join(", ")})`);
+  for (const [name, v] of Object.entries({ seconds: values.seconds, cases: values.cases, seed: values.seed }))
+    if (v !== undefined && !(Number(v) >= 0)) throw new Error(`--${name}: '${v}' is not a number`);
   return {
     seconds: Number(values.seconds ?? 60),
     cases: Number(values.cases ?? Infinity),
@@ -218,6 +220,12 @@ async function campaign(o: Options): Promise<number> {
   return 1;
 }
 
-const options = parseOptions(process.argv.slice(2));
-if (options.replay !== undefined) process.exitCode = await replay(options.replay, options);
-else process.exitCode = await campaign(options);
+let options: ReturnType<typeof parseOptions> | undefined;
+try {
+  options = parseOptions(process.argv.slice(2));
+} catch (e) {
+  console.error(`fuzz: ${(e as Error).message}`);
+  process.exitCode = 2;
+}
+if (options?.replay !== undefined) process.exitCode = await replay(options.replay, options);
+else if (options) process.exitCode = await campaign(options);
