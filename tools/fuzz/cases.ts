@@ -37,6 +37,7 @@ export function makeCase(
   }
   if (c.argv && !c.stdin && rng.chance(0.02)) c.inputIsDir = true;
   else if (c.argv && seed.rangeable && m.bytes.length > 0 && rng.chance(0.25)) pastRange(rng, c);
+  // Only `perf`: perf-dump prints the file's size.
   else if (
     c.argv &&
     seed.appendable &&

@@ -1,7 +1,7 @@
 /**
- * A small seeded PRNG (xorshift128+ over 32-bit halves is overkill here: mulberry32
- * per case is enough). Case `i` of a campaign with seed `s` gets its own generator,
- * so what a case does depends only on (s, i), never on timing or worker order.
+ * A small seeded PRNG (mulberry32). Case `i` of a campaign with seed `s` gets its own
+ * generator, so what a case does depends only on (s, i), never on timing or on which
+ * worker runs it.
  */
 
 /** splitmix32: spreads (seed, index) so neighbouring cases get unrelated streams. */
