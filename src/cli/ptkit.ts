@@ -62,3 +62,29 @@ export function main(argv: readonly string[], io: CliIo): number {
   }
   return command.run(rest, io);
 }
+
+/**
+ * {@link main} as the executable runs it: an exception is either the system refusing
+ * (an errno code: a one-line message, exit 1) or a bug in ptkit (its stack, exit 70).
+ * The fuzzer (tools/fuzz) calls this too, so it judges exactly what users would see.
+ */
+export function runCli(argv: readonly string[], io: CliIo): number {
+  try {
+    return main(argv, io);
+  } catch (e) {
+    if (typeof (e as { code?: unknown }).code === "string" && (e as Error).message) {
+      // The system refused (a full disk, an unwritable output): say so plainly.
+      io.stderr(`ptkit: ${(e as Error).message}\n`);
+      return 1;
+    }
+    // Commands report bad input themselves: anything else is a bug in ptkit.
+    io.stderr(
+      `ptkit: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n` +
+        "This is a bug in ptkit: please report it with the command line and, if you can, the input files.\n",
+    );
+    return INTERNAL_ERROR;
+  }
+}
+
+/** The exit code of a bug in ptkit (EX_SOFTWARE). */
+export const INTERNAL_ERROR = 70;
