@@ -104,10 +104,9 @@ export function decodeTip(s: DecoderState, pkt: Packet): number {
       return s.publishTimed(ev);
     case IGNORE:
       return decodeTip(s, pkt);
-    case EventType.AsyncBranch:
-      s.event = ev;
-      return -ErrorCode.Internal;
     default:
+      // libipt says -pte_internal for a second asynchronous branch here, but a
+      // corrupt or hostile trace gets here too: it is a packet out of context.
       s.event = ev;
       return -ErrorCode.BadContext;
   }
@@ -117,8 +116,7 @@ export function decodeTip(s: DecoderState, pkt: Packet): number {
 function tipEvent(s: DecoderState): number {
   s.bound = true;
   const queue = s.queue;
-  const branch = queue.find(Binding.Tip, EventType.AsyncBranch);
-  if (!branch) {
+  if (!queue.find(Binding.Tip, EventType.AsyncBranch)) {
     const ev = s.newStandalone();
     ev.type = EventType.Tip;
     s.eventIp(ev);
@@ -126,9 +124,14 @@ function tipEvent(s: DecoderState): number {
   }
   const ev = queue.dequeue(Binding.Tip);
   if (!ev) return -ErrorCode.Internal;
-  if (ev !== branch) swap(ev, branch, s.tmpEvent);
+  if (ev.type !== EventType.AsyncBranch) {
+    // Another event bound to the TIP came first: the branch takes its place. Look the
+    // branch up only now: dequeue may have moved the queue's slots.
+    const branch = queue.find(Binding.Tip, EventType.AsyncBranch);
+    if (!branch) return -ErrorCode.Internal;
+    swap(ev, branch, s.tmpEvent);
+  }
   s.event = ev;
-  if (ev.type !== EventType.AsyncBranch) return -ErrorCode.Internal;
   s.eventIp(ev);
   return s.publishTimed(ev);
 }

@@ -60,8 +60,8 @@ export function decodeCfe(s: DecoderState, pkt: Packet): number {
   const type = CFE_EVENT[cfe] ?? -1;
 
   if (type < 0) {
-    // EVD only starts events of known CFE types.
-    if (started) return -ErrorCode.Internal;
+    // EVD only starts events of known CFE types: a corrupt trace gets here too.
+    if (started) return -ErrorCode.BadContext;
     if (withIp) {
       const ignore = queue.enqueue(Binding.FupBound);
       if (!ignore) return -ErrorCode.NoMem;

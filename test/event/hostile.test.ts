@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import type { DecoderConfig } from "../../src/event/config.js";
+import { type DecoderConfig, defaultDecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { EVENT_TYPE_COUNT, EventType, PtEvent } from "../../src/event/types.js";
 import { ErrorCode } from "../../src/packet/errors.js";
@@ -83,6 +83,8 @@ function decodeAll(buf: Uint8Array, cfg: DecoderConfig): string[] {
   let lastSync = -1;
   while (status !== -ErrorCode.Eos || calls === 0) {
     if (status < 0) {
+      // -Internal means a bug in ptkit: hostile bytes get a decode error like any other.
+      assert.notEqual(status, -ErrorCode.Internal, `internal error at ${dec.offset}`);
       out.push(`error ${status} @${dec.offset}`);
       if (status === -ErrorCode.Eos) break;
       const before = dec.syncOffset;
@@ -110,6 +112,19 @@ function decodeAll(buf: Uint8Array, cfg: DecoderConfig): string[] {
 
 /** Packet soup and processor-like streams, both with bytes changed and cut. */
 const eventStream = fc.oneof(mutatedStream, coherentStream);
+
+test("two asynchronous branches for one TIP are a packet context error, not an internal one", () => {
+  // Found by the fuzzer from ptet-uint-uiret: the CFE (UINTR) binds an asynchronous
+  // branch to a FUP while the one before it still waits for its TIP.
+  const hex =
+    "028202820282028202820282028202827d0000100000009905022302130c043d01006d050010000000100000003d0200003d05006d01001000000002130c043d02006d0a001000000002130d006d0100000000003d040001";
+  const trace = Uint8Array.from(hex.match(/../g)!, (h) => Number.parseInt(h, 16));
+  const out = decodeAll(trace, defaultDecoderConfig());
+  assert.ok(
+    out.some((l) => l.startsWith(`error ${-ErrorCode.BadContext} `)),
+    out.join("\n"),
+  );
+});
 
 test("random bytes: no throw, no hang, well-formed events", () => {
   fc.assert(
