@@ -5,7 +5,7 @@ import { main } from "./ptkit.js";
 
 const io = nodeIo();
 try {
-  process.exitCode = main(process.argv.slice(2), io);
+  process.exitCode = await main(process.argv.slice(2), io);
 } catch (e) {
   if (typeof (e as NodeJS.ErrnoException).code === "string" && (e as Error).message) {
     // The system refused (a full disk, an unwritable output): say so plainly.

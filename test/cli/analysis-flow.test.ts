@@ -64,17 +64,17 @@ function setup(): string {
   return dir;
 }
 
-function run(dir: string, ...args: string[]): { code: number; out: string; err: string } {
+async function run(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const io = captureIo(dir);
-  const status = main(["flow", ...args], io);
+  const status = await main(["flow", ...args], io);
   return { code: status, out: io.out.join(""), err: io.err.join("") };
 }
 
 const RAW = ["--raw", `code.bin:0x${asm.base.toString(16)}`];
 
-test("the outputs are written and stdout keeps ptxed's output", () => {
+test("the outputs are written and stdout keeps ptxed's output", async () => {
   const dir = setup();
-  const plain = run(dir, ...RAW, "--pt", "trace.pt");
+  const plain = await run(dir, ...RAW, "--pt", "trace.pt");
   assert.equal(plain.code, 0, plain.err);
   for (const decoder of ["--block-decoder", "--insn-decoder"]) {
     const outs = [
@@ -84,7 +84,7 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
       ["--afl-map", "afl.bin"],
       ["--jsonl", "flow.jsonl"],
     ].flat();
-    const r = run(dir, decoder, ...RAW, "--nom-freq", "20", "--pt", "trace.pt", ...outs);
+    const r = await run(dir, decoder, ...RAW, "--nom-freq", "20", "--pt", "trace.pt", ...outs);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, plain.out);
     const timeline = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
@@ -105,20 +105,33 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
   }
 });
 
-test("the ticks the timeline needs change nothing ptxed prints, not even --time", () => {
+test("the ticks the timeline needs change nothing ptxed prints, not even --time", async () => {
   const dir = setup();
   const args = [...RAW, "--nom-freq", "20", "--pt", "trace.pt", "--time", "--event:time"];
-  const plain = run(dir, ...args);
-  const timed = run(dir, ...args, "--timeline", "t.json");
+  const plain = await run(dir, ...args);
+  const timed = await run(dir, ...args, "--timeline", "t.json");
   assert.equal(timed.out, plain.out);
   assert.match(plain.out, /100400/);
   // Asked for, ticks are printed as ever.
-  assert.match(run(dir, ...RAW, "--event:tick", "--pt", "trace.pt", "--timeline", "t.json").out, /\[tick\]/);
+  assert.match(
+    (await run(dir, ...RAW, "--event:tick", "--pt", "trace.pt", "--timeline", "t.json")).out,
+    /\[tick\]/,
+  );
 });
 
-test("--symbols names frames by the ELF's functions", () => {
+test("--symbols names frames by the ELF's functions", async () => {
   const dir = setup();
-  const r = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--symbols", "--folded", "f.txt", "--quiet");
+  const r = await run(
+    dir,
+    "--elf",
+    "prog.elf",
+    "--pt",
+    "trace.pt",
+    "--symbols",
+    "--folded",
+    "f.txt",
+    "--quiet",
+  );
   assert.equal(r.code, 0, r.err);
   assert.equal(r.out, "");
   assert.deepEqual(readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n"), [
@@ -132,16 +145,16 @@ test("--symbols names frames by the ELF's functions", () => {
   ]);
 });
 
-test("bad analysis options and unwritable files are reported", () => {
+test("bad analysis options and unwritable files are reported", async () => {
   const dir = setup();
-  const weight = run(dir, ...RAW, "--pt", "trace.pt", "--folded-weight", "cycles");
+  const weight = await run(dir, ...RAW, "--pt", "trace.pt", "--folded-weight", "cycles");
   assert.equal(weight.code, 1);
   assert.match(weight.err, /--folded-weight: want insn or time: cycles/);
-  const missing = run(dir, ...RAW, "--pt", "trace.pt", "--timeline");
+  const missing = await run(dir, ...RAW, "--pt", "trace.pt", "--timeline");
   assert.match(missing.err, /--timeline: missing argument/);
-  const depth = run(dir, ...RAW, "--pt", "trace.pt", "--stack-depth", "0");
+  const depth = await run(dir, ...RAW, "--pt", "trace.pt", "--stack-depth", "0");
   assert.match(depth.err, /--stack-depth: want a depth/);
-  const unwritable = run(
+  const unwritable = await run(
     dir,
     ...RAW,
     "--pt",
@@ -153,7 +166,7 @@ test("bad analysis options and unwritable files are reported", () => {
   assert.match(unwritable.err, /cannot write .*t\.json/);
 });
 
-test("corrupted traces: the outputs stay well-formed and the decode goes on", () => {
+test("corrupted traces: the outputs stay well-formed and the decode goes on", async () => {
   const dir = setup();
   const rng = new Rng(6);
   for (let round = 0; round < 30; round++) {
@@ -162,7 +175,7 @@ test("corrupted traces: the outputs stay well-formed and the decode goes on", ()
     for (let k = 0; k < 4; k++) bad[20 + rng.below(bad.length - 20)] = rng.below(256);
     writeFileSync(join(dir, "bad.pt"), bad.subarray(0, 20 + rng.below(bad.length - 20)));
     const outs = ["--timeline", "t.json", "--folded", "f.txt", "--coverage", "c.json", "--jsonl", "j.jsonl"];
-    const r = run(dir, ...RAW, "--pt", "bad.pt", "--quiet", "--resync-on-error", ...outs);
+    const r = await run(dir, ...RAW, "--pt", "bad.pt", "--quiet", "--resync-on-error", ...outs);
     assert.equal(r.code, 0, r.err);
     const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
     assert.equal(doc.otherData.schema, "ptkit-timeline");
