@@ -14,12 +14,14 @@
  * cache.lookup(asid, ipHi, ipLo, ExecMode.Bits64, code, offset, insn); // decodes once
  * ```
  *
- * Decoding is iced-x86's (WebAssembly); only `decode.ts` touches it. Note that the
- * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
- * with `fs`): the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
+ * Decoding is iced-x86's (WebAssembly); only `decode.ts` touches it, and loads it on
+ * the first decode (Node) or in `await initIsa()` (browsers: call it before decoding).
+ * Note that the npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that
+ * reads its .wasm with `fs`): the browser bundle (tools/browser/bundle.ts) gives it
+ * stand-ins for those.
  */
 export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
-export { type AsmSyntax, decodeInsn, formatInsn, MAX_INSN_LENGTH } from "./decode.js";
+export { type AsmSyntax, decodeInsn, formatInsn, initIsa, MAX_INSN_LENGTH } from "./decode.js";
 export {
   COFI_TYPE,
   CofiType,
