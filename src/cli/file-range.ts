@@ -3,7 +3,7 @@
  * at the last ':' only when it parses; otherwise the ':' belongs to the file name.
  */
 
-import { parseCUint } from "../cpu/index.js";
+import { parseCUint } from "../cpu/c-int.js";
 import type { CliIo } from "./io.js";
 
 export interface FileRange {
