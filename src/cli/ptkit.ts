@@ -8,7 +8,7 @@
 import type { CliIo } from "./io.js";
 import { VERSION } from "./version.js";
 
-type Run = (argv: readonly string[], io: CliIo) => number;
+type Run = (argv: readonly string[], io: CliIo) => number | Promise<number>;
 
 const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = {
   demo: {
