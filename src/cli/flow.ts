@@ -9,8 +9,8 @@ import { PtEvent } from "../event/index.js";
 import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
-import { AnalysisOutputs, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
-import { AnalysisUnit } from "./analysis-unit.js";
+import { wantsAnalysis, wantsTime } from "./analysis-options.js";
+import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { loadFileRange, parseFileRange } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
@@ -21,13 +21,16 @@ import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type CliIo, LineWriter } from "./io.js";
-import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
 type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
-/** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
-export function runFlow(argv: readonly string[], io: CliIo): number {
+/**
+ * Run `ptkit flow` with `argv` (options, no command name); resolves to the exit code.
+ * The analysis outputs and the sideband (the analysis and perf layers) are imported
+ * only when asked for.
+ */
+export async function runFlow(argv: readonly string[], io: CliIo): Promise<number> {
   const { steps, output, sideband, analysis, warnings } = parseFlowArgs(argv);
   for (const w of warnings) io.stderr(`ptkit flow: warning: ${w}\n`);
   const out = new LineWriter(io.stdout);
@@ -90,6 +93,7 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     const elfs = steps.flatMap((s) => (s.kind === "elf" ? [s.arg] : []));
     // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
+    const { AnalysisOutputs } = await import("./analysis-outputs.js");
     const opened = AnalysisOutputs.open(io, analysis, { elfs, nsPerTick, name: pt.step.arg });
     if (typeof opened === "string") return fail(opened);
     outputs = opened;
@@ -98,6 +102,7 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
   const options = { image, config };
   const session = new FlowSession(output, out, new PtEvent());
   if (sideband.channels.length > 0) {
+    const { openSideband } = await import("./sideband.js");
     const sb = openSideband(io, out, sideband, "flow", kernel);
     if (typeof sb === "string") return fail(sb);
     session.sideband = { session: sb, options: sideband };
@@ -107,8 +112,10 @@ export function runFlow(argv: readonly string[], io: CliIo): number {
     pt.step.decoder === "insn"
       ? new InsnUnit(new InsnDecoder(pt.trace, options), session, walker)
       : new BlockUnit(new BlockDecoder(pt.trace, options), session, walker);
-  const feed = outputs?.stream();
-  session.run(feed ? new AnalysisUnit(decode, session, walker, feed, hideTicks) : decode);
+  if (outputs) {
+    const { AnalysisUnit } = await import("./analysis-unit.js");
+    session.run(new AnalysisUnit(decode, session, walker, outputs.stream(), hideTicks));
+  } else session.run(decode);
   if (output.stats) {
     const insn = output.statInsn ? session.insnCount : undefined;
     const blocks = output.statBlocks ? session.blockCount : undefined;

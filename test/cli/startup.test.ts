@@ -140,6 +140,15 @@ describe("start-up: commands load what they use", () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^0000000000001000 {2}nop$/m);
     assert.notDeepEqual(matching(r, ICED), [], "decoding loads iced-x86");
+    // Without --pevent or analysis outputs: neither perf.data code nor the analysis
+    // layer (but the leaves their options name).
+    assert.deepEqual(matching(r, DEMANGLER), [], "gecko-profiler-demangle");
+    assert.deepEqual(matching(r, ZSTD), [], "fzstd");
+    const allowed = ["perf/sideband-format.js", "analysis/callstack.js"];
+    assert.deepEqual(
+      ownModules(r).filter((m) => /^(perf|analysis)\//.test(m) && !allowed.includes(m)),
+      [],
+    );
   });
 });
 
