@@ -5,6 +5,9 @@ import { main } from "./ptkit.js";
 
 const io = nodeIo();
 try {
+  // The isa layer loads iced-x86 on its first decode through process.getBuiltinModule
+  // (Node 20.16+); older Nodes load it here, before any command, as they always did.
+  if (typeof process.getBuiltinModule !== "function") await (await import("../isa/decode.js")).initIsa();
   process.exitCode = await main(process.argv.slice(2), io);
 } catch (e) {
   if (typeof (e as NodeJS.ErrnoException).code === "string" && (e as Error).message) {

@@ -152,6 +152,25 @@ describe("start-up: commands load what they use", () => {
   });
 });
 
+test("without process.getBuiltinModule (Node before 20.16) ptkit loads iced-x86 up front, and decodes", () => {
+  const r = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "data:text/javascript,delete process.getBuiltinModule",
+      BIN,
+      "flow",
+      "--raw",
+      "code.bin:0x1000",
+      "--pt",
+      "tiny.pt",
+    ],
+    { cwd: dir, encoding: "utf8" },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^0000000000001000 {2}nop$/m);
+});
+
 describe("command dispatch", () => {
   test("only ptkit's commands are commands, not Object's properties", async () => {
     for (const name of ["constructor", "toString", "__proto__"]) {
