@@ -5,11 +5,14 @@ import { noPsbHint, traceFileProblem } from "./file-kind.js";
 import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
 import { type CliIo, LineWriter } from "./io.js";
 import { Progress } from "./progress.js";
-import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
-/** Run `ptkit dump` with `argv` (options and file, no command name); returns the exit code. */
-export function runDump(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
+/** Run `ptkit dump` with `argv` (options and file, no command name); resolves to the exit code. */
+export async function runDump(
+  argv: readonly string[],
+  io: CliIo,
+  internal: TraceInternals = {},
+): Promise<number> {
   const args = parseDumpArgs(argv);
   switch (args.kind) {
     case "help":
@@ -56,6 +59,7 @@ export function runDump(argv: readonly string[], io: CliIo, internal: TraceInter
   const trace = openFileRange(io, range, internal.windowSize);
   if (typeof trace === "string") return fail(trace);
   if (options.sideband.channels.length > 0) {
+    const { openSideband } = await import("./sideband.js"); // the perf layer, only with --pevent
     const session = openSideband(io, out, options.sideband, "dump");
     if (typeof session === "string") return fail(session);
     dumper.sideband = session;

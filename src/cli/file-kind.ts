@@ -4,7 +4,7 @@
  * the command that takes it).
  */
 import { resolve } from "node:path";
-import { PacketDecoder } from "../packet/index.js";
+import { PacketDecoder } from "../packet/decoder.js";
 import { type CliIo, NOT_REGULAR } from "./io.js";
 
 /** Bytes of a file's head that {@link fileKind} looks at. */

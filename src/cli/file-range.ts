@@ -3,8 +3,8 @@
  * at the last ':' only when it parses; otherwise the ':' belongs to the file name.
  */
 
-import { parseCUint } from "../cpu/index.js";
-import { TraceBytes } from "../packet/index.js";
+import { parseCUint } from "../cpu/c-int.js";
+import { TraceBytes } from "../packet/trace-bytes.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 

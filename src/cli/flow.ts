@@ -9,8 +9,8 @@ import { PtEvent } from "../event/index.js";
 import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
-import { AnalysisOutputs, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
-import { AnalysisUnit } from "./analysis-unit.js";
+import { wantsAnalysis, wantsTime } from "./analysis-options.js";
+import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { expandArgFiles } from "./arg-files.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
 import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
@@ -23,13 +23,20 @@ import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type CliIo, LineWriter } from "./io.js";
-import { openSideband } from "./sideband.js";
 import { VERSION } from "./version.js";
 
 type PtStep = Extract<FlowStep, { kind: "pt" }>;
 
-/** Run `ptkit flow` with `argv` (options, no command name); returns the exit code. */
-export function runFlow(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
+/**
+ * Run `ptkit flow` with `argv` (options, no command name); resolves to the exit code.
+ * The analysis outputs and the sideband (the analysis and perf layers) are imported
+ * only when asked for.
+ */
+export async function runFlow(
+  argv: readonly string[],
+  io: CliIo,
+  internal: TraceInternals = {},
+): Promise<number> {
   const words = expandArgFiles(io, argv);
   if (typeof words === "string") {
     io.stderr(`ptkit flow: ${words}\n`);
@@ -98,6 +105,7 @@ export function runFlow(argv: readonly string[], io: CliIo, internal: TraceInter
     // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
     const warn = (w: string) => io.stderr(`ptkit flow: warning: ${w}\n`);
+    const { AnalysisOutputs } = await import("./analysis-outputs.js");
     const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
     if (typeof opened === "string") return fail(opened);
     outputs = opened;
@@ -106,6 +114,7 @@ export function runFlow(argv: readonly string[], io: CliIo, internal: TraceInter
   const options = { image, config };
   const session = new FlowSession(output, out, new PtEvent());
   if (sideband.channels.length > 0) {
+    const { openSideband } = await import("./sideband.js");
     const sb = openSideband(io, out, sideband, "flow", kernel);
     if (typeof sb === "string") return fail(sb);
     session.sideband = { session: sb, options: sideband };
@@ -115,8 +124,10 @@ export function runFlow(argv: readonly string[], io: CliIo, internal: TraceInter
     pt.step.decoder === "insn"
       ? new InsnUnit(new InsnDecoder(pt.trace, options), session, walker)
       : new BlockUnit(new BlockDecoder(pt.trace, options), session, walker);
-  const feed = outputs?.stream();
-  session.run(feed ? new AnalysisUnit(decode, session, walker, feed, hideTicks) : decode);
+  if (outputs) {
+    const { AnalysisUnit } = await import("./analysis-unit.js");
+    session.run(new AnalysisUnit(decode, session, walker, outputs.stream(), hideTicks));
+  } else session.run(decode);
   if (output.stats) {
     const insn = output.statInsn ? session.insnCount : undefined;
     const blocks = output.statBlocks ? session.blockCount : undefined;

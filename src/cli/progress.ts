@@ -2,6 +2,7 @@
  * A one-line progress bar on stderr, shown only when stderr is a terminal (never in
  * pipes or files); redrawn at most every 100 ms.
  */
+import { nowMs } from "./clock.js";
 import type { CliIo } from "./io.js";
 
 export class Progress {
@@ -16,7 +17,7 @@ export class Progress {
 
   update(done: number): void {
     if (!this.io.stderrIsTty || this.total <= 0) return;
-    const now = performance.now();
+    const now = nowMs();
     if (now - this.lastDraw < 100) return;
     this.lastDraw = now;
     const frac = Math.min(1, done / this.total);

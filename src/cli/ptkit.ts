@@ -1,26 +1,52 @@
-/** The `ptkit` command line: subcommand dispatch (the bin entry is main.ts). */
-import { runDemo } from "./demo.js";
-import { runDump } from "./dump.js";
-import { runFlow } from "./flow.js";
+/**
+ * The `ptkit` command line: subcommand dispatch (the bin entry is main.ts).
+ *
+ * Each command's module is imported only when that command runs: importing them all
+ * would load every library layer, iced-x86 and the demangler whatever the command,
+ * and that dominates the start-up of a command on a small file.
+ */
 import type { CliIo } from "./io.js";
-import { runPerf } from "./perf.js";
-import { runPerfDump } from "./perf-dump.js";
-import { runRecord } from "./record.js";
-import { runSimulate } from "./simulate.js";
-import { runStats } from "./stats.js";
-import { runSymbols } from "./symbols-cmd.js";
 import { VERSION } from "./version.js";
 
-const COMMANDS: Record<string, { run: (argv: readonly string[], io: CliIo) => number; summary: string }> = {
-  demo: { run: runDemo, summary: "decode the bundled sample: a summary and a timeline (npm start)" },
-  dump: { run: runDump, summary: "print every packet of a trace (libipt ptdump compatible)" },
-  flow: { run: runFlow, summary: "print the executed instructions of a trace (libipt ptxed compatible)" },
-  perf: { run: runPerf, summary: "decode the Intel PT in a perf.data file, like perf script --itrace" },
-  "perf-dump": { run: runPerfDump, summary: "list a perf.data file's records; extract its Intel PT" },
-  record: { run: runRecord, summary: "record Intel PT with perf around a command, then decode it" },
-  simulate: { run: runSimulate, summary: "the trace of an execution, or of a program run under valgrind" },
-  stats: { run: runStats, summary: "packet counts, PSB segments, errors and decode speed" },
-  symbols: { run: runSymbols, summary: "function, offset and source line of addresses in an ELF file" },
+type Run = (argv: readonly string[], io: CliIo) => number | Promise<number>;
+
+const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = {
+  demo: {
+    load: async () => (await import("./demo.js")).runDemo,
+    summary: "decode the bundled sample: a summary and a timeline (npm start)",
+  },
+  dump: {
+    load: async () => (await import("./dump.js")).runDump,
+    summary: "print every packet of a trace (libipt ptdump compatible)",
+  },
+  flow: {
+    load: async () => (await import("./flow.js")).runFlow,
+    summary: "print the executed instructions of a trace (libipt ptxed compatible)",
+  },
+  perf: {
+    load: async () => (await import("./perf.js")).runPerf,
+    summary: "decode the Intel PT in a perf.data file, like perf script --itrace",
+  },
+  "perf-dump": {
+    load: async () => (await import("./perf-dump.js")).runPerfDump,
+    summary: "list a perf.data file's records; extract its Intel PT",
+  },
+  record: {
+    load: async () => (await import("./record.js")).runRecord,
+    summary: "record Intel PT with perf around a command, then decode it",
+  },
+  simulate: {
+    load: async () => (await import("./simulate.js")).runSimulate,
+    summary: "the trace of an execution, or of a program run under valgrind",
+  },
+  stats: {
+    load: async () => (await import("./stats.js")).runStats,
+    summary: "packet counts, PSB segments, errors and decode speed",
+  },
+  symbols: {
+    load: async () => (await import("./symbols-cmd.js")).runSymbols,
+    summary: "function, offset and source line of addresses in an ELF file",
+  },
 };
 
 const HELP = `usage: ptkit <command> [<options>]
@@ -45,7 +71,8 @@ examples:
   ptkit symbols ./prog 0x401136
 `;
 
-export function main(argv: readonly string[], io: CliIo): number {
+/** Run the command line `argv` (without `node` and the script); resolves to the exit status. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(HELP);
@@ -55,12 +82,14 @@ export function main(argv: readonly string[], io: CliIo): number {
     io.stdout(`ptkit ${VERSION}\n`);
     return 0;
   }
-  const command = COMMANDS[name];
+  // Own keys only: `ptkit constructor` is an unknown command, not Object's.
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) {
     io.stderr(`ptkit: unknown command '${name}'.\n\n${HELP}`);
     return 1;
   }
-  return command.run(rest, io);
+  const run = await command.load();
+  return run(rest, io);
 }
 
 /**
@@ -68,9 +97,9 @@ export function main(argv: readonly string[], io: CliIo): number {
  * (an errno code: a one-line message, exit 1) or a bug in ptkit (its stack, exit 70).
  * The fuzzer (tools/fuzz) calls this too, so it judges exactly what users would see.
  */
-export function runCli(argv: readonly string[], io: CliIo): number {
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
-    return main(argv, io);
+    return await main(argv, io);
   } catch (e) {
     if (typeof (e as { code?: unknown }).code === "string" && (e as Error).message) {
       // The system refused (a full disk, an unwritable output): say so plainly.

@@ -5,7 +5,7 @@
  * they are at that point, like libipt's tools).
  */
 import type { SidebandPrint } from "../perf/index.js";
-import { SidebandFormat } from "../perf/index.js";
+import { SidebandFormat } from "../perf/sideband-format.js";
 import { parseCUintMax } from "./numbers.js";
 
 /** The --pevent:* parameters in force when a channel is added. */

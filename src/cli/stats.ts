@@ -1,7 +1,9 @@
 /** `ptkit stats`: what a trace holds and how fast it decodes. */
 import { parseArgs } from "node:util";
-import { errorMessage, PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/index.js";
+import { errorMessage } from "../packet/errors.js";
 import { collectStats, type TraceStats } from "../packet/stats.js";
+import { PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/types.js";
+import { nowMs } from "./clock.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
 import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
 import type { CliIo } from "./io.js";
@@ -58,13 +60,13 @@ export function runStats(argv: readonly string[], io: CliIo, internal: TraceInte
     return 1;
   }
   const progress = new Progress(io, "decoding", trace.size);
-  const start = performance.now();
+  const start = nowMs();
   const stats = collectStats(trace, {
     onProgress: (at) => progress.update(at),
     progressBytes: 1 << 20,
     maxErrors,
   });
-  const seconds = (performance.now() - start) / 1000;
+  const seconds = (nowMs() - start) / 1000;
   progress.done();
   if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range.path)}.\n`);
   io.stdout(

@@ -15,19 +15,14 @@
  * Costs: decoding crosses into WebAssembly and builds one iced `Decoder` per call
  * (a few hundred nanoseconds); loops that see the same code again should go through
  * {@link InsnCache}. Nothing here throws on any input bytes.
+ *
+ * iced-x86 is loaded on the first decode, not on import: compiling its WebAssembly
+ * and reading its glue costs more than a small trace takes to decode, and commands
+ * that decode no instruction should not pay for it. {@link initIsa} loads it
+ * asynchronously (browsers, and Node before 20.16, must await it before decoding);
+ * on Node the first decode loads it synchronously.
  */
-import {
-  Code,
-  Decoder,
-  DecoderOptions,
-  FlowControl,
-  Formatter,
-  FormatterSyntax,
-  Instruction,
-  Mnemonic,
-  OpKind,
-  Register,
-} from "iced-x86";
+import type * as Iced from "iced-x86";
 import { ErrorCode } from "../packet/errors.js";
 import { toBigInt } from "../packet/u64.js";
 import { ildFill, ildLength } from "./ild.js";
@@ -39,8 +34,6 @@ export const MAX_INSN_LENGTH = 15;
 
 const TWO_32 = 4294967296;
 
-/** One reusable iced instruction; every decode fills it (the scratch never escapes). */
-const insn = new Instruction();
 /** The instruction bytes are copied here; `views[n]` is its first n bytes. */
 const scratch = new Uint8Array(MAX_INSN_LENGTH);
 const views: Uint8Array[] = [];
@@ -61,11 +54,63 @@ const BRANCH_16 = 1;
 const BRANCH_32 = 2;
 const BRANCH_64 = 3;
 
-let codeCount = 0;
-for (const v of Object.values(Code)) if (typeof v === "number" && v >= codeCount) codeCount = v + 1;
-const CODE_INFO = new Int16Array(codeCount * 4).fill(-1);
+/** iced-x86 once loaded, and what decoding keeps of it. */
+let iced: typeof Iced | undefined;
+/** One reusable iced instruction; every decode fills it (the scratch never escapes). */
+let insn: Iced.Instruction;
+let CODE_INFO: Int16Array;
+let Code: typeof Iced.Code;
+let Decoder: typeof Iced.Decoder;
+let DecoderOptions: typeof Iced.DecoderOptions;
+let FlowControl: typeof Iced.FlowControl;
+let Mnemonic: typeof Iced.Mnemonic;
+let OpKind: typeof Iced.OpKind;
+let Register: typeof Iced.Register;
 
-function classOf(ins: Instruction): InsnClass {
+/** Take iced-x86's module into use (once) and size the per-Code table from it. */
+function useIced(module: typeof Iced): typeof Iced {
+  if (iced) return iced;
+  ({ Code, Decoder, DecoderOptions, FlowControl, Mnemonic, OpKind, Register } = module);
+  insn = new module.Instruction();
+  // The Codes are 0..n-1 and the enum maps each back to its name: n is the first
+  // number without one (a binary search; Object.values over the enum's ~10,000 keys
+  // takes 10-30 ms).
+  const names = Code as unknown as Record<number, string | undefined>;
+  let codeCount = 0;
+  for (let hi = 1 << 16; codeCount < hi; ) {
+    const mid = (codeCount + hi) >>> 1;
+    if (names[mid] === undefined) hi = mid;
+    else codeCount = mid + 1;
+  }
+  CODE_INFO = new Int16Array(codeCount * 4).fill(-1);
+  iced = module;
+  return module;
+}
+
+/**
+ * Load iced-x86, the x86 decoder (WebAssembly), before the first decode. Browsers must
+ * await this once before decoding; Node need not (the first decode loads it), but
+ * may, to move the cost to a moment of its choosing.
+ */
+export async function initIsa(): Promise<void> {
+  if (!iced) useIced(await import("iced-x86"));
+}
+
+/** iced-x86, loaded synchronously on first use where the platform can (Node 20.16 and later). */
+function loadIced(): typeof Iced {
+  if (iced) return iced;
+  // No import of "node:module" (this layer must bundle for browsers): Node hands it
+  // out through process.getBuiltinModule, which browsers do not have.
+  const node = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const nodeModule = node?.getBuiltinModule?.("module") as
+    | { createRequire: (from: string) => (id: string) => typeof Iced }
+    | undefined;
+  if (!nodeModule)
+    throw new Error("ptkit/isa: iced-x86 is not loaded: await initIsa() before decoding instructions");
+  return useIced(nodeModule.createRequire(import.meta.url)("iced-x86"));
+}
+
+function classOf(ins: Iced.Instruction): InsnClass {
   const mn = ins.mnemonic;
   switch (ins.flowControl) {
     case FlowControl.ConditionalBranch:
@@ -144,7 +189,7 @@ function classOf(ins: Instruction): InsnClass {
   }
 }
 
-function codeInfo(code: number, mode: number, ins: Instruction): number {
+function codeInfo(code: number, mode: number, ins: Iced.Instruction): number {
   const iclass = classOf(ins);
   let branch = BRANCH_NONE;
   if (
@@ -200,6 +245,7 @@ export function decodeInsn(
     out.clear();
     return -ErrorCode.BadInsn;
   }
+  if (!iced) loadIced();
   for (let i = 0; i < n; i++) scratch[i] = bytes[offset + i]!;
   // The length is libipt's (ild.ts): undefined opcodes have one too, as in ptxed.
   const length = ildLength(scratch, 0, n, mode);
@@ -294,10 +340,11 @@ function formatJmpabs(data: Uint8Array, syntax: AsmSyntax): string {
 /** Assembly syntax for {@link formatInsn}. */
 export type AsmSyntax = "intel" | "att";
 
-let intelFormatter: Formatter | undefined;
-let attFormatter: Formatter | undefined;
+let intelFormatter: Iced.Formatter | undefined;
+let attFormatter: Iced.Formatter | undefined;
 
-function formatter(syntax: AsmSyntax): Formatter {
+function formatter(syntax: AsmSyntax): Iced.Formatter {
+  const { Formatter, FormatterSyntax } = loadIced();
   if (syntax === "att") {
     if (!attFormatter) {
       attFormatter = new Formatter(FormatterSyntax.Gas);
@@ -314,7 +361,7 @@ function formatter(syntax: AsmSyntax): Formatter {
 }
 
 /** Numbers as objdump prints them: 0x-prefixed lower-case hex, no padding. */
-function styleFormatter(f: Formatter): void {
+function styleFormatter(f: Iced.Formatter): void {
   f.hexPrefix = "0x";
   f.hexSuffix = "";
   f.uppercaseHex = false;
@@ -340,6 +387,7 @@ export function formatInsn(
   const bits = EXEC_MODE_BITS[mode] ?? 0;
   if (bits === 0 || !(offset >= 0) || offset >= bytes.length) return "(bad)";
   const data = bytes.subarray(offset, Math.min(bytes.length, offset + MAX_INSN_LENGTH));
+  const { Instruction } = loadIced();
   const decoder = new Decoder(bits, data, DecoderOptions.None);
   const ins = new Instruction();
   try {

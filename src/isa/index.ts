@@ -16,12 +16,13 @@
  *
  * Lengths are libipt's (`ild.ts`: table-driven, so undefined opcodes have one, as in
  * ptxed); classes and targets are iced-x86's (WebAssembly) where iced measures the same
- * length, else libipt's. Only `decode.ts` touches iced. Note that the
+ * length, else libipt's. Only `decode.ts` touches iced, and loads it on the first
+ * decode (Node) or in `await initIsa()` (browsers: call it before decoding). Note that the
  * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
  * with `fs`): the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
  */
 export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
-export { type AsmSyntax, decodeInsn, formatInsn, MAX_INSN_LENGTH } from "./decode.js";
+export { type AsmSyntax, decodeInsn, formatInsn, initIsa, MAX_INSN_LENGTH } from "./decode.js";
 export {
   COFI_TYPE,
   CofiType,

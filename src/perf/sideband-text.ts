@@ -3,11 +3,11 @@
  * then its samples in braces) or verbose (the record's name, then one `  name: value`
  * line per field and sample). Numbers are hex without prefix, as libipt prints them.
  */
+import { SidebandFormat } from "./sideband-format.js";
 import { type PeventRecord, type PeventSamples, peventLayout } from "./sideband-record.js";
 import { AuxFlag, Misc, RecordType, recordTypeName } from "./types.js";
 
-export const SidebandFormat = { Compact: 1, Verbose: 2 } as const;
-export type SidebandFormat = (typeof SidebandFormat)[keyof typeof SidebandFormat];
+export { SidebandFormat };
 
 const hex = (v: number | bigint | string | undefined): string =>
   typeof v === "string" ? v : (v ?? 0).toString(16);

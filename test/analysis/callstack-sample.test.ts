@@ -22,7 +22,7 @@ interface SampleFunction {
   calls: number;
 }
 
-test("the sample's calls, instructions per function and depth match its execution", (t) => {
+test("the sample's calls, instructions per function and depth match its execution", async (t) => {
   if (!existsSync(join(SAMPLE_DIR, "sample.json"))) {
     t.skip(`no bundled sample in ${SAMPLE_DIR}`);
     return;
@@ -32,7 +32,7 @@ test("the sample's calls, instructions per function and depth match its executio
   const d = about.decode;
   const dir = mkdtempSync(join(tmpdir(), "ptkit-sample-stacks-"));
   const io = captureIo(dir);
-  const status = main(
+  const status = await main(
     [
       "flow",
       "--elf",

@@ -63,13 +63,13 @@ const SAMPLE = join(REPO_ROOT, "sample");
 
 test("the bundled sample: frames that start with their parent come after it", {
   skip: !existsSync(join(SAMPLE, "sample.json")) && `no bundled sample in ${SAMPLE}`,
-}, () => {
+}, async () => {
   const about = JSON.parse(readFileSync(join(SAMPLE, "sample.json"), "utf8"));
   const d = about.decode;
   const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
   try {
     const io = captureIo(dir);
-    const status = main(
+    const status = await main(
       [
         "flow",
         ...["--mtc-freq", `${d.mtcFreq}`, "--nom-freq", `${d.nomFreq}`],

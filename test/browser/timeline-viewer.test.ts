@@ -36,13 +36,13 @@ const SAMPLE_SKIP = existsSync(join(SAMPLE_DIR, "sample.json"))
   : `no bundled sample in ${SAMPLE_DIR}`;
 
 /** The sample's timeline as `ptkit flow` writes it, with the sample's own decode settings. */
-function sampleTimeline(): string {
+async function sampleTimeline(): Promise<string> {
   const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
   const d = about.decode;
   const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
   try {
     const io = captureIo(dir);
-    const status = main(
+    const status = await main(
       [
         "flow",
         // As in ptxed, the decoder settings come before the --pt that they configure.
@@ -71,7 +71,7 @@ describe("ptkit's timeline in speedscope", { skip: CHROMIUM_SKIP || SAMPLE_SKIP 
   const nesting: string[] = [];
 
   before(async () => {
-    const json = sampleTimeline();
+    const json = await sampleTimeline();
     model = timelineModel((JSON.parse(json) as { traceEvents: TraceEvent[] }).traceEvents);
     const files = speedscopeFiles();
     files.set("/timeline.json", servedFile("timeline.json", json));

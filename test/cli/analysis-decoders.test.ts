@@ -45,10 +45,13 @@ const DECODERS: [string, string[]][] = [
 const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
 
 /** Decode `trace` in `dir` over the `--raw` images with `decoder`: stdout and every output file. */
-function outputs(dir: string, raw: string[], trace: string, decoder: string[]) {
+async function outputs(dir: string, raw: string[], trace: string, decoder: string[]) {
   const io = captureIo(dir);
   const images = raw.flatMap((r) => ["--raw", r]);
-  const code = main(["flow", ...decoder, ...images, "--nom-freq", "20", "--pt", trace, ...OUTPUT_ARGS], io);
+  const code = await main(
+    ["flow", ...decoder, ...images, "--nom-freq", "20", "--pt", trace, ...OUTPUT_ARGS],
+    io,
+  );
   const stderr = io.err.join("");
   assert.equal(code, 0, stderr);
   // Only warnings (raw images have no symbols; a run without timing has no clock).
@@ -60,8 +63,10 @@ function outputs(dir: string, raw: string[], trace: string, decoder: string[]) {
 }
 
 /** Decode with every decoder and compare everything with the instruction decoder's. */
-function assertSameOutputs(dir: string, raw: string[], trace: string): void {
-  const got = DECODERS.map(([, argv]) => outputs(dir, raw, trace, argv));
+async function assertSameOutputs(dir: string, raw: string[], trace: string): Promise<void> {
+  // One after the other: the runs write the same output files.
+  const got = [];
+  for (const [, argv] of DECODERS) got.push(await outputs(dir, raw, trace, argv));
   const insns = got.at(-1)!;
   // The run has what the test is about: returns from the kernel, many times.
   const jsonl = insns.files[OUTPUTS.indexOf("flow.jsonl")]!.toString();
@@ -88,7 +93,7 @@ const CONFIGS: [string, CtlFields][] = [
 describe("every analysis output is the same with either decoder: generated programs", () => {
   for (const seed of [1, 2, 3]) {
     for (const [name, ctl] of CONFIGS) {
-      test(`program ${seed}, ${name}`, () => {
+      test(`program ${seed}, ${name}`, async () => {
         const program = randomProgram(seed, 60);
         const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
         const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl }) });
@@ -98,7 +103,7 @@ describe("every analysis output is the same with either decoder: generated progr
         writeFileSync(join(dir, "kernel.bin"), KERNEL_CODE);
         writeFileSync(join(dir, "trace.pt"), res.bytes);
         const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
-        assertSameOutputs(dir, raw, "trace.pt");
+        await assertSameOutputs(dir, raw, "trace.pt");
       });
     }
   }
@@ -114,14 +119,14 @@ describe("every analysis output is the same with either decoder: real programs u
   if (!("programs" in built)) return;
   const dir = mkdtempSync(join(tmpdir(), "ptkit-decoders-"));
   for (const p of built.programs.filter((p) => REAL.includes(p.name))) {
-    test(p.name, () => {
+    test(p.name, async () => {
       // `ptkit simulate`'s default configuration.
       const args = parseSimulateArgs(["-o", "-", "-"]);
       if (!("writes" in args)) throw new Error("simulate's defaults");
       const m = new MsrFile(presetCapabilities(args.preset));
       for (const w of args.writes) assert.ok(!m.writeMsr(w.msr, w.value));
       writeFileSync(join(dir, `${p.name}.pt`), generate(p.lackey.execution, { msrs: m }).bytes);
-      assertSameOutputs(dir, p.maps, `${p.name}.pt`);
+      await assertSameOutputs(dir, p.maps, `${p.name}.pt`);
     });
   }
 });

@@ -74,17 +74,17 @@ function setup(): string {
   return dir;
 }
 
-function run(dir: string, ...args: string[]): { code: number; out: string; err: string } {
+async function run(dir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
   const io = captureIo(dir);
-  const status = main(["flow", ...args], io);
+  const status = await main(["flow", ...args], io);
   return { code: status, out: io.out.join(""), err: io.err.join("") };
 }
 
 const RAW = ["--raw", `code.bin:0x${asm.base.toString(16)}`];
 
-test("the outputs are written and stdout keeps ptxed's output", () => {
+test("the outputs are written and stdout keeps ptxed's output", async () => {
   const dir = setup();
-  const plain = run(dir, ...RAW, "--pt", "trace.pt");
+  const plain = await run(dir, ...RAW, "--pt", "trace.pt");
   assert.equal(plain.code, 0, plain.err);
   for (const decoder of ["--block-decoder", "--insn-decoder"]) {
     const outs = [
@@ -94,7 +94,7 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
       ["--afl-map", "afl.bin"],
       ["--jsonl", "flow.jsonl"],
     ].flat();
-    const r = run(dir, decoder, ...RAW, "--nom-freq", "20", "--pt", "trace.pt", ...outs);
+    const r = await run(dir, decoder, ...RAW, "--nom-freq", "20", "--pt", "trace.pt", ...outs);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, plain.out);
     const timeline = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
@@ -115,15 +115,18 @@ test("the outputs are written and stdout keeps ptxed's output", () => {
   }
 });
 
-test("the ticks the timeline needs change nothing ptxed prints, not even --time", () => {
+test("the ticks the timeline needs change nothing ptxed prints, not even --time", async () => {
   const dir = setup();
   const args = [...RAW, "--nom-freq", "20", "--pt", "trace.pt", "--time", "--event:time"];
-  const plain = run(dir, ...args);
-  const timed = run(dir, ...args, "--timeline", "t.json");
+  const plain = await run(dir, ...args);
+  const timed = await run(dir, ...args, "--timeline", "t.json");
   assert.equal(timed.out, plain.out);
   assert.match(plain.out, /100400/);
   // Asked for, ticks are printed as ever.
-  assert.match(run(dir, ...RAW, "--event:tick", "--pt", "trace.pt", "--timeline", "t.json").out, /\[tick\]/);
+  assert.match(
+    (await run(dir, ...RAW, "--event:tick", "--pt", "trace.pt", "--timeline", "t.json")).out,
+    /\[tick\]/,
+  );
 });
 
 const NAMED = [
@@ -138,17 +141,27 @@ const NAMED = [
 
 const folded = (dir: string) => readFileSync(join(dir, "f.txt"), "utf8").trim().split("\n");
 
-test("--elf names frames by the ELF's functions without being asked; --symbols changes nothing", () => {
+test("--elf names frames by the ELF's functions without being asked; --symbols changes nothing", async () => {
   const dir = setup();
   for (const extra of [[], ["--symbols"]]) {
-    const r = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", ...extra, "--folded", "f.txt", "--quiet");
+    const r = await run(
+      dir,
+      "--elf",
+      "prog.elf",
+      "--pt",
+      "trace.pt",
+      ...extra,
+      "--folded",
+      "f.txt",
+      "--quiet",
+    );
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, "");
     assert.equal(r.err, "");
     assert.deepEqual(folded(dir), NAMED);
   }
   // The other outputs name frames too.
-  const r = run(
+  const r = await run(
     dir,
     "--elf",
     "prog.elf",
@@ -163,12 +176,12 @@ test("--elf names frames by the ELF's functions without being asked; --symbols c
   assert.equal(r.code, 0, r.err);
   assert.match(readFileSync(join(dir, "j.jsonl"), "utf8"), /"type":"call".*"name":"f"/);
   assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"outer"/);
-  const cov = run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--quiet", "--coverage", "c.json");
+  const cov = await run(dir, "--elf", "prog.elf", "--pt", "trace.pt", "--quiet", "--coverage", "c.json");
   assert.equal(cov.code, 0, cov.err);
   assert.match(readFileSync(join(dir, "c.json"), "utf8"), /"symbol":"main"/);
 });
 
-test("a --raw range of an ELF file gets the file's symbols at the bias the range implies", () => {
+test("a --raw range of an ELF file gets the file's symbols at the bias the range implies", async () => {
   const dir = setup();
   const elf = parseElf(readFileSync(join(dir, "prog.elf")));
   const seg = elf.loads[0]!;
@@ -181,22 +194,31 @@ test("a --raw range of an ELF file gets the file's symbols at the bias the range
     ["--raw", `prog.elf:0x${seg.offset.toString(16)}-0x${from.toString(16)}:0x${asm.base.toString(16)}`],
     ["--raw", `prog.elf:0x${from.toString(16)}:0x${at.toString(16)}`],
   ].flat();
-  const r = run(dir, ...ranges, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  const r = await run(dir, ...ranges, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
   assert.equal(r.code, 0, r.err);
   assert.equal(r.err, "");
   assert.deepEqual(folded(dir), NAMED);
 });
 
-test("frames without symbols: why and what to do, once per file", () => {
+test("frames without symbols: why and what to do, once per file", async () => {
   const dir = setup();
-  const stripped = run(dir, "--elf", "stripped.elf", "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  const stripped = await run(
+    dir,
+    "--elf",
+    "stripped.elf",
+    "--pt",
+    "trace.pt",
+    "--folded",
+    "f.txt",
+    "--quiet",
+  );
   assert.equal(stripped.code, 0, stripped.err);
   assert.deepEqual(stripped.err.trim().split("\n"), [
     "ptkit flow: warning: stripped.elf has no symbol table (stripped): its functions without a dynamic symbol are named by address (first at 0x401000); pass an unstripped copy or its debug file with --symbols FILE[:BASE].",
   ]);
   assert.match(folded(dir).join("\n"), /^trace\.pt;0x401000 5$/m);
   // The remedy: the unstripped file's symbols name the stripped file's code.
-  const fixed = run(
+  const fixed = await run(
     dir,
     "--elf",
     "stripped.elf",
@@ -211,7 +233,7 @@ test("frames without symbols: why and what to do, once per file", () => {
   assert.equal(fixed.code, 0, fixed.err);
   assert.equal(fixed.err, "");
   assert.deepEqual(folded(dir), NAMED);
-  const none = run(
+  const none = await run(
     dir,
     "--elf",
     "stripped.elf",
@@ -225,7 +247,7 @@ test("frames without symbols: why and what to do, once per file", () => {
   assert.equal(none.code, 1);
   assert.match(none.err, /^ptkit flow: --symbols none\.elf: failed to open none\.elf: /);
   // Raw bytes: load the ELF file instead.
-  const raw = run(dir, ...RAW, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
+  const raw = await run(dir, ...RAW, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
   assert.equal(raw.code, 0, raw.err);
   assert.equal(raw.err.trim().split("\n").length, 1, raw.err);
   assert.match(
@@ -233,31 +255,31 @@ test("frames without symbols: why and what to do, once per file", () => {
     /^ptkit flow: warning: no symbols for 0x401000-0x[0-9a-f]+ \(code\.bin: raw bytes, not an ELF file\).*--elf FILE\[:BASE\]/,
   );
   // Without analysis outputs nothing is said.
-  assert.equal(run(dir, ...RAW, "--pt", "trace.pt", "--quiet").err, "");
+  assert.equal((await run(dir, ...RAW, "--pt", "trace.pt", "--quiet")).err, "");
 });
 
-test("@FILE reads options from a file, one per line with its argument", () => {
+test("@FILE reads options from a file, one per line with its argument", async () => {
   const dir = setup();
   writeFileSync(join(dir, "image.args"), "# the program\n--elf prog.elf\n\n--quiet\n");
-  const r = run(dir, "@image.args", "--pt", "trace.pt", "--folded", "f.txt");
+  const r = await run(dir, "@image.args", "--pt", "trace.pt", "--folded", "f.txt");
   assert.equal(r.code, 0, r.err);
   assert.equal(r.out, "");
   assert.deepEqual(folded(dir), NAMED);
-  const missing = run(dir, "@nowhere.args", "--pt", "trace.pt");
+  const missing = await run(dir, "@nowhere.args", "--pt", "trace.pt");
   assert.equal(missing.code, 1);
   assert.match(missing.err, /^ptkit flow: @nowhere\.args: cannot read the options file nowhere\.args: /);
 });
 
-test("bad analysis options and unwritable files are reported", () => {
+test("bad analysis options and unwritable files are reported", async () => {
   const dir = setup();
-  const weight = run(dir, ...RAW, "--pt", "trace.pt", "--folded-weight", "cycles");
+  const weight = await run(dir, ...RAW, "--pt", "trace.pt", "--folded-weight", "cycles");
   assert.equal(weight.code, 1);
   assert.match(weight.err, /--folded-weight: want insn or time: cycles/);
-  const missing = run(dir, ...RAW, "--pt", "trace.pt", "--timeline");
+  const missing = await run(dir, ...RAW, "--pt", "trace.pt", "--timeline");
   assert.match(missing.err, /--timeline: missing argument/);
-  const depth = run(dir, ...RAW, "--pt", "trace.pt", "--stack-depth", "0");
+  const depth = await run(dir, ...RAW, "--pt", "trace.pt", "--stack-depth", "0");
   assert.match(depth.err, /--stack-depth: want a depth/);
-  const unwritable = run(
+  const unwritable = await run(
     dir,
     ...RAW,
     "--pt",
@@ -269,7 +291,7 @@ test("bad analysis options and unwritable files are reported", () => {
   assert.match(unwritable.err, /cannot write .*t\.json/);
 });
 
-test("corrupted traces: the outputs stay well-formed and the decode goes on", () => {
+test("corrupted traces: the outputs stay well-formed and the decode goes on", async () => {
   const dir = setup();
   const rng = new Rng(6);
   for (let round = 0; round < 30; round++) {
@@ -278,7 +300,7 @@ test("corrupted traces: the outputs stay well-formed and the decode goes on", ()
     for (let k = 0; k < 4; k++) bad[20 + rng.below(bad.length - 20)] = rng.below(256);
     writeFileSync(join(dir, "bad.pt"), bad.subarray(0, 20 + rng.below(bad.length - 20)));
     const outs = ["--timeline", "t.json", "--folded", "f.txt", "--coverage", "c.json", "--jsonl", "j.jsonl"];
-    const r = run(dir, ...RAW, "--pt", "bad.pt", "--quiet", "--resync-on-error", ...outs);
+    const r = await run(dir, ...RAW, "--pt", "bad.pt", "--quiet", "--resync-on-error", ...outs);
     assert.equal(r.code, 0, r.err);
     const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8"));
     assert.equal(doc.otherData.schema, "ptkit-timeline");
@@ -289,7 +311,7 @@ test("corrupted traces: the outputs stay well-formed and the decode goes on", ()
   }
 });
 
-test("timeline times: real time with a clock; TSC ticks or instructions labelled and warned about without", () => {
+test("timeline times: real time with a clock; TSC ticks or instructions labelled and warned about without", async () => {
   const dir = setup();
   // The same calls without timing packets.
   const untimed = new Trace().psb().mode(64).fup(asm.at("main")).psbend().tnt("!!").tnt("!.");
@@ -312,7 +334,7 @@ test("timeline times: real time with a clock; TSC ticks or instructions labelled
     },
   ];
   for (const c of cases) {
-    const r = run(dir, "--elf", "prog.elf", ...c.args, "--quiet", "--timeline", "t.json");
+    const r = await run(dir, "--elf", "prog.elf", ...c.args, "--quiet", "--timeline", "t.json");
     assert.equal(r.code, 0, r.err);
     if (c.warning === undefined) assert.equal(r.err, "");
     else {

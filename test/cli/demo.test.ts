@@ -23,9 +23,9 @@ const elfBytes = new Uint8Array(readFileSync(join(BUNDLED_SAMPLE, description.pr
 const traceBytes = new Uint8Array(readFileSync(join(BUNDLED_SAMPLE, description.trace)));
 const config: DecoderConfig = { ...defaultDecoderConfig(), ...description.decode };
 
-function ptkit(tty: boolean, ...argv: string[]) {
+async function ptkit(tty: boolean, ...argv: string[]) {
   const io = { ...captureIo(mkdtempSync(join(tmpdir(), "ptkit-demo-"))), stderrIsTty: tty };
-  const code = main(argv, io);
+  const code = await main(argv, io);
   return { code, out: io.out.join(""), err: io.err.join(""), cwd: io.cwd };
 }
 
@@ -47,8 +47,8 @@ function blockDecoderInsns(): number {
   return insns;
 }
 
-describe("ptkit demo", () => {
-  const json = ptkit(false, "demo", "--json", "--no-timeline");
+describe("ptkit demo", async () => {
+  const json = await ptkit(false, "demo", "--json", "--no-timeline");
   const result = JSON.parse(json.out);
 
   test("the sample is small and self-contained", () => {
@@ -85,8 +85,8 @@ describe("ptkit demo", () => {
     assert.equal(result.packets > 10_000 && result.psbs > 1, true);
   });
 
-  test("the text summary names the hot functions with their counts", () => {
-    const r = ptkit(false, "demo", "--no-timeline", "--top", "3");
+  test("the text summary names the hot functions with their counts", async () => {
+    const r = await ptkit(false, "demo", "--no-timeline", "--top", "3");
     assert.equal(r.code, 0, r.err);
     const p = description.execution.userMode;
     assert.match(r.out, new RegExp(`decoded +${p.instructions.toLocaleString("en-US")} instructions`));
@@ -107,8 +107,8 @@ describe("ptkit demo", () => {
     );
   });
 
-  test("writes a timeline with one slice per call, and says how to open it", () => {
-    const r = ptkit(false, "demo", "-o", "t.json");
+  test("writes a timeline with one slice per call, and says how to open it", async () => {
+    const r = await ptkit(false, "demo", "-o", "t.json");
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^timeline: t\.json; open https:\/\/ui\.perfetto\.dev and drag t\.json in\.$/m);
     const doc = JSON.parse(readFileSync(join(r.cwd, "t.json"), "utf8"));
@@ -132,8 +132,8 @@ describe("ptkit demo", () => {
       assert.ok(e.ts >= 0 && e.dur >= 0 && (e.ts + e.dur) * 1000 <= spanNs * 1.01, e.name);
   });
 
-  test("a timeline that cannot be written: the summary still, and what to do", () => {
-    const r = ptkit(false, "demo", "-o", "no/such/dir/t.json");
+  test("a timeline that cannot be written: the summary still, and what to do", async () => {
+    const r = await ptkit(false, "demo", "-o", "no/such/dir/t.json");
     assert.equal(r.code, 0);
     assert.match(
       r.err,
@@ -143,26 +143,26 @@ describe("ptkit demo", () => {
     assert.doesNotMatch(r.out, /^timeline:/m);
   });
 
-  test("progress shows on a terminal only", () => {
-    const tty = ptkit(true, "demo", "--no-timeline");
+  test("progress shows on a terminal only", async () => {
+    const tty = await ptkit(true, "demo", "--no-timeline");
     assert.match(tty.err, /\rdecoding \[#* *\] \d+%/);
     assert.ok(tty.err.endsWith("\r\x1b[K"), "the bar is cleared");
-    assert.equal(ptkit(false, "demo", "--no-timeline").err, "");
+    assert.equal((await ptkit(false, "demo", "--no-timeline")).err, "");
   });
 
-  test("a missing sample says where it looked and what to do", () => {
-    const r = ptkit(false, "demo", "--sample", "nowhere");
+  test("a missing sample says where it looked and what to do", async () => {
+    const r = await ptkit(false, "demo", "--sample", "nowhere");
     assert.equal(r.code, 1);
     assert.match(r.err, new RegExp(`no sample at ${join(r.cwd, "nowhere")}`));
     assert.match(r.err, /give --sample <dir>/);
   });
 
-  test("bad arguments give the usage; --help has examples", () => {
-    const bad = ptkit(false, "demo", "extra");
+  test("bad arguments give the usage; --help has examples", async () => {
+    const bad = await ptkit(false, "demo", "extra");
     assert.equal(bad.code, 1);
     assert.match(bad.err, /unexpected argument 'extra'.\nusage: ptkit demo/);
-    assert.match(ptkit(false, "demo", "--top", "x").err, /--top: 'x' is not a count/);
-    const help = ptkit(false, "demo", "--help");
+    assert.match((await ptkit(false, "demo", "--top", "x")).err, /--top: 'x' is not a count/);
+    const help = await ptkit(false, "demo", "--help");
     assert.equal(help.code, 0);
     assert.match(help.out, /^examples:\n {2}ptkit demo\n/m);
   });
@@ -177,8 +177,8 @@ describe("tools/sample", () => {
         ? `the sample was compiled by '${description.compiler}', this is '${gcc}'`
         : false;
 
-  test("regenerates the committed sample byte for byte", { skip: why }, () => {
-    const files = generateSample(join(BUNDLED_SAMPLE, "sample.c"));
+  test("regenerates the committed sample byte for byte", { skip: why }, async () => {
+    const files = await generateSample(join(BUNDLED_SAMPLE, "sample.c"));
     for (const [name, bytes] of Object.entries(files))
       assert.ok(Buffer.from(bytes).equals(readFileSync(join(BUNDLED_SAMPLE, name))), `${name} differs`);
   });

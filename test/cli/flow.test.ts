@@ -71,9 +71,9 @@ function scenario(base: number): Scenario {
   return { trace: enc.bytes().slice(), badTnt, secondPsb };
 }
 
-function run(dir: string, ...argv: string[]) {
+async function run(dir: string, ...argv: string[]) {
   const io = captureIo(dir);
-  const code = main(["flow", ...argv], io);
+  const code = await main(["flow", ...argv], io);
   const out = io.out.join("");
   return { code, out, lines: out.split("\n").filter((l) => l !== ""), err: io.err.join("") };
 }
@@ -102,8 +102,8 @@ describe("ptkit flow", () => {
   const errorLine = (ip: string) =>
     new RegExp(`^\\[([0-9a-f]+), ${ip}: error: no memory mapped at this address\\]$`);
 
-  test("--help, --version and the command list", () => {
-    const help = run(dir, "--help");
+  test("--help, --version and the command list", async () => {
+    const help = await run(dir, "--help");
     assert.equal(help.code, 0);
     assert.match(help.out, /^usage: ptkit flow/);
     for (const o of [
@@ -116,14 +116,14 @@ describe("ptkit flow", () => {
       "--filter:addr<n>_cfg",
     ])
       assert.ok(help.out.includes(o), o);
-    assert.deepEqual(run(dir, "--version").lines, [`ptkit flow ${VERSION}`]);
+    assert.deepEqual((await run(dir, "--version")).lines, [`ptkit flow ${VERSION}`]);
     const io = captureIo(dir);
-    main(["--help"], io);
+    await main(["--help"], io);
     assert.match(io.out.join(""), /^ {2}flow {6}/m);
   });
 
-  test("disassembles in Intel syntax, reports the unmapped target with its trace offset, resumes at the next PSB", () => {
-    const r = run(dir, ...RAW, "--pt", "t.pt");
+  test("disassembles in Intel syntax, reports the unmapped target with its trace offset, resumes at the next PSB", async () => {
+    const r = await run(dir, ...RAW, "--pt", "t.pt");
     assert.equal(r.code, 0, r.err);
     const insns = IPS.map((ip, k) => `${ip.padStart(16, "0")}  ${INTEL[k]}`);
     const error = r.lines.findIndex((l) => errorLine("2000").test(l));
@@ -140,19 +140,29 @@ describe("ptkit flow", () => {
     assert.deepEqual(r.lines.slice(error + 1), ["[enabled]", "[exec mode: 64-bit]", ...insns, "[disabled]"]);
   });
 
-  test("the instruction flow decoder prints what the block decoder prints", () => {
+  test("the instruction flow decoder prints what the block decoder prints", async () => {
     // (Not with --offset: the block decoder's offset is the block's, printed for each of its instructions.)
     for (const extra of [[], ["--time", "--event:ip", "--event:time", "--raw-insn", "--att"]]) {
-      const block = run(dir, ...RAW, ...extra, "--pt", "t.pt");
-      const insn = run(dir, "--insn-decoder", ...RAW, ...extra, "--pt", "t.pt");
+      const block = await run(dir, ...RAW, ...extra, "--pt", "t.pt");
+      const insn = await run(dir, "--insn-decoder", ...RAW, ...extra, "--pt", "t.pt");
       assert.deepEqual(insn.lines, block.lines);
     }
   });
 
-  test("decoder options after --pt change nothing, and ptkit says so (ptxed is silent)", () => {
-    const before = run(dir, ...RAW, "--mtc-freq", "3", "--event:tick", "--pt", "t.pt");
+  test("decoder options after --pt change nothing, and ptkit says so (ptxed is silent)", async () => {
+    const before = await run(dir, ...RAW, "--mtc-freq", "3", "--event:tick", "--pt", "t.pt");
     assert.equal(before.err, "");
-    const after = run(dir, ...RAW, "--pt", "t.pt", "--mtc-freq", "3", "--event:tick", "--nom-freq", "37");
+    const after = await run(
+      dir,
+      ...RAW,
+      "--pt",
+      "t.pt",
+      "--mtc-freq",
+      "3",
+      "--event:tick",
+      "--nom-freq",
+      "37",
+    );
     assert.equal(after.code, 0, after.err);
     assert.deepEqual(
       after.err.trim().split("\n"),
@@ -161,11 +171,11 @@ describe("ptkit flow", () => {
           `ptkit flow: warning: ${o} after --pt has no effect: options are read in order, give it before --pt.`,
       ),
     );
-    assert.equal(after.out, run(dir, ...RAW, "--pt", "t.pt").out);
+    assert.equal(after.out, (await run(dir, ...RAW, "--pt", "t.pt")).out);
   });
 
-  test("--att prints AT&T syntax", () => {
-    const lines = insnLines(run(dir, "--att", ...RAW, "--pt", "t.pt").lines);
+  test("--att prints AT&T syntax", async () => {
+    const lines = insnLines((await run(dir, "--att", ...RAW, "--pt", "t.pt")).lines);
     assert.deepEqual(lines.slice(0, 4), [
       "0000000000001000  mov $0x1,%eax",
       "0000000000001005  cmp $0x1,%rax",
@@ -174,13 +184,13 @@ describe("ptkit flow", () => {
     ]);
   });
 
-  test("--raw-insn shows the bytes, padded to 15, before the assembly", () => {
-    const first = insnLines(run(dir, "--raw-insn", ...RAW, "--pt", "t.pt").lines)[0]!;
+  test("--raw-insn shows the bytes, padded to 15, before the assembly", async () => {
+    const first = insnLines((await run(dir, "--raw-insn", ...RAW, "--pt", "t.pt")).lines)[0]!;
     assert.equal(first, `0000000000001000 b8 01 00 00 00${"   ".repeat(10)}  mov eax, 0x1`);
   });
 
-  test("--no-inst --offset --time: trace offset, time of the last event, IP", () => {
-    const r = run(dir, "--no-inst", "--offset", "--time", ...RAW, "--pt", "t.pt");
+  test("--no-inst --offset --time: trace offset, time of the last event, IP", async () => {
+    const r = await run(dir, "--no-inst", "--offset", "--time", ...RAW, "--pt", "t.pt");
     const lines = insnLines(r.lines);
     assert.equal(lines.length, 8);
     let last = 0;
@@ -200,31 +210,31 @@ describe("ptkit flow", () => {
     );
   });
 
-  test("--event:ip and --event:time show where and when events happened", () => {
-    const r = run(dir, "--event:ip", "--event:time", ...RAW, "--pt", "t.pt");
+  test("--event:ip and --event:time show where and when events happened", async () => {
+    const r = await run(dir, "--event:ip", "--event:time", ...RAW, "--pt", "t.pt");
     assert.equal(r.lines[0], "[0000000000000100  enabled, ip: 0000000000001000]");
     assert.ok(r.lines.includes("[0000000000000200  exec mode: 64-bit, ip: 0000000000001000]"), r.out);
   });
 
-  test("--stat counts instructions (and blocks with the block decoder), even when quiet", () => {
-    const block = run(dir, "--stat", ...RAW, "--pt", "t.pt");
+  test("--stat counts instructions (and blocks with the block decoder), even when quiet", async () => {
+    const block = await run(dir, "--stat", ...RAW, "--pt", "t.pt");
     // The empty block that ends in the error counts too, as in ptxed.
     assert.deepEqual(block.lines.slice(-2), ["insn: 8.", "blocks:\t5."]);
-    const insn = run(dir, "--stat", "--insn-decoder", ...RAW, "--pt", "t.pt");
+    const insn = await run(dir, "--stat", "--insn-decoder", ...RAW, "--pt", "t.pt");
     assert.deepEqual(insn.lines.slice(-2), ["[disabled]", "insn: 8."]);
-    assert.deepEqual(run(dir, "--stat:blocks", ...RAW, "--pt", "t.pt").lines.slice(-2), [
+    assert.deepEqual((await run(dir, "--stat:blocks", ...RAW, "--pt", "t.pt")).lines.slice(-2), [
       "[disabled]",
       "blocks:\t5.",
     ]);
     // Quiet keeps errors and statistics only.
-    const quiet = run(dir, "--quiet", "--stat", ...RAW, "--pt", "t.pt");
+    const quiet = await run(dir, "--quiet", "--stat", ...RAW, "--pt", "t.pt");
     assert.equal(quiet.lines.length, 3);
     assert.match(quiet.lines[0]!, errorLine("2000"));
     assert.deepEqual(quiet.lines.slice(1), ["insn: 8.", "blocks:\t5."]);
   });
 
-  test("--block:show-blocks marks each block, numbered with --stat", () => {
-    const plain = run(dir, "--block:show-blocks", "--no-inst", ...RAW, "--pt", "t.pt").lines;
+  test("--block:show-blocks marks each block, numbered with --stat", async () => {
+    const plain = (await run(dir, "--block:show-blocks", "--no-inst", ...RAW, "--pt", "t.pt")).lines;
     assert.deepEqual(plain.slice(2, 9), [
       "[block]",
       "0000000000001000",
@@ -234,29 +244,29 @@ describe("ptkit flow", () => {
       "000000000000100d",
       "[disabled]",
     ]);
-    const numbered = run(dir, "--block:show-blocks", "--stat", ...RAW, "--pt", "t.pt").lines;
+    const numbered = (await run(dir, "--block:show-blocks", "--stat", ...RAW, "--pt", "t.pt")).lines;
     assert.deepEqual(
       numbered.filter((l) => l.startsWith("[block")),
       ["[block 1]", "[block 2]", "[block 3]", "[block 4]", "[block 5]"],
     );
   });
 
-  test("--check finds nothing wrong in a consistent decode", () => {
+  test("--check finds nothing wrong in a consistent decode", async () => {
     for (const decoder of ["--block-decoder", "--insn-decoder"]) {
-      const plain = run(dir, decoder, ...RAW, "--pt", "t.pt");
-      assert.deepEqual(run(dir, decoder, "--check", ...RAW, "--pt", "t.pt").lines, plain.lines);
+      const plain = await run(dir, decoder, ...RAW, "--pt", "t.pt");
+      assert.deepEqual((await run(dir, decoder, "--check", ...RAW, "--pt", "t.pt")).lines, plain.lines);
     }
   });
 
-  test("--resync-on-error goes on after the error without losing the next run", () => {
-    const r = run(dir, "--resync-on-error", ...RAW, "--pt", "t.pt");
+  test("--resync-on-error goes on after the error without losing the next run", async () => {
+    const r = await run(dir, "--resync-on-error", ...RAW, "--pt", "t.pt");
     assert.equal(r.lines.filter((l) => errorLine("2000").test(l)).length, 1, r.out);
     assert.deepEqual(insnLines(r.lines).length, 8);
   });
 
   test("--resync-on-error ends on regressions/flow-1.bin, where libipt repeats an error without end", {
     skip: skipUnlessCorpus("regressions", "flow-1.bin") || skipUnlessCorpus("ptt", "ptxed-block-stat"),
-  }, () => {
+  }, async () => {
     const corpus = corpusPath()!;
     for (const decoder of ["--block-decoder", "--insn-decoder"]) {
       const io = captureIo(corpus);
@@ -275,7 +285,7 @@ describe("ptkit flow", () => {
         "--pt",
         "regressions/flow-1.bin",
       );
-      assert.equal(main(argv, io), 0, io.err.join(""));
+      assert.equal(await main(argv, io), 0, io.err.join(""));
       assert.deepEqual(io.out.join("").split("\n"), [
         "0000000000001000  nop",
         "0000000000001001  nop",
@@ -291,22 +301,30 @@ describe("ptkit flow", () => {
     }
   });
 
-  test("an unknown CPU is reported on stdout first, and decoding goes on", () => {
-    const r = run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt");
+  test("an unknown CPU is reported on stdout first, and decoding goes on", async () => {
+    const r = await run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt");
     assert.equal(r.lines[0], "[0, 0: config error: unknown cpu]");
     assert.equal(insnLines(r.lines).length, 8);
   });
 
-  test("--raw ranges map parts of a file; an instruction beyond them is an error at its IP", () => {
-    const whole = run(dir, ...RAW, "--pt", "t.pt").lines;
-    const parts = run(dir, "--raw", "code.bin:0-9:0x1000", "--raw", "code.bin:9:0x1009", "--pt", "t.pt");
+  test("--raw ranges map parts of a file; an instruction beyond them is an error at its IP", async () => {
+    const whole = (await run(dir, ...RAW, "--pt", "t.pt")).lines;
+    const parts = await run(
+      dir,
+      "--raw",
+      "code.bin:0-9:0x1000",
+      "--raw",
+      "code.bin:9:0x1009",
+      "--pt",
+      "t.pt",
+    );
     assert.deepEqual(parts.lines, whole);
-    const cut = run(dir, "--raw", "code.bin:0-9:0x1000", "--pt", "t.pt");
+    const cut = await run(dir, "--raw", "code.bin:0-9:0x1000", "--pt", "t.pt");
     assert.match(cut.lines.find((l) => l.includes("error"))!, errorLine("1009"));
   });
 
-  test("--elf maps file bytes only, at p_vaddr or at a base; --verbose lists the segments", () => {
-    const full = run(dir, "--verbose", "--elf", "full.elf", "--pt", "elf.pt");
+  test("--elf maps file bytes only, at p_vaddr or at a base; --verbose lists the segments", async () => {
+    const full = await run(dir, "--verbose", "--elf", "full.elf", "--pt", "elf.pt");
     assert.equal(full.code, 0, full.err);
     assert.match(full.lines[0]!, /^full\.elf: offset=0x[0-9a-f]+ size=0xf vaddr=0x400000\.$/);
     assert.deepEqual(insnLines(full.lines.slice(1)).slice(0, 2), [
@@ -314,17 +332,17 @@ describe("ptkit flow", () => {
       "0000000000400005  cmp rax, 0x1",
     ]);
     // A base of 0 is no base, as in ptxed; any other base moves the lowest segment there.
-    assert.deepEqual(run(dir, "--elf", "full.elf:0", "--pt", "elf.pt").lines, full.lines.slice(1));
+    assert.deepEqual((await run(dir, "--elf", "full.elf:0", "--pt", "elf.pt")).lines, full.lines.slice(1));
     assert.deepEqual(
-      insnLines(run(dir, "--elf", "full.elf:0x1000", "--pt", "t.pt").lines),
-      insnLines(run(dir, ...RAW, "--pt", "t.pt").lines),
+      insnLines((await run(dir, "--elf", "full.elf:0x1000", "--pt", "t.pt")).lines),
+      insnLines((await run(dir, ...RAW, "--pt", "t.pt")).lines),
     );
     // p_memsz beyond p_filesz is not mapped: the JMP RAX is missing.
-    const short = run(dir, "--elf", "short.elf", "--pt", "elf.pt");
+    const short = await run(dir, "--elf", "short.elf", "--pt", "elf.pt");
     assert.match(short.lines.find((l) => l.includes("error"))!, errorLine("40000d"));
   });
 
-  test("bad options stop the command with a message on stderr and exit code 1", () => {
+  test("bad options stop the command with a message on stderr and exit code 1", async () => {
     const cases: Array<[string[], RegExp]> = [
       [["--bogus"], /unknown option: --bogus\./],
       [["--pt"], /--pt: missing argument\./],
@@ -343,14 +361,14 @@ describe("ptkit flow", () => {
       [["--raw", "code.bin", "--pt", "t.pt"], /--raw code\.bin: failed to parse the base address/],
     ];
     for (const [argv, message] of cases) {
-      const r = run(dir, ...argv);
+      const r = await run(dir, ...argv);
       assert.equal(r.code, 1, argv.join(" "));
       assert.match(r.err, message, argv.join(" "));
       assert.equal(r.out, "", argv.join(" "));
     }
   });
 
-  test("missing and bad files are errors naming the file (and the offset)", () => {
+  test("missing and bad files are errors naming the file (and the offset)", async () => {
     const cases: Array<[string[], RegExp]> = [
       [[...RAW, "--pt", "missing.pt"], /failed to open missing\.pt/],
       [[...RAW, "--pt", "t.pt:0x1000"], /bad offset 0x1000 into t\.pt/],
@@ -363,44 +381,56 @@ describe("ptkit flow", () => {
       [["--elf", "code.bin", "--pt", "t.pt"], /code\.bin: .*truncated.* at offset 0xf/],
     ];
     for (const [argv, message] of cases) {
-      const r = run(dir, ...argv);
+      const r = await run(dir, ...argv);
       assert.equal(r.code, 1, argv.join(" "));
       assert.match(r.err, message, argv.join(" "));
     }
   });
 
-  test("--iscache-limit is accepted", () => {
+  test("--iscache-limit is accepted", async () => {
     assert.deepEqual(
-      run(dir, "--iscache-limit", "0x1000", ...RAW, "--pt", "t.pt").lines,
-      run(dir, ...RAW, "--pt", "t.pt").lines,
+      (await run(dir, "--iscache-limit", "0x1000", ...RAW, "--pt", "t.pt")).lines,
+      (await run(dir, ...RAW, "--pt", "t.pt")).lines,
     );
   });
 
-  test("any bytes as trace: no exception, only ptxed's kinds of lines; exit code 0, or 1 when no PSB is found", () => {
+  test("any bytes as trace: no exception, only ptxed's kinds of lines; exit code 0, or 1 when no PSB is found", async () => {
     const kinds = /^(\[.*\]|[0-9a-f]{16}( {2}.*)?|insn: \d+\.|blocks:\t\d+\.)$/;
-    fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 300 }), fc.boolean(), fc.boolean(), (junk, withPsb, insn) => {
-        // Half the cases start with a real PSB+ so that decoding gets past sync.
-        const bytes = withPsb ? Uint8Array.from([...s.trace.subarray(0, 0x1c), ...junk]) : junk;
-        if (bytes.length === 0) return;
-        writeFileSync(join(dir, "junk.pt"), bytes);
-        const r = run(dir, insn ? "--insn-decoder" : "--block-decoder", "--stat", ...RAW, "--pt", "junk.pt");
-        // Bytes without any PSB are no trace: one line saying so (ptxed prints nothing).
-        const psb = syncForward(bytes, 0) >= 0;
-        assert.equal(r.code, psb ? 0 : 1, r.err);
-        if (!psb) assert.match(r.err, /^ptkit flow: [^\n]*junk\.pt[^\n]*\n$/);
-        for (const l of r.lines) assert.match(l, kinds);
-      }),
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 300 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (junk, withPsb, insn) => {
+          // Half the cases start with a real PSB+ so that decoding gets past sync.
+          const bytes = withPsb ? Uint8Array.from([...s.trace.subarray(0, 0x1c), ...junk]) : junk;
+          if (bytes.length === 0) return;
+          writeFileSync(join(dir, "junk.pt"), bytes);
+          const r = await run(
+            dir,
+            insn ? "--insn-decoder" : "--block-decoder",
+            "--stat",
+            ...RAW,
+            "--pt",
+            "junk.pt",
+          );
+          // Bytes without any PSB are no trace: one line saying so (ptxed prints nothing).
+          const psb = syncForward(bytes, 0) >= 0;
+          assert.equal(r.code, psb ? 0 : 1, r.err);
+          if (!psb) assert.match(r.err, /^ptkit flow: [^\n]*junk\.pt[^\n]*\n$/);
+          for (const l of r.lines) assert.match(l, kinds);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test("real code: DynamoRIO's hello in Intel and AT&T syntax", {
     skip: skipUnlessCorpus("real", "dynamorio-drpt2trace"),
-  }, () => {
+  }, async () => {
     const drDir = corpusPath("real", "dynamorio-drpt2trace")!;
     const argv = ["--cpu", "6/85/4", "--elf", "test_simple.raw/hello", "--pt", "test_simple.raw/pt.bin"];
-    assert.deepEqual(insnLines(run(drDir, ...argv).lines), [
+    assert.deepEqual(insnLines((await run(drDir, ...argv)).lines), [
       "0000000000401000  mov eax, 0x1",
       "0000000000401005  mov edi, 0x1",
       "000000000040100a  mov rsi, 0x402000",
@@ -410,7 +440,7 @@ describe("ptkit flow", () => {
       "0000000000401020  mov edi, 0x0",
       "0000000000401025  syscall",
     ]);
-    assert.deepEqual(insnLines(run(drDir, "--att", ...argv).lines).slice(0, 3), [
+    assert.deepEqual(insnLines((await run(drDir, "--att", ...argv)).lines).slice(0, 3), [
       "0000000000401000  mov $0x1,%eax",
       "0000000000401005  mov $0x1,%edi",
       "000000000040100a  movabs $0x402000,%rsi",

@@ -40,10 +40,18 @@ writeFileSync(
 );
 
 /** Run ptkit in-process on the real file system, with its output captured. */
-function ptkit(argv: string[], io: Partial<CliIo> = {}): { code: number; out: string; err: string } {
+async function ptkit(
+  argv: string[],
+  io: Partial<CliIo> = {},
+): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = main(argv, { ...nodeIo(), stdout: (t) => out.push(t), stderr: (t) => err.push(t), ...io });
+  const code = await main(argv, {
+    ...nodeIo(),
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+    ...io,
+  });
   return { code, out: out.join(""), err: err.join("") };
 }
 
@@ -74,8 +82,8 @@ describe("a directory where a file is wanted", () => {
     ["symbols", DIR, "0x1000"],
   ];
   for (const argv of inputs) {
-    test(`to read: ptkit ${argv.join(" ").replaceAll(dir, "$TMP")}`, () => {
-      assertOneLine(ptkit(argv), DIR, /it is a directory/, argv.join(" "));
+    test(`to read: ptkit ${argv.join(" ").replaceAll(dir, "$TMP")}`, async () => {
+      assertOneLine(await ptkit(argv), DIR, /it is a directory/, argv.join(" "));
     });
   }
 
@@ -85,26 +93,26 @@ describe("a directory where a file is wanted", () => {
     ["flow", "--raw", `${TRACE}:0x1000`, "--pt", TRACE, "--folded", DIR],
   ];
   for (const argv of outputs) {
-    test(`to write: ptkit ${argv.join(" ").replaceAll(dir, "$TMP")}`, () => {
-      assertOneLine(ptkit(argv), DIR, /it is a directory/, argv.join(" "));
+    test(`to write: ptkit ${argv.join(" ").replaceAll(dir, "$TMP")}`, async () => {
+      assertOneLine(await ptkit(argv), DIR, /it is a directory/, argv.join(" "));
     });
   }
 
-  test("perf-dump --aux naming a file", () => {
-    const r = ptkit(["perf-dump", "--aux", FILE, PERF]);
+  test("perf-dump --aux naming a file", async () => {
+    const r = await ptkit(["perf-dump", "--aux", FILE, PERF]);
     assertOneLine(r, FILE, /--aux .*cannot make the directory: a file of that name exists/, "--aux");
     assert.equal(r.out, "", "nothing listed before the error");
   });
 });
 
-test("a file that cannot be read: permission denied, named", () => {
+test("a file that cannot be read: permission denied, named", async () => {
   const denied = (path: string): never => {
     const e: NodeJS.ErrnoException = new Error(`EACCES: permission denied, open '${path}'`);
     e.code = "EACCES";
     throw e;
   };
   for (const command of ["perf", "perf-dump"]) {
-    const r = ptkit([command, PERF], { fileSize: denied, readRange: denied, readFile: denied });
+    const r = await ptkit([command, PERF], { fileSize: denied, readRange: denied, readFile: denied });
     assertOneLine(r, PERF, /permission denied/, command);
   }
 });

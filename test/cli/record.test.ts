@@ -45,13 +45,13 @@ function fakeEnv(dir: string, status: (argv: readonly string[]) => number | stri
   return { env, spawned };
 }
 
-function record(argv: string[], env?: RecordEnv) {
+async function record(argv: string[], env?: RecordEnv) {
   const io = captureIo(root);
-  const code = env ? runRecord(argv, io, env) : main(["record", ...argv], io);
+  const code = env ? runRecord(argv, io, env) : await main(["record", ...argv], io);
   return { code, out: io.out.join(""), err: io.err.join("") };
 }
 
-test("dry run: the perf command line for each option combination", () => {
+test("dry run: the perf command line for each option combination", async () => {
   const { env, spawned } = fakeEnv(sysfs("dry", {}));
   const cases: [string[], string][] = [
     [["--", "./prog", "a b"], "perf record -e intel_pt//u -o perf.data -- ./prog 'a b'"],
@@ -81,7 +81,7 @@ test("dry run: the perf command line for each option combination", () => {
     ],
   ];
   for (const [args, want] of cases) {
-    const r = record(["--dry-run", ...args], env);
+    const r = await record(["--dry-run", ...args], env);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.out, `${want}\n`, args.join(" "));
     assert.equal(r.err, "");
@@ -89,14 +89,14 @@ test("dry run: the perf command line for each option combination", () => {
   assert.deepEqual(spawned, []); // a dry run runs nothing
   // Options after `--` belong to the command.
   assert.equal(
-    record(["-n", "--", "prog", "--timing", "x"], env).out,
+    (await record(["-n", "--", "prog", "--timing", "x"], env)).out,
     "perf record -e intel_pt//u -o perf.data -- prog --timing x\n",
   );
 });
 
-test("no Intel PT: says what it checked and what to do, exits 2, runs nothing", () => {
+test("no Intel PT: says what it checked and what to do, exits 2, runs nothing", async () => {
   const { env, spawned } = fakeEnv(sysfs("amd"));
-  const r = record(["--", "ls"], env);
+  const r = await record(["--", "ls"], env);
   assert.equal(r.code, 2);
   assert.equal(r.out, "");
   assert.match(
@@ -109,19 +109,19 @@ test("no Intel PT: says what it checked and what to do, exits 2, runs nothing", 
   assert.match(r.err, /ptkit simulate/);
   assert.deepEqual(spawned, []);
   // A dry run still prints the command, with a note.
-  const dry = record(["--dry-run", "--", "ls"], env);
+  const dry = await record(["--dry-run", "--", "ls"], env);
   assert.equal(dry.code, 0);
   assert.equal(dry.out, "perf record -e intel_pt//u -o perf.data -- ls\n");
   assert.match(dry.err, /note: it would fail here: no Intel PT here/);
 });
 
-test("the real environment checks /sys (on a machine without Intel PT)", (t) => {
+test("the real environment checks /sys (on a machine without Intel PT)", async (t) => {
   const env = nodeRecordEnv();
   if (env.sysfs !== "/sys") {
     t.skip("PTKIT_SYSFS is set");
     return;
   }
-  const r = record(["--dry-run", "--", "true"], env);
+  const r = await record(["--dry-run", "--", "true"], env);
   assert.equal(r.code, 0);
   if (r.err === "") {
     t.skip("this machine has Intel PT");
@@ -130,41 +130,47 @@ test("the real environment checks /sys (on a machine without Intel PT)", (t) => 
   assert.match(r.err, /no Intel PT here: \/sys\/bus\/event_source\/devices\/intel_pt does not exist/);
 });
 
-test("perf missing: says how to install it, exits 2", () => {
+test("perf missing: says how to install it, exits 2", async () => {
   const dir = sysfs("pt", { mtc: "1", psb_cyc: "1" });
   const fake = fakeEnv(dir, () => "spawnSync perf ENOENT");
-  const r = record(["--", "ls"], fake.env);
+  const r = await record(["--", "ls"], fake.env);
   assert.equal(r.code, 2);
   assert.match(r.err, /cannot run perf \(spawnSync perf ENOENT\)/);
   assert.match(r.err, /linux-perf/);
   assert.deepEqual(fake.spawned, [["perf", "--version"]]);
   // And for real: a perf that does not exist.
-  const real = record(["--perf", join(root, "no-such-perf"), "--", "ls"], { ...nodeRecordEnv(), sysfs: dir });
+  const real = await record(["--perf", join(root, "no-such-perf"), "--", "ls"], {
+    ...nodeRecordEnv(),
+    sysfs: dir,
+  });
   assert.equal(real.code, 2);
   assert.match(real.err, /cannot run .*no-such-perf \(.*ENOENT/);
 });
 
-test("a timing preset the processor cannot do is refused, naming the capability", () => {
+test("a timing preset the processor cannot do is refused, naming the capability", async () => {
   const { env, spawned } = fakeEnv(sysfs("old", { mtc: "0", psb_cyc: "0" }));
-  const fine = record(["--timing", "fine", "--", "ls"], env);
+  const fine = await record(["--timing", "fine", "--", "ls"], env);
   assert.equal(fine.code, 2);
   assert.match(fine.err, /--timing fine needs MTC packets, .*caps\/mtc is 0\); try --timing coarse/);
-  const cycle = record(
+  const cycle = await record(
     ["--timing", "cycle", "--", "ls"],
     fakeEnv(sysfs("nocyc", { mtc: "1", psb_cyc: "0" })).env,
   );
   assert.match(cycle.err, /--timing cycle needs CYC packets/);
-  assert.equal(record(["--timing", "coarse", "--no-decode", "-o", "c.data", "--", "ls"], env).code, 1); // runs: no file written
+  assert.equal(
+    (await record(["--timing", "coarse", "--no-decode", "-o", "c.data", "--", "ls"], env)).code,
+    1,
+  ); // runs: no file written
   assert.equal(spawned.length, 2);
 });
 
-test("recording: runs perf with the command line, then stops (--no-decode) or decodes", () => {
+test("recording: runs perf with the command line, then stops (--no-decode) or decodes", async () => {
   const output = join(root, "out.data");
   const { env, spawned } = fakeEnv(sysfs("ok", { mtc: "1", psb_cyc: "1" }), (argv) => {
     if (argv[1] === "record") writeFileSync(output, "not really perf data");
     return 0;
   });
-  const r = record(["--no-decode", "-o", output, "--", "./prog", "x"], env);
+  const r = await record(["--no-decode", "-o", output, "--", "./prog", "x"], env);
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(spawned, [
     ["perf", "--version"],
@@ -172,20 +178,20 @@ test("recording: runs perf with the command line, then stops (--no-decode) or de
   ]);
   assert.match(r.err, /^ptkit record: perf record -e intel_pt\/\/u -o /);
   // Decoding goes to ptkit perf, which reports the file is no perf.data.
-  const d = record(["-o", output, "--", "./prog"], env);
+  const d = await record(["-o", output, "--", "./prog"], env);
   assert.notEqual(d.code, 0);
   assert.match(d.err, /ptkit perf/);
 });
 
-test("perf record failing without output: exit 1 and the usual cause", () => {
+test("perf record failing without output: exit 1 and the usual cause", async () => {
   const { env } = fakeEnv(sysfs("fail", {}), (argv) => (argv[1] === "record" ? 255 : 0));
-  const r = record(["-o", join(root, "never.data"), "--", "ls"], env);
+  const r = await record(["-o", join(root, "never.data"), "--", "ls"], env);
   assert.equal(r.code, 1);
   assert.match(r.err, /perf record failed \(exit status 255\) and wrote no .*never\.data/);
   assert.match(r.err, /perf_event_paranoid/);
 });
 
-test("bad arguments name the problem", () => {
+test("bad arguments name the problem", async () => {
   const { env } = fakeEnv(sysfs("args", {}));
   const cases: [string[], RegExp][] = [
     [[], /give a command after '--' or a process with --pid/],
@@ -199,12 +205,12 @@ test("bad arguments name the problem", () => {
     [["prog"], /unexpected 'prog': put the command after '--'/],
   ];
   for (const [args, want] of cases) {
-    const r = record(args, env);
+    const r = await record(args, env);
     assert.equal(r.code, 1, args.join(" "));
     assert.match(r.err, want);
     assert.match(r.err, /usage: ptkit record/);
   }
-  const help = record(["--help"], env);
+  const help = await record(["--help"], env);
   assert.equal(help.code, 0);
   assert.match(help.out, /examples:\n {2}ptkit record -- \.\/prog/);
 });

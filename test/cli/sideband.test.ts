@@ -15,9 +15,9 @@ import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 
 const DIR = "real/dynamorio-drpt2trace/test_simple.raw";
 
-function run(dir: string, ...argv: string[]) {
+async function run(dir: string, ...argv: string[]) {
   const io = captureIo(dir);
-  const code = main(argv, io);
+  const code = await main(argv, io);
   const out = io.out.join("");
   return { code, lines: out.split("\n").filter((l) => l !== ""), err: io.err.join("") };
 }
@@ -61,8 +61,8 @@ describe("DynamoRIO capture with its pevent sideband", { skip: skipUnlessCorpus(
   const dir = corpusPath(DIR)!;
 
   for (const decoder of ["--insn-decoder", "--block-decoder"]) {
-    test(`ptkit flow ${decoder}: the image comes from the sideband (mmap of /hello under --pevent:sysroot)`, () => {
-      const r = run(
+    test(`ptkit flow ${decoder}: the image comes from the sideband (mmap of /hello under --pevent:sysroot)`, async () => {
+      const r = await run(
         dir,
         "flow",
         decoder,
@@ -96,9 +96,9 @@ describe("DynamoRIO capture with its pevent sideband", { skip: skipUnlessCorpus(
     });
   }
 
-  test("--pevent:kcore: code in the kernel image is in every process image", () => {
+  test("--pevent:kcore: code in the kernel image is in every process image", async () => {
     // No sysroot: /hello cannot be mapped from the sideband, but the "kernel" has it.
-    const r = run(
+    const r = await run(
       dir,
       "flow",
       ...TIMING,
@@ -121,8 +121,8 @@ describe("DynamoRIO capture with its pevent sideband", { skip: skipUnlessCorpus(
     );
   });
 
-  test("without the sideband there is no code to decode", () => {
-    const r = run(dir, "flow", ...TIMING, "--pt", "pt.bin");
+  test("without the sideband there is no code to decode", async () => {
+    const r = await run(dir, "flow", ...TIMING, "--pt", "pt.bin");
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(
       r.lines.filter((l) => !l.startsWith("[")),
@@ -130,8 +130,8 @@ describe("DynamoRIO capture with its pevent sideband", { skip: skipUnlessCorpus(
     );
   });
 
-  test("ptkit dump prints records by time, before the timing packet that passes them", () => {
-    const r = run(
+  test("ptkit dump prints records by time, before the timing packet that passes them", async () => {
+    const r = await run(
       dir,
       "dump",
       ...TIMING,
@@ -175,8 +175,8 @@ describe("sideband option errors", () => {
     [["dump", "--pevent:primary", "t.pt:0x10-0x8", "t.pt"], /bad file t\.pt:0x10-0x8: invalid argument/],
   ];
   for (const [argv, message] of cases) {
-    test(argv.join(" "), () => {
-      const r = run(dir, ...argv);
+    test(argv.join(" "), async () => {
+      const r = await run(dir, ...argv);
       assert.equal(r.code, 1);
       assert.match(r.err, message);
     });

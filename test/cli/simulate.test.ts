@@ -77,40 +77,40 @@ function hasCompiler(): boolean {
   return spawnSync("gcc", ["--version"]).status === 0;
 }
 
-function ptkit(...argv: string[]) {
+async function ptkit(...argv: string[]) {
   const io = captureIo(dir);
-  const code = main(argv, io);
+  const code = await main(argv, io);
   return { code, stdout: io.out.join(""), stderr: io.err.join("") };
 }
 
 /** The instruction IPs `ptkit flow` decodes from a trace, over the given --raw images. */
-function flowIps(trace: string, ...raw: string[]): number[] {
-  const r = ptkit("flow", ...raw.flatMap((m) => ["--raw", m]), "--pt", trace);
+async function flowIps(trace: string, ...raw: string[]): Promise<number[]> {
+  const r = await ptkit("flow", ...raw.flatMap((m) => ["--raw", m]), "--pt", trace);
   assert.equal(r.code, 0, r.stderr);
   return [...r.stdout.matchAll(/^([0-9a-f]{16}) /gm)].map((m) => Number.parseInt(m[1]!, 16));
 }
 
 describe("ptkit simulate", () => {
-  test("--help explains the options with examples", () => {
-    const r = ptkit("simulate", "--help");
+  test("--help explains the options with examples", async () => {
+    const r = await ptkit("simulate", "--help");
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^usage: ptkit simulate/);
     assert.match(r.stdout, /--cr3-filter VALUE/);
     assert.match(r.stdout, /examples:\n {2}ptkit simulate -o ls\.pt -- \/bin\/ls/);
   });
 
-  test("a JSON Lines execution becomes a trace that decodes back to it", () => {
-    const r = ptkit("simulate", "-o", "a.pt", "run.jsonl");
+  test("a JSON Lines execution becomes a trace that decodes back to it", async () => {
+    const r = await ptkit("simulate", "-o", "a.pt", "run.jsonl");
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^instructions 19\n/);
-    assert.deepEqual(flowIps("a.pt", "code.bin:0x401000"), IPS);
+    assert.deepEqual(await flowIps("a.pt", "code.bin:0x401000"), IPS);
   });
 
-  test("every --cpu preset's default configuration traces without #GP", () => {
+  test("every --cpu preset's default configuration traces without #GP", async () => {
     for (const cpu of PRESET_NAMES) {
-      const r = ptkit("simulate", "--cpu", cpu, "-o", `default-${cpu}.pt`, "run.jsonl");
+      const r = await ptkit("simulate", "--cpu", cpu, "-o", `default-${cpu}.pt`, "run.jsonl");
       assert.equal(r.code, 0, `${cpu}: ${r.stderr}`);
-      assert.deepEqual(flowIps(`default-${cpu}.pt`, "code.bin:0x401000"), IPS, cpu);
+      assert.deepEqual(await flowIps(`default-${cpu}.pt`, "code.bin:0x401000"), IPS, cpu);
     }
     // Broadwell has ToPA output only (CPUID.14H.0:ECX = 1): the default sets ToPA,
     // and asking for single-range output there is still the processor's #GP.
@@ -121,7 +121,7 @@ describe("ptkit simulate", () => {
     };
     assert.equal(ctl("broadwell"), 0x210dn); // TraceEn, OS, User, ToPA, BranchEn
     assert.equal(ctl("skylake"), 0x200dn);
-    const single = ptkit(
+    const single = await ptkit(
       "simulate",
       "--cpu",
       "broadwell",
@@ -135,36 +135,36 @@ describe("ptkit simulate", () => {
     assert.match(single.stderr, /#GP on broadwell: ToPA: TraceEn=1 with ToPA=0 .*ECX\[2\] = 0/);
   });
 
-  test("named options shape the trace: user only, no RET compression, timing", () => {
-    const stats = (...options: string[]) => {
-      const r = ptkit("simulate", ...options, "-o", "b.pt", "run.jsonl");
+  test("named options shape the trace: user only, no RET compression, timing", async () => {
+    const stats = async (...options: string[]) => {
+      const r = await ptkit("simulate", ...options, "-o", "b.pt", "run.jsonl");
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(flowIps("b.pt", "code.bin:0x401000"), IPS);
+      assert.deepEqual(await flowIps("b.pt", "code.bin:0x401000"), IPS);
       return collectStats(new Uint8Array(readFileSync(join(dir, "b.pt"))));
     };
-    const user = stats("--user");
+    const user = await stats("--user");
     assert.ok(user.counts[PacketType.TipPgd]! > 0, "the SYSCALL leaves user code");
     assert.equal(user.counts[PacketType.Tsc], 0);
-    const noRetc = stats("--user", "--no-retc");
+    const noRetc = await stats("--user", "--no-retc");
     assert.equal(noRetc.counts[PacketType.Tip]!, user.counts[PacketType.Tip]! + 1, "the RET is a TIP now");
-    assert.ok(stats("--user", "--tsc").counts[PacketType.Tsc]! > 0);
+    assert.ok((await stats("--user", "--tsc")).counts[PacketType.Tsc]! > 0);
   });
 
-  test("--save-exec writes a binary execution that gives the same trace", () => {
-    assert.equal(ptkit("simulate", "--save-exec", "run.bin", "-o", "c.pt", "run.jsonl").code, 0);
-    const r = ptkit("simulate", "-o", "d.pt", "run.bin");
+  test("--save-exec writes a binary execution that gives the same trace", async () => {
+    assert.equal((await ptkit("simulate", "--save-exec", "run.bin", "-o", "c.pt", "run.jsonl")).code, 0);
+    const r = await ptkit("simulate", "-o", "d.pt", "run.bin");
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(readFileSync(join(dir, "d.pt")), readFileSync(join(dir, "c.pt")));
-    assert.equal(ptkit("simulate", "--save-exec", "again.jsonl", "-o", "e.pt", "run.bin").code, 0);
+    assert.equal((await ptkit("simulate", "--save-exec", "again.jsonl", "-o", "e.pt", "run.bin")).code, 0);
     assert.equal(
       readFileSync(join(dir, "again.jsonl"), "utf8").trim().split("\n").length,
       JSONL.split("\n").length,
     );
   });
 
-  test("MSR values and named options: IP filtering through --ctl and --addr0-a/b", () => {
+  test("MSR values and named options: IP filtering through --ctl and --addr0-a/b", async () => {
     // TraceEn, BranchEn, OS, User and ADDR0_CFG = 1 over the loop only.
-    const r = ptkit(
+    const r = await ptkit(
       "simulate",
       "--ctl",
       "0x10000200d",
@@ -180,16 +180,22 @@ describe("ptkit simulate", () => {
     // FilterEn is decided where branches land: the first round is reached by falling
     // through from outside, the CALL at 0x401009 by falling through from inside.
     const loop = [0x401002, 0x401004, 0x401007];
-    assert.deepEqual(flowIps("f.pt", "code.bin:0x401000"), [...loop, ...loop, ...loop, ...loop, 0x401009]);
+    assert.deepEqual(await flowIps("f.pt", "code.bin:0x401000"), [
+      ...loop,
+      ...loop,
+      ...loop,
+      ...loop,
+      0x401009,
+    ]);
   });
 
-  test("a write the processor rejects is a #GP naming the field", () => {
-    const mtc = ptkit("simulate", "--cpu", "broadwell", "--mtc", "3", "-o", "x.pt", "run.jsonl");
+  test("a write the processor rejects is a #GP naming the field", async () => {
+    const mtc = await ptkit("simulate", "--cpu", "broadwell", "--mtc", "3", "-o", "x.pt", "run.jsonl");
     assert.equal(mtc.code, 1);
     assert.match(mtc.stderr, /WRMSR IA32_RTIT_CTL = 0x[0-9a-f]+ \(--mtc\): #GP on broadwell: MTCEn: /);
-    const reserved = ptkit("simulate", "--ctl", "0x4000000000200d", "-o", "x.pt", "run.jsonl");
+    const reserved = await ptkit("simulate", "--ctl", "0x4000000000200d", "-o", "x.pt", "run.jsonl");
     assert.match(reserved.stderr, /#GP on skylake: Reserved: bit 54 reserved/);
-    const ranges = ptkit(
+    const ranges = await ptkit(
       "simulate",
       ...["1-2", "3-4", "5-6"].flatMap((r) => ["--filter", r]),
       "-o",
@@ -200,7 +206,7 @@ describe("ptkit simulate", () => {
     assert.match(ranges.stderr, /IA32_RTIT_ADDR2_A .*#GP on skylake/);
   });
 
-  test("bad arguments are reported", () => {
+  test("bad arguments are reported", async () => {
     const cases: [string[], RegExp][] = [
       [["run.jsonl"], /-o\/--output <trace file> is required/],
       [["-o", "x.pt"], /expected one execution file/],
@@ -214,37 +220,37 @@ describe("ptkit simulate", () => {
       [["-o", "x.pt", "run.jsonl", "--"], /expected a command after '--'/],
     ];
     for (const [args, message] of cases) {
-      const r = ptkit("simulate", ...args);
+      const r = await ptkit("simulate", ...args);
       assert.equal(r.code, 1, args.join(" "));
       assert.match(r.stderr, message, args.join(" "));
     }
     writeFileSync(join(dir, "bad.jsonl"), '{"k":"insn","ip":"0x1","size":99}\n');
-    const bad = ptkit("simulate", "-o", "x.pt", "bad.jsonl");
+    const bad = await ptkit("simulate", "-o", "x.pt", "bad.jsonl");
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /line 1/);
   });
 
-  test("errors say what to do next", () => {
-    const none = ptkit("simulate");
+  test("errors say what to do next", async () => {
+    const none = await ptkit("simulate");
     assert.equal(none.code, 1);
     assert.match(
       none.stderr,
       /expected one execution file, or '-- <command>'\.\nusage: ptkit simulate .*\n {7}ptkit simulate .*-- <command>/,
     );
     assert.match(
-      ptkit("simulate", "-o", "x.pt", "missing.jsonl").stderr,
+      (await ptkit("simulate", "-o", "x.pt", "missing.jsonl")).stderr,
       new RegExp(
         `cannot read missing\\.jsonl: no such file \\(looked for ${join(dir, "missing.jsonl")}; the current directory is ${dir}\\)`,
       ),
     );
     const elf = join(BUNDLED_SAMPLE, "sample.elf");
-    const program = ptkit("simulate", "-o", "x.pt", elf);
+    const program = await ptkit("simulate", "-o", "x.pt", elf);
     assert.equal(program.code, 1);
     assert.equal(
       program.stderr,
       `ptkit simulate: ${elf} is a program (ELF), not an execution: run it under valgrind with 'ptkit simulate -o trace.pt -- ${elf}'\n`,
     );
-    const trace = ptkit("simulate", "-o", "x.pt", join(BUNDLED_SAMPLE, "sample.pt"));
+    const trace = await ptkit("simulate", "-o", "x.pt", join(BUNDLED_SAMPLE, "sample.pt"));
     assert.match(
       trace.stderr,
       /sample\.pt is already an Intel PT trace: list its packets with 'ptkit dump .*sample\.pt'/,
@@ -253,8 +259,8 @@ describe("ptkit simulate", () => {
 
   test("a program valgrind cannot start: how to name it", {
     skip: valgrindVersion() === undefined && "valgrind is not installed",
-  }, () => {
-    const r = ptkit("simulate", "-o", "x.pt", "--", "code.bin");
+  }, async () => {
+    const r = await ptkit("simulate", "-o", "x.pt", "--", "code.bin");
     assert.equal(r.code, 1);
     assert.match(
       r.stderr,
@@ -262,26 +268,26 @@ describe("ptkit simulate", () => {
     );
     // A path in the test's own directory: certainly not there.
     const missing = join(dir, "no-such-program");
-    const nowhere = ptkit("simulate", "-o", "x.pt", "--", missing);
+    const nowhere = await ptkit("simulate", "-o", "x.pt", "--", missing);
     assert.ok(nowhere.stderr.endsWith(`valgrind could not run '${missing}'\n`), nowhere.stderr);
   });
 
   test("progress on a terminal only: the valgrind run, then the log's conversion", {
     skip: valgrindVersion() === undefined && "valgrind is not installed",
-  }, () => {
+  }, async () => {
     const io = { ...captureIo(dir), stderrIsTty: true };
-    assert.equal(main(["simulate", "-o", "true.pt", "--", "/bin/true"], io), 0);
+    assert.equal(await main(["simulate", "-o", "true.pt", "--", "/bin/true"], io), 0);
     const err = io.err.join("").replaceAll("\x1b[K", "<clear>");
     assert.match(err, /^\r<clear>running \/bin\/true under valgrind's lackey\.\.\.\r<clear>/);
     assert.match(err, /\rconverting the lackey log \[#* *\] \d+%\r<clear>/);
-    assert.equal(ptkit("simulate", "-o", "true.pt", "--", "/bin/true").stderr, "");
+    assert.equal((await ptkit("simulate", "-o", "true.pt", "--", "/bin/true")).stderr, "");
   });
 
-  test("says so when valgrind is missing", () => {
+  test("says so when valgrind is missing", async () => {
     const path = process.env.PATH;
     process.env.PATH = join(dir, "nowhere");
     try {
-      const r = ptkit("simulate", "-o", "x.pt", "--", "/bin/true");
+      const r = await ptkit("simulate", "-o", "x.pt", "--", "/bin/true");
       assert.equal(r.code, 1);
       assert.match(r.stderr, /valgrind is not installed or does not run \(apt-get install valgrind\)/);
     } finally {
@@ -348,8 +354,8 @@ test("the stand-in kernel's ELF file: its code at the kernel base, its two entry
 });
 
 describe("ptkit simulate, output to memory", () => {
-  test("a ToPA ring that wraps gives back the newest trace, from its first whole PSB", () => {
-    const r = ptkit("simulate", "--topa", "4K,4K", "-o", "ring.pt", "jumps.jsonl");
+  test("a ToPA ring that wraps gives back the newest trace, from its first whole PSB", async () => {
+    const r = await ptkit("simulate", "--topa", "4K,4K", "-o", "ring.pt", "jumps.jsonl");
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
@@ -357,7 +363,7 @@ describe("ptkit simulate, output to memory", () => {
     );
     const size = readFileSync(join(dir, "ring.pt")).length;
     assert.ok(size > 4096 && size <= 8192, `${size} bytes`);
-    const ips = flowIps("ring.pt", "slots.bin:0x500000");
+    const ips = await flowIps("ring.pt", "slots.bin:0x500000");
     assert.ok(ips.length > 500);
     assert.ok(
       occursAt(JUMPS, ips, JUMPS.length - ips.length),
@@ -365,12 +371,21 @@ describe("ptkit simulate, output to memory", () => {
     );
   });
 
-  test("a STOP region ends the trace where it fills; the memory image says so", () => {
-    const r = ptkit("simulate", "--topa", "4K,4K+stop", "--memory", "stop", "-o", "stop.pt", "jumps.jsonl");
+  test("a STOP region ends the trace where it fills; the memory image says so", async () => {
+    const r = await ptkit(
+      "simulate",
+      "--topa",
+      "4K,4K+stop",
+      "--memory",
+      "stop",
+      "-o",
+      "stop.pt",
+      "jumps.jsonl",
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /no wrap; stopped at the end of the region at 0x102000/);
     assert.equal(readFileSync(join(dir, "stop.pt")).length, 8192);
-    const ips = flowIps("stop.pt", "slots.bin:0x500000");
+    const ips = await flowIps("stop.pt", "slots.bin:0x500000");
     assert.ok(ips.length > 1000 && ips.length < JUMPS.length);
     assert.ok(occursAt(JUMPS, ips, 0), "the decoded jumps are the first ones executed");
     const image = JSON.parse(readFileSync(join(dir, "stop.json"), "utf8"));
@@ -387,16 +402,16 @@ describe("ptkit simulate, output to memory", () => {
     assert.equal(readFileSync(join(dir, image.table.file)).length, 24);
   });
 
-  test("a single range wraps too", () => {
-    const r = ptkit("simulate", "--single-range", "0x200000:4K", "-o", "single.pt", "jumps.jsonl");
+  test("a single range wraps too", async () => {
+    const r = await ptkit("simulate", "--single-range", "0x200000:4K", "-o", "single.pt", "jumps.jsonl");
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /single-range: wrapped/);
-    const ips = flowIps("single.pt", "slots.bin:0x500000");
+    const ips = await flowIps("single.pt", "slots.bin:0x500000");
     assert.ok(ips.length > 100);
     assert.ok(occursAt(JUMPS, ips, JUMPS.length - ips.length));
   });
 
-  test("layouts are checked", () => {
+  test("layouts are checked", async () => {
     for (const [args, message] of [
       [["--topa", "3K"], /--topa: '3K' is not a region size/],
       [["--topa", "4K+halt"], /'\+halt' is not \+int or \+stop/],
@@ -405,7 +420,7 @@ describe("ptkit simulate, output to memory", () => {
       [["--memory", "m"], /--memory needs --single-range or --topa/],
       [["--topa", "4K", "--single-range", "0:4K"], /not both/],
     ] as [string[], RegExp][]) {
-      const r = ptkit("simulate", ...args, "-o", "x.pt", "jumps.jsonl");
+      const r = await ptkit("simulate", ...args, "-o", "x.pt", "jumps.jsonl");
       assert.equal(r.code, 1, args.join(" "));
       assert.match(r.stderr, message);
     }
@@ -417,7 +432,7 @@ describe("ptkit simulate -- <command>", {
 }, () => {
   test("the printed decode command gives folded stacks with the program's function names", {
     skip: !hasCompiler() && "no C compiler (gcc)",
-  }, () => {
+  }, async () => {
     writeFileSync(
       join(dir, "calls.c"),
       "__attribute__((noinline)) int leaf(int x) { return x * 3 + 1; }\n" +
@@ -426,11 +441,11 @@ describe("ptkit simulate -- <command>", {
     );
     const cc = spawnSync("gcc", ["-O1", "-static", "-o", join(dir, "calls"), join(dir, "calls.c")]);
     assert.equal(cc.status, 0, String(cc.stderr));
-    const r = ptkit("simulate", "-o", "calls.pt", "--", join(dir, "calls"));
+    const r = await ptkit("simulate", "-o", "calls.pt", "--", join(dir, "calls"));
     assert.equal(r.code, 0, r.stderr);
     const command = /^decode with {2}ptkit flow (.*)$/m.exec(r.stdout)?.[1];
     assert.ok(command !== undefined && command.length < 80, r.stdout);
-    const flow = ptkit("flow", ...command.split(" "), "--quiet", "--folded", "calls.folded");
+    const flow = await ptkit("flow", ...command.split(" "), "--quiet", "--folded", "calls.folded");
     assert.equal(flow.code, 0, flow.stderr);
     const stacks = readFileSync(join(dir, "calls.folded"), "utf8");
     assert.match(stacks, /;main;middle;leaf \d+$/m);
@@ -438,8 +453,8 @@ describe("ptkit simulate -- <command>", {
     assert.match(stacks, /;kernel_syscall \d+$/m);
   });
 
-  test("runs the program under valgrind; the trace decodes with the image it prints", () => {
-    const r = ptkit("simulate", "--save-log", "true.log", "-o", "true.pt", "--", "/bin/true");
+  test("runs the program under valgrind; the trace decodes with the image it prints", async () => {
+    const r = await ptkit("simulate", "--save-log", "true.log", "-o", "true.pt", "--", "/bin/true");
     assert.equal(r.code, 0, r.stderr);
     const count = Number(/^instructions (\d+)$/m.exec(r.stdout)?.[1]);
     assert.ok(count > 10000);
@@ -447,12 +462,12 @@ describe("ptkit simulate -- <command>", {
     assert.match(r.stdout, /^decode with {2}ptkit flow @true\.pt\.args --pt true\.pt$/m);
     const args = readFileSync(join(dir, "true.pt.args"), "utf8");
     assert.match(args, /^--elf true\.pt\.kernel$/m);
-    const decoded = ptkit("flow", "@true.pt.args", "--pt", "true.pt");
+    const decoded = await ptkit("flow", "@true.pt.args", "--pt", "true.pt");
     assert.equal(decoded.code, 0, decoded.stderr);
     const ips = [...decoded.stdout.matchAll(/^([0-9a-f]{16}) /gm)];
     assert.equal(ips.length, count);
     // The saved log converts to the same trace.
-    assert.equal(ptkit("simulate", "-o", "log.pt", "true.log").code, 0);
+    assert.equal((await ptkit("simulate", "-o", "log.pt", "true.log")).code, 0);
     assert.deepEqual(readFileSync(join(dir, "log.pt")), readFileSync(join(dir, "true.pt")));
   });
 });

@@ -75,14 +75,14 @@ describe("ptkit stats", () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-stats-"));
   const { bytes, badAt } = trace();
   writeFileSync(join(dir, "t.pt"), bytes);
-  const run = (...argv: string[]) => {
+  const run = async (...argv: string[]) => {
     const io = captureIo(dir);
-    const code = main(["stats", ...argv], io);
+    const code = await main(["stats", ...argv], io);
     return { code, out: io.out.join(""), err: io.err.join("") };
   };
 
-  test("text report", () => {
-    const r = run("t.pt");
+  test("text report", async () => {
+    const r = await run("t.pt");
     assert.equal(r.code, 0);
     assert.match(r.out, /^packets\s+6$/m);
     assert.match(r.out, /^psb segments\s+2$/m);
@@ -91,53 +91,53 @@ describe("ptkit stats", () => {
     assert.match(r.out, /MB\/s/);
   });
 
-  test("JSON report", () => {
-    const j = JSON.parse(run("--json", "t.pt").out);
+  test("JSON report", async () => {
+    const j = JSON.parse((await run("--json", "t.pt")).out);
     assert.equal(j.packets, 6);
     assert.deepEqual(j.counts.psb, { packets: 2, bytes: 32 });
     assert.deepEqual(j.errors, [{ offset: badAt, byte: 0xc9, error: "unknown opcode" }]);
     assert.equal(j.truncatedBytes, 3);
   });
 
-  test("usage errors", () => {
-    assert.equal(run().code, 1);
-    assert.match(run("--bogus", "t.pt").err, /Unknown option '--bogus'/);
-    assert.match(run("nope.pt").err, /failed to open nope\.pt/);
-    assert.match(run("--help").out, /usage: ptkit stats/);
-    assert.match(run("--help").out, /^examples:\n {2}ptkit stats trace\.pt\n/m);
+  test("usage errors", async () => {
+    assert.equal((await run()).code, 1);
+    assert.match((await run("--bogus", "t.pt")).err, /Unknown option '--bogus'/);
+    assert.match((await run("nope.pt")).err, /failed to open nope\.pt/);
+    assert.match((await run("--help")).out, /usage: ptkit stats/);
+    assert.match((await run("--help")).out, /^examples:\n {2}ptkit stats trace\.pt\n/m);
   });
 
-  test("errors say what to do next", () => {
-    const none = run();
+  test("errors say what to do next", async () => {
+    const none = await run();
     assert.match(
       none.err,
       /expected exactly one trace file\.\nusage: ptkit stats .*\nexample: ptkit stats trace\.pt\n/,
     );
     assert.match(
-      run("nope.pt").err,
+      (await run("nope.pt")).err,
       new RegExp(
         `failed to open nope\\.pt: no such file \\(looked for ${join(dir, "nope.pt")}; the current directory is ${dir}\\)`,
       ),
     );
-    const elf = run(join(BUNDLED_SAMPLE, "sample.elf"));
+    const elf = await run(join(BUNDLED_SAMPLE, "sample.elf"));
     assert.equal(elf.code, 1);
     assert.match(elf.err, /sample\.elf is an ELF file \(a program or library\), not a trace/);
     writeFileSync(join(dir, "run.jsonl"), '{"k":"insn","ip":"0x401000","size":2,"class":"other"}\n');
-    const exec = run("run.jsonl");
+    const exec = await run("run.jsonl");
     assert.equal(exec.code, 0, "the statistics of what may still be a trace");
     assert.match(exec.out, /^psb segments 0$/m);
     assert.match(exec.err, /run\.jsonl looks like an execution .*'ptkit simulate -o trace\.pt run\.jsonl'/);
   });
 
-  test("a progress bar on a terminal only", () => {
+  test("a progress bar on a terminal only", async () => {
     const pads = new Uint8Array(3 << 20);
     pads.set(bytes);
     writeFileSync(join(dir, "big.pt"), pads);
     const io = { ...captureIo(dir), stderrIsTty: true };
-    assert.equal(main(["stats", "big.pt"], io), 0);
+    assert.equal(await main(["stats", "big.pt"], io), 0);
     const err = io.err.join("");
     assert.match(err, /^\rdecoding \[#* *\] \d+%/);
     assert.ok(err.endsWith("\r\x1b[K"), "the bar is cleared");
-    assert.equal(run("big.pt").err, "");
+    assert.equal((await run("big.pt")).err, "");
   });
 });

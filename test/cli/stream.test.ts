@@ -19,7 +19,7 @@ import { runStats } from "../../src/cli/stats.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath, skipUnlessCorpus } from "../corpus.js";
 
-type Command = (argv: readonly string[], io: CliIo, internal?: TraceInternals) => number;
+type Command = (argv: readonly string[], io: CliIo, internal?: TraceInternals) => number | Promise<number>;
 const COMMANDS: Record<string, Command> = { ptdump: runDump, ptxed: runFlow, dump: runDump, flow: runFlow };
 
 interface Run {
@@ -31,7 +31,7 @@ interface Run {
 }
 
 /** Run a command in `cwd` reading raw traces `windowSize` bytes at a time (undefined: the default). */
-function run(cmd: string, cwd: string, argv: readonly string[], windowSize?: number): Run {
+async function run(cmd: string, cwd: string, argv: readonly string[], windowSize?: number): Promise<Run> {
   const io = captureIo(cwd);
   const files = new Map<string, Uint8Array>();
   let largest = 0;
@@ -45,22 +45,27 @@ function run(cmd: string, cwd: string, argv: readonly string[], windowSize?: num
     }
     return bytes.slice(offset, offset + length);
   };
-  const code = (COMMANDS[cmd] ?? runStats)(argv, io, { windowSize });
+  const code = await (COMMANDS[cmd] ?? runStats)(argv, io, { windowSize });
   return { out: io.out.join(""), err: io.err.join(""), code, largest };
 }
 
 /** stats' output without its timing (the only part that may differ from run to run). */
-function statsRun(cwd: string, argv: readonly string[], windowSize?: number): Run {
-  const r = run("stats", cwd, argv, windowSize);
+async function statsRun(cwd: string, argv: readonly string[], windowSize?: number): Promise<Run> {
+  const r = await run("stats", cwd, argv, windowSize);
   return { ...r, out: r.out.replace(/decoded in .*|"seconds":[^,]*,"mbPerSecond":[^}]*/g, "") };
 }
 
 /** Whether `cmd argv` prints the same with each window size as over the whole file. */
-function assertSame(cmd: string, cwd: string, argv: readonly string[], windows: readonly number[]): void {
+async function assertSame(
+  cmd: string,
+  cwd: string,
+  argv: readonly string[],
+  windows: readonly number[],
+): Promise<void> {
   const go = cmd === "stats" ? statsRun : (c: string, a: readonly string[], w?: number) => run(cmd, c, a, w);
-  const whole = go(cwd, argv, Number.POSITIVE_INFINITY);
+  const whole = await go(cwd, argv, Number.POSITIVE_INFINITY);
   for (const w of windows) {
-    const part = go(cwd, argv, w);
+    const part = await go(cwd, argv, w);
     const what = `${cmd} ${argv.join(" ")} (window ${w})`;
     assert.equal(part.code, whole.code, what);
     assert.equal(part.err, whole.err, what);
@@ -73,19 +78,19 @@ const WINDOWS = [1, 16, 64, 100, 1000];
 describe("raw traces read a window at a time", () => {
   test("every conformance check prints the same with windows of 1 to 1000 bytes", {
     skip: skipUnlessCorpus("ptt"),
-  }, () => {
+  }, async () => {
     const checks = loadPttChecks();
     assert.ok(checks.length > 400);
     const traces = new Set<string>();
-    checks.forEach((c, i) => {
+    for (const [i, c] of checks.entries()) {
       // Each check with a one-byte window and one other size in turn; each trace's stats with all.
-      assertSame(c.tool, c.dir, c.argv, [1, WINDOWS[1 + (i % 4)]!]);
+      await assertSame(c.tool, c.dir, c.argv, [1, WINDOWS[1 + (i % 4)]!]);
       const pt = c.argv.find((a) => a.endsWith(".pt"));
       if (pt && !traces.has(join(c.dir, pt))) {
         traces.add(join(c.dir, pt));
-        assertSame("stats", c.dir, ["--json", pt], WINDOWS);
+        await assertSame("stats", c.dir, ["--json", pt], WINDOWS);
       }
-    });
+    }
     assert.ok(traces.size > 100);
   });
 
@@ -100,21 +105,21 @@ describe("raw traces read a window at a time", () => {
 
   test("real captures: stats and dump (options, --no-sync, ranges) print the same", {
     skip: skipUnlessCorpus("real"),
-  }, () => {
+  }, async () => {
     for (const file of REAL) {
       const path = corpusPath(file);
       if (!path) continue;
-      assertSame("stats", CORPUS_DIR, [path], [1, 100, 1000]);
-      assertSame("dump", CORPUS_DIR, [path], [1, 64, 1000]);
-      assertSame("dump", CORPUS_DIR, ["--lastip", "--time", "--tcal", "--raw", path], [16, 100]);
-      assertSame("dump", CORPUS_DIR, ["--no-sync", `${path}:0x7-0x800`], [1, 100]);
-      assertSame("stats", CORPUS_DIR, [`${path}:0x11`], [16, 1000]);
+      await assertSame("stats", CORPUS_DIR, [path], [1, 100, 1000]);
+      await assertSame("dump", CORPUS_DIR, [path], [1, 64, 1000]);
+      await assertSame("dump", CORPUS_DIR, ["--lastip", "--time", "--tcal", "--raw", path], [16, 100]);
+      await assertSame("dump", CORPUS_DIR, ["--no-sync", `${path}:0x7-0x800`], [1, 100]);
+      await assertSame("stats", CORPUS_DIR, [`${path}:0x11`], [16, 1000]);
     }
   });
 
   test("real captures: flow with both decoders and the analysis outputs prints the same", {
     skip: skipUnlessCorpus("real", "dynamorio-drpt2trace"),
-  }, () => {
+  }, async () => {
     const dr = corpusPath("real", "dynamorio-drpt2trace")!;
     const hase = corpusPath("real", "hase")!;
     const haseElf = "2018-05/loopy-20180514T145114/binaries/home/joerg/git/hase/tests/bin/loopy/loopy";
@@ -149,13 +154,13 @@ describe("raw traces read a window at a time", () => {
     ];
     for (const [cwd, argv] of cases) {
       for (const decoder of ["--insn-decoder", "--block-decoder"])
-        assertSame("flow", cwd, [decoder, "--offset", ...argv], [16, 1000]);
+        await assertSame("flow", cwd, [decoder, "--offset", ...argv], [16, 1000]);
     }
     // The analysis outputs are files: the same bytes too.
-    const outputs = (w: number) => {
+    const outputs = async (w: number) => {
       const d = mkdtempSync(join(tmpdir(), "ptkit-stream-"));
       try {
-        const r = run(
+        const r = await run(
           "flow",
           dr,
           [...["--folded", join(d, "f"), "--jsonl", join(d, "j")], ...cases[0]![1]],
@@ -167,9 +172,9 @@ describe("raw traces read a window at a time", () => {
         rmSync(d, { recursive: true, force: true });
       }
     };
-    const whole = outputs(Number.POSITIVE_INFINITY);
+    const whole = await outputs(Number.POSITIVE_INFINITY);
     assert.ok(whole[2]!.length > 1000);
-    assert.deepEqual(outputs(100), whole);
+    assert.deepEqual(await outputs(100), whole);
   });
 
   describe("a long trace with stretches of garbage", {
@@ -191,40 +196,40 @@ describe("raw traces read a window at a time", () => {
     writeFileSync(join(dir, "long.pt"), trace);
     const elf = dr ? join(dr, "test_simple.tracedir-2aad718/hello") : "";
 
-    test("stats, dump and flow print the same", () => {
-      assertSame("stats", dir, ["long.pt"], [1, 100, 4096]);
-      assertSame("dump", dir, ["--lastip", "--time", "long.pt"], [1, 100, 4096]);
-      assertSame("dump", dir, ["--no-sync", "long.pt:0x3-0x9000"], [100]);
-      assertSame("flow", dir, ["--cpu", "6/85/7", "--elf", elf, "--pt", "long.pt"], [100, 4096]);
-      assertSame(
+    test("stats, dump and flow print the same", async () => {
+      await assertSame("stats", dir, ["long.pt"], [1, 100, 4096]);
+      await assertSame("dump", dir, ["--lastip", "--time", "long.pt"], [1, 100, 4096]);
+      await assertSame("dump", dir, ["--no-sync", "long.pt:0x3-0x9000"], [100]);
+      await assertSame("flow", dir, ["--cpu", "6/85/7", "--elf", elf, "--pt", "long.pt"], [100, 4096]);
+      await assertSame(
         "flow",
         dir,
         ["--block-decoder", "--cpu", "6/85/7", "--elf", elf, "--pt", "long.pt"],
         [1000],
       );
-      const stats = statsRun(dir, ["long.pt"], 100).out;
+      const stats = (await statsRun(dir, ["long.pt"], 100)).out;
       assert.match(stats, /errors {7}[1-9]/);
     });
 
-    test("the reads are the window's size, not the file's, past long stretches without PSB too", () => {
+    test("the reads are the window's size, not the file's, past long stretches without PSB too", async () => {
       // Ten times the trace for the packet commands; for flow the trace, 1 MiB of PAD and the trace again.
       writeFileSync(join(dir, "longer.pt"), Buffer.concat(new Array(10).fill(trace)));
       writeFileSync(join(dir, "padded.pt"), Buffer.concat([one, Buffer.alloc(1 << 20), one]));
       const flow = ["--cpu", "6/85/7", "--elf", elf, "--pt", "padded.pt"];
-      assertSame("flow", dir, flow, [4096]);
+      await assertSame("flow", dir, flow, [4096]);
       for (const [cmd, argv] of [
         ["stats", ["longer.pt"]],
         ["dump", ["longer.pt"]],
         ["flow", flow],
       ] as const) {
-        const r = run(cmd, dir, argv, 8192);
+        const r = await run(cmd, dir, argv, 8192);
         assert.equal(r.code, 0, r.err);
         assert.ok(r.largest <= 8192, `${cmd}: largest read ${r.largest}`);
       }
     });
   });
 
-  test("files that are no trace: one line naming the file and what to do, exit 1", () => {
+  test("files that are no trace: one line naming the file and what to do, exit 1", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ptkit-stream-"));
     try {
       writeFileSync(join(dir, "notes.txt"), "just some text\nand more\n");
@@ -253,7 +258,7 @@ describe("raw traces read a window at a time", () => {
         ],
       ];
       for (const [cmd, argv, message] of cases) {
-        const r = run(cmd, dir, argv);
+        const r = await run(cmd, dir, argv);
         const what = `${cmd} ${argv.join(" ")}`;
         assert.equal(r.code, 1, what);
         assert.match(r.err, new RegExp(`^ptkit ${cmd}: [^\\n]*${message.source}[^\\n]*\\n$`), what);
@@ -265,11 +270,11 @@ describe("raw traces read a window at a time", () => {
         Uint8Array.from([...new Array(8).fill([2, 0x82]).flat(), 2, 0x23]),
       );
       for (const cmd of ["dump", "flow"]) {
-        const r = run(cmd, dir, cmd === "flow" ? ["--pt", "header.pt"] : ["header.pt"]);
+        const r = await run(cmd, dir, cmd === "flow" ? ["--pt", "header.pt"] : ["header.pt"]);
         assert.equal(r.code, 0, `${cmd}: ${r.err}`);
       }
       // A piece of trace without PSB is still dumped from its first byte with --no-sync.
-      const noSync = run("dump", dir, ["--no-sync", "junk.bin"]);
+      const noSync = await run("dump", dir, ["--no-sync", "junk.bin"]);
       assert.equal(noSync.code, 0, noSync.err);
       assert.ok(noSync.out.length > 0);
     } finally {

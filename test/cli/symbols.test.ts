@@ -40,9 +40,9 @@ int main(int argc, char **argv) {
 }
 `;
 
-function run(cwd: string, ...argv: string[]) {
+async function run(cwd: string, ...argv: string[]) {
   const io = captureIo(cwd);
-  const code = main(["symbols", ...argv], io);
+  const code = await main(["symbols", ...argv], io);
   return { code, out: io.out.join(""), err: io.err.join("") };
 }
 
@@ -104,9 +104,9 @@ describe("ptkit symbols on a program compiled with -g", { skip: SKIP }, () => {
   for (const tool of ["addr2line", "llvm-symbolizer"]) {
     test(`every instruction of .text: symbol as nm, lines and inlining as addr2line (${tool})`, {
       skip: tool === "llvm-symbolizer" && !HAVE_LLVM ? "llvm-symbolizer is not installed" : false,
-    }, () => {
+    }, async () => {
       const hex = addrs.map((a) => `0x${a.toString(16)}`);
-      const r = run(dir, "--tool", tool, "p", ...hex);
+      const r = await run(dir, "--tool", tool, "p", ...hex);
       assert.equal(r.code, 0, r.err);
       assert.equal(r.err, "");
       const rows = parseOutput(r.out);
@@ -142,11 +142,11 @@ describe("ptkit symbols on a program compiled with -g", { skip: SKIP }, () => {
     });
   }
 
-  test("a load bias: run-time addresses give the same answers", () => {
+  test("a load bias: run-time addresses give the same answers", async () => {
     const bias = 0x5555_5555_4000n;
     const some = addrs.filter((_, k) => k % 7 === 0);
-    const plain = run(dir, "--tool", "addr2line", "p", ...some.map((a) => `0x${a.toString(16)}`));
-    const biased = run(
+    const plain = await run(dir, "--tool", "addr2line", "p", ...some.map((a) => `0x${a.toString(16)}`));
+    const biased = await run(
       dir,
       "--tool",
       "addr2line",
@@ -161,8 +161,8 @@ describe("ptkit symbols on a program compiled with -g", { skip: SKIP }, () => {
     assert.match(biased.out, /^0x0000555555555/);
   });
 
-  test("without addresses: every function symbol, as nm lists them", () => {
-    const r = run(dir, "--no-lines", "p");
+  test("without addresses: every function symbol, as nm lists them", async () => {
+    const r = await run(dir, "--no-lines", "p");
     assert.equal(r.code, 0, r.err);
     const listed = new Map(
       r.out
@@ -174,9 +174,9 @@ describe("ptkit symbols on a program compiled with -g", { skip: SKIP }, () => {
     for (const [addr, name] of nm) assert.equal(listed.get(addr), name, `0x${addr.toString(16)}`);
   });
 
-  test("--no-lines prints no location; --addresses reads a file", () => {
+  test("--no-lines prints no location; --addresses reads a file", async () => {
     writeFileSync(join(dir, "addrs.txt"), `${[...nm.keys()].map((a) => `0x${a.toString(16)}`).join("\n")}\n`);
-    const r = run(dir, "--no-lines", "--addresses", "addrs.txt", "p");
+    const r = await run(dir, "--no-lines", "--addresses", "addrs.txt", "p");
     assert.equal(r.code, 0, r.err);
     const lines = r.out.trimEnd().split("\n");
     assert.equal(lines.length, nm.size);
@@ -187,7 +187,7 @@ describe("ptkit symbols on a program compiled with -g", { skip: SKIP }, () => {
 
 test("C++ names come out demangled (and --no-demangle keeps them)", {
   skip: toolRuns("g++") ? false : "g++ is not installed",
-}, () => {
+}, async () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-symbols-cc-"));
   try {
     writeFileSync(
@@ -198,7 +198,13 @@ test("C++ names come out demangled (and --no-demangle keeps them)", {
     const start = /^([0-9a-f]+) T _ZN2ns5twiceEi$/m.exec(
       execFileSync("nm", [join(dir, "q")], { encoding: "utf8" }),
     )![1]!;
-    const r = run(dir, "--no-lines", "q", `0x${start}`, `0x${(BigInt(`0x${start}`) + 4n).toString(16)}`);
+    const r = await run(
+      dir,
+      "--no-lines",
+      "q",
+      `0x${start}`,
+      `0x${(BigInt(`0x${start}`) + 4n).toString(16)}`,
+    );
     assert.equal(r.code, 0, r.err);
     assert.deepEqual(
       r.out
@@ -207,47 +213,47 @@ test("C++ names come out demangled (and --no-demangle keeps them)", {
         .map((l) => l.split(" ").slice(1).join(" ")),
       ["ns::twice(int)", "ns::twice(int)+0x4"],
     );
-    const m = run(dir, "--no-lines", "--no-demangle", "q", `0x${start}`);
+    const m = await run(dir, "--no-lines", "--no-demangle", "q", `0x${start}`);
     assert.match(m.out, / _ZN2ns5twiceEi\n$/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test("bad input: not an ELF file, a bad address, a missing file, no file", () => {
+test("bad input: not an ELF file, a bad address, a missing file, no file", async () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-symbols-bad-"));
   try {
     writeFileSync(join(dir, "junk"), "not an elf file at all");
-    const junk = run(dir, "junk", "0x10");
+    const junk = await run(dir, "junk", "0x10");
     assert.equal(junk.code, 1);
     assert.match(junk.err, /junk: not an ELF file/);
-    const addr = run(dir, "--no-lines", process.execPath, "0xzz");
+    const addr = await run(dir, "--no-lines", process.execPath, "0xzz");
     assert.equal(addr.code, 1);
     assert.match(addr.err, /bad address: 0xzz/);
-    const missing = run(dir, "nope");
+    const missing = await run(dir, "nope");
     assert.equal(missing.code, 1);
     assert.match(missing.err, /cannot read nope/);
-    const none = run(dir);
+    const none = await run(dir);
     assert.equal(none.code, 1);
     assert.match(none.err, /expected an ELF file/);
-    const tool = run(dir, "--tool", "gdb", "junk");
+    const tool = await run(dir, "--tool", "gdb", "junk");
     assert.match(tool.err, /--tool: want llvm-symbolizer or addr2line, not gdb/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test("no source-line tool installed: symbols still come, with a note on how to get lines", () => {
+test("no source-line tool installed: symbols still come, with a note on how to get lines", async () => {
   const path = process.env.PATH;
   // A PATH of one empty directory of our own: no tool in it, whatever the machine has.
   const empty = mkdtempSync(join(tmpdir(), "ptkit-symbols-path-"));
   process.env.PATH = empty;
   try {
-    const auto = run(process.cwd(), process.execPath, "0x0");
+    const auto = await run(process.cwd(), process.execPath, "0x0");
     assert.equal(auto.code, 0, auto.err);
     assert.match(auto.out, /^0x0000000000000000 \?\?\n$/);
     assert.match(auto.err, /no source lines: neither llvm-symbolizer nor addr2line found \(install binutils/);
-    const named = run(process.cwd(), "--tool", "addr2line", process.execPath, "0x0");
+    const named = await run(process.cwd(), "--tool", "addr2line", process.execPath, "0x0");
     assert.match(named.err, /no source lines: addr2line does not run \(install binutils/);
   } finally {
     process.env.PATH = path;

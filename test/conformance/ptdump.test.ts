@@ -19,9 +19,9 @@ describe("ptdump conformance (corpus/ptt)", { skip: skipUnlessCorpus("ptt") }, (
   });
 
   for (const check of checks) {
-    test(check.id, () => {
+    test(check.id, async () => {
       const expected = readFileSync(check.exp, "utf8");
-      const { stdout, stderr } = runCheck(check);
+      const { stdout, stderr } = await runCheck(check);
       const diff = firstDifference(expected, stdout);
       assert.equal(diff, undefined, `${diff}\nstderr: ${stderr}`);
     });

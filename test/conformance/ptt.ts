@@ -88,10 +88,10 @@ export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] }
 }
 
 /** Run a check through ptkit; returns stdout, stderr and the exit code. */
-export function runCheck(check: PttCheck): { stdout: string; stderr: string; code: number } {
+export async function runCheck(check: PttCheck): Promise<{ stdout: string; stderr: string; code: number }> {
   const io = captureIo(check.dir);
   const [tool, ...args] = check.argv;
-  const code = main([COMMAND[tool!] ?? tool!, ...args], io);
+  const code = await main([COMMAND[tool!] ?? tool!, ...args], io);
   return { stdout: io.out.join(""), stderr: io.err.join(""), code };
 }
 

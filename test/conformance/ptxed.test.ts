@@ -22,9 +22,9 @@ describe("ptxed conformance (corpus/ptt)", { skip: skipUnlessCorpus("ptt") }, ()
   });
 
   for (const check of checks) {
-    test(check.id, () => {
+    test(check.id, async () => {
       const expected = readFileSync(check.exp, "utf8");
-      const { stdout, stderr, code } = runCheck(check);
+      const { stdout, stderr, code } = await runCheck(check);
       const diff = firstDifference(expected, stdout);
       assert.equal(diff, undefined, `${diff}\nstderr: ${stderr}`);
       assert.equal(code, 0, `exit code ${code}, stderr: ${stderr}`);

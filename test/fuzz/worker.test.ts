@@ -23,11 +23,11 @@ const TRACE = new Trace()
   .psbend()
   .bytes();
 
-function withScratch(fn: (dir: string) => void): void {
+async function withScratch(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-fuzz-test-"));
   const cwd = process.cwd();
   try {
-    fn(dir);
+    await fn(dir);
   } finally {
     process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
@@ -48,10 +48,10 @@ function dumpCase(dir: string, argv: string[], variant?: Uint8Array): Case {
   };
 }
 
-test("a ptkit command and the library drivers pass on good input", () => {
-  withScratch((dir) => {
-    assert.deepEqual(runCase(dumpCase(dir, ["dump", INPUT]), dir), { ok: true });
-    assert.deepEqual(runCase(dumpCase(dir, ["stats", INPUT]), dir), { ok: true });
+test("a ptkit command and the library drivers pass on good input", async () => {
+  await withScratch(async (dir) => {
+    assert.deepEqual(await runCase(dumpCase(dir, ["dump", INPUT]), dir), { ok: true });
+    assert.deepEqual(await runCase(dumpCase(dir, ["stats", INPUT]), dir), { ok: true });
     const lib = (driver: Case["driver"], input: Uint8Array) =>
       runCase(
         {
@@ -66,25 +66,25 @@ test("a ptkit command and the library drivers pass on good input", () => {
         },
         dir,
       );
-    assert.deepEqual(lib("event", TRACE), { ok: true });
-    assert.deepEqual(lib("msr", msrBytes([[2, 0x2e0dn]])), { ok: true });
+    assert.deepEqual(await lib("event", TRACE), { ok: true });
+    assert.deepEqual(await lib("msr", msrBytes([[2, 0x2e0dn]])), { ok: true });
     // Bad input is normal input: reported through the layer's errors, not a failure.
-    assert.deepEqual(lib("elf", new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1])), { ok: true });
-    assert.deepEqual(lib("exec-binary", new Uint8Array(3)), { ok: true });
+    assert.deepEqual(await lib("elf", new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1])), { ok: true });
+    assert.deepEqual(await lib("exec-binary", new Uint8Array(3)), { ok: true });
   });
 });
 
-test("past the end: bytes after `to` must not matter; bytes before it may", () => {
-  withScratch((dir) => {
+test("past the end: bytes after `to` must not matter; bytes before it may", async () => {
+  await withScratch(async (dir) => {
     const to = TRACE.length - 4;
     const argv = ["dump", `${INPUT}:0x0-0x${to.toString(16)}`];
     const after = TRACE.slice();
     after.fill(0x55, to);
-    assert.deepEqual(runCase(dumpCase(dir, argv, after), dir), { ok: true });
+    assert.deepEqual(await runCase(dumpCase(dir, argv, after), dir), { ok: true });
     // A change before `to` changes the output: what a reader that looked past the end would show.
     const before = TRACE.slice();
     before[1] = 0x00; // the first PSB is gone
-    const r = runCase(dumpCase(dir, argv, before), dir);
+    const r = await runCase(dumpCase(dir, argv, before), dir);
     assert.equal(r.ok, false);
     assert.equal(!r.ok && r.failure.kind, "past-end");
   });

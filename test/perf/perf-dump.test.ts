@@ -21,28 +21,28 @@ function tempDir(): string {
   return dir;
 }
 
-function run(args: string[], cwd = process.cwd()): { out: string; err: string; code: number } {
+async function run(args: string[], cwd = process.cwd()): Promise<{ out: string; err: string; code: number }> {
   const io = captureIo(cwd);
-  const code = main(args, io);
+  const code = await main(args, io);
   return { out: io.out.join(""), err: io.err.join(""), code };
 }
 
 const LOOPY = "real/hase/2018-04-04/loopy/loopy-20180404T162955.perf";
 
 describe("ptkit perf-dump", () => {
-  test("--help has usage and examples; the command is listed", () => {
-    const help = run(["perf-dump", "--help"]);
+  test("--help has usage and examples; the command is listed", async () => {
+    const help = await run(["perf-dump", "--help"]);
     assert.equal(help.code, 0);
     assert.match(help.out, /^usage: ptkit perf-dump/);
     assert.match(help.out, /examples:\n {2}ptkit perf-dump perf.data/);
-    assert.match(run(["--help"]).out, /perf-dump +list a perf.data file.s records/);
+    assert.match((await run(["--help"])).out, /perf-dump +list a perf.data file.s records/);
   });
 
   test("a HASE capture: header, events, records, AUXTRACE_INFO and the stream it writes", {
     skip: skipUnlessCorpus(LOOPY),
-  }, () => {
+  }, async () => {
     const dir = tempDir();
-    const r = run(["perf-dump", "--aux", "pt", corpusPath(LOOPY)!], dir);
+    const r = await run(["perf-dump", "--aux", "pt", corpusPath(LOOPY)!], dir);
     assert.equal(r.code, 0, r.err);
     assert.equal(r.err, "");
     const lines = r.out.split("\n");
@@ -83,16 +83,16 @@ describe("ptkit perf-dump", () => {
       readFileSync(corpusPath("real/hase/reference/loopy-20180404-aux-idx2.bin")!),
     );
     // ptkit dump takes the stream as it is.
-    const dump = run(["dump", "--cpu", "6/94/3", "pt/aux-idx2.bin"], dir);
+    const dump = await run(["dump", "--cpu", "6/94/3", "pt/aux-idx2.bin"], dir);
     assert.equal(dump.code, 0);
     assert.match(dump.out, /^0000000000000000 {2}psb/);
   });
 
-  test("a cut-off file: problems where they occur, the rest listed", () => {
+  test("a cut-off file: problems where they occur, the rest listed", async () => {
     const dir = tempDir();
     const bytes = fileMode(sampleFile());
     writeFileSync(join(dir, "cut.data"), bytes.subarray(0, bytes.length - 200));
-    const r = run(["perf-dump", "cut.data"], dir);
+    const r = await run(["perf-dump", "cut.data"], dir);
     assert.equal(r.code, 0);
     assert.match(r.out, /^\[28: data section \[0x[0-9a-f]+, 0x[0-9a-f]+\) runs past the end of the file/m);
     assert.match(r.out, /^\[[0-9a-f]+: AUXTRACE payload of 30 bytes cut short: \d+ bytes in the file\]$/m);
@@ -101,8 +101,8 @@ describe("ptkit perf-dump", () => {
   });
 
   const PEVENT = "real/dynamorio-drpt2trace/test_simple.raw/primary.sideband.pevent";
-  test("--pevent: libipt sideband files", { skip: skipUnlessCorpus(PEVENT) }, () => {
-    const r = run(["perf-dump", "--pevent", "0x10086", corpusPath(PEVENT)!]);
+  test("--pevent: libipt sideband files", { skip: skipUnlessCorpus(PEVENT) }, async () => {
+    const r = await run(["perf-dump", "--pevent", "0x10086", corpusPath(PEVENT)!]);
     assert.equal(r.code, 0, r.err);
     const lines = r.out.split("\n");
     assert.equal(lines[0], "# pevent sideband: 496 bytes of records, sample_type=TID|TIME|CPU|IDENTIFIER");
@@ -112,22 +112,22 @@ describe("ptkit perf-dump", () => {
       ),
     );
     assert.ok(lines.includes("# records: SWITCH=1 ITRACE_START=1 COMM=1 MMAP2=2 AUX=1 EXIT=1"));
-    assert.match(run(["perf-dump", "--pevent", "zz", "x"]).err, /--pevent: bad sample type: zz/);
+    assert.match((await run(["perf-dump", "--pevent", "zz", "x"])).err, /--pevent: bad sample type: zz/);
   });
 
-  test("not a perf.data file, a missing file, bad options", () => {
+  test("not a perf.data file, a missing file, bad options", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "x"), "hello, world, this is text");
-    const notPerf = run(["perf-dump", "x"], dir);
+    const notPerf = await run(["perf-dump", "x"], dir);
     assert.equal(notPerf.code, 1);
     assert.equal(notPerf.err, "ptkit perf-dump: x: not a perf.data file: bad magic at offset 0x0\n");
-    const missing = run(["perf-dump", "nope"], dir);
+    const missing = await run(["perf-dump", "nope"], dir);
     assert.equal(missing.code, 1);
     assert.equal(
       missing.err,
       `ptkit perf-dump: failed to open nope: no such file (looked for ${join(dir, "nope")}; the current directory is ${dir}).\n`,
     );
-    assert.equal(run(["perf-dump"], dir).code, 1);
-    assert.match(run(["perf-dump", "--bogus", "x"], dir).err, /Unknown option '--bogus'/);
+    assert.equal((await run(["perf-dump"], dir)).code, 1);
+    assert.match((await run(["perf-dump", "--bogus", "x"], dir)).err, /Unknown option '--bogus'/);
   });
 });

@@ -140,9 +140,9 @@ interface FlowRun {
   events: string[];
 }
 
-function runFlow(capture: Capture, decoder: string, extra: string[] = []): FlowRun {
+async function runFlow(capture: Capture, decoder: string, extra: string[] = []): Promise<FlowRun> {
   const io = captureIo(join(CORPUS_DIR, capture.dir));
-  const code = main(["flow", decoder, "--raw-insn", ...extra, ...capture.argv], io);
+  const code = await main(["flow", decoder, "--raw-insn", ...extra, ...capture.argv], io);
   assert.equal(code, 0, io.err.join(""));
   const insns: FlowInsnLine[] = [];
   const events: string[] = [];
@@ -179,8 +179,8 @@ const count = (list: readonly string[], pred: (s: string) => boolean) => list.fi
 describe("ptkit flow on real captures (corpus/real)", { skip: skipUnlessCorpus("real") }, () => {
   for (const capture of CAPTURES) {
     for (const decoder of ["--block-decoder", "--insn-decoder"]) {
-      test(`${capture.name}, ${decoder}`, () => {
-        const ours = runFlow(capture, decoder);
+      test(`${capture.name}, ${decoder}`, async () => {
+        const ours = await runFlow(capture, decoder);
         const ref = ptref(capture);
         assert.ok(ref.insns.length > 0);
         // Every instruction, in order, with its size (from the raw bytes printed).
@@ -216,9 +216,9 @@ describe("ptkit flow on real captures (corpus/real)", { skip: skipUnlessCorpus("
     }
   }
 
-  test("DynamoRIO test_simple disassembles to drpt2trace's expected instructions", () => {
+  test("DynamoRIO test_simple disassembles to drpt2trace's expected instructions", async () => {
     const capture = CAPTURES.find((c) => c.ptref.endsWith("test_simple.ptref-insn.txt.gz"))!;
-    const { insns } = runFlow(capture, "--block-decoder", ["--att"]);
+    const { insns } = await runFlow(capture, "--block-decoder", ["--att"]);
     // Lines like ` \+10   L3 .* \$0x0000000000402000 -> %rsi`: offset, mnemonic or
     // immediate, destination register.
     const template = readFileSync(join(CORPUS_DIR, DR, "test_simple.templatex"), "utf8");

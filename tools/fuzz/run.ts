@@ -139,7 +139,7 @@ async function replay(dir: string, o: Options): Promise<number> {
 }
 
 async function campaign(o: Options): Promise<number> {
-  const seeds = loadSeeds(CORPUS_DIR, REPO_ROOT);
+  const seeds = await loadSeeds(CORPUS_DIR, REPO_ROOT);
   const formats = o.formats.filter((f) => seeds[f].length > 0);
   const missing = o.formats.filter((f) => seeds[f].length === 0);
   console.log(

@@ -76,13 +76,13 @@ function readTrace(path: string): Uint8Array | undefined {
 
 type Seeds = Record<Format, Seed[]>;
 
-export function loadSeeds(corpus: string, repo: string): Seeds {
+export async function loadSeeds(corpus: string, repo: string): Promise<Seeds> {
   const seeds: Seeds = Object.fromEntries(FORMATS.map((f) => [f, []])) as unknown as Seeds;
   const add = (format: Format, s: Seed | undefined): void => {
     if (s) seeds[format].push(s);
   };
   pttSeeds(join(corpus, "ptt"), add);
-  sampleSeeds(join(repo, "sample"), add);
+  await sampleSeeds(join(repo, "sample"), add);
   realSeeds(join(corpus, "real"), add);
   madeSeeds(add);
   // The event decoder reads every raw trace the packet decoder does.
@@ -156,7 +156,7 @@ function fileSeed(
   };
 }
 
-function sampleSeeds(dir: string, add: Add): void {
+async function sampleSeeds(dir: string, add: Add): Promise<void> {
   const pt = read(join(dir, "sample.pt"));
   const elf = read(join(dir, "sample.elf"));
   if (pt) {
@@ -179,7 +179,7 @@ function sampleSeeds(dir: string, add: Add): void {
       });
   }
   if (elf && pt) {
-    const log = lackeyLog(dir, elf);
+    const log = await lackeyLog(dir, elf);
     const s = { name: "sample lackey log", bytes: log, inputName: "lackey.log", cwd: dir };
     add("exec-lackey", { ...s, argv: ["simulate", "-o", `${SCRATCH}/out.pt`, INPUT] });
     add("exec-lackey", {
@@ -308,10 +308,10 @@ function realSeeds(root: string, add: Add): void {
  * with its load bias, then one line per instruction. The instructions are those the
  * sample's trace shows (decoded with ptkit flow), their sizes from the ISA decoder.
  */
-function lackeyLog(dir: string, elf: Uint8Array): Uint8Array {
+async function lackeyLog(dir: string, elf: Uint8Array): Promise<Uint8Array> {
   const out: string[] = [];
   const io = { ...nodeIo(), stdout: (t: string) => out.push(t), stderr: () => {}, stderrIsTty: false };
-  runCli(["flow", "--elf", join(dir, "sample.elf"), "--pt", `${join(dir, "sample.pt")}:0x0-0x400`], io);
+  await runCli(["flow", "--elf", join(dir, "sample.elf"), "--pt", `${join(dir, "sample.pt")}:0x0-0x400`], io);
   const lines = [
     `--1-- Reading syms from ${join(dir, "sample.elf")}`,
     "--1--    svma 0x00004000e8, avma 0x00004000e8",

@@ -56,7 +56,11 @@ export function substitute(argv: readonly string[], input: string, scratch: stri
 }
 
 /** Run ptkit in this process; returns the exit code and what it printed. */
-function runCommand(c: Case, scratch: string, bytes: Uint8Array): { code: number; out: Captured } {
+async function runCommand(
+  c: Case,
+  scratch: string,
+  bytes: Uint8Array,
+): Promise<{ code: number; out: Captured }> {
   const input = placeInput(c, scratch, bytes);
   const argv = substitute(c.argv!, input, scratch);
   process.chdir(c.cwd);
@@ -67,7 +71,7 @@ function runCommand(c: Case, scratch: string, bytes: Uint8Array): { code: number
     stderr: (t: string) => out.add(t, true),
     stderrIsTty: false,
   };
-  const code = runCli(argv, io);
+  const code = await runCli(argv, io);
   return { code, out };
 }
 
@@ -83,20 +87,20 @@ export function judgeCommand(format: string, code: number, stderr: string): Fail
   return undefined;
 }
 
-export function runCase(c: Case, scratch: string): CaseResult {
+export async function runCase(c: Case, scratch: string): Promise<CaseResult> {
   try {
-    const failure = c.argv ? commandCase(c, scratch) : driverCase(c);
+    const failure = c.argv ? await commandCase(c, scratch) : driverCase(c);
     return failure ? { ok: false, failure } : { ok: true };
   } catch (e) {
     return { ok: false, failure: { format: c.format, kind: "uncaught", detail: errorText(e) } };
   }
 }
 
-function commandCase(c: Case, scratch: string): Failure | undefined {
-  const first = runCommand(c, scratch, c.input);
+async function commandCase(c: Case, scratch: string): Promise<Failure | undefined> {
+  const first = await runCommand(c, scratch, c.input);
   const failed = judgeCommand(c.format, first.code, first.out.err);
   if (failed || !c.variant) return failed;
-  const second = runCommand(c, scratch, c.variant);
+  const second = await runCommand(c, scratch, c.variant);
   const again = judgeCommand(c.format, second.code, second.out.err);
   if (again) return again;
   const a = outcome(first.out, first.code);
@@ -194,11 +198,16 @@ function serve(scratch: string): void {
   mkdirSync(scratch, { recursive: true });
   // ptkit perf looks for binaries under ~/.debug: not the host's (real-process cases do the same).
   process.env.HOME = "/nonexistent-home";
+  // One case at a time, in order: a command case awaits ptkit's main, and cases change
+  // the working directory.
+  let queue = Promise.resolve();
   process.on("message", (c: Case) => {
-    const before = process.cpuUsage();
-    const result = runCase(c, scratch);
-    const cpu = process.cpuUsage(before);
-    process.send!({ index: c.index, result, cpuMs: (cpu.user + cpu.system) / 1000 });
+    queue = queue.then(async () => {
+      const before = process.cpuUsage();
+      const result = await runCase(c, scratch);
+      const cpu = process.cpuUsage(before);
+      process.send!({ index: c.index, result, cpuMs: (cpu.user + cpu.system) / 1000 });
+    });
   });
 }
 

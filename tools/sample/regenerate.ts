@@ -72,7 +72,7 @@ export function gccVersion(): string | undefined {
 }
 
 /** Build the sample from `source` (sample.c) in a temporary directory; throws with what failed. */
-export function generateSample(source: string): SampleFiles {
+export async function generateSample(source: string): Promise<SampleFiles> {
   const compiler = gccVersion();
   const valgrind = valgrindVersion();
   if (compiler === undefined || valgrind === undefined) throw new Error("needs gcc and valgrind");
@@ -90,7 +90,7 @@ export function generateSample(source: string): SampleFiles {
       stdout: (t: string) => out.push(t),
       stderr: (t: string) => err.push(t),
     };
-    if (main(["simulate", ...argv, "--", "./sample.elf"], io) !== 0)
+    if ((await main(["simulate", ...argv, "--", "./sample.elf"], io)) !== 0)
       throw new Error(`ptkit simulate failed: ${err.join("")}`);
     const elf = new Uint8Array(readFileSync(elfPath));
     const json = describe(elf, readFileSync(join(dir, "exec.bin")), compiler, valgrind);
@@ -173,9 +173,9 @@ function userModeProfile(elf: Uint8Array, exec: Execution): ProfileSummary {
   return profile.summary();
 }
 
-function run(argv: string[]): number {
+async function run(argv: string[]): Promise<number> {
   const check = argv.includes("--check");
-  const files = generateSample(join(SAMPLE_DIR, "sample.c"));
+  const files = await generateSample(join(SAMPLE_DIR, "sample.c"));
   let differ = 0;
   for (const [name, bytes] of Object.entries(files)) {
     const path = join(SAMPLE_DIR, name);
@@ -198,4 +198,4 @@ function run(argv: string[]): number {
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url))
-  process.exitCode = run(process.argv.slice(2));
+  process.exitCode = await run(process.argv.slice(2));

@@ -1,0 +1,81 @@
+/**
+ * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--folded`,
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
+ * `--stack-depth`), apart from the outputs they open (analysis-outputs.ts): parsing
+ * them loads none of the analysis layer, which a decode without them does not need.
+ */
+import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
+import type { FoldedWeight } from "../analysis/index.js";
+import { parseCUint } from "../cpu/c-int.js";
+
+export interface AnalysisOptions {
+  timeline?: string;
+  folded?: string;
+  foldedWeight: FoldedWeight;
+  coverage?: string;
+  aflMap?: string;
+  jsonl?: string;
+  /**
+   * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
+   * bare `--symbols` is accepted and changes nothing: names are on by default.)
+   */
+  symbolFiles: string[];
+  /** Stored frames per thread. */
+  depthLimit: number;
+}
+
+export function defaultAnalysisOptions(): AnalysisOptions {
+  return { foldedWeight: "insn", symbolFiles: [], depthLimit: DEFAULT_DEPTH_LIMIT };
+}
+
+/** Whether any analysis output was asked for. */
+export function wantsAnalysis(o: AnalysisOptions): boolean {
+  return (
+    o.timeline !== undefined ||
+    o.folded !== undefined ||
+    o.coverage !== undefined ||
+    o.aflMap !== undefined ||
+    o.jsonl !== undefined
+  );
+}
+
+/** Whether the outputs use time (then the decoder should report time changes: tick events). */
+export function wantsTime(o: AnalysisOptions): boolean {
+  return (
+    o.timeline !== undefined || o.jsonl !== undefined || (o.folded !== undefined && o.foldedWeight === "time")
+  );
+}
+
+export const FILE_OPTIONS: Record<string, "timeline" | "folded" | "coverage" | "aflMap" | "jsonl"> = {
+  "--timeline": "timeline",
+  "--folded": "folded",
+  "--coverage": "coverage",
+  "--afl-map": "aflMap",
+  "--jsonl": "jsonl",
+};
+
+/** The analysis option at argv[i]: words used (0: not one), or an error message. */
+export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[], i: number): number | string {
+  const arg = argv[i]!;
+  const value = argv[i + 1];
+  if (arg === "--symbols") {
+    // Before names were on by default this was a flag: a file argument is optional.
+    if (value === undefined || value === "" || value.startsWith("-")) return 1;
+    o.symbolFiles.push(value);
+    return 2;
+  }
+  const file = FILE_OPTIONS[arg];
+  if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth") return 0;
+  if (value === undefined || value === "" || value.startsWith("--")) return `${arg}: missing argument.`;
+  if (file !== undefined) o[file] = value;
+  else if (arg === "--folded-weight") {
+    if (value !== "insn" && value !== "time") return `${arg}: want insn or time: ${value}.`;
+    o.foldedWeight = value;
+  } else {
+    const n = parseCUint(value);
+    if (n === undefined || n < 1n || n > 1n << 24n)
+      return `${arg}: want a depth from 1 to 16777216: ${value}.`;
+    o.depthLimit = Number(n);
+  }
+  return 2;
+}
