@@ -44,7 +44,7 @@ export interface FlowBench {
   libiptSkipped?: string;
 }
 
-interface Count {
+export interface Count {
   insns: number;
   errors: number;
 }
@@ -57,7 +57,7 @@ const ev = new PtEvent();
  */
 
 /** Decode the whole trace with the block decoder, like ptxed --quiet. */
-function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
+export function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
   const dec = new BlockDecoder(trace, { image, config });
   const block = new Block();
   let insns = 0;
@@ -79,7 +79,7 @@ function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Coun
 }
 
 /** The same with the instruction decoder. */
-function insnPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
+export function insnPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
   const dec = new InsnDecoder(trace, { image, config });
   const insn = new Insn();
   let insns = 0;

@@ -17,7 +17,7 @@ import { callProgram } from "../analysis/export-trace.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { Trace } from "../event/helpers.js";
-import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
+import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
 
 const { asm, code, trace } = callProgram();
 
