@@ -485,7 +485,12 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   }
   const { pairs, skipped } = wholePairs({ synthetic: { path, bytes: buf }, large, gzip: true });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
-  return { large: largeInfo, skipped, bench: measureWhole(pairs, opt.wholeRuns) };
+  const bench = measureWhole(pairs, opt.wholeRuns);
+  // The decoders must also find every instruction the trace-unit model traced.
+  for (const r of bench.rows)
+    if (large && r.workload === "large" && r.ptkit.count !== large.insns)
+      bench.problems.push(`${r.what}: ${r.ptkit.count} instructions, the run had ${large.insns}`);
+  return { large: largeInfo, skipped, bench };
 }
 
 function logWhole(log: (s?: string) => void, w: WholeResult): void {

@@ -173,10 +173,17 @@ export function measureWhole(pairs: Pair[], runs: number): WholeBench {
   const loadBefore = loadavg();
   const rows: WholeRow[] = [];
   const problems: string[] = [];
+  const counts = new Map<string, number>();
   for (const p of pairs) {
     const r = measurePair(p, runs);
     if (typeof r === "string") problems.push(r);
     else rows.push(r);
+    // Every decoder of a workload, block or instruction, ptkit or libipt, counts the same instructions.
+    if (typeof r === "string" || p.counted !== "instructions") continue;
+    const seen = counts.get(r.workload);
+    if (seen === undefined) counts.set(r.workload, r.ptkit.count!);
+    else if (seen !== r.ptkit.count)
+      problems.push(`${r.what} on ${r.workload}: ${r.ptkit.count} instructions, the first decoder ${seen}`);
   }
   return { runs, loadBefore, loadAfter: loadavg(), rows, problems };
 }
