@@ -235,6 +235,7 @@ export function wholeReport(w: WholeBench): string[] {
     `whole processes: medians of ${w.runs} alternating runs, ms (cpu = user + sys); ratio = peer / ptkit, > 1: ptkit faster`,
     `         load average ${load(w.loadBefore)} before, ${load(w.loadAfter)} after (${availableParallelism()} CPUs)`,
     table(rows, [2, 3, 4, 5, 6, 7, 8]),
-    ...w.rows.flatMap((r) => [`         ${r.ptkit.command}`, `         ${r.peer.command}`]),
+    "         commands:",
+    ...[...new Set(w.rows.flatMap((r) => [r.ptkit.command, r.peer.command]))].map((c) => `         ${c}`),
   ];
 }
