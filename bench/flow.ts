@@ -44,7 +44,7 @@ export interface FlowBench {
   libiptSkipped?: string;
 }
 
-interface Count {
+export interface Count {
   insns: number;
   errors: number;
 }
@@ -57,7 +57,7 @@ const ev = new PtEvent();
  */
 
 /** Decode the whole trace with the block decoder, like ptxed --quiet. */
-function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
+export function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
   const dec = new BlockDecoder(trace, { image, config });
   const block = new Block();
   let insns = 0;
@@ -79,7 +79,7 @@ function blockPass(trace: Uint8Array, image: Image, config: DecoderConfig): Coun
 }
 
 /** The same with the instruction decoder. */
-function insnPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
+export function insnPass(trace: Uint8Array, image: Image, config: DecoderConfig): Count {
   const dec = new InsnDecoder(trace, { image, config });
   const insn = new Insn();
   let insns = 0;
@@ -146,28 +146,46 @@ function timeLibipt(
   return row(`libipt ${kind} decoder`, j.bytes, { insns: j.insns, errors: j.errors }, j.best_ns, j.runs_ns);
 }
 
-/** Run the benchmark; `{ skip }` when the workload cannot be made here. */
-export function measureFlow(options: { runs?: number; libipt?: boolean } = {}): FlowBench | { skip: string } {
-  const runs = options.runs ?? 5;
+/** The gzip workload's branch trace and image, in memory and as files for other processes. */
+export interface GzipFlowInputs {
+  name: string;
+  trace: Uint8Array;
+  image: Image;
+  /** The trace written to bench/.cache. */
+  tracePath: string;
+  /** The image as `file:from-to:address` ranges (harness --map, ptkit flow --raw), the kernel's code first. */
+  maps: string[];
+}
+
+/** The gzip workload's flow inputs; `{ skip }` when the workload cannot be made here. */
+export function gzipFlowInputs(): GzipFlowInputs | { skip: string } {
   const workload = loadWorkload();
   if ("skip" in workload) return workload;
   const trace = generateTrace(workload.execution, []);
   const processImage = new ProcessImage((path) => new Uint8Array(readFileSync(path)));
   for (const o of workload.objects) processImage.map(o.path, BigInt(o.bias));
-  const image = processImage.image;
+  const tracePath = join(CACHE_DIR, "flow-bench.pt");
+  const kernelPath = join(CACHE_DIR, "flow-bench.kernel");
+  writeFileSync(tracePath, trace);
+  writeFileSync(kernelPath, KERNEL_CODE);
+  const maps = processImage.rawArgs(kernelPath);
+  return { name: workload.name, trace, image: processImage.image, tracePath, maps };
+}
+
+/** Run the benchmark; `{ skip }` when the workload cannot be made here. */
+export function measureFlow(options: { runs?: number; libipt?: boolean } = {}): FlowBench | { skip: string } {
+  const runs = options.runs ?? 5;
+  const inputs = gzipFlowInputs();
+  if ("skip" in inputs) return inputs;
+  const { trace, image, tracePath, maps } = inputs;
   const config = defaultDecoderConfig();
 
   const rows = [
     timePtkit("ptkit BlockDecoder", runs, trace.length, () => blockPass(trace, image, config)),
     timePtkit("ptkit InsnDecoder", runs, trace.length, () => insnPass(trace, image, config)),
   ];
-  const bench: FlowBench = { workload: workload.name, traceBytes: trace.length, rows };
+  const bench: FlowBench = { workload: inputs.name, traceBytes: trace.length, rows };
   if (options.libipt !== false) {
-    const tracePath = join(CACHE_DIR, "flow-bench.pt");
-    const kernelPath = join(CACHE_DIR, "flow-bench.kernel");
-    writeFileSync(tracePath, trace);
-    writeFileSync(kernelPath, KERNEL_CODE);
-    const maps = processImage.rawArgs(kernelPath);
     for (const kind of ["block", "insn"] as const) {
       const r = timeLibipt(kind, runs, tracePath, maps);
       if (typeof r === "string") {

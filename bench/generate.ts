@@ -32,7 +32,7 @@ import { runUnderLackey, VALGRIND_HINT, valgrindVersion } from "../src/cli/valgr
 import { readExecBinary, writeExecBinary } from "../src/unit/exec/binary.js";
 import { LackeyConverter } from "../src/unit/exec/lackey.js";
 import type { Execution } from "../src/unit/exec/types.js";
-import { generate } from "../src/unit/gen/index.js";
+import { type GenOptions, generate } from "../src/unit/gen/index.js";
 import { MsrFile, presetCapabilities } from "../src/unit/index.js";
 import { CACHE_DIR } from "./paths.js";
 import { Rng } from "./prng.js";
@@ -151,13 +151,20 @@ export function measureGenerate(options: GenerateOptions = {}): GenerateBench | 
   };
 }
 
-/** The trace of `execution` under the configuration `ptkit simulate` options describe. */
-export function generateTrace(execution: Execution, argv: readonly string[]): Uint8Array {
+/**
+ * The trace of `execution` under the configuration `ptkit simulate` options describe,
+ * with `extra` generator options (e.g. the TSC at the start).
+ */
+export function generateTrace(
+  execution: Execution,
+  argv: readonly string[],
+  extra: Omit<GenOptions, "msrs"> = {},
+): Uint8Array {
   const args = parseSimulateArgs([...argv, "-o", "-", "-"]);
   if (!("writes" in args)) throw new Error(`bad options ${argv.join(" ")}`);
   const msrs = new MsrFile(presetCapabilities(args.preset));
   for (const w of args.writes) if (msrs.writeMsr(w.msr, w.value)) throw new Error(`#GP: ${argv.join(" ")}`);
-  return generate(execution, { msrs }).bytes;
+  return generate(execution, { ...extra, msrs }).bytes;
 }
 
 /** Run gzip under lackey and convert its log; or why it cannot be done. */

@@ -11,6 +11,11 @@
  *    decoders and libipt's, which must agree on the instruction count.
  * 4. Analysis (analysis.ts): call stacks, the timeline and folded stacks on top of
  *    decoding the same execution's trace with timing packets.
+ * 5. Whole processes (whole.ts, whole-pairs.ts): ptkit's commands as processes against
+ *    the libipt harness's, on the synthetic trace, the gzip workload and the
+ *    large-footprint workload (large-workload.ts: 3 MiB of code in four ELF images,
+ *    a 100 MiB trace with timing packets), and ptkit's start-up. `--whole` runs only
+ *    these.
  * Prints tables, or JSON with --json.
  */
 import { readFileSync } from "node:fs";
@@ -19,7 +24,9 @@ import { parseArgs } from "node:util";
 import { PACKET_NAMES, PACKET_TYPE_COUNT, PacketType } from "../src/packet/index.js";
 import { type AnalysisBench, measureAnalysis } from "./analysis.js";
 import { type FlowBench, measureFlow } from "./flow.js";
+import { fmt, fmtInt, pct, table } from "./format.js";
 import { type GenerateBench, measureGenerate } from "./generate.js";
+import { DEFAULT_LARGE_TRACE, type LargeWorkload, loadLargeWorkload } from "./large-workload.js";
 import { type LibiptOutcome, runLibipt } from "./libipt.js";
 import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
 import { REPO_ROOT } from "./paths.js";
@@ -27,6 +34,8 @@ import { measurePtkitDecoder } from "./ptkit-decoder.js";
 import { type LoopResult, measurePtkitLoop } from "./ptkit-loop.js";
 import { DEFAULT_SEED, DEFAULT_SIZE, loadOrGenerate } from "./synthetic-trace.js";
 import { mbPerSec, mPerSec } from "./timing.js";
+import { measureWhole, type WholeBench, wholeReport } from "./whole.js";
+import { wholePairs } from "./whole-pairs.js";
 
 const USAGE = `usage: npm run bench -- [options]
 
@@ -35,6 +44,10 @@ const USAGE = `usage: npm run bench -- [options]
   --runs <n>       timed runs per decoder, best taken (default 5; one warm-up run before)
   --trace <file>   benchmark this trace file instead of the synthetic one
   --no-libipt      skip the libipt comparison
+  --whole          only the whole-process comparisons (ptkit's commands vs libipt's, start-up)
+  --no-whole       skip them
+  --whole-runs <n> alternating rounds per whole-process pair, medians taken (default 3)
+  --large-size <MiB>  trace size of the large-footprint workload (default ${DEFAULT_LARGE_TRACE / 1048576})
   --json           print machine-readable results only
   -h, --help       this text`;
 
@@ -45,6 +58,10 @@ interface Options {
   trace: string | undefined;
   libipt: boolean;
   json: boolean;
+  /** Whole-process comparisons: only them, too, or none. */
+  whole: "only" | "too" | "no";
+  wholeRuns: number;
+  largeSize: number;
 }
 
 function fail(msg: string): never {
@@ -63,6 +80,10 @@ function parseOptions(argv: string[]): Options {
         runs: { type: "string" },
         trace: { type: "string" },
         "no-libipt": { type: "boolean" },
+        whole: { type: "boolean" },
+        "no-whole": { type: "boolean" },
+        "whole-runs": { type: "string" },
+        "large-size": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -85,6 +106,8 @@ function parseOptions(argv: string[]): Options {
     return n;
   };
   const mib = num("size", values.size, DEFAULT_SIZE / 1048576, 1 / 1024, false);
+  const largeMib = num("large-size", values["large-size"], DEFAULT_LARGE_TRACE / 1048576, 1 / 1024, false);
+  if (values.whole && values["no-whole"]) fail("--whole and --no-whole exclude each other");
   return {
     size: Math.round(mib * 1048576),
     seed: num("seed", values.seed, DEFAULT_SEED, 0, true) >>> 0,
@@ -92,6 +115,9 @@ function parseOptions(argv: string[]): Options {
     trace: values.trace,
     libipt: !values["no-libipt"],
     json: values.json === true,
+    whole: values.whole ? "only" : values["no-whole"] ? "no" : "too",
+    wholeRuns: num("whole-runs", values["whole-runs"], 3, 1, true),
+    largeSize: Math.round(largeMib * 1048576),
   };
 }
 
@@ -175,21 +201,6 @@ const LIBIPT_2_0_TYPES = new Set([
   "ptw",
 ]);
 
-const fmtInt = (n: number) => n.toLocaleString("en-US");
-const fmt = (n: number, d: number) => n.toFixed(d);
-const pct = (n: number) => `${(n * 100).toFixed(2)}%`;
-
-function pad(s: string, w: number, right = false): string {
-  return right ? s.padStart(w) : s.padEnd(w);
-}
-
-function table(rows: string[][], rightCols: number[]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows
-    .map((r) => `  ${r.map((cell, c) => pad(cell, widths[c]!, rightCols.includes(c))).join("  ")}`.trimEnd())
-    .join("\n");
-}
-
 /** Shares of the bytes by packet family. */
 function mixSummary(mix: TraceMix): Record<string, number> {
   const share = (...types: number[]) => types.reduce((s, t) => s + mix.typeBytes[t]!, 0) / mix.bytes;
@@ -226,6 +237,14 @@ function main(): void {
     generatedMs = t.generatedMs;
   }
   const shownPath = relative(process.cwd(), path) || path;
+  if (opt.whole === "only") {
+    const whole = runWhole(opt, path, buf);
+    if (opt.json) process.stdout.write(`${JSON.stringify({ whole }, null, 2)}\n`);
+    else logWhole(log, whole);
+    for (const p of whole.bench.problems) process.stderr.write(`bench: FAILED: ${p}\n`);
+    if (whole.bench.problems.length) process.exitCode = 1;
+    return;
+  }
   const mix = analyseMix(buf);
 
   // --- measurements (ptkit first, each warm-up + best-of-N; libipt in a child) -------
@@ -270,6 +289,8 @@ function main(): void {
   const gen = measureGenerate({ runs: opt.runs });
   const flow = measureFlow({ runs: opt.runs, libipt: opt.libipt });
   const analysis = measureAnalysis({ runs: opt.runs });
+  const whole = opt.whole === "too" ? runWhole(opt, path, buf) : undefined;
+  if (whole) problems.push(...whole.bench.problems);
 
   if (opt.json) {
     const json = {
@@ -301,6 +322,7 @@ function main(): void {
       generate: gen,
       flow,
       analysis,
+      whole,
       problems,
     };
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
@@ -372,6 +394,10 @@ function main(): void {
     logFlow(log, flow);
     log();
     logAnalysis(log, analysis);
+    if (whole) {
+      log();
+      logWhole(log, whole);
+    }
   }
 
   if (problems.length) {
@@ -437,6 +463,47 @@ function logAnalysis(log: (s?: string) => void, a: AnalysisBench | { skip: strin
   const t = a.rows.find((r) => r.outputBytes !== undefined);
   if (t)
     log(`         timeline: ${fmtInt(a.timelineEvents)} events, ${fmt(t.outputBytes! / 1e6, 1)} MB of JSON`);
+}
+
+interface WholeResult {
+  large: Omit<LargeWorkload, "elfs"> | { skip: string };
+  skipped: string[];
+  bench: WholeBench;
+}
+
+/** The whole-process comparisons, making the large-footprint workload first if it is not cached. */
+function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
+  if (!opt.json) process.stdout.write("whole-process benchmark: preparing the large-footprint workload...\n");
+  let large: LargeWorkload | undefined;
+  let largeInfo: WholeResult["large"];
+  try {
+    large = loadLargeWorkload({ traceBytes: opt.largeSize });
+    const { elfs: _, ...info } = large;
+    largeInfo = info;
+  } catch (e) {
+    largeInfo = { skip: (e as Error).message };
+  }
+  const { pairs, skipped } = wholePairs({ synthetic: { path, bytes: buf }, large, gzip: true });
+  if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
+  const bench = measureWhole(pairs, opt.wholeRuns);
+  // The decoders must also find every instruction the trace-unit model traced.
+  for (const r of bench.rows)
+    if (large && r.workload === "large" && r.ptkit.count !== large.insns)
+      bench.problems.push(`${r.what}: ${r.ptkit.count} instructions, the run had ${large.insns}`);
+  return { large: largeInfo, skipped, bench };
+}
+
+function logWhole(log: (s?: string) => void, w: WholeResult): void {
+  if (!("skip" in w.large)) {
+    const l = w.large;
+    log(
+      `large    ${fmtInt(l.blocks)} blocks, ${fmt(l.codeBytes / 1048576, 2)} MiB of code in 4 ELF images; ` +
+        `trace ${fmt(l.traceBytes / 1048576, 1)} MiB, ${fmtInt(l.insns)} instructions in ${l.segments} segments`,
+    );
+    log(`         ${l.source}`);
+  }
+  for (const line of wholeReport(w.bench)) log(line);
+  for (const s of w.skipped) log(`skipped  ${s}`);
 }
 
 main();

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { Demangler, isMangled, SymbolHit, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { demanglerWasmPath, loadDemangler } from "../../src/cli/demangle-loader.js";
 import { parseElf } from "../../src/image/elf.js";
-import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
+import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
 
 // First, before anything instantiates it synchronously: the asynchronous form a browser uses.
 const asyncDemangler = Demangler.instantiate(readFileSync(demanglerWasmPath()));

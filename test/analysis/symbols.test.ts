@@ -9,7 +9,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { SymbolHit, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { parseElf } from "../../src/image/elf.js";
-import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
+import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
 
 const TEXT = 0x401000n;
 const PLT = 0x400800n;

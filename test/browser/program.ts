@@ -8,8 +8,8 @@
  * taken and not taken.
  */
 
+import { ET_EXEC, PF_R, PF_X, PT_LOAD, writeElf } from "../../tools/elf/elf-writer.js";
 import { Asm } from "../flow/asm.js";
-import { ET_EXEC, PF_R, PF_X, PT_LOAD, writeElf } from "../image/elf-writer.js";
 import { BRANCHES, genBytes, jsonl } from "../unit/gen/helpers.js";
 
 export interface TracedProgram {

@@ -13,11 +13,11 @@ import { test } from "node:test";
 import { Rng } from "../../bench/prng.js";
 import { main } from "../../src/cli/ptkit.js";
 import { parseElf } from "../../src/image/index.js";
+import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
 import { callProgram } from "../analysis/export-trace.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { Trace } from "../event/helpers.js";
-import { ET_EXEC, PF_R, PF_X, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
 
 const { asm, code, trace } = callProgram();
 

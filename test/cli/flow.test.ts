@@ -12,9 +12,9 @@ import fc from "fast-check";
 import { main } from "../../src/cli/ptkit.js";
 import { VERSION } from "../../src/cli/version.js";
 import { Flag, Packet, PacketEncoder, PacketType, syncForward } from "../../src/packet/index.js";
+import { ET_EXEC, PF_R, PF_X, writeElf } from "../../tools/elf/elf-writer.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { ET_EXEC, PF_R, PF_X, writeElf } from "../image/elf-writer.js";
 
 /** mov eax, 1; cmp rax, 1; je +2; nop; nop; jmp rax */
 const CODE = Uint8Array.from([0xb8, 1, 0, 0, 0, 0x48, 0x83, 0xf8, 1, 0x74, 2, 0x90, 0x90, 0xff, 0xe0]);

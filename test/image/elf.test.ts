@@ -27,7 +27,7 @@ import {
   type SegSpec,
   sampleElf,
   writeElf,
-} from "./elf-writer.js";
+} from "../../tools/elf/elf-writer.js";
 import { big, checkOutcome, expectElfError } from "./helpers.js";
 
 const COMBOS = [

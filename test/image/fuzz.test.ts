@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { ElfError, type ElfFile, parseElf } from "../../src/image/elf.js";
 import { Image, ImageHit } from "../../src/image/image.js";
-import { ET_DYN, ET_EXEC, PT_LOAD, PT_NOTE, sampleElf, writeElf } from "./elf-writer.js";
+import { ET_DYN, ET_EXEC, PT_LOAD, PT_NOTE, sampleElf, writeElf } from "../../tools/elf/elf-writer.js";
 import { checkOutcome } from "./helpers.js";
 
 const RUNS = 3000;

@@ -10,7 +10,16 @@ import fc from "fast-check";
 import { parseElf } from "../../src/image/elf.js";
 import { ASID_ANY, Image, ImageHit, ImageSet, ZERO_FILL } from "../../src/image/image.js";
 import { ErrorCode } from "../../src/packet/errors.js";
-import { ET_DYN, ET_EXEC, PF_R, PF_W, PF_X, pattern, sampleElf, writeElf } from "./elf-writer.js";
+import {
+  ET_DYN,
+  ET_EXEC,
+  PF_R,
+  PF_W,
+  PF_X,
+  pattern,
+  sampleElf,
+  writeElf,
+} from "../../tools/elf/elf-writer.js";
 import { big, halves } from "./helpers.js";
 
 const NOMAP = -ErrorCode.NoMap;

@@ -8,7 +8,15 @@
 
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
-import { ET_EXEC, PF_R, PF_X, PT_LOAD, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../image/elf-writer.js";
+import {
+  ET_EXEC,
+  PF_R,
+  PF_X,
+  PT_LOAD,
+  SHT_PROGBITS,
+  SHT_STRTAB,
+  writeElf,
+} from "../../tools/elf/elf-writer.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { auxtrace, type Built, concat, Le, record } from "./build.js";
 import { PT_SAMPLE_TYPE, trailer } from "./sample-file.js";

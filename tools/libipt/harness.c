@@ -73,8 +73,10 @@
  *
  * Loads the whole trace into memory, then decodes every packet (pt_pkt_sync_forward,
  * pt_pkt_next; after an error it synchronises forward again, like dump mode's
- * --sync). One untimed warm-up pass, then RUNS (1..100) timed passes measured with
- * clock_gettime(CLOCK_MONOTONIC). Prints one JSON object on one line:
+ * --sync). One untimed warm-up pass, then RUNS (0..100) timed passes measured with
+ * clock_gettime(CLOCK_MONOTONIC); RUNS 0 is one pass and no timing (best_ns 0), the
+ * peer process of the whole-process benchmark (bench/whole.ts), which times the
+ * process from outside. Prints one JSON object on one line:
  *
  *   {"decoder":"libipt","bytes":B,"packets":P,"errors":E,"best_ns":T,
  *    "runs_ns":[T,...],"counts":{"<type>":N,...}}
@@ -137,8 +139,10 @@
  * Flow bench mode: time libipt's block (pt_blk_*) or instruction (pt_insn_*) decoder
  * over TRACE and the image given by --map options (as in insn mode), like ptxed
  * --quiet: events fetched and dropped, after an error synchronise to the next PSB.
- * The image is built once; each pass allocates its decoder. One untimed warm-up
- * pass, then RUNS (1..100) timed passes. Prints one JSON object on one line:
+ * The image is built once, its files through an image section cache as in ptxed (so
+ * that sections stay mapped); each pass allocates its decoder. One untimed warm-up
+ * pass, then RUNS (0..100) timed passes (0: that one pass only, as in bench mode).
+ * Prints one JSON object on one line:
  *   {"decoder":"libipt-block|libipt-insn","bytes":B,"insns":N,"units":U,
  *    "events":E,"errors":R,"best_ns":T,"runs_ns":[T,...]}
  * units: blocks (block) or instructions (insn).
@@ -702,8 +706,8 @@ static int bench_main(int argc, char **argv)
 
 	errno = 0;
 	runs = strtol(argv[2], &end, 10);
-	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 1 || runs > MAX_RUNS) {
-		fprintf(stderr, "%s: runs must be 1..%d\n", argv[0], MAX_RUNS);
+	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 0 || runs > MAX_RUNS) {
+		fprintf(stderr, "%s: runs must be 0..%d\n", argv[0], MAX_RUNS);
 		return 2;
 	}
 
@@ -736,7 +740,7 @@ static int bench_main(int argc, char **argv)
 		}
 	}
 
-	print_result(size, &res, times, (int) runs, best);
+	print_result(size, &res, times, (int) runs, runs ? best : 0);
 	free(buf);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
@@ -954,10 +958,18 @@ static int parse_u64(const char *text, uint64_t *value)
  * Map FILE:ADDR or FILE:FROM-TO:ADDR (arg is cut up) into image. Returns 1 when
  * arg is malformed, else pt_image_add_file's status.
  */
+/*
+ * Flow bench mode maps its files through this image section cache, as ptxed does: a
+ * section added with pt_image_add_file alone is mapped on each entry and unmapped on
+ * leaving, which costs two system calls per jump between images. NULL elsewhere.
+ */
+static struct pt_image_section_cache *iscache;
+
 static int add_map(struct pt_image *image, char *arg)
 {
-	uint64_t addr, from, to;
+	uint64_t addr, from, to, size;
 	char *colon, *range, *dash;
+	int isid;
 
 	colon = strrchr(arg, ':');
 	if (!colon || colon == arg || parse_u64(colon + 1, &addr) < 0)
@@ -981,7 +993,11 @@ static int add_map(struct pt_image *image, char *arg)
 	}
 
 	/* A size past the end of the file is cut to the file: UINT64_MAX maps all of it. */
-	return pt_image_add_file(image, arg, from, to == UINT64_MAX ? UINT64_MAX : to - from, NULL, addr);
+	size = to == UINT64_MAX ? UINT64_MAX : to - from;
+	if (!iscache)
+		return pt_image_add_file(image, arg, from, size, NULL, addr);
+	isid = pt_iscache_add_file(iscache, arg, from, size, addr);
+	return isid < 0 ? isid : pt_image_add_cached(image, iscache, isid, NULL);
 }
 
 /* harness --insn [--map FILE[:FROM-TO]:ADDR]... TRACE */
@@ -1177,8 +1193,8 @@ static int bench_flow_main(int argc, char **argv)
 	}
 	errno = 0;
 	runs = strtol(argv[2], &end, 10);
-	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 1 || runs > MAX_RUNS) {
-		fprintf(stderr, "%s: runs must be 1..%d\n", argv[0], MAX_RUNS);
+	if (errno != 0 || end == argv[2] || *end != '\0' || runs < 0 || runs > MAX_RUNS) {
+		fprintf(stderr, "%s: runs must be 0..%d\n", argv[0], MAX_RUNS);
 		return 2;
 	}
 	block = strcmp(argv[3], "block") == 0;
@@ -1190,7 +1206,10 @@ static int bench_flow_main(int argc, char **argv)
 		return 1;
 	}
 	image = pt_image_alloc("bench");
-	if (!image) {
+	iscache = pt_iscache_alloc("bench");
+	if (!image || !iscache) {
+		pt_image_free(image);
+		pt_iscache_free(iscache);
 		free(buf);
 		return 1;
 	}
@@ -1239,13 +1258,15 @@ static int bench_flow_main(int argc, char **argv)
 	printf("{\"decoder\":\"libipt-%s\",\"bytes\":%zu,\"insns\":%llu,\"units\":%llu,\"events\":%llu,"
 	       "\"errors\":%llu,\"best_ns\":%lld,\"runs_ns\":[",
 	       argv[3], size, (unsigned long long) res.insns, (unsigned long long) res.units,
-	       (unsigned long long) res.events, (unsigned long long) res.errors, (long long) best);
+	       (unsigned long long) res.events, (unsigned long long) res.errors, (long long) (runs ? best : 0));
 	for (run = 0; run < runs; run++)
 		printf("%s%lld", run ? "," : "", (long long) times[run]);
 	printf("]}\n");
 	status = fflush(stdout) == 0 ? 0 : 1;
 out:
 	pt_image_free(image);
+	pt_iscache_free(iscache);
+	iscache = NULL;
 	free(buf);
 	return status;
 }

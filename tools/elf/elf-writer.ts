@@ -1,5 +1,6 @@
 /**
- * A tiny ELF writer for tests: ELF32/ELF64, little/big endian, program headers with
+ * A tiny ELF writer for the tests and the benchmark's large-footprint workload
+ * (bench/large-program.ts): ELF32/ELF64, little/big endian, program headers with
  * their data, section headers with a .shstrtab, and an optional GNU build-id note
  * (as a PT_NOTE segment and a .note.gnu.build-id section).
  *

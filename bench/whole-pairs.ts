@@ -1,0 +1,97 @@
+/**
+ * The pairs the whole-process comparison (bench/whole.ts) times, ptkit's command and
+ * the peer's:
+ * - `ptkit stats` and `ptkit dump --quiet` vs the harness's packet decoder, on the
+ *   synthetic trace;
+ * - `ptkit flow --block-decoder` and `--insn-decoder` (`--quiet --stat`) vs the
+ *   harness's block and instruction decoders, on the large-footprint workload (ELF
+ *   files) and on the gzip workload (the same file ranges for both);
+ * - start-up: `ptkit stats` on a tiny trace (the synthetic trace's first 4 KiB) vs
+ *   `node -e 0`.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildLibiptHarness, INSTALL_HINT } from "../tools/libipt/harness.js";
+import { gzipFlowInputs } from "./flow.js";
+import { type LargeWorkload, largeFlowArgs, largeMaps } from "./large-workload.js";
+import { CACHE_DIR } from "./paths.js";
+import { flowInsns, harnessField, type Pair, ptkitArgv, statsPackets, uncounted } from "./whole.js";
+
+export interface WholeInputs {
+  /** The synthetic packet trace (file) and its bytes. */
+  synthetic: { path: string; bytes: Uint8Array };
+  /** The large-footprint workload, if made. */
+  large: LargeWorkload | undefined;
+  /** Run the gzip workload's pairs (it needs valgrind the first time). */
+  gzip: boolean;
+}
+
+/** The pairs to time; the reasons for the ones left out in `skipped`. */
+export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] } {
+  const skipped: string[] = [];
+  const pairs: Pair[] = [];
+  const tiny = join(CACHE_DIR, "tiny.pt");
+  writeFileSync(tiny, inputs.synthetic.bytes.subarray(0, 4096));
+  pairs.push({
+    what: "start-up: ptkit stats on 4 KiB",
+    workload: "tiny",
+    ptkit: { argv: ptkitArgv("stats", tiny), count: uncounted },
+    peer: { argv: [process.execPath, "-e", "0"], count: uncounted },
+  });
+
+  const b = buildLibiptHarness(CACHE_DIR);
+  if ("skip" in b || "error" in b) {
+    skipped.push(`libipt pairs: ${"skip" in b ? b.skip : `the harness does not compile ${INSTALL_HINT}`}`);
+    return { pairs, skipped };
+  }
+  const syn = inputs.synthetic.path;
+  const packets = { argv: [b.bin, "--bench", "0", syn], count: harnessField("packets") };
+  pairs.push({
+    what: "ptkit stats vs libipt packets",
+    workload: "synthetic",
+    ptkit: { argv: ptkitArgv("stats", syn), count: statsPackets },
+    peer: packets,
+    counted: "packets",
+  });
+  pairs.push({
+    what: "ptkit dump --quiet vs libipt packets",
+    workload: "synthetic",
+    ptkit: { argv: ptkitArgv("dump", "--quiet", syn), count: uncounted },
+    peer: packets,
+  });
+
+  const flows: { workload: string; image: string[]; maps: string[]; trace: string }[] = [];
+  if (inputs.large) {
+    const w = inputs.large;
+    flows.push({ workload: "large", image: largeFlowArgs(w), maps: largeMaps(w), trace: w.trace });
+  }
+  if (inputs.gzip) {
+    const g = gzipFlowInputs();
+    if ("skip" in g) skipped.push(`gzip workload: ${g.skip}`);
+    else
+      flows.push({
+        workload: "gzip",
+        image: g.maps.flatMap((m) => ["--raw", m]),
+        maps: g.maps,
+        trace: g.tracePath,
+      });
+  }
+  for (const f of flows) {
+    for (const kind of ["block", "insn"] as const) {
+      pairs.push({
+        what: `ptkit flow --${kind}-decoder vs libipt ${kind}`,
+        workload: f.workload,
+        ptkit: {
+          argv: ptkitArgv("flow", `--${kind}-decoder`, "--quiet", "--stat", ...f.image, "--pt", f.trace),
+          count: flowInsns,
+        },
+        peer: {
+          argv: [b.bin, "--bench-flow", "0", kind, ...f.maps.flatMap((m) => ["--map", m]), f.trace],
+          count: harnessField("insns"),
+        },
+        counted: "instructions",
+      });
+    }
+  }
+  return { pairs, skipped };
+}
