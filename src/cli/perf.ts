@@ -45,7 +45,14 @@ import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
-import { interleave, type PerfWhere, type StreamContext, type TscRange } from "./perf-stream.js";
+import {
+  blockDecoderConfig,
+  interleave,
+  type PerfDecoder,
+  type PerfWhere,
+  type StreamContext,
+  type TscRange,
+} from "./perf-stream.js";
 
 interface PerfArgs {
   file: string;
@@ -61,6 +68,8 @@ interface PerfArgs {
   symbols: boolean;
   demangle: boolean;
   quiet: boolean;
+  /** --insn-decoder: the instruction decoder even where no instruction is printed. */
+  insnDecoder: boolean;
   analysis: AnalysisOptions;
 }
 
@@ -80,6 +89,7 @@ const OPTIONS = {
   sym: { type: "boolean" },
   "no-demangle": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
+  "insn-decoder": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -120,6 +130,7 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     symbols: v.sym === true,
     demangle: v["no-demangle"] !== true,
     quiet: v.quiet === true,
+    insnDecoder: v["insn-decoder"] === true,
     analysis: taken.options,
   };
 }
@@ -231,6 +242,9 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     analysis = opened;
   }
   const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
+  // Blocks, unless instructions are listed.
+  const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
+  const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of auxStreams(source, auxtraceBuffers(reader), snapshot)) {
@@ -246,7 +260,8 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
     streams.push({
       trace: new AuxWindowReader(source, s, internal.windowSize),
-      config,
+      config: streamConfig,
+      decoder,
       images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
       switches: perThread ? [] : cpuSwitches(tasks, cpu),
       cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
