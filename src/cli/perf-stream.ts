@@ -351,12 +351,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       fclass === FlowClass.Call ||
       fclass === FlowClass.FarCall
     ) {
-      const w = walker!;
-      w.use(d.image);
-      size = w.known(hi, lo, block.mode);
-      if (size <= 0 && w.fetchInBlock(block, d.image, hi, lo) === 0) size = w.decode(hi, lo, block.mode);
-      if (size <= 0) size = 0;
-      else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
+      size = fclass === FlowClass.Unknown ? 0 : d.lastInsnSize(block);
+      if (size === 0) {
+        const w = walker!;
+        w.use(d.image);
+        size = w.known(hi, lo, block.mode);
+        if (size <= 0 && w.fetchInBlock(block, d.image, hi, lo) === 0) size = w.decode(hi, lo, block.mode);
+        if (size <= 0) size = 0;
+        else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
+      }
     }
     if (where.inRange) {
       arrive(block.ipHi, block.ipLo);
