@@ -60,7 +60,11 @@ export class BlockInsns {
 
   /** Feed the block's instructions to `feed`. */
   feed(block: Block, image: Image, feed: FlowTracker): void {
-    if (image !== this.image || image.version !== this.version) this.reset(image);
+    if (image !== this.image || image.version !== this.version) {
+      // The walker's decodes are the old image's too (a walker of its own: see use).
+      this.walker.use(image);
+      this.reset(image);
+    }
     const n = block.ninsn;
     if (n === 0) return;
     const hi = block.ipHi;

@@ -35,11 +35,14 @@ import {
   type TrackSymbols,
 } from "../analysis/index.js";
 import type { PtEvent } from "../event/index.js";
-import type { Insn } from "../flow/index.js";
+import type { Block, Insn } from "../flow/index.js";
+import type { Image } from "../image/index.js";
 import { lt64 } from "../time/index.js";
+import { BlockInsns } from "./analysis-blocks.js";
 import type { AnalysisOptions, FILE_OPTIONS } from "./analysis-options.js";
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import { ioErrorText } from "./file-kind.js";
+import { CodeWalker } from "./flow-walk.js";
 import type { CliIo, FileWriter } from "./io.js";
 
 export {
@@ -220,6 +223,8 @@ const trackKey = (t: StreamThread) => `${t.pid}/${t.tid}`;
  */
 export class StreamFeeds<W extends StreamWhere = StreamWhere> {
   private readonly feeds = new Map<W, FlowTracker>();
+  /** Per stream, the instructions of its blocks (block decoder). */
+  private readonly blockInsns = new Map<W, BlockInsns>();
   private lastWhere: W | undefined;
   private lastFeed: FlowTracker | undefined;
   /** Streams whose thread changed since they last fed anything, with the time of that change. */
@@ -243,6 +248,18 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
     const feed = this.feed(where);
     if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
     feed.insnRecord(insn);
+  }
+
+  /** A block of instructions in `image` (the block decoder's), not empty: each of its instructions. */
+  block(where: W, block: Block, image: Image): void {
+    const feed = this.feed(where);
+    if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
+    let insns = this.blockInsns.get(where);
+    if (insns === undefined) {
+      insns = new BlockInsns(new CodeWalker());
+      this.blockInsns.set(where, insns);
+    }
+    insns.feed(block, image, feed);
   }
 
   event(where: W, ev: PtEvent): void {

@@ -128,6 +128,12 @@ export class PerfAnalysis {
         if (insn.iclass === FlowClass.Call) this.calls++;
         feeds.insn(w, insn);
       },
+      block: (w, block, image, lastClass) => {
+        this.insns += block.ninsn;
+        // A call ends its block (blockDecoderConfig).
+        if (lastClass === FlowClass.Call) this.calls++;
+        feeds.block(w, block, image);
+      },
       branch: () => {},
       event: (w, ev) => feeds.event(w, ev),
       error: (w, offset, message) => feeds.error(w, offset, message),
@@ -176,6 +182,10 @@ export function bothSinks(a: PerfSink, b: PerfSink): PerfSink {
     insn: (w, insn) => {
       a.insn(w, insn);
       b.insn(w, insn);
+    },
+    block: (w, block, image, lastClass) => {
+      a.block(w, block, image, lastClass);
+      b.block(w, block, image, lastClass);
     },
     branch: (w, flags, fh, fl, th, tl, names) => {
       a.branch(w, flags, fh, fl, th, tl, names);

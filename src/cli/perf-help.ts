@@ -54,6 +54,9 @@ options:
                          error, switch), each with cpu, pid, tid, time and tsc.
   -q, --quiet            print only errors (and with the files below, a summary
                          line: files written, instructions, calls, threads).
+  --insn-decoder         decode with the instruction decoder even where no
+                         instruction is printed (the block decoder, 4-5 times
+                         faster, gives the same output).
   -h, --help             this text.
 
 analysis outputs (as ptkit flow writes them; any number at once):

@@ -51,6 +51,8 @@ export function textSink(out: LineWriter, show: PerfShow, symbols = false): Perf
       if (w !== last) from(w);
       out.line(hex64(insn.ipHi, insn.ipLo));
     },
+    // Blocks come only when no instruction is printed.
+    block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
       if (!symbols) out.line(branchLine(flags, fh, fl, th, tl));
@@ -112,6 +114,7 @@ export function jsonlSink(
       if (show === "insn")
         out.line(`{"type":"insn",${common(w)},"ip":"0x${hex64(insn.ipHi, insn.ipLo, 0)}"}`);
     },
+    block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
       const syms = symbols

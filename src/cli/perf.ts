@@ -48,7 +48,14 @@ import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
-import { interleave, type PerfWhere, type StreamContext, type TscRange } from "./perf-stream.js";
+import {
+  blockDecoderConfig,
+  interleave,
+  type PerfDecoder,
+  type PerfWhere,
+  type StreamContext,
+  type TscRange,
+} from "./perf-stream.js";
 
 interface PerfArgs {
   file: string;
@@ -66,6 +73,8 @@ interface PerfArgs {
   symbols: boolean;
   demangle: boolean;
   quiet: boolean;
+  /** --insn-decoder: the instruction decoder even where no instruction is printed. */
+  insnDecoder: boolean;
   analysis: AnalysisOptions;
 }
 
@@ -85,6 +94,7 @@ const OPTIONS = {
   sym: { type: "boolean" },
   "no-demangle": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
+  "insn-decoder": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -132,6 +142,7 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     symbols: v.sym === true,
     demangle: v["no-demangle"] !== true,
     quiet: v.quiet === true,
+    insnDecoder: v["insn-decoder"] === true,
     analysis: taken.options,
   };
 }
@@ -259,6 +270,9 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     analysis = opened;
   }
   const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
+  // Blocks, unless instructions are listed.
+  const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
+  const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of allStreams) {
@@ -277,7 +291,8 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
         { size: s.size, read: (at, n) => readStream(source, s, at, n) },
         internal.windowSize,
       ),
-      config,
+      config: streamConfig,
+      decoder,
       images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
       switches: perThread ? [] : cpuSwitches(tasks, cpu),
       cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),

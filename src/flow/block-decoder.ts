@@ -29,6 +29,7 @@ import { BlockEvents } from "./block-events.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
 import type { Block } from "./records.js";
+import { InsnMeta } from "./section-cache.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
@@ -121,6 +122,28 @@ export class BlockDecoder extends BlockEvents {
 
   get image(): Image {
     return this.code.image;
+  }
+
+  /**
+   * The length of `block`'s last instruction where the decoder has it without decoding
+   * (a truncated instruction's bytes, the decode cache of the section it just walked),
+   * else 0. ptkit's own (libipt's pt_block has no such field): for the fall-through of
+   * the block's last instruction, which tells a conditional branch not taken.
+   */
+  lastInsnSize(block: Block): number {
+    if (block.ninsn === 0) return 0;
+    if (block.truncated) return block.size;
+    const view = this.code.msec;
+    const cache = view.cache;
+    if (cache === null || view.section?.id !== block.isid) return 0;
+    const lo = block.endIpLo >>> 0;
+    const off = (lo - (view.baseLo >>> 0)) >>> 0;
+    const borrow = lo < view.baseLo >>> 0 ? 1 : 0;
+    if (((block.endIpHi - view.baseHi - borrow) | 0) !== 0 || off < view.winBegin || off >= view.winEnd)
+      return 0;
+    const page = cache.page(off);
+    const meta = page.meta[off - page.start]!;
+    return meta !== 0 && InsnMeta.mode(meta) === block.mode ? InsnMeta.size(meta) : 0;
   }
 
   /** Decode in `image` from now on (libipt `pt_blk_set_image`). */

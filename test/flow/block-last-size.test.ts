@@ -1,0 +1,78 @@
+/**
+ * BlockDecoder.lastInsnSize: where the decoder has the length of a block's last
+ * instruction (its decode cache), it is the length the instruction decodes to; it
+ * has it for most blocks that end at a conditional branch (ptkit perf takes not-taken
+ * branches from it). Kernel-traced generated programs, blocks ending at calls or not.
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { CodeWalker } from "../../src/cli/flow-walk.js";
+import { defaultDecoderConfig, EventType, PtEvent, Status } from "../../src/event/index.js";
+import { Block, BlockDecoder, FlowClass } from "../../src/flow/index.js";
+import { Image } from "../../src/image/index.js";
+import { ErrorCode } from "../../src/packet/index.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
+import {
+  KERNEL_CODE,
+  KERNEL_HI,
+  KERNEL_LO,
+  randomProgram,
+  randomRun,
+  USER_BASE,
+} from "../unit/gen/random-program.js";
+
+describe("BlockDecoder.lastInsnSize", () => {
+  for (const seed of [1, 2]) {
+    for (const endOnCall of [false, true]) {
+      test(`program ${seed}${endOnCall ? ", blocks end at calls" : ""}`, () => {
+        const program = randomProgram(seed, 80);
+        const exec = randomRun(program, seed, { insns: 20000, interrupts: 0.01, wildReturns: 0.02 });
+        const trace = generate(exec, {
+          msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl: BRANCHES }),
+        });
+        const image = new Image();
+        image.addRaw("code", program.code, 0, USER_BASE);
+        image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+        const dec = new BlockDecoder(trace.bytes, {
+          image,
+          config: { ...defaultDecoderConfig(), endOnCall },
+        });
+        const block = new Block();
+        const ev = new PtEvent();
+        const walker = new CodeWalker();
+        walker.use(image);
+        let known = 0;
+        let conds = 0;
+        let condsKnown = 0;
+        let insns = 0;
+        for (let status = dec.syncForward(); ; ) {
+          if (status < 0) {
+            assert.equal(status, -ErrorCode.Eos, "no decode errors");
+            break;
+          }
+          while (status >= 0 && status & Status.EventPending) {
+            status = dec.event(ev);
+            assert.notEqual(ev.type, EventType.Overflow);
+          }
+          if (status < 0) continue;
+          if (status & Status.Eos) break;
+          status = dec.next(block);
+          insns += block.ninsn;
+          if (block.ninsn === 0) continue;
+          const size = dec.lastInsnSize(block);
+          if (block.iclass === FlowClass.CondJump) conds++;
+          if (size === 0) continue;
+          known++;
+          if (block.iclass === FlowClass.CondJump) condsKnown++;
+          assert.equal(walker.fetchInBlock(block, image, block.endIpHi, block.endIpLo), 0);
+          const want = walker.decode(block.endIpHi, block.endIpLo, block.mode);
+          assert.equal(size, want, `the block ending at ${block.endIp.toString(16)}`);
+        }
+        assert.ok(insns >= 20000, `${insns} instructions decoded`);
+        assert.ok(known > 0);
+        assert.ok(condsKnown > conds / 2, `${condsKnown} of ${conds} conditional branches`);
+      });
+    }
+  }
+});
