@@ -23,7 +23,7 @@ const { diff64 } = addr;
 const { ErrorCode } = errors;
 const { FlowClass } = flowClass;
 const { next, nextIp } = flowInsn;
-const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier, bceSlot } = sectionCache;
+const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier, bceSlot, slot } = sectionCache;
 
 /** Most instructions one cache fill walks before it leaves a trampoline. */
 const FILL_STEPS = 0x400;
@@ -205,7 +205,18 @@ export class BlockFill extends BlockStep {
   private trampoline(off: number, nOff: number, mode: number): void {
     const disp = nOff - off;
     if (disp < Bce.MIN_DISP || disp > Bce.MAX_DISP) {
-      this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0), 0, 0);
+      // The instruction at `off` (a jump far away) is the decision point: the walk
+      // decoded it, so the decode cache has it for the entry to carry.
+      const page = this.code.msec.cache!.page(off);
+      const i = slot(off);
+      const meta = page.meta[i]!;
+      const known = meta !== 0 && InsnMeta.mode(meta) === mode;
+      this.setEntry(
+        off,
+        Bce.pack(mode, Qualifier.Decode, 0, 1, 0),
+        known ? page.disp[i]! : 0,
+        known ? meta : 0,
+      );
     } else {
       this.setEntry(off, Bce.pack(mode, Qualifier.Again, 0, 1, disp), 0, 0);
     }
