@@ -23,7 +23,7 @@ const { diff64 } = addr;
 const { ErrorCode } = errors;
 const { FlowClass } = flowClass;
 const { next, nextIp } = flowInsn;
-const { Bce, Qualifier, slot } = sectionCache;
+const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier, bceSlot, slot } = sectionCache;
 
 /** Most instructions one cache fill walks before it leaves a trampoline. */
 const FILL_STEPS = 0x400;
@@ -98,6 +98,8 @@ export class BlockFill extends BlockStep {
         this.setEntry(
           off,
           Bce.pack(mode, block.truncated ? Qualifier.Decode : qualifierOf(insn), insn.size, 1, 0),
+          insn.disp,
+          metaOf(insn, block),
         );
         const traced = this.proceedWithTrace(insn);
         if (traced < 0) return traced;
@@ -113,10 +115,10 @@ export class BlockFill extends BlockStep {
         block.truncated
       ) {
         // Stop here: calls feed the return stack, backward jumps may cross a split.
-        this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0));
+        this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0), insn.disp, metaOf(insn, block));
         return this.fillBack(base, depth);
       }
-      const bce = cache.page(nOff).bce[slot(nOff)]!;
+      const bce = cache.page(nOff).bce[bceSlot(nOff)]!;
       if (Bce.mode(bce) !== 0) {
         // The rest of the way is known: enter this one, then go on through the cache.
         const linked = this.link(off, nOff, mode);
@@ -176,7 +178,9 @@ export class BlockFill extends BlockStep {
    */
   private link(off: number, nOff: number, mode: number): number {
     const code = this.code.msec;
-    const bce = code.cache!.page(nOff).bce[slot(nOff)]!;
+    const words = code.cache!.page(nOff).bce;
+    const j = bceSlot(nOff);
+    const bce = words[j]!;
     if (Bce.mode(bce) === 0) return 0;
     if (Bce.mode(bce) !== mode) return -ErrorCode.Internal;
     const dOff = nOff + Bce.disp(bce);
@@ -187,7 +191,13 @@ export class BlockFill extends BlockStep {
       this.trampoline(off, nOff, mode);
       return 2;
     }
-    this.setEntry(off, Bce.pack(mode, Bce.qualifier(bce), Bce.isize(bce), ninsn, disp));
+    // The same decision point: its instruction comes along.
+    this.setEntry(
+      off,
+      Bce.pack(mode, Bce.qualifier(bce), Bce.isize(bce), ninsn, disp),
+      words[j + BCE_DISP]!,
+      words[j + BCE_META]!,
+    );
     return 1;
   }
 
@@ -195,15 +205,39 @@ export class BlockFill extends BlockStep {
   private trampoline(off: number, nOff: number, mode: number): void {
     const disp = nOff - off;
     if (disp < Bce.MIN_DISP || disp > Bce.MAX_DISP) {
-      this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0));
+      // The instruction at `off` (a jump far away) is the decision point: the walk
+      // decoded it, so the decode cache has it for the entry to carry.
+      const page = this.code.msec.cache!.page(off);
+      const i = slot(off);
+      const meta = page.meta[i]!;
+      const known = meta !== 0 && InsnMeta.mode(meta) === mode;
+      this.setEntry(
+        off,
+        Bce.pack(mode, Qualifier.Decode, 0, 1, 0),
+        known ? page.disp[i]! : 0,
+        known ? meta : 0,
+      );
     } else {
-      this.setEntry(off, Bce.pack(mode, Qualifier.Again, 0, 1, disp));
+      this.setEntry(off, Bce.pack(mode, Qualifier.Again, 0, 1, disp), 0, 0);
     }
   }
 
-  private setEntry(off: number, bce: number): void {
-    this.code.msec.cache!.page(off).bce[slot(off)] = bce;
+  /** Enter `bce` at `off` with its decision point's displacement and packed meta (0: unknown). */
+  private setEntry(off: number, bce: number, dpDisp: number, dpMeta: number): void {
+    const words = this.code.msec.cache!.page(off).bce;
+    const j = bceSlot(off);
+    words[j] = bce;
+    words[j + BCE_DISP] = dpDisp;
+    words[j + BCE_META] = dpMeta;
   }
+}
+
+/**
+ * The decode cache's packed form of the decision point `insn` just walked, for its
+ * entry; 0 (unknown) for an instruction that does not fit its section.
+ */
+function metaOf(insn: FlowInsn, block: Block): number {
+  return block.truncated ? 0 : InsnMeta.pack(insn.mode, insn.size, insn.info, insn.iclass);
 }
 
 /** What trace resolves at a decision point `insn` (one that needs trace). */

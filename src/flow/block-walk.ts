@@ -24,7 +24,7 @@ import * as sectionCache from "./section-cache.js";
 const { ErrorCode } = errors;
 const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 type FlowClass = flowClass.FlowClass;
-const { Bce, InsnMeta, PAGE_SIZE, Qualifier, slot } = sectionCache;
+const { BCE_DISP, BCE_META, BCE_STRIDE, Bce, InsnMeta, PAGE_SIZE, Qualifier } = sectionCache;
 const { branchTarget, next, nextIp } = flowInsn;
 const { addSize, diff64, sum } = addr;
 const { RESUME } = blockFill;
@@ -90,7 +90,9 @@ export class BlockWalk extends BlockFill {
     let againN = 0;
     for (;;) {
       if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
-      const bce = page.bce[off - page.start]!;
+      const words = page.bce;
+      const j = (off - page.start) * BCE_STRIDE;
+      const bce = words[j]!;
       if (Bce.mode(bce) === 0) {
         const before = block.ninsn;
         const status = this.fillCache(block, off);
@@ -143,12 +145,9 @@ export class BlockWalk extends BlockFill {
           this.setIpAt(baseHi, baseLo, off + isize);
           return 0;
         }
-        // The displacement from the decode cache, else from decoding.
-        if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
-        const i = off - page.start;
-        const meta = page.meta[i]!;
-        if (meta !== 0 && InsnMeta.mode(meta) === mode) {
-          this.setIpAt(baseHi, baseLo, off + isize + page.disp[i]!);
+        // The displacement the entry carries, else from decoding.
+        if (words[j + BCE_META] !== 0) {
+          this.setIpAt(baseHi, baseLo, off + isize + words[j + BCE_DISP]!);
           return 0;
         }
         const insn = this.insn;
@@ -159,7 +158,7 @@ export class BlockWalk extends BlockFill {
         this.setIp(next.hi, next.lo);
         return 0;
       }
-      const status = this.decide(block, qualifier, isize, off);
+      const status = this.decide(block, qualifier, isize, off, words[j + BCE_META]!, words[j + BCE_DISP]!);
       if (status !== RESUME) return status;
       off = this.resumeOff | 0;
     }
@@ -167,10 +166,18 @@ export class BlockWalk extends BlockFill {
 
   /**
    * The walk reached a decision point other than a conditional branch whose size the
-   * entry knows, at offset `off` (the IP): decide there. Status (0: the block ended),
-   * or {@link RESUME} to go on from {@link resumeOff} in the same section.
+   * entry knows, at offset `off` (the IP): decide there, from the instruction the entry
+   * carries (`dpMeta`, 0 if unknown, and `dpDisp`) where it can. Status (0: the block
+   * ended), or {@link RESUME} to go on from {@link resumeOff} in the same section.
    */
-  private decide(block: Block, qualifier: number, isize: number, off: number): number {
+  private decide(
+    block: Block,
+    qualifier: number,
+    isize: number,
+    off: number,
+    dpMeta: number,
+    dpDisp: number,
+  ): number {
     const view = this.code.msec;
     const mode = block.mode;
     switch (qualifier) {
@@ -202,13 +209,16 @@ export class BlockWalk extends BlockFill {
         // The entry only says that a TIP decides; the block reports the instruction's
         // own class (jump, far call, far return, ...), as the walk that filled the
         // cache did: call stacks close frames on far returns.
-        const c = this.classAt(off, mode);
+        const c =
+          dpMeta !== 0 && off + InsnMeta.size(dpMeta) <= view.winEnd
+            ? InsnMeta.info(dpMeta) & 15
+            : this.classAt(off, mode);
         if (c < 0) return c;
         block.iclass = c as FlowClass;
         return this.proceedIndirect();
       }
       case Qualifier.Decode: {
-        const status = this.directBranch(block, off);
+        const status = this.directBranch(block, off, dpMeta, dpDisp);
         if (status !== DECODE) return status;
         break;
       }
@@ -280,14 +290,12 @@ export class BlockWalk extends BlockFill {
 
   /**
    * A Decode entry's decision point, mostly a direct call or backward jump already
-   * decoded: take it from the decode cache (the general way in {@link decide} does the
-   * same, slower). Status, {@link RESUME}, or {@link DECODE} when it is not that.
+   * decoded: take it from what the entry carries, `meta` (0: unknown) and `disp` (the
+   * general way in {@link decide} does the same, slower). Status, {@link RESUME}, or
+   * {@link DECODE} when it is not that.
    */
-  private directBranch(block: Block, off: number): number {
+  private directBranch(block: Block, off: number, meta: number, disp: number): number {
     const view = this.code.msec;
-    const page = view.cache!.page(off);
-    const i = slot(off);
-    const meta = page.meta[i]!;
     const info = InsnMeta.info(meta);
     const c = info & 15;
     if (
@@ -300,7 +308,6 @@ export class BlockWalk extends BlockFill {
       return DECODE;
     block.iclass = c as FlowClass;
     const size = InsnMeta.size(meta);
-    const disp = page.disp[i]!;
     // A call to the next instruction is no call for RET compression.
     if (c === FlowClass.Call && disp !== 0) {
       this.setIpAt(view.baseHi, view.baseLo, off + size);

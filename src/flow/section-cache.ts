@@ -5,7 +5,7 @@
  *
  * Sections are immutable (a replacement makes new Section objects), so a cache keyed
  * by the Section object never goes stale. Memory grows with the code actually
- * decoded: entries live in 4096-byte pages allocated on first touch (12 bytes per
+ * decoded: entries live in 4096-byte pages allocated on first touch (20 bytes per
  * byte of touched code), not in one array as large as the section.
  */
 import type { Section } from "../image/index.js";
@@ -14,10 +14,22 @@ const PAGE_BITS = 12;
 export const PAGE_SIZE = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SIZE - 1;
 
+/** Words per byte offset in {@link CachePage.bce}, and where the decision point's words are. */
+export const BCE_STRIDE = 3;
+export const BCE_DISP = 1;
+export const BCE_META = 2;
+
 /** One page of entries; `index` is its offset in the section divided by PAGE_SIZE. */
 export class CachePage {
-  /** Block-cache entries (see {@link Bce}); 0 is "not cached". */
-  readonly bce = new Int32Array(PAGE_SIZE);
+  /**
+   * Block-cache entries, {@link BCE_STRIDE} words per byte offset (index with
+   * {@link bceSlot}): the entry (see {@link Bce}; 0 is "not cached"), then the
+   * decision point's instruction as the decode cache has it, displacement
+   * ({@link BCE_DISP}) and packed {@link InsnMeta} ({@link BCE_META}, 0 if not known).
+   * A walk through the cache then reads one place per block: on a large code
+   * footprint each separate array read at the decision point is a cache miss.
+   */
+  readonly bce = new Int32Array(PAGE_SIZE * BCE_STRIDE);
   /** Decoded instructions (see {@link InsnMeta}); 0 is "not decoded". */
   readonly meta = new Uint32Array(PAGE_SIZE);
   /** Direct branch displacements of the decoded instructions. */
@@ -110,6 +122,11 @@ export class SectionCache {
     this.last = p;
     return p;
   }
+}
+
+/** Index of section offset `off`'s entry in its page's {@link CachePage.bce}. */
+export function bceSlot(off: number): number {
+  return (off & PAGE_MASK) * BCE_STRIDE;
 }
 
 /** Index of section offset `off` in its page. */

@@ -137,6 +137,30 @@ test("the block cache keeps the class of a block's last instruction: the same on
   }
 });
 
+test("a jump too far for a block-cache entry and a taken branch run from the cache as on the first walk", () => {
+  // nop; jmp +64 KiB (past an entry's 16-bit reach: an entry of its own); there nop;
+  // jz back to the start. Three times around: the first walk fills the cache, the
+  // others take the jump and the branch's target from the entries.
+  const far = 0x10000;
+  const code = new Uint8Array(far + 8).fill(0xf4);
+  code[0] = 0x90;
+  code[1] = 0xe9; // jmp rel32
+  new DataView(code.buffer).setInt32(2, far - 6, true);
+  code[far] = 0x90;
+  code[far + 1] = 0x0f; // jz rel32
+  code[far + 2] = 0x84;
+  new DataView(code.buffer).setInt32(far + 3, -(far + 7), true);
+  const image = new Image("far");
+  addCode(image, code, BASE);
+  const end = BASE + BigInt(far + 7);
+  const trace = start(BASE).tnt("!!.").fup(end).pgd().bytes();
+  const want = [hx(BASE), hx(BASE + BigInt(far + 1)), 4, FlowClass.CondJump];
+  assert.deepEqual(blocks(new BlockDecoder(trace, { image })), [want, want, want]);
+  // The same instructions as the instruction decoder's, which has no block cache.
+  const loop = [0, 1, far, far + 1].map((o) => hx(BASE + BigInt(o)));
+  assert.deepEqual(decodeBoth(trace, { image }).slice(0, 12), [...loop, ...loop, ...loop]);
+});
+
 test("instructions: address, size, bytes and classes", () => {
   const a = new Asm(BASE).label("l0").load().label("c").call("f").label("end").hlt().label("f").ret();
   const trace = start(a.at("l0")).tnt("!").fup(a.at("end")).pgd().bytes();
