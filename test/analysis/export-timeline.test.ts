@@ -5,14 +5,9 @@
  * the name); the clock's unit is in the file.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
 import { FrameEnd, FrameKind, FrameNames, ThreadTrack, TimelineWriter } from "../../src/analysis/index.js";
-import { main } from "../../src/cli/ptkit.js";
-import { captureIo } from "../conformance/ptt.js";
-import { REPO_ROOT } from "../corpus.js";
+import { SAMPLE_SKIP, sampleTimeline } from "./sample-timeline.js";
 import { timelineFrames } from "./timeline-frames.js";
 
 interface Event {
@@ -59,48 +54,26 @@ test("parents first: begin/end events in the order frames nest, equal times incl
   assert.ok(doc.traceEvents.every((e) => e.ph === "M" || e.ph === "i" || e.args === undefined));
 });
 
-const SAMPLE = join(REPO_ROOT, "sample");
-
 test("the bundled sample: frames that start with their parent come after it", {
-  skip: !existsSync(join(SAMPLE, "sample.json")) && `no bundled sample in ${SAMPLE}`,
+  skip: SAMPLE_SKIP,
 }, async () => {
-  const about = JSON.parse(readFileSync(join(SAMPLE, "sample.json"), "utf8"));
-  const d = about.decode;
-  const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
-  try {
-    const io = captureIo(dir);
-    const status = await main(
-      [
-        "flow",
-        ...["--mtc-freq", `${d.mtcFreq}`, "--nom-freq", `${d.nomFreq}`],
-        ...["--cpuid-0x15.eax", `${d.cpuid15Eax}`, "--cpuid-0x15.ebx", `${d.cpuid15Ebx}`],
-        ...["--elf", join(SAMPLE, about.program), "--pt", join(SAMPLE, about.trace)],
-        ...["--quiet", "--timeline", "t.json"],
-      ],
-      io,
-    );
-    assert.equal(status, 0, io.err.join(""));
-    const events = (JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as { traceEvents: Event[] })
-      .traceEvents;
-    // Each end closes the innermost open frame (timelineFrames throws otherwise).
-    timelineFrames(events);
-    // Children that start when their parent does: the parent's begin came first.
-    const open: Event[] = [];
-    let together = 0;
-    for (const e of events) {
-      if (e.ph === "B") {
-        if (open.at(-1)?.ts === e.ts) together++;
-        open.push(e);
-      } else if (e.ph === "E") open.pop();
-    }
-    assert.ok(together > 0, "the sample has children that start with their parents");
-    // No frame has args: '_start {"end":"end"}' is not a function.
-    assert.deepEqual(
-      events.filter((e) => (e.ph === "B" || e.ph === "E") && e.args !== undefined),
-      [],
-    );
-    assert.ok(events.some((e) => e.ph === "i" && e.cat === "frame-end" && e.name === "end"));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  const events = (JSON.parse(await sampleTimeline()) as { traceEvents: Event[] }).traceEvents;
+  // Each end closes the innermost open frame (timelineFrames throws otherwise).
+  timelineFrames(events);
+  // Children that start when their parent does: the parent's begin came first.
+  const open: Event[] = [];
+  let together = 0;
+  for (const e of events) {
+    if (e.ph === "B") {
+      if (open.at(-1)?.ts === e.ts) together++;
+      open.push(e);
+    } else if (e.ph === "E") open.pop();
   }
+  assert.ok(together > 0, "the sample has children that start with their parents");
+  // No frame has args: '_start {"end":"end"}' is not a function.
+  assert.deepEqual(
+    events.filter((e) => (e.ph === "B" || e.ph === "E") && e.args !== undefined),
+    [],
+  );
+  assert.ok(events.some((e) => e.ph === "i" && e.cat === "frame-end" && e.name === "end"));
 });

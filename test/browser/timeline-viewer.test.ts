@@ -7,12 +7,8 @@
  */
 // test:quick skips this file: runs headless Chromium.
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import { main } from "../../src/cli/ptkit.js";
 import {
   CHROMIUM_SKIP,
   launchChromium,
@@ -26,39 +22,8 @@ import {
   type SandwichRow,
   speedscopeFiles,
 } from "../../tools/browser/speedscope.js";
-import { captureIo } from "../conformance/ptt.js";
-import { REPO_ROOT } from "../corpus.js";
+import { SAMPLE_SKIP, sampleTimeline } from "../analysis/sample-timeline.js";
 import { type TimelineModel, type TraceEvent, timelineModel } from "./timeline-model.js";
-
-const SAMPLE_DIR = join(REPO_ROOT, "sample");
-const SAMPLE_SKIP = existsSync(join(SAMPLE_DIR, "sample.json"))
-  ? false
-  : `no bundled sample in ${SAMPLE_DIR}`;
-
-/** The sample's timeline as `ptkit flow` writes it, with the sample's own decode settings. */
-async function sampleTimeline(): Promise<string> {
-  const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
-  const d = about.decode;
-  const dir = mkdtempSync(join(tmpdir(), "ptkit-timeline-"));
-  try {
-    const io = captureIo(dir);
-    const status = await main(
-      [
-        "flow",
-        // As in ptxed, the decoder settings come before the --pt that they configure.
-        ...["--mtc-freq", `${d.mtcFreq}`, "--nom-freq", `${d.nomFreq}`],
-        ...["--cpuid-0x15.eax", `${d.cpuid15Eax}`, "--cpuid-0x15.ebx", `${d.cpuid15Ebx}`],
-        ...["--elf", join(SAMPLE_DIR, about.program), "--pt", join(SAMPLE_DIR, about.trace)],
-        ...["--quiet", "--timeline", "timeline.json"],
-      ],
-      io,
-    );
-    assert.equal(status, 0, io.err.join(""));
-    return readFileSync(join(dir, "timeline.json"), "utf8");
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 describe("ptkit's timeline in speedscope", { skip: CHROMIUM_SKIP || SAMPLE_SKIP }, () => {
   let model: TimelineModel;
