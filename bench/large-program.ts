@@ -74,24 +74,38 @@ export interface LargeImage {
 }
 
 export interface LargeProgram {
-  /** main, liba.so, libb.so, then the kernel (always last). */
+  /** In the layout's order: by default main, liba.so, libb.so, then the kernel (always last). */
   images: LargeImage[];
   blocks: number;
   codeBytes: number;
 }
 
+/** One image of a program's layout: where it goes, its share of the code, its terminator weights. */
+export interface ImageLayout {
+  name: string;
+  kernel: boolean;
+  baseHi: number;
+  baseLo: number;
+  share: number;
+  /** Weights of each {@link Term} (default: the user or kernel weights above). */
+  weights?: readonly number[];
+}
+
 /** Where the images go: the kernel at 0xffffffff81000000, as on Linux without KASLR. */
-const LAYOUT = [
+const LAYOUT: readonly ImageLayout[] = [
   { name: "main", kernel: false, baseHi: 0, baseLo: 0x400000, share: 0.4 },
   { name: "liba.so", kernel: false, baseHi: 0x7f10, baseLo: 0, share: 0.2 },
   { name: "libb.so", kernel: false, baseHi: 0x7f20, baseLo: 0, share: 0.2 },
   { name: "vmlinux", kernel: true, baseHi: 0xffffffff, baseLo: 0x81000000, share: 0.2 },
-] as const;
+];
 
-/** A program of at least `codeBytes` bytes of code (shared out among the images as LAYOUT says). */
-export function largeProgram(seed: number, codeBytes: number): LargeProgram {
+/**
+ * A program of at least `codeBytes` bytes of code, shared out among the images as
+ * `layout` says (default: main, two libraries, the kernel, always last).
+ */
+export function largeProgram(seed: number, codeBytes: number, layout = LAYOUT): LargeProgram {
   const rng = new Rng(seed);
-  const images = LAYOUT.map((l) => makeImage(rng, l, Math.max(4096, Math.ceil(codeBytes * l.share))));
+  const images = layout.map((l) => makeImage(rng, l, Math.max(4096, Math.ceil(codeBytes * l.share))));
   return {
     images,
     blocks: images.reduce((s, i) => s + i.blocks, 0),
@@ -99,8 +113,8 @@ export function largeProgram(seed: number, codeBytes: number): LargeProgram {
   };
 }
 
-function makeImage(rng: Rng, l: (typeof LAYOUT)[number], bytes: number): LargeImage {
-  const weights = l.kernel ? KERNEL_WEIGHTS : USER_WEIGHTS;
+function makeImage(rng: Rng, l: ImageLayout, bytes: number): LargeImage {
+  const weights = l.weights ?? (l.kernel ? KERNEL_WEIGHTS : USER_WEIGHTS);
   // Lay the blocks out first (sizes and kinds), then write the code with the targets.
   const start: number[] = [];
   const first: number[] = [0];

@@ -18,7 +18,8 @@ import { Rng } from "./prng.js";
 
 export const LARGE_CR3 = 0x1000;
 const INTERRUPT_CHANCE = 1 / 3000;
-const TERM_CLASS: readonly number[] = [
+/** The instruction class of each {@link Term}. */
+export const TERM_CLASS: readonly number[] = [
   InsnClass.CondBranch,
   InsnClass.Jump,
   InsnClass.Call,

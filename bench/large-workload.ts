@@ -80,18 +80,18 @@ export interface LargeWorkload {
 }
 
 /** `ptkit flow` image options for the workload. */
-export function largeFlowArgs(w: LargeWorkload): string[] {
+export function largeFlowArgs(w: Pick<LargeWorkload, "elfs">): string[] {
   return w.elfs.flatMap((e) => ["--elf", `${e.path}:${e.base}`]);
 }
 
 /** The harness's `--map file:from-to:address` specs for the workload. */
-export function largeMaps(w: LargeWorkload): string[] {
+export function largeMaps(w: Pick<LargeWorkload, "elfs">): string[] {
   const hex = (n: number) => `0x${n.toString(16)}`;
   return w.elfs.map((e) => `${e.path}:${hex(e.offset)}-${hex(e.offset + e.size)}:${e.base}`);
 }
 
 /** ptkit's in-memory image of the workload, loaded from its ELF files as `ptkit flow --elf` does. */
-export function largeImage(w: LargeWorkload): Image {
+export function largeImage(w: Pick<LargeWorkload, "elfs">): Image {
   const image = new Image();
   for (const e of w.elfs) {
     const base = BigInt(e.base);
@@ -145,7 +145,7 @@ export function loadLargeWorkload(options: LargeOptions = {}): LargeWorkload {
 }
 
 /** Each image as an ELF file with one R+X PT_LOAD (shared libraries linked at 0, loaded at their base). */
-function writeElfs(p: LargeProgram, dir: string): LargeElf[] {
+export function writeElfs(p: LargeProgram, dir: string): LargeElf[] {
   return p.images.map((img) => {
     const base = (BigInt(img.baseHi) << 32n) | BigInt(img.baseLo);
     const dyn = img.name.endsWith(".so");
