@@ -24,6 +24,9 @@ import {
   writeSync,
 } from "node:fs";
 import { join } from "node:path";
+import { InsnClass } from "../src/isa/types.js";
+import { hex64 } from "../src/packet/u64.js";
+import { type Execution, infoClass, infoSize } from "../src/unit/exec/types.js";
 import { FUZZ_LAYOUT, FuzzRun } from "./fuzz-run.js";
 import { generateTrace } from "./generate.js";
 import { largeProgram } from "./large-program.js";
@@ -31,7 +34,7 @@ import { type LargeElf, writeElfs } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
 
 /** Bump when the program, the run or the trace configuration changes. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 3;
 export const DEFAULT_FUZZ_SEED = 13;
 export const DEFAULT_FUZZ_CODE = 256 << 10;
 export const DEFAULT_FUZZ_TRACE = 16 << 20;
@@ -51,6 +54,10 @@ export interface FuzzOptions {
 
 export interface FuzzWorkload {
   dir: string;
+  /** What it was made from: the seed, the code size asked for, the instructions per test case (at least). */
+  seed: number;
+  codeAsked: number;
+  caseInsns: number;
   /** The target's ELF file (one, at its base). */
   elfs: LargeElf[];
   /** The traced range, `from-to` (both included), as `ptkit simulate --filter` and the libxdc harness take it. */
@@ -119,6 +126,9 @@ export function loadFuzzWorkload(options: FuzzOptions = {}): FuzzWorkload {
   }
   const w: FuzzWorkload = {
     dir,
+    seed,
+    codeAsked: codeBytes,
+    caseInsns,
     elfs,
     filter,
     trace,
@@ -134,4 +144,23 @@ export function loadFuzzWorkload(options: FuzzOptions = {}): FuzzWorkload {
   writeFileSync(`${meta}.tmp`, JSON.stringify(w));
   renameSync(`${meta}.tmp`, meta);
   return { ...w, source: `generated in ${((performance.now() - start) / 1000).toFixed(1)} s into ${dir}` };
+}
+
+/**
+ * The distinct edges of the workload's run, as "0x<from> 0x<to>" (the branch
+ * instruction, the next instruction; not-taken conditional branches included): the
+ * test cases replayed from the seed. What a decoder's coverage of the trace must hold.
+ */
+export function fuzzRunEdges(w: FuzzWorkload): Set<string> {
+  const run = new FuzzRun(largeProgram(w.seed, w.codeAsked, FUZZ_LAYOUT), w.seed);
+  const edges = new Set<string>();
+  for (let c = 0; c < w.cases; c++) addEdges(run.testCase(w.caseInsns), edges);
+  return edges;
+}
+
+function addEdges(e: Execution, edges: Set<string>): void {
+  const hex = (hi: number, lo: number) => `0x${hex64(hi, lo, 1)}`;
+  for (let i = 0; i + 1 < e.insnCount; i++)
+    if (infoClass(e.info[i]!) !== InsnClass.Other || e.ipLo[i + 1] !== e.ipLo[i]! + infoSize(e.info[i]!))
+      edges.add(`${hex(e.ipHi[i]!, e.ipLo[i]!)} ${hex(e.ipHi[i + 1]!, e.ipLo[i + 1]!)}`);
 }
