@@ -16,6 +16,10 @@
  *    large-footprint workload (large-workload.ts: 3 MiB of code in four ELF images,
  *    a 100 MiB trace with timing packets), and ptkit's start-up. `--whole` runs only
  *    these.
+ * 6. Coverage vs libxdc (libxdc.ts): `ptkit flow --afl-map` against libxdc on the
+ *    fuzzing workload (fuzz-workload.ts), whole processes and libxdc warm in one
+ *    process; part of the whole-process comparisons, `--fuzz` runs only this. Needs
+ *    $PTKIT_LIBXDC (tools/libxdc/harness.ts says how to build libxdc).
  * Prints tables, or JSON with --json.
  */
 import { readFileSync } from "node:fs";
@@ -25,9 +29,11 @@ import { PACKET_NAMES, PACKET_TYPE_COUNT, PacketType } from "../src/packet/index
 import { type AnalysisBench, measureAnalysis } from "./analysis.js";
 import { type FlowBench, measureFlow } from "./flow.js";
 import { fmt, fmtInt, pct, table } from "./format.js";
+import { DEFAULT_FUZZ_TRACE } from "./fuzz-workload.js";
 import { type GenerateBench, measureGenerate } from "./generate.js";
 import { DEFAULT_LARGE_TRACE, type LargeWorkload, loadLargeWorkload } from "./large-workload.js";
 import { type LibiptOutcome, runLibipt } from "./libipt.js";
+import { type FuzzResult, fuzzLines, fuzzProblems, fuzzReport, fuzzWorkload, runFuzz } from "./libxdc.js";
 import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
 import { REPO_ROOT } from "./paths.js";
 import { measurePtkitDecoder } from "./ptkit-decoder.js";
@@ -48,6 +54,9 @@ const USAGE = `usage: npm run bench -- [options]
   --no-whole       skip them
   --whole-runs <n> alternating rounds per whole-process pair, medians taken (default 3)
   --large-size <MiB>  trace size of the large-footprint workload (default ${DEFAULT_LARGE_TRACE / 1048576})
+  --fuzz           only the libxdc comparison on the fuzzing workload (needs $PTKIT_LIBXDC)
+  --fuzz-size <MiB>   trace size of the fuzzing workload (default ${DEFAULT_FUZZ_TRACE / 1048576})
+  --fuzz-runs <n>  decodes of the fuzzing trace in one libxdc process (default 20)
   --json           print machine-readable results only
   -h, --help       this text`;
 
@@ -62,6 +71,9 @@ interface Options {
   whole: "only" | "too" | "no";
   wholeRuns: number;
   largeSize: number;
+  fuzz: boolean;
+  fuzzSize: number;
+  fuzzRuns: number;
 }
 
 function fail(msg: string): never {
@@ -84,6 +96,9 @@ function parseOptions(argv: string[]): Options {
         "no-whole": { type: "boolean" },
         "whole-runs": { type: "string" },
         "large-size": { type: "string" },
+        fuzz: { type: "boolean" },
+        "fuzz-size": { type: "string" },
+        "fuzz-runs": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -107,6 +122,7 @@ function parseOptions(argv: string[]): Options {
   };
   const mib = num("size", values.size, DEFAULT_SIZE / 1048576, 1 / 1024, false);
   const largeMib = num("large-size", values["large-size"], DEFAULT_LARGE_TRACE / 1048576, 1 / 1024, false);
+  const fuzzMib = num("fuzz-size", values["fuzz-size"], DEFAULT_FUZZ_TRACE / 1048576, 1 / 1024, false);
   if (values.whole && values["no-whole"]) fail("--whole and --no-whole exclude each other");
   return {
     size: Math.round(mib * 1048576),
@@ -118,6 +134,9 @@ function parseOptions(argv: string[]): Options {
     whole: values.whole ? "only" : values["no-whole"] ? "no" : "too",
     wholeRuns: num("whole-runs", values["whole-runs"], 3, 1, true),
     largeSize: Math.round(largeMib * 1048576),
+    fuzz: values.fuzz === true,
+    fuzzSize: Math.round(fuzzMib * 1048576),
+    fuzzRuns: num("fuzz-runs", values["fuzz-runs"], 20, 1, true),
   };
 }
 
@@ -221,6 +240,16 @@ function main(): void {
   const log = (s = "") => {
     if (!opt.json) process.stdout.write(`${s}\n`);
   };
+
+  if (opt.fuzz) {
+    if (!opt.json) process.stdout.write("libxdc comparison: preparing the fuzzing workload...\n");
+    const fuzz = runFuzz(opt.wholeRuns, opt.fuzzRuns, opt.fuzzSize);
+    if (opt.json) process.stdout.write(`${JSON.stringify({ fuzz }, null, 2)}\n`);
+    else for (const line of fuzzReport(fuzz)) log(line);
+    for (const p of fuzz.bench?.problems ?? []) process.stderr.write(`bench: FAILED: ${p}\n`);
+    if (fuzz.bench?.problems.length) process.exitCode = 1;
+    return;
+  }
 
   // --- the trace -----------------------------------------------------------------
   let path: string;
@@ -467,6 +496,7 @@ function logAnalysis(log: (s?: string) => void, a: AnalysisBench | { skip: strin
 
 interface WholeResult {
   large: Omit<LargeWorkload, "elfs"> | { skip: string };
+  fuzz: FuzzResult["workload"];
   skipped: string[];
   bench: WholeBench;
 }
@@ -483,14 +513,22 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   } catch (e) {
     largeInfo = { skip: (e as Error).message };
   }
-  const { pairs, skipped } = wholePairs({ synthetic: { path, bytes: buf }, large, gzip: true });
+  const fuzz = fuzzWorkload(opt.fuzzSize);
+  const fuzzInfo = "skip" in fuzz ? fuzz : (({ elfs: _, ...info }) => info)(fuzz);
+  const { pairs, skipped } = wholePairs({
+    synthetic: { path, bytes: buf },
+    large,
+    gzip: true,
+    fuzz: "skip" in fuzz ? undefined : fuzz,
+  });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
   const bench = measureWhole(pairs, opt.wholeRuns);
   // The decoders must also find every instruction the trace-unit model traced.
   for (const r of bench.rows)
     if (large && r.workload === "large" && r.ptkit.count !== large.insns)
       bench.problems.push(`${r.what}: ${r.ptkit.count} instructions, the run had ${large.insns}`);
-  return { large: largeInfo, skipped, bench };
+  if (!("skip" in fuzz)) bench.problems.push(...fuzzProblems(bench, fuzz));
+  return { large: largeInfo, fuzz: fuzzInfo, skipped, bench };
 }
 
 function logWhole(log: (s?: string) => void, w: WholeResult): void {
@@ -502,6 +540,7 @@ function logWhole(log: (s?: string) => void, w: WholeResult): void {
     );
     log(`         ${l.source}`);
   }
+  for (const line of fuzzLines(w.fuzz)) log(line);
   for (const line of wholeReport(w.bench)) log(line);
   for (const s of w.skipped) log(`skipped  ${s}`);
 }

@@ -7,12 +7,18 @@
  *   harness's block and instruction decoders, on the large-footprint workload (ELF
  *   files) and on the gzip workload (the same file ranges for both);
  * - start-up: `ptkit stats` on a tiny trace (the synthetic trace's first 4 KiB) vs
- *   `node -e 0`.
+ *   `node -e 0`;
+ * - `ptkit flow --block-decoder --afl-map` vs the libxdc harness (`--runs 1`) on the
+ *   fuzzing workload (bench/fuzz-workload.ts): on the trace without timing and RET
+ *   compression (what libxdc decodes), and with ptkit on the same test cases' trace
+ *   with timing and RET compression. Only when $PTKIT_LIBXDC names a libxdc build.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildLibiptHarness, INSTALL_HINT } from "../tools/libipt/harness.js";
+import { buildLibxdcHarness, libxdcArgv } from "../tools/libxdc/harness.js";
 import { gzipFlowInputs } from "./flow.js";
+import type { FuzzWorkload } from "./fuzz-workload.js";
 import { type LargeWorkload, largeFlowArgs, largeMaps } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
 import { flowInsns, harnessField, type Pair, ptkitArgv, statsPackets, uncounted } from "./whole.js";
@@ -24,6 +30,8 @@ export interface WholeInputs {
   large: LargeWorkload | undefined;
   /** Run the gzip workload's pairs (it needs valgrind the first time). */
   gzip: boolean;
+  /** The fuzzing workload, if made (the libxdc pairs). */
+  fuzz?: FuzzWorkload | undefined;
 }
 
 /** The pairs to time; the reasons for the ones left out in `skipped`. */
@@ -38,6 +46,8 @@ export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: strin
     ptkit: { argv: ptkitArgv("stats", tiny), count: uncounted },
     peer: { argv: [process.execPath, "-e", "0"], count: uncounted },
   });
+
+  if (inputs.fuzz) pairs.push(...libxdcPairs(inputs.fuzz, skipped));
 
   const b = buildLibiptHarness(CACHE_DIR);
   if ("skip" in b || "error" in b) {
@@ -94,4 +104,44 @@ export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: strin
     }
   }
   return { pairs, skipped };
+}
+
+/** ptkit's AFL map vs libxdc on the fuzzing workload; none (and a reason) without a libxdc harness. */
+export function libxdcPairs(w: FuzzWorkload, skipped: string[]): Pair[] {
+  const x = buildLibxdcHarness(CACHE_DIR);
+  if ("skip" in x || "error" in x) {
+    skipped.push(`libxdc pairs: ${"skip" in x ? x.skip : x.error.split("\n").slice(0, 3).join(" | ")}`);
+    return [];
+  }
+  const peer = { argv: libxdcArgv(x.bin, largeMaps(w), w.filter, w.trace, 1), count: uncounted };
+  const ptkit = (trace: string) => ({
+    argv: ptkitArgv(
+      "flow",
+      "--block-decoder",
+      "--quiet",
+      "--stat",
+      ...largeFlowArgs(w),
+      "--pt",
+      trace,
+      "--afl-map",
+      join(CACHE_DIR, "fuzz-afl.bin"),
+    ),
+    count: flowInsns,
+  });
+  return [
+    {
+      what: "ptkit flow --afl-map vs libxdc",
+      workload: "fuzz",
+      ptkit: ptkit(w.trace),
+      peer,
+      bytes: { ptkit: w.traceBytes, peer: w.traceBytes },
+    },
+    {
+      what: "ptkit flow --afl-map (timing, RETC) vs libxdc (neither)",
+      workload: "fuzz",
+      ptkit: ptkit(w.timingTrace),
+      peer,
+      bytes: { ptkit: w.timingTraceBytes, peer: w.traceBytes },
+    },
+  ];
 }

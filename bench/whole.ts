@@ -34,6 +34,8 @@ export interface Pair {
   peer: Command;
   /** What the count is, for the report ("packets", "instructions"); none: exit status only. */
   counted?: string;
+  /** Bytes of trace each command decodes: the report gives MB/s. */
+  bytes?: { ptkit: number; peer: number };
 }
 
 export interface ProcStats {
@@ -51,6 +53,8 @@ export interface WholeRow {
   workload: string;
   ptkit: ProcStats;
   peer: ProcStats;
+  /** Bytes of trace each decodes, when the pair has them. */
+  bytes?: { ptkit: number; peer: number };
   /** Peer time / ptkit time: > 1 means ptkit is faster. */
   wallRatio: number;
   cpuRatio: number | undefined;
@@ -160,6 +164,7 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
     workload: p.workload,
     ptkit,
     peer,
+    ...(p.bytes ? { bytes: p.bytes } : {}),
     wallRatio: peer.medianWallMs / ptkit.medianWallMs,
     cpuRatio:
       ptkit.medianCpuMs !== undefined && peer.medianCpuMs !== undefined && ptkit.medianCpuMs > 0
@@ -231,10 +236,21 @@ export function wholeReport(w: WholeBench): string[] {
       r.ptkit.count === undefined ? "-" : fmtInt(r.ptkit.count),
     ]);
   const load = (l: number[]) => l.map((n) => fmt(n, 2)).join(" ");
+  const mbs = (bytes: number, ms: number | undefined) => (ms ? fmt(bytes / 1e3 / ms, 1) : "-");
+  const rates = w.rows.flatMap((r) =>
+    r.bytes
+      ? [
+          `         ${r.what} on ${r.workload}, MB/s of trace (wall, cpu): ` +
+            `ptkit ${mbs(r.bytes.ptkit, r.ptkit.medianWallMs)}, ${mbs(r.bytes.ptkit, r.ptkit.medianCpuMs)}; ` +
+            `peer ${mbs(r.bytes.peer, r.peer.medianWallMs)}, ${mbs(r.bytes.peer, r.peer.medianCpuMs)}`,
+        ]
+      : [],
+  );
   return [
     `whole processes: medians of ${w.runs} alternating runs, ms (cpu = user + sys); ratio = peer / ptkit, > 1: ptkit faster`,
     `         load average ${load(w.loadBefore)} before, ${load(w.loadAfter)} after (${availableParallelism()} CPUs)`,
     table(rows, [2, 3, 4, 5, 6, 7, 8]),
+    ...rates,
     "         commands:",
     ...[...new Set(w.rows.flatMap((r) => [r.ptkit.command, r.peer.command]))].map((c) => `         ${c}`),
   ];

@@ -1,0 +1,123 @@
+/**
+ * The libxdc comparison (issue 13's coverage target): `ptkit flow --afl-map` against
+ * libxdc through our harness (tools/libxdc/harness.c) on the fuzzing workload
+ * (fuzz-workload.ts). Whole processes, alternating (whole-pairs.ts's libxdc pairs),
+ * and libxdc decoding the trace `runs` times in one process as a fuzzer does (its
+ * caches warm after the first). `npm run bench -- --fuzz` runs only this; `--whole`
+ * includes the pairs. Skipped, saying why, unless $PTKIT_LIBXDC names a libxdc build.
+ */
+import { spawnSync } from "node:child_process";
+import { buildLibxdcHarness, type LibxdcRun, libxdcArgv } from "../tools/libxdc/harness.js";
+import { fmt, fmtInt } from "./format.js";
+import { type FuzzWorkload, loadFuzzWorkload } from "./fuzz-workload.js";
+import { largeMaps } from "./large-workload.js";
+import { CACHE_DIR } from "./paths.js";
+import { mbPerSec } from "./timing.js";
+import { measureWhole, type WholeBench, wholeReport } from "./whole.js";
+import { libxdcPairs } from "./whole-pairs.js";
+
+/** libxdc decoding the trace `runs` times in one process. */
+export interface LibxdcWarm {
+  runs: number;
+  /** The first decode (cold caches), the fastest and the median, ns. */
+  firstNs: number;
+  bestNs: number;
+  medianNs: number;
+  /** MB/s (10^6 bytes) of trace at those times. */
+  firstMbPerSec: number;
+  bestMbPerSec: number;
+  medianMbPerSec: number;
+  bitmapNonzero: number;
+}
+
+export interface FuzzResult {
+  workload: Omit<FuzzWorkload, "elfs"> | { skip: string };
+  skipped: string[];
+  bench: WholeBench | undefined;
+  warm: LibxdcWarm | { skip: string };
+}
+
+/** The fuzzing workload, or why it could not be made. */
+export function fuzzWorkload(traceBytes?: number): FuzzWorkload | { skip: string } {
+  try {
+    return loadFuzzWorkload(traceBytes === undefined ? {} : { traceBytes });
+  } catch (e) {
+    return { skip: (e as Error).message };
+  }
+}
+
+/**
+ * Problems with the libxdc pairs' rows: ptkit must decode every instruction of the
+ * run (the harness fails the pair unless libxdc's result is success).
+ */
+export function fuzzProblems(bench: WholeBench, w: FuzzWorkload): string[] {
+  return bench.rows
+    .filter((r) => r.workload === "fuzz" && r.ptkit.count !== w.insns)
+    .map((r) => `${r.what}: ${r.ptkit.count} instructions, the run had ${w.insns}`);
+}
+
+/** The harness with `--runs runs` on the workload's trace; a skip when it cannot run. */
+export function measureLibxdcWarm(w: FuzzWorkload, runs: number): LibxdcWarm | { skip: string } {
+  const x = buildLibxdcHarness(CACHE_DIR);
+  if ("skip" in x) return x;
+  if ("error" in x) return { skip: x.error.split("\n").slice(0, 3).join(" | ") };
+  const argv = libxdcArgv(x.bin, largeMaps(w), w.filter, w.trace, runs);
+  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8" });
+  if (r.error || r.status !== 0)
+    throw new Error(`${argv.join(" ")}: ${(r.stderr || String(r.error)).trim()}`);
+  const j = JSON.parse(r.stdout) as LibxdcRun;
+  const sorted = [...j.runs_ns].sort((a, b) => a - b);
+  const medianNs = sorted[sorted.length >> 1]!;
+  const firstNs = j.runs_ns[0]!;
+  return {
+    runs,
+    firstNs,
+    bestNs: j.best_ns,
+    medianNs,
+    firstMbPerSec: mbPerSec(j.bytes, firstNs),
+    bestMbPerSec: mbPerSec(j.bytes, j.best_ns),
+    medianMbPerSec: mbPerSec(j.bytes, medianNs),
+    bitmapNonzero: j.bitmap_nonzero,
+  };
+}
+
+/** Only the libxdc comparison: the pairs, `wholeRuns` rounds each, and libxdc warm over `warmRuns` decodes. */
+export function runFuzz(wholeRuns: number, warmRuns: number, traceBytes?: number): FuzzResult {
+  const w = fuzzWorkload(traceBytes);
+  if ("skip" in w) return { workload: w, skipped: [], bench: undefined, warm: w };
+  const { elfs: _, ...info } = w;
+  const skipped: string[] = [];
+  const pairs = libxdcPairs(w, skipped);
+  const bench = pairs.length ? measureWhole(pairs, wholeRuns) : undefined;
+  if (bench) bench.problems.push(...fuzzProblems(bench, w));
+  const warm = pairs.length ? measureLibxdcWarm(w, warmRuns) : { skip: skipped.join("; ") };
+  return { workload: info, skipped, bench, warm };
+}
+
+/** The fuzzing workload's line. */
+export function fuzzLines(w: FuzzResult["workload"]): string[] {
+  if ("skip" in w) return [`fuzzing workload skipped: ${w.skip}`];
+  return [
+    `fuzz     ${fmtInt(w.blocks)} blocks, ${fmt(w.codeBytes / 1024, 0)} KiB of code in one image, traced in ${w.filter}; ` +
+      `${fmtInt(w.cases)} test cases, ${fmtInt(w.insns)} instructions; trace ${fmt(w.traceBytes / 1048576, 1)} MiB ` +
+      `(no timing, no RETC), ${fmt(w.timingTraceBytes / 1048576, 1)} MiB (TSC/MTC/CYC, RETC)`,
+    `         ${w.source}`,
+  ];
+}
+
+/** The report of {@link runFuzz}. */
+export function fuzzReport(f: FuzzResult): string[] {
+  const lines = fuzzLines(f.workload);
+  if (f.bench) lines.push(...wholeReport(f.bench));
+  const warm = f.warm;
+  if ("skip" in warm) lines.push(`libxdc skipped: ${warm.skip}`);
+  else
+    lines.push(
+      `libxdc   one process, --runs ${warm.runs}: first (cold) ${fmt(warm.firstNs / 1e6, 1)} ms = ` +
+        `${fmt(warm.firstMbPerSec, 1)} MB/s, median ${fmt(warm.medianMbPerSec, 1)} MB/s, ` +
+        `best ${fmt(warm.bestNs / 1e6, 1)} ms = ${fmt(warm.bestMbPerSec, 1)} MB/s; ` +
+        `${fmtInt(warm.bitmapNonzero)} bitmap bytes set`,
+    );
+  for (const s of f.skipped) lines.push(`skipped  ${s}`);
+  return lines;
+}
