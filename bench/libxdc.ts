@@ -16,18 +16,33 @@ import { mbPerSec } from "./timing.js";
 import { measureWhole, type WholeBench, wholeReport } from "./whole.js";
 import { libxdcPairs } from "./whole-pairs.js";
 
-/** libxdc decoding the trace `runs` times in one process. */
+/** Decode times: the first decode (cold caches), the median and the fastest, ns, and MB/s (10^6 bytes) at each. */
+export interface DecodeTimes {
+  firstNs: number;
+  medianNs: number;
+  bestNs: number;
+  firstMbPerSec: number;
+  medianMbPerSec: number;
+  bestMbPerSec: number;
+}
+
+/** libxdc decoding the trace `runs` times in one process: wall and CPU times. */
 export interface LibxdcWarm {
   runs: number;
-  /** The first decode (cold caches), the fastest and the median, ns. */
-  firstNs: number;
-  bestNs: number;
-  medianNs: number;
-  /** MB/s (10^6 bytes) of trace at those times. */
-  firstMbPerSec: number;
-  bestMbPerSec: number;
-  medianMbPerSec: number;
+  wall: DecodeTimes;
+  cpu: DecodeTimes;
   bitmapNonzero: number;
+}
+
+function decodeTimes(bytes: number, ns: number[]): DecodeTimes {
+  const sorted = [...ns].sort((a, b) => a - b);
+  const t = { firstNs: ns[0]!, medianNs: sorted[sorted.length >> 1]!, bestNs: sorted[0]! };
+  return {
+    ...t,
+    firstMbPerSec: mbPerSec(bytes, t.firstNs),
+    medianMbPerSec: mbPerSec(bytes, t.medianNs),
+    bestMbPerSec: mbPerSec(bytes, t.bestNs),
+  };
 }
 
 export interface FuzzResult {
@@ -66,17 +81,10 @@ export function measureLibxdcWarm(w: FuzzWorkload, runs: number): LibxdcWarm | {
   if (r.error || r.status !== 0)
     throw new Error(`${argv.join(" ")}: ${(r.stderr || String(r.error)).trim()}`);
   const j = JSON.parse(r.stdout) as LibxdcRun;
-  const sorted = [...j.runs_ns].sort((a, b) => a - b);
-  const medianNs = sorted[sorted.length >> 1]!;
-  const firstNs = j.runs_ns[0]!;
   return {
     runs,
-    firstNs,
-    bestNs: j.best_ns,
-    medianNs,
-    firstMbPerSec: mbPerSec(j.bytes, firstNs),
-    bestMbPerSec: mbPerSec(j.bytes, j.best_ns),
-    medianMbPerSec: mbPerSec(j.bytes, medianNs),
+    wall: decodeTimes(j.bytes, j.runs_ns),
+    cpu: decodeTimes(j.bytes, j.runs_cpu_ns),
     bitmapNonzero: j.bitmap_nonzero,
   };
 }
@@ -111,13 +119,17 @@ export function fuzzReport(f: FuzzResult): string[] {
   if (f.bench) lines.push(...wholeReport(f.bench));
   const warm = f.warm;
   if ("skip" in warm) lines.push(`libxdc skipped: ${warm.skip}`);
-  else
+  else {
+    const times = (name: string, t: DecodeTimes) =>
+      `         ${name}: first (cold) ${fmt(t.firstNs / 1e6, 1)} ms = ${fmt(t.firstMbPerSec, 1)} MB/s, ` +
+      `median ${fmt(t.medianNs / 1e6, 1)} ms = ${fmt(t.medianMbPerSec, 1)} MB/s, ` +
+      `best ${fmt(t.bestNs / 1e6, 1)} ms = ${fmt(t.bestMbPerSec, 1)} MB/s`;
     lines.push(
-      `libxdc   one process, --runs ${warm.runs}: first (cold) ${fmt(warm.firstNs / 1e6, 1)} ms = ` +
-        `${fmt(warm.firstMbPerSec, 1)} MB/s, median ${fmt(warm.medianMbPerSec, 1)} MB/s, ` +
-        `best ${fmt(warm.bestNs / 1e6, 1)} ms = ${fmt(warm.bestMbPerSec, 1)} MB/s; ` +
-        `${fmtInt(warm.bitmapNonzero)} bitmap bytes set`,
+      `libxdc   one process decoding the trace ${warm.runs} times (${fmtInt(warm.bitmapNonzero)} bitmap bytes set):`,
+      times("wall", warm.wall),
+      times("cpu ", warm.cpu),
     );
+  }
   for (const s of f.skipped) lines.push(`skipped  ${s}`);
   return lines;
 }

@@ -96,6 +96,7 @@ export interface LibxdcRun {
   runs: number;
   best_ns: number;
   runs_ns: number[];
+  runs_cpu_ns: number[];
   mb_per_s: number;
   bitmap_nonzero: number;
   bitmap_hash: string;
