@@ -1,10 +1,12 @@
 /**
  * The libxdc harness builder (tools/libxdc/harness.ts) without libxdc: libxdc is
  * optional, so a missing build is a skip that says what is missing and how to get it,
- * never an error. (The harness itself is exercised with a real libxdc only, in the
- * benchmark and bench/libxdc-edges.ts.)
+ * never an error. The harness itself against a stand-in for libxdc written here (the
+ * real one only in the benchmark and bench/libxdc-edges.ts).
  */
+// test:quick skips this file: compiles the libxdc harness against a stand-in with cc.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -54,4 +56,183 @@ test("the harness's command line: maps, the filter, runs or the edges mode, the 
     "t.pt",
   ]);
   assert.deepEqual(libxdcArgv("h", [], "1-2", "t.pt", "edges"), ["h", "--filter", "1-2", "--edges", "t.pt"]);
+});
+
+/*
+ * The harness itself, against a stand-in for libxdc written here (same API, trivial
+ * decoding): the trace is a list of 8-byte little-endian addresses; "decoding" fetches
+ * each one's page through the harness's callback, counts the byte there in the bitmap
+ * and, tracing, reports the edge (address, that byte). An address outside the filter
+ * ranges is an error, an unmapped page a page fault. Needs cc (and capstone, which the
+ * harness links): a skip without them.
+ */
+const STUB_H = `#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#define PT_TRACE_END 0x55
+typedef void libxdc_t;
+typedef enum { decoder_success, decoder_success_pt_overflow, decoder_page_fault, decoder_error,
+  decoder_unkown_packet } decoder_result_t;
+libxdc_t *libxdc_init(uint64_t filter[4][2], void *(*fetch)(void *, uint64_t, bool *), void *opaque,
+  void *bitmap, size_t bitmap_size);
+decoder_result_t libxdc_decode(libxdc_t *self, uint8_t *data, size_t len);
+uint64_t libxdc_bitmap_get_hash(libxdc_t *self);
+void libxdc_bitmap_reset(libxdc_t *self);
+void libxdc_register_edge_callback(libxdc_t *self, void (*cb)(void *, uint64_t, uint64_t), void *opaque);
+void libxdc_enable_tracing(libxdc_t *self);
+`;
+const STUB_C = `#include <stdlib.h>
+#include <string.h>
+#include "libxdc.h"
+struct stub { uint64_t f[4][2]; void *(*fetch)(void *, uint64_t, bool *); void *opaque; uint8_t *map;
+  size_t size; void (*cb)(void *, uint64_t, uint64_t); void *cbo; bool tracing; };
+libxdc_t *libxdc_init(uint64_t filter[4][2], void *(*fetch)(void *, uint64_t, bool *), void *opaque,
+    void *bitmap, size_t bitmap_size) {
+  struct stub *s = calloc(1, sizeof(*s));
+  memcpy(s->f, filter, sizeof(s->f));
+  s->fetch = fetch; s->opaque = opaque; s->map = bitmap; s->size = bitmap_size;
+  return s;
+}
+decoder_result_t libxdc_decode(libxdc_t *self, uint8_t *data, size_t len) {
+  struct stub *s = self;
+  if (data[len] != PT_TRACE_END) return decoder_unkown_packet;
+  for (size_t i = 0; i + 8 <= len; i += 8) {
+    uint64_t a = 0; bool ok = false, in = false;
+    for (int k = 7; k >= 0; k--) a = a << 8 | data[i + k];
+    for (int r = 0; r < 4; r++) in = in || (a > s->f[r][0] && a < s->f[r][1]);
+    if (!in) return decoder_error;
+    uint8_t *page = s->fetch(s->opaque, a & ~0xfffULL, &ok);
+    if (!ok) return decoder_page_fault;
+    uint8_t b = page[a & 0xfff];
+    s->map[b % s->size]++;
+    if (s->tracing) s->cb(s->cbo, a, b);
+  }
+  return decoder_success;
+}
+uint64_t libxdc_bitmap_get_hash(libxdc_t *self) {
+  struct stub *s = self; uint64_t h = 0;
+  for (size_t i = 0; i < s->size; i++) h = h * 31 + s->map[i];
+  return h;
+}
+void libxdc_bitmap_reset(libxdc_t *self) { struct stub *s = self; memset(s->map, 0, s->size); }
+void libxdc_register_edge_callback(libxdc_t *self, void (*cb)(void *, uint64_t, uint64_t), void *opaque) {
+  struct stub *s = self; s->cb = cb; s->cbo = opaque;
+}
+void libxdc_enable_tracing(libxdc_t *self) { ((struct stub *) self)->tracing = true; }
+`;
+
+/** A stand-in libxdc build in its own directory, or why there is none. */
+function stubLibxdc(): string | { skip: string } {
+  const lib = mkdtempSync(join(dir, "stub-"));
+  writeFileSync(join(lib, "libxdc.h"), STUB_H);
+  writeFileSync(join(lib, "stub.c"), STUB_C);
+  const cc = process.env.CC || "cc";
+  const c = spawnSync(cc, ["-O2", "-c", "-o", join(lib, "stub.o"), join(lib, "stub.c")], {
+    encoding: "utf8",
+  });
+  if (c.error) return { skip: `no C compiler (${cc})` };
+  assert.equal(c.status, 0, c.stderr);
+  const ar = spawnSync("ar", ["rcs", join(lib, "libxdc.a"), join(lib, "stub.o")], { encoding: "utf8" });
+  if (ar.error) return { skip: "no ar" };
+  assert.equal(ar.status, 0, ar.stderr);
+  return lib;
+}
+
+const stub = stubLibxdc();
+const stubBuild = typeof stub === "string" ? buildLibxdcHarness(join(dir, "stub-out"), stub) : stub;
+if ("error" in stubBuild) throw new Error(stubBuild.error);
+const stubSkip = "skip" in stubBuild ? stubBuild.skip : false;
+const harness = "bin" in stubBuild ? stubBuild.bin : "";
+
+/** 8-byte little-endian addresses. */
+function addresses(...as: number[]): Uint8Array {
+  const out = new Uint8Array(8 * as.length);
+  const v = new DataView(out.buffer);
+  for (const [i, a] of as.entries()) v.setBigUint64(8 * i, BigInt(a), true);
+  return out;
+}
+
+function runHarness(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(harness, args, { encoding: "utf8" });
+}
+
+test("the harness serves libxdc pages from --map file ranges and reports runs, bitmap and result", {
+  skip: stubSkip,
+}, () => {
+  // Code file: bytes 0x100.. are mapped at 0x401000 (a range of the file), all of
+  // `data` at 0x7f0000001ff8 (across a page boundary).
+  const code = new Uint8Array(0x2000).map((_, i) => (i * 7) & 0xff);
+  writeFileSync(join(dir, "code.bin"), code);
+  const data = Uint8Array.of(11, 22, 33, 44, 55, 66, 77, 88, 99, 111, 122, 133, 144, 155, 166, 177);
+  writeFileSync(join(dir, "data.bin"), data);
+  const maps = [
+    "--map",
+    `${join(dir, "code.bin")}:0x100-0x1100:0x401000`,
+    "--map",
+    `${join(dir, "data.bin")}:0x7f0000001ff8`,
+  ];
+  const filters = ["--filter", "0x401000-0x401fff", "--filter", "0x7f0000001ff8-0x7f0000002007"];
+  // The ends of both filter ranges are in them (libxdc's ranges exclude their ends).
+  const trace = join(dir, "t.bin");
+  writeFileSync(
+    trace,
+    addresses(0x401000, 0x401fff, 0x401005, 0x7f0000001ff8, 0x7f0000002007, 0x7f0000002000),
+  );
+  const r = runHarness([...maps, ...filters, "--runs", "3", trace]);
+  assert.equal(r.status, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as Record<string, unknown>;
+  assert.equal(j.result, "success");
+  assert.equal(j.bytes, 48);
+  assert.equal(j.runs, 3);
+  assert.equal((j.runs_ns as number[]).length, 3);
+  assert.equal((j.runs_cpu_ns as number[]).length, 3);
+  assert.equal(j.best_ns, Math.min(...(j.runs_ns as number[])));
+  // The bytes the stand-in found: code[0x100], code[0x10ff], code[0x105], data[0], data[15], data[8].
+  const seen = new Set([code[0x100], code[0x10ff], code[0x105], 11, 177, 99]);
+  assert.equal(j.bitmap_nonzero, seen.size, "the bitmap is reset before each run");
+
+  const e = runHarness([...maps, ...filters, "--edges", trace]);
+  assert.equal(e.status, 0, e.stderr);
+  const want = [
+    [0x401000, code[0x100]!],
+    [0x401fff, code[0x10ff]!],
+    [0x401005, code[0x105]!],
+    [0x7f0000001ff8, 11],
+    [0x7f0000002007, 177],
+    [0x7f0000002000, 99],
+  ].map(([a, b]) => `E 0x${a!.toString(16)} 0x${b!.toString(16)}`);
+  const lines = e.stdout.trim().split("\n");
+  assert.equal(lines.pop(), "R success");
+  assert.deepEqual(lines.sort(), want.sort());
+
+  // Outside the filter: libxdc's error; outside the maps: a page fault; both exit 1.
+  writeFileSync(trace, addresses(0x402000));
+  const out = runHarness([...maps, ...filters, trace]);
+  assert.equal(out.status, 1);
+  assert.equal(JSON.parse(out.stdout).result, "error");
+  const unmapped = runHarness([...maps, "--filter", "0x401000-0x402fff", trace]);
+  assert.equal(unmapped.status, 1);
+  assert.equal(JSON.parse(unmapped.stdout).result, "page_fault");
+});
+
+test("the harness's edges mode lists each distinct edge once, however many", { skip: stubSkip }, () => {
+  // 5000 addresses, 3000 distinct (the set grows many times), over one 4 KiB page of code.
+  const code = new Uint8Array(0x1000).map((_, i) => i & 0xff);
+  writeFileSync(join(dir, "page.bin"), code);
+  const as = Array.from({ length: 5000 }, (_, i) => 0x500000 + (i % 3000));
+  const trace = join(dir, "many.bin");
+  writeFileSync(trace, addresses(...as));
+  const e = runHarness([
+    "--map",
+    `${join(dir, "page.bin")}:0x500000`,
+    "--filter",
+    "0x500000-0x500fff",
+    "--edges",
+    trace,
+  ]);
+  assert.equal(e.status, 0, e.stderr);
+  const lines = e.stdout.trim().split("\n").slice(0, -1);
+  assert.equal(lines.length, 3000);
+  assert.equal(new Set(lines).size, 3000);
+  assert.ok(lines.includes(`E 0x500bb7 0x${(0xbb7 & 0xff).toString(16)}`));
 });
