@@ -118,8 +118,9 @@ export function fuzzReport(f: FuzzResult): string[] {
   const lines = fuzzLines(f.workload);
   if (f.bench) lines.push(...wholeReport(f.bench));
   const warm = f.warm;
-  if ("skip" in warm) lines.push(`libxdc skipped: ${warm.skip}`);
-  else {
+  // Without a harness the reason is under "skipped" already.
+  if ("skip" in warm && f.skipped.length === 0) lines.push(`libxdc skipped: ${warm.skip}`);
+  else if (!("skip" in warm)) {
     const times = (name: string, t: DecodeTimes) =>
       `         ${name}: first (cold) ${fmt(t.firstNs / 1e6, 1)} ms = ${fmt(t.firstMbPerSec, 1)} MB/s, ` +
       `median ${fmt(t.medianNs / 1e6, 1)} ms = ${fmt(t.medianMbPerSec, 1)} MB/s, ` +
