@@ -17,6 +17,14 @@
  * Every call returns status flags ({@link Status}) or -{@link ErrorCode}: EventPending
  * says to call {@link event} before the next {@link next}; IpSuppressed that tracing is
  * off; Eos that the trace ended. Errors carry the trace offset in {@link offset}.
+ *
+ * Code that loops without needing trace (`jmp $`) while trace is left that it never
+ * reaches ends in -BadQuery ("trace stream does not match query", at the decoder's
+ * {@link offset} as other errors), once the walk without trace has gone
+ * LOOP_CHECK_AFTER instructions and come back to where it was (loop-guard.ts).
+ * libipt has no such guard and walks the loop forever; of its errors, BadQuery is the
+ * one for trace that the code does not match. The instructions before the error are
+ * reported as usual, the same ones from the block and the instruction decoder.
  */
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";
@@ -26,8 +34,10 @@ import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
+import { MAX_BLOCK_INSNS } from "./block-step.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
+import { LoopGuard } from "./loop-guard.js";
 import type { Block } from "./records.js";
 import { InsnMeta } from "./section-cache.js";
 
@@ -46,9 +56,12 @@ export class BlockDecoder extends BlockEvents {
   private resyncBefore = -1;
   /** The last resync returned -EventIgnored: the next call goes on with it. */
   private resyncIgnored = false;
+  /** Counts the walk without trace; ends code that loops without it. */
+  private readonly guard: LoopGuard;
 
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
+    this.guard = new LoopGuard(options.loopCheckAfter);
   }
 
   /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
@@ -157,6 +170,7 @@ export class BlockDecoder extends BlockEvents {
    * (libipt `pt_blk_start`).
    */
   private start(): number {
+    this.guard.reset();
     const look = this.copyOfEvents();
     const ev = this.evAside;
     while (look.pos === this.evdec.pos) {
@@ -184,7 +198,39 @@ export class BlockDecoder extends BlockEvents {
    */
   next(block: Block): number {
     block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    return this.proceed(block);
+    const guard = this.guard;
+    if (guard.isNear()) return this.nextGuarded(block);
+    const evdec = this.evdec;
+    const ev = this.ev;
+    const pos = evdec.pos;
+    const size = ev.size;
+    const type = ev.type;
+    const status = this.proceed(block);
+    // The TNT bits left, the event, the packet: trace was consumed if any moved.
+    if (pos === evdec.pos && size === ev.size && type === ev.type) guard.idle += block.ninsn;
+    else guard.reset();
+    return status;
+  }
+
+  /**
+   * {@link next} after a long walk without trace: blocks end where the loop guard
+   * starts checking, then hold one instruction each, and a walk that comes back to
+   * where it was is an error (-BadQuery, at a block's start: the block is empty).
+   */
+  private nextGuarded(block: Block): number {
+    const guard = this.guard;
+    const evdec = this.evdec;
+    const ev = this.ev;
+    if (guard.loops(this.ipHi, this.ipLo, ev.icnt)) return -ErrorCode.BadQuery;
+    const pos = evdec.pos;
+    const size = ev.size;
+    const type = ev.type;
+    this.insnCap = guard.cap();
+    const status = this.proceed(block);
+    this.insnCap = MAX_BLOCK_INSNS;
+    if (pos === evdec.pos && size === ev.size && type === ev.type) guard.walked(block.ninsn);
+    else guard.reset();
+    return status;
   }
 
   private proceed(block: Block): number {
@@ -212,6 +258,13 @@ export class BlockDecoder extends BlockEvents {
    * if another is due) or -error (-BadQuery when none is due here).
    */
   event(out: PtEvent): number {
+    const status = this.takeEvent(out);
+    // An event reported is trace consumed.
+    if (status >= 0) this.guard.reset();
+    return status;
+  }
+
+  private takeEvent(out: PtEvent): number {
     if (this.status < 0) return this.status;
     const ev = this.ev;
     let err = 0;
@@ -338,6 +391,7 @@ export class BlockDecoder extends BlockEvents {
    * without end on such traces (regressions/flow-1.bin).
    */
   resync(): number {
+    this.guard.reset();
     if (!this.resyncIgnored) {
       this.resyncBefore = this.resyncFrom;
       this.resyncFrom = this.evdec.pos;

@@ -51,6 +51,11 @@ export interface FlowOptions {
   image?: Image;
   /** Images per address space; the image follows PIP (CR3) and VMCS changes. */
   images?: ImageSet;
+  /**
+   * Instructions a walk may take without consuming trace before the decoder checks
+   * whether the code loops without trace (loop-guard.ts; default LOOP_CHECK_AFTER).
+   */
+  loopCheckAfter?: number;
   /** Decode `trace[begin, end)`; offsets are relative to begin. */
   begin?: number;
   end?: number;
