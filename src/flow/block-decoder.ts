@@ -34,7 +34,6 @@ import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
-import { MAX_BLOCK_INSNS } from "./block-step.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
 import { LoopGuard } from "./loop-guard.js";
@@ -62,6 +61,7 @@ export class BlockDecoder extends BlockEvents {
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
     this.guard = new LoopGuard(options.loopCheckAfter);
+    this.insnCap = this.guard.cap();
   }
 
   /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
@@ -170,7 +170,7 @@ export class BlockDecoder extends BlockEvents {
    * (libipt `pt_blk_start`).
    */
   private start(): number {
-    this.guard.reset();
+    this.traceConsumed();
     const look = this.copyOfEvents();
     const ev = this.evAside;
     while (look.pos === this.evdec.pos) {
@@ -198,39 +198,35 @@ export class BlockDecoder extends BlockEvents {
    */
   next(block: Block): number {
     block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    const guard = this.guard;
-    if (guard.isNear()) return this.nextGuarded(block);
-    const evdec = this.evdec;
-    const ev = this.ev;
-    const pos = evdec.pos;
-    const size = ev.size;
-    const type = ev.type;
+    const consumed = this.consumed;
     const status = this.proceed(block);
-    // The TNT bits left, the event, the packet: trace was consumed if any moved.
-    if (pos === evdec.pos && size === ev.size && type === ev.type) guard.idle += block.ninsn;
-    else guard.reset();
+    if (consumed === this.consumed) return this.walkedWithoutTrace(block, status);
+    // Trace was consumed (an event, a TIP, a TNT bit): a walk without trace is over.
+    if (this.guard.idle !== 0) this.traceConsumed();
     return status;
   }
 
   /**
-   * {@link next} after a long walk without trace: blocks end where the loop guard
-   * starts checking, then hold one instruction each, and a walk that comes back to
-   * where it was is an error (-BadQuery, at a block's start: the block is empty).
+   * After a block that consumed no trace: count it, cut the next block where the loop
+   * guard starts checking (then one instruction per block), and end a walk that came
+   * back to where it was with -BadQuery, with the block that got there.
    */
-  private nextGuarded(block: Block): number {
+  private walkedWithoutTrace(block: Block, status: number): number {
+    if (status < 0) return status;
     const guard = this.guard;
-    const evdec = this.evdec;
-    const ev = this.ev;
-    if (guard.loops(this.ipHi, this.ipLo, ev.icnt)) return -ErrorCode.BadQuery;
-    const pos = evdec.pos;
-    const size = ev.size;
-    const type = ev.type;
+    guard.walked(block.ninsn);
+    if (!guard.isNear()) return status;
     this.insnCap = guard.cap();
-    const status = this.proceed(block);
-    this.insnCap = MAX_BLOCK_INSNS;
-    if (pos === evdec.pos && size === ev.size && type === ev.type) guard.walked(block.ninsn);
-    else guard.reset();
+    // An event due here is reported next, and that consumes trace.
+    if ((status & Status.EventPending) === 0 && guard.loops(this.ipHi, this.ipLo, this.ev.icnt))
+      return -ErrorCode.BadQuery;
     return status;
+  }
+
+  /** The loop guard starts over. */
+  private traceConsumed(): void {
+    this.guard.reset();
+    this.insnCap = this.guard.cap();
   }
 
   private proceed(block: Block): number {
@@ -260,7 +256,7 @@ export class BlockDecoder extends BlockEvents {
   event(out: PtEvent): number {
     const status = this.takeEvent(out);
     // An event reported is trace consumed.
-    if (status >= 0) this.guard.reset();
+    if (status >= 0 && this.guard.idle !== 0) this.traceConsumed();
     return status;
   }
 
@@ -391,7 +387,7 @@ export class BlockDecoder extends BlockEvents {
    * without end on such traces (regressions/flow-1.bin).
    */
   resync(): number {
-    this.guard.reset();
+    this.traceConsumed();
     if (!this.resyncIgnored) {
       this.resyncBefore = this.resyncFrom;
       this.resyncFrom = this.evdec.pos;

@@ -6,15 +6,16 @@
  * instructions without end.
  *
  * The block decoder counts the instructions it walks since it last consumed trace (a
- * packet, a TNT bit, an event): one addition per block. Trace is only ever consumed
- * at a block's end or between blocks, so the count does not depend on where blocks
- * end (end-on-call, end-on-jump, full blocks): block and instruction decoders see the
+ * packet, a TNT bit, an event): a compare per block tells whether a block consumed
+ * any, and only blocks that did not come here. Trace is only ever consumed at a
+ * block's end or between blocks, so the count does not depend on where blocks end
+ * (end-on-call, end-on-jump, full blocks): block and instruction decoders see the
  * same counts. Past {@link LOOP_CHECK_AFTER} such instructions, where a block is made
  * to end exactly, the decoder walks one instruction per block and checks for a
- * repeated state with Brent's cycle detection: the walk without trace is a function
- * of the IP (and of the pending TRIG's instruction count, which counts down), so a
- * repeated state is a loop that never ends, while code that runs on through distinct
- * addresses (a long chain of jumps) is never cut short.
+ * repeated state after each with Brent's cycle detection: the walk without trace is a
+ * function of the IP (and of the pending TRIG's instruction count, which counts
+ * down), so a repeated state is a loop that never ends, while code that runs on
+ * through distinct addresses (a long chain of jumps) is never cut short.
  */
 import { MAX_BLOCK_INSNS } from "./block-step.js";
 
@@ -44,7 +45,7 @@ export class LoopGuard {
     this.near = checkAfter - MAX_BLOCK_INSNS;
   }
 
-  /** Whether the next block needs {@link cap} and {@link loops} (rarely: a long walk without trace). */
+  /** Whether blocks need {@link cap} and {@link loops} (rarely: a long walk without trace). */
   isNear(): boolean {
     return this.idle > this.near;
   }
@@ -63,8 +64,9 @@ export class LoopGuard {
   }
 
   /**
-   * At the start of a block, at IP (hi:lo) with the pending TRIG count `icnt`: whether
-   * the walk without trace was here before (Brent's step; only once checking started).
+   * Where the next block starts, at IP (hi:lo) with the pending TRIG count `icnt`:
+   * whether the walk without trace was here before (Brent's step; only once checking
+   * started).
    */
   loops(hi: number, lo: number, icnt: number): boolean {
     if (this.idle < this.checkAfter) return false;
