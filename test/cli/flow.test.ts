@@ -306,7 +306,7 @@ describe("ptkit flow", () => {
   test("code that jumps to itself with trace left that it never reaches ends in an error, exit code 0 as ptxed", async () => {
     // ss jmp 0x1000, and a TNT bit for a conditional branch the loop never gets to.
     writeFileSync(join(dir, "self.bin"), Uint8Array.from([0x36, 0xeb, 0xfd]));
-    const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("1").bytes();
+    const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("!").bytes();
     writeFileSync(join(dir, "self.pt"), trace);
     // The error is at the decoder's offset: past the TNT, the end of the trace.
     const error = `[${trace.length.toString(16)}, 1000: error: trace stream does not match query]`;

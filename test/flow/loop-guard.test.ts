@@ -18,7 +18,7 @@ test("a direct jump to itself with trace left that it never reaches ends in an e
   const image = new Image("self-loop");
   addCode(image, Uint8Array.from([0x36, 0xeb, 0xfd]), 0x1000n); // ss jmp 0x1000
   // The TNT bit is for a conditional branch the loop never gets to.
-  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("1").bytes();
+  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("!").bytes();
   // LOOP_CHECK_AFTER instructions without trace, then one more back to 0x1000: a loop.
   const want = [
     ...Array<string>(LOOP_CHECK_AFTER + 1).fill("0x1000"),
@@ -71,7 +71,7 @@ test("a long chain of direct jumps and calls to distinct addresses is not cut sh
   code.set([0x74, 0, 0xff, 0xe0], units * unit.length);
   const image = new Image("chain");
   addCode(image, code, 0x1000n);
-  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("1").pgd().bytes();
+  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("!").pgd().bytes();
   const want: string[] = [];
   for (let i = 0; i < units; i++) want.push(hx(0x1000n + BigInt(i * 10)), hx(0x1003n + BigInt(i * 10)));
   const end = 0x1000n + BigInt(units * unit.length);
@@ -80,6 +80,25 @@ test("a long chain of direct jumps and calls to distinct addresses is not cut sh
     for (const run of [runInsns, runBlocks]) {
       const t = run(trace, { image, loopCheckAfter, limit: 2 * want.length });
       assert.deepEqual(t.lines, want, `${run.name}, loopCheckAfter ${loopCheckAfter}`);
+    }
+  }
+});
+
+test("a loop that takes a TNT bit each time round is no loop without trace, whatever the bound", () => {
+  // 1000 je 1000 (taken 40 times, then not); 1002 jmp rax, where tracing stops.
+  const image = new Image("tnt-loop");
+  addCode(image, Uint8Array.from([0x74, 0xfe, 0xff, 0xe0]), 0x1000n);
+  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend();
+  for (let i = 0; i < 8; i++) trace.tnt("!!!!!");
+  trace.tnt(".").pgd();
+  const want = [...Array<string>(41).fill("0x1000"), "0x1002", "[disabled -]"];
+  for (const loopCheckAfter of [1, 2, 40]) {
+    for (const run of [runInsns, runBlocks]) {
+      assert.deepEqual(
+        run(trace.bytes(), { image, loopCheckAfter }).lines,
+        want,
+        `${run.name} ${loopCheckAfter}`,
+      );
     }
   }
 });
