@@ -17,6 +17,14 @@
  * Every call returns status flags ({@link Status}) or -{@link ErrorCode}: EventPending
  * says to call {@link event} before the next {@link next}; IpSuppressed that tracing is
  * off; Eos that the trace ended. Errors carry the trace offset in {@link offset}.
+ *
+ * Code that loops without needing trace (`jmp $`) while trace is left that it never
+ * reaches ends in -BadQuery ("trace stream does not match query", at the decoder's
+ * {@link offset} as other errors), once the walk without trace has gone
+ * LOOP_CHECK_AFTER instructions and come back to where it was (loop-guard.ts).
+ * libipt has no such guard and walks the loop forever; of its errors, BadQuery is the
+ * one for trace that the code does not match. The instructions before the error are
+ * reported as usual, the same ones from the block and the instruction decoder.
  */
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";
@@ -28,6 +36,7 @@ import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
+import { LoopGuard } from "./loop-guard.js";
 import type { Block } from "./records.js";
 import { InsnMeta } from "./section-cache.js";
 
@@ -46,9 +55,13 @@ export class BlockDecoder extends BlockEvents {
   private resyncBefore = -1;
   /** The last resync returned -EventIgnored: the next call goes on with it. */
   private resyncIgnored = false;
+  /** Counts the walk without trace; ends code that loops without it. */
+  private readonly guard: LoopGuard;
 
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
+    this.guard = new LoopGuard(options.loopCheckAfter);
+    this.insnCap = this.guard.cap();
   }
 
   /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
@@ -157,6 +170,7 @@ export class BlockDecoder extends BlockEvents {
    * (libipt `pt_blk_start`).
    */
   private start(): number {
+    this.traceConsumed();
     const look = this.copyOfEvents();
     const ev = this.evAside;
     while (look.pos === this.evdec.pos) {
@@ -184,7 +198,35 @@ export class BlockDecoder extends BlockEvents {
    */
   next(block: Block): number {
     block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    return this.proceed(block);
+    const consumed = this.consumed;
+    const status = this.proceed(block);
+    if (consumed === this.consumed) return this.walkedWithoutTrace(block, status);
+    // Trace was consumed (an event, a TIP, a TNT bit): a walk without trace is over.
+    if (this.guard.idle !== 0) this.traceConsumed();
+    return status;
+  }
+
+  /**
+   * After a block that consumed no trace: count it, cut the next block where the loop
+   * guard starts checking (then one instruction per block), and end a walk that came
+   * back to where it was with -BadQuery, with the block that got there.
+   */
+  private walkedWithoutTrace(block: Block, status: number): number {
+    if (status < 0) return status;
+    const guard = this.guard;
+    guard.walked(block.ninsn);
+    if (!guard.isNear()) return status;
+    this.insnCap = guard.cap();
+    // An event due here is reported next, and that consumes trace.
+    if ((status & Status.EventPending) === 0 && guard.loops(this.ipHi, this.ipLo, this.ev.icnt))
+      return -ErrorCode.BadQuery;
+    return status;
+  }
+
+  /** The loop guard starts over. */
+  private traceConsumed(): void {
+    this.guard.reset();
+    this.insnCap = this.guard.cap();
   }
 
   private proceed(block: Block): number {
@@ -212,6 +254,13 @@ export class BlockDecoder extends BlockEvents {
    * if another is due) or -error (-BadQuery when none is due here).
    */
   event(out: PtEvent): number {
+    const status = this.takeEvent(out);
+    // An event reported is trace consumed.
+    if (status >= 0 && this.guard.idle !== 0) this.traceConsumed();
+    return status;
+  }
+
+  private takeEvent(out: PtEvent): number {
     if (this.status < 0) return this.status;
     const ev = this.ev;
     let err = 0;
@@ -338,6 +387,7 @@ export class BlockDecoder extends BlockEvents {
    * without end on such traces (regressions/flow-1.bin).
    */
   resync(): number {
+    this.traceConsumed();
     if (!this.resyncIgnored) {
       this.resyncBefore = this.resyncFrom;
       this.resyncFrom = this.evdec.pos;

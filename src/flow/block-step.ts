@@ -80,6 +80,11 @@ export class BlockStep extends FlowState {
   protected readonly insn = new FlowInsn();
   private readonly one = new FlowInsn();
   protected readonly probe = new FlowInsn();
+  /**
+   * The most instructions the current block may hold: {@link MAX_BLOCK_INSNS}, less
+   * while the loop guard cuts blocks (see loop-guard.ts).
+   */
+  protected insnCap = MAX_BLOCK_INSNS;
 
   /**
    * Decode the instruction at the IP and add it to `block`, into `insn`
@@ -88,7 +93,7 @@ export class BlockStep extends FlowState {
    */
   protected proceedOneInsn(block: Block, insn: FlowInsn): number {
     const ninsn = block.ninsn + 1;
-    if (ninsn > MAX_BLOCK_INSNS || block.truncated) return 0;
+    if (ninsn > this.insnCap || block.truncated) return 0;
     const one = this.one;
     one.reset(this.ipHi, this.ipLo, this.mode);
     const status = this.code.decode(one);

@@ -84,6 +84,7 @@ export class BlockWalk extends BlockFill {
     const winEnd = view.winEnd | 0;
     let off = view.off | 0;
     let page = cache.page(off);
+    const cap = this.insnCap;
     // The last entry taken, while it is a trampoline (else -1), and its instructions:
     // the block's last instruction is among them should the block end there.
     let again = -1;
@@ -112,7 +113,14 @@ export class BlockWalk extends BlockFill {
       }
       const n = Bce.ninsn(bce);
       const ninsn = block.ninsn + n;
-      if (ninsn > MAX_BLOCK_INSNS) return again >= 0 ? this.endAtTrampoline(block, again, againN, 0) : 0;
+      if (ninsn > cap) {
+        if (cap === MAX_BLOCK_INSNS) return again >= 0 ? this.endAtTrampoline(block, again, againN, 0) : 0;
+        // The loop guard wants the block to end inside this entry: go on one at a time.
+        const before = block.ninsn;
+        const status = this.proceedUncached(block);
+        if (again >= 0 && block.ninsn === before) return this.endAtTrampoline(block, again, againN, status);
+        return status;
+      }
       if (this.hasIcnt === true) {
         const icnt = this.icnt + n;
         if (icnt > 0xffffffff) return -ErrorCode.Overflow;

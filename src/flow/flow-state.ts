@@ -51,6 +51,11 @@ export interface FlowOptions {
   image?: Image;
   /** Images per address space; the image follows PIP (CR3) and VMCS changes. */
   images?: ImageSet;
+  /**
+   * Instructions a walk may take without consuming trace before the decoder checks
+   * whether the code loops without trace (loop-guard.ts; default LOOP_CHECK_AFTER).
+   */
+  loopCheckAfter?: number;
   /** Decode `trace[begin, end)`; offsets are relative to begin. */
   begin?: number;
   end?: number;
@@ -91,6 +96,12 @@ export class FlowState {
   protected cbr = 0;
   /** Instructions since the last TRIG anchor (valid with hasIcnt). */
   protected icnt = 0;
+  /**
+   * Counts the trace consumed: events fetched, TNT bits taken, TIPs read ahead, ticks
+   * made of TIPs. The block decoder compares it around a block (its loop guard counts
+   * the blocks that consumed none).
+   */
+  protected consumed = 0;
   mode: ExecMode = ExecMode.Unknown;
   /** The event decoder's last status; negative once it failed (-Eos at the end). */
   protected status = -ErrorCode.NoSync;
@@ -194,6 +205,7 @@ export class FlowState {
    */
   protected fetchEvent(): number {
     const ev = this.ev;
+    this.consumed += 1;
     this.tscHi = ev.tscHi;
     this.tscLo = ev.tscLo;
     this.hasTsc = ev.hasTsc;
@@ -260,6 +272,7 @@ export class FlowState {
   private tick(hi: number, lo: number): number {
     const ev = this.ev;
     if (this.tickEvents && (ev.tscLo !== this.tscLo || ev.tscHi !== this.tscHi)) {
+      this.consumed += 1;
       ev.type = EventType.Tick;
       ev.ipHi = hi;
       ev.ipLo = lo;
@@ -294,6 +307,7 @@ export class FlowState {
       return -ErrorCode.BadQuery;
     }
     this.setIp(ev.ipHi, ev.ipLo);
+    this.consumed += 1;
     // No tick for this TIP: the TNT in progress must stay the current event.
     ev.copyFrom(tnt);
     return 0;
@@ -311,6 +325,7 @@ export class FlowState {
     if (size === 0) return -ErrorCode.Internal;
     size -= 1;
     ev.size = size;
+    this.consumed += 1;
     return (size >= 32 ? ev.payloadHi >>> (size - 32) : ev.payloadLo >>> size) & 1;
   }
 

@@ -14,5 +14,6 @@ export { BlockDecoder } from "./block-decoder.js";
 export { classify, FLOW_CLASS_NAMES, FlowClass, InsnFact } from "./flow-class.js";
 export type { FlowOptions } from "./flow-state.js";
 export { InsnDecoder } from "./insn-decoder.js";
+export { LOOP_CHECK_AFTER } from "./loop-guard.js";
 export { Block, Insn, MAX_RAW } from "./records.js";
 export { RETURN_STACK_SIZE, ReturnStack } from "./return-stack.js";

@@ -18,7 +18,8 @@
  *
  * `next` returns -EventIgnored when an event was due that had not been announced
  * (call {@link event} then); errors leave the failing instruction's ip, mode and
- * isid in the record with `iclass` Unknown.
+ * isid in the record with `iclass` Unknown. Code that loops without trace ends in
+ * -BadQuery as in the block decoder (its loop guard), after the same instructions.
  */
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";

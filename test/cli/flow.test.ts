@@ -11,10 +11,12 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { main } from "../../src/cli/ptkit.js";
 import { VERSION } from "../../src/cli/version.js";
+import { LOOP_CHECK_AFTER } from "../../src/flow/index.js";
 import { Flag, Packet, PacketEncoder, PacketType, syncForward } from "../../src/packet/index.js";
 import { ET_EXEC, PF_R, PF_X, writeElf } from "../../tools/elf/elf-writer.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { Trace } from "../event/helpers.js";
 
 /** mov eax, 1; cmp rax, 1; je +2; nop; nop; jmp rax */
 const CODE = Uint8Array.from([0xb8, 1, 0, 0, 0, 0x48, 0x83, 0xf8, 1, 0x74, 2, 0x90, 0x90, 0xff, 0xe0]);
@@ -297,6 +299,39 @@ describe("ptkit flow", () => {
         "[24, 0: error: no memory mapped at this address]",
         "[24, 0: resync error: reached end of trace stream]",
         "",
+      ]);
+    }
+  });
+
+  test("code that jumps to itself with trace left that it never reaches ends in an error, exit code 0 as ptxed", async () => {
+    // ss jmp 0x1000, and a TNT bit for a conditional branch the loop never gets to.
+    writeFileSync(join(dir, "self.bin"), Uint8Array.from([0x36, 0xeb, 0xfd]));
+    const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().tnt("!").bytes();
+    writeFileSync(join(dir, "self.pt"), trace);
+    // The error is at the decoder's offset: past the TNT, the end of the trace.
+    const error = `[${trace.length.toString(16)}, 1000: error: trace stream does not match query]`;
+    for (const decoder of ["--block-decoder", "--insn-decoder"]) {
+      const r = await run(dir, decoder, "--raw", "self.bin:0x1000", "--pt", "self.pt");
+      assert.equal(r.code, 0, r.err);
+      assert.equal(r.err, "");
+      // The loop guard's bound of instructions without trace, then one more back at 0x1000.
+      assert.deepEqual(r.lines, [
+        ...Array<string>(LOOP_CHECK_AFTER + 1).fill("0000000000001000  jmp 0x1000"),
+        error,
+      ]);
+      const resync = await run(
+        dir,
+        decoder,
+        "--resync-on-error",
+        "--raw",
+        "self.bin:0x1000",
+        "--pt",
+        "self.pt",
+      );
+      assert.equal(resync.code, 0, resync.err);
+      assert.deepEqual(resync.lines.slice(-2), [
+        error,
+        `[${trace.length.toString(16)}, 1000: resync error: reached end of trace stream]`,
       ]);
     }
   });

@@ -21,6 +21,8 @@ const BLOCK_STAT = ["ptt", "ptxed-block-stat", "ptxed-block-stat.bin"];
 
 /** Far more lines than any of these traces makes when resync makes progress. */
 const LIMIT = 100_000;
+/** The loop guard's bound in the properties: code that loops without trace ends soon. */
+const LOOP_WATCH = 1000;
 
 /**
  * Each resync starts past where the one before the last started, so there are at most
@@ -118,33 +120,13 @@ test("resync on random bytes behind PSB+ always ends: at most two errors per tra
         ]);
         const trace = new Uint8Array(Buffer.concat(parts));
         for (const run of [runInsns, runBlocks]) {
-          const t = run(trace, { image, resync: true, limit: LIMIT });
-          // Random code can jump to itself (36 EB FD: jmp $): that loop needs no trace, so
-          // it is not resync's; it is the known hang below, not counted here.
-          fc.pre(!codeLoop(t));
+          // Random code can loop without trace (36 EB FD: jmp $): the loop guard ends such
+          // a walk (after LOOP_WATCH instructions here, to keep the transcripts short).
+          const t = run(trace, { image, resync: true, limit: LIMIT, loopCheckAfter: LOOP_WATCH });
           assertBounded(t, trace, run.name);
         }
       },
     ),
     { numRuns: 300 },
   );
-});
-
-/** Whether a transcript ran into the line limit with only instructions at its end: code that loops without trace. */
-function codeLoop(t: Transcript): boolean {
-  return t.lines.length >= LIMIT && t.lines.slice(-1000).every((l) => /^0x[0-9a-f]+$/.test(l));
-}
-
-test("a direct jump to itself with no trace left to consume ends instead of looping", {
-  todo:
-    "known hang, found by the resync property: both decoders follow `jmp $` forever; " +
-    "decoding should stop with an error once the code loops without consuming trace",
-}, () => {
-  const image = new Image("self-loop");
-  addCode(image, Uint8Array.from([0x36, 0xeb, 0xfd]), 0x1000n); // ss jmp 0x1000
-  const trace = new Trace().psb().mode(64).fup(0x1000n).psbend().bytes();
-  for (const run of [runInsns, runBlocks]) {
-    const t = run(trace, { image, resync: true, limit: LIMIT });
-    assert.ok(t.lines.length < LIMIT, `${run.name}: ${t.lines.length} lines`);
-  }
 });

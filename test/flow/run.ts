@@ -20,6 +20,8 @@ export interface RunOptions {
   resync?: boolean;
   /** Give up after this many transcript lines. */
   limit?: number;
+  /** The decoders' loop guard bound (FlowOptions.loopCheckAfter). */
+  loopCheckAfter?: number;
 }
 
 export interface Transcript {

@@ -1,10 +1,11 @@
 /**
  * Differential test of instruction lengths against libipt (Debian's libipt-dev, through
- * tools/libipt/ild.c): for every one-byte opcode and every 0F xx, 0F 38 xx and 0F 3A xx
- * opcode, under legacy prefixes, REX, VEX (C4, C5) and EVEX, with a range of ModRM and
- * SIB bytes and 0xFF padding, in 16-, 32- and 64-bit code, decodeInsn's length must be
- * libipt's, and it must fail exactly where libipt does (also for bytes cut short). The
- * class must be libipt's too, but for the far transfers only ptkit tells apart.
+ * tools/libipt/harness.c's --ild mode): for every one-byte opcode and every 0F xx,
+ * 0F 38 xx and 0F 3A xx opcode, under legacy prefixes, REX, VEX (C4, C5) and EVEX,
+ * with a range of ModRM and SIB bytes and 0xFF padding, in 16-, 32- and 64-bit code,
+ * decodeInsn's length must be libipt's, and it must fail exactly where libipt does
+ * (also for bytes cut short). The class must be libipt's too, but for the far
+ * transfers only ptkit tells apart.
  *
  * Skips (with what to install) when there is no C compiler or libipt-dev.
  */
@@ -17,11 +18,11 @@ import { after, test } from "node:test";
 import { decodeInsn } from "../../src/isa/decode.js";
 import { jmpabsLength } from "../../src/isa/jmpabs.js";
 import { ExecMode, InsnClass, InsnInfo } from "../../src/isa/types.js";
-import { buildLibiptHarness, ILD_SOURCE } from "../../tools/libipt/harness.js";
+import { buildLibiptHarness } from "../../tools/libipt/harness.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-ild-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
-const build = buildLibiptHarness(dir, "ild", ILD_SOURCE);
+const build = buildLibiptHarness(dir);
 const skip = "skip" in build ? build.skip : false;
 
 const MODES = [ExecMode.Bits16, ExecMode.Bits32, ExecMode.Bits64];
@@ -105,7 +106,7 @@ function cases(): Case[] {
   return all;
 }
 
-/** libipt's class (ild.c's names) of each ptkit class it has one for; the rest are "other". */
+/** libipt's class (the harness's names) of each ptkit class it has one for; the rest are "other". */
 const LIBIPT_CLASS: Partial<Record<InsnClass, string>> = {
   [InsnClass.CondBranch]: "cond_jump",
   [InsnClass.Jump]: "jump",
@@ -157,7 +158,7 @@ test("instruction lengths, failures and classes are libipt's, for every opcode u
   }
   const file = join(dir, "cases.pack");
   writeFileSync(file, pack);
-  const r = spawnSync(build.bin, [file], { encoding: "utf8", maxBuffer: 1 << 28 });
+  const r = spawnSync(build.bin, ["--ild", file], { encoding: "utf8", maxBuffer: 1 << 28 });
   assert.equal(r.status, 0, `${build.bin}: ${r.stderr}`);
   const lines = r.stdout.split("\n");
   assert.equal(lines.length - 1, all.length, "one line per case");

@@ -3,12 +3,14 @@
  * raw Intel PT trace files, for the differential test (test/differential/, dump
  * mode) and for the benchmark (bench/, --bench mode), and libipt's instruction
  * flow decoder over a trace and a memory image, as the independent checker of the
- * trace-unit model (test/unit/e2e/, --insn mode). tools/libipt/harness.ts
- * compiles it; the callers run it.
+ * trace-unit model (test/unit/e2e/, --insn mode) and of instruction lengths
+ * (test/isa/ild-libipt.test.ts, --ild mode). tools/libipt/harness.ts compiles it;
+ * the callers run it.
  *
  * Usage: harness [OPTION | FILE]...       dump mode
  *        harness --bench RUNS FILE        bench mode
  *        harness --insn [OPTION]... TRACE insn mode
+ *        harness --ild PACK               ild mode
  *        harness --bench-flow RUNS block|insn [--map MAP]... TRACE   flow bench mode
  *
  * Only libipt's public API (<intel-pt.h>) is used.
@@ -134,6 +136,31 @@
  *
  * Exit status: 0 when the trace was decoded to its end (errors in the trace are
  * output, not failures), 1 on an I/O or setup failure, 2 on a usage error.
+ *
+ * ---------------------------------------------------------------------------------
+ * Ild mode: libipt's instruction length decoder (pt_ild, internal to libipt) seen
+ * through its public instruction flow decoder, for the differential test of
+ * instruction lengths.
+ *
+ * PACK is a file of records, each: one byte execution mode (1 = 16-bit, 2 = 32-bit,
+ * 3 = 64-bit), one byte N (1..15), then N code bytes. For each record libipt decodes
+ * the instruction at the start of the N bytes (and sees no memory past them), and
+ * this prints one line:
+ *
+ *   <size> <class>     the instruction's length and libipt's class (names as in
+ *                      insn mode; class-<n> for a class libipt 2.0 does not have)
+ *   E <name>           decoding failed with that error (names as in dump mode:
+ *                      bad_insn, ...; no_error if pt_insn_next returned none)
+ *
+ * How: one trace per mode, a PSB+ holding MODE.Exec and a FUP (tracing enabled at
+ * the code's address) and PSBEND; memory comes from an image read callback that
+ * serves the record's bytes. Per record the decoder is synchronised onto the PSB
+ * again (pt_insn_sync_set), its events are drained and pt_insn_next decodes one
+ * instruction: a decoded instruction is copied out before libipt looks at the trace
+ * for its successor, so a class other than ptic_error is a decoded length even when
+ * pt_insn_next then fails for want of trace.
+ *
+ * Exit status: 0, 1 on an I/O or setup failure or a malformed pack, 2 on usage.
  *
  * ---------------------------------------------------------------------------------
  * Flow bench mode: time libipt's block (pt_blk_*) or instruction (pt_insn_*) decoder
@@ -749,6 +776,7 @@ static int bench_main(int argc, char **argv)
  * Insn mode.
  */
 
+/* The name of an instruction class, or NULL for one libipt 2.0 does not have. */
 static const char *insn_class_name(enum pt_insn_class iclass)
 {
 	switch (iclass) {
@@ -763,7 +791,7 @@ static const char *insn_class_name(enum pt_insn_class iclass)
 	case ptic_far_jump: return "far_jump";
 	case ptic_ptwrite: return "ptwrite";
 	}
-	return "unknown";
+	return NULL;
 }
 
 /* A field that holds an IP: left out when the event's IP is suppressed. */
@@ -864,7 +892,9 @@ static void print_event(const struct pt_event *ev)
 
 static void print_insn(const struct pt_insn *insn)
 {
-	printf("I 0x%" PRIx64 " %u %s%s%s\n", insn->ip, (unsigned) insn->size, insn_class_name(insn->iclass),
+	const char *name = insn_class_name(insn->iclass);
+
+	printf("I 0x%" PRIx64 " %u %s%s%s\n", insn->ip, (unsigned) insn->size, name ? name : "unknown",
 	       insn->speculative ? " speculative" : "", insn->truncated ? " truncated" : "");
 }
 
@@ -1074,6 +1104,156 @@ static int insn_main(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------------------
+ * Ild mode.
+ */
+
+/* Where ild mode maps the code bytes. */
+#define ILD_IP 0x1000ull
+
+/* The current record's code bytes. */
+struct ild_code {
+	const uint8_t *bytes;
+	uint8_t size;
+};
+
+/* The image read callback: the current record's bytes at ILD_IP, nothing else. */
+static int ild_read(uint8_t *buffer, size_t size, const struct pt_asid *asid, uint64_t ip, void *context)
+{
+	const struct ild_code *code = context;
+	uint64_t offset, left;
+
+	(void) asid;
+	if (ip < ILD_IP || ip >= ILD_IP + code->size)
+		return -pte_nomap;
+
+	offset = ip - ILD_IP;
+	left = code->size - offset;
+	if (size > left)
+		size = (size_t) left;
+	memcpy(buffer, code->bytes + offset, size);
+	return (int) size;
+}
+
+/* PSB, MODE.Exec, FUP(ILD_IP, 64-bit), PSBEND. Returns the length. */
+static size_t ild_trace(uint8_t *buf, int mode)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		buf[n++] = 0x02;
+		buf[n++] = 0x82;
+	}
+	buf[n++] = 0x99;
+	/* CS.L (bit 0) for 64-bit code, CS.D (bit 1) for 32-bit code. */
+	buf[n++] = mode == 3 ? 0x01 : mode == 2 ? 0x02 : 0x00;
+	buf[n++] = 0xdd; /* FUP, IPC 6: an 8-byte IP */
+	for (i = 0; i < 8; i++)
+		buf[n++] = (uint8_t) (ILD_IP >> (8 * i));
+	buf[n++] = 0x02;
+	buf[n++] = 0x23;
+	return n;
+}
+
+/* One record: decode the instruction at its start and print what libipt says. 0, or 1 on failure. */
+static int ild_record(const char *prog, struct pt_insn_decoder *decoder)
+{
+	struct pt_insn insn;
+	const char *name;
+	int status;
+
+	status = pt_insn_sync_set(decoder, 0);
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event event;
+
+		status = pt_insn_event(decoder, &event, sizeof(event));
+	}
+	if (status < 0) {
+		fprintf(stderr, "%s: synchronising failed: %s\n", prog, pt_errstr(pt_errcode(status)));
+		return 1;
+	}
+
+	memset(&insn, 0, sizeof(insn));
+	status = pt_insn_next(decoder, &insn, sizeof(insn));
+	if (insn.iclass == ptic_error) {
+		printf("E %s\n", status < 0 ? error_name(status) : "no_error");
+		return 0;
+	}
+	name = insn_class_name(insn.iclass);
+	if (name)
+		printf("%u %s\n", insn.size, name);
+	else
+		printf("%u class-%d\n", insn.size, (int) insn.iclass);
+	return 0;
+}
+
+/* harness --ild PACK */
+static int ild_main(int argc, char **argv)
+{
+	static uint8_t traces[3][64];
+	struct pt_insn_decoder *decoders[3];
+	struct ild_code code;
+	FILE *file;
+	int mode, status;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s --ild PACK\n", argv[0]);
+		return 2;
+	}
+
+	memset(&code, 0, sizeof(code));
+	for (mode = 1; mode <= 3; mode++) {
+		struct pt_config config;
+		struct pt_insn_decoder *decoder;
+
+		pt_config_init(&config);
+		config.begin = traces[mode - 1];
+		config.end = config.begin + ild_trace(config.begin, mode);
+		decoder = pt_insn_alloc_decoder(&config);
+		if (!decoder || pt_image_set_callback(pt_insn_get_image(decoder), ild_read, &code) < 0) {
+			fprintf(stderr, "%s: cannot set up libipt's decoder\n", argv[0]);
+			return 1;
+		}
+		decoders[mode - 1] = decoder;
+	}
+
+	file = fopen(argv[2], "rb");
+	if (!file) {
+		perror(argv[2]);
+		return 1;
+	}
+
+	status = 0;
+	for (;;) {
+		uint8_t bytes[15];
+		int head, size;
+
+		head = fgetc(file);
+		if (head == EOF)
+			break;
+		size = fgetc(file);
+		if (head < 1 || head > 3 || size < 1 || size > 15 ||
+		    fread(bytes, 1, (size_t) size, file) != (size_t) size) {
+			fprintf(stderr, "%s: malformed record\n", argv[2]);
+			status = 1;
+			break;
+		}
+		code.bytes = bytes;
+		code.size = (uint8_t) size;
+		status = ild_record(argv[0], decoders[head - 1]);
+		if (status != 0)
+			break;
+	}
+
+	fclose(file);
+	for (mode = 0; mode < 3; mode++)
+		pt_insn_free_decoder(decoders[mode]);
+	if (fflush(stdout) != 0)
+		return 1;
+	return status;
+}
+
+/* ---------------------------------------------------------------------------------
  * Flow bench mode.
  */
 
@@ -1277,6 +1457,8 @@ int main(int argc, char **argv)
 		return bench_main(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "--insn") == 0)
 		return insn_main(argc, argv);
+	if (argc > 1 && strcmp(argv[1], "--ild") == 0)
+		return ild_main(argc, argv);
 	if (argc > 1 && strcmp(argv[1], "--bench-flow") == 0)
 		return bench_flow_main(argc, argv);
 

@@ -1,8 +1,9 @@
 /**
  * Builds ptkit's libipt harness, `harness.c` beside this file in the source tree: our
  * own C program over Debian libipt-dev's public API, used by the differential test
- * (dump mode), the benchmark (`--bench` mode) and the trace-unit end-to-end tests
- * (`--insn` mode, through {@link runInsnDecoder}). Its usage and output formats are
+ * (dump mode), the benchmark (`--bench` mode), the trace-unit end-to-end tests
+ * (`--insn` mode, through {@link runInsnDecoder}) and the differential test of
+ * instruction lengths (`--ild` mode). Its usage and output formats are
  * specified in the C file's header comment; the callers run it and parse its output.
  *
  * {@link buildLibiptHarness} finds the C compiler ($CC, else cc) and libipt's header,
@@ -17,12 +18,6 @@ import { fileURLToPath } from "node:url";
 
 /** The C source (from dist/tools/libipt/harness.js, three levels below the repository root). */
 export const HARNESS_SOURCE = fileURLToPath(new URL("../../../tools/libipt/harness.c", import.meta.url));
-
-/**
- * The instruction length program, `ild.c` beside harness.c: libipt's lengths of byte
- * patterns (usage in its header comment), for test/isa/ild-libipt.test.ts.
- */
-export const ILD_SOURCE = fileURLToPath(new URL("../../../tools/libipt/ild.c", import.meta.url));
 
 /** libipt's public header; its absence means libipt-dev is not installed. */
 export const LIBIPT_HEADER = "/usr/include/intel-pt.h";
@@ -40,16 +35,12 @@ export type HarnessBuild =
   | { error: string };
 
 /**
- * Compile the harness (or another of our programs over libipt, `source`) into `dir`
- * (created if missing) as `<dir>/<name>`, unless a binary there is newer than the
- * source. The compiler and the header are checked every time, so a missing one is a
+ * Compile the harness into `dir` (created if missing) as `<dir>/<name>`, unless a
+ * binary there is newer than the source. The compiler and the header are checked every time, so a missing one is a
  * skip even when an old binary is there.
  */
-export function buildLibiptHarness(
-  dir: string,
-  name = "libipt-harness",
-  source = HARNESS_SOURCE,
-): HarnessBuild {
+export function buildLibiptHarness(dir: string, name = "libipt-harness"): HarnessBuild {
+  const source = HARNESS_SOURCE;
   const cc = process.env.CC || "cc";
   const version = spawnSync(cc, ["--version"], { encoding: "utf8" });
   if (version.error || version.status !== 0) return { skip: `no C compiler (${cc}) on PATH ${INSTALL_HINT}` };
