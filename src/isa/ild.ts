@@ -8,9 +8,8 @@
  * the same trace. libipt reports an error only when the bytes end before the
  * instruction does (15 at most) and for a VEX (C4) map field of 5 or more.
  *
- * {@link decodeInsn} uses this length as the truth: iced-x86 classifies the
- * instruction when it decodes the same length, else {@link ildFill} classifies it the
- * way libipt does (opcode and ModRM.reg only).
+ * {@link decodeInsn} is this length and {@link ildFill}'s class: libipt's (opcode and
+ * ModRM.reg), refined by prefixes and the full ModRM where ptkit tells apart more.
  *
  * The tables below are ours, written from the x86 opcode maps and checked against
  * libipt by test/isa/ild-libipt.test.ts. Everything runs over the caller's bytes with
@@ -173,6 +172,7 @@ let osz = 0;
 let asz = 0;
 let f3 = 0;
 let lastF2F3 = 0;
+let lock = 0;
 let vex = 0;
 let rexR = 0;
 let rexW = 0;
@@ -216,6 +216,7 @@ export function ildLength(bytes: Uint8Array, at: number, max: number, execMode: 
   asz = 0;
   f3 = 0;
   lastF2F3 = 0;
+  lock = 0;
   vex = 0;
   rexR = 0;
   rexW = 0;
@@ -233,9 +234,11 @@ export function ildLength(bytes: Uint8Array, at: number, max: number, execMode: 
   for (;;) {
     if (i >= max) return -1;
     const b = bytes[at + i]!;
-    if (b === 0x26 || b === 0x2e || b === 0x36 || b === 0x3e || b === 0x64 || b === 0x65 || b === 0xf0) {
-      // Segment overrides and LOCK: no effect on the length.
-    } else if (b === 0x66) osz = 1;
+    if (b === 0x26 || b === 0x2e || b === 0x36 || b === 0x3e || b === 0x64 || b === 0x65) {
+      // Segment overrides: no effect on the length.
+    } else if (b === 0xf0)
+      lock = 1; // no effect on the length either
+    else if (b === 0x66) osz = 1;
     else if (b === 0x67) asz = 1;
     else if (b === 0xf2) lastF2F3 = 2;
     else if (b === 0xf3) {
@@ -407,12 +410,20 @@ function immLength(i: number, max: number): number {
 }
 
 /**
- * Classify the instruction {@link ildLength} just measured as libipt does (by opcode
- * and ModRM.reg, prefixes aside; nothing VEX-encoded or beyond map 1 changes the flow;
- * UD0/UD1/UD2 are ptkit's Ud)
- * and fill `out`: `length`, `iclass`, and for direct branches the target, ip + length
- * + displacement wrapped to 64 bits in 64-bit mode, else to the operand size.
- * `bytes[at]` is the instruction's first byte, as given to {@link ildLength}.
+ * Classify the instruction {@link ildLength} just measured and fill `out`: `length`,
+ * `iclass`, and for direct branches (and XBEGIN) the target, ip + length +
+ * displacement wrapped to 64 bits in 64-bit mode, else to the operand size (XBEGIN:
+ * to 32 bits, the SDM adds its sign-extended rel16 to EIP). `bytes[at]` is the
+ * instruction's first byte, as given to {@link ildLength}.
+ *
+ * The classes are libipt's (by opcode and ModRM.reg, prefixes aside; nothing
+ * VEX-encoded or beyond map 1 changes the flow), refined by what the x86 manuals say
+ * of the encodings libipt lumps together or does not know: the far transfers and the
+ * instructions Intel PT emits other packets for (XBEGIN, HLT, MWAIT, AMD's VMRUN,
+ * ...) that only ptkit tells apart. Those need their exact encoding: the mandatory
+ * prefix (the last F2/F3, else 66) where the opcode map has one, and no LOCK (which
+ * makes them undefined: #UD). test/isa/classify.test.ts holds this to iced-x86's
+ * decoder instruction by instruction, and test/isa/ild-libipt.test.ts to libipt.
  */
 export function ildFill(
   bytes: Uint8Array,
@@ -447,6 +458,14 @@ export function ildFill(
     else if (op === 0xcf) iclass = InsnClass.Iret;
     else if (op === 0xc2 || op === 0xc3) iclass = InsnClass.Return;
     else if (op === 0xca || op === 0xcb) iclass = InsnClass.FarReturn;
+    else if (!lock) {
+      if (op === 0xf4) iclass = InsnClass.Hlt;
+      else if (op === 0xc6 && modrm === 0xf8) iclass = InsnClass.Xabort;
+      else if (op === 0xc7 && modrm === 0xf8) {
+        iclass = InsnClass.Xbegin;
+        direct = true;
+      }
+    }
   } else if (!vex && map === MAP_1) {
     const op = opcode;
     if (op >= 0x80 && op <= 0x8f) {
@@ -455,15 +474,17 @@ export function ildFill(
     } else if (op === 0x05 || op === 0x34) iclass = InsnClass.Syscall;
     else if (op === 0x07 || op === 0x35) iclass = InsnClass.Sysret;
     else if (op === 0x22 && reg === 3 && !rexR) iclass = InsnClass.MovCr3;
-    else if (op === 0x01) {
-      if (modrm === 0xc1) iclass = InsnClass.VmExit;
-      else if (modrm === 0xc2 || modrm === 0xc3) iclass = InsnClass.VmEntry;
-      else if (modrm === 0xec) iclass = InsnClass.FarOther; // UIRET
-    } else if (op === 0xc7 && reg === 6 && modrm >>> 6 !== 3) iclass = InsnClass.Vmptrld;
+    else if (op === 0x01) iclass = group7Class();
+    else if (op === 0xc7 && reg === 6 && modrm >>> 6 !== 3) {
+      // 66 (no F2/F3): VMCLEAR; F3: VMXON. libipt calls all three VMPTRLD.
+      const other = !lock && (lastF2F3 === 3 || (osz && lastF2F3 === 0));
+      iclass = other ? InsnClass.Other : InsnClass.Vmptrld;
+    }
     // ptkit's class, not libipt's: UD2/UD1/UD0 raise #UD whatever their length (libipt
     // 2.0 gives UD1 and UD0 no ModRM, so iced, which does, measures them otherwise).
     else if (op === 0x0b || op === 0xb9 || op === 0xff) iclass = InsnClass.Ud;
     else if (op === 0xae && reg === 4 && f3 && !osz) iclass = InsnClass.PtWrite;
+    else if (op === 0xaa && !lock) iclass = InsnClass.FarOther; // RSM
   }
   out.length = length;
   out.iclass = iclass;
@@ -489,8 +510,51 @@ export function ildFill(
     out.targetLo = lo;
     out.targetHi = ((ipHi >>> 0) + (sum - lo) / TWO_32) >>> 0;
   } else {
-    out.targetLo = eosz() === 16 ? (ipLo + rel) & 0xffff : (ipLo + rel) >>> 0;
+    out.targetLo = eosz() === 16 && iclass !== InsnClass.Xbegin ? (ipLo + rel) & 0xffff : (ipLo + rel) >>> 0;
     out.targetHi = 0;
   }
   out.flags = flags;
+}
+
+/**
+ * The class of a 0F 01 instruction (group 7) with a register ModRM: the VMX and SVM
+ * entries and exits, TSX's XEND, MWAIT, and the far transfers of newer extensions.
+ * Which one a ModRM byte is depends on the mandatory prefix: none (no 66, F2 or F3)
+ * for XEND and MWAIT; 66 without F2/F3 for TDCALL, SEAMRET, SEAMCALL (the last two in
+ * 64-bit mode only); F2 or F3 for ERETS, ERETU (64-bit mode only).
+ */
+function group7Class(): InsnClass {
+  switch (modrm) {
+    // libipt's own (any prefix, even LOCK): VMCALL, VMLAUNCH, VMRESUME, UIRET.
+    case 0xc1:
+      return InsnClass.VmExit;
+    case 0xc2:
+    case 0xc3:
+      return InsnClass.VmEntry;
+    case 0xec:
+      return InsnClass.FarOther;
+  }
+  if (lock) return InsnClass.Other;
+  const none = !osz && lastF2F3 === 0;
+  const only66 = osz && lastF2F3 === 0;
+  switch (modrm) {
+    case 0xd8: // VMRUN
+      return InsnClass.VmEntry;
+    case 0xd9: // VMMCALL; F2/F3: VMGEXIT
+      return InsnClass.VmExit;
+    case 0xde: // SKINIT
+      return InsnClass.FarOther;
+    case 0xd5:
+      return none ? InsnClass.Xend : InsnClass.Other;
+    case 0xc9:
+      return none ? InsnClass.Mwait : InsnClass.Other;
+    case 0xcc: // TDCALL
+      return only66 ? InsnClass.VmExit : InsnClass.Other;
+    case 0xcd: // SEAMRET
+    case 0xcf: // SEAMCALL
+      return only66 && mode === 3 ? InsnClass.FarOther : InsnClass.Other;
+    case 0xca: // ERETU (F3), ERETS (F2)
+      return lastF2F3 !== 0 && mode === 3 ? InsnClass.FarOther : InsnClass.Other;
+  }
+  return InsnClass.Other;
 }

@@ -14,15 +14,17 @@
  * cache.lookup(asid, ipHi, ipLo, ExecMode.Bits64, code, offset, insn); // decodes once
  * ```
  *
- * Lengths are libipt's (`ild.ts`: table-driven, so undefined opcodes have one, as in
- * ptxed); classes and targets are iced-x86's (WebAssembly) where iced measures the same
- * length, else libipt's. Only `decode.ts` touches iced, and loads it on the first
- * decode (Node) or in `await initIsa()` (browsers: call it before decoding). Note that the
- * npm build of iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm
- * with `fs`): the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
+ * Lengths and classes are libipt's (`ild.ts`: table-driven, so undefined opcodes have
+ * them too, as in ptxed), refined where ptkit tells apart more far transfers and the
+ * instructions Intel PT emits other packets for; decoding is plain TypeScript. Only
+ * instruction text ({@link formatInsn}) uses iced-x86 (WebAssembly): `decode.ts` loads
+ * it on the first format (Node) or in `await initIsa()` (browsers: call it before
+ * formatting); {@link isIcedLoaded} tells whether it was. Note that the npm build of
+ * iced-x86 is wasm-bindgen's Node target (CommonJS that reads its .wasm with `fs`):
+ * the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
  */
 export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
-export { type AsmSyntax, decodeInsn, formatInsn, initIsa, MAX_INSN_LENGTH } from "./decode.js";
+export { type AsmSyntax, decodeInsn, formatInsn, initIsa, isIcedLoaded, MAX_INSN_LENGTH } from "./decode.js";
 export {
   COFI_TYPE,
   CofiType,

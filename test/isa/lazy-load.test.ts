@@ -1,5 +1,6 @@
 /**
- * iced-x86 is loaded on the first decode, not on import: synchronously where Node has
+ * iced-x86 (the formatter's WebAssembly) is loaded on the first format, not on import
+ * and not by decoding (decodeInsn is table-driven): synchronously where Node has
  * process.getBuiltinModule, else (browsers, Node before 20.16) by `await initIsa()`.
  * Each case runs in a child process, since a process loads iced once.
  */
@@ -17,23 +18,29 @@ function run(code: string, bare: boolean) {
 }
 
 const DECODE_NOP = "isa.decodeInsn(new Uint8Array([0x90]), 0, 0, 0, isa.ExecMode.Bits64, new isa.InsnInfo())";
+const FORMAT_NOP = "isa.formatInsn(new Uint8Array([0x90]), 0, 0, 0, isa.ExecMode.Bits64)";
 
-test("on Node, the first decode loads iced-x86 by itself", () => {
-  const r = run(`console.log(${DECODE_NOP});`, false);
+test("on Node, decoding loads no iced-x86, and the first format loads it by itself", () => {
+  const r = run(
+    `console.log(${DECODE_NOP}, isa.isIcedLoaded());
+console.log(${FORMAT_NOP}, isa.isIcedLoaded());`,
+    false,
+  );
   assert.equal(r.stderr, "");
-  assert.equal(r.stdout, "1\n");
+  assert.equal(r.stdout, "1 false\nnop true\n");
 });
 
-test("without a synchronous loader, decoding asks for initIsa(), and works after it", () => {
+test("without a synchronous loader, decoding works, formatting asks for initIsa(), and works after it", () => {
   const r = run(
-    `try { ${DECODE_NOP}; console.log("decoded"); } catch (e) { console.log(e.message); }
+    `console.log(${DECODE_NOP});
+try { console.log(${FORMAT_NOP}); } catch (e) { console.log(e.message); }
 await isa.initIsa();
-console.log(${DECODE_NOP}, isa.formatInsn(new Uint8Array([0x90]), 0, 0, 0, isa.ExecMode.Bits64));`,
+console.log(isa.isIcedLoaded(), ${FORMAT_NOP});`,
     true,
   );
   assert.equal(r.stderr, "");
   assert.equal(
     r.stdout,
-    "ptkit/isa: iced-x86 is not loaded: await initIsa() before decoding instructions\n1 nop\n",
+    "1\nptkit/isa: iced-x86 is not loaded: await initIsa() before formatting instructions\ntrue nop\n",
   );
 });
