@@ -1,7 +1,7 @@
 /**
  * Coverage by hand: blocks and edges counted per execution, and the AFL bitmap index
  * of AFL's QEMU mode ((addr >> 4) ^ (addr << 8) per block, XOR the previous one
- * shifted right by one), with byte counters that wrap at 256.
+ * shifted right by one), with byte counters that saturate at 255; the edge list.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -25,13 +25,13 @@ test("the AFL index of an edge: location of the target XOR the previous location
   assert.equal(sum, 3);
 });
 
-test("bitmap counters wrap at 256; blocks and edges count executions", () => {
+test("bitmap counters saturate at 255; blocks and edges count executions", () => {
   const c = new Coverage();
   for (let i = 0; i < 257; i++) {
     c.restart(0x1000);
     c.block(0, 0x1000, 0, 0x1008, 3);
   }
-  assert.equal(c.aflMap[loc(0x1000)], 1);
+  assert.equal(c.aflMap[loc(0x1000)], 255);
   const out: string[] = [];
   c.edge(0xffffffff, 0x81000000, 0xffffffff, 0x81000100);
   c.write((s) => out.push(s));
@@ -49,4 +49,28 @@ test("past the table limit new blocks are dropped and counted", () => {
   const doc = JSON.parse(out.join(""));
   assert.equal(doc.blocks.length, 2);
   assert.deepEqual(doc.dropped, { blocks: 3, edges: 0 });
+});
+
+test("an edge run 256 times and more stays at 255 in the bitmap, counted exactly in the list", () => {
+  const c = new Coverage();
+  c.restart(0x2000);
+  // A loop: the block at 0x2000 jumps back to itself from 0x2008.
+  for (let i = 0; i < 300; i++) c.edge(0, 0x2008, 0, 0x2000);
+  const self = loc(0x2000) ^ (loc(0x2000) >>> 1);
+  assert.equal(c.aflMap[self], 255);
+  assert.equal(c.aflMap[loc(0x2000)], 1);
+  const out: string[] = [];
+  c.writeEdges((s) => out.push(s));
+  assert.equal(out.join(""), "0x2008 0x2000 300\n");
+});
+
+test("the edge list is sorted by from, then to, 64-bit addresses in hex", () => {
+  const c = new Coverage();
+  c.edge(0xffffffff, 0x81000010, 0, 0x401000);
+  c.edge(0, 0x401010, 0, 0x401100);
+  c.edge(0, 0x401010, 0, 0x401020);
+  c.edge(0, 0x401010, 0, 0x401100);
+  const out: string[] = [];
+  c.writeEdges((s) => out.push(s));
+  assert.equal(out.join(""), "0x401010 0x401020 1\n0x401010 0x401100 2\n0xffffffff81000010 0x401000 1\n");
 });
