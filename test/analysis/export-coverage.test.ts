@@ -74,3 +74,46 @@ test("the edge list is sorted by from, then to, 64-bit addresses in hex", () => 
   c.writeEdges((s) => out.push(s));
   assert.equal(out.join(""), "0x401010 0x401020 1\n0x401010 0x401100 2\n0xffffffff81000010 0x401000 1\n");
 });
+
+test("repeated transfers are counted exactly: blocks that end early, three targets of one branch, targets that differ in the high half only", () => {
+  const c = new Coverage();
+  const runs = { a: 0, b: 0, k: 0, short: 0 };
+  c.restart(0x1000);
+  for (let i = 0; i < 30; i++) {
+    // The block at 0x1000 ends at its branch at 0x1008, or (every fifth time) early at 0x1004.
+    if (i % 5 === 4) {
+      c.block(0, 0x1000, 0, 0x1004, 2);
+      runs.short++;
+      c.restart(0x1000);
+      continue;
+    }
+    c.block(0, 0x1000, 0, 0x1008, 3);
+    // An indirect branch to three targets in turn, one of them in the kernel with the same low half.
+    const t = i % 3;
+    const [hi, lo] = t === 0 ? [0, 0x2000] : t === 1 ? [0, 0x3000] : [0xffffffff, 0x2000];
+    c.edge(0, 0x1008, hi, lo);
+    c.block(hi, lo, hi, lo + 4, 2);
+    c.edge(hi, lo + 4, 0, 0x1000);
+    if (t === 0) runs.a++;
+    else if (t === 1) runs.b++;
+    else runs.k++;
+  }
+  const out: string[] = [];
+  c.write((s) => out.push(s));
+  const doc = JSON.parse(out.join("")) as { blocks: unknown[]; edges: unknown[] };
+  assert.deepEqual(doc.blocks, [
+    { start: "0x1000", end: "0x1004", insns: 2, count: runs.short },
+    { start: "0x1000", end: "0x1008", insns: 3, count: 30 - runs.short },
+    { start: "0x2000", end: "0x2004", insns: 2, count: runs.a },
+    { start: "0x3000", end: "0x3004", insns: 2, count: runs.b },
+    { start: "0xffffffff00002000", end: "0xffffffff00002004", insns: 2, count: runs.k },
+  ]);
+  assert.deepEqual(doc.edges, [
+    { from: "0x1008", to: "0x2000", count: runs.a },
+    { from: "0x1008", to: "0x3000", count: runs.b },
+    { from: "0x1008", to: "0xffffffff00002000", count: runs.k },
+    { from: "0x2004", to: "0x1000", count: runs.a },
+    { from: "0x3004", to: "0x1000", count: runs.b },
+    { from: "0xffffffff00002004", to: "0x1000", count: runs.k },
+  ]);
+});
