@@ -144,10 +144,20 @@ export class AnalysisOutputs {
     if (warning !== undefined) this.context.warn?.(warning);
   }
 
+  /** Coverage past its tables' limit is not exact: say so (the JSON does, the map and the edge list cannot). */
+  private warnDropped(): void {
+    const d = this.coverage?.dropped();
+    if (d === undefined || d.blocks + d.edges === 0) return;
+    this.context.warn?.(
+      `coverage: over ${d.limit} distinct blocks or edges: ${d.blocks} block and ${d.edges} edge runs not counted (the JSON's "dropped"); decode part of the trace at a time (flow: --pt FILE:FROM-TO; perf: --time-range) to count them all.`,
+    );
+  }
+
   /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
   finish(): string | undefined {
     this.analysis.finish();
     this.warnClock();
+    this.warnDropped();
     const problems: string[] = [];
     for (const { kind, path, file } of this.files) {
       try {

@@ -49,6 +49,7 @@ test("past the table limit new blocks are dropped and counted", () => {
   const doc = JSON.parse(out.join(""));
   assert.equal(doc.blocks.length, 2);
   assert.deepEqual(doc.dropped, { blocks: 3, edges: 0 });
+  assert.deepEqual(c.dropped(), { blocks: 3, edges: 0, limit: 2 });
 });
 
 test("an edge run 256 times and more stays at 255 in the bitmap, counted exactly in the list", () => {

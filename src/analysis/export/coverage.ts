@@ -84,6 +84,14 @@ export class Coverage {
     this.edgeCount[id]! += 1;
   }
 
+  /**
+   * Executions not counted because the tables were full (`maxEntries` distinct blocks
+   * or edges): the JSON's "dropped"; 0 and 0 when the coverage is complete.
+   */
+  dropped(): { blocks: number; edges: number; limit: number } {
+    return { blocks: this.blocks.refused, edges: this.edges.refused, limit: this.edges.maxEntries };
+  }
+
   /** A block starts at an address with low half `lo` that no edge leads to (after a gap). */
   restart(lo: number): void {
     this.prev = 0;
