@@ -118,3 +118,38 @@ test("repeated transfers are counted exactly: blocks that end early, three targe
     { from: "0xffffffff00002004", to: "0x1000", count: runs.k },
   ]);
 });
+
+test("the edge list is in address order for many edges: high halves of several kinds, many targets of one branch", () => {
+  const c = new Coverage();
+  const his = [0, 0x7f10, 0xffffffff, 0x7f20, 1];
+  let x = 7;
+  const rnd = () => {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    return x;
+  };
+  const want = new Map<string, number>();
+  for (let i = 0; i < 20000; i++) {
+    // One branch with many targets, others with one or two; low halves across the whole range.
+    const from = i % 4 === 0 ? [0, 0x401000] : [his[rnd() % 5]!, (rnd() & 0xfff) * 0x100001];
+    const to = [his[rnd() % 5]!, rnd() % 3 === 0 ? 0x500000 : rnd()];
+    c.edge(from[0]!, from[1]!, to[0]!, to[1]!);
+    const key = `0x${hex(from[0]!, from[1]!)} 0x${hex(to[0]!, to[1]!)}`;
+    want.set(key, (want.get(key) ?? 0) + 1);
+  }
+  const out: string[] = [];
+  c.writeEdges((s) => out.push(s));
+  const lines = out.join("").split("\n").slice(0, -1);
+  const big = (a: string) => BigInt(a);
+  const sorted = [...want]
+    .map(([k, n]) => `${k} ${n}`)
+    .sort((p, q) => {
+      const [pf, pt] = p.split(" ").map(big);
+      const [qf, qt] = q.split(" ").map(big);
+      return pf! !== qf! ? (pf! < qf! ? -1 : 1) : pt! < qt! ? -1 : pt! > qt! ? 1 : 0;
+    });
+  assert.deepEqual(lines, sorted);
+});
+
+function hex(hi: number, lo: number): string {
+  return ((BigInt(hi) << 32n) | BigInt(lo >>> 0)).toString(16);
+}

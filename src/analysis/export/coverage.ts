@@ -149,7 +149,7 @@ function writeSorted(
 ): void {
   let parts: string[] = [];
   let first = true;
-  for (const id of sortedIds(table.keys, table.size)) {
+  for (const id of sortedIds(table)) {
     parts.push(line(id, 4 * id, first));
     first = false;
     if (parts.length >= 4096) {
@@ -160,15 +160,60 @@ function writeSorted(
   if (parts.length > 0) out(parts.join(""));
 }
 
-/** Ids 0..n-1 ordered by their four key words (two addresses). */
-function sortedIds(keys: Uint32Array, n: number): Uint32Array {
-  const ids = new Uint32Array(n);
-  for (let i = 0; i < n; i++) ids[i] = i;
-  return ids.sort((x, y) => {
-    for (let w = 0; w < 4; w++) {
-      const d = keys[4 * x + w]! - keys[4 * y + w]!;
-      if (d !== 0) return d;
+/** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */
+const sorted = new WeakMap<KeyTable, Uint32Array>();
+
+/**
+ * Ids 0..size-1 of `table` ordered by their four key words (two addresses). Millions of
+ * edges: a comparison function called for each of their ~40 million comparisons takes
+ * seconds, so the ids are sorted natively as 64-bit numbers that order them by the
+ * first address: the rank of its high half (few distinct: user space, the kernel) in
+ * the top 11 bits, its low half, the id in the low 21 bits; then each run of one first
+ * address (the targets of one branch) is sorted by the second.
+ */
+function sortedIds(table: KeyTable): Uint32Array {
+  const n = table.size;
+  const keys = table.keys;
+  const done = sorted.get(table);
+  if (done?.length === n) return done;
+  const his = new Set<number>();
+  for (let k = 0; k < 4 * n && his.size <= 1 << 11; k += 4) his.add(keys[k]!);
+  let ids: Uint32Array;
+  if (n > 1 << 21 || his.size > 1 << 11 || !LITTLE_ENDIAN) {
+    ids = new Uint32Array(n);
+    for (let i = 0; i < n; i++) ids[i] = i;
+    ids.sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 0));
+  } else {
+    const rank = new Map([...his].sort((a, b) => a - b).map((hi, r) => [hi, r]));
+    const packed = new BigUint64Array(n);
+    const w = new Uint32Array(packed.buffer);
+    for (let i = 0; i < n; i++) {
+      const lo = keys[4 * i + 1]!;
+      w[2 * i] = (((lo & 0x7ff) << 21) | i) >>> 0;
+      w[2 * i + 1] = ((rank.get(keys[4 * i]!)! << 21) | (lo >>> 11)) >>> 0;
     }
-    return 0;
-  });
+    packed.sort();
+    ids = new Uint32Array(n);
+    for (let j = 0; j < n; j++) ids[j] = w[2 * j]! & 0x1fffff;
+    for (let j = 0; j < n; ) {
+      const k = 4 * ids[j]!;
+      let e = j + 1;
+      while (e < n && keys[4 * ids[e]!] === keys[k] && keys[4 * ids[e]! + 1] === keys[k + 1]) e++;
+      if (e - j > 1) ids.subarray(j, e).sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 2));
+      j = e;
+    }
+  }
+  sorted.set(table, ids);
+  return ids;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** Key words from `w` on at keys[x..x+4) against keys[y..y+4): negative, 0 or positive. */
+function compareKeys(keys: Uint32Array, x: number, y: number, w: number): number {
+  for (; w < 4; w++) {
+    const d = keys[x + w]! - keys[y + w]!;
+    if (d !== 0) return d;
+  }
+  return 0;
 }
