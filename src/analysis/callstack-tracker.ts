@@ -19,6 +19,11 @@
  * - TSX abort: frames pushed inside the transaction end "abort"; the jump to the abort
  *   handler that follows pushes nothing.
  *
+ * Coverage gets a block per run of instructions up to a branch and an edge per transfer
+ * (branches, and asynchronous branches into traced code) when the instruction it leads
+ * to runs; after a gap (tracing off, overflow, decode error, thread switch) the next
+ * block is reached from nowhere (`Coverage.restart`). The rules: export/coverage.ts.
+ *
  * Per instruction this does a few comparisons and stores; nothing is allocated. When
  * no output needs every instruction ({@link FlowTracker.everyInsn} false), the
  * instructions that do not move the stack ({@link movesStack}) can come in runs
@@ -44,6 +49,12 @@ export function movesStack(fclass: number): boolean {
   );
 }
 
+/**
+ * {@link FlowTracker}'s pending "branch" after an asynchronous branch into traced code:
+ * the handler's first instruction makes the coverage edge (and nothing else).
+ */
+const ASYNC = 0x100;
+
 export class FlowTracker {
   /** Instructions fed so far. */
   icount = 0;
@@ -54,7 +65,10 @@ export class FlowTracker {
   readonly everyInsn: boolean;
   private readonly ops: TimedOps;
   private track: ThreadTrack | undefined;
-  /** The last instruction if it was a branch (its FlowClass; 0: none), its address and size. */
+  /**
+   * The last instruction if it was a branch (its FlowClass; 0: none), its address and
+   * size; or {@link ASYNC} and where an asynchronous branch was taken.
+   */
   private pending = 0;
   private pHi = 0;
   private pLo = 0;
@@ -186,6 +200,13 @@ export class FlowTracker {
       case EventType.AsyncDisabled: {
         if (this.pending !== 0) this.resolve(ev.fromHi, ev.fromLo);
         this.endBlock();
+        // Into traced code: a coverage edge from where it was taken to the handler's first
+        // instruction (into untraced code: a gap).
+        if (ev.type === EventType.AsyncBranch && !ev.ipSuppressed) {
+          this.pending = ASYNC;
+          this.pHi = ev.fromHi;
+          this.pLo = ev.fromLo;
+        }
         // A TSX abort jumps to its handler in the same function: no new frame.
         if (this.aborted) {
           this.aborted = false;
@@ -263,6 +284,7 @@ export class FlowTracker {
     this.bHi = hi;
     this.bLo = lo;
     this.bCount = this.icount;
+    if (c === ASYNC) return;
     a.jsonl?.branch(this.icount, c, this.pHi, this.pLo, hi, lo);
     this.leave(c, false, hi, lo);
   }

@@ -1,6 +1,6 @@
 /**
  * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--symbols`,
  * `--stack-depth`), apart from the outputs they open (analysis-outputs.ts): parsing
  * them loads none of the analysis layer, which a decode without them does not need.
  */
@@ -14,6 +14,7 @@ export interface AnalysisOptions {
   foldedWeight: FoldedWeight;
   coverage?: string;
   aflMap?: string;
+  edges?: string;
   jsonl?: string;
   /**
    * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
@@ -35,6 +36,7 @@ export function wantsAnalysis(o: AnalysisOptions): boolean {
     o.folded !== undefined ||
     o.coverage !== undefined ||
     o.aflMap !== undefined ||
+    o.edges !== undefined ||
     o.jsonl !== undefined
   );
 }
@@ -46,11 +48,15 @@ export function wantsTime(o: AnalysisOptions): boolean {
   );
 }
 
-export const FILE_OPTIONS: Record<string, "timeline" | "folded" | "coverage" | "aflMap" | "jsonl"> = {
+/** The options that name an output file, and the file each names. */
+type OutputFile = "timeline" | "folded" | "coverage" | "aflMap" | "edges" | "jsonl";
+
+export const FILE_OPTIONS: Record<string, OutputFile> = {
   "--timeline": "timeline",
   "--folded": "folded",
   "--coverage": "coverage",
   "--afl-map": "aflMap",
+  "--edges": "edges",
   "--jsonl": "jsonl",
 };
 

@@ -1,6 +1,6 @@
 /**
  * The analysis outputs of a decode: options (`--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--jsonl`, `--symbols`,
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--symbols`,
  * `--stack-depth`) in, files out, through the analysis layer's call stacks and exports.
  * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
  * being asked, as perf names them.
@@ -69,7 +69,7 @@ export interface AnalysisContext {
 }
 
 type FileKind = (typeof FILE_OPTIONS)[string];
-const FILE_KINDS: readonly FileKind[] = ["timeline", "jsonl", "folded", "coverage", "aflMap"];
+const FILE_KINDS: readonly FileKind[] = ["timeline", "jsonl", "folded", "coverage", "aflMap", "edges"];
 
 interface Output {
   kind: FileKind;
@@ -99,7 +99,8 @@ export class AnalysisOutputs {
       this.folded = new FoldedStacks(names);
       sinks.push(this.folded);
     }
-    if (options.coverage !== undefined || options.aflMap !== undefined) this.coverage = new Coverage();
+    if (options.coverage !== undefined || options.aflMap !== undefined || options.edges !== undefined)
+      this.coverage = new Coverage();
     this.analysis = new CallAnalysis({
       sinks,
       coverage: this.coverage,
@@ -143,10 +144,20 @@ export class AnalysisOutputs {
     if (warning !== undefined) this.context.warn?.(warning);
   }
 
+  /** Coverage past its tables' limit is not exact: say so (the JSON does, the map and the edge list cannot). */
+  private warnDropped(): void {
+    const d = this.coverage?.dropped();
+    if (d === undefined || d.blocks + d.edges === 0) return;
+    this.context.warn?.(
+      `coverage: over ${d.limit} distinct blocks or edges: ${d.blocks} block and ${d.edges} edge runs not counted (the JSON's "dropped"); decode part of the trace at a time (flow: --pt FILE:FROM-TO; perf: --time-range) to count them all.`,
+    );
+  }
+
   /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
   finish(): string | undefined {
     this.analysis.finish();
     this.warnClock();
+    this.warnDropped();
     const problems: string[] = [];
     for (const { kind, path, file } of this.files) {
       try {
@@ -154,6 +165,7 @@ export class AnalysisOutputs {
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
         else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
+        else if (kind === "edges") this.coverage!.writeEdges(write);
         file.close();
       } catch (e) {
         problems.push(`cannot write ${path}: ${ioErrorText(e)}.`);

@@ -86,7 +86,16 @@ timeline labels its unit, in otherData.timeUnit and the process name):
                                        speedscope): "frame;frame;frame weight" lines.
   --folded-weight insn|time            weigh folded stacks by instructions (default) or time.
   --coverage <file>                    basic blocks and edges with execution counts, as JSON.
-  --afl-map <file>                     the AFL-style 64 KiB edge bitmap (raw bytes).
+                                       Every transfer is an edge: branches taken and not
+                                       taken, returns, indirect and far transfers, interrupts.
+                                       None crosses a gap (tracing off, overflow, decode
+                                       error): the block after one is reached from nowhere.
+  --afl-map <file>                     the edges as AFL++'s QEMU mode counts them: a 64 KiB
+                                       map (raw bytes) indexed by loc ^ prev, where loc =
+                                       ((addr >> 4) ^ (addr << 8)) & 0xffff of the block
+                                       entered, prev = loc >> 1 of the block before (0 after
+                                       a gap); counts stop at 255.
+  --edges <file>                       the edges as text: "0xFROM 0xTO COUNT" lines, sorted.
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
   --symbols [<file>[:<base>]]          functions are named without it: from the symbol
@@ -112,5 +121,6 @@ examples:
              --pevent:sysroot . --sb:switch --pevent:primary primary.sideband.pevent --pt pt.bin
   ptkit flow --elf ./a.out --nom-freq 37 --pt trace.pt --quiet \\
              --timeline calls.json --folded stacks.folded --folded-weight time
-  ptkit flow --elf ./target --pt trace.pt --quiet --coverage cov.json --afl-map afl.bin
+  ptkit flow --elf ./target --pt trace.pt --quiet --coverage cov.json --afl-map afl.bin \\
+             --edges edges.txt
 `;

@@ -1,6 +1,6 @@
 /**
  * `ptkit perf`'s analysis outputs: ptkit flow's `--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map` and `--stack-depth` (analysis-outputs.ts
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges` and `--stack-depth` (analysis-outputs.ts
  * parses them and writes the files) fed from every decoded stream through
  * {@link StreamFeeds}: a track per thread, named by its COMM (the idle task and
  * unknown threads, which run on several CPUs at once, get a track per CPU); frames
@@ -164,7 +164,7 @@ export class PerfAnalysis {
   finish(): { error?: string; summary: string } {
     const error = this.outputs.finish();
     const o = this.options;
-    const files = [o.timeline, o.folded, o.coverage, o.aflMap].filter((f) => f !== undefined);
+    const files = [o.timeline, o.folded, o.coverage, o.aflMap, o.edges].filter((f) => f !== undefined);
     const threads = this.outputs.analysis.threads;
     const pids = new Set(threads.map((t) => t.pid)).size;
     const plural = (n: number, what: string) =>

@@ -74,8 +74,14 @@ analysis outputs (as ptkit flow writes them; any number at once):
   --folded-weight insn|time
                          weigh folded stacks by instructions (default) or
                          time (ns).
-  --coverage <file>      basic blocks and edges with execution counts, as JSON.
-  --afl-map <file>       the AFL-style 64 KiB edge bitmap (raw bytes).
+  --coverage <file>      basic blocks and edges with execution counts, as JSON;
+                         every transfer is an edge (branches taken and not,
+                         returns, indirect and far ones, interrupts), none
+                         across a gap: the block after one is reached from
+                         nowhere.
+  --afl-map <file>       the edges in AFL++'s QEMU-mode 64 KiB map (raw bytes;
+                         see ptkit flow --help); counts stop at 255.
+  --edges <file>         the edges as "0xFROM 0xTO COUNT" lines, sorted.
   --stack-depth <n>      frames kept per call stack (default 4096; deeper ones
                          are counted, not named).
   They follow --cpu, --tid and --time-range. Printed output stays as without

@@ -1,8 +1,8 @@
 /**
  * `ptkit flow`'s analysis outputs do not depend on the decoder: the block decoder
  * (default, and with end-on-call/jump) writes the same --folded, --timeline,
- * --coverage, --afl-map and --jsonl files as the instruction decoder, byte for byte,
- * and prints the same listing, on kernel-traced runs: generated programs (system
+ * --coverage, --afl-map, --edges and --jsonl files as the instruction decoder, byte
+ * for byte, and prints the same listing, on kernel-traced runs: generated programs (system
  * calls through SYSRETQ, interrupts through IRETQ, indirect jumps and calls, each run
  * many times so that the block decoder works from its block cache), and, where gcc
  * and valgrind are installed, the real programs of test/fixtures/programs as
@@ -29,11 +29,10 @@ import {
   USER_BASE,
 } from "../unit/gen/random-program.js";
 
-const OUTPUTS = ["folded.txt", "timeline.json", "coverage.json", "afl.bin", "flow.jsonl"];
-const OUTPUT_ARGS = ["--folded", "--timeline", "--coverage", "--afl-map", "--jsonl"].flatMap((o, k) => [
-  o,
-  OUTPUTS[k]!,
-]);
+const OUTPUTS = ["folded.txt", "timeline.json", "coverage.json", "afl.bin", "edges.txt", "flow.jsonl"];
+const OUTPUT_ARGS = ["--folded", "--timeline", "--coverage", "--afl-map", "--edges", "--jsonl"].flatMap(
+  (o, k) => [o, OUTPUTS[k]!],
+);
 
 /** The block decoder's variants, then the instruction decoder (the reference). */
 const DECODERS: [string, string[]][] = [

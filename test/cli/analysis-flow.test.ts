@@ -1,6 +1,6 @@
 /**
  * `ptkit flow` with the analysis outputs (--timeline, --folded, --coverage, --afl-map,
- * --jsonl, --symbols): the files are written, their contents match the library's
+ * --edges, --jsonl, --symbols): the files are written, their contents match the library's
  * golden exports, and the ptxed output on stdout is the same with and without them.
  * Frames are named from the ELF files loaded without being asked; where they cannot
  * be, a warning says why once per file.
@@ -92,6 +92,7 @@ test("the outputs are written and stdout keeps ptxed's output", async () => {
       ["--folded", "f.txt"],
       ["--coverage", "c.json"],
       ["--afl-map", "afl.bin"],
+      ["--edges", "e.txt"],
       ["--jsonl", "flow.jsonl"],
     ].flat();
     const r = await run(dir, decoder, ...RAW, "--nom-freq", "20", "--pt", "trace.pt", ...outs);
@@ -108,8 +109,15 @@ test("the outputs are written and stdout keeps ptxed's output", async () => {
       timelineFrames(doc.traceEvents).map((e) => `${e.name} ${e.ts} ${e.dur}`);
     assert.deepEqual(frames(timeline), frames(golden));
     assert.match(readFileSync(join(dir, "f.txt"), "utf8"), /^trace\.pt;0x401000 5$/m);
-    assert.equal(JSON.parse(readFileSync(join(dir, "c.json"), "utf8")).schema, "ptkit-coverage");
+    const coverage = JSON.parse(readFileSync(join(dir, "c.json"), "utf8"));
+    assert.equal(coverage.schema, "ptkit-coverage");
     assert.equal(readFileSync(join(dir, "afl.bin")).length, 65536);
+    // The edge list is the JSON's edges, as text.
+    assert.deepEqual(
+      readFileSync(join(dir, "e.txt"), "utf8").split("\n").slice(0, -1),
+      coverage.edges.map((e: { from: string; to: string; count: number }) => `${e.from} ${e.to} ${e.count}`),
+    );
+    assert.ok(coverage.edges.length > 5);
     const lines = readFileSync(join(dir, "flow.jsonl"), "utf8").trim().split("\n");
     assert.equal(lines.filter((l) => l.includes('"type":"insn"')).length, 18);
   }

@@ -1,15 +1,37 @@
 /**
  * Coverage of the executed code: basic blocks as they ran (first and last instruction,
- * instruction count, executions), edges between them (the branch instruction, where it
- * went, how often; not-taken conditional branches included) and an AFL-style 64 KiB
- * edge bitmap.
+ * instruction count, executions), edges between them with exact counts, an AFL++-style
+ * 64 KiB edge bitmap, and a plain edge list.
  *
- * The bitmap follows AFL's QEMU mode (the scheme PT fuzzers such as PTfuzzer reuse for
- * decoded traces): each block start address is hashed to a 16-bit location,
- * `cur = ((addr >> 4) ^ (addr << 8)) & 0xffff`; entering a block increments the byte at
- * `cur ^ prev` (wrapping at 256, as AFL's counters do) and sets `prev = cur >> 1`.
- * `prev` is 0 at the start and after every gap, so the first block after one counts as
- * reached from nowhere. Only the low 20 bits of the address matter.
+ * Edges. Every transfer of control is an edge `from → to`, counted each time the
+ * instruction at `to` runs after it:
+ * - a branch instruction (at `from`) and where the next instruction ran (`to`):
+ *   conditional jumps taken and not taken (then `to` is the fall-through), direct and
+ *   indirect jumps and calls, returns (compressed or not), far transfers (far call,
+ *   jump and return, INT n, SYSCALL/SYSENTER, SYSRET/SYSEXIT, IRET, VM entries);
+ * - an interrupt, exception or TSX abort (an asynchronous branch): from the address it
+ *   was taken at (the instruction that had not completed, which IRET comes back to) to
+ *   the handler.
+ * (libxdc, the decoder of kAFL and Nyx, hashes (from, to) pairs into its bitmap
+ * instead; its cached decode records conditional branches only, and its counters wrap.)
+ *
+ * Gaps. Where the trace does not say where control went (TIP.PGD … TIP.PGE, including
+ * transfers into untraced code such as a SYSCALL into an untraced kernel; an overflow;
+ * a decode error and the resync after it; a thread switch) there is no edge: the branch
+ * before the gap has none (even a taken conditional jump: no instruction of its target
+ * was seen), and the first block after it is reached from nowhere (its AFL location is
+ * XORed with 0, as at the start of the trace).
+ *
+ * The bitmap (`aflMap`) follows AFL++'s QEMU mode, which fuzzers taking PT traces (such
+ * as PTfuzzer) reuse: each block start address is hashed to a 16-bit location,
+ * `cur = ((addr >> 4) ^ (addr << 8)) & 0xffff` (so only the low 20 bits matter);
+ * entering a block adds one to the byte at `cur ^ prev` and sets `prev = cur >> 1`.
+ * The counters saturate: 255 stays 255 (AFL++'s NeverZero counters wrap 255 to 1 and
+ * AFL's and libxdc's to 0, which would put an edge run 256 times in a low hit-count
+ * bucket, or none). `prev` is 0 at the start and after every gap.
+ *
+ * The edge list ({@link writeEdges}): one line per edge, `0xFROM 0xTO COUNT`, addresses
+ * in hex, the count in decimal, sorted by `from` then `to` (the JSON's edges).
  *
  * JSON schema "ptkit-coverage" version 1:
  * ```
@@ -53,13 +75,21 @@ export class Coverage {
     this.blockInsns[id] = insns;
   }
 
-  /** The branch at (fromHi:fromLo) went to (toHi:toLo), where a block starts. */
+  /** Control went from (fromHi:fromLo) to (toHi:toLo), where a block starts. */
   edge(fromHi: number, fromLo: number, toHi: number, toLo: number): void {
     this.enter(toLo);
     const id = this.edges.id(fromHi, fromLo, toHi, toLo);
     if (id < 0) return;
     if (id >= this.edgeCount.length) this.edgeCount = growFloat64(this.edgeCount, id + 1);
     this.edgeCount[id]! += 1;
+  }
+
+  /**
+   * Executions not counted because the tables were full (`maxEntries` distinct blocks
+   * or edges): the JSON's "dropped"; 0 and 0 when the coverage is complete.
+   */
+  dropped(): { blocks: number; edges: number; limit: number } {
+    return { blocks: this.blocks.refused, edges: this.edges.refused, limit: this.edges.maxEntries };
   }
 
   /** A block starts at an address with low half `lo` that no edge leads to (after a gap). */
@@ -71,7 +101,9 @@ export class Coverage {
   private enter(lo: number): void {
     const cur = ((lo >>> 4) ^ (lo << 8)) & 0xffff;
     const i = cur ^ this.prev;
-    this.aflMap[i] = (this.aflMap[i]! + 1) & 0xff;
+    // Saturate: 256 - 1 = 255 (see the module comment).
+    const v = this.aflMap[i]! + 1;
+    this.aflMap[i] = v - (v >>> 8);
     this.prev = cur >>> 1;
   }
 
@@ -79,47 +111,109 @@ export class Coverage {
   write(out: (chunk: string) => void, name?: (hi: number, lo: number) => string | undefined): void {
     out('{"schema":"ptkit-coverage","version":1,\n"blocks":[');
     const bk = this.blocks.keys;
-    let parts: string[] = [];
-    const flush = () => {
-      out(parts.join(""));
-      parts = [];
-    };
-    let first = true;
-    for (const id of sortedIds(bk, this.blocks.size)) {
-      const k = 4 * id;
+    writeSorted(out, this.blocks, (id, k, first) => {
       const sym = name?.(bk[k]!, bk[k + 1]!);
-      parts.push(
+      return (
         `${first ? "\n" : ",\n"}{"start":"0x${hex64(bk[k]!, bk[k + 1]!, 0)}","end":"0x${hex64(bk[k + 2]!, bk[k + 3]!, 0)}",` +
-          `"insns":${this.blockInsns[id]},"count":${this.blockCount[id]}${sym === undefined ? "" : `,"symbol":${JSON.stringify(sym)}`}}`,
+        `"insns":${this.blockInsns[id]},"count":${this.blockCount[id]}${sym === undefined ? "" : `,"symbol":${JSON.stringify(sym)}`}}`
       );
-      first = false;
-      if (parts.length >= 4096) flush();
-    }
-    parts.push('],\n"edges":[');
+    });
+    out('],\n"edges":[');
     const ek = this.edges.keys;
-    first = true;
-    for (const id of sortedIds(ek, this.edges.size)) {
-      const k = 4 * id;
-      parts.push(
+    writeSorted(
+      out,
+      this.edges,
+      (id, k, first) =>
         `${first ? "\n" : ",\n"}{"from":"0x${hex64(ek[k]!, ek[k + 1]!, 0)}","to":"0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)}","count":${this.edgeCount[id]}}`,
-      );
-      first = false;
-      if (parts.length >= 4096) flush();
-    }
-    parts.push(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
-    flush();
+    );
+    out(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
+  }
+
+  /** The edge list, in chunks: `0xFROM 0xTO COUNT` lines (see the module comment). */
+  writeEdges(out: (chunk: string) => void): void {
+    const ek = this.edges.keys;
+    writeSorted(
+      out,
+      this.edges,
+      (id, k) =>
+        `0x${hex64(ek[k]!, ek[k + 1]!, 0)} 0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)} ${this.edgeCount[id]}\n`,
+    );
   }
 }
 
-/** Ids 0..n-1 ordered by their four key words (two addresses). */
-function sortedIds(keys: Uint32Array, n: number): Uint32Array {
-  const ids = new Uint32Array(n);
-  for (let i = 0; i < n; i++) ids[i] = i;
-  return ids.sort((x, y) => {
-    for (let w = 0; w < 4; w++) {
-      const d = keys[4 * x + w]! - keys[4 * y + w]!;
-      if (d !== 0) return d;
+/** The entries of `table` sorted by key, each `line(id, 4 * id, first)`, written in chunks. */
+function writeSorted(
+  out: (chunk: string) => void,
+  table: KeyTable,
+  line: (id: number, k: number, first: boolean) => string,
+): void {
+  let parts: string[] = [];
+  let first = true;
+  for (const id of sortedIds(table)) {
+    parts.push(line(id, 4 * id, first));
+    first = false;
+    if (parts.length >= 4096) {
+      out(parts.join(""));
+      parts = [];
     }
-    return 0;
-  });
+  }
+  if (parts.length > 0) out(parts.join(""));
+}
+
+/** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */
+const sorted = new WeakMap<KeyTable, Uint32Array>();
+
+/**
+ * Ids 0..size-1 of `table` ordered by their four key words (two addresses). Millions of
+ * edges: a comparison function called for each of their ~40 million comparisons takes
+ * seconds, so the ids are sorted natively as 64-bit numbers that order them by the
+ * first address: the rank of its high half (few distinct: user space, the kernel) in
+ * the top 11 bits, its low half, the id in the low 21 bits; then each run of one first
+ * address (the targets of one branch) is sorted by the second.
+ */
+function sortedIds(table: KeyTable): Uint32Array {
+  const n = table.size;
+  const keys = table.keys;
+  const done = sorted.get(table);
+  if (done?.length === n) return done;
+  const his = new Set<number>();
+  for (let k = 0; k < 4 * n && his.size <= 1 << 11; k += 4) his.add(keys[k]!);
+  let ids: Uint32Array;
+  if (n > 1 << 21 || his.size > 1 << 11 || !LITTLE_ENDIAN) {
+    ids = new Uint32Array(n);
+    for (let i = 0; i < n; i++) ids[i] = i;
+    ids.sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 0));
+  } else {
+    const rank = new Map([...his].sort((a, b) => a - b).map((hi, r) => [hi, r]));
+    const packed = new BigUint64Array(n);
+    const w = new Uint32Array(packed.buffer);
+    for (let i = 0; i < n; i++) {
+      const lo = keys[4 * i + 1]!;
+      w[2 * i] = (((lo & 0x7ff) << 21) | i) >>> 0;
+      w[2 * i + 1] = ((rank.get(keys[4 * i]!)! << 21) | (lo >>> 11)) >>> 0;
+    }
+    packed.sort();
+    ids = new Uint32Array(n);
+    for (let j = 0; j < n; j++) ids[j] = w[2 * j]! & 0x1fffff;
+    for (let j = 0; j < n; ) {
+      const k = 4 * ids[j]!;
+      let e = j + 1;
+      while (e < n && keys[4 * ids[e]!] === keys[k] && keys[4 * ids[e]! + 1] === keys[k + 1]) e++;
+      if (e - j > 1) ids.subarray(j, e).sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 2));
+      j = e;
+    }
+  }
+  sorted.set(table, ids);
+  return ids;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** Key words from `w` on at keys[x..x+4) against keys[y..y+4): negative, 0 or positive. */
+function compareKeys(keys: Uint32Array, x: number, y: number, w: number): number {
+  for (; w < 4; w++) {
+    const d = keys[x + w]! - keys[y + w]!;
+    if (d !== 0) return d;
+  }
+  return 0;
 }
