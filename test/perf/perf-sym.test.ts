@@ -13,11 +13,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { fileMode } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
-import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import { loopProgram, traceOf } from "./pt-file.js";
 
 const HASE = "real/hase";
 const RUN = "2018-05/control_flow-20180515T180451";
