@@ -30,6 +30,7 @@ import { DEFAULT_LARGE_TRACE, type LargeWorkload, loadLargeWorkload } from "./la
 import { type LibiptOutcome, runLibipt } from "./libipt.js";
 import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
 import { REPO_ROOT } from "./paths.js";
+import { DEFAULT_PERF_INSNS, loadPerfWorkload, type PerfWorkload } from "./perf-workload.js";
 import { measurePtkitDecoder } from "./ptkit-decoder.js";
 import { type LoopResult, measurePtkitLoop } from "./ptkit-loop.js";
 import { DEFAULT_SEED, DEFAULT_SIZE, loadOrGenerate } from "./synthetic-trace.js";
@@ -48,6 +49,8 @@ const USAGE = `usage: npm run bench -- [options]
   --no-whole       skip them
   --whole-runs <n> alternating rounds per whole-process pair, medians taken (default 3)
   --large-size <MiB>  trace size of the large-footprint workload (default ${DEFAULT_LARGE_TRACE / 1048576})
+  --whole-perf     only the analysis pairs: ptkit perf vs Linux perf on a perf.data
+  --perf-insns <M> millions of instructions in that perf.data (default ${DEFAULT_PERF_INSNS / 1e6})
   --json           print machine-readable results only
   -h, --help       this text`;
 
@@ -62,6 +65,9 @@ interface Options {
   whole: "only" | "too" | "no";
   wholeRuns: number;
   largeSize: number;
+  /** Only the analysis pairs (ptkit perf vs Linux perf). */
+  wholePerf: boolean;
+  perfInsns: number;
 }
 
 function fail(msg: string): never {
@@ -84,6 +90,8 @@ function parseOptions(argv: string[]): Options {
         "no-whole": { type: "boolean" },
         "whole-runs": { type: "string" },
         "large-size": { type: "string" },
+        "whole-perf": { type: "boolean" },
+        "perf-insns": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -118,6 +126,10 @@ function parseOptions(argv: string[]): Options {
     whole: values.whole ? "only" : values["no-whole"] ? "no" : "too",
     wholeRuns: num("whole-runs", values["whole-runs"], 3, 1, true),
     largeSize: Math.round(largeMib * 1048576),
+    wholePerf: values["whole-perf"] === true,
+    perfInsns: Math.round(
+      num("perf-insns", values["perf-insns"], DEFAULT_PERF_INSNS / 1e6, 0.001, false) * 1e6,
+    ),
   };
 }
 
@@ -221,6 +233,15 @@ function main(): void {
   const log = (s = "") => {
     if (!opt.json) process.stdout.write(`${s}\n`);
   };
+
+  if (opt.wholePerf) {
+    const whole = runWholePerf(opt);
+    if (opt.json) process.stdout.write(`${JSON.stringify({ whole }, null, 2)}\n`);
+    else logWhole(log, whole);
+    for (const p of whole.bench.problems) process.stderr.write(`bench: FAILED: ${p}\n`);
+    if (whole.bench.problems.length) process.exitCode = 1;
+    return;
+  }
 
   // --- the trace -----------------------------------------------------------------
   let path: string;
@@ -466,9 +487,34 @@ function logAnalysis(log: (s?: string) => void, a: AnalysisBench | { skip: strin
 }
 
 interface WholeResult {
-  large: Omit<LargeWorkload, "elfs"> | { skip: string };
+  large?: Omit<LargeWorkload, "elfs"> | { skip: string };
+  perf?: PerfWorkload | { skip: string };
   skipped: string[];
   bench: WholeBench;
+}
+
+/** The perf.data workload of the analysis pairs, made first if it is not cached. */
+function perfWorkload(opt: Options): PerfWorkload | { skip: string } {
+  if (!opt.json) process.stdout.write("whole-process benchmark: preparing the perf.data workload...\n");
+  try {
+    return loadPerfWorkload({ insns: opt.perfInsns });
+  } catch (e) {
+    return { skip: (e as Error).message };
+  }
+}
+
+/** Only the analysis pairs: ptkit perf vs Linux perf. */
+function runWholePerf(opt: Options): WholeResult {
+  const perf = perfWorkload(opt);
+  const { pairs, skipped } = wholePairs({
+    synthetic: undefined,
+    large: undefined,
+    gzip: false,
+    perf: "skip" in perf ? undefined : perf,
+    perfOnly: true,
+  });
+  if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
+  return { perf, skipped, bench: measureWhole(pairs, opt.wholeRuns) };
 }
 
 /** The whole-process comparisons, making the large-footprint workload first if it is not cached. */
@@ -483,18 +529,33 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   } catch (e) {
     largeInfo = { skip: (e as Error).message };
   }
-  const { pairs, skipped } = wholePairs({ synthetic: { path, bytes: buf }, large, gzip: true });
+  const perf = perfWorkload(opt);
+  const { pairs, skipped } = wholePairs({
+    synthetic: { path, bytes: buf },
+    large,
+    gzip: true,
+    perf: "skip" in perf ? undefined : perf,
+  });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
+  if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
   const bench = measureWhole(pairs, opt.wholeRuns);
   // The decoders must also find every instruction the trace-unit model traced.
   for (const r of bench.rows)
     if (large && r.workload === "large" && r.ptkit.count !== large.insns)
       bench.problems.push(`${r.what}: ${r.ptkit.count} instructions, the run had ${large.insns}`);
-  return { large: largeInfo, skipped, bench };
+  return { large: largeInfo, perf, skipped, bench };
 }
 
 function logWhole(log: (s?: string) => void, w: WholeResult): void {
-  if (!("skip" in w.large)) {
+  if (w.perf && !("skip" in w.perf)) {
+    const p = w.perf;
+    log(
+      `perf.data ${fmtInt(p.insns)} instructions of the large program, ${fmtInt(p.functions)} functions in ` +
+        `${p.elfs.length} ELF images; trace ${fmt(p.traceBytes / 1048576, 1)} MiB (user mode)`,
+    );
+    log(`         ${p.source}`);
+  }
+  if (w.large && !("skip" in w.large)) {
     const l = w.large;
     log(
       `large    ${fmtInt(l.blocks)} blocks, ${fmt(l.codeBytes / 1048576, 2)} MiB of code in 4 ELF images; ` +

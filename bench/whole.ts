@@ -14,7 +14,7 @@
  * agree (packet or instruction counts) or the benchmark fails.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { fmt, fmtInt, table } from "./format.js";
@@ -25,6 +25,10 @@ export interface Command {
   argv: string[];
   /** The count its output shows (packets, instructions), or why it failed. */
   count: (stdout: string) => number | undefined;
+  /** Environment variables to set (e.g. HOME for perf's build-id cache). */
+  env?: Record<string, string>;
+  /** Where its standard output goes (then `count` gets "" and reads the file): big outputs. */
+  stdoutFile?: string;
 }
 
 export interface Pair {
@@ -34,6 +38,10 @@ export interface Pair {
   peer: Command;
   /** What the count is, for the report ("packets", "instructions"); none: exit status only. */
   counted?: string;
+  /** Both write their standard output to files that must be byte-identical. */
+  identical?: boolean;
+  /** Both must count something (not 0): they print different things, but both print. */
+  nonEmpty?: boolean;
 }
 
 export interface ProcStats {
@@ -93,12 +101,20 @@ interface Run {
   stdout: string;
 }
 
-function runOnce(argv: string[]): Run | string {
+function runOnce(cmd: Command): Run | string {
+  const { argv } = cmd;
+  const fd = cmd.stdoutFile === undefined ? undefined : openSync(cmd.stdoutFile, "w");
   const cpu0 = childrenCpuMs();
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", maxBuffer: 1 << 26 });
+  const r = spawnSync(argv[0]!, argv.slice(1), {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+    env: cmd.env ? { ...process.env, ...cmd.env } : process.env,
+    stdio: ["ignore", fd ?? "pipe", "pipe"],
+  });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const cpu1 = childrenCpuMs();
+  if (fd !== undefined) closeSync(fd);
   if (r.error || r.status !== 0) {
     const why = (r.stderr || String(r.error ?? `exit status ${r.status}`))
       .trim()
@@ -110,7 +126,7 @@ function runOnce(argv: string[]): Run | string {
   return {
     wallMs,
     cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
-    stdout: r.stdout,
+    stdout: r.stdout ?? "",
   };
 }
 
@@ -146,7 +162,7 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
       [p.ptkit, a],
       [p.peer, b],
     ] as const) {
-      const r = runOnce(cmd.argv);
+      const r = runOnce(cmd);
       if (typeof r === "string") return `${p.what} on ${p.workload}: ${r}`;
       if (i >= 0) out.push(r);
     }
@@ -155,6 +171,12 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
   const peer = stats(p.peer, b);
   if (p.counted && (ptkit.count === undefined || ptkit.count !== peer.count))
     return `${p.what} on ${p.workload}: ptkit counted ${ptkit.count} ${p.counted}, the peer ${peer.count}`;
+  if (p.nonEmpty && !(ptkit.count! > 0 && peer.count! > 0))
+    return `${p.what} on ${p.workload}: ptkit counted ${ptkit.count}, the peer ${peer.count}: not both printed`;
+  if (p.identical) {
+    const differ = firstDifference(p.ptkit.stdoutFile!, p.peer.stdoutFile!);
+    if (differ !== undefined) return `${p.what} on ${p.workload}: the outputs differ at byte ${differ}`;
+  }
   return {
     what: p.what,
     workload: p.workload,
@@ -186,6 +208,46 @@ export function measureWhole(pairs: Pair[], runs: number): WholeBench {
       problems.push(`${r.what} on ${r.workload}: ${r.ptkit.count} instructions, the first decoder ${seen}`);
   }
   return { runs, loadBefore, loadAfter: loadavg(), rows, problems };
+}
+
+/** The offset of the first byte where two files differ (or one ends), undefined if they are the same. */
+export function firstDifference(a: string, b: string): number | undefined {
+  const fa = openSync(a, "r");
+  const fb = openSync(b, "r");
+  try {
+    const ba = new Uint8Array(1 << 20);
+    const bb = new Uint8Array(1 << 20);
+    for (let at = 0; ; ) {
+      const na = readSync(fa, ba, 0, ba.length, at);
+      const nb = readSync(fb, bb, 0, bb.length, at);
+      const n = Math.min(na, nb);
+      for (let i = 0; i < n; i++) if (ba[i] !== bb[i]) return at + i;
+      if (na !== nb) return at + n;
+      if (na === 0) return undefined;
+      at += n;
+    }
+  } finally {
+    closeSync(fa);
+    closeSync(fb);
+  }
+}
+
+/** Lines of a file for which `keep` holds, read a chunk at a time (outputs of hundreds of MB). */
+export function countFileLines(path: string, keep: (line: string) => boolean = () => true): number {
+  const fd = openSync(path, "r");
+  const buf = Buffer.alloc(1 << 20);
+  let n = 0;
+  let rest = "";
+  try {
+    for (let got = readSync(fd, buf); got > 0; got = readSync(fd, buf)) {
+      const lines = (rest + buf.toString("latin1", 0, got)).split("\n");
+      rest = lines.pop()!;
+      for (const l of lines) if (keep(l)) n++;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return rest !== "" && keep(rest) ? n + 1 : n;
 }
 
 /* Output parsers. */
