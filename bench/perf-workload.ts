@@ -26,7 +26,7 @@ import { CACHE_DIR } from "./paths.js";
 
 /** Bump when the program, the run, the trace or the file layout changes. */
 const CACHE_VERSION = 1;
-export const DEFAULT_PERF_INSNS = 10_000_000;
+export const DEFAULT_PERF_INSNS = 5_000_000;
 /** The `ptkit simulate` options of the trace: user mode only, timing packets on. */
 const PERF_TRACE_OPTIONS = ["--user", "--no-retc", "--tsc", "--mtc", "3", "--cyc", "0"];
 const SEGMENT_INSNS = 2_000_000;
@@ -54,7 +54,7 @@ export interface PerfWorkload {
 export interface PerfWorkloadOptions {
   seed?: number;
   codeBytes?: number;
-  /** Instructions to run (at least; default 10 million). */
+  /** Instructions to run (at least; default 5 million). */
   insns?: number;
   cacheDir?: string;
 }
