@@ -42,7 +42,7 @@ export interface PerfSink {
    * A block of instructions in `image` (block decoder), not empty; `lastClass` is the
    * {@link FlowClass} of its last instruction (a call is always last: see {@link blockDecoderConfig}).
    */
-  block(where: PerfWhere, block: Block, image: Image, lastClass: number): void;
+  block(where: PerfWhere, block: Block, image: Image, lastClass: number, decoder: BlockDecoder): void;
   /**
    * A taken branch: perf script's flags (call, jcc, tr strt, tr end  syscall, ...),
    * from → to (0 for none); `names` names the addresses in the running process.
@@ -308,7 +308,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     if (where.inRange) {
       arrive(branchClass, block.ipHi, block.ipLo);
-      sink.block(where, block, d.image, fclass);
+      sink.block(where, block, d.image, fclass, d);
     }
     leave(hi, lo, size, fclass);
     return status;

@@ -1,9 +1,7 @@
 /**
- * Synthetic perf.data files with a real Intel PT trace in them, for `ptkit perf`
- * tests: the trace comes from the packet generator (src/unit/gen) run over an
- * execution of a small program, the sideband (COMM exec, MMAP/MMAP2, ITRACE_START,
- * SWITCH_CPU_WIDE) and AUXTRACE_INFO are written as perf writes them. perf time
- * equals the TSC (TIME_CONV shift 0, mult 1, zero 0), so record times are TSCs.
+ * Programs, executions and traces for the synthetic perf.data files of the `ptkit
+ * perf` tests (written by tools/perf/pt-file.ts's PtFile): small programs, their
+ * executions in JSON Lines, and their traces from the packet generator (src/unit/gen).
  */
 
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
