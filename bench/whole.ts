@@ -3,15 +3,18 @@
  * dist/src/cli/main.js ...`), start-up, file reading, image loading and all, against
  * the peer's equivalent process (the libipt harness, tools/libipt/harness.c, in its
  * one-pass modes: `--bench 0` packet decoding, `--bench-flow 0 block|insn` flow
- * decoding like ptxed --quiet). The micro-benchmarks time decoding loops in a warm
- * process; these time what a user waits for.
+ * decoding like ptxed --quiet; Linux perf's `perf script` and `perf report` for
+ * `ptkit perf`). The micro-benchmarks time decoding loops in a warm process; these
+ * time what a user waits for.
  *
  * Each pair runs once untimed (page cache), then alternates ptkit, peer, ptkit, peer
  * for `runs` rounds, so that load on the machine falls on both alike; the table has
  * medians of wall time and of CPU time (user + system, the child's, from
  * /proc/self/stat's cutime and cstime: Linux only, clock-tick resolution, usually
  * 10 ms) and ratios peer / ptkit (> 1: ptkit is faster). Each pair's outputs must
- * agree (packet or instruction counts) or the benchmark fails.
+ * agree (packet or instruction counts, byte for byte where both print the same, or
+ * at least both print something) or the benchmark fails. Big outputs go to files
+ * ({@link Command.stdoutFile}), as a user would redirect them.
  */
 import { spawnSync } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
