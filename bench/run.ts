@@ -14,8 +14,9 @@
  * 5. Whole processes (whole.ts, whole-pairs.ts): ptkit's commands as processes against
  *    the libipt harness's, on the synthetic trace, the gzip workload and the
  *    large-footprint workload (large-workload.ts: 3 MiB of code in four ELF images,
- *    a 100 MiB trace with timing packets), and ptkit's start-up. `--whole` runs only
- *    these.
+ *    a 100 MiB trace with timing packets), and ptkit's start-up; `ptkit perf`'s
+ *    analyses against Linux perf's on a perf.data of that program (perf-workload.ts).
+ *    `--whole` runs only these, `--whole-perf` only the perf ones.
  * Prints tables, or JSON with --json.
  */
 import { readFileSync } from "node:fs";
