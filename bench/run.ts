@@ -14,8 +14,9 @@
  * 5. Whole processes (whole.ts, whole-pairs.ts): ptkit's commands as processes against
  *    the libipt harness's, on the synthetic trace, the gzip workload and the
  *    large-footprint workload (large-workload.ts: 3 MiB of code in four ELF images,
- *    a 100 MiB trace with timing packets), and ptkit's start-up. `--whole` runs only
- *    these.
+ *    a 100 MiB trace with timing packets), and ptkit's start-up; `ptkit perf`'s
+ *    analyses against Linux perf's on a perf.data of that program (perf-workload.ts).
+ *    `--whole` runs only these, `--whole-perf` only the perf ones.
  * 6. Coverage vs libxdc (libxdc.ts): `ptkit flow --afl-map` against libxdc on the
  *    fuzzing workload (fuzz-workload.ts), whole processes and libxdc warm in one
  *    process; part of the whole-process comparisons, `--fuzz` runs only this. Needs
@@ -36,6 +37,7 @@ import { type LibiptOutcome, runLibipt } from "./libipt.js";
 import { type FuzzResult, fuzzLines, fuzzProblems, fuzzReport, fuzzWorkload, runFuzz } from "./libxdc.js";
 import { analyseMix, IPC_NAMES, mixRows, type TraceMix } from "./mix.js";
 import { REPO_ROOT } from "./paths.js";
+import { DEFAULT_PERF_INSNS, loadPerfWorkload, type PerfWorkload } from "./perf-workload.js";
 import { measurePtkitDecoder } from "./ptkit-decoder.js";
 import { type LoopResult, measurePtkitLoop } from "./ptkit-loop.js";
 import { DEFAULT_SEED, DEFAULT_SIZE, loadOrGenerate } from "./synthetic-trace.js";
@@ -57,6 +59,8 @@ const USAGE = `usage: npm run bench -- [options]
   --fuzz           only the libxdc comparison on the fuzzing workload (needs $PTKIT_LIBXDC)
   --fuzz-size <MiB>   trace size of the fuzzing workload (default ${DEFAULT_FUZZ_TRACE / 1048576})
   --fuzz-runs <n>  decodes of the fuzzing trace in one libxdc process (default 20)
+  --whole-perf     only the analysis pairs: ptkit perf vs Linux perf on a perf.data
+  --perf-insns <M> millions of instructions in that perf.data (default ${DEFAULT_PERF_INSNS / 1e6})
   --json           print machine-readable results only
   -h, --help       this text`;
 
@@ -74,6 +78,9 @@ interface Options {
   fuzz: boolean;
   fuzzSize: number;
   fuzzRuns: number;
+  /** Only the analysis pairs (ptkit perf vs Linux perf). */
+  wholePerf: boolean;
+  perfInsns: number;
 }
 
 function fail(msg: string): never {
@@ -99,6 +106,8 @@ function parseOptions(argv: string[]): Options {
         fuzz: { type: "boolean" },
         "fuzz-size": { type: "string" },
         "fuzz-runs": { type: "string" },
+        "whole-perf": { type: "boolean" },
+        "perf-insns": { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -137,6 +146,10 @@ function parseOptions(argv: string[]): Options {
     fuzz: values.fuzz === true,
     fuzzSize: Math.round(fuzzMib * 1048576),
     fuzzRuns: num("fuzz-runs", values["fuzz-runs"], 20, 1, true),
+    wholePerf: values["whole-perf"] === true,
+    perfInsns: Math.round(
+      num("perf-insns", values["perf-insns"], DEFAULT_PERF_INSNS / 1e6, 0.001, false) * 1e6,
+    ),
   };
 }
 
@@ -248,6 +261,15 @@ function main(): void {
     else for (const line of fuzzReport(fuzz)) log(line);
     for (const p of fuzz.bench?.problems ?? []) process.stderr.write(`bench: FAILED: ${p}\n`);
     if (fuzz.bench?.problems.length) process.exitCode = 1;
+    return;
+  }
+
+  if (opt.wholePerf) {
+    const whole = runWholePerf(opt);
+    if (opt.json) process.stdout.write(`${JSON.stringify({ whole }, null, 2)}\n`);
+    else logWhole(log, whole);
+    for (const p of whole.bench.problems) process.stderr.write(`bench: FAILED: ${p}\n`);
+    if (whole.bench.problems.length) process.exitCode = 1;
     return;
   }
 
@@ -495,10 +517,35 @@ function logAnalysis(log: (s?: string) => void, a: AnalysisBench | { skip: strin
 }
 
 interface WholeResult {
-  large: Omit<LargeWorkload, "elfs"> | { skip: string };
-  fuzz: FuzzResult["workload"];
+  large?: Omit<LargeWorkload, "elfs"> | { skip: string };
+  fuzz?: FuzzResult["workload"];
+  perf?: PerfWorkload | { skip: string };
   skipped: string[];
   bench: WholeBench;
+}
+
+/** The perf.data workload of the analysis pairs, made first if it is not cached. */
+function perfWorkload(opt: Options): PerfWorkload | { skip: string } {
+  if (!opt.json) process.stdout.write("whole-process benchmark: preparing the perf.data workload...\n");
+  try {
+    return loadPerfWorkload({ insns: opt.perfInsns });
+  } catch (e) {
+    return { skip: (e as Error).message };
+  }
+}
+
+/** Only the analysis pairs: ptkit perf vs Linux perf. */
+function runWholePerf(opt: Options): WholeResult {
+  const perf = perfWorkload(opt);
+  const { pairs, skipped } = wholePairs({
+    synthetic: undefined,
+    large: undefined,
+    gzip: false,
+    perf: "skip" in perf ? undefined : perf,
+    perfOnly: true,
+  });
+  if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
+  return { perf, skipped, bench: measureWhole(pairs, opt.wholeRuns) };
 }
 
 /** The whole-process comparisons, making the large-footprint workload first if it is not cached. */
@@ -515,24 +562,35 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   }
   const fuzz = fuzzWorkload(opt.fuzzSize);
   const fuzzInfo = "skip" in fuzz ? fuzz : (({ elfs: _, ...info }) => info)(fuzz);
+  const perf = perfWorkload(opt);
   const { pairs, skipped } = wholePairs({
     synthetic: { path, bytes: buf },
     large,
     gzip: true,
     fuzz: "skip" in fuzz ? undefined : fuzz,
+    perf: "skip" in perf ? undefined : perf,
   });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
+  if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
   const bench = measureWhole(pairs, opt.wholeRuns);
   // The decoders must also find every instruction the trace-unit model traced.
   for (const r of bench.rows)
     if (large && r.workload === "large" && r.ptkit.count !== large.insns)
       bench.problems.push(`${r.what}: ${r.ptkit.count} instructions, the run had ${large.insns}`);
   if (!("skip" in fuzz)) bench.problems.push(...fuzzProblems(bench, fuzz));
-  return { large: largeInfo, fuzz: fuzzInfo, skipped, bench };
+  return { large: largeInfo, fuzz: fuzzInfo, perf, skipped, bench };
 }
 
 function logWhole(log: (s?: string) => void, w: WholeResult): void {
-  if (!("skip" in w.large)) {
+  if (w.perf && !("skip" in w.perf)) {
+    const p = w.perf;
+    log(
+      `perf.data ${fmtInt(p.insns)} instructions of the large program, ${fmtInt(p.functions)} functions in ` +
+        `${p.elfs.length} ELF images; trace ${fmt(p.traceBytes / 1048576, 1)} MiB (user mode)`,
+    );
+    log(`         ${p.source}`);
+  }
+  if (w.large && !("skip" in w.large)) {
     const l = w.large;
     log(
       `large    ${fmtInt(l.blocks)} blocks, ${fmt(l.codeBytes / 1048576, 2)} MiB of code in 4 ELF images; ` +
@@ -540,7 +598,7 @@ function logWhole(log: (s?: string) => void, w: WholeResult): void {
     );
     log(`         ${l.source}`);
   }
-  for (const line of fuzzLines(w.fuzz)) log(line);
+  if (w.fuzz) for (const line of fuzzLines(w.fuzz)) log(line);
   for (const line of wholeReport(w.bench)) log(line);
   for (const s of w.skipped) log(`skipped  ${s}`);
 }

@@ -12,8 +12,12 @@
  *   fuzzing workload (bench/fuzz-workload.ts): on the trace without timing and RET
  *   compression (what libxdc decodes), and with ptkit on the same test cases' trace
  *   with timing and RET compression. Only when $PTKIT_LIBXDC names a libxdc build.
+ * - the analyses of `ptkit perf` vs Linux perf's (bench/perf-workload.ts's perf.data):
+ *   instructions, branches, calls, the call timeline and folded call stacks
+ *   ({@link perfPairs}).
  */
-import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildLibiptHarness, INSTALL_HINT } from "../tools/libipt/harness.js";
 import { buildLibxdcHarness, libxdcArgv } from "../tools/libxdc/harness.js";
@@ -21,23 +25,42 @@ import { gzipFlowInputs } from "./flow.js";
 import type { FuzzWorkload } from "./fuzz-workload.js";
 import { type LargeWorkload, largeFlowArgs, largeMaps } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
-import { flowInsns, harnessField, type Pair, ptkitArgv, statsPackets, uncounted } from "./whole.js";
+import type { PerfWorkload } from "./perf-workload.js";
+import {
+  countFileLines,
+  flowInsns,
+  harnessField,
+  type Pair,
+  ptkitArgv,
+  statsPackets,
+  uncounted,
+} from "./whole.js";
 
 export interface WholeInputs {
-  /** The synthetic packet trace (file) and its bytes. */
-  synthetic: { path: string; bytes: Uint8Array };
+  /** The synthetic packet trace (file) and its bytes (none: only the analysis pairs). */
+  synthetic: { path: string; bytes: Uint8Array } | undefined;
   /** The large-footprint workload, if made. */
   large: LargeWorkload | undefined;
   /** Run the gzip workload's pairs (it needs valgrind the first time). */
   gzip: boolean;
   /** The fuzzing workload, if made (the libxdc pairs). */
   fuzz?: FuzzWorkload | undefined;
+  /** The perf.data workload of the analysis pairs, if made. */
+  perf?: PerfWorkload | undefined;
+  /** Only the analysis pairs (ptkit perf vs Linux perf). */
+  perfOnly?: boolean;
 }
 
 /** The pairs to time; the reasons for the ones left out in `skipped`. */
 export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] } {
   const skipped: string[] = [];
   const pairs: Pair[] = [];
+  if (inputs.perf) {
+    const p = perfPairs(inputs.perf);
+    if ("skip" in p) skipped.push(`ptkit perf vs perf: ${p.skip}`);
+    else pairs.push(...p.pairs);
+  }
+  if (inputs.perfOnly || !inputs.synthetic) return { pairs, skipped };
   const tiny = join(CACHE_DIR, "tiny.pt");
   writeFileSync(tiny, inputs.synthetic.bytes.subarray(0, 4096));
   pairs.push({
@@ -144,4 +167,102 @@ export function libxdcPairs(w: FuzzWorkload, skipped: string[]): Pair[] {
       bytes: { ptkit: w.timingTraceBytes, peer: w.traceBytes },
     },
   ];
+}
+
+/** perf's package, for the skip message. */
+export const PERF_HINT = "(Debian: apt-get install linux-perf)";
+
+/**
+ * `ptkit perf`'s analyses against Linux perf's on the perf.data workload, each
+ * writing its output to a file under bench/.cache/perf-out: instructions (perf
+ * script --itrace=i0ns -F ip: the same instruction count), branches (--itrace=be -F
+ * ip,addr,flags) and calls (--itrace=cr: byte-identical output), the call timeline
+ * (perf script --call-trace) and folded call stacks (perf report's every-1000th-
+ * instruction samples with call chains, -g folded; ptkit folds every instruction):
+ * both must print. Both run with HOME an empty directory, so that no build-id cache
+ * of the host's (~/.debug) comes into it.
+ */
+export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string } {
+  const version = spawnSync("perf", ["version"], { encoding: "utf8" });
+  if (version.error || version.status !== 0) return { skip: `perf is not installed ${PERF_HINT}` };
+  const home = join(CACHE_DIR, "perf-home");
+  const out = join(CACHE_DIR, "perf-out");
+  rmSync(home, { recursive: true, force: true });
+  mkdirSync(home, { recursive: true });
+  mkdirSync(out, { recursive: true });
+  const env = { HOME: home };
+  const data = w.data;
+  const file = (name: string) => join(out, name);
+  const lines = (path: string, keep?: (line: string) => boolean) => () => countFileLines(path, keep);
+  const perfScript = (name: string, ...args: string[]) => ({
+    argv: ["perf", "script", "-i", data, ...args],
+    env,
+    stdoutFile: file(name),
+  });
+  const ptkitPerf = (name: string, ...args: string[]) => ({
+    argv: ptkitArgv("perf", ...args, data),
+    env,
+    stdoutFile: file(name),
+  });
+  const workload = "perf.data";
+  const pairs: Pair[] = [];
+  const insn = (l: string) => /^[0-9a-f]{16}$/.test(l);
+  pairs.push({
+    what: "ptkit perf vs perf script --itrace=i0ns -F ip",
+    workload,
+    ptkit: { ...ptkitPerf("ptkit-insn.txt"), count: lines(file("ptkit-insn.txt"), insn) },
+    peer: {
+      ...perfScript("perf-insn.txt", "--itrace=i0ns", "-F", "ip"),
+      count: lines(file("perf-insn.txt")),
+    },
+    counted: "instruction lines",
+  });
+  for (const [flag, itrace] of [
+    ["branches", "be"],
+    ["calls", "cr"],
+  ] as const) {
+    pairs.push({
+      what: `ptkit perf --${flag} vs perf script --itrace=${itrace} -F ip,addr,flags`,
+      workload,
+      ptkit: { ...ptkitPerf(`ptkit-${flag}.txt`, `--${flag}`), count: lines(file(`ptkit-${flag}.txt`)) },
+      peer: {
+        ...perfScript(`perf-${flag}.txt`, `--itrace=${itrace}`, "-F", "ip,addr,flags"),
+        count: lines(file(`perf-${flag}.txt`)),
+      },
+      counted: `${flag} lines`,
+      identical: true,
+    });
+  }
+  const timeline = file("ptkit-timeline.json");
+  pairs.push({
+    what: "ptkit perf -q --timeline vs perf script --call-trace",
+    workload,
+    ptkit: { ...ptkitPerf("ptkit-timeline.txt", "-q", "--timeline", timeline), count: lines(timeline) },
+    peer: { ...perfScript("perf-call-trace.txt", "--call-trace"), count: lines(file("perf-call-trace.txt")) },
+    nonEmpty: true,
+  });
+  const folded = file("ptkit-folded.txt");
+  pairs.push({
+    what: "ptkit perf -q --folded vs perf report --itrace=i1000ig -g folded",
+    workload,
+    ptkit: { ...ptkitPerf("ptkit-folded.out", "-q", "--folded", folded), count: lines(folded) },
+    peer: {
+      argv: [
+        "perf",
+        "report",
+        "-i",
+        data,
+        "--itrace=i1000ig",
+        "--stdio",
+        "--no-children",
+        "-g",
+        "folded,0,caller,count",
+      ],
+      env,
+      stdoutFile: file("perf-report-folded.txt"),
+      count: lines(file("perf-report-folded.txt"), (l) => l.includes(";")),
+    },
+    nonEmpty: true,
+  });
+  return { pairs };
 }

@@ -3,18 +3,21 @@
  * dist/src/cli/main.js ...`), start-up, file reading, image loading and all, against
  * the peer's equivalent process (the libipt harness, tools/libipt/harness.c, in its
  * one-pass modes: `--bench 0` packet decoding, `--bench-flow 0 block|insn` flow
- * decoding like ptxed --quiet). The micro-benchmarks time decoding loops in a warm
- * process; these time what a user waits for.
+ * decoding like ptxed --quiet; Linux perf's `perf script` and `perf report` for
+ * `ptkit perf`). The micro-benchmarks time decoding loops in a warm process; these
+ * time what a user waits for.
  *
  * Each pair runs once untimed (page cache), then alternates ptkit, peer, ptkit, peer
  * for `runs` rounds, so that load on the machine falls on both alike; the table has
  * medians of wall time and of CPU time (user + system, the child's, from
  * /proc/self/stat's cutime and cstime: Linux only, clock-tick resolution, usually
  * 10 ms) and ratios peer / ptkit (> 1: ptkit is faster). Each pair's outputs must
- * agree (packet or instruction counts) or the benchmark fails.
+ * agree (packet or instruction counts, byte for byte where both print the same, or
+ * at least both print something) or the benchmark fails. Big outputs go to files
+ * ({@link Command.stdoutFile}), as a user would redirect them.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { fmt, fmtInt, table } from "./format.js";
@@ -25,6 +28,10 @@ export interface Command {
   argv: string[];
   /** The count its output shows (packets, instructions), or why it failed. */
   count: (stdout: string) => number | undefined;
+  /** Environment variables to set (e.g. HOME for perf's build-id cache). */
+  env?: Record<string, string>;
+  /** Where its standard output goes (then `count` gets "" and reads the file): big outputs. */
+  stdoutFile?: string;
 }
 
 export interface Pair {
@@ -36,6 +43,10 @@ export interface Pair {
   counted?: string;
   /** Bytes of trace each command decodes: the report gives MB/s. */
   bytes?: { ptkit: number; peer: number };
+  /** Both write their standard output to files that must be byte-identical. */
+  identical?: boolean;
+  /** Both must count something (not 0): they print different things, but both print. */
+  nonEmpty?: boolean;
 }
 
 export interface ProcStats {
@@ -97,12 +108,20 @@ interface Run {
   stdout: string;
 }
 
-function runOnce(argv: string[]): Run | string {
+function runOnce(cmd: Command): Run | string {
+  const { argv } = cmd;
+  const fd = cmd.stdoutFile === undefined ? undefined : openSync(cmd.stdoutFile, "w");
   const cpu0 = childrenCpuMs();
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(argv[0]!, argv.slice(1), { encoding: "utf8", maxBuffer: 1 << 26 });
+  const r = spawnSync(argv[0]!, argv.slice(1), {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+    env: cmd.env ? { ...process.env, ...cmd.env } : process.env,
+    stdio: ["ignore", fd ?? "pipe", "pipe"],
+  });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const cpu1 = childrenCpuMs();
+  if (fd !== undefined) closeSync(fd);
   if (r.error || r.status !== 0) {
     const why = (r.stderr || String(r.error ?? `exit status ${r.status}`))
       .trim()
@@ -114,7 +133,7 @@ function runOnce(argv: string[]): Run | string {
   return {
     wallMs,
     cpuMs: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0,
-    stdout: r.stdout,
+    stdout: r.stdout ?? "",
   };
 }
 
@@ -150,7 +169,7 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
       [p.ptkit, a],
       [p.peer, b],
     ] as const) {
-      const r = runOnce(cmd.argv);
+      const r = runOnce(cmd);
       if (typeof r === "string") return `${p.what} on ${p.workload}: ${r}`;
       if (i >= 0) out.push(r);
     }
@@ -159,6 +178,12 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
   const peer = stats(p.peer, b);
   if (p.counted && (ptkit.count === undefined || ptkit.count !== peer.count))
     return `${p.what} on ${p.workload}: ptkit counted ${ptkit.count} ${p.counted}, the peer ${peer.count}`;
+  if (p.nonEmpty && !(ptkit.count! > 0 && peer.count! > 0))
+    return `${p.what} on ${p.workload}: ptkit counted ${ptkit.count}, the peer ${peer.count}: not both printed`;
+  if (p.identical) {
+    const differ = firstDifference(p.ptkit.stdoutFile!, p.peer.stdoutFile!);
+    if (differ !== undefined) return `${p.what} on ${p.workload}: the outputs differ at byte ${differ}`;
+  }
   return {
     what: p.what,
     workload: p.workload,
@@ -191,6 +216,46 @@ export function measureWhole(pairs: Pair[], runs: number): WholeBench {
       problems.push(`${r.what} on ${r.workload}: ${r.ptkit.count} instructions, the first decoder ${seen}`);
   }
   return { runs, loadBefore, loadAfter: loadavg(), rows, problems };
+}
+
+/** The offset of the first byte where two files differ (or one ends), undefined if they are the same. */
+export function firstDifference(a: string, b: string): number | undefined {
+  const fa = openSync(a, "r");
+  const fb = openSync(b, "r");
+  try {
+    const ba = new Uint8Array(1 << 20);
+    const bb = new Uint8Array(1 << 20);
+    for (let at = 0; ; ) {
+      const na = readSync(fa, ba, 0, ba.length, at);
+      const nb = readSync(fb, bb, 0, bb.length, at);
+      const n = Math.min(na, nb);
+      for (let i = 0; i < n; i++) if (ba[i] !== bb[i]) return at + i;
+      if (na !== nb) return at + n;
+      if (na === 0) return undefined;
+      at += n;
+    }
+  } finally {
+    closeSync(fa);
+    closeSync(fb);
+  }
+}
+
+/** Lines of a file for which `keep` holds, read a chunk at a time (outputs of hundreds of MB). */
+export function countFileLines(path: string, keep: (line: string) => boolean = () => true): number {
+  const fd = openSync(path, "r");
+  const buf = Buffer.alloc(1 << 20);
+  let n = 0;
+  let rest = "";
+  try {
+    for (let got = readSync(fd, buf); got > 0; got = readSync(fd, buf)) {
+      const lines = (rest + buf.toString("latin1", 0, got)).split("\n");
+      rest = lines.pop()!;
+      for (const l of lines) if (keep(l)) n++;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return rest !== "" && keep(rest) ? n + 1 : n;
 }
 
 /* Output parsers. */

@@ -12,8 +12,9 @@
  * ({@link FlowTracker.run}). Coverage and JSON Lines get every instruction.
  */
 import { type FlowTracker, growUint32, KeyTable, movesStack } from "../analysis/index.js";
-import { type Block, classify, FlowClass } from "../flow/index.js";
+import { type Block, type BlockDecoder, classify, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
+import { ExecMode, type InsnClass } from "../isa/index.js";
 import type { CodeWalker } from "./flow-walk.js";
 
 /** Instructions kept at most (10 bytes each: 20 MiB). */
@@ -24,9 +25,11 @@ const BLOCK_LIMIT = 1 << 18;
 const UNCACHED = 0xffffffff;
 /**
  * The direct-mapped cache in front of the table: a hot block costs one probe of one
- * 16-byte slot (words: lo, hi, ninsn, and its {@link Tag}).
+ * 16-byte slot (words: lo, hi, ninsn, and its {@link Tag}). 64K slots (1 MiB): on a
+ * large code footprint (the bench's perf.data: 106K distinct blocks) 2K slots missed
+ * 94% of the time and 64K miss 43%, each miss a probe of the larger table.
  */
-const RECENT_BITS = 11;
+const RECENT_BITS = 16;
 /** The last word of a recent slot: id << 8 | HAS_MOVERS | the block's flags (7 bits, see {@link blockFlags}). */
 const Tag = { Flags: 0x7f, HasMovers: 0x80, IdShift: 8 } as const;
 
@@ -58,8 +61,11 @@ export class BlockInsns {
 
   constructor(private readonly walker: CodeWalker) {}
 
-  /** Feed the block's instructions to `feed`. */
-  feed(block: Block, image: Image, feed: FlowTracker): void {
+  /**
+   * Feed the block's instructions to `feed`; `decoded`, the decoder that just returned
+   * the block, saves decoding new blocks' instructions again ({@link BlockDecoder.decodedInsn}).
+   */
+  feed(block: Block, image: Image, feed: FlowTracker, decoded?: BlockDecoder): void {
     if (image !== this.image || image.version !== this.version) {
       // The walker's decodes are the old image's too (a walker of its own: see use).
       this.walker.use(image);
@@ -74,7 +80,7 @@ export class BlockInsns {
     const s = 4 * ((lo ^ (lo >>> RECENT_BITS) ^ (n << 5)) & ((1 << RECENT_BITS) - 1));
     let tag = r[s + 3]!;
     if (r[s] !== lo || r[s + 1] !== hi || r[s + 2] !== n || (tag & Tag.Flags) !== flags) {
-      tag = this.lookup(block, image, feed, flags, s);
+      tag = this.lookup(block, image, feed, flags, s, decoded);
       if (tag < 0) return;
     }
     if (!(tag & Tag.HasMovers) && !feed.everyInsn) feed.run(hi, lo, n);
@@ -85,18 +91,25 @@ export class BlockInsns {
    * A block not in the recent slot `s`: when it is recorded (now or before), put it
    * there and return its tag (to be replayed); else walk it, feeding `feed`, and return -1.
    */
-  private lookup(block: Block, image: Image, feed: FlowTracker, flags: number, s: number): number {
+  private lookup(
+    block: Block,
+    image: Image,
+    feed: FlowTracker,
+    flags: number,
+    s: number,
+    decoded: BlockDecoder | undefined,
+  ): number {
     const id = this.table.id(block.ipHi, block.ipLo, block.ninsn, flags);
     if (id >= 0 && id < this.recorded) {
       if (this.first[id] === UNCACHED) {
-        this.walk(block, image, feed, false);
+        this.walk(block, image, feed, false, decoded);
         return -1;
       }
     } else if (id === this.recorded && this.used + block.ninsn <= POOL_LIMIT) {
-      this.record(id, block, image, feed);
+      this.record(id, block, image, feed, decoded);
       return -1;
     } else {
-      this.walk(block, image, feed, false);
+      this.walk(block, image, feed, false, decoded);
       return -1;
     }
     const movers = this.firstMover[id + 1]! > this.firstMover[id]! ? Tag.HasMovers : 0;
@@ -110,12 +123,18 @@ export class BlockInsns {
   }
 
   /** Walk new block `id`, feeding `feed`, and keep its instructions in the pool (or mark it {@link UNCACHED}). */
-  private record(id: number, block: Block, image: Image, feed: FlowTracker): void {
+  private record(
+    id: number,
+    block: Block,
+    image: Image,
+    feed: FlowTracker,
+    decoded: BlockDecoder | undefined,
+  ): void {
     this.recorded++;
     this.first = growUint32(this.first, id + 1);
     this.firstMover = growUint32(this.firstMover, id + 2);
     const start = this.used;
-    if (this.walk(block, image, feed, true)) {
+    if (this.walk(block, image, feed, true, decoded)) {
       this.first[id] = start;
     } else {
       // Forget what the failed walk recorded.
@@ -160,25 +179,51 @@ export class BlockInsns {
     if (k < end) feed.run(hi[k]!, lo[k]!, end - k);
   }
 
-  /** Walk the block through the code, feeding (and recording) its instructions: false when the walk failed. */
-  private walk(block: Block, image: Image, feed: FlowTracker, record: boolean): boolean {
+  /**
+   * Walk the block through the code, feeding (and recording) its instructions: false
+   * when the walk failed. An instruction `decoded` has (64-bit code: its targets need
+   * no wrapping to the operand size) is taken from there, else fetched and decoded.
+   */
+  private walk(
+    block: Block,
+    image: Image,
+    feed: FlowTracker,
+    record: boolean,
+    decoded: BlockDecoder | undefined,
+  ): boolean {
     const w = this.walker;
     const mode = block.mode;
+    const d = mode === ExecMode.Bits64 ? decoded : undefined;
     if (record) this.reserve(this.used + block.ninsn);
     let hi = block.ipHi;
     let lo = block.ipLo;
     for (let n = block.ninsn; n > 0; n--) {
-      let size = w.known(hi, lo, mode);
-      if (size <= 0) {
-        if (w.fetchInBlock(block, image, hi, lo) < 0) return false;
-        size = w.decode(hi, lo, mode);
-        if (size < 0) return false;
+      let size = d === undefined ? 0 : d.decodedInsn(hi, lo, mode);
+      let iclass: number;
+      let nextHi: number;
+      let nextLo: number;
+      if (size > 0) {
+        iclass = d!.decodedClass;
+        // Direct jumps and calls go to their target, the rest on to the next instruction.
+        const step = d!.decodedStep;
+        nextLo = (lo + step) >>> 0;
+        nextHi = (hi + Math.floor((lo + step) / 4294967296)) >>> 0;
+      } else {
+        size = w.known(hi, lo, mode);
+        if (size <= 0) {
+          if (w.fetchInBlock(block, image, hi, lo) < 0) return false;
+          size = w.decode(hi, lo, mode);
+          if (size < 0) return false;
+        }
+        iclass = w.info.iclass;
+        nextHi = w.next.hi;
+        nextLo = w.next.lo;
       }
       // Inside a block only straight-line code, direct jumps and direct calls run.
       const fclass =
         n === 1 && block.iclass !== FlowClass.Unknown
           ? block.iclass
-          : classify(w.info.iclass, w.bytes, 0, 0) & 15;
+          : classify(iclass as InsnClass, w.bytes, 0, 0) & 15;
       feed.insn(hi, lo, size, fclass);
       if (record) {
         const k = this.used++;
@@ -190,8 +235,8 @@ export class BlockInsns {
           this.movers[this.nMovers++] = k;
         }
       }
-      hi = w.next.hi;
-      lo = w.next.lo;
+      hi = nextHi;
+      lo = nextLo;
     }
     return true;
   }

@@ -35,7 +35,7 @@ import {
   type TrackSymbols,
 } from "../analysis/index.js";
 import type { PtEvent } from "../event/index.js";
-import type { Block, Insn } from "../flow/index.js";
+import type { Block, BlockDecoder, Insn } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { lt64 } from "../time/index.js";
 import { BlockInsns } from "./analysis-blocks.js";
@@ -262,8 +262,8 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
     feed.insnRecord(insn);
   }
 
-  /** A block of instructions in `image` (the block decoder's), not empty: each of its instructions. */
-  block(where: W, block: Block, image: Image): void {
+  /** A block of instructions in `image` that `decoder` just returned, not empty: each of its instructions. */
+  block(where: W, block: Block, image: Image, decoder?: BlockDecoder): void {
     const feed = this.feed(where);
     if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
     let insns = this.blockInsns.get(where);
@@ -271,7 +271,7 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
       insns = new BlockInsns(new CodeWalker());
       this.blockInsns.set(where, insns);
     }
-    insns.feed(block, image, feed);
+    insns.feed(block, image, feed, decoder);
   }
 
   event(where: W, ev: PtEvent): void {

@@ -69,7 +69,8 @@ export class AnalysisUnit implements FlowUnit {
     const status = this.inner.decodeOne();
     if (this.session.insnCount !== before) {
       const inner = this.inner;
-      if (inner instanceof BlockUnit) this.blocks.feed(inner.block, inner.decoder.image, this.feed);
+      if (inner instanceof BlockUnit)
+        this.blocks.feed(inner.block, inner.decoder.image, this.feed, inner.decoder);
       else this.feed.insnRecord(inner.insn);
     }
     return status;

@@ -128,11 +128,11 @@ export class PerfAnalysis {
         if (insn.iclass === FlowClass.Call) this.calls++;
         feeds.insn(w, insn);
       },
-      block: (w, block, image, lastClass) => {
+      block: (w, block, image, lastClass, decoder) => {
         this.insns += block.ninsn;
         // A call ends its block (blockDecoderConfig).
         if (lastClass === FlowClass.Call) this.calls++;
-        feeds.block(w, block, image);
+        feeds.block(w, block, image, decoder);
       },
       branch: () => {},
       event: (w, ev) => feeds.event(w, ev),
@@ -183,9 +183,9 @@ export function bothSinks(a: PerfSink, b: PerfSink): PerfSink {
       a.insn(w, insn);
       b.insn(w, insn);
     },
-    block: (w, block, image, lastClass) => {
-      a.block(w, block, image, lastClass);
-      b.block(w, block, image, lastClass);
+    block: (w, block, image, lastClass, decoder) => {
+      a.block(w, block, image, lastClass, decoder);
+      b.block(w, block, image, lastClass, decoder);
     },
     branch: (w, flags, fh, fl, th, tl, names) => {
       a.branch(w, flags, fh, fl, th, tl, names);

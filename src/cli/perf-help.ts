@@ -43,7 +43,8 @@ options:
                          instructions; without CYC, to the MTC period.
   --branches             taken branches instead, as perf script --itrace=b
                          -F flags,ip,addr prints them.
-  --calls                calls and returns only (like --branches).
+  --calls                calls, returns, tr strt and tr end only (like --branches;
+                         perf script --itrace=cr).
   --sym                  with --branches or --calls: each address followed by
                          its function and module, name+0xoff (dso), as perf
                          script -F flags,ip,sym,symoff,dso,addr prints them

@@ -1,7 +1,8 @@
 /**
  * `ptkit perf`'s output: ptxed-style text (an address per instruction, events and
  * errors in brackets), perf script's branch lines (`--branches`, like
- * `perf script --itrace=b -F flags,ip,addr`; `--calls` keeps calls and returns), or
+ * `perf script --itrace=b -F flags,ip,addr`; `--calls` keeps calls, returns and where
+ * tracing starts and ends, as `--itrace=cr` does), or
  * JSON lines (`--jsonl`) with cpu, pid, tid, time (perf time, as perf script
  * prints it) and tsc on every object.
  */
@@ -17,7 +18,8 @@ import type { PerfSink, PerfWhere } from "./perf-stream.js";
 export type PerfShow = "insn" | "branches" | "calls" | "errors";
 
 const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
-const CALLS = /^(call|return|syscall|sysret)/;
+// perf's --itrace=c keeps branches flagged call, async or trace end; r: return or trace begin.
+const CALLS = /^(call|return|syscall|sysret|tr )/;
 
 /** perf script's branch line: flags, from and to, each address followed by its name when given. */
 export function branchLine(

@@ -42,7 +42,7 @@ export interface PerfSink {
    * A block of instructions in `image` (block decoder), not empty; `lastClass` is the
    * {@link FlowClass} of its last instruction (a call is always last: see {@link blockDecoderConfig}).
    */
-  block(where: PerfWhere, block: Block, image: Image, lastClass: number): void;
+  block(where: PerfWhere, block: Block, image: Image, lastClass: number, decoder: BlockDecoder): void;
   /**
    * A taken branch: perf script's flags (call, jcc, tr strt, tr end  syscall, ...),
    * from → to (0 for none); `names` names the addresses in the running process.
@@ -186,6 +186,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) branchClass = 0;
     // Ticks (with --time-range) only move time on.
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
+    // Tracing stopped by an interrupt where the last instruction's branch went: the
+    // branch was taken (perf script shows it before the tr end).
+    if (ev.type === EventType.AsyncDisabled) arrive(pending, ev.fromHi, ev.fromLo);
     sink.event(where, ev, dec.offset);
     if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
     else if (ev.type === EventType.AsyncDisabled)
@@ -238,10 +241,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     status = blocks ? nextBlock(dec as BlockDecoder) : nextInsn(dec as InsnDecoder);
   }
 
-  // The branch the last instruction took, if it did: execution went on at hi:lo.
-  function arrive(hi: number, lo: number): void {
-    if (branchClass && (branchClass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo))
-      sink.branch(where, FLAGS[branchClass]!, fromHi, fromLo, hi, lo, images);
+  // The branch the last instruction (of FlowClass `fclass`, 0: none) took, if it did: execution went on at hi:lo.
+  function arrive(fclass: number, hi: number, lo: number): void {
+    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo))
+      sink.branch(where, FLAGS[fclass]!, fromHi, fromLo, hi, lo, images);
   }
 
   // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass`.
@@ -263,7 +266,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
     if (where.inRange) {
-      arrive(insn.ipHi, insn.ipLo);
+      arrive(branchClass, insn.ipHi, insn.ipLo);
       sink.insn(where, insn);
     }
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass);
@@ -304,8 +307,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       }
     }
     if (where.inRange) {
-      arrive(block.ipHi, block.ipLo);
-      sink.block(where, block, d.image, fclass);
+      arrive(branchClass, block.ipHi, block.ipLo);
+      sink.block(where, block, d.image, fclass, d);
     }
     leave(hi, lo, size, fclass);
     return status;

@@ -34,6 +34,7 @@ import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
+import * as flowClass from "./flow-class.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
 import { LoopGuard } from "./loop-guard.js";
@@ -45,8 +46,15 @@ import { InsnMeta } from "./section-cache.js";
 const { EventFlag, EventType, Status } = eventTypes;
 const { ErrorCode } = errors;
 const { NO_EVENT } = flowState;
+const { FACT_SHIFT, InsnFact } = flowClass;
 
 export class BlockDecoder extends BlockEvents {
+  /** The isa InsnClass of the instruction {@link decodedInsn} found last. */
+  decodedClass = 0;
+  /** Bytes from that instruction to where execution goes on (see {@link decodedInsn}). */
+  decodedStep = 0;
+  private decodedDisp = 0;
+  private decodedOff = 0;
   /**
    * Where in the trace ({@link EventDecoder.pos}) the last resync and the one before it
    * started, -1 for none since the user synchronised: see {@link resync}.
@@ -146,17 +154,46 @@ export class BlockDecoder extends BlockEvents {
   lastInsnSize(block: Block): number {
     if (block.ninsn === 0) return 0;
     if (block.truncated) return block.size;
+    if (this.code.msec.section?.id !== block.isid) return 0;
+    const meta = this.metaAt(block.endIpHi, block.endIpLo, block.mode);
+    return meta === 0 ? 0 : InsnMeta.size(meta);
+  }
+
+  /**
+   * The instruction at (hi:lo) in `mode` as the decode cache of the section the decoder
+   * walked last (that of the block it returned last) has it: its size, its isa class
+   * in {@link decodedClass} and in {@link decodedStep} how far on execution goes (its
+   * size, plus the displacement for a direct branch); 0 when it is not decoded there
+   * (or runs past the mapped part). ptkit's own: the analysis walks each new block's
+   * instructions again, and need not decode what the decoder did.
+   */
+  decodedInsn(hi: number, lo: number, mode: number): number {
+    const meta = this.metaAt(hi, lo, mode);
+    if (meta === 0) return 0;
+    const size = InsnMeta.size(meta);
+    if (this.decodedOff + size > this.code.msec.winEnd) return 0;
+    this.decodedClass = InsnMeta.iclass(meta);
+    this.decodedStep =
+      (InsnMeta.info(meta) >>> FACT_SHIFT) & InsnFact.Direct ? size + this.decodedDisp : size;
+    return size;
+  }
+
+  /** The decode cache's instruction at (hi:lo) in `mode` in the section walked last (0: none); its offset in decodedOff. */
+  private metaAt(hi: number, lo: number, mode: number): number {
     const view = this.code.msec;
     const cache = view.cache;
-    if (cache === null || view.section?.id !== block.isid) return 0;
-    const lo = block.endIpLo >>> 0;
-    const off = (lo - (view.baseLo >>> 0)) >>> 0;
-    const borrow = lo < view.baseLo >>> 0 ? 1 : 0;
-    if (((block.endIpHi - view.baseHi - borrow) | 0) !== 0 || off < view.winBegin || off >= view.winEnd)
-      return 0;
+    if (cache === null) return 0;
+    const l = lo >>> 0;
+    const off = (l - (view.baseLo >>> 0)) >>> 0;
+    const borrow = l < view.baseLo >>> 0 ? 1 : 0;
+    if (((hi - view.baseHi - borrow) | 0) !== 0 || off < view.winBegin || off >= view.winEnd) return 0;
     const page = cache.page(off);
-    const meta = page.meta[off - page.start]!;
-    return meta !== 0 && InsnMeta.mode(meta) === block.mode ? InsnMeta.size(meta) : 0;
+    const i = off - page.start;
+    const meta = page.meta[i]!;
+    if (meta === 0 || InsnMeta.mode(meta) !== mode) return 0;
+    this.decodedOff = off;
+    this.decodedDisp = page.disp[i]!;
+    return meta;
   }
 
   /** Decode in `image` from now on (libipt `pt_blk_set_image`). */

@@ -21,7 +21,7 @@ import {
 import { EventType, PtEvent } from "../../src/event/index.js";
 import { FlowClass } from "../../src/flow/index.js";
 import { tryParseElf } from "../../src/image/index.js";
-import { elfWithSymbols } from "../perf/pt-file.js";
+import { elfWithSymbols } from "../../tools/perf/pt-file.js";
 import { type TimelineFrame, timelineFrames } from "./timeline-frames.js";
 
 /** A timeline and folded stacks over `names`, fed by `feed`: the timeline's complete events and the folded lines. */

@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import type { CliIo } from "../../src/cli/io.js";
 import { nodeIo } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
-import { fileMode } from "../perf/build.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { sampleFile } from "../perf/sample-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-not-a-file-"));

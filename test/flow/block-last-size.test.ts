@@ -2,7 +2,10 @@
  * BlockDecoder.lastInsnSize: where the decoder has the length of a block's last
  * instruction (its decode cache), it is the length the instruction decodes to; it
  * has it for most blocks that end at a conditional branch (ptkit perf takes not-taken
- * branches from it). Kernel-traced generated programs, blocks ending at calls or not.
+ * branches from it). BlockDecoder.decodedInsn likewise for every instruction of the
+ * block: length, class and where execution goes on as decoding says, known for most
+ * (the analysis walks new blocks with it). Kernel-traced generated programs, blocks
+ * ending at calls or not.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -46,6 +49,7 @@ describe("BlockDecoder.lastInsnSize", () => {
         let conds = 0;
         let condsKnown = 0;
         let insns = 0;
+        let decodedKnown = 0;
         for (let status = dec.syncForward(); ; ) {
           if (status < 0) {
             assert.equal(status, -ErrorCode.Eos, "no decode errors");
@@ -60,6 +64,7 @@ describe("BlockDecoder.lastInsnSize", () => {
           status = dec.next(block);
           insns += block.ninsn;
           if (block.ninsn === 0) continue;
+          decodedKnown += checkDecodedInsns(dec, block, image, walker);
           const size = dec.lastInsnSize(block);
           if (block.iclass === FlowClass.CondJump) conds++;
           if (size === 0) continue;
@@ -72,7 +77,34 @@ describe("BlockDecoder.lastInsnSize", () => {
         assert.ok(insns >= 20000, `${insns} instructions decoded`);
         assert.ok(known > 0);
         assert.ok(condsKnown > conds / 2, `${condsKnown} of ${conds} conditional branches`);
+        assert.ok(decodedKnown > insns / 2, `decodedInsn knew ${decodedKnown} of ${insns} instructions`);
       });
     }
   }
 });
+
+/** Walk the block's instructions, checking each that decodedInsn knows against decoding it: how many it knew. */
+function checkDecodedInsns(dec: BlockDecoder, block: Block, image: Image, walker: CodeWalker): number {
+  let known = 0;
+  let hi = block.ipHi;
+  let lo = block.ipLo;
+  for (let n = block.ninsn; n > 0; n--) {
+    const size = dec.decodedInsn(hi, lo, block.mode);
+    assert.equal(walker.fetchInBlock(block, image, hi, lo), 0);
+    const want = walker.decode(hi, lo, block.mode);
+    if (size !== 0) {
+      known++;
+      const at = `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
+      assert.equal(size, want, at);
+      assert.equal(dec.decodedClass, walker.info.iclass, at);
+      // Inside the block execution goes on where decoding says (the last instruction may branch).
+      if (n > 1) {
+        const next = (BigInt(hi) << 32n) + BigInt(lo) + BigInt(dec.decodedStep);
+        assert.equal(next, (BigInt(walker.next.hi) << 32n) | BigInt(walker.next.lo), at);
+      }
+    }
+    hi = walker.next.hi;
+    lo = walker.next.lo;
+  }
+  return known;
+}

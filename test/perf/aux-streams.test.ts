@@ -14,7 +14,7 @@ import {
   PerfRecord,
   RecordType,
 } from "../../src/perf/index.js";
-import { auxtrace, concat, fileMode, Le, record } from "./build.js";
+import { auxtrace, concat, fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
 
 const PSB = Uint8Array.from([2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82]);
 const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (seed + i * 7) & 0x7f);

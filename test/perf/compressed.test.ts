@@ -16,7 +16,7 @@ import {
   RecordType,
   recordTypeName,
 } from "../../src/perf/index.js";
-import { concat, fileMode, Le, pipeMode, record } from "./build.js";
+import { concat, fileMode, Le, pipeMode, record } from "../../tools/perf/perf-data-writer.js";
 import { sampleFile } from "./sample-file.js";
 
 const hasZstd = spawnSync("zstd", ["--version"]).status === 0;

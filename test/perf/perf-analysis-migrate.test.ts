@@ -23,12 +23,12 @@ import { tryParseElf } from "../../src/image/index.js";
 import type { PerfTasks } from "../../src/perf/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
+import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC, trailer } from "../../tools/perf/pt-file.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import { fileMode, Le, record } from "./build.js";
-import { elfWithSymbols, insn as execInsn, PtFile, TRACE_TSC } from "./pt-file.js";
-import { trailer } from "./sample-file.js";
+import { insn as execInsn } from "./pt-file.js";
 
 function insn(lo: number, iclass: number = FlowClass.Other, size = 1): Insn {
   const i = new Insn();

@@ -22,9 +22,9 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { concat } from "../../tools/perf/perf-data-writer.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { concat } from "./build.js";
 import { buildIdFeature } from "./pt-file.js";
 import { renameBinary, rewriteFile } from "./rewrite.js";
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { bytesSource, PerfDataReader, perfTimeToTsc, readTasks } from "../../src/perf/index.js";
-import { fileMode } from "./build.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { sampleFile } from "./sample-file.js";
 
 test("readTasks: changes, switches, gaps and build ids in time order", () => {

@@ -97,7 +97,10 @@ describe("ptkit perf from the file alone", { skip }, () => {
       assert.match(o.time as string, /^\d+\.\d{9}$/);
     }
     const branches = jsonl(["--calls"]).filter((o) => o.type === "branch");
-    assert.ok(branches.length > 0 && branches.every((o) => /^(call|return)$/.test(o.flags as string)));
+    assert.ok(
+      branches.length > 0 &&
+        branches.every((o) => /^(call|return|tr strt|tr end.*)$/.test(o.flags as string)),
+    );
   });
 
   test("--time-range cuts at perf times", () => {

@@ -13,21 +13,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { type PerfInternals, runPerf } from "../../src/cli/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { fileMode } from "./build.js";
 import {
   CODE_CALLS,
   CODE_LOOP,
   CODE_SWITCH,
   callTurns,
-  elfWithSymbols,
   insn,
   loopTurns,
-  PtFile,
   SWITCH_KERNEL,
   switchTo,
-  TRACE_TSC,
   traceOf,
 } from "./pt-file.js";
 

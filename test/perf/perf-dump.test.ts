@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { fileMode } from "./build.js";
 import { sampleFile } from "./sample-file.js";
 
 const dirs: string[] = [];

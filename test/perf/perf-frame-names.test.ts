@@ -15,13 +15,13 @@ import { runPerf } from "../../src/cli/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
+import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC, trailer } from "../../tools/perf/pt-file.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import { fileMode, Le, record } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
-import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC } from "./pt-file.js";
-import { trailer } from "./sample-file.js";
+import { loopProgram } from "./pt-file.js";
 
 const BASE = 0x400000n;
 

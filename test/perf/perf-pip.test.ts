@@ -13,23 +13,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { fileMode } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
 import {
   CODE_CALLS,
   CODE_LOOP,
   CODE_SWITCH,
   callTurns,
-  elfWithSymbols,
   execIps,
   insn,
   loopTurns,
-  PtFile,
   SWITCH_KERNEL,
   switchTo,
-  TRACE_TSC,
   traceOf,
 } from "./pt-file.js";
 

@@ -13,11 +13,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { fileMode } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
-import { elfWithSymbols, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import { loopProgram, traceOf } from "./pt-file.js";
 
 const HASE = "real/hase";
 const RUN = "2018-05/control_flow-20180515T180451";
@@ -100,7 +101,8 @@ test("--branches --sym: perf script's lines with name+0xoff (dso) after each add
   ])
     .split("\n")
     .filter((l) => l.includes('"type":"branch"'))
-    .map((l) => JSON.parse(l) as { fromSym: string; toSym: string });
+    .map((l) => JSON.parse(l) as { flags: string; fromSym: string; toSym: string })
+    .filter((o) => o.flags === "call");
   assert.equal(calls[0]?.toSym, `_start_c+0x0 (${RECORDED})`);
   assert.equal(calls[0]?.fromSym, `_start+0x11 (${RECORDED})`);
 });
@@ -132,7 +134,9 @@ test("--calls --sym: kernel names from --vmlinux at its relocation", (t) => {
     "  call                   ffffffff81200005 loop+0x5 ([kernel.kallsyms]) => ffffffff81200010 leaf::fn()+0x0 ([kernel.kallsyms])",
     "  return                 ffffffff81200010 leaf::fn()+0x0 ([kernel.kallsyms]) => ffffffff8120000a loop+0xa ([kernel.kallsyms])",
   ]);
-  assert.equal(lines.length, 6);
+  // Three turns of call and return, and where tracing ends (--calls shows it, as perf script --itrace=cr).
+  assert.equal(lines.length, 7);
+  assert.match(lines[6]!, /^ {2}tr end /);
   const raw = run(dir, ["--calls", "--sym", "--no-demangle", "--vmlinux", "vmlinux", "perf.data"]);
   assert.match(raw.split("\n")[0]!, / => ffffffff81200010 _ZN4leaf2fnEv\+0x0 \(\[kernel\.kallsyms\]\)$/);
 });

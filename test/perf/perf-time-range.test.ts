@@ -9,10 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
-import { fileMode } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
-import { loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import { loopProgram, traceOf } from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-range-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

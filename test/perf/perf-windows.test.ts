@@ -19,11 +19,12 @@ import {
   PerfDataReader,
   readStream,
 } from "../../src/perf/index.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath } from "../corpus.js";
-import { fileMode } from "./build.js";
 import { EMPTY_HOME } from "./home.js";
-import { execIps, loopProgram, PtFile, TRACE_TSC, traceOf } from "./pt-file.js";
+import { execIps, loopProgram, traceOf } from "./pt-file.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-windows-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import {
   recordTypeName,
   SampleId,
 } from "../../src/perf/index.js";
-import { concat, fileMode, pipeMode } from "./build.js";
+import { concat, fileMode, pipeMode } from "../../tools/perf/perf-data-writer.js";
 import { PAYLOAD_0A, PAYLOAD_0B, PAYLOAD_1, sampleFile } from "./sample-file.js";
 
 interface Seen {

@@ -4,7 +4,7 @@
  * then be found there), a feature section extended. File mode only.
  */
 import assert from "node:assert/strict";
-import { concat, Le, record } from "./build.js";
+import { concat, Le, record } from "../../tools/perf/perf-data-writer.js";
 
 const u64 = (b: Uint8Array, at: number) =>
   Number(new DataView(b.buffer, b.byteOffset).getBigUint64(at, true));

@@ -21,8 +21,8 @@ import {
   readTasks,
   SampleId,
 } from "../../src/perf/index.js";
+import { fileMode, Le, pipeMode, record } from "../../tools/perf/perf-data-writer.js";
 import { corpusPath } from "../corpus.js";
-import { fileMode, Le, pipeMode, record } from "./build.js";
 import { sampleFile } from "./sample-file.js";
 
 /** A source that fails the test on any read outside the file. */

@@ -1,13 +1,6 @@
 /** A synthetic perf.data with one record of every kind ptkit reads, in file and pipe mode. */
-import { auxtrace, type Built, Le, record } from "./build.js";
-
-export const PT_SAMPLE_TYPE = 0x10086; // TID | TIME | CPU | IDENTIFIER
-export const DUMMY_SAMPLE_TYPE = 0x10087; // the same, and IP
-
-/** The sample_id trailer of PT_SAMPLE_TYPE. */
-export function trailer(pid: number, tid: number, time: bigint, cpu: number, id: number): Uint8Array {
-  return new Le().u32(pid).u32(tid).u64(time).u32(cpu).u32(0).u64(id).done();
-}
+import { auxtrace, type Built, Le, record } from "../../tools/perf/perf-data-writer.js";
+import { DUMMY_SAMPLE_TYPE, PT_SAMPLE_TYPE, trailer } from "../../tools/perf/pt-file.js";
 
 const body = (...parts: Array<Le | Uint8Array>) => {
   const le = new Le();

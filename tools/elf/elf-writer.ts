@@ -45,6 +45,10 @@ export interface SecSpec {
   /** sh_size for SHT_NOBITS. */
   size?: bigint;
   addralign?: bigint;
+  /** sh_link, sh_info and sh_entsize (a .symtab needs them: its .strtab, first global, 24). */
+  link?: number;
+  info?: number;
+  entsize?: bigint;
 }
 
 export interface ElfSpec {
@@ -212,19 +216,19 @@ export function writeElf(spec: ElfSpec): ElfLayout {
         w64(p + 16, s.addr ?? 0n);
         w64(p + 24, BigInt(s.off));
         w64(p + 32, size);
-        w32(p + 40, 0);
-        w32(p + 44, 0);
+        w32(p + 40, s.link ?? 0);
+        w32(p + 44, s.info ?? 0);
         w64(p + 48, s.addralign ?? 1n);
-        w64(p + 56, 0n);
+        w64(p + 56, s.entsize ?? 0n);
       } else {
         w32(p + 8, Number(s.flags ?? 0n));
         w32(p + 12, Number(BigInt.asUintN(32, s.addr ?? 0n)));
         w32(p + 16, s.off);
         w32(p + 20, Number(BigInt.asUintN(32, size)));
-        w32(p + 24, 0);
-        w32(p + 28, 0);
+        w32(p + 24, s.link ?? 0);
+        w32(p + 28, s.info ?? 0);
         w32(p + 32, Number(s.addralign ?? 1n));
-        w32(p + 36, 0);
+        w32(p + 36, Number(s.entsize ?? 0n));
       }
     });
   }

@@ -1,6 +1,6 @@
 /**
- * A perf.data writer for tests: events, records and feature sections laid out as
- * perf does (tools/perf/util/header.c), in file or pipe mode.
+ * A perf.data writer for tests and benchmarks: events, records and feature sections
+ * laid out as perf does (tools/perf/util/header.c), in file or pipe mode.
  */
 
 /** Little-endian bytes. */

@@ -1,0 +1,139 @@
+/**
+ * The perf.data workload of the analysis benchmarks (`ptkit perf` against `perf
+ * script`): the large-footprint program (bench/large-program.ts) run by
+ * bench/large-run.ts and traced in user mode only (`--user`, with TSC, MTC and CYC),
+ * wrapped as a `perf record -e intel_pt//u` file of one process (COMM, an MMAP2 for
+ * each user image, ITRACE_START, the trace in AUXTRACE records of CPU 0) by
+ * tools/perf/pt-file.ts, with what Linux perf needs to decode it.
+ *
+ * The user images are written as ELF executables linked at their load addresses with
+ * a function symbol every FUNC_BLOCKS blocks, so that call stacks have names; the
+ * MMAP2 records name these files by absolute path and map their code's file offset
+ * (pgoff), so perf and ptkit both read the code from them. The kernel's code is not
+ * needed: its parts of the run leave only TIP.PGD/TIP.PGE. Deterministic from the
+ * seed; made once into its own directory under bench/.cache/ (meta.json, written
+ * last, marks a complete set) and reused.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileMode } from "../tools/perf/perf-data-writer.js";
+import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../tools/perf/pt-file.js";
+import { generateTrace } from "./generate.js";
+import { type LargeImage, largeProgram } from "./large-program.js";
+import { LargeRun } from "./large-run.js";
+import { DEFAULT_LARGE_CODE, DEFAULT_LARGE_SEED } from "./large-workload.js";
+import { CACHE_DIR } from "./paths.js";
+
+/** Bump when the program, the run, the trace or the file layout changes. */
+const CACHE_VERSION = 1;
+export const DEFAULT_PERF_INSNS = 5_000_000;
+/** The `ptkit simulate` options of the trace: user mode only, timing packets on. */
+const PERF_TRACE_OPTIONS = ["--user", "--no-retc", "--tsc", "--mtc", "3", "--cyc", "0"];
+const SEGMENT_INSNS = 2_000_000;
+/** Blocks per function symbol. */
+const FUNC_BLOCKS = 32;
+const PID = 1000;
+/** perf reads AUXTRACE data in records of at most this many bytes, as perf record writes them. */
+const AUX_CHUNK = 1 << 20;
+
+export interface PerfWorkload {
+  dir: string;
+  /** The perf.data file. */
+  data: string;
+  dataBytes: number;
+  traceBytes: number;
+  /** Instructions in the run (user and kernel; the trace shows the user ones). */
+  insns: number;
+  /** The user images' ELF files. */
+  elfs: string[];
+  functions: number;
+  /** How it was obtained: cached, or how long generation took. */
+  source: string;
+}
+
+export interface PerfWorkloadOptions {
+  seed?: number;
+  codeBytes?: number;
+  /** Instructions to run (at least; default 5 million). */
+  insns?: number;
+  cacheDir?: string;
+}
+
+/** The workload from its cache directory, or made there now. */
+export function loadPerfWorkload(options: PerfWorkloadOptions = {}): PerfWorkload {
+  const seed = options.seed ?? DEFAULT_LARGE_SEED;
+  const codeBytes = options.codeBytes ?? DEFAULT_LARGE_CODE;
+  const insns = options.insns ?? DEFAULT_PERF_INSNS;
+  const dir = join(options.cacheDir ?? CACHE_DIR, `perf-v${CACHE_VERSION}-s${seed}-c${codeBytes}-i${insns}`);
+  const meta = join(dir, "meta.json");
+  if (existsSync(meta)) {
+    const w = JSON.parse(readFileSync(meta, "utf8")) as PerfWorkload;
+    return { ...w, source: `cached in ${dir}` };
+  }
+  const start = performance.now();
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const program = largeProgram(seed, codeBytes);
+  const file = new PtFile({ perfScript: true }).comm(PID, "main", TRACE_TSC - 100n);
+  const elfs: string[] = [];
+  let functions = 0;
+  for (const img of program.images) {
+    if (img.kernel) continue;
+    const w = writeImage(img, dir);
+    elfs.push(w.path);
+    functions += w.functions;
+    file.mmap2(PID, w.base, BigInt(img.code.length), BigInt(w.codeOffset), w.path, TRACE_TSC - 50n);
+  }
+  file.itraceStart(PID, PID, TRACE_TSC - 10n);
+  // The run, segment by segment (each starts with PSB+), the TSC going on from the last.
+  const run = new LargeRun(program, seed);
+  let segments = 0;
+  let traceBytes = 0;
+  while (run.insns < insns) {
+    const tsc = TRACE_TSC + BigInt(run.insns) + BigInt(segments) * 1000n;
+    const trace = generateTrace(run.segment(Math.min(SEGMENT_INSNS, insns - run.insns)), PERF_TRACE_OPTIONS, {
+      tsc,
+    });
+    file.trace(trace, 0, AUX_CHUNK, traceBytes);
+    segments++;
+    traceBytes += trace.length;
+  }
+  const data = join(dir, "perf.data");
+  const bytes = fileMode(file.built());
+  writeFileSync(data, bytes);
+  const w: PerfWorkload = {
+    dir,
+    data,
+    dataBytes: bytes.length,
+    traceBytes,
+    insns: run.insns,
+    elfs,
+    functions,
+    source: "",
+  };
+  writeFileSync(`${meta}.tmp`, JSON.stringify(w));
+  renameSync(`${meta}.tmp`, meta);
+  return { ...w, source: `generated in ${((performance.now() - start) / 1000).toFixed(1)} s into ${dir}` };
+}
+
+/** A user image as an ELF executable at its load address, a function symbol every FUNC_BLOCKS blocks. */
+function writeImage(
+  img: LargeImage,
+  dir: string,
+): { path: string; base: bigint; codeOffset: number; functions: number } {
+  const base = (BigInt(img.baseHi) << 32n) | BigInt(img.baseLo);
+  const stem = img.name.replace(/\..*/, "");
+  const symbols: { name: string; value: bigint; size: number }[] = [];
+  for (let b = 0; b < img.blocks; b += FUNC_BLOCKS) {
+    const end = b + FUNC_BLOCKS < img.blocks ? img.start[b + FUNC_BLOCKS]! : img.code.length;
+    symbols.push({
+      name: `${stem}_f${b / FUNC_BLOCKS}`,
+      value: base + BigInt(img.start[b]!),
+      size: end - img.start[b]!,
+    });
+  }
+  const layout = elfWithSymbolsLayout(base, img.code, symbols);
+  const path = join(dir, img.name);
+  writeFileSync(path, layout.bytes);
+  return { path, base, codeOffset: layout.segOffsets[0]!, functions: symbols.length };
+}
