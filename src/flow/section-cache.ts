@@ -197,7 +197,10 @@ export class SectionCache {
       if (k === 0) continue;
       let i = (Math.imul(k - 1, WALK_HASH) >>> shift) * WALK_STRIDE;
       while (walk[i] !== 0) i = (i + WALK_STRIDE) & mask;
-      walk.set(old.subarray(o, o + WALK_STRIDE), i);
+      walk[i] = k;
+      walk[i + 1] = old[o + 1]!;
+      walk[i + 2] = old[o + 2]!;
+      walk[i + 3] = old[o + 3]!;
     }
     this.walk = walk;
     this.walkShift = shift;
