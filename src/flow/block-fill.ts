@@ -224,11 +224,7 @@ export class BlockFill extends BlockStep {
 
   /** Enter `bce` at `off` with its decision point's displacement and packed meta (0: unknown). */
   private setEntry(off: number, bce: number, dpDisp: number, dpMeta: number): void {
-    const words = this.code.msec.cache!.page(off).bce;
-    const j = bceSlot(off);
-    words[j] = bce;
-    words[j + BCE_DISP] = dpDisp;
-    words[j + BCE_META] = dpMeta;
+    this.code.msec.cache!.setEntry(off, bce, dpDisp, dpMeta);
   }
 }
 

@@ -24,7 +24,7 @@ import * as sectionCache from "./section-cache.js";
 const { ErrorCode } = errors;
 const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 type FlowClass = flowClass.FlowClass;
-const { BCE_DISP, BCE_META, BCE_STRIDE, Bce, InsnMeta, PAGE_SIZE, Qualifier } = sectionCache;
+const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier } = sectionCache;
 const { branchTarget, next, nextIp } = flowInsn;
 const { addSize, diff64, sum } = addr;
 const { RESUME } = blockFill;
@@ -83,18 +83,14 @@ export class BlockWalk extends BlockFill {
     const winBegin = view.winBegin | 0;
     const winEnd = view.winEnd | 0;
     let off = view.off | 0;
-    let page = cache.page(off);
     const cap = this.insnCap;
     // The last entry taken, while it is a trampoline (else -1), and its instructions:
     // the block's last instruction is among them should the block end there.
     let again = -1;
     let againN = 0;
     for (;;) {
-      if (((off - page.start) | 0) >>> 0 >= PAGE_SIZE) page = cache.page(off);
-      const words = page.bce;
-      const j = (off - page.start) * BCE_STRIDE;
-      const bce = words[j]!;
-      if (Bce.mode(bce) === 0) {
+      const e = cache.entry(off);
+      if (e < 0) {
         const before = block.ninsn;
         const status = this.fillCache(block, off);
         if (again >= 0 && block.ninsn === before) return this.endAtTrampoline(block, again, againN, status);
@@ -103,6 +99,10 @@ export class BlockWalk extends BlockFill {
         off = this.resumeOff | 0;
         continue;
       }
+      // The entry's words (see CachePage.bce) follow the slot's key.
+      const words = cache.walk;
+      const j = e + 1;
+      const bce = words[j]!;
       const nOff = (off + Bce.disp(bce)) | 0;
       if (nOff < winBegin || nOff >= winEnd) {
         // The section was split under the entry: go slowly to the section's end.
