@@ -21,6 +21,40 @@ export interface CliIo {
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */
   stderrIsTty: boolean;
+  /** Decodes pieces of files in other threads (`--jobs`); absent, everything runs in this one. */
+  chunks?: ChunkRunner;
+}
+
+/** A piece of a file for another thread to decode: it reads the file itself. */
+export interface ChunkTask {
+  /** The piece decoder to run (see chunk-kinds.ts). */
+  kind: string;
+  /** Absolute path of the file. */
+  path: string;
+  /** The bytes the decoder sees: file offsets [from, end). */
+  from: number;
+  end: number;
+  /** Where the piece ends, relative to `from` (the decoder stops at the first packet boundary at or after it). */
+  stop: number;
+  /** The command's options for the piece decoder (structured-cloneable). */
+  options: unknown;
+}
+
+/** Runs piece decoders in other threads. */
+export interface ChunkRunner {
+  /** The threads to use when not told (the available cores). */
+  readonly threads: number;
+  /** The smallest piece worth a thread, when not the default (tests cut small traces into pieces). */
+  readonly minChunk?: number;
+  /**
+   * Decode `tasks` on up to `threads` threads; `onResult` gets each result in task
+   * order, while at most about two per thread are held. Rejects on the first failure.
+   */
+  run(
+    threads: number,
+    tasks: readonly ChunkTask[],
+    onResult: (result: unknown, index: number) => void,
+  ): Promise<void>;
 }
 
 /** The error code of CliIo.fileSize for a path that is neither a regular file nor a directory. */

@@ -9,8 +9,9 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
+import { type ChunkRunner, type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
 
 /** The error for a path that names something other than a regular file, coded like a system error. */
 function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
@@ -88,5 +89,17 @@ export function nodeIo(): CliIo {
     stdout: (text) => writeAll(1, text),
     stderr: (text) => writeAll(2, text),
     stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
+    chunks: workerThreads(),
+  };
+}
+
+/** Worker threads, loaded when a command first uses them (most runs never do). */
+function workerThreads(): ChunkRunner {
+  return {
+    threads: availableParallelism(),
+    run: async (threads, tasks, onResult) => {
+      const { WorkerPool } = await import("./node-workers.js");
+      return new WorkerPool().run(threads, tasks, onResult);
+    },
   };
 }
