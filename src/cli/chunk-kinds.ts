@@ -4,12 +4,18 @@
  * the command merges (see packet/chunks.ts for the contract).
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
+import type { DumpOptions } from "./dump-options.js";
 
-export type PieceDecoder = (trace: TraceBytes, stop: number, options: unknown) => unknown;
+/** Decode `trace`, a piece starting at trace offset `start`, up to `stop` (relative). */
+export type PieceDecoder = (trace: TraceBytes, stop: number, options: unknown, start: number) => unknown;
 
 export const PIECE_DECODERS: Record<string, PieceDecoder> = {
   stats: async (trace, stop, options) => {
     const { collectStats } = await import("../packet/stats.js");
     return collectStats(trace, { stop, ...(options as { maxErrors: number }) });
+  },
+  dump: async (trace, stop, options, start) => {
+    const { dumpPiece } = await import("./dump-pieces.js");
+    return dumpPiece(options as DumpOptions, trace, start, stop);
   },
 };

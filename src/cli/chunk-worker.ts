@@ -4,7 +4,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { sliceSource } from "../packet/chunks.js";
-import { TraceBytes } from "../packet/trace-bytes.js";
+import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
 import { PIECE_DECODERS } from "./chunk-kinds.js";
 import type { ChunkTask } from "./io.js";
 import { nodeIo } from "./node-io.js";
@@ -23,10 +23,23 @@ port.on("message", async ({ index, task }: { index: number; task: ChunkTask }) =
       size: task.end,
       read: (at: number, length: number) => io.readRange(task.path, at, length),
     };
-    const trace = TraceBytes.read(sliceSource(file, task.from, task.end));
-    reply = { index, result: await decode(trace, task.stop, task.options) };
+    // One read for the piece and a little past it (the decode goes on to a packet boundary).
+    const window = Math.min(DEFAULT_TRACE_WINDOW, task.stop + (64 << 10));
+    const trace = TraceBytes.read(sliceSource(file, task.from, task.end), window);
+    reply = { index, result: await decode(trace, task.stop, task.options, task.start) };
   } catch (e) {
     reply = { index, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };
   }
-  port.postMessage(reply);
+  port.postMessage(reply, "result" in reply ? transferables(reply.result) : []);
 });
+
+/** The buffers of a result's byte arrays (a listing): passed over, not copied. */
+function transferables(result: unknown): ArrayBuffer[] {
+  if (typeof result !== "object" || result === null) return [];
+  const buffers: ArrayBuffer[] = [];
+  for (const value of Object.values(result)) {
+    if (value instanceof Uint8Array && value.buffer instanceof ArrayBuffer && !buffers.includes(value.buffer))
+      buffers.push(value.buffer);
+  }
+  return buffers;
+}

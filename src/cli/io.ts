@@ -18,6 +18,8 @@ export interface CliIo {
   /** Create or replace a file to write in parts (outputs too large for one string); throws like writeFile. */
   openWrite(path: string): FileWriter;
   stdout(text: string): void;
+  /** Write UTF-8 bytes to stdout, when that is cheaper than text (else see {@link writeStdoutBytes}). */
+  stdoutBytes?(bytes: Uint8Array): void;
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */
   stderrIsTty: boolean;
@@ -34,6 +36,8 @@ export interface ChunkTask {
   /** The bytes the decoder sees: file offsets [from, end). */
   from: number;
   end: number;
+  /** The offset of `from` in the trace the command decodes (a range of the file): what output offsets are relative to. */
+  start: number;
   /** Where the piece ends, relative to `from` (the decoder stops at the first packet boundary at or after it). */
   stop: number;
   /** The command's options for the piece decoder (structured-cloneable). */
@@ -88,4 +92,11 @@ export class LineWriter {
     this.parts = [];
     this.length = 0;
   }
+}
+
+/** Write UTF-8 `bytes` to stdout: as they are when the io takes bytes, else as text. */
+export function writeStdoutBytes(io: CliIo, bytes: Uint8Array): void {
+  if (bytes.length === 0) return;
+  if (io.stdoutBytes) io.stdoutBytes(bytes);
+  else io.stdout(new TextDecoder().decode(bytes));
 }

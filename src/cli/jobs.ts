@@ -20,13 +20,16 @@ export function parseJobs(io: CliIo, text: string | undefined): number | string 
   return n;
 }
 
-/** Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they would not pay. */
-export function planPieces(io: CliIo, source: TraceSource, jobs: number): number[] {
+/**
+ * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
+ * would not pay. `maxChunk` bounds a piece (and so what its result holds).
+ */
+export function planPieces(io: CliIo, source: TraceSource, jobs: number, maxChunk?: number): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).
   const env = Number(process.env.PTKIT_CHUNK_SIZE);
   const min = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : MIN_CHUNK);
-  return planChunks(source, jobs, min);
+  return planChunks(source, jobs, min, maxChunk);
 }
 
 /** The task of each piece: piece i is [starts[i], starts[i+1]) of the range. */
@@ -44,6 +47,7 @@ export function pieceTasks(
     path,
     from: range.from + start,
     end: range.from + size,
+    start,
     stop: (starts[i + 1] ?? size) - start,
     options,
   }));

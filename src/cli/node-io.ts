@@ -34,8 +34,8 @@ export function regularFileSize(path: string): number {
 }
 
 /** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text);
+function writeAll(fd: number, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
   let done = 0;
   while (done < bytes.length) {
     try {
@@ -87,6 +87,7 @@ export function nodeIo(): CliIo {
       }
     },
     stdout: (text) => writeAll(1, text),
+    stdoutBytes: (bytes) => writeAll(1, bytes),
     stderr: (text) => writeAll(2, text),
     stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
     chunks: workerThreads(),

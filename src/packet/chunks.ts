@@ -34,15 +34,23 @@ export function sliceSource(source: TraceSource, from: number, end: number = sou
 
 /**
  * The start offsets of the pieces of `source` for `threads` threads: 0, then a PSB
- * at or after each multiple of the piece size (at least `minChunk`). A search for a
- * PSB reads at most one piece (window by window, in bounded memory); a piece without
- * one is joined to the one before. One piece when the trace is small.
+ * at or after each multiple of the piece size (at least `minChunk`, at most
+ * `maxChunk`: a bound on what one piece's result may hold, such as a listing). A
+ * search for a PSB reads at most one piece (window by window, in bounded memory); a
+ * piece without one is joined to the one before. One piece when the trace is under
+ * two `minChunk`s.
  */
-export function planChunks(source: TraceSource, threads: number, minChunk: number = MIN_CHUNK): number[] {
+export function planChunks(
+  source: TraceSource,
+  threads: number,
+  minChunk: number = MIN_CHUNK,
+  maxChunk: number = Number.POSITIVE_INFINITY,
+): number[] {
   const size = source.size;
   const min = Math.max(PSB_SIZE * 2, Math.floor(minChunk));
   if (threads < 2 || size < 2 * min) return [0];
-  const step = Math.max(min, Math.ceil(size / (threads * CHUNKS_PER_THREAD)));
+  const even = Math.max(min, Math.ceil(size / (threads * CHUNKS_PER_THREAD)));
+  const step = Math.max(PSB_SIZE * 2, Math.min(Math.floor(maxChunk), even));
   const starts = [0];
   for (let at = step; at < size; ) {
     // Searched: one piece, plus room to see where the run of pattern bytes of a PSB near its end stops.
@@ -57,4 +65,14 @@ export function planChunks(source: TraceSource, threads: number, minChunk: numbe
     }
   }
   return starts;
+}
+
+/**
+ * What to do with the result of the piece [start, stop), decoded from a fresh start
+ * at `start`, when the decode of everything before it stopped at `at`: use it, skip
+ * it (that decode went past the piece), or decode [at, stop) again with its state.
+ */
+export function seam(at: number, start: number, stop: number): "take" | "skip" | "redo" {
+  if (at >= stop) return "skip";
+  return at === start ? "take" : "redo";
 }

@@ -9,7 +9,7 @@
  * (carry state and rerun). The sums, lists and firsts then add up exactly.
  */
 
-import { sliceSource } from "./chunks.js";
+import { seam, sliceSource } from "./chunks.js";
 import { collectStats, type StatsPiece, type TraceStats } from "./stats.js";
 import { TraceBytes, type TraceSource } from "./trace-bytes.js";
 import { PACKET_TYPE_COUNT } from "./types.js";
@@ -41,9 +41,11 @@ export class StatsMerge {
 
   /** Add the piece [start, stop) as decoded from `start` (its offsets relative to `start`). */
   add(piece: StatsPiece, start: number, stop: number): void {
-    if (this.at >= stop) return; // the decode before already went past this piece
+    const next = seam(this.at, start, stop);
+    if (next === "skip") return;
     let base = start;
-    if (this.at !== start || this.block !== 0) {
+    // A PSB decodes the same in any block context, but a piece that starts in one is decoded again all the same.
+    if (next === "redo" || this.block !== 0) {
       // The piece assumed a fresh start at its PSB, which is not where or how the decode is.
       this.reruns++;
       base = this.at;

@@ -8,9 +8,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { generateTrace } from "../../bench/synthetic-trace.js";
+import type { ChunkRunner } from "../../src/cli/io.js";
 import { WorkerPool } from "../../src/cli/node-workers.js";
 import { main } from "../../src/cli/ptkit.js";
-import { captureIo } from "../conformance/ptt.js";
+import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath } from "../corpus.js";
 
 /** Workers kept for the whole file; pieces as small as 32 bytes, so that even tiny traces are cut. */
@@ -23,12 +24,27 @@ interface Run {
   code: number;
 }
 
+/** Runs of the pool, and the pieces they decoded (to check that pieces were used at all). */
+const used = { runs: 0, pieces: 0 };
+const counted: ChunkRunner = {
+  threads: pool.threads,
+  minChunk: pool.minChunk,
+  run: (threads, tasks, onResult) => {
+    used.runs++;
+    used.pieces += tasks.length;
+    return pool.run(threads, tasks, onResult);
+  },
+};
+
 async function run(dir: string, argv: string[]): Promise<Run> {
   const io = captureIo(dir);
-  io.chunks = pool;
+  io.chunks = counted;
   const code = await main(argv, io);
   return { stdout: io.out.join(""), stderr: io.err.join(""), code };
 }
+
+/** Whether the last --jobs 3 run of {@link sameBothWays} was cut into pieces. */
+let lastRunInPieces = false;
 
 /** The output of stats without its timing line. */
 function untimed(r: Run): Run {
@@ -38,7 +54,9 @@ function untimed(r: Run): Run {
 /** Run `command args file` with --jobs 1 and --jobs 3; the outputs must be the same. */
 async function sameBothWays(dir: string, command: string, args: string[], file: string): Promise<Run> {
   const one = await run(dir, [command, "--jobs", "1", ...args, file]);
+  const before = used.runs;
   const three = await run(dir, [command, "--jobs", "3", ...args, file]);
+  lastRunInPieces = used.runs > before;
   const clean = command === "stats" ? untimed : (r: Run) => r;
   assert.deepEqual(clean(three), clean(one), `${command} ${args.join(" ")} ${file}`);
   return one;
@@ -69,6 +87,19 @@ function generated(size: number, edit?: (bytes: Uint8Array) => Uint8Array): stri
   return path;
 }
 
+/**
+ * Bad opcodes in a PSB+ (their resync goes to the next PSB), junk over the start of
+ * a PSB (where the planner may have put a piece), and a packet cut off at the end.
+ */
+function corrupt(b: Uint8Array): Uint8Array {
+  b.fill(0xd9, 4096 * 5 + 3, 4096 * 5 + 5);
+  b.fill(0x59, 4096 * 9 - 2, 4096 * 9 + 9);
+  // PADs, then a TSC (8 bytes) cut off after 3.
+  b.fill(0x00, b.length - 40);
+  b[b.length - 3] = 0x19;
+  return b;
+}
+
 const traces = corpusTraces();
 const skip = traces.length === 0 ? `corpus ${CORPUS_DIR} is absent` : false;
 
@@ -80,17 +111,12 @@ describe("stats --jobs", () => {
   test("a generated trace cut into pieces at its PSBs", async () => {
     const path = generated(1 << 20);
     const one = await sameBothWays(dirname(path), "stats", [], path);
+    assert.ok(lastRunInPieces);
     assert.match(one.stdout, /psb segments +256\n/);
   });
 
   test("corrupt bytes inside pieces and a truncated end: the same errors and exit status", async () => {
-    const path = generated(1 << 18, (b) => {
-      // A bad opcode in the middle of a PSB+ (its resync goes to the next PSB), junk over a
-      // PSB (a piece starts where the decode must not), and a packet cut off at the end.
-      b.fill(0xd9, 4096 * 5 + 3, 4096 * 5 + 5);
-      b.fill(0x59, 4096 * 9 - 2, 4096 * 9 + 9);
-      return b.subarray(0, b.length - 1);
-    });
+    const path = generated(1 << 18, corrupt);
     const one = await sameBothWays(dirname(path), "stats", [], path);
     assert.match(one.stdout, /errors +[1-9]/);
     const json1 = JSON.parse((await run(dirname(path), ["stats", "-j", "1", "--json", path])).stdout);
@@ -106,5 +132,43 @@ describe("stats --jobs", () => {
     const r = await run(tmpdir(), ["stats", "--jobs", "0", "x.pt"]);
     assert.equal(r.code, 1);
     assert.equal(r.stderr, "ptkit stats: --jobs: bad argument: 0.\n");
+  });
+});
+
+describe("dump --jobs", () => {
+  test("every corpus trace: the same listing from pieces as from one decode", { skip }, async () => {
+    const before = used.pieces;
+    for (const t of traces) {
+      await sameBothWays(dirname(t), "dump", [], t);
+      await sameBothWays(dirname(t), "dump", ["--quiet"], t);
+      await sameBothWays(dirname(t), "dump", ["--no-sync", "--raw", "--exec-mode"], t);
+    }
+    assert.ok(used.pieces - before > 100, `${used.pieces - before} pieces`);
+  });
+
+  test("every ptdump check of the conformance suite", { skip }, async () => {
+    for (const c of loadPttChecks().filter((c) => c.tool === "ptdump")) {
+      const args = c.argv.slice(1, -1);
+      await sameBothWays(c.dir, "dump", args, c.argv[c.argv.length - 1]!);
+    }
+  });
+
+  test("a generated trace cut into pieces at its PSBs", async () => {
+    const path = generated(1 << 18);
+    const one = await sameBothWays(dirname(path), "dump", ["--raw"], path);
+    assert.ok(lastRunInPieces);
+    assert.equal(one.stdout.match(/psb\n/g)?.length, 64);
+  });
+
+  test("corrupt bytes inside pieces and a truncated end: the same errors and exit status", async () => {
+    const path = generated(1 << 18, corrupt);
+    const one = await sameBothWays(dirname(path), "dump", [], path);
+    assert.ok(lastRunInPieces);
+    assert.match(one.stdout, /error decoding packet/);
+    assert.match(one.stderr, /cut off by the end of the trace/);
+    await sameBothWays(dirname(path), "dump", ["--quiet"], path);
+    const junk = generated(1 << 12, (b) => b.fill(0x55));
+    const none = await sameBothWays(dirname(junk), "dump", [], junk);
+    assert.equal(none.code, 1);
   });
 });
