@@ -14,6 +14,11 @@ export const PIECE_DECODERS: Record<string, PieceDecoder> = {
     const { collectStats } = await import("../packet/stats.js");
     return collectStats(trace, { stop, ...(options as { maxErrors: number }) });
   },
+  flow: async (trace, stop, options, start) => {
+    const { flowPieceIn } = await import("./flow-worker.js");
+    const { words, cwd } = options as { words: string[]; cwd: string };
+    return flowPieceIn(words, cwd, trace, start, stop);
+  },
   dump: async (trace, stop, options, start) => {
     const { dumpPiece } = await import("./dump-pieces.js");
     return dumpPiece(options as DumpOptions, trace, start, stop);

@@ -63,8 +63,8 @@ function openWrite(path: string): FileWriter {
   };
 }
 
-export function nodeIo(): CliIo {
-  const cwd = process.cwd();
+/** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
+export function nodeIo(cwd = process.cwd()): CliIo {
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),

@@ -172,3 +172,56 @@ describe("dump --jobs", () => {
     assert.equal(none.code, 1);
   });
 });
+
+describe("flow --jobs", () => {
+  test("every ptxed check of the conformance suite", { skip }, async () => {
+    for (const c of loadPttChecks().filter((c) => c.tool === "ptxed")) {
+      const args = c.argv.slice(1);
+      const one = await run(c.dir, ["flow", "--jobs", "1", ...args]);
+      const three = await run(c.dir, ["flow", "--jobs", "3", ...args]);
+      assert.deepEqual(three, one, c.id);
+    }
+  });
+
+  test("every corpus trace, against no code: the same errors and exit status", { skip }, async () => {
+    for (const t of traces) {
+      await sameBothWays(dirname(t), "flow", ["--quiet", "--stat:insn", "--pt"], t);
+      await sameBothWays(dirname(t), "flow", ["--insn-decoder", "--pt"], t);
+    }
+  });
+
+  test("the HASE captures with their code: the same instructions from pieces", { skip }, async () => {
+    const dir = corpusPath("real", "hase");
+    assert.ok(dir);
+    const bins = readdirSync(join(dir, "reference")).filter((f) => f.endsWith(".bin"));
+    assert.ok(bins.length >= 4);
+    const before = used.pieces;
+    let decoded = 0;
+    for (const bin of bins) {
+      const program = bin.startsWith("loopy") ? "loopy" : "control_flow";
+      const elf = findFile(dir, program);
+      if (!elf) continue;
+      for (const decoder of ["--block-decoder", "--insn-decoder"]) {
+        const args = [decoder, "--no-inst", "--elf", elf, "--pt", join(dir, "reference", bin)];
+        const one = await run(dir, ["flow", "--jobs", "1", ...args]);
+        const three = await run(dir, ["flow", "--jobs", "3", ...args]);
+        assert.deepEqual(three, one, bin);
+        decoded += one.stdout.match(/^[0-9a-f]{16}$/gm)?.length ?? 0;
+      }
+    }
+    assert.ok(used.pieces - before > 20, `${used.pieces - before} pieces`);
+    assert.ok(decoded > 1000, `${decoded} instructions`);
+  });
+});
+
+/** The first file called `name` under `dir`. */
+function findFile(dir: string, name: string): string | undefined {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      const found = findFile(p, name);
+      if (found) return found;
+    } else if (e.name === name) return p;
+  }
+  return undefined;
+}
