@@ -80,7 +80,10 @@ export async function runFlow(
   }
   const jobs = parseJobs(io, output.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
-  const starts = !outputs && flowsInPieces(setup) ? planPieces(io, pt.source, jobs, FLOW_PIECE) : [0];
+  const starts =
+    !outputs && flowsInPieces(setup)
+      ? planPieces(io, pt.source, jobs, output.quiet ? undefined : FLOW_PIECE)
+      : [0];
   if (starts.length > 1 && io.chunks) {
     out.flush(); // what loading printed
     const tasks = pieceTasks(io, pt.range, pt.source.size, starts, "flow", { words, cwd: io.cwd });
