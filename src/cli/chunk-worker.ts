@@ -33,13 +33,17 @@ port.on("message", async ({ index, task }: { index: number; task: ChunkTask }) =
   port.postMessage(reply, "result" in reply ? transferables(reply.result) : []);
 });
 
-/** The buffers of a result's byte arrays (a listing): passed over, not copied. */
+/** The buffers of a result's byte arrays (a listing, in parts): passed over, not copied. */
 function transferables(result: unknown): ArrayBuffer[] {
   if (typeof result !== "object" || result === null) return [];
   const buffers: ArrayBuffer[] = [];
-  for (const value of Object.values(result)) {
+  const add = (value: unknown) => {
     if (value instanceof Uint8Array && value.buffer instanceof ArrayBuffer && !buffers.includes(value.buffer))
       buffers.push(value.buffer);
+  };
+  for (const value of Object.values(result)) {
+    if (Array.isArray(value)) value.forEach(add);
+    else add(value);
   }
   return buffers;
 }

@@ -17,8 +17,8 @@ import { TextBytes } from "./text-bytes.js";
 
 /** A piece's listing, and where and in what state its decode stopped (offsets relative to its start). */
 export interface DumpPiece {
-  /** Standard output, UTF-8. */
-  text: Uint8Array;
+  /** Standard output, UTF-8, in parts. */
+  text: Uint8Array[];
   /** Notes for standard error (ptkit's own, not ptdump's). */
   notes: string[];
   /** Whether it found a place to start. */

@@ -145,7 +145,7 @@ async function dumpInPieces(
     }
     // The first piece says whether the dump synced: the others start synced.
     if (i === 0) synced = piece.synced;
-    write(piece.text);
+    for (const part of piece.text) write(part);
     for (const note of piece.notes) warn(note);
     at = base + piece.stopAt;
     carry = piece.carry;

@@ -43,8 +43,8 @@ import { TextBytes } from "./text-bytes.js";
 
 /** A piece's flow, counts, and how its decode ended. */
 export interface FlowPiece {
-  /** Standard output, UTF-8. */
-  text: Uint8Array;
+  /** Standard output, UTF-8, in parts. */
+  text: Uint8Array[];
   insnCount: number;
   blockCount: number;
   /** Whether its decode found no PSB at all (only the first piece's counts). */
@@ -135,7 +135,7 @@ export async function flowInPieces(
   let serial = false;
   const take = (piece: FlowPiece, base: number) => {
     out.flush();
-    writeStdoutBytes(io, piece.text);
+    for (const part of piece.text) writeStdoutBytes(io, part);
     counts.insnCount += piece.insnCount;
     counts.blockCount += piece.blockCount;
     at = piece.syncedAt < 0 ? size : base + piece.syncedAt;

@@ -1,27 +1,31 @@
 /**
  * Text collected as UTF-8 bytes: a decoding thread's output (a piece's listing)
  * held until it is its turn to be written. As bytes it costs the garbage collector
- * nothing to hold and nothing to pass to another thread (its buffer is transferred).
+ * nothing to hold and nothing to pass to another thread (its buffers are
+ * transferred). Bytes go into blocks that are never copied or grown.
  */
 const encoder = new TextEncoder();
 
+const BLOCK = 1 << 20;
+
 export class TextBytes {
-  private buf = new Uint8Array(1 << 16);
-  private length = 0;
+  private readonly done: Uint8Array[] = [];
+  private block = new Uint8Array(0);
+  private used = 0;
 
   append(text: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    const need = this.length + text.length * 3;
-    if (need > this.buf.length) {
-      const grown = new Uint8Array(Math.max(need, this.buf.length * 2));
-      grown.set(this.buf.subarray(0, this.length));
-      this.buf = grown;
+    const need = text.length * 3;
+    if (this.used + need > this.block.length) {
+      if (this.used > 0) this.done.push(this.block.subarray(0, this.used));
+      this.block = new Uint8Array(Math.max(BLOCK, need));
+      this.used = 0;
     }
-    this.length += encoder.encodeInto(text, this.buf.subarray(this.length)).written;
+    this.used += encoder.encodeInto(text, this.block.subarray(this.used)).written;
   }
 
-  /** The bytes so far (a view of the buffer, which may be larger). */
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.length);
+  /** The bytes so far, in order (views of the blocks). */
+  bytes(): Uint8Array[] {
+    return this.used > 0 ? [...this.done, this.block.subarray(0, this.used)] : [...this.done];
   }
 }
