@@ -55,6 +55,14 @@ export interface FlowPiece {
   clean: boolean;
   /** Whether a compressed RET found the return stack empty. */
   retUnderflow: boolean;
+  /** The flow past the piece's end, through the PSB segment after it, and its counts. */
+  overlap: Uint8Array;
+  overlapInsn: number;
+  overlapBlocks: number;
+  /** Bytes and counts of the flow of the piece's first PSB segment. */
+  prefix: number;
+  prefixInsn: number;
+  prefixBlocks: number;
 }
 
 /** Whether a flow with this setup comes out the same from pieces. */
@@ -75,32 +83,86 @@ export function flowsInPieces(setup: FlowSetup): boolean {
   );
 }
 
+/** Output and counts at one place of a piece's decode. */
+interface Mark {
+  bytes: number;
+  insn: number;
+  blocks: number;
+}
+
 /**
  * Decode the piece of `trace` up to `stop` (relative) with `setup`'s code and
- * options; `base` is its offset in the whole trace.
+ * options; `base` is its offset in the whole trace. The decode goes on past the
+ * piece's end through the PSB segment after it (the overlap), and notes where its
+ * own first PSB segment ended (the prefix): the merge checks that the overlap of a
+ * piece is the prefix of the next, which a decoder state over the seam that a fresh
+ * sync does not have (such as an indirect branch whose TIP comes after the PSB+)
+ * would change.
  */
 export function flowPiece(setup: FlowSetup, trace: TraceBytes, base: number, stop: number): FlowPiece {
   const text = new TextBytes();
   const out = new LineWriter((chunk) => text.append(chunk));
   const session = new FlowSession(setup.output, out, new PtEvent());
-  session.stop = stop;
   session.base = base;
   let retUnderflow = false;
   session.onError = (code) => {
     if (code === -ErrorCode.RetStackEmpty) retUnderflow = true;
   };
+  const here = (): Mark => {
+    out.flush();
+    return { bytes: text.length, insn: session.insnCount, blocks: session.blockCount };
+  };
+  let prefix: Mark | undefined;
+  let seam: (Mark & { psb: number; clean: boolean }) | undefined;
+  // The first stop is the end of the first PSB segment (prefix), then the piece's end (seam), then the overlap's.
+  session.stop = Math.min(1, stop);
+  session.onStop = (psb, clean) => {
+    if (seam) return false;
+    const mark = here();
+    if (!prefix) prefix = mark;
+    if (psb < stop) {
+      session.stop = stop;
+      return true;
+    }
+    seam = { ...mark, psb, clean };
+    session.stop = psb + 1;
+    return true;
+  };
   const unit = unitFor(setup, trace, session);
   session.run(unit);
-  out.flush();
+  const end = here();
+  prefix ??= end;
+  const own = seam ?? end;
   return {
-    text: text.bytes(),
-    insnCount: session.insnCount,
-    blockCount: session.blockCount,
+    text: [text.slice(0, own.bytes)],
+    insnCount: own.insn,
+    blockCount: own.blocks,
     noPsb: session.noPsb,
-    syncedAt: session.stopped ? session.stopPsb : -1,
-    clean: session.stopClean,
+    syncedAt: seam ? seam.psb : -1,
+    clean: seam ? seam.clean : true,
     retUnderflow,
+    overlap: seam ? text.slice(seam.bytes, end.bytes) : new Uint8Array(0),
+    overlapInsn: seam ? end.insn - seam.insn : 0,
+    overlapBlocks: seam ? end.blocks - seam.blocks : 0,
+    prefix: prefix.bytes,
+    prefixInsn: prefix.insn,
+    prefixBlocks: prefix.blocks,
   };
+}
+
+/** Whether the flow of `next` begins with what `before` decoded past its end (see {@link flowPiece}). */
+function overlapHolds(before: FlowPiece, next: FlowPiece): boolean {
+  if (before.overlapInsn !== next.prefixInsn || before.overlapBlocks !== next.prefixBlocks) return false;
+  const want = before.overlap;
+  if (want.length !== next.prefix) return false;
+  let at = 0;
+  for (const part of next.text) {
+    const n = Math.min(part.length, want.length - at);
+    for (let i = 0; i < n; i++) if (part[i] !== want[at + i]) return false;
+    at += n;
+    if (at === want.length) break;
+  }
+  return at === want.length;
 }
 
 /** The counts of a flow made from pieces. */
@@ -133,7 +195,10 @@ export async function flowInPieces(
   /** Where the decode stands: at the PSB it read last (the end when done). */
   let at = 0;
   let serial = false;
+  /** The piece taken last: its overlap must be the prefix of the next. */
+  let last: FlowPiece | undefined;
   const take = (piece: FlowPiece, base: number) => {
+    last = piece;
     out.flush();
     for (const part of piece.text) writeStdoutBytes(io, part);
     counts.insnCount += piece.insnCount;
@@ -153,7 +218,8 @@ export async function flowInPieces(
       base = at;
       piece = flowPiece(setup, TraceBytes.read(sliceSource(source, base)), base, stop - base);
     }
-    if (piece.retUnderflow || !piece.clean) {
+    // A redone piece starts where the last one ended too: the same check holds.
+    if (piece.retUnderflow || !piece.clean || (last !== undefined && !overlapHolds(last, piece))) {
       serial = true;
       return;
     }

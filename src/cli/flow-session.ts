@@ -60,7 +60,7 @@ export class FlowSession {
   stopPsb = -1;
   stopClean = true;
   /** Called at {@link stop}, when set: it may move `stop` on and return true to go on decoding. */
-  onStop: (() => boolean) | undefined;
+  onStop: ((psb: number, clean: boolean) => boolean) | undefined;
   /** Told of every decode error (the status that stopped a segment). */
   onError: ((code: number) => void) | undefined;
 
@@ -147,7 +147,7 @@ export class FlowSession {
   /** At {@link stop}, before the flow after the PSB at `psb`: whether decoding stops there. */
   private atStop(psb: number, clean: boolean): boolean {
     this.updatesAt = -1;
-    if (this.onStop?.()) return false;
+    if (this.onStop?.(psb, clean)) return false;
     this.stopped = true;
     this.stopPsb = psb;
     this.stopClean = clean;

@@ -24,6 +24,26 @@ export class TextBytes {
     this.used += encoder.encodeInto(text, this.block.subarray(this.used)).written;
   }
 
+  /** Bytes so far. */
+  get length(): number {
+    let n = this.used;
+    for (const d of this.done) n += d.length;
+    return n;
+  }
+
+  /** The bytes [from, to) as one array. */
+  slice(from: number, to: number): Uint8Array {
+    const out = new Uint8Array(Math.max(0, to - from));
+    let at = 0;
+    for (const part of this.bytes()) {
+      const a = Math.max(from - at, 0);
+      const b = Math.min(to - at, part.length);
+      if (a < b) out.set(part.subarray(a, b), at + a - from);
+      at += part.length;
+    }
+    return out;
+  }
+
   /** The bytes so far, in order (views of the blocks). */
   bytes(): Uint8Array[] {
     return this.used > 0 ? [...this.done, this.block.subarray(0, this.used)] : [...this.done];
