@@ -30,6 +30,8 @@ export interface DumpOptions {
   cpuid15Ebx: number;
   file: string | undefined;
   sideband: SidebandOptions;
+  /** `-j/--jobs`, as given (see jobs.ts). */
+  jobs: string | undefined;
 }
 
 export function defaultDumpOptions(): DumpOptions {
@@ -57,6 +59,7 @@ export function defaultDumpOptions(): DumpOptions {
     cpuid15Ebx: 0,
     file: undefined,
     sideband: defaultSidebandOptions(),
+    jobs: undefined,
   };
 }
 
@@ -145,6 +148,12 @@ export function parseDumpArgs(argv: readonly string[]): DumpArgs {
       continue;
     }
     const value = argv[i + 1];
+    if (arg === "-j" || arg === "--jobs") {
+      i++;
+      if (value === undefined) return { kind: "error", message: `${arg}: missing argument.` };
+      o.jobs = value;
+      continue;
+    }
     if (arg === "--cpu") {
       i++;
       if (value === undefined) return { kind: "error", message: "--cpu: missing argument." };
@@ -213,6 +222,8 @@ options:
   --nom-freq <n>            set the nominal frequency (MSR_PLATFORM_INFO[15:8]) to <n>.
   --cpuid-0x15.eax          set the value of cpuid[0x15].eax.
   --cpuid-0x15.ebx          set the value of cpuid[0x15].ebx.
+  -j, --jobs <n>            decode on <n> threads (default: the available cores;
+                            small traces, --lastip, --time, --tcal and sideband use one).
   --sb:compact | --sb       show sideband records in compact format.
   --sb:verbose              show sideband records in verbose format.
   --sb:filename             show the filename on sideband records.

@@ -1,11 +1,21 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
-import { DUMP_HELP, parseDumpArgs } from "./dump-options.js";
-import { Dumper } from "./dumper.js";
+import { seam, sliceSource } from "../packet/chunks.js";
+import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
+import { DUMP_HELP, type DumpOptions, parseDumpArgs } from "./dump-options.js";
+import { type DumpPiece, dumpPiece, dumpsInPieces } from "./dump-pieces.js";
+import { type DumpCarry, Dumper } from "./dumper.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
-import { type CliIo, LineWriter } from "./io.js";
+import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
+import { type ChunkRunner, type CliIo, LineWriter, writeStdoutBytes } from "./io.js";
+import { parseJobs, pieceTasks, planPieces } from "./jobs.js";
 import { Progress } from "./progress.js";
 import { VERSION } from "./version.js";
+
+/**
+ * The largest piece of trace a thread dumps at a time: its listing (some 20 bytes of
+ * text a byte of trace) is held until it is its turn to be written.
+ */
+const DUMP_PIECE = 1 << 20;
 
 /** Run `ptkit dump` with `argv` (options and file, no command name); resolves to the exit code. */
 export async function runDump(
@@ -54,10 +64,33 @@ export async function runDump(
     progress?.done();
     io.stderr(`ptkit dump: ${note}\n`);
   });
+  const jobs = parseJobs(io, options.jobs);
+  if (typeof jobs === "string") return fail(`${jobs}.`);
   const problem = traceFileProblem(io, range.path);
   if (problem !== undefined) return fail(problem);
-  const trace = openFileRange(io, range, internal.windowSize);
-  if (typeof trace === "string") return fail(trace);
+  const source = fileRangeSource(io, range);
+  if (typeof source === "string") return fail(source);
+  const starts = dumpsInPieces(options)
+    ? planPieces(io, source, jobs, options.quiet ? undefined : DUMP_PIECE)
+    : [0];
+  if (starts.length > 1 && io.chunks) {
+    out.flush(); // the errata diagnostic
+    const bar = new Progress(io, "dumping", source.size);
+    progress = bar;
+    const warn = (note: string) => {
+      bar.done();
+      io.stderr(`ptkit dump: ${note}\n`);
+    };
+    const write = (bytes: Uint8Array) => {
+      bar.done();
+      writeStdoutBytes(io, bytes);
+    };
+    const synced = await dumpInPieces(io, io.chunks, jobs, options, range, source, starts, write, warn, bar);
+    bar.done();
+    if (!synced) return fail(`${noPsbHint(io, range.path)}.`);
+    return 0;
+  }
+  const trace = TraceBytes.read(source, internal.windowSize);
   if (options.sideband.channels.length > 0) {
     const { openSideband } = await import("./sideband.js"); // the perf layer, only with --pevent
     const session = openSideband(io, out, options.sideband, "dump");
@@ -73,4 +106,50 @@ export async function runDump(
   // Nothing to dump is an error (without --no-sync, which starts at the first byte).
   if (!dumper.synced) return fail(`${noPsbHint(io, range.path)}.`);
   return 0;
+}
+
+/**
+ * Dump the pieces of the trace that start at `starts` on `jobs` threads, writing
+ * their listings in order; a piece that does not start where the one before
+ * stopped is dumped again here from there, in the state it stopped in (see
+ * dump-pieces.ts). Resolves to whether the dump found a place to start.
+ */
+async function dumpInPieces(
+  io: CliIo,
+  runner: ChunkRunner,
+  jobs: number,
+  options: DumpOptions,
+  range: FileRange,
+  source: TraceSource,
+  starts: readonly number[],
+  write: (bytes: Uint8Array) => void,
+  warn: (note: string) => void,
+  progress: Progress,
+): Promise<boolean> {
+  const size = source.size;
+  let at = 0;
+  let carry: DumpCarry = { syncOffset: -1, block: 0 };
+  let synced = false;
+  const tasks = pieceTasks(io, range, size, starts, "dump", options);
+  await runner.run(jobs, tasks, (result, i) => {
+    const start = starts[i]!;
+    const stop = starts[i + 1] ?? size;
+    const next = seam(at, start, stop);
+    if (next === "skip") return;
+    let piece = result as DumpPiece;
+    let base = start;
+    if (next === "redo") {
+      base = at;
+      const trace = TraceBytes.read(sliceSource(source, base));
+      piece = dumpPiece(options, trace, base, stop - base, carry);
+    }
+    // The first piece says whether the dump synced: the others start synced.
+    if (i === 0) synced = piece.synced;
+    for (const part of piece.text) write(part);
+    for (const note of piece.notes) warn(note);
+    at = base + piece.stopAt;
+    carry = piece.carry;
+    progress.update(stop);
+  });
+  return synced;
 }

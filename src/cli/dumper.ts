@@ -4,6 +4,7 @@
  */
 import { cpuErrata, noErrata, packetQuirks } from "../cpu/index.js";
 import {
+  type BlockContext,
   ErrorCode,
   errorMessage,
   Flag,
@@ -35,6 +36,20 @@ import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width 
 /** Packets between progress reports. */
 const PROGRESS_EVERY = 1 << 16;
 
+/** Where a piece of a trace starts being dumped (see packet/chunks.ts), and where it stops. */
+export interface DumpPieceRange {
+  /** Stop at the first packet at or after this offset (not at the end: that is the whole rest). */
+  stop: number;
+  /** Start at offset 0 without a sync, in the decoder state a dump of the bytes before stopped in. */
+  carry?: DumpCarry;
+}
+
+/** The packet decoder's state where a piece stopped (offsets relative to that place). */
+export interface DumpCarry {
+  syncOffset: number;
+  block: BlockContext;
+}
+
 /** The tracking columns of one line. */
 interface Track {
   id: string;
@@ -59,21 +74,28 @@ export class Dumper {
   synced = false;
   /** Called with the trace offset every {@link PROGRESS_EVERY} packets. */
   onProgress: ((offset: number) => void) | undefined;
+  /** What the offsets printed are relative to: the trace offset of the first byte dumped (a piece's start). */
+  base = 0;
+  /** The decoder state where {@link run} stopped. */
+  readonly carry: DumpCarry = { syncOffset: -1, block: 0 };
 
   /**
    * @param warn receives notes that ptdump does not print (stdout stays ptdump's),
    *   such as a packet cut off by the end of the trace.
+   * @param piece dumps a piece of the trace: the notes of its start (an unknown
+   *   --cpu) are the whole dump's, not the piece's.
    */
   constructor(
     private readonly options: DumpOptions,
     private readonly out: LineWriter,
     private readonly warn: (text: string) => void,
+    piece = false,
   ) {
     let errata = noErrata();
     if (options.cpu) {
       const known = cpuErrata(options.cpu);
       if (known) errata = known;
-      else this.diag("failed to determine errata", 0, -ErrorCode.BadCpu);
+      else if (!piece) this.diag("failed to determine errata", 0, -ErrorCode.BadCpu);
     }
     this.config = {
       mtcFreq: options.mtcFreq,
@@ -86,8 +108,9 @@ export class Dumper {
     this.tcal = new TimeCalibrator(this.config);
   }
 
-  private diag(what: string, offset: number, code: number): void {
-    const at = offset.toString(16);
+  /** A bracketed line about trace offset `offset` (a piece's offset, or an absolute 0). */
+  private diag(what: string, offset: number, code: number, absolute = false): void {
+    const at = (absolute ? offset : this.base + offset).toString(16);
     this.out.line(code ? `[${at}: ${what}: ${errorMessage(code)}]` : `[${at}: ${what}]`);
   }
 
@@ -100,21 +123,32 @@ export class Dumper {
     this.inHeader = false;
   }
 
-  /** Dump the whole trace (held in memory, or read a window at a time). */
-  run(trace: Uint8Array | TraceBytes): void {
+  /**
+   * Dump the whole trace (held in memory, or read a window at a time), or a piece of
+   * it; returns the offset where the dump stopped (the end, or a piece's stop).
+   */
+  run(trace: Uint8Array | TraceBytes, piece?: DumpPieceRange): number {
     const decoder = new PacketDecoder(trace, { quirks: packetQuirks(this.config.errata) });
     const bytes = decoder.bytes;
     const pkt = new Packet();
+    const stop = piece && piece.stop < decoder.end ? piece.stop : Number.POSITIVE_INFINITY;
     let count = 0;
-    let status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
+    let status = 0;
+    if (piece?.carry) decoder.resume(0, piece.carry.syncOffset, piece.carry.block);
+    else status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
     this.synced = status >= 0;
     if (status < 0) {
-      if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+      if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status, true);
       else this.dumpAllSideband();
-      return;
+      return decoder.end;
     }
     for (;;) {
       const offset = decoder.pos;
+      if (offset >= stop) {
+        this.carry.syncOffset = decoder.syncOffset;
+        this.carry.block = decoder.blockContext;
+        return offset;
+      }
       // Nothing goes back further than a sync after an error here (a PSB it cut into).
       bytes.release(offset - PSB_SIZE);
       status = decoder.next(pkt);
@@ -122,17 +156,19 @@ export class Dumper {
         const left = decoder.end - offset;
         const bytes = `${left} byte${left === 1 ? "" : "s"}`;
         if (left > 0)
-          this.warn(`${bytes} at offset 0x${offset.toString(16)}: a packet cut off by the end of the trace`);
+          this.warn(
+            `${bytes} at offset 0x${(this.base + offset).toString(16)}: a packet cut off by the end of the trace`,
+          );
         this.dumpAllSideband();
-        return;
+        return decoder.end;
       }
       if (status < 0) {
         this.diag("error decoding packet", offset, status);
         status = decoder.syncForward();
         if (status < 0) {
-          if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status);
+          if (status !== -ErrorCode.Eos) this.diag("sync error", 0, status, true);
           else this.dumpAllSideband();
-          return;
+          return decoder.end;
         }
         this.resetTracking();
         continue;
@@ -209,7 +245,7 @@ export class Dumper {
     let line = "";
     let sep = "";
     if (o.showOffset) {
-      line = offset.toString(16).padStart(16, "0").padEnd(Width.offset);
+      line = (this.base + offset).toString(16).padStart(16, "0").padEnd(Width.offset);
       sep = " ";
     }
     if (o.showRaw) {

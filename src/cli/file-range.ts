@@ -4,7 +4,7 @@
  */
 
 import { parseCUint } from "../cpu/c-int.js";
-import { TraceBytes } from "../packet/trace-bytes.js";
+import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 
@@ -40,6 +40,12 @@ export interface TraceInternals {
  * x.pt.".
  */
 export function openFileRange(io: CliIo, range: FileRange, windowSize?: number): TraceBytes | string {
+  const source = fileRangeSource(io, range);
+  return typeof source === "string" ? source : TraceBytes.read(source, windowSize);
+}
+
+/** The bytes of a range (offset 0 is its start), or an error message as {@link openFileRange} gives. */
+export function fileRangeSource(io: CliIo, range: FileRange): TraceSource | string {
   let size: number;
   try {
     size = io.fileSize(range.path);
@@ -49,9 +55,8 @@ export function openFileRange(io: CliIo, range: FileRange, windowSize?: number):
   if (range.from >= size) return `bad offset 0x${range.from.toString(16)} into ${range.path}.`;
   const end = range.to ?? size;
   if (end > size) return `bad range 0x${end.toString(16)} in ${range.path}.`;
-  const source = {
+  return {
     size: end - range.from,
     read: (offset: number, length: number) => io.readRange(range.path, range.from + offset, length),
   };
-  return TraceBytes.read(source, windowSize);
 }

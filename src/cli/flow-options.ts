@@ -35,6 +35,8 @@ export interface FlowOutput {
   stats: boolean;
   statInsn: boolean;
   statBlocks: boolean;
+  /** `-j/--jobs`, as given (see jobs.ts). */
+  jobs: string | undefined;
 }
 
 export type FlowStep =
@@ -79,6 +81,7 @@ export function defaultFlowOutput(): FlowOutput {
     stats: false,
     statInsn: false,
     statBlocks: false,
+    jobs: undefined,
   };
 }
 
@@ -299,6 +302,11 @@ function option(s: State, argv: readonly string[], i: number): number | string {
     if (field === "cfg") f.cfg[n] = f.cfg[n]! | Number(v);
     else if (field === "a") f.a[n] = v;
     else f.b[n] = v;
+    return 2;
+  }
+  if (arg === "-j" || arg === "--jobs") {
+    if (value === undefined) return `${arg}: missing argument.`;
+    s.out.jobs = value;
     return 2;
   }
   if (arg === "--iscache-limit") {

@@ -48,6 +48,25 @@ export class FlowSession {
   /** Whether the trace holds no PSB at all (the first sync found none): likely not a trace. */
   noPsb = false;
 
+  /**
+   * Stop where the flow after the PSB at this offset (or one after it) begins: a
+   * piece of the trace, see flow-pieces.ts; {@link stopped} then says so.
+   */
+  stop = Number.POSITIVE_INFINITY;
+  stopped = false;
+  /** The PSB whose status updates were handled at or past {@link stop} (the flow after them is past it), or -1. */
+  private updatesAt = -1;
+  /** Where the decode stopped: the PSB whose flow comes next; and whether the decoder had read no further. */
+  stopPsb = -1;
+  stopClean = true;
+  /** Called at {@link stop}, when set: it may move `stop` on and return true to go on decoding. */
+  onStop: ((psb: number, clean: boolean) => boolean) | undefined;
+  /** Told of every decode error (the status that stopped a segment). */
+  onError: ((code: number) => void) | undefined;
+
+  /** What diagnostics' offsets are relative to: the trace offset of the decoder's first byte (a piece's start). */
+  base = 0;
+
   /** The sideband every event is offered to (--pevent), with how its records print. */
   sideband: { session: SidebandSession; options: SidebandOptions } | undefined;
 
@@ -64,7 +83,7 @@ export class FlowSession {
       this.lines.line(`could not determine offset: ${errorMessage(offset)}`);
       this.lines.line(`[?, ${hex64(ipHi, ipLo, 1)}: ${what}: ${errorMessage(code)}]`);
     } else {
-      this.lines.line(diagText(offset, ipHi, ipLo, what, code));
+      this.lines.line(diagText(this.base + offset, ipHi, ipLo, what, code));
     }
   }
 
@@ -75,6 +94,7 @@ export class FlowSession {
     for (let first = true; ; first = false) {
       unit.reset();
       let status = dec.syncForward();
+      if (status >= 0 && dec.syncOffset >= this.stop && this.atStop(dec.syncOffset, true)) return;
       if (status < 0) {
         if (status === -ErrorCode.Eos) {
           // (The trace may also end in the first PSB+.)
@@ -90,7 +110,8 @@ export class FlowSession {
       }
       for (;;) {
         status = this.decodeSegment(unit, status);
-        if (status === -ErrorCode.Eos) return;
+        if (status === -ErrorCode.Eos || this.stopped) return;
+        this.onError?.(status);
         unit.diagnose("error", status);
         if (!this.out.resyncOnError) break;
         status = this.resync(dec);
@@ -108,8 +129,11 @@ export class FlowSession {
    * (-Eos at the end of the trace).
    */
   private decodeSegment(unit: FlowUnit, status: number): number {
+    const dec = unit.decoder;
     for (;;) {
-      status = this.drainEvents(unit.decoder, status);
+      status = this.drainEvents(dec, status);
+      if (this.stopped) return -ErrorCode.Eos;
+      if (status >= 0 && this.updatesAt >= 0 && this.stopAfterUpdates(dec)) return -ErrorCode.Eos;
       if (status < 0) return status;
       if (status & Status.Eos) {
         if (!(status & Status.IpSuppressed) && !this.out.quiet) this.lines.line("[end of trace]");
@@ -120,9 +144,24 @@ export class FlowSession {
     }
   }
 
+  /** At {@link stop}, before the flow after the PSB at `psb`: whether decoding stops there. */
+  private atStop(psb: number, clean: boolean): boolean {
+    this.updatesAt = -1;
+    if (this.onStop?.(psb, clean)) return false;
+    this.stopped = true;
+    this.stopPsb = psb;
+    this.stopClean = clean;
+    return true;
+  }
+
+  private stopAfterUpdates(dec: FlowDecoderCalls): boolean {
+    return this.atStop(this.updatesAt, dec.syncOffset === this.updatesAt);
+  }
+
   private drainEvents(dec: FlowDecoderCalls, status: number): number {
     while (status & Status.EventPending) {
       status = this.handleEvent(dec);
+      if (this.stopped) return status;
       if (status < 0) break;
     }
     return status;
@@ -138,6 +177,14 @@ export class FlowSession {
     const ev = this.event;
     const status = dec.event(ev);
     if (status < 0) return status;
+    if (this.updatesAt >= 0) {
+      if (!ev.statusUpdate && this.stopAfterUpdates(dec)) return status;
+    } else if (ev.psbOffset >= this.stop) {
+      // A piece ends after the status updates of the PSB that starts the next (they
+      // print nothing; the instructions and events before them, up to the IP of its
+      // FUP, are this piece's), at the first other event or instruction.
+      this.updatesAt = ev.psbOffset;
+    }
     this.time.set(ev.tscHi, ev.tscLo);
     if (!this.out.quiet && !ev.statusUpdate) this.lines.line(eventText(ev, this.out, offset));
     const sb = this.sideband;

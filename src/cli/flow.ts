@@ -6,26 +6,36 @@
  */
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
-import { BlockDecoder, InsnDecoder } from "../flow/index.js";
+import { BlockDecoder, InsnDecoder, type SectionCaches } from "../flow/index.js";
 import { Image } from "../image/index.js";
-import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
-import { wantsAnalysis, wantsTime } from "./analysis-options.js";
+import { ErrorCode, errorMessage } from "../packet/index.js";
+import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
+import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { expandArgFiles } from "./arg-files.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
+import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
 import { loadElf, loadRaw } from "./flow-image.js";
 import { InsnUnit } from "./flow-insn-unit.js";
-import { type FlowStep, parseFlowArgs } from "./flow-options.js";
+import { type FlowOutput, type FlowStep, parseFlowArgs } from "./flow-options.js";
+import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
 import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type CliIo, LineWriter } from "./io.js";
+import { parseJobs, pieceTasks, planPieces } from "./jobs.js";
+import type { SidebandOptions } from "./sideband-options.js";
 import { VERSION } from "./version.js";
 
 type PtStep = Extract<FlowStep, { kind: "pt" }>;
+
+/**
+ * The largest piece of trace a thread decodes at a time: its flow (when printed,
+ * tens of bytes of text a byte of trace) is held until it is its turn to be written.
+ */
+const FLOW_PIECE = 1 << 20;
 
 /**
  * Run `ptkit flow` with `argv` (options, no command name); resolves to the exit code.
@@ -42,18 +52,109 @@ export async function runFlow(
     io.stderr(`ptkit flow: ${words}\n`);
     return 1;
   }
-  const { steps, output, sideband, analysis, warnings } = parseFlowArgs(words);
-  for (const w of warnings) io.stderr(`ptkit flow: warning: ${w}\n`);
   const out = new LineWriter(io.stdout);
   const fail = (message: string, usage = false): number => {
     out.flush();
     io.stderr(`ptkit flow: ${message}\n${usage ? "Use --help or -h for help.\n" : ""}`);
     return 1;
   };
+  const setup = setupFlow(words, io, out, fail);
+  if (typeof setup === "number") return setup;
+  const { image, kernel, output, sideband, analysis, steps } = setup;
+  const pt = setup.pt;
+  if (!pt) return fail("no pt file (--pt).", true);
+  const config = pt.step.config;
+  let outputs: AnalysisOutputs | undefined;
+  // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
+  const hideTicks = wantsTime(analysis) && !config.enableTickEvents;
+  if (wantsAnalysis(analysis)) {
+    const code = steps.flatMap((s) => (s.kind === "elf" || s.kind === "raw" ? [s] : []));
+    // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
+    const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
+    const warn = (w: string) => io.stderr(`ptkit flow: warning: ${w}\n`);
+    const { AnalysisOutputs } = await import("./analysis-outputs.js");
+    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
+    if (typeof opened === "string") return fail(opened);
+    outputs = opened;
+    if (hideTicks) config.enableTickEvents = true;
+  }
+  const jobs = parseJobs(io, output.jobs);
+  if (typeof jobs === "string") return fail(`${jobs}.`);
+  const starts =
+    !outputs && flowsInPieces(setup)
+      ? planPieces(io, pt.source, jobs, output.quiet ? undefined : FLOW_PIECE)
+      : [0];
+  if (starts.length > 1 && io.chunks) {
+    out.flush(); // what loading printed
+    const tasks = pieceTasks(io, pt.range, pt.source.size, starts, "flow", { words, cwd: io.cwd });
+    const counts = await flowInPieces(io.chunks, jobs, tasks, starts, setup, out, io);
+    if (output.stats) {
+      const insn = output.statInsn ? counts.insnCount : undefined;
+      const blocks = output.statBlocks ? counts.blockCount : undefined;
+      for (const line of statsText(insn, blocks)) out.line(line);
+    }
+    out.flush();
+    return counts.noPsb ? fail(`${noPsbHint(io, pt.range.path)}.`) : 0;
+  }
+  const trace = TraceBytes.read(pt.source, internal.windowSize);
+  const options = { image, config };
+  const session = new FlowSession(output, out, new PtEvent());
+  if (sideband.channels.length > 0) {
+    const { openSideband } = await import("./sideband.js");
+    const sb = openSideband(io, out, sideband, "flow", kernel);
+    if (typeof sb === "string") return fail(sb);
+    session.sideband = { session: sb, options: sideband };
+  }
+  const walker = new CodeWalker();
+  const decode =
+    pt.step.decoder === "insn"
+      ? new InsnUnit(new InsnDecoder(trace, options), session, walker)
+      : new BlockUnit(new BlockDecoder(trace, options), session, walker);
+  if (outputs) {
+    const { AnalysisUnit } = await import("./analysis-unit.js");
+    session.run(new AnalysisUnit(decode, session, walker, outputs.stream(), hideTicks));
+  } else session.run(decode);
+  if (output.stats) {
+    const insn = output.statInsn ? session.insnCount : undefined;
+    const blocks = output.statBlocks ? session.blockCount : undefined;
+    for (const line of statsText(insn, blocks)) out.line(line);
+  }
+  out.flush();
+  // ptxed prints nothing for a file without PSB; say what it looks like instead.
+  if (session.noPsb) return fail(`${noPsbHint(io, pt.range.path)}.`);
+  const problem = outputs?.finish();
+  return problem ? fail(problem) : 0;
+}
+
+/** What the options set up before decoding: the code, the trace, and how to decode and print. */
+export interface FlowSetup {
+  steps: FlowStep[];
+  image: Image;
+  /** What --pevent:kcore loads: the start of every sideband process image. */
+  kernel: Image;
+  pt: { step: PtStep; range: FileRange; source: TraceSource } | undefined;
+  output: FlowOutput;
+  sideband: SidebandOptions;
+  analysis: AnalysisOptions;
+  /** The section caches of the decoders of pieces (see flow-pieces.ts). */
+  caches?: SectionCaches;
+}
+
+/**
+ * Run the option steps in order (loading code, then opening the trace at --pt);
+ * `fail` reports a problem and gives the exit code returned instead.
+ */
+export function setupFlow(
+  words: readonly string[],
+  io: CliIo,
+  out: LineWriter,
+  fail: (message: string, usage?: boolean) => number,
+): FlowSetup | number {
+  const { steps, output, sideband, analysis, warnings } = parseFlowArgs(words);
+  for (const w of warnings) io.stderr(`ptkit flow: warning: ${w}\n`);
   const image = new Image("ptkit flow");
-  // What --pevent:kcore loads: the start of every sideband process image.
   const kernel = new Image("kernel");
-  let pt: { step: PtStep; trace: TraceBytes; path: string } | undefined;
+  let pt: FlowSetup["pt"];
   for (const step of steps) {
     switch (step.kind) {
       case "help":
@@ -88,54 +189,12 @@ export async function runFlow(
         }
         const range = parseFileRange(step.arg);
         if (typeof range === "string") return fail(`bad file ${step.arg}: ${range}.`);
-        const trace = traceFileProblem(io, range.path) ?? openFileRange(io, range, internal.windowSize);
-        if (typeof trace === "string") return fail(trace);
-        pt = { step, trace, path: range.path };
+        const source = traceFileProblem(io, range.path) ?? fileRangeSource(io, range);
+        if (typeof source === "string") return fail(source);
+        pt = { step, range, source };
         break;
       }
     }
   }
-  if (!pt) return fail("no pt file (--pt).", true);
-  const config = pt.step.config;
-  let outputs: AnalysisOutputs | undefined;
-  // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
-  const hideTicks = wantsTime(analysis) && !config.enableTickEvents;
-  if (wantsAnalysis(analysis)) {
-    const code = steps.flatMap((s) => (s.kind === "elf" || s.kind === "raw" ? [s] : []));
-    // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
-    const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
-    const warn = (w: string) => io.stderr(`ptkit flow: warning: ${w}\n`);
-    const { AnalysisOutputs } = await import("./analysis-outputs.js");
-    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
-    if (typeof opened === "string") return fail(opened);
-    outputs = opened;
-    if (hideTicks) config.enableTickEvents = true;
-  }
-  const options = { image, config };
-  const session = new FlowSession(output, out, new PtEvent());
-  if (sideband.channels.length > 0) {
-    const { openSideband } = await import("./sideband.js");
-    const sb = openSideband(io, out, sideband, "flow", kernel);
-    if (typeof sb === "string") return fail(sb);
-    session.sideband = { session: sb, options: sideband };
-  }
-  const walker = new CodeWalker();
-  const decode =
-    pt.step.decoder === "insn"
-      ? new InsnUnit(new InsnDecoder(pt.trace, options), session, walker)
-      : new BlockUnit(new BlockDecoder(pt.trace, options), session, walker);
-  if (outputs) {
-    const { AnalysisUnit } = await import("./analysis-unit.js");
-    session.run(new AnalysisUnit(decode, session, walker, outputs.stream(), hideTicks));
-  } else session.run(decode);
-  if (output.stats) {
-    const insn = output.statInsn ? session.insnCount : undefined;
-    const blocks = output.statBlocks ? session.blockCount : undefined;
-    for (const line of statsText(insn, blocks)) out.line(line);
-  }
-  out.flush();
-  // ptxed prints nothing for a file without PSB; say what it looks like instead.
-  if (session.noPsb) return fail(`${noPsbHint(io, pt.path)}.`);
-  const problem = outputs?.finish();
-  return problem ? fail(problem) : 0;
+  return { steps, image, kernel, pt, output, sideband, analysis };
 }

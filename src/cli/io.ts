@@ -18,9 +18,47 @@ export interface CliIo {
   /** Create or replace a file to write in parts (outputs too large for one string); throws like writeFile. */
   openWrite(path: string): FileWriter;
   stdout(text: string): void;
+  /** Write UTF-8 bytes to stdout, when that is cheaper than text (else see {@link writeStdoutBytes}). */
+  stdoutBytes?(bytes: Uint8Array): void;
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */
   stderrIsTty: boolean;
+  /** Decodes pieces of files in other threads (`--jobs`); absent, everything runs in this one. */
+  chunks?: ChunkRunner;
+}
+
+/** A piece of a file for another thread to decode: it reads the file itself. */
+export interface ChunkTask {
+  /** The piece decoder to run (see chunk-kinds.ts). */
+  kind: string;
+  /** Absolute path of the file. */
+  path: string;
+  /** The bytes the decoder sees: file offsets [from, end). */
+  from: number;
+  end: number;
+  /** The offset of `from` in the trace the command decodes (a range of the file): what output offsets are relative to. */
+  start: number;
+  /** Where the piece ends, relative to `from` (the decoder stops at the first packet boundary at or after it). */
+  stop: number;
+  /** The command's options for the piece decoder (structured-cloneable). */
+  options: unknown;
+}
+
+/** Runs piece decoders in other threads. */
+export interface ChunkRunner {
+  /** The threads to use when not told (the available cores). */
+  readonly threads: number;
+  /** The smallest piece worth a thread, when not the default (tests cut small traces into pieces). */
+  readonly minChunk?: number;
+  /**
+   * Decode `tasks` on up to `threads` threads; `onResult` gets each result in task
+   * order, while at most about two per thread are held. Rejects on the first failure.
+   */
+  run(
+    threads: number,
+    tasks: readonly ChunkTask[],
+    onResult: (result: unknown, index: number) => void,
+  ): Promise<void>;
 }
 
 /** The error code of CliIo.fileSize for a path that is neither a regular file nor a directory. */
@@ -54,4 +92,11 @@ export class LineWriter {
     this.parts = [];
     this.length = 0;
   }
+}
+
+/** Write UTF-8 `bytes` to stdout: as they are when the io takes bytes, else as text. */
+export function writeStdoutBytes(io: CliIo, bytes: Uint8Array): void {
+  if (bytes.length === 0) return;
+  if (io.stdoutBytes) io.stdoutBytes(bytes);
+  else io.stdout(new TextDecoder().decode(bytes));
 }

@@ -9,8 +9,9 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
+import { type ChunkRunner, type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
 
 /** The error for a path that names something other than a regular file, coded like a system error. */
 function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
@@ -33,8 +34,8 @@ export function regularFileSize(path: string): number {
 }
 
 /** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
-function writeAll(fd: number, text: string): void {
-  const bytes = Buffer.from(text);
+function writeAll(fd: number, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
   let done = 0;
   while (done < bytes.length) {
     try {
@@ -62,8 +63,8 @@ function openWrite(path: string): FileWriter {
   };
 }
 
-export function nodeIo(): CliIo {
-  const cwd = process.cwd();
+/** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
+export function nodeIo(cwd = process.cwd()): CliIo {
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
@@ -86,7 +87,20 @@ export function nodeIo(): CliIo {
       }
     },
     stdout: (text) => writeAll(1, text),
+    stdoutBytes: (bytes) => writeAll(1, bytes),
     stderr: (text) => writeAll(2, text),
     stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
+    chunks: workerThreads(),
+  };
+}
+
+/** Worker threads, loaded when a command first uses them (most runs never do). */
+function workerThreads(): ChunkRunner {
+  return {
+    threads: availableParallelism(),
+    run: async (threads, tasks, onResult) => {
+      const { WorkerPool } = await import("./node-workers.js");
+      return new WorkerPool().run(threads, tasks, onResult);
+    },
   };
 }

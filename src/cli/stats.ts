@@ -1,15 +1,18 @@
 /** `ptkit stats`: what a trace holds and how fast it decodes. */
 import { parseArgs } from "node:util";
 import { errorMessage } from "../packet/errors.js";
-import { collectStats, type TraceStats } from "../packet/stats.js";
+import { collectStats, type StatsPiece, type TraceStats } from "../packet/stats.js";
+import { StatsMerge } from "../packet/stats-merge.js";
+import { TraceBytes } from "../packet/trace-bytes.js";
 import { PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/types.js";
 import { nowMs } from "./clock.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { openFileRange, parseFileRange, type TraceInternals } from "./file-range.js";
+import { fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
 import type { CliIo } from "./io.js";
+import { JOBS_HELP, parseJobs, pieceTasks, planPieces } from "./jobs.js";
 import { Progress } from "./progress.js";
 
-const HELP = `usage: ptkit stats [--json] <ptfile>[:<from>[-<to>]]
+const HELP = `usage: ptkit stats [--json] [-j N] <ptfile>[:<from>[-<to>]]
 
 Count the packets of a raw Intel PT trace by type, list its PSB segments and decode
 errors (with offsets), and measure decode speed.
@@ -17,6 +20,7 @@ errors (with offsets), and measure decode speed.
 options:
   --json          print the statistics as one JSON object.
   --max-errors N  list at most N errors (default 20; all are counted).
+${JOBS_HELP}
   -h, --help      this text.
 
 examples:
@@ -24,7 +28,11 @@ examples:
   ptkit stats --json trace.pt:0x1000 | jq .counts
 `;
 
-export function runStats(argv: readonly string[], io: CliIo, internal: TraceInternals = {}): number {
+export function runStats(
+  argv: readonly string[],
+  io: CliIo,
+  internal: TraceInternals = {},
+): number | Promise<number> {
   let parsed: ReturnType<typeof parseStatsArgs>;
   try {
     parsed = parseStatsArgs(argv);
@@ -49,32 +57,52 @@ export function runStats(argv: readonly string[], io: CliIo, internal: TraceInte
     io.stderr(`ptkit stats: --max-errors: bad argument: ${parsed.values["max-errors"]}.\n`);
     return 1;
   }
+  const jobs = parseJobs(io, parsed.values.jobs);
+  if (typeof jobs === "string") {
+    io.stderr(`ptkit stats: ${jobs}.\n`);
+    return 1;
+  }
   const range = parseFileRange(file);
   if (typeof range === "string") {
     io.stderr(`ptkit stats: bad file ${file}: ${range}.\n`);
     return 1;
   }
-  const trace = traceFileProblem(io, range.path) ?? openFileRange(io, range, internal.windowSize);
-  if (typeof trace === "string") {
-    io.stderr(`ptkit stats: ${trace}\n`);
+  const source = traceFileProblem(io, range.path) ?? fileRangeSource(io, range);
+  if (typeof source === "string") {
+    io.stderr(`ptkit stats: ${source}\n`);
     return 1;
   }
-  const progress = new Progress(io, "decoding", trace.size);
+  const progress = new Progress(io, "decoding", source.size);
   const start = nowMs();
-  const stats = collectStats(trace, {
+  const report = (stats: TraceStats): number => {
+    const seconds = (nowMs() - start) / 1000;
+    progress.done();
+    if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range.path)}.\n`);
+    io.stdout(
+      parsed.values.json
+        ? `${JSON.stringify(statsJson(stats, seconds))}\n`
+        : statsText(stats, seconds, maxErrors),
+    );
+    return 0;
+  };
+  const starts = planPieces(io, source, jobs);
+  if (starts.length > 1 && io.chunks) {
+    // In pieces on other threads, merged in order (exactly what one decode gives: see StatsMerge).
+    const merge = new StatsMerge(source, maxErrors);
+    const tasks = pieceTasks(io, range, source.size, starts, "stats", { maxErrors });
+    return io.chunks
+      .run(jobs, tasks, (piece, i) => {
+        merge.add(piece as StatsPiece, starts[i]!, starts[i + 1] ?? source.size);
+        progress.update(starts[i + 1] ?? source.size);
+      })
+      .then(() => report(merge.result()));
+  }
+  const stats = collectStats(TraceBytes.read(source, internal.windowSize), {
     onProgress: (at) => progress.update(at),
     progressBytes: 1 << 20,
     maxErrors,
   });
-  const seconds = (nowMs() - start) / 1000;
-  progress.done();
-  if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range.path)}.\n`);
-  io.stdout(
-    parsed.values.json
-      ? `${JSON.stringify(statsJson(stats, seconds))}\n`
-      : statsText(stats, seconds, maxErrors),
-  );
-  return 0;
+  return report(stats);
 }
 
 function parseStatsArgs(argv: readonly string[]) {
@@ -83,6 +111,7 @@ function parseStatsArgs(argv: readonly string[]) {
     allowPositionals: true,
     options: {
       json: { type: "boolean" },
+      jobs: { type: "string", short: "j" },
       "max-errors": { type: "string" },
       help: { type: "boolean", short: "h" },
     },

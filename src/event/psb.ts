@@ -26,6 +26,7 @@ export function decodePsb(s: DecoderState): number {
   const status = s.queue.enqueue(Binding.PsbEnd);
   if (!status) return -ErrorCode.NoMem;
   status.statusUpdate = true;
+  status.psbOffset = s.cursor.syncOffset;
 
   const pkt = s.packet;
   for (;;) {

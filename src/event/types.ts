@@ -184,6 +184,12 @@ export class PtEvent {
   ipSuppressed = false;
   /** libipt `status_update`: the event only reports state (from PSB+), no change. */
   statusUpdate = false;
+  /**
+   * The trace offset of the PSB whose PSB+ this status update restates, on the first
+   * (enabled/disabled) status update of each PSB+; else -1. (ptkit's: a decoder that
+   * reads ahead has read further than the PSB its events come from.)
+   */
+  psbOffset = -1;
   hasTsc = false;
   tscHi = 0;
   tscLo = 0;
@@ -230,6 +236,7 @@ export class PtEvent {
     this.type = FIRST_TYPE;
     this.ipSuppressed = false;
     this.statusUpdate = false;
+    this.psbOffset = -1;
     this.hasTsc = false;
     this.tscHi = 0;
     this.tscLo = 0;
@@ -263,6 +270,7 @@ export class PtEvent {
     this.type = o.type;
     this.ipSuppressed = o.ipSuppressed;
     this.statusUpdate = o.statusUpdate;
+    this.psbOffset = o.psbOffset;
     this.hasTsc = o.hasTsc;
     this.tscHi = o.tscHi;
     this.tscLo = o.tscLo;

@@ -23,13 +23,20 @@ const { MAX_INSN_LENGTH } = isa;
 const { ErrorCode } = errors;
 const { decodeRaw } = sectionView;
 
+/**
+ * The decode and block caches of sections, by section: what was learnt of the code
+ * only (as libipt keeps a section's block cache with the section), so decoders of
+ * the same code may share them.
+ */
+export type SectionCaches = WeakMap<Section, SectionCache>;
+
 export class CodeReader {
   /** The image decoded in (per address space when there is an image set). */
   image: Image;
   /** libipt's current mapped section (`pt_msec_cache`). */
   readonly msec = new SectionView();
   private readonly view = new SectionView();
-  private readonly caches = new WeakMap<Section, SectionCache>();
+  private readonly caches: WeakMap<Section, SectionCache>;
   private readonly hit = new ImageHit();
 
   /** The address space, libipt's `pt_asid` (all ones: unknown). */
@@ -42,8 +49,10 @@ export class CodeReader {
     image: Image | null,
     /** Images per address space: {@link image} follows CR3 and VMCS changes. */
     readonly images: ImageSet | null = null,
+    caches?: SectionCaches,
   ) {
     this.image = image ?? images?.defaultImage ?? new Image("empty");
+    this.caches = caches ?? new WeakMap();
   }
 
   /** Forget the current section (libipt `pt_msec_cache_invalidate`). */

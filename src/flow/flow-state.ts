@@ -23,7 +23,7 @@ import { PSB_SIZE } from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { AddrFilterCheck } from "./addr-filter.js";
-import { CodeReader } from "./code-reader.js";
+import { CodeReader, type SectionCaches } from "./code-reader.js";
 import * as flowClass from "./flow-class.js";
 import * as flowInsn from "./flow-insn.js";
 import { FlowInsn } from "./flow-insn.js";
@@ -59,6 +59,11 @@ export interface FlowOptions {
   /** Decode `trace[begin, end)`; offsets are relative to begin. */
   begin?: number;
   end?: number;
+  /**
+   * Section caches shared with other decoders of the same code (one thread decoding
+   * pieces of a trace in turn); by default the decoder's own.
+   */
+  caches?: SectionCaches;
 }
 
 export class FlowState {
@@ -127,7 +132,7 @@ export class FlowState {
     this.tickEvents = config.enableTickEvents;
     this.endOnCall = config.endOnCall;
     this.endOnJump = config.endOnJump;
-    this.code = new CodeReader(options.image ?? null, options.images ?? null);
+    this.code = new CodeReader(options.image ?? null, options.images ?? null, options.caches);
   }
 
   /**

@@ -11,6 +11,7 @@
  */
 export { AddrCfg, AddrFilterCheck } from "./addr-filter.js";
 export { BlockDecoder } from "./block-decoder.js";
+export type { SectionCaches } from "./code-reader.js";
 export { classify, FLOW_CLASS_NAMES, FlowClass, InsnFact } from "./flow-class.js";
 export type { FlowOptions } from "./flow-state.js";
 export { InsnDecoder } from "./insn-decoder.js";

@@ -72,6 +72,21 @@ export class PacketDecoder {
     return this.setSync(offset);
   }
 
+  /**
+   * Go on with a decode that stopped at `offset` (a piece of a trace decoded again
+   * with the state it had there, see chunks.ts): its last PSB and block context.
+   */
+  resume(offset: number, syncOffset: number, block: BlockContext): void {
+    this.pos = offset;
+    this.syncOffset = syncOffset;
+    this.block = block;
+  }
+
+  /** The block context (BBP/BIP) the next packet is decoded in. */
+  get blockContext(): BlockContext {
+    return this.block;
+  }
+
   private setSync(offset: number): number {
     this.syncOffset = offset;
     this.pos = offset;

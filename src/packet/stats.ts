@@ -41,10 +41,28 @@ export interface StatsOptions {
   maxErrors?: number;
   /** {@link DecodeQuirk} bits for the traced CPU's errata. */
   quirks?: number;
+  /**
+   * Stop at the first packet boundary or sync point at or after this offset (a piece
+   * of the trace, see chunks.ts); default: the end of the trace.
+   */
+  stop?: number;
+  /**
+   * Start at offset 0 as a decode of the bytes before would be there: synchronised,
+   * in this block context (a piece decoded again with the state carried over).
+   */
+  carry?: { block: BlockContext };
+}
+
+/** The statistics of a piece of a trace, with where and in what state its decode stopped. */
+export interface StatsPiece extends TraceStats {
+  /** Where the decode stopped: the first packet boundary or sync point at or after `stop`, or the end. */
+  stopAt: number;
+  /** The block context there. */
+  block: BlockContext;
 }
 
 /** Statistics of `trace` (held in memory, or read a window at a time). */
-export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptions = {}): TraceStats {
+export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptions = {}): StatsPiece {
   const t = trace instanceof TraceBytes ? trace : TraceBytes.of(trace);
   const end = t.size;
   const counts = new Float64Array(PACKET_TYPE_COUNT);
@@ -59,15 +77,16 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
   let errorCount = 0;
   let packets = 0;
   let truncated = 0;
-  let pos = syncForwardIn(t, 0);
+  const stop = Math.min(end, options.stop ?? end);
+  let pos = options.carry ? 0 : syncForwardIn(t, 0);
   let skipped = pos < 0 ? end : pos;
   let nextProgress = step;
-  let block: BlockContext = 0;
+  let block: BlockContext = options.carry?.block ?? 0;
   // The window in locals: `buf[i]` is the trace's byte `base + i`.
   let buf = t.buf;
   let base = t.base;
   let bufEnd = t.end - base;
-  while (pos >= 0 && pos < end) {
+  while (pos >= 0 && pos < stop) {
     const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
     if (size > 0) {
       const type = pkt.type;
@@ -116,5 +135,7 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
     errorCount,
     skippedBytes: skipped,
     truncatedBytes: truncated,
+    stopAt: pos < 0 ? end : pos,
+    block,
   };
 }

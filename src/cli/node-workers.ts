@@ -1,0 +1,119 @@
+/**
+ * The {@link ChunkRunner} of the real process: worker_threads running chunk-worker.js.
+ * Each worker decodes one piece at a time; results are handed on in task order, and
+ * a new piece is started only while fewer than two per thread wait to be handed on
+ * (memory stays bounded however large the trace).
+ */
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import type { ChunkRunner, ChunkTask } from "./io.js";
+
+const ENTRY = new URL("./chunk-worker.js", import.meta.url);
+
+/** What a worker posts back: a result, or the stack of what went wrong. */
+export type ChunkReply = { index: number; result: unknown } | { index: number; error: string };
+
+export class WorkerPool implements ChunkRunner {
+  readonly threads = availableParallelism();
+  private readonly workers: Worker[] = [];
+
+  /**
+   * @param keepAlive keep the workers between runs (until {@link close}) instead of
+   *   ending them after each; they do not keep the process alive.
+   * @param minChunk see {@link ChunkRunner.minChunk}.
+   */
+  constructor(
+    private readonly keepAlive = false,
+    readonly minChunk?: number,
+  ) {}
+
+  async run(
+    threads: number,
+    tasks: readonly ChunkTask[],
+    onResult: (result: unknown, index: number) => void,
+  ): Promise<void> {
+    const n = Math.max(1, Math.min(threads, tasks.length));
+    while (this.workers.length < n) {
+      const w = new Worker(ENTRY);
+      if (this.keepAlive) w.unref();
+      this.workers.push(w);
+    }
+    const workers = this.workers.slice(0, n);
+    try {
+      await runOn(workers, tasks, onResult);
+    } finally {
+      if (!this.keepAlive) await this.close();
+    }
+  }
+
+  /** End the workers. */
+  async close(): Promise<void> {
+    const all = this.workers.splice(0);
+    await Promise.all(all.map((w) => w.terminate()));
+  }
+}
+
+function runOn(
+  workers: Worker[],
+  tasks: readonly ChunkTask[],
+  onResult: (result: unknown, index: number) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const free = [...workers];
+    const waiting = new Map<number, unknown>();
+    let next = 0;
+    let delivered = 0;
+    let over = false;
+    const cleanup = () => {
+      over = true;
+      for (const w of workers) {
+        w.removeAllListeners("message");
+        w.removeAllListeners("error");
+        w.removeAllListeners("exit");
+      }
+    };
+    const fail = (e: unknown) => {
+      if (over) return;
+      cleanup();
+      reject(e);
+    };
+    const pump = () => {
+      while (next < tasks.length && next - delivered < 2 * workers.length && free.length > 0) {
+        free.pop()!.postMessage({ index: next, task: tasks[next] });
+        next++;
+      }
+      if (delivered === tasks.length) {
+        cleanup();
+        resolve();
+      }
+    };
+    for (const w of workers) {
+      w.on("message", (reply: ChunkReply) => {
+        if (over) return;
+        free.push(w);
+        if ("error" in reply) {
+          const e = new Error("a decoding thread failed");
+          e.stack = reply.error;
+          fail(e);
+          return;
+        }
+        waiting.set(reply.index, reply.result);
+        while (waiting.has(delivered)) {
+          const result = waiting.get(delivered);
+          waiting.delete(delivered);
+          try {
+            onResult(result, delivered);
+          } catch (e) {
+            fail(e);
+            return;
+          }
+          delivered++;
+        }
+        pump();
+      });
+      w.on("error", fail);
+      w.on("exit", (code) => fail(new Error(`a decoding thread exited (status ${code})`)));
+    }
+    pump();
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * Cutting a raw trace into pieces that can be decoded independently (in parallel,
+ * by whoever runs them): each piece but the first starts at a PSB, a sync point.
+ *
+ * The contract every per-piece decoder keeps, so that the pieces merge into exactly
+ * what one decode of the whole trace gives:
+ * - piece i decodes from its start (the first piece syncs, as a whole-trace decode
+ *   does; the others start at their PSB) and goes on past its end to the first
+ *   place the whole-trace decode could be at (a packet boundary or a sync point) at
+ *   or after it: `stopAt`. It reports its state there.
+ * - the merge checks each seam: piece i must stop exactly where piece i+1 starts,
+ *   in the state piece i+1 assumed (a fresh start at a PSB). Where that does not
+ *   hold (a packet over the PSB, decoder state a PSB does not reset), piece i+1 is
+ *   decoded again from piece i's `stopAt` with piece i's state carried over: slower,
+ *   but the same result as decoding the whole trace.
+ */
+import { PSB_SIZE } from "./decode.js";
+import { syncForwardIn } from "./sync.js";
+import { TraceBytes, type TraceSource } from "./trace-bytes.js";
+
+/** Pieces smaller than this are not worth a worker: a trace under two of them is decoded in one piece. */
+export const MIN_CHUNK = 4 << 20;
+
+/** Pieces per thread: more than one, so that a slow piece does not leave the others idle. */
+const CHUNKS_PER_THREAD = 4;
+
+/** The bytes [from, end) of `source`, as a source of their own (offset 0 is `from`). */
+export function sliceSource(source: TraceSource, from: number, end: number = source.size): TraceSource {
+  return {
+    size: Math.max(0, end - from),
+    read: (offset, length) => source.read(from + offset, length),
+  };
+}
+
+/**
+ * The start offsets of the pieces of `source` for `threads` threads: 0, then a PSB
+ * at or after each multiple of the piece size (at least `minChunk`, at most
+ * `maxChunk`: a bound on what one piece's result may hold, such as a listing). A
+ * search for a PSB reads at most one piece (window by window, in bounded memory); a
+ * piece without one is joined to the one before. One piece when the trace is under
+ * two `minChunk`s.
+ */
+export function planChunks(
+  source: TraceSource,
+  threads: number,
+  minChunk: number = MIN_CHUNK,
+  maxChunk: number = Number.POSITIVE_INFINITY,
+): number[] {
+  const size = source.size;
+  const min = Math.max(PSB_SIZE * 2, Math.floor(minChunk));
+  if (threads < 2 || size < 2 * min) return [0];
+  const even = Math.max(min, Math.ceil(size / (threads * CHUNKS_PER_THREAD)));
+  const step = Math.max(PSB_SIZE * 2, Math.min(Math.floor(maxChunk), even));
+  const starts = [0];
+  for (let at = step; at < size; ) {
+    // Searched: one piece, plus room to see where the run of pattern bytes of a PSB near its end stops.
+    const end = Math.min(size, at + step + PSB_SIZE * 2);
+    const window = Math.min(1 << 20, end - at);
+    const psb = syncForwardIn(TraceBytes.read(sliceSource(source, at, end), window), 0);
+    if (psb >= 0 && (at + psb + PSB_SIZE * 2 <= end || end === size)) {
+      starts.push(at + psb);
+      at += psb + step;
+    } else {
+      at += step;
+    }
+  }
+  return starts;
+}
+
+/**
+ * What to do with the result of the piece [start, stop), decoded from a fresh start
+ * at `start`, when the decode of everything before it stopped at `at`: use it, skip
+ * it (that decode went past the piece), or decode [at, stop) again with its state.
+ */
+export function seam(at: number, start: number, stop: number): "take" | "skip" | "redo" {
+  if (at >= stop) return "skip";
+  return at === start ? "take" : "redo";
+}
