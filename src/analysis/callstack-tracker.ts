@@ -238,7 +238,15 @@ export class FlowTracker {
           break;
         }
         const known = ev.type === EventType.AsyncBranch && !ev.ipSuppressed;
-        if (this.stacks) stack.push(FrameKind.Interrupt, known ? ev.ipHi : 0, known ? ev.ipLo : 0, true, ev.fromHi, ev.fromLo);
+        if (this.stacks)
+          stack.push(
+            FrameKind.Interrupt,
+            known ? ev.ipHi : 0,
+            known ? ev.ipLo : 0,
+            true,
+            ev.fromHi,
+            ev.fromLo,
+          );
         break;
       }
       case EventType.Overflow:

@@ -143,7 +143,14 @@ export class BlockInsns {
     const at = this.first[id]!;
     if (!feed.everyInsn) {
       if (feed.transfers)
-        this.replayRuns(this.transfers, this.firstTransfer[id]!, this.firstTransfer[id + 1]!, at, at + n, feed);
+        this.replayRuns(
+          this.transfers,
+          this.firstTransfer[id]!,
+          this.firstTransfer[id + 1]!,
+          at,
+          at + n,
+          feed,
+        );
       else this.replayRuns(this.movers, this.firstMover[id]!, this.firstMover[id + 1]!, at, at + n, feed);
       return;
     }
@@ -158,7 +165,14 @@ export class BlockInsns {
    * The pool's [at, end): the instructions at stops[m0, m1) (movers or transfers) one
    * by one, the runs between them in one step each.
    */
-  private replayRuns(stops: Uint32Array, m0: number, m1: number, at: number, end: number, feed: FlowTracker): void {
+  private replayRuns(
+    stops: Uint32Array,
+    m0: number,
+    m1: number,
+    at: number,
+    end: number,
+    feed: FlowTracker,
+  ): void {
     const { hi, lo, sc } = this;
     let k = at;
     for (let m = m0; m < m1; m++) {

@@ -16,8 +16,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
-import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { generate } from "../../src/unit/gen/index.js";
+import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
 import {
   KERNEL_CODE,
@@ -34,7 +34,10 @@ const file = (name: string) => join(out, name);
 /** The three runs' extra arguments (see the module comment). */
 const RUNS: [string, string[]][] = [
   ["--afl-map alone", ["--afl-map", file("fast.bin")]],
-  ["with --coverage --edges", ["--afl-map", file("tables.bin"), "--coverage", file("t.json"), "--edges", file("t.txt")]],
+  [
+    "with --coverage --edges",
+    ["--afl-map", file("tables.bin"), "--coverage", file("t.json"), "--edges", file("t.txt")],
+  ],
   [
     "every instruction",
     [
