@@ -25,9 +25,12 @@
  * block is reached from nowhere (`Coverage.restart`). The rules: export/coverage.ts.
  *
  * Per instruction this does a few comparisons and stores; nothing is allocated. When
- * no output needs every instruction ({@link FlowTracker.everyInsn} false), the
- * instructions that do not move the stack ({@link movesStack}) can come in runs
- * ({@link FlowTracker.run}): one step for many instructions.
+ * no output needs every instruction ({@link FlowTracker.everyInsn} false), the other
+ * instructions can come in runs ({@link FlowTracker.run}), one step for many: those
+ * that do not move the stack ({@link movesStack}) for call stacks alone, those that do
+ * not end a block ({@link endsBlock}) with coverage ({@link FlowTracker.transfers}).
+ * Without call-stack outputs (timeline, folded stacks, JSON Lines) no stack is kept
+ * per instruction: coverage alone needs only the transfers.
  */
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
@@ -50,6 +53,15 @@ export function movesStack(fclass: number): boolean {
 }
 
 /**
+ * Whether an instruction of {@link FlowClass} `fclass` ends a coverage block (a branch,
+ * taken or not, call, return or far transfer): the only instructions coverage looks at
+ * one by one.
+ */
+export function endsBlock(fclass: number): boolean {
+  return fclass >= FlowClass.Call && fclass !== FlowClass.Ptwrite;
+}
+
+/**
  * {@link FlowTracker}'s pending "branch" after an asynchronous branch into traced code:
  * the handler's first instruction makes the coverage edge (and nothing else).
  */
@@ -63,6 +75,13 @@ export class FlowTracker {
    * false, instructions that do not move the stack may come in runs ({@link run}).
    */
   readonly everyInsn: boolean;
+  /**
+   * Coverage is kept: when {@link everyInsn} is false, runs ({@link run}) hold no
+   * instruction that ends a block ({@link endsBlock}), else none that moves the stack.
+   */
+  readonly transfers: boolean;
+  /** Some output (timeline, folded stacks, JSON Lines) needs the call stacks per instruction. */
+  private readonly stacks: boolean;
   private readonly ops: TimedOps;
   private track: ThreadTrack | undefined;
   /**
@@ -105,7 +124,9 @@ export class FlowTracker {
     private readonly name = "",
   ) {
     this.ops = new TimedOps(analysis, analysis.lookahead);
-    this.everyInsn = analysis.coverage !== undefined || analysis.jsonl !== undefined;
+    this.everyInsn = analysis.jsonl !== undefined;
+    this.transfers = analysis.coverage !== undefined;
+    this.stacks = analysis.sinks.length > 0 || analysis.jsonl !== undefined;
   }
 
   /** The thread running from now on (give the time of the switch first, see {@link time}). */
@@ -139,12 +160,12 @@ export class FlowTracker {
     const stack = (this.track ?? this.running()).stack;
     if (this.pending !== 0) this.resolve(hi, lo);
     else if (!this.inBlock) this.startBlock(hi, lo);
-    stack.root(hi, lo);
+    if (this.stacks) stack.root(hi, lo);
     this.analysis.jsonl?.insn(this.icount, hi, lo, size, fclass);
     this.lastHi = hi;
     this.lastLo = lo;
     this.icount++;
-    if (fclass >= FlowClass.Call && fclass !== FlowClass.Ptwrite) {
+    if (endsBlock(fclass)) {
       this.pending = fclass;
       this.pHi = hi;
       this.pLo = lo;
@@ -153,15 +174,19 @@ export class FlowTracker {
   }
 
   /**
-   * `count` (> 0) executed instructions from (hi:lo) on, none of which moves the stack
-   * ({@link movesStack}): for call stacks the same as `count` {@link insn} calls, in one
-   * step. Only when {@link everyInsn} is false (the outputs that need each instruction
-   * do not see these).
+   * `count` (> 0) executed instructions from (hi:lo) on, the last at (lastHi:lastLo),
+   * none of which moves the stack ({@link movesStack}) nor, with coverage
+   * ({@link transfers}), ends a block ({@link endsBlock}): the same as `count`
+   * {@link insn} calls, in one step. Only when {@link everyInsn} is false (the outputs
+   * that need each instruction do not see these).
    */
-  run(hi: number, lo: number, count: number): void {
+  run(hi: number, lo: number, count: number, lastHi: number, lastLo: number): void {
     const stack = (this.track ?? this.running()).stack;
     if (this.pending !== 0) this.resolve(hi, lo);
-    stack.root(hi, lo);
+    else if (!this.inBlock) this.startBlock(hi, lo);
+    if (this.stacks) stack.root(hi, lo);
+    this.lastHi = lastHi;
+    this.lastLo = lastLo;
     this.icount += count;
   }
 
@@ -185,7 +210,7 @@ export class FlowTracker {
       case EventType.Enabled:
         this.pending = 0;
         this.endBlock();
-        stack.resumeAt(ev.ipHi, ev.ipLo);
+        if (this.stacks) stack.resumeAt(ev.ipHi, ev.ipLo);
         break;
       case EventType.Disabled:
       case EventType.Stop:
@@ -213,13 +238,22 @@ export class FlowTracker {
           break;
         }
         const known = ev.type === EventType.AsyncBranch && !ev.ipSuppressed;
-        stack.push(FrameKind.Interrupt, known ? ev.ipHi : 0, known ? ev.ipLo : 0, true, ev.fromHi, ev.fromLo);
+        if (this.stacks)
+          stack.push(
+            FrameKind.Interrupt,
+            known ? ev.ipHi : 0,
+            known ? ev.ipLo : 0,
+            true,
+            ev.fromHi,
+            ev.fromLo,
+          );
         break;
       }
       case EventType.Overflow:
         this.gap(Marker.Overflow, -1, "");
         break;
       case EventType.Tsx:
+        if (!this.stacks) break;
         if (ev.flags & EventFlag.Aborted) {
           if (this.txDepth >= 0) stack.cut(this.txDepth, End.Abort);
           this.txDepth = -1;
@@ -291,6 +325,7 @@ export class FlowTracker {
 
   /** What the pending branch does to the stack, going to (hi:lo) or to an unknown place. */
   private leave(c: number, unknown: boolean, hi: number, lo: number): void {
+    if (!this.stacks) return;
     const stack = this.track!.stack;
     const known = !unknown;
     if (c === FlowClass.Call || c === FlowClass.FarCall) {

@@ -17,7 +17,7 @@ export {
   Marker,
   ThreadTrack,
 } from "./callstack-sink.js";
-export { FlowTracker, movesStack } from "./callstack-tracker.js";
+export { endsBlock, FlowTracker, movesStack } from "./callstack-tracker.js";
 export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";

@@ -6,12 +6,14 @@
  * pool is bounded (past it blocks are walked every time) and emptied when the image
  * changes (sideband mmaps, context switches), as the walker's own cache is.
  *
- * Call stacks alone look at few instructions: with each block its instructions that
- * move the stack (direct calls inside it, a call or return at its end) are kept, and a
- * replay feeds those one by one and the runs between them in one step each
- * ({@link FlowTracker.run}). Coverage and JSON Lines get every instruction.
+ * Call stacks and coverage look at few instructions: with each block its instructions
+ * that move the stack (direct calls inside it, a call or return at its end) and those
+ * that end a coverage block (every branch: direct jumps and calls inside it, the
+ * branch at its end) are kept, and a replay feeds those one by one (the movers for
+ * call stacks alone, the transfers with coverage) and the runs between them in one
+ * step each ({@link FlowTracker.run}). JSON Lines get every instruction.
  */
-import { type FlowTracker, growUint32, KeyTable, movesStack } from "../analysis/index.js";
+import { endsBlock, type FlowTracker, growUint32, KeyTable, movesStack } from "../analysis/index.js";
 import { type Block, type BlockDecoder, classify, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { ExecMode, type InsnClass } from "../isa/index.js";
@@ -27,11 +29,12 @@ const UNCACHED = 0xffffffff;
  * The direct-mapped cache in front of the table: a hot block costs one probe of one
  * 16-byte slot (words: lo, hi, ninsn, and its {@link Tag}). 64K slots (1 MiB): on a
  * large code footprint (the bench's perf.data: 106K distinct blocks) 2K slots missed
- * 94% of the time and 64K miss 43%, each miss a probe of the larger table.
+ * 94% of the time and 64K miss 43%, each miss a probe of the larger table; a fuzz
+ * target's ~10,000 blocks fit.
  */
 const RECENT_BITS = 16;
-/** The last word of a recent slot: id << 8 | HAS_MOVERS | the block's flags (7 bits, see {@link blockFlags}). */
-const Tag = { Flags: 0x7f, HasMovers: 0x80, IdShift: 8 } as const;
+/** The last word of a recent slot: id << 8 | the block's flags (7 bits, see {@link blockFlags}). */
+const Tag = { Flags: 0x7f, IdShift: 8 } as const;
 
 /** The key bits of a block beyond its address and length: mode (2 bits), last class (4), truncated (1). */
 function blockFlags(block: Block): number {
@@ -51,6 +54,11 @@ export class BlockInsns {
   /** Pool indices of the instructions that move the stack ({@link movesStack}). */
   private movers: Uint32Array = new Uint32Array(1024);
   private nMovers = 0;
+  /** Per block id: its first entry in {@link transfers}; those of id run to that of id + 1. */
+  private firstTransfer: Uint32Array = new Uint32Array(1025);
+  /** Pool indices of the instructions that end a coverage block ({@link endsBlock}). */
+  private transfers: Uint32Array = new Uint32Array(1024);
+  private nTransfers = 0;
   private hi: Uint32Array = new Uint32Array(1 << 12);
   private lo: Uint32Array = new Uint32Array(1 << 12);
   /** size | class << 8. */
@@ -83,8 +91,7 @@ export class BlockInsns {
       tag = this.lookup(block, image, feed, flags, s, decoded);
       if (tag < 0) return;
     }
-    if (!(tag & Tag.HasMovers) && !feed.everyInsn) feed.run(hi, lo, n);
-    else this.replay(tag >>> Tag.IdShift, n, feed);
+    this.replay(tag >>> Tag.IdShift, n, feed);
   }
 
   /**
@@ -112,8 +119,7 @@ export class BlockInsns {
       this.walk(block, image, feed, false, decoded);
       return -1;
     }
-    const movers = this.firstMover[id + 1]! > this.firstMover[id]! ? Tag.HasMovers : 0;
-    const tag = (id << Tag.IdShift) | movers | flags;
+    const tag = (id << Tag.IdShift) | flags;
     const r = this.recent;
     r[s] = block.ipLo;
     r[s + 1] = block.ipHi;
@@ -133,6 +139,7 @@ export class BlockInsns {
     this.recorded++;
     this.first = growUint32(this.first, id + 1);
     this.firstMover = growUint32(this.firstMover, id + 2);
+    this.firstTransfer = growUint32(this.firstTransfer, id + 2);
     const start = this.used;
     if (this.walk(block, image, feed, true, decoded)) {
       this.first[id] = start;
@@ -141,18 +148,30 @@ export class BlockInsns {
       this.first[id] = UNCACHED;
       this.used = start;
       this.nMovers = this.firstMover[id]!;
+      this.nTransfers = this.firstTransfer[id]!;
     }
     this.firstMover[id + 1] = this.nMovers;
+    this.firstTransfer[id + 1] = this.nTransfers;
   }
 
   /**
    * Recorded block `id` of `n` instructions: each one (outputs that need every
-   * instruction), else its runs and the instructions that move the stack.
+   * instruction), else its runs and the instructions that end a block (coverage) or
+   * that move the stack (call stacks alone).
    */
   private replay(id: number, n: number, feed: FlowTracker): void {
     const at = this.first[id]!;
     if (!feed.everyInsn) {
-      this.replayRuns(this.firstMover[id]!, this.firstMover[id + 1]!, at, at + n, feed);
+      if (feed.transfers)
+        this.replayRuns(
+          this.transfers,
+          this.firstTransfer[id]!,
+          this.firstTransfer[id + 1]!,
+          at,
+          at + n,
+          feed,
+        );
+      else this.replayRuns(this.movers, this.firstMover[id]!, this.firstMover[id + 1]!, at, at + n, feed);
       return;
     }
     const { hi, lo, sc } = this;
@@ -163,20 +182,27 @@ export class BlockInsns {
   }
 
   /**
-   * The pool's [at, end) for call stacks alone: the instructions that move the stack
-   * (movers[m0, m1)) one by one, the runs between them in one step each.
+   * The pool's [at, end): the instructions at stops[m0, m1) (movers or transfers) one
+   * by one, the runs between them in one step each.
    */
-  private replayRuns(m0: number, m1: number, at: number, end: number, feed: FlowTracker): void {
-    const { hi, lo, sc, movers } = this;
+  private replayRuns(
+    stops: Uint32Array,
+    m0: number,
+    m1: number,
+    at: number,
+    end: number,
+    feed: FlowTracker,
+  ): void {
+    const { hi, lo, sc } = this;
     let k = at;
     for (let m = m0; m < m1; m++) {
-      const j = movers[m]!;
-      if (j > k) feed.run(hi[k]!, lo[k]!, j - k);
+      const j = stops[m]!;
+      if (j > k) feed.run(hi[k]!, lo[k]!, j - k, hi[j - 1]!, lo[j - 1]!);
       const v = sc[j]!;
       feed.insn(hi[j]!, lo[j]!, v & 0xff, v >>> 8);
       k = j + 1;
     }
-    if (k < end) feed.run(hi[k]!, lo[k]!, end - k);
+    if (k < end) feed.run(hi[k]!, lo[k]!, end - k, hi[end - 1]!, lo[end - 1]!);
   }
 
   /**
@@ -234,6 +260,11 @@ export class BlockInsns {
           if (this.nMovers === this.movers.length) this.movers = growUint32(this.movers, this.nMovers + 1);
           this.movers[this.nMovers++] = k;
         }
+        if (endsBlock(fclass)) {
+          if (this.nTransfers === this.transfers.length)
+            this.transfers = growUint32(this.transfers, this.nTransfers + 1);
+          this.transfers[this.nTransfers++] = k;
+        }
       }
       hi = nextHi;
       lo = nextLo;
@@ -260,5 +291,6 @@ export class BlockInsns {
     this.recorded = 0;
     this.used = 0;
     this.nMovers = 0;
+    this.nTransfers = 0;
   }
 }

@@ -100,7 +100,8 @@ export class AnalysisOutputs {
       sinks.push(this.folded);
     }
     if (options.coverage !== undefined || options.aflMap !== undefined || options.edges !== undefined)
-      this.coverage = new Coverage();
+      // The AFL map alone needs no tables of blocks and edges.
+      this.coverage = new Coverage(undefined, options.coverage === undefined && options.edges === undefined);
     this.analysis = new CallAnalysis({
       sinks,
       coverage: this.coverage,

@@ -112,7 +112,7 @@ function feedBlocks(trace: Uint8Array, image: Image, feed: FlowTracker): void {
 function frames(
   how: (trace: Uint8Array, image: Image, feed: FlowTracker) => void,
   coverage: boolean,
-): { log: string[]; everyInsn: boolean; icount: number } {
+): { log: string[]; everyInsn: boolean; transfers: boolean; icount: number } {
   const { image, trace } = manyCalls();
   const log: string[] = [];
   const analysis = new CallAnalysis({
@@ -123,15 +123,18 @@ function frames(
   const feed = analysis.stream("t");
   how(trace, image, feed);
   analysis.finish();
-  return { log, everyInsn: feed.everyInsn, icount: feed.icount };
+  return { log, everyInsn: feed.everyInsn, transfers: feed.transfers, icount: feed.icount };
 }
 
 test("call stacks from blocks in runs match those fed instruction by instruction", () => {
   const runs = frames(feedBlocks, false);
   const each = frames(feedBlocks, true);
   const insns = frames(feedTrace, false);
+  // Call stacks alone: runs between the movers; with coverage: runs between the transfers.
   assert.equal(runs.everyInsn, false);
-  assert.equal(each.everyInsn, true);
+  assert.equal(runs.transfers, false);
+  assert.equal(each.everyInsn, false);
+  assert.equal(each.transfers, true);
   // A call frame per call (the root is main, the disable at the end an interrupt frame
   // with an unknown entry); every frame exits.
   const { calls } = manyCalls();

@@ -58,13 +58,21 @@ export class Coverage {
   readonly aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
   private prev = 0;
 
-  constructor(maxEntries = 1 << 21) {
+  /**
+   * `mapOnly`: only the AFL map is kept (no blocks or edges for the JSON and the edge
+   * list, which are then empty): per transfer one byte of the map, no table lookup.
+   */
+  constructor(
+    maxEntries = 1 << 21,
+    readonly mapOnly = false,
+  ) {
     this.blocks = new KeyTable(maxEntries);
     this.edges = new KeyTable(maxEntries);
   }
 
   /** A block ran: first instruction (startHi:startLo), last (endHi:endLo), `insns` instructions. */
   block(startHi: number, startLo: number, endHi: number, endLo: number, insns: number): void {
+    if (this.mapOnly) return;
     const id = this.blocks.id(startHi, startLo, endHi, endLo);
     if (id < 0) return;
     if (id >= this.blockCount.length) {
@@ -78,6 +86,7 @@ export class Coverage {
   /** Control went from (fromHi:fromLo) to (toHi:toLo), where a block starts. */
   edge(fromHi: number, fromLo: number, toHi: number, toLo: number): void {
     this.enter(toLo);
+    if (this.mapOnly) return;
     const id = this.edges.id(fromHi, fromLo, toHi, toLo);
     if (id < 0) return;
     if (id >= this.edgeCount.length) this.edgeCount = growFloat64(this.edgeCount, id + 1);
