@@ -358,7 +358,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
       const w = walker!;
       w.use(d.image);
-      if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0) iclass = w.info.iclass;
+      if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0)
+        iclass = w.info.iclass;
     }
     leave(hi, lo, size, fclass, iclass);
     return status;

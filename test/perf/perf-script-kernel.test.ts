@@ -33,13 +33,22 @@ function kernelData(): string {
   const prog = join(dir, "prog.elf");
   writeFileSync(prog, elf.bytes);
   // The handler: iretq.
-  writeFileSync(join(dir, "vmlinux"), elfWithSymbols(KERNEL, Uint8Array.from([0x48, 0xcf]), [
-    { name: "handler", value: KERNEL, size: 2 },
-  ]));
+  writeFileSync(
+    join(dir, "vmlinux"),
+    elfWithSymbols(KERNEL, Uint8Array.from([0x48, 0xcf]), [
+      { name: "_text", value: KERNEL, size: 0 },
+      { name: "handler", value: KERNEL, size: 2 },
+    ]),
+  );
   const exec = [
     JSON.stringify({ k: "cpl", cpl: 3 }),
     insn(BASE, 2, "jump"),
-    JSON.stringify({ k: "interrupt", vector: 32, from: `0x${(BASE + 4n).toString(16)}`, to: `0x${KERNEL.toString(16)}` }),
+    JSON.stringify({
+      k: "interrupt",
+      vector: 32,
+      from: `0x${(BASE + 4n).toString(16)}`,
+      to: `0x${KERNEL.toString(16)}`,
+    }),
     JSON.stringify({ k: "cpl", cpl: 0 }),
     insn(KERNEL, 2, "iret"),
     JSON.stringify({ k: "cpl", cpl: 3 }),
@@ -60,29 +69,41 @@ function kernelData(): string {
 const line = (flags: string, from: bigint, to: bigint) =>
   `  ${flags.padEnd(23)}${from.toString(16).padStart(16)} => ${to.toString(16).padStart(16)}\n`;
 
+function ptkitPerf(args: string[]): string {
+  const io = captureIo(dir);
+  assert.equal(runPerf([...args, "--vmlinux", join(dir, "vmlinux")], io, EMPTY_HOME), 0, io.err.join(""));
+  assert.equal(io.err.join(""), "");
+  return io.out.join("");
+}
+
+function perfScript(data: string, itrace: string): string {
+  const args = [
+    "script",
+    "-i",
+    data,
+    "--vmlinux",
+    join(dir, "vmlinux"),
+    `--itrace=${itrace}`,
+    "-F",
+    "ip,addr,flags",
+  ];
+  const r = spawnSync("perf", args, { encoding: "utf8", env: { ...process.env, HOME: EMPTY_HOME } });
+  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
+  return r.stdout;
+}
+
 test("kernel-traced: a jmp before an interrupt goes to where the interrupt came; hw int; iret", () => {
   const data = kernelData();
-  const io = captureIo(dir);
-  assert.equal(runPerf(["--branches", "--vmlinux", join(dir, "vmlinux"), data], io, EMPTY_HOME), 0, io.err.join(""));
-  const branches = io.out.join("");
-  assert.equal(
-    branches,
-    line("jmp", BASE, BASE + 4n) +
-      line("hw int", BASE + 4n, KERNEL) +
-      line("iret", KERNEL, BASE + 4n) +
-      line("tr end  async", BASE + 5n, 0n),
-  );
+  const branches = ptkitPerf(["--branches", data]);
+  const calls =
+    line("hw int", BASE + 4n, KERNEL) +
+    line("iret", KERNEL, BASE + 4n) +
+    line("tr end  async", BASE + 5n, 0n);
+  assert.equal(branches, line("jmp", BASE, BASE + 4n) + calls);
+  assert.equal(ptkitPerf(["--calls", data]), calls);
   // The instruction decoder's names are the block decoder's.
-  const insnIo = captureIo(dir);
-  const insnArgs = ["--branches", "--insn-decoder", "--vmlinux", join(dir, "vmlinux"), data];
-  assert.equal(runPerf(insnArgs, insnIo, EMPTY_HOME), 0, insnIo.err.join(""));
-  assert.equal(insnIo.out.join(""), branches);
+  assert.equal(ptkitPerf(["--branches", "--insn-decoder", data]), branches);
   if (skip) return;
-  const r = spawnSync(
-    "perf",
-    ["script", "-i", data, "--vmlinux", join(dir, "vmlinux"), "--itrace=be", "-F", "ip,addr,flags"],
-    { encoding: "utf8", env: { ...process.env, HOME: EMPTY_HOME } },
-  );
-  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
-  assert.equal(branches, r.stdout);
+  assert.equal(branches, perfScript(data, "be"));
+  assert.equal(calls, perfScript(data, "cr"));
 });
