@@ -19,7 +19,7 @@ export type PerfShow = "insn" | "branches" | "calls" | "errors";
 
 const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 // perf's --itrace=c keeps branches flagged call, async or trace end; r: return or trace begin.
-const CALLS = /^(call|return|syscall|sysret|tr )/;
+const CALLS = /^(call|return|syscall|sysret|int|hw int|iret|tr )/;
 
 /** perf script's branch line: flags, from and to, each address followed by its name when given. */
 export function branchLine(

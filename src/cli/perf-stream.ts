@@ -17,6 +17,7 @@
 import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
 import { Block, BlockDecoder, classify, FlowClass, Insn, InsnDecoder } from "../flow/index.js";
 import type { Image } from "../image/index.js";
+import { InsnClass } from "../isa/index.js";
 import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
 import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
@@ -85,6 +86,32 @@ const FLAGS: Record<number, string> = {
   [FlowClass.FarJump]: "jmp",
 };
 
+/**
+ * perf script's flags for a taken branch of FlowClass `fclass`: a far transfer by the
+ * instruction (`iclass`, the isa layer's), as perf's instruction decoder names it
+ * (INTEL_PT_OP_IRET: iret, SYSRET/SYSEXIT: sysret, SYSCALL/SYSENTER: syscall, INT: int,
+ * far CALL/RET: call/return); undefined: not a branch perf shows.
+ */
+function branchFlags(fclass: number, iclass: number): string | undefined {
+  if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
+    switch (iclass) {
+      case InsnClass.Iret:
+        return "iret";
+      case InsnClass.Sysret:
+        return "sysret";
+      case InsnClass.Syscall:
+        return "syscall";
+      case InsnClass.Interrupt:
+        return "int";
+      case InsnClass.FarCall:
+        return "call";
+      case InsnClass.FarReturn:
+        return "return";
+    }
+  }
+  return FLAGS[fclass];
+}
+
 /** Which decoder runs a stream: instructions (to list them) or blocks (everything else). */
 export type PerfDecoder = "insn" | "block";
 
@@ -142,6 +169,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let failLo = 0;
   // The branch the last instruction may have taken, until the next one shows where it went.
   let branchClass = 0;
+  // Its perf script flags (see branchFlags).
+  let branchName = "";
   let fromHi = 0;
   let fromLo = 0;
   let fallHi = 0;
@@ -183,18 +212,30 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
     }
     const pending = branchClass;
-    if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) branchClass = 0;
+    if (
+      ev.type === EventType.Disabled ||
+      ev.type === EventType.AsyncDisabled ||
+      ev.type === EventType.AsyncBranch
+    )
+      branchClass = 0;
     // Ticks (with --time-range) only move time on.
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
-    if (ev.type === EventType.AsyncDisabled) arrive(pending, ev.fromHi, ev.fromLo);
+    // An interrupt (AsyncBranch) likewise: the branch went where the interrupt came
+    // from, and the interrupt is a branch of its own (perf: "hw int", or "tr end  async"
+    // when its destination is not traced).
+    if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
+      arrive(pending, ev.fromHi, ev.fromLo);
     sink.event(where, ev, dec.offset);
     if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
-    else if (ev.type === EventType.AsyncDisabled)
+    else if (ev.type === EventType.AsyncBranch) {
+      if (ev.ipSuppressed) sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
+      else sink.branch(where, "hw int", ev.fromHi, ev.fromLo, ev.ipHi, ev.ipLo, images);
+    } else if (ev.type === EventType.AsyncDisabled)
       sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
     else if (ev.type === EventType.Disabled) {
-      const how = FLAGS[pending];
+      const how = pending ? branchName : undefined;
       sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0, images);
     }
   };
@@ -244,12 +285,14 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // The branch the last instruction (of FlowClass `fclass`, 0: none) took, if it did: execution went on at hi:lo.
   function arrive(fclass: number, hi: number, lo: number): void {
     if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo))
-      sink.branch(where, FLAGS[fclass]!, fromHi, fromLo, hi, lo, images);
+      sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
   }
 
-  // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass`.
-  function leave(hi: number, lo: number, size: number, fclass: number): void {
-    branchClass = FLAGS[fclass] ? fclass : 0;
+  // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`).
+  function leave(hi: number, lo: number, size: number, fclass: number, iclass: number): void {
+    const name = branchFlags(fclass, iclass);
+    branchClass = name ? fclass : 0;
+    branchName = name ?? "";
     fromHi = hi;
     fromLo = lo;
     fallLo = (lo + size) >>> 0;
@@ -269,7 +312,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       arrive(branchClass, insn.ipHi, insn.ipLo);
       sink.insn(where, insn);
     }
-    leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass);
+    leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
     return status;
   }
 
@@ -310,7 +353,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       arrive(branchClass, block.ipHi, block.ipLo);
       sink.block(where, block, d.image, fclass, d);
     }
-    leave(hi, lo, size, fclass);
+    // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
+    let iclass: number = InsnClass.Other;
+    if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
+      const w = walker!;
+      w.use(d.image);
+      if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0)
+        iclass = w.info.iclass;
+    }
+    leave(hi, lo, size, fclass, iclass);
     return status;
   }
 }

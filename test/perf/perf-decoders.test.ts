@@ -171,7 +171,7 @@ describe("the block decoder's outputs are the instruction decoder's: kernel-trac
     const runs = assertSame(dir, [...images, "--vmlinux", "vmlinux", file]);
     assert.equal(runs[0]!.code, 0, runs[0]!.err);
     const flags = new Set(branchLines(runs[0]!).map((l) => l.slice(2, 25).trim()));
-    for (const f of ["call", "return", "jcc", "sysret"]) assert.ok(flags.has(f), `${f} in ${[...flags]}`);
+    for (const f of ["call", "return", "jcc", "iret"]) assert.ok(flags.has(f), `${f} in ${[...flags]}`);
     assert.ok(
       runs[0]!.out.includes("[cpu 0 pid 200 tid 200]") || runs[4]!.out.includes('"pid":200'),
       "B ran",
