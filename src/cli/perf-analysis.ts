@@ -141,7 +141,7 @@ export class PerfAnalysis {
     };
   }
 
-  /** Open the files: the analysis, or an error message. */
+  /** Open the files: the analysis, or an error message; `warn` gets the outputs' warnings (e.g. coverage tables full). */
   static open(
     io: CliIo,
     options: AnalysisOptions,
@@ -149,9 +149,11 @@ export class PerfAnalysis {
     tasks: PerfTasks,
     symbols: AllProcessSymbols,
     nsPerTick: number,
+    warn?: (text: string) => void,
   ): PerfAnalysis | string {
     const outputs = AnalysisOutputs.open(io, options, {
       code: [],
+      warn,
       nsPerTick,
       name: "",
       symbolizer: symbols.kernelOnly,

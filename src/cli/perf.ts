@@ -262,6 +262,7 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
       tasks,
       symbols,
       perfNsPerTick(tasks.conversion, config.nomFreq),
+      (text) => warn(`warning: ${text}`),
     );
     if (typeof opened === "string") {
       warn(opened);
