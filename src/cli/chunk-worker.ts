@@ -29,6 +29,8 @@ port.on("message", async ({ index, task }: { index: number; task: ChunkTask }) =
     reply = { index, result: await decode(trace, task.stop, task.options, task.start) };
   } catch (e) {
     reply = { index, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && e instanceof Error) reply = { ...reply, code, message: e.message };
   }
   port.postMessage(reply, "result" in reply ? transferables(reply.result) : []);
 });

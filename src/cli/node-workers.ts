@@ -10,8 +10,14 @@ import type { ChunkRunner, ChunkTask } from "./io.js";
 
 const ENTRY = new URL("./chunk-worker.js", import.meta.url);
 
-/** What a worker posts back: a result, or the stack of what went wrong. */
-export type ChunkReply = { index: number; result: unknown } | { index: number; error: string };
+/**
+ * What a worker posts back: a result, or the stack of what went wrong, with the
+ * system's error code and message when the system refused (a file that cannot be
+ * read): then the command says so in one line, as when the main thread reads.
+ */
+export type ChunkReply =
+  | { index: number; result: unknown }
+  | { index: number; error: string; code?: string; message?: string };
 
 export class WorkerPool implements ChunkRunner {
   readonly threads = availableParallelism();
@@ -41,9 +47,12 @@ export class WorkerPool implements ChunkRunner {
     const workers = this.workers.slice(0, n);
     try {
       await runOn(workers, tasks, onResult);
-    } finally {
-      if (!this.keepAlive) await this.close();
+    } catch (e) {
+      // Workers still busy with this run's pieces would answer the next run: end them.
+      await this.close();
+      throw e;
     }
+    if (!this.keepAlive) await this.close();
   }
 
   /** End the workers. */
@@ -92,6 +101,10 @@ function runOn(
         if (over) return;
         free.push(w);
         if ("error" in reply) {
+          if (reply.code !== undefined) {
+            fail(Object.assign(new Error(reply.message), { code: reply.code }));
+            return;
+          }
           const e = new Error("a decoding thread failed");
           e.stack = reply.error;
           fail(e);

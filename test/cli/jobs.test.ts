@@ -129,6 +129,27 @@ describe("stats --jobs", () => {
     assert.deepEqual(json3, json1);
   });
 
+  test("a file a decoding thread cannot read: the system's error, not an internal one", async () => {
+    const missing = join(mkdtempSync(join(tmpdir(), "ptkit-jobs-")), "gone.pt");
+    const task = {
+      kind: "stats",
+      path: missing,
+      from: 0,
+      end: 4096,
+      start: 0,
+      stop: 4096,
+      options: { maxErrors: 10 },
+    };
+    await assert.rejects(
+      pool.run(2, [task, { ...task, from: 2048 }], () => {}),
+      (e: Error & { code?: string }) => {
+        assert.equal(e.code, "ENOENT");
+        assert.match(e.message, /gone\.pt/);
+        return true;
+      },
+    );
+  });
+
   test("a bad --jobs is an error", async () => {
     const r = await run(tmpdir(), ["stats", "--jobs", "0", "x.pt"]);
     assert.equal(r.code, 1);
