@@ -29,8 +29,10 @@ options:
                                        collects all statistics unless one or more are selected.
   --stat:insn                          collect number of instructions.
   --stat:blocks                        collect number of blocks.
-  -j, --jobs <n>                       decode on <n> threads (default: the available cores;
-                                       small traces and outputs that need time use one).
+  -j, --jobs <n>                       decode on <n> threads (default: the available cores
+                                       with --quiet, else one; small traces and outputs that
+                                       need time use one). Instructions printed from pieces
+                                       wait in memory for their turn: hundreds of MB a thread.
   --verbose|-v                         print various information (even when quiet).
   --pt <file>[:<from>[-<to>]]          load the processor trace data from <file>.
                                        an optional offset or range can be given.

@@ -78,7 +78,10 @@ export async function runFlow(
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;
   }
-  const jobs = parseJobs(io, output.jobs);
+  // Printed instructions run on one thread unless -j asks: a piece's text is held
+  // until its turn, and what a MiB of trace prints has no bound (code that loops
+  // prints on without consuming trace), where one thread streams it.
+  const jobs = output.jobs === undefined && !output.quiet ? 1 : parseJobs(io, output.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
   const starts =
     !outputs && flowsInPieces(setup)

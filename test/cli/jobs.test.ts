@@ -271,6 +271,25 @@ describe("flow --jobs on generated programs", () => {
     }
     assert.ok(cut >= 10, `${cut} runs were cut`);
   });
+
+  test("without -j, printed instructions stay on one thread (their text is not held); --quiet splits", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ptkit-jobs-default-"));
+    const program = makeProgram({ seed: 3, steps: 3000, events: 0.02 });
+    const [section] = program.image.sections;
+    assert.ok(section);
+    const code = new Uint8Array(Number(section.end - section.start));
+    program.image.read(Number(section.start >> 32n), Number(section.start & 0xffffffffn), code, code.length);
+    writeFileSync(join(dir, "code.bin"), code);
+    writeFileSync(join(dir, "trace.pt"), program.trace);
+    const args = ["--raw", `code.bin:0x${section.start.toString(16)}`, "--pt", "trace.pt"];
+    let before = used.runs;
+    const printed = await run(dir, ["flow", ...args]);
+    assert.equal(used.runs, before, "printed instructions were decoded in pieces");
+    assert.match(printed.stdout, /^[0-9a-f]{16}  call /m);
+    before = used.runs;
+    await run(dir, ["flow", "--quiet", "--stat:insn", ...args]);
+    assert.ok(used.runs > before, "--quiet was not decoded in pieces");
+  });
 });
 
 /** The first file called `name` under `dir`. */
