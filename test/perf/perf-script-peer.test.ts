@@ -4,8 +4,12 @@
  * --itrace=be -F ip,addr,flags` prints the same branch lines as `ptkit perf
  * --branches`, reading the code from an ELF file of elfWithSymbols (perf divides by
  * the .symtab's sh_entsize: 0 crashed it), and `--itrace=cr` the lines of `--calls`;
- * also where an interrupt stops user-mode tracing at the target of a branch. Skipped
- * where perf is not installed.
+ * also where an interrupt stops user-mode tracing at the target of a branch, and on a
+ * kernel-traced run: the jump before the interrupt goes to where the interrupt came
+ * (not to the handler), the interrupt is "hw int" (intel-pt.c: an async branch with a
+ * destination is BRANCH|CALL|ASYNC|INTERRUPT; builtin-script.c names it "hw int") and
+ * the IRETQ "iret" (INTEL_PT_OP_IRET: BRANCH|RETURN|INTERRUPT), not "sysret". The
+ * exact lines are checked everywhere, against perf script where perf is installed.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -15,7 +19,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
-import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
+import { elfWithSymbols, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { EMPTY_HOME } from "./home.js";
 import { insn, loopProgram, traceOf } from "./pt-file.js";
@@ -25,18 +29,36 @@ const skip = perf.status === 0 ? false : "perf is not installed";
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-peer-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const BASE = 0x400000n;
+const KERNEL = 0xffffffff81000000n;
+const VMLINUX = join(dir, "vmlinux");
 
-/** A perfScript perf.data of `exec` (of `code` at BASE) in `name`, and its ELF file beside it. */
+/**
+ * A perfScript perf.data of `exec` (of `code` at BASE) in `name`, and its ELF file
+ * beside it; with `kernel`, the kernel's code too (at KERNEL, in VMLINUX) and the
+ * mapping that tells perf where the kernel is.
+ */
 function perfData(
   name: string,
   code: Uint8Array,
   exec: string[],
   extra: Record<string, number> = {},
+  kernel?: Uint8Array,
 ): string {
   const elf = elfWithSymbolsLayout(BASE, code, [{ name: "main", value: BASE, size: code.length }]);
   const prog = join(dir, `${name}.elf`);
   writeFileSync(prog, elf.bytes);
-  const file = new PtFile({ perfScript: true })
+  const file = new PtFile({ perfScript: true });
+  if (kernel) {
+    writeFileSync(
+      VMLINUX,
+      elfWithSymbols(KERNEL, kernel, [
+        { name: "_text", value: KERNEL, size: 0 },
+        { name: "handler", value: KERNEL, size: kernel.length },
+      ]),
+    );
+    file.kernelMmap("[kernel.kallsyms]_text", KERNEL, 0x1000000n, KERNEL);
+  }
+  file
     .comm(100, "prog", TRACE_TSC - 100n)
     .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
@@ -46,11 +68,10 @@ function perfData(
   return data;
 }
 
-function perfScript(data: string, itrace: string): string {
-  const r = spawnSync("perf", ["script", "-i", data, `--itrace=${itrace}`, "-F", "ip,addr,flags"], {
-    encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
-  });
+/** perf script's branch lines (`args`: more options, e.g. --vmlinux). */
+function perfScript(data: string, itrace: string, args: string[] = []): string {
+  const argv = ["script", "-i", data, ...args, `--itrace=${itrace}`, "-F", "ip,addr,flags"];
+  const r = spawnSync("perf", argv, { encoding: "utf8", env: { ...process.env, HOME: EMPTY_HOME } });
   assert.equal(r.status, 0, `perf script: ${r.stderr} (signal ${r.signal})`);
   return r.stdout;
 }
@@ -58,33 +79,42 @@ function perfScript(data: string, itrace: string): string {
 function ptkitPerf(args: string[]): string {
   const io = captureIo(dir);
   assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
+  assert.equal(io.err.join(""), "");
   return io.out.join("");
 }
 
-test("an interrupt at a branch's target stopping user-mode tracing: the branch, then tr end (as perf script)", () => {
-  // jmp +2; nop; nop; nop; hlt: the interrupt comes before the nop the jmp went to.
-  const code = Uint8Array.from([0xeb, 0x02, 0x90, 0x90, 0x90, 0xf4]);
-  const kernel = 0xffffffff81000000n;
-  const exec = [
+/** A branch line as perf script prints it without symbols. */
+const line = (flags: string, from: bigint, to: bigint) =>
+  `  ${flags.padEnd(23)}${from.toString(16).padStart(16)} => ${to.toString(16).padStart(16)}\n`;
+
+/** jmp +2; nop; nop; nop; hlt: an interrupt comes before the nop the jmp went to. */
+const JUMP_CODE = Uint8Array.from([0xeb, 0x02, 0x90, 0x90, 0x90, 0xf4]);
+/** The handler: iretq. */
+const IRETQ = Uint8Array.from([0x48, 0xcf]);
+
+/** The run of JUMP_CODE: the jmp, the interrupt into KERNEL's iretq, back to 400004, the end. */
+function jumpThenInterrupt(): string[] {
+  return [
     JSON.stringify({ k: "cpl", cpl: 3 }),
     insn(BASE, 2, "jump"),
     JSON.stringify({
       k: "interrupt",
       vector: 32,
       from: `0x${(BASE + 4n).toString(16)}`,
-      to: `0x${kernel.toString(16)}`,
+      to: `0x${KERNEL.toString(16)}`,
     }),
     JSON.stringify({ k: "cpl", cpl: 0 }),
-    insn(kernel, 2, "iret"),
+    insn(KERNEL, 2, "iret"),
     JSON.stringify({ k: "cpl", cpl: 3 }),
     insn(BASE + 4n, 1),
     JSON.stringify({ k: "end", ip: `0x${(BASE + 5n).toString(16)}` }),
   ];
-  const data = perfData("async", code, exec, { OS: 0 });
+}
+
+test("an interrupt at a branch's target stopping user-mode tracing: the branch, then tr end (as perf script)", () => {
+  const data = perfData("async", JUMP_CODE, jumpThenInterrupt(), { OS: 0 });
   const branches = ptkitPerf(["--branches", data]);
   const calls = ptkitPerf(["--calls", data]);
-  const line = (flags: string, from: bigint, to: bigint) =>
-    `  ${flags.padEnd(23)}${from.toString(16).padStart(16)} => ${to.toString(16).padStart(16)}\n`;
   // Tracing stops at 400004 (the interrupt), starts there again and ends at the hlt.
   const end =
     line("tr end  async", BASE + 4n, 0n) +
@@ -95,6 +125,23 @@ test("an interrupt at a branch's target stopping user-mode tracing: the branch, 
   if (skip) return;
   assert.equal(branches, perfScript(data, "be"));
   assert.equal(calls, perfScript(data, "cr"));
+});
+
+test("kernel-traced: a jmp before an interrupt goes to where the interrupt came; hw int; iret", () => {
+  const data = perfData("kernel", JUMP_CODE, jumpThenInterrupt(), {}, IRETQ);
+  const vmlinux = ["--vmlinux", VMLINUX];
+  const branches = ptkitPerf(["--branches", ...vmlinux, data]);
+  const calls =
+    line("hw int", BASE + 4n, KERNEL) +
+    line("iret", KERNEL, BASE + 4n) +
+    line("tr end  async", BASE + 5n, 0n);
+  assert.equal(branches, line("jmp", BASE, BASE + 4n) + calls);
+  assert.equal(ptkitPerf(["--calls", ...vmlinux, data]), calls);
+  // The instruction decoder's names are the block decoder's.
+  assert.equal(ptkitPerf(["--branches", "--insn-decoder", ...vmlinux, data]), branches);
+  if (skip) return;
+  assert.equal(branches, perfScript(data, "be", vmlinux));
+  assert.equal(calls, perfScript(data, "cr", vmlinux));
 });
 
 test("perf script decodes a perfScript PtFile: the lines of ptkit perf --branches and --calls", {
