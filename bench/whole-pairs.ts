@@ -8,7 +8,7 @@
  *   files) and on the gzip workload (the same file ranges for both);
  * - start-up: `ptkit stats` on a tiny trace (the synthetic trace's first 4 KiB) vs
  *   `node -e 0`;
- * - `ptkit flow --block-decoder --afl-map` vs the libxdc harness (`--runs 1`) on the
+ * - `ptkit flow --quiet --afl-map` (the fast coverage decode) vs the libxdc harness (`--runs 1`) on the
  *   fuzzing workload (bench/fuzz-workload.ts): on the trace without timing and RET
  *   compression (what libxdc decodes), and with ptkit on the same test cases' trace
  *   with timing and RET compression. Only when $PTKIT_LIBXDC names a libxdc build.
@@ -138,11 +138,11 @@ export function libxdcPairs(w: FuzzWorkload, skipped: string[]): Pair[] {
   }
   const peer = { argv: libxdcArgv(x.bin, largeMaps(w), w.filter, w.trace, 1), count: uncounted };
   const ptkit = (trace: string) => ({
+    // The AFL map alone, nothing printed: the fast coverage decode (analysis/coverage-decode.ts).
     argv: ptkitArgv(
       "flow",
-      "--block-decoder",
       "--quiet",
-      "--stat",
+      "--stat:insn",
       ...largeFlowArgs(w),
       "--pt",
       trace,

@@ -135,6 +135,11 @@ export class AnalysisOutputs {
     return new AnalysisOutputs(options, names, files, context);
   }
 
+  /** The coverage when the AFL map is all it keeps (the fast coverage decode can fill it), else undefined. */
+  mapCoverage(): Coverage | undefined {
+    return this.coverage?.mapOnly === true ? this.coverage : undefined;
+  }
+
   /** A feed for one decoded stream. */
   stream(): FlowTracker {
     return this.analysis.stream(this.context.name);

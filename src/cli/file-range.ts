@@ -31,6 +31,10 @@ export function parseFileRange(arg: string): FileRange | string {
 /** Internal settings for tests: the window raw traces are read in (see {@link TraceBytes}). */
 export interface TraceInternals {
   windowSize?: number;
+  /** `ptkit flow`: make coverage with the general decoders even where the fast decode could (tests compare them). */
+  generalCoverage?: boolean;
+  /** `ptkit flow`: told how the fast coverage decode went, when it ran (tests). */
+  onFastCoverage?: (result: { status: number; reason: string; offset: number }) => void;
 }
 
 /**

@@ -6,11 +6,11 @@
  */
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
-import { BlockDecoder, InsnDecoder, type SectionCaches } from "../flow/index.js";
+import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
-import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
+import { type AnalysisOptions, wantsAflMapOnly, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { expandArgFiles } from "./arg-files.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
@@ -99,6 +99,13 @@ export async function runFlow(
     out.flush();
     return counts.noPsb ? fail(`${noPsbHint(io, pt.range.path)}.`) : 0;
   }
+  const fast = outputs && !internal.generalCoverage ? await fastAflMap(setup, outputs, internal) : undefined;
+  if (fast !== undefined) {
+    if (output.stats) for (const line of statsText(fast, undefined)) out.line(line);
+    out.flush();
+    const problem = outputs!.finish();
+    return problem ? fail(problem) : 0;
+  }
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const options = { image, config };
   const session = new FlowSession(output, out, new PtEvent());
@@ -127,6 +134,40 @@ export async function runFlow(
   if (session.noPsb) return fail(`${noPsbHint(io, pt.range.path)}.`);
   const problem = outputs?.finish();
   return problem ? fail(problem) : 0;
+}
+
+/**
+ * The AFL map alone, made by the fast coverage decode (analysis/coverage-decode.ts)
+ * where it covers the trace and nothing else is printed: the instruction count, or
+ * undefined when the general decode must make it (the map is then empty again).
+ */
+async function fastAflMap(
+  setup: FlowSetup,
+  outputs: AnalysisOutputs,
+  internal: TraceInternals,
+): Promise<number | undefined> {
+  const { output, pt, analysis, sideband } = setup;
+  const coverage = outputs.mapCoverage();
+  if (coverage === undefined || pt === undefined || !wantsAflMapOnly(analysis)) return undefined;
+  const config = pt.step.config;
+  if (
+    !output.quiet ||
+    output.check ||
+    (output.stats && output.statBlocks) ||
+    sideband.channels.length > 0 ||
+    Object.values(config.errata).some((on) => on) ||
+    config.addrFilter.cfg.some((c) => c !== 0) ||
+    config.enableIflagsEvents ||
+    config.enableTickEvents
+  )
+    return undefined;
+  const { decodeCoverage } = await import("../analysis/coverage-decode.js");
+  const trace = TraceBytes.read(pt.source, internal.windowSize);
+  const result = decodeCoverage(trace, new DecisionGraph(setup.image), coverage);
+  internal.onFastCoverage?.(result);
+  if (result.status === 0) return result.insns;
+  coverage.clearMap();
+  return undefined;
 }
 
 /** What the options set up before decoding: the code, the trace, and how to decode and print. */

@@ -101,13 +101,23 @@ export class Coverage {
     return { blocks: this.blocks.refused, edges: this.edges.refused, limit: this.edges.maxEntries };
   }
 
+  /** Empty the AFL map (and start it as at the start of a trace). */
+  clearMap(): void {
+    this.aflMap.fill(0);
+    this.prev = 0;
+  }
+
   /** A block starts at an address with low half `lo` that no edge leads to (after a gap). */
   restart(lo: number): void {
     this.prev = 0;
     this.enter(lo);
   }
 
-  private enter(lo: number): void {
+  /**
+   * A block reached by an edge starts at an address with low half `lo`: the AFL map's
+   * part of {@link edge}, for decoders that keep only the map ({@link mapOnly}).
+   */
+  enter(lo: number): void {
     const cur = ((lo >>> 4) ^ (lo << 8)) & 0xffff;
     const i = cur ^ this.prev;
     // Saturate: 256 - 1 = 255 (see the module comment).

@@ -1,0 +1,401 @@
+/**
+ * Coverage at packet speed (issue 13's decision cache): the AFL map of a trace made
+ * straight from its packets and a {@link DecisionGraph} of the code, without the
+ * event, block and instruction decoders. A TNT bit is one array read (the node's
+ * taken or fall-through successor), a TIP one lookup of its target; each block
+ * entered is one byte of the map (the same {@link Coverage} as the full decode
+ * feeds, so the same hash, saturation and gap rule).
+ *
+ * It covers the packets fuzzing traces are made of: PSB+, TNT, TIP, TIP.PGE, FUP +
+ * TIP.PGD (tracing stops, as at the end of a test case), FUP + TIP (an interrupt
+ * into traced code), MODE.Exec for 64-bit code, timing packets (ignored: coverage has
+ * no time), and RET compression. On anything else — another mode, a synchronous
+ * TIP.PGD, OVF, PTWRITE, power and TSX events, paging outside PSB+, a decode error,
+ * a trace the code does not match, a full graph — it stops and says where and why
+ * ({@link FastCoverage.status} < 0): the caller then decodes the whole trace the
+ * general way, from a fresh map. What it does decode, it decodes as the block
+ * decoder does; tests compare the two (test/analysis/coverage-decode.test.ts).
+ *
+ * Where the full decode's coverage sees an instruction run, this sees a node of the
+ * graph entered: after a transfer the target's block is entered at once (the full
+ * decode does so when the target's first instruction runs, or when an asynchronous
+ * event is taken there, which in the traces covered here is always), and after a gap
+ * (start of the trace, TIP.PGE) at the first instruction that runs.
+ */
+import { type DecisionGraph, NODE_WORDS, Node, NodeKind, ReturnStack } from "../flow/index.js";
+import * as decode from "../packet/decode.js";
+import * as errors from "../packet/errors.js";
+import { LastIp } from "../packet/last-ip.js";
+import { syncForwardIn } from "../packet/sync.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
+import * as types from "../packet/types.js";
+import { Packet } from "../packet/types.js";
+import type { Coverage } from "./export/coverage.js";
+
+// Module copies of imported bindings: V8 (Node 20) loads and checks an imported
+// binding at every use in optimized code, but folds module constants.
+const { decodePacket } = decode;
+const { ErrorCode } = errors;
+const { Flag, PacketType } = types;
+const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
+const { Insns, Taken, Fall, Lo } = Node;
+const W = NODE_WORDS;
+
+/** Direct jumps and calls followed without trace before the code is taken to loop without it. */
+const MAX_DIRECT = 1 << 16;
+
+/** See {@link GraphWalk.due}. */
+const Due = { Restart: 1, Entry: 2 } as const;
+
+/** Why the fast decode stopped: the general decode takes over. */
+export const Handover = {
+  Packet: "a packet this decoder leaves to the general one",
+  Mode: "code that is not 64-bit",
+  Sync: "tracing state that does not match the packets",
+  Code: "code the trace does not match, or that is not mapped",
+  Loop: "code that loops without trace",
+  Full: "more code than the decision graph holds",
+  Disable: "a TIP.PGD without FUP",
+  Tables: "coverage with blocks and edges, not the AFL map alone",
+} as const;
+
+/** The outcome of {@link decodeCoverage}. */
+export class FastCoverage {
+  /** 0: the trace was decoded; -1: the general decoder must do it ({@link reason}, {@link offset}). */
+  status = 0;
+  /** Trace offset of the packet where it stopped. */
+  offset = 0;
+  reason = "";
+  /** Instructions run (the flow decoders' count), when status is 0. */
+  insns = 0;
+  /** Whether a PSB was found. */
+  synced = false;
+}
+
+/**
+ * The walk through the graph: where control is, and what the walk without trace
+ * between decisions does (direct transfers, RET compression's stack, the map).
+ * Methods return the node reached, or -1 with {@link why} set.
+ */
+class GraphWalk {
+  /** The graph's nodes (replaced as the graph grows: see {@link refresh}). */
+  nodes: Int32Array;
+  /**
+   * What the first instruction to run at the current node does to the map: nothing,
+   * {@link Due.Restart} (tracing (re)started: a block from nowhere) or {@link Due.Entry}
+   * (a transfer led here: the edge's block is entered). The full decode's coverage sees
+   * the block when its first instruction runs (or an asynchronous event is taken there),
+   * so a transfer whose target never runs (the trace ends) adds nothing.
+   */
+  due = 0;
+  /** [0]: instructions run (a typed array: a Number field past 2^31 is a heap number). */
+  readonly icount = new Float64Array(1);
+  why: string = Handover.Packet;
+  readonly stack = new ReturnStack();
+
+  constructor(
+    readonly graph: DecisionGraph,
+    readonly coverage: Coverage,
+  ) {
+    this.nodes = graph.nodes;
+  }
+
+  /** The node at (hi:lo), or -1 (the graph is full). */
+  node(hi: number, lo: number): number {
+    const id = this.graph.node(hi, lo);
+    if (id < 0) return this.fail(Handover.Full);
+    this.nodes = this.graph.nodes;
+    return id;
+  }
+
+  fail(why: string): number {
+    this.why = why;
+    return -1;
+  }
+
+  /** The first instruction runs at node `p` (when something is {@link due}). */
+  run(p: number): void {
+    const lo = this.nodes[p * W + Lo]! >>> 0;
+    if (this.due === Due.Entry) this.coverage.enter(lo);
+    else this.coverage.restart(lo);
+    this.due = 0;
+  }
+
+  /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
+  enter(from: number, to: number): number {
+    this.icount[0] += this.nodes[from * W + Insns]!;
+    this.due = Due.Entry;
+    return to;
+  }
+
+  /** From node `p`, straight-line code and direct transfers up to the next decision: that node. */
+  toDecision(p: number): number {
+    for (let n = 0; ; n++) {
+      if (this.due !== 0) this.run(p);
+      const k = this.nodes[p * W]!;
+      if (k !== Jump && k !== Call) return k === Bad ? this.fail(Handover.Code) : p;
+      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
+      p = this.direct(p, k);
+      if (p < 0) return -1;
+    }
+  }
+
+  /** Node `p`'s direct jump or call (kind `k`) runs: the node at its target. */
+  direct(p: number, k: number): number {
+    if (k === Call) {
+      let f = this.nodes[p * W + Fall]!;
+      if (f === -1) f = this.successor(p, Fall);
+      if (f === -1) return -1;
+      if (f >= 0) this.stack.push(0, f);
+    }
+    let t = this.nodes[p * W + Taken]!;
+    if (t === -1) t = this.successor(p, Taken);
+    return t < 0 ? -1 : this.enter(p, t);
+  }
+
+  /** Node `p`'s successor `which` (Taken or Fall) the first time it is asked for: made now. */
+  successor(p: number, which: number): number {
+    const g = this.graph;
+    const t = which === Taken ? g.taken(p) : g.fall(p);
+    this.nodes = g.nodes;
+    return t === -1 ? this.fail(Handover.Full) : t;
+  }
+
+  /** One TNT bit (`taken`: 1 or 0) from node `p`: the node it leads to. */
+  bit(p: number, taken: number): number {
+    p = this.toDecision(p);
+    if (p < 0) return -1;
+    const at = p * W;
+    const k = this.nodes[at]!;
+    let t: number;
+    if (k === CondJump) {
+      const which = taken === 1 ? Taken : Fall;
+      t = this.nodes[at + which]!;
+      if (t === -1) {
+        t = this.successor(p, which);
+        if (t < 0) return -1;
+      }
+    } else if (k === Return && taken === 1 && this.stack.pop() === 0) {
+      t = this.stack.poppedLo;
+    } else {
+      return this.fail(Handover.Code);
+    }
+    return this.enter(p, t);
+  }
+
+  /** A TIP to (hi:lo) from node `p`: the node there. */
+  tip(p: number, hi: number, lo: number): number {
+    p = this.toDecision(p);
+    if (p < 0) return -1;
+    const k = this.nodes[p * W]!;
+    if (k === IndirectCall) {
+      let f = this.nodes[p * W + Fall]!;
+      if (f === -1) f = this.successor(p, Fall);
+      if (f < 0) return -1;
+      this.stack.push(0, f);
+    } else if (k !== IndirectJump && k !== Return && k !== Far) {
+      return this.fail(Handover.Code);
+    }
+    const t = this.graph.target(p, hi, lo);
+    if (t < 0) return this.fail(Handover.Full);
+    this.nodes = this.graph.nodes;
+    return this.enter(p, t);
+  }
+
+  /**
+   * From node `p`, run to (hi:lo) without a decision: the node there. `event`: an
+   * asynchronous event is taken there (the transfer that led there counts as run);
+   * else PSB+ only says where control is.
+   */
+  walkTo(p: number, hi: number, lo: number, event: boolean): number {
+    const g = this.graph;
+    for (let n = 0; ; n++) {
+      if (g.lo(p) === lo && g.hi(p) === hi) {
+        if (event && this.due === Due.Entry) this.run(p);
+        return p;
+      }
+      const before = g.insnsBefore(p, hi, lo);
+      if (before > 0) {
+        if (this.due !== 0) this.run(p);
+        this.icount[0] += before;
+        return this.node(hi, lo);
+      }
+      const k = this.nodes[p * W]!;
+      if (k !== Jump && k !== Call) return this.fail(Handover.Code);
+      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
+      if (this.due !== 0) this.run(p);
+      p = this.direct(p, k);
+      if (p < 0) return -1;
+    }
+  }
+}
+
+/**
+ * Decode `trace` from its first PSB to its end into `coverage`, which keeps the AFL
+ * map alone ({@link Coverage.mapOnly}), following the code of `graph`. When the result's status is
+ * -1 the map holds a partial decode: clear it for the general decoder.
+ */
+export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage: Coverage): FastCoverage {
+  const res = new FastCoverage();
+  if (!coverage.mapOnly) return stop(res, 0, Handover.Tables);
+  const pkt = new Packet();
+  const last = new LastIp();
+  const w = new GraphWalk(graph, coverage);
+  let pos = syncForwardIn(trace, 0);
+  if (pos < 0) return stop(res, 0, Handover.Sync);
+  res.synced = true;
+  let buf = trace.buf;
+  let base = trace.base;
+  let end = trace.end;
+  let enabled = false;
+  let started = false;
+  /** The node control is at, while tracing is enabled. */
+  let at = -1;
+  let inPsb = false;
+  let psbFup = false;
+  let fupHi = 0;
+  let fupLo = 0;
+  /** A FUP outside PSB+ waits for its TIP or TIP.PGD. */
+  let fup = false;
+  /**
+   * A MODE.Exec outside PSB+ waits for the IP packet it binds to: a TIP or TIP.PGE
+   * (a far transfer, tracing on), or a FUP (an exec-mode event at that IP, which the
+   * general decoder takes).
+   */
+  let mode = false;
+
+  for (;;) {
+    const size = decodePacket(buf, pos - base, end - base, pkt, 0, 0);
+    if (size < 0) {
+      if (size === -ErrorCode.Eos) {
+        trace.release(pos);
+        if (trace.grow()) {
+          buf = trace.buf;
+          base = trace.base;
+          end = trace.end;
+          continue;
+        }
+        if (pos >= trace.size) break;
+      }
+      return stop(res, pos, errors.errorMessage(size));
+    }
+    switch (pkt.type) {
+      case PacketType.Tnt8:
+      case PacketType.Tnt64: {
+        if (!enabled || inPsb || fup) return stop(res, pos, Handover.Sync);
+        const lo = pkt.lo;
+        for (let i = pkt.a - 1; i >= 0; i--) {
+          at = w.bit(at, i >= 32 ? (pkt.hi >>> (i - 32)) & 1 : (lo >>> i) & 1);
+          if (at < 0) return stop(res, pos, w.why);
+        }
+        break;
+      }
+      case PacketType.Tip: {
+        if (!enabled || inPsb || last.update(pkt) < 0 || last.suppressed)
+          return stop(res, pos, Handover.Sync);
+        mode = false;
+        if (!fup) {
+          at = w.tip(at, last.hi, last.lo);
+          if (at < 0) return stop(res, pos, w.why);
+          break;
+        }
+        // An interrupt (or exception) where the FUP says, into traced code: the
+        // handler is entered from there.
+        fup = false;
+        if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        at = w.node(last.hi, last.lo);
+        if (at < 0) return stop(res, pos, w.why);
+        w.due = Due.Entry;
+        break;
+      }
+      case PacketType.TipPge: {
+        if (enabled || inPsb || fup || last.update(pkt) < 0 || last.suppressed)
+          return stop(res, pos, Handover.Sync);
+        at = w.node(last.hi, last.lo);
+        if (at < 0) return stop(res, pos, w.why);
+        enabled = true;
+        mode = false;
+        w.due = Due.Restart;
+        break;
+      }
+      case PacketType.TipPgd: {
+        if (!enabled || inPsb || last.update(pkt) < 0) return stop(res, pos, Handover.Sync);
+        if (!fup) return stop(res, pos, Handover.Disable);
+        // Tracing stopped where the FUP says (an asynchronous disable).
+        fup = false;
+        if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        enabled = false;
+        w.due = 0;
+        break;
+      }
+      case PacketType.Fup: {
+        if (mode && !inPsb) return stop(res, pos, Handover.Packet);
+        if (fup || last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
+        fupHi = last.hi;
+        fupLo = last.lo;
+        if (inPsb) psbFup = true;
+        else if (!enabled) return stop(res, pos, Handover.Sync);
+        else fup = true;
+        break;
+      }
+      case PacketType.Psb:
+        if (inPsb || fup || mode) return stop(res, pos, Handover.Sync);
+        inPsb = true;
+        psbFup = false;
+        last.reset();
+        break;
+      case PacketType.PsbEnd: {
+        if (!inPsb) return stop(res, pos, Handover.Sync);
+        inPsb = false;
+        if (!started) {
+          // Where decoding starts: tracing is on when PSB+ says where.
+          started = true;
+          enabled = psbFup;
+          if (enabled) {
+            at = w.node(fupHi, fupLo);
+            if (at < 0) return stop(res, pos, w.why);
+            w.due = Due.Restart;
+          }
+        } else if (psbFup !== enabled) {
+          return stop(res, pos, Handover.Sync);
+        } else if (enabled) {
+          // PSB+ says where control is: the code runs there without trace.
+          at = w.walkTo(at, fupHi, fupLo, false);
+          if (at < 0) return stop(res, pos, w.why);
+        }
+        break;
+      }
+      case PacketType.ModeExec:
+        if ((pkt.flags & (Flag.CsL | Flag.CsD)) !== Flag.CsL) return stop(res, pos, Handover.Mode);
+        if (!inPsb) mode = true;
+        break;
+      case PacketType.ModeTsx:
+      case PacketType.Pip:
+      case PacketType.Vmcs:
+        // Status in PSB+ (not in a transaction): nothing for the code of one image.
+        if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
+        break;
+      case PacketType.Pad:
+      case PacketType.Tsc:
+      case PacketType.Mtc:
+      case PacketType.Tma:
+      case PacketType.Cyc:
+      case PacketType.Cbr:
+        break;
+      default:
+        return stop(res, pos, Handover.Packet);
+    }
+    pos += size;
+  }
+  // The decode ends with the trace: the last decision's target does not run.
+  if (inPsb || fup || mode || !started) return stop(res, pos, Handover.Sync);
+  res.insns = w.icount[0]!;
+  return res;
+}
+
+function stop(res: FastCoverage, offset: number, reason: string): FastCoverage {
+  res.status = -1;
+  res.offset = offset;
+  res.reason = reason;
+  return res;
+}

@@ -1,0 +1,295 @@
+/**
+ * The code as a graph of decision points, for decoders that only follow where control
+ * goes (coverage): one node per address control entered at, holding the straight-line
+ * run from there to the first transfer of control (any branch, taken or not, call,
+ * return or far transfer) and what decides where that transfer goes:
+ * - nothing (a direct jump or call): the node's one successor, {@link DecisionGraph.taken};
+ * - a TNT bit (a conditional jump): {@link DecisionGraph.taken} or {@link DecisionGraph.fall};
+ * - a TNT bit or a TIP (a near return, compressed or not), a TIP (indirect jumps and
+ *   calls, far transfers).
+ * The successors are node ids, found once and kept: following a decision is one array
+ * read, not a walk through the code. Nodes are made as the decode reaches them, by
+ * decoding each instruction of the run once (the image's decode caches, libipt's
+ * classes), and kept until {@link DecisionGraph.clear} (a new image).
+ *
+ * A node is {@link NODE_WORDS} words of one Int32Array ({@link Node} says which), so
+ * following a decision touches one cache line, not one per field. An indirect branch
+ * also keeps the target its last TIP went to: most go where they went before
+ * (returns to a caller, calls through a vtable), and that costs no lookup.
+ *
+ * 64-bit code only: a decoder in another mode does not use the graph. Memory: 56
+ * bytes a node; past `maxNodes` (default 2^21, 112 MiB) {@link DecisionGraph.node} says
+ * so (-1) and the caller decodes another way.
+ */
+import type { Image } from "../image/index.js";
+import { ExecMode } from "../isa/index.js";
+import { CodeReader } from "./code-reader.js";
+import * as flowClass from "./flow-class.js";
+import * as flowInsn from "./flow-insn.js";
+import { FlowInsn } from "./flow-insn.js";
+
+const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+const { branchTarget, fallThrough, next } = flowInsn;
+
+/** What ends a node: how its last instruction decides where control goes. */
+export const NodeKind = {
+  /** Not code: unmapped, undecodable, or running over a section's end. */
+  Bad: 0,
+  CondJump: 1,
+  /** A direct jump: no decision. */
+  Jump: 2,
+  /** A direct call: no decision (pushes its return address unless it calls the next instruction). */
+  Call: 3,
+  IndirectJump: 4,
+  /** An indirect call: pushes its return address, a TIP decides. */
+  IndirectCall: 5,
+  /** A near return: a taken TNT bit (compressed) or a TIP. */
+  Return: 6,
+  /** A far transfer (far call, jump or return, INT n, SYSCALL, IRET, VM entry): a TIP. */
+  Far: 7,
+} as const;
+
+/** The words of a node in {@link DecisionGraph.nodes}, from the node's first (id * NODE_WORDS). */
+export const Node = {
+  /** Its {@link NodeKind}. */
+  Kind: 0,
+  /** Instructions in the run, the transfer included. */
+  Insns: 1,
+  /**
+   * A conditional jump's taken successor, a direct jump's or call's target: a node id,
+   * -1 until asked ({@link DecisionGraph.taken} fills it).
+   */
+  Taken: 2,
+  /**
+   * A conditional jump's fall-through successor; for calls, the node at the return
+   * address, or -2 for a direct call to the next instruction (no return address for
+   * RET compression). -1 until asked ({@link DecisionGraph.fall} fills it).
+   */
+  Fall: 3,
+  /** Its first instruction's address, low and high halves (as int32). */
+  Lo: 4,
+  Hi: 5,
+  /** Its last instruction's address (the transfer). */
+  EndLo: 6,
+  EndHi: 7,
+  /** The target the last TIP from here went to ({@link DecisionGraph.target}): address, node id (-1: none yet). */
+  TipLo: 8,
+  TipHi: 9,
+  TipId: 10,
+} as const;
+
+export const NODE_WORDS = 12;
+
+/** Straight-line instructions in one node at most (a longer run is Bad: that code decodes another way). */
+const MAX_RUN = 1 << 20;
+
+export class DecisionGraph {
+  /** Nodes made. */
+  size = 0;
+  /** The nodes, {@link NODE_WORDS} words each (see {@link Node}); replaced as it grows. */
+  nodes: Int32Array = new Int32Array(1024 * NODE_WORDS);
+  /** Open addressing: node id + 1 per slot (0: empty), keyed by start address. */
+  private slots: Int32Array = new Int32Array(2048);
+  private mask = 2047;
+  private readonly code: CodeReader;
+  private readonly insn = new FlowInsn();
+
+  constructor(
+    image: Image,
+    readonly maxNodes = 1 << 21,
+  ) {
+    this.code = new CodeReader(image);
+  }
+
+  /** The image the nodes were made from. */
+  get image(): Image {
+    return this.code.image;
+  }
+
+  /** Forget every node (the image changed). */
+  clear(image: Image = this.code.image): void {
+    this.code.setImage(image);
+    this.code.invalidate();
+    this.size = 0;
+    this.slots.fill(0);
+  }
+
+  /** Node `id`'s first instruction's address, low half (unsigned). */
+  lo(id: number): number {
+    return this.nodes[id * NODE_WORDS + Node.Lo]! >>> 0;
+  }
+
+  /** Node `id`'s first instruction's address, high half (unsigned). */
+  hi(id: number): number {
+    return this.nodes[id * NODE_WORDS + Node.Hi]! >>> 0;
+  }
+
+  /** The node starting at (hi:lo), made now if new: its id, or -1 when the graph is full. */
+  node(hi: number, lo: number): number {
+    const mask = this.mask;
+    const slots = this.slots;
+    const nodes = this.nodes;
+    const l = lo | 0;
+    const h = hi | 0;
+    let s = hash(hi, lo) & mask;
+    for (;;) {
+      const v = slots[s]!;
+      if (v === 0) break;
+      const at = (v - 1) * NODE_WORDS;
+      if (nodes[at + Node.Lo] === l && nodes[at + Node.Hi] === h) return v - 1;
+      s = (s + 1) & mask;
+    }
+    if (this.size >= this.maxNodes) return -1;
+    const id = this.size++;
+    if ((id + 1) * NODE_WORDS > nodes.length) {
+      const grown = new Int32Array(2 * nodes.length);
+      grown.set(nodes);
+      this.nodes = grown;
+    }
+    this.make(id, hi, lo);
+    if (2 * this.size > this.mask) this.rehash();
+    else slots[s] = id + 1;
+    return id;
+  }
+
+  /**
+   * Where a TIP from node `id`'s transfer to (hi:lo) goes: the node there (its id, or
+   * -1 when the graph is full), remembered for the next TIP from here.
+   */
+  target(id: number, hi: number, lo: number): number {
+    const at = id * NODE_WORDS;
+    const nodes = this.nodes;
+    const last = nodes[at + Node.TipId]!;
+    if (last >= 0 && nodes[at + Node.TipLo] === (lo | 0) && nodes[at + Node.TipHi] === (hi | 0)) return last;
+    const t = this.node(hi, lo);
+    if (t < 0) return t;
+    // node may have grown the array.
+    const grown = this.nodes;
+    grown[at + Node.TipLo] = lo;
+    grown[at + Node.TipHi] = hi;
+    grown[at + Node.TipId] = t;
+    return t;
+  }
+
+  /** A conditional jump's taken successor, a direct jump's or call's target: a node id, or -1 (full). */
+  taken(id: number): number {
+    const t = this.nodes[id * NODE_WORDS + Node.Taken]!;
+    if (t !== -1) return t;
+    this.atEnd(id);
+    branchTarget(this.insn);
+    const n = this.node(next.hi, next.lo);
+    if (n >= 0) this.nodes[id * NODE_WORDS + Node.Taken] = n;
+    return n;
+  }
+
+  /**
+   * A conditional jump's fall-through successor, or a call's return address: a node
+   * id; -2 for a direct call to the next instruction; -1 (full).
+   */
+  fall(id: number): number {
+    const at = id * NODE_WORDS;
+    const f = this.nodes[at + Node.Fall]!;
+    if (f !== -1) return f;
+    this.atEnd(id);
+    const insn = this.insn;
+    if (this.nodes[at + Node.Kind] === NodeKind.Call && insn.disp === 0) {
+      this.nodes[at + Node.Fall] = -2;
+      return -2;
+    }
+    fallThrough(insn);
+    const n = this.node(next.hi, next.lo);
+    if (n >= 0) this.nodes[at + Node.Fall] = n;
+    return n;
+  }
+
+  /**
+   * Instructions from node `id`'s start up to (not including) (hi:lo), when that is an
+   * instruction of its run other than the first: their count; else 0.
+   */
+  insnsBefore(id: number, hi: number, lo: number): number {
+    const at = id * NODE_WORDS;
+    const nodes = this.nodes;
+    const startLo = nodes[at + Node.Lo]! >>> 0;
+    const startHi = nodes[at + Node.Hi]! >>> 0;
+    if (hi !== startHi || hi !== nodes[at + Node.EndHi]! >>> 0) return 0;
+    if (lo <= startLo || lo > nodes[at + Node.EndLo]! >>> 0) return 0;
+    const insn = this.insn;
+    let ipLo = startLo;
+    for (let n = 0; ; n++) {
+      if (ipLo === lo) return n;
+      if (ipLo > lo) return 0;
+      insn.reset(hi, ipLo, ExecMode.Bits64);
+      if (this.code.decode(insn) < 0) return 0;
+      fallThrough(insn);
+      if (next.hi !== hi) return 0;
+      ipLo = next.lo;
+    }
+  }
+
+  /** Decode node `id`'s last instruction into {@link insn} (it decoded when the node was made). */
+  private atEnd(id: number): void {
+    const at = id * NODE_WORDS;
+    const insn = this.insn;
+    insn.reset(this.nodes[at + Node.EndHi]! >>> 0, this.nodes[at + Node.EndLo]! >>> 0, ExecMode.Bits64);
+    this.code.decode(insn);
+  }
+
+  /** Fill node `id`, starting at (hi:lo): walk the run to its transfer. */
+  private make(id: number, hi: number, lo: number): void {
+    const insn = this.insn;
+    let kind: number = NodeKind.Bad;
+    let n = 0;
+    let ipHi = hi;
+    let ipLo = lo;
+    while (n < MAX_RUN) {
+      insn.reset(ipHi, ipLo, ExecMode.Bits64);
+      if (this.code.decode(insn) < 0 || insn.truncated) break;
+      n++;
+      const c = insn.info & 15;
+      if (c === FlowClass.Other || c === FlowClass.Ptwrite) {
+        fallThrough(insn);
+        ipHi = next.hi;
+        ipLo = next.lo;
+        continue;
+      }
+      const direct = ((insn.info >>> FACT_SHIFT) & InsnFact.Direct) !== 0;
+      if (c === FlowClass.CondJump) kind = NodeKind.CondJump;
+      else if (c === FlowClass.Jump) kind = direct ? NodeKind.Jump : NodeKind.IndirectJump;
+      else if (c === FlowClass.Call) kind = direct ? NodeKind.Call : NodeKind.IndirectCall;
+      else if (c === FlowClass.Return) kind = NodeKind.Return;
+      else if (c === FlowClass.FarCall || c === FlowClass.FarJump || c === FlowClass.FarReturn)
+        kind = NodeKind.Far;
+      break;
+    }
+    const at = id * NODE_WORDS;
+    const nodes = this.nodes;
+    nodes[at + Node.Kind] = kind;
+    nodes[at + Node.Insns] = n;
+    nodes[at + Node.Taken] = -1;
+    nodes[at + Node.Fall] = -1;
+    nodes[at + Node.Lo] = lo;
+    nodes[at + Node.Hi] = hi;
+    nodes[at + Node.EndLo] = ipLo;
+    nodes[at + Node.EndHi] = ipHi;
+    nodes[at + Node.TipId] = -1;
+  }
+
+  /** Twice the slots, every node put back (the newest included). */
+  private rehash(): void {
+    const slots = new Int32Array(2 * this.slots.length);
+    const mask = slots.length - 1;
+    const nodes = this.nodes;
+    for (let id = 0; id < this.size; id++) {
+      const at = id * NODE_WORDS;
+      let s = hash(nodes[at + Node.Hi]! >>> 0, nodes[at + Node.Lo]! >>> 0) & mask;
+      while (slots[s] !== 0) s = (s + 1) & mask;
+      slots[s] = id + 1;
+    }
+    this.slots = slots;
+    this.mask = mask;
+  }
+}
+
+function hash(hi: number, lo: number): number {
+  return Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) ^ (lo >>> 15);
+}

@@ -1,0 +1,228 @@
+/**
+ * The fast coverage decode (analysis/coverage-decode.ts, the decision graph of
+ * flow/decision-graph.ts) against the general one: `ptkit flow --quiet --stat:insn
+ * --afl-map` run both ways must print the same and write the same map, byte for byte,
+ * whether the fast decode covers the trace or hands it over. And it must cover the
+ * traces it is for: the fuzzing workload (test cases enabled by TIP.PGE and ended by
+ * FUP + TIP.PGD, with and without timing packets and RET compression), kernel-traced
+ * programs (system calls, interrupts, indirect branches). On corrupted traces it
+ * either hands over or agrees.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import fc from "fast-check";
+import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
+import { largeFlowArgs } from "../../bench/large-workload.js";
+import { Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
+import { runFlow } from "../../src/cli/flow.js";
+import { DecisionGraph } from "../../src/flow/index.js";
+import { parseElf } from "../../src/image/elf.js";
+import { Image } from "../../src/image/index.js";
+import { TraceBytes } from "../../src/packet/index.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { captureIo, loadPttChecks } from "../conformance/ptt.js";
+import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
+import {
+  KERNEL_CODE,
+  KERNEL_HI,
+  KERNEL_LO,
+  randomProgram,
+  randomRun,
+  USER_BASE,
+} from "../unit/gen/random-program.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ptkit-cov-decode-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  map: Buffer | undefined;
+  /** The fast decode's outcome (undefined: it did not run). */
+  fast: { status: number; reason: string } | undefined;
+}
+
+/** `ptkit flow ...argv --afl-map` in `cwd`, fast (where it covers the trace) or general. */
+async function flow(cwd: string, argv: string[], general: boolean): Promise<Run> {
+  const io = captureIo(cwd);
+  const map = join(dir, general ? "general.bin" : "fast.bin");
+  rmSync(map, { force: true });
+  let fast: Run["fast"];
+  const code = await runFlow([...argv, "--afl-map", map], io, {
+    generalCoverage: general,
+    onFastCoverage: (r) => {
+      fast = { status: r.status, reason: r.reason };
+    },
+  });
+  let bytes: Buffer | undefined;
+  try {
+    bytes = readFileSync(map);
+  } catch {
+    bytes = undefined;
+  }
+  return { code, stdout: io.out.join(""), stderr: io.err.join(""), map: bytes, fast };
+}
+
+/**
+ * Both ways: the same exit code, output and map. Returns the fast decode's outcome
+ * and the map's non-zero bytes.
+ */
+async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]; lit: number }> {
+  const general = await flow(cwd, argv, true);
+  const fast = await flow(cwd, argv, false);
+  assert.equal(general.fast, undefined, "the general run used the fast decode");
+  assert.equal(fast.code, general.code, `exit code (${fast.stderr}${general.stderr})`);
+  assert.equal(fast.stdout, general.stdout, "stdout");
+  assert.equal(fast.stderr, general.stderr, "stderr");
+  assert.equal(fast.map === undefined, general.map === undefined, "map written");
+  if (fast.map !== undefined) assert.ok(fast.map.equals(general.map!), "the maps differ");
+  return { fast: fast.fast, lit: general.map?.filter((b) => b !== 0).length ?? 0 };
+}
+
+const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+
+describe("the fuzzing workload: the fast decode covers it and agrees", () => {
+  for (const [what, trace] of [
+    ["no timing, no RET compression", w.trace],
+    ["TSC, MTC, CYC and RET compression", w.timingTrace],
+  ] as const) {
+    test(what, async () => {
+      const { fast, lit } = await compare(dir, [
+        "--quiet",
+        "--stat:insn",
+        ...largeFlowArgs(w),
+        "--pt",
+        trace,
+      ]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+      assert.ok(lit > 100, `${lit} map bytes set`);
+    });
+  }
+
+  test("the library call: the run's instruction count, and the map again from a cleared one", () => {
+    const image = new Image();
+    assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
+    const cov = new Coverage(undefined, true);
+    const graph = new DecisionGraph(image);
+    const bytes = new Uint8Array(readFileSync(w.trace));
+    const r = decodeCoverage(TraceBytes.of(bytes), graph, cov);
+    assert.equal(r.status, 0, r.reason);
+    assert.equal(r.insns, w.insns);
+    const first = cov.aflMap.slice();
+    cov.clearMap();
+    // The graph is kept: the second decode makes no nodes.
+    const nodes = graph.size;
+    assert.equal(decodeCoverage(TraceBytes.of(bytes), graph, cov).status, 0);
+    assert.equal(graph.size, nodes);
+    assert.deepEqual(cov.aflMap, first);
+  });
+
+  test("blocks and edges wanted: the fast decode declines", () => {
+    const r = decodeCoverage(
+      TraceBytes.of(new Uint8Array(readFileSync(w.trace))),
+      new DecisionGraph(new Image()),
+      new Coverage(),
+    );
+    assert.equal(r.status, -1);
+    assert.equal(r.reason, Handover.Tables);
+  });
+});
+
+const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
+
+const CONFIGS: [string, CtlFields, boolean][] = [
+  // [name, trace configuration, whether the fast decode covers it]
+  ["user and kernel", BRANCHES, true],
+  ["with TSC, MTC and CYC", { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1 }, true],
+  ["no RET compression", { ...BRANCHES, TSCEn: 1, DisRETC: 1 }, true],
+  // Tracing off at each system call (TIP.PGD without FUP): handed over.
+  ["user only", { ...BRANCHES, OS: 0 }, false],
+];
+
+describe("generated kernel-traced programs: the same map either way", () => {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    const [name, ctl, covered] = CONFIGS[seed % CONFIGS.length]!;
+    test(`program ${seed}, ${name}`, async () => {
+      const program = randomProgram(seed, 60);
+      const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
+      const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }) });
+      const cwd = mkdtempSync(join(dir, "prog-"));
+      writeFileSync(join(cwd, "code.bin"), program.code);
+      writeFileSync(join(cwd, "kernel.bin"), KERNEL_CODE);
+      writeFileSync(join(cwd, "trace.pt"), res.bytes);
+      const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
+      const argv = [...raw.flatMap((r) => ["--raw", r]), "--pt", "trace.pt", "--quiet", "--stat:insn"];
+      const { fast, lit } = await compare(cwd, argv);
+      assert.ok(fast !== undefined, "the fast decode did not run");
+      if (covered) assert.deepEqual(fast, { status: 0, reason: "" });
+      else assert.equal(fast.status, -1);
+      assert.ok(lit > 20, `${lit} map bytes set`);
+    });
+  }
+});
+
+/** A conformance check's code and trace, without what it prints or checks: [argv] or undefined (sideband). */
+function codeAndTrace(argv: readonly string[]): string[] | undefined {
+  const keep: string[] = [];
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a.startsWith("--pevent") || a.startsWith("--sb")) return undefined;
+    if (a === "--raw" || a === "--pt") keep.push(a, argv[++i]!);
+  }
+  return keep.includes("--pt") ? keep : undefined;
+}
+
+const ptxed = loadPttChecks().filter((c) => c.tool === "ptxed");
+
+describe("libipt's conformance traces: the same map either way", {
+  skip: ptxed.length === 0 ? "the shared corpus (ptt) is absent" : false,
+}, () => {
+  test(`${ptxed.length} checks' traces`, async () => {
+    const seen = new Set<string>();
+    let covered = 0;
+    let tried = 0;
+    for (const c of ptxed) {
+      const argv = codeAndTrace(c.argv);
+      if (argv === undefined) continue;
+      const key = `${c.dir} ${argv.join(" ")}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      try {
+        const { fast } = await compare(c.dir, [...argv, "--quiet", "--stat:insn"]);
+        tried++;
+        if (fast?.status === 0) covered++;
+      } catch (e) {
+        throw new Error(`${c.id}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    // Most of these traces test what the general decoder is for (far transfers, TSX,
+    // overflows, 16- and 32-bit code, power events): some are plain 64-bit flow.
+    assert.ok(tried > 100 && covered > 10, `${covered} of ${tried} traces decoded fast`);
+  });
+});
+
+test("corrupted and cut fuzzing traces: the fast decode hands over or writes the general decode's map", async () => {
+  const bytes = new Uint8Array(readFileSync(w.timingTrace)).subarray(0, 24_000);
+  const cwd = mkdtempSync(join(dir, "mut-"));
+  let agreed = 0;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.nat(bytes.length),
+      fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.nat(255)), { maxLength: 2 }),
+      async (cut, edits) => {
+        const t = bytes.slice(0, cut);
+        for (const [at, v] of edits) if (at < t.length) t[at] = v;
+        writeFileSync(join(cwd, "t.pt"), t);
+        const { fast } = await compare(cwd, ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", "t.pt"]);
+        if (fast?.status === 0) agreed++;
+      },
+    ),
+    { numRuns: 80, seed: 7 },
+  );
+  // A cut at a packet's end with no edit in the code's way is still a trace to decode.
+  assert.ok(agreed > 5, `${agreed} of 80 decoded fast`);
+});
