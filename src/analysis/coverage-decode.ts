@@ -22,7 +22,7 @@
  * event is taken there, which in the traces covered here is always), and after a gap
  * (start of the trace, TIP.PGE) at the first instruction that runs.
  */
-import { type DecisionGraph, NODE_WORDS, Node, NodeKind, ReturnStack } from "../flow/index.js";
+import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import * as decode from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
@@ -38,7 +38,7 @@ const { decodePacket } = decode;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo } = Node;
+const { Insns, Taken, Fall, Lo, Flags } = Node;
 const W = NODE_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
@@ -55,7 +55,7 @@ export const Handover = {
   Code: "code the trace does not match, or that is not mapped",
   Loop: "code that loops without trace",
   Full: "more code than the decision graph holds",
-  Disable: "a TIP.PGD without FUP",
+  Disable: "a TIP.PGD without IP where a MOV CR3 runs",
   Tables: "coverage with blocks and edges, not the AFL map alone",
 } as const;
 
@@ -203,6 +203,35 @@ class GraphWalk {
   }
 
   /**
+   * Tracing stops at a branch (a TIP.PGD without FUP), from node `p`: the target of a
+   * direct jump or call when it is (hi:lo), else the next branch that needs trace
+   * (with `suppressed`: or a MOV CR3, which this leaves to the general decode), as the
+   * block decoder places it. The branch runs; its target does not. 0, or -1.
+   */
+  disable(p: number, hi: number, lo: number, suppressed: boolean): number {
+    const g = this.graph;
+    for (let n = 0; ; n++) {
+      if (this.due !== 0) this.run(p);
+      const at = p * W;
+      if (suppressed && (this.nodes[at + Flags]! & NodeFlag.MovCr3) !== 0) return this.fail(Handover.Disable);
+      const k = this.nodes[at]!;
+      if (k === Bad) return this.fail(Handover.Code);
+      if (k !== Jump && k !== Call) {
+        this.icount[0] += this.nodes[at + Insns]!;
+        return 0;
+      }
+      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
+      p = this.direct(p, k);
+      if (p < 0) return -1;
+      if (!suppressed && g.lo(p) === lo && g.hi(p) === hi) {
+        // Tracing stopped on the way there: its first instruction does not run.
+        this.due = 0;
+        return 0;
+      }
+    }
+  }
+
+  /**
    * From node `p`, run to (hi:lo) without a decision: the node there. `event`: an
    * asynchronous event is taken there (the transfer that led there counts as run);
    * else PSB+ only says where control is.
@@ -320,7 +349,14 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
       }
       case PacketType.TipPgd: {
         if (!enabled || inPsb || last.update(pkt) < 0) return stop(res, pos, Handover.Sync);
-        if (!fup) return stop(res, pos, Handover.Disable);
+        if (!fup) {
+          // Tracing stops at a branch (out of the filter, into ring 0, ...).
+          if (mode) return stop(res, pos, Handover.Packet);
+          if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
+          enabled = false;
+          w.due = 0;
+          break;
+        }
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);

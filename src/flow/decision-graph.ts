@@ -76,6 +76,14 @@ export const Node = {
   TipLo: 8,
   TipHi: 9,
   TipId: 10,
+  /** {@link NodeFlag} bits. */
+  Flags: 11,
+} as const;
+
+/** Facts about a node's run beyond its kind. */
+export const NodeFlag = {
+  /** A MOV to CR3 runs in it (a TIP.PGD without IP may bind there). */
+  MovCr3: 1,
 } as const;
 
 export const NODE_WORDS = 12;
@@ -238,6 +246,7 @@ export class DecisionGraph {
   private make(id: number, hi: number, lo: number): void {
     const insn = this.insn;
     let kind: number = NodeKind.Bad;
+    let flags = 0;
     let n = 0;
     let ipHi = hi;
     let ipLo = lo;
@@ -247,6 +256,7 @@ export class DecisionGraph {
       n++;
       const c = insn.info & 15;
       if (c === FlowClass.Other || c === FlowClass.Ptwrite) {
+        if ((insn.info >>> FACT_SHIFT) & InsnFact.MovCr3) flags |= NodeFlag.MovCr3;
         fallThrough(insn);
         ipHi = next.hi;
         ipLo = next.lo;
@@ -272,6 +282,7 @@ export class DecisionGraph {
     nodes[at + Node.EndLo] = ipLo;
     nodes[at + Node.EndHi] = ipHi;
     nodes[at + Node.TipId] = -1;
+    nodes[at + Node.Flags] = flags;
   }
 
   /** Twice the slots, every node put back (the newest included). */

@@ -139,8 +139,8 @@ const CONFIGS: [string, CtlFields, boolean][] = [
   ["user and kernel", BRANCHES, true],
   ["with TSC, MTC and CYC", { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1 }, true],
   ["no RET compression", { ...BRANCHES, TSCEn: 1, DisRETC: 1 }, true],
-  // Tracing off at each system call (TIP.PGD without FUP): handed over.
-  ["user only", { ...BRANCHES, OS: 0 }, false],
+  // Tracing off at each system call (TIP.PGD without FUP) and on at its return.
+  ["user only", { ...BRANCHES, OS: 0 }, true],
 ];
 
 describe("generated kernel-traced programs: the same map either way", () => {
