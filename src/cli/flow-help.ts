@@ -100,10 +100,10 @@ timeline labels its unit, in otherData.timeUnit and the process name):
                                        entered, prev = loc >> 1 of the block before (0 after
                                        a gap); counts stop at 255. Alone, with --quiet (and at
                                        most --stat:insn), it is made straight from the packets
-                                       through a graph of the code's decision points (3x
-                                       faster on a fuzzing trace); traces with what that does not cover
+                                       through a graph of the code's decision points, 3x faster
+                                       on a fuzzing trace; a trace with what that does not cover
                                        (16/32-bit code, overflows, PTWRITE, power or TSX events)
-                                       are decoded the general way, to the same map.
+                                       is decoded the general way, to the same map.
   --edges <file>                       the edges as text: "0xFROM 0xTO COUNT" lines, sorted.
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
