@@ -1,26 +1,29 @@
 /**
- * Coverage at packet speed (issue 13's decision cache): the AFL map of a trace made
- * straight from its packets and a {@link DecisionGraph} of the code, without the
- * event, block and instruction decoders. A TNT bit is one array read (the node's
- * taken or fall-through successor), a TIP one lookup of its target; each block
- * entered is one byte of the map (the same {@link Coverage} as the full decode
- * feeds, so the same hash, saturation and gap rule).
+ * Coverage at packet speed (issue 13's decision cache): the coverage of a trace (the
+ * AFL map, and with them the blocks and edges with their counts) made straight from
+ * its packets and a {@link DecisionGraph} of the code, without the event, block and
+ * instruction decoders. A TNT bit is one array read (the node's taken or
+ * fall-through successor), a TIP mostly none (the node's last target) or one lookup;
+ * each block entered is one byte of the map, or with the tables a block and an edge
+ * (the same {@link Coverage} as the full decode feeds: the same hash, saturation,
+ * gap rule and tables).
  *
- * It covers the packets fuzzing traces are made of: PSB+, TNT, TIP, TIP.PGE, FUP +
- * TIP.PGD (tracing stops, as at the end of a test case), FUP + TIP (an interrupt
+ * It covers the packets fuzzing traces are made of: PSB+, TNT, TIP, TIP.PGE, TIP.PGD
+ * with FUP (tracing stops where the FUP says, as at the end of a test case) and
+ * without (at a branch: a system call, out of the filter), FUP + TIP (an interrupt
  * into traced code), MODE.Exec for 64-bit code, timing packets (ignored: coverage has
- * no time), and RET compression. On anything else — another mode, a synchronous
- * TIP.PGD, OVF, PTWRITE, power and TSX events, paging outside PSB+, a decode error,
- * a trace the code does not match, a full graph — it stops and says where and why
+ * no time), and RET compression. On anything else — another mode, OVF, PTWRITE,
+ * power and TSX events, paging outside PSB+, a decode error, a trace the code does
+ * not match, a full graph — it stops and says where and why
  * ({@link FastCoverage.status} < 0): the caller then decodes the whole trace the
- * general way, from a fresh map. What it does decode, it decodes as the block
- * decoder does; tests compare the two (test/analysis/coverage-decode.test.ts).
+ * general way, from a cleared {@link Coverage}. What it does decode, it decodes as
+ * the block decoder and FlowTracker do; tests compare the two
+ * (test/analysis/coverage-decode.test.ts).
  *
  * Where the full decode's coverage sees an instruction run, this sees a node of the
- * graph entered: after a transfer the target's block is entered at once (the full
- * decode does so when the target's first instruction runs, or when an asynchronous
- * event is taken there, which in the traces covered here is always), and after a gap
- * (start of the trace, TIP.PGE) at the first instruction that runs.
+ * graph run: the block a transfer (or tracing turned on) leads to is counted when its
+ * first instruction runs ({@link GraphWalk.due}), the instructions of a node when its
+ * transfer runs.
  */
 import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import * as decode from "../packet/decode.js";
@@ -38,7 +41,7 @@ const { decodePacket } = decode;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Flags } = Node;
+const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, Flags } = Node;
 const W = NODE_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
@@ -56,7 +59,6 @@ export const Handover = {
   Loop: "code that loops without trace",
   Full: "more code than the decision graph holds",
   Disable: "a TIP.PGD without IP where a MOV CR3 runs",
-  Tables: "coverage with blocks and edges, not the AFL map alone",
 } as const;
 
 /** The outcome of {@link decodeCoverage}. */
@@ -88,16 +90,40 @@ class GraphWalk {
    * so a transfer whose target never runs (the trace ends) adds nothing.
    */
   due = 0;
-  /** [0]: instructions run (a typed array: a Number field past 2^31 is a heap number). */
-  readonly icount = new Float64Array(1);
+  /**
+   * [0]: instructions run, [1]: that count where the current coverage block began (a
+   * typed array: a Number field past 2^31 is a heap number).
+   */
+  readonly icount = new Float64Array(2);
   why: string = Handover.Packet;
   readonly stack = new ReturnStack();
+  /** Blocks and edges are counted, not only the map. */
+  private readonly tables: boolean;
+  /**
+   * The node whose transfer (its last instruction) leads to the current node, or -1
+   * when that is an interrupt taken at ({@link srcHi}:{@link srcLo}).
+   */
+  private src = -1;
+  private srcHi = 0;
+  private srcLo = 0;
+  /**
+   * The last instruction run: the last one of node {@link lastNode}, or when that is -1
+   * the one at ({@link lastHi}:{@link lastLo}).
+   */
+  private lastNode = -1;
+  private lastHi = 0;
+  private lastLo = 0;
+  /** The coverage block being run (with the tables): its first instruction. */
+  private inBlock = false;
+  private bHi = 0;
+  private bLo = 0;
 
   constructor(
     readonly graph: DecisionGraph,
     readonly coverage: Coverage,
   ) {
     this.nodes = graph.nodes;
+    this.tables = !coverage.mapOnly;
   }
 
   /** The node at (hi:lo), or -1 (the graph is full). */
@@ -116,15 +142,65 @@ class GraphWalk {
   /** The first instruction runs at node `p` (when something is {@link due}). */
   run(p: number): void {
     const lo = this.nodes[p * W + Lo]! >>> 0;
-    if (this.due === Due.Entry) this.coverage.enter(lo);
+    if (this.tables) this.block(p, lo);
+    else if (this.due === Due.Entry) this.coverage.enter(lo);
     else this.coverage.restart(lo);
     this.due = 0;
+  }
+
+  /** {@link run} with blocks and edges: as FlowTracker counts them when the instruction at `p` (low half `lo`) runs. */
+  private block(p: number, lo: number): void {
+    const cov = this.coverage;
+    const hi = this.nodes[p * W + Hi]! >>> 0;
+    const ic = this.icount;
+    if (this.due === Due.Entry) {
+      let fromHi = this.srcHi;
+      let fromLo = this.srcLo;
+      if (this.src >= 0) {
+        fromHi = this.nodes[this.src * W + EndHi]! >>> 0;
+        fromLo = this.nodes[this.src * W + EndLo]! >>> 0;
+      }
+      if (this.inBlock) cov.block(this.bHi, this.bLo, fromHi, fromLo, ic[0]! - ic[1]!);
+      cov.edge(fromHi, fromLo, hi, lo);
+    } else {
+      cov.restart(lo);
+    }
+    this.inBlock = true;
+    this.bHi = hi;
+    this.bLo = lo;
+    ic[1] = ic[0]!;
+  }
+
+  /** A gap (tracing off, the end): the coverage block ends at the last instruction run. */
+  endBlock(): void {
+    this.due = 0;
+    if (!this.tables || !this.inBlock) return;
+    this.inBlock = false;
+    const ic = this.icount;
+    if (ic[0]! === ic[1]!) return;
+    let hi = this.lastHi;
+    let lo = this.lastLo;
+    if (this.lastNode >= 0) {
+      hi = this.nodes[this.lastNode * W + EndHi]! >>> 0;
+      lo = this.nodes[this.lastNode * W + EndLo]! >>> 0;
+    }
+    this.coverage.block(this.bHi, this.bLo, hi, lo, ic[0]! - ic[1]!);
+  }
+
+  /** An interrupt taken at (hi:lo) goes to the node reached next. */
+  interrupt(hi: number, lo: number): void {
+    this.due = Due.Entry;
+    this.src = -1;
+    this.srcHi = hi;
+    this.srcLo = lo;
   }
 
   /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
   enter(from: number, to: number): number {
     this.icount[0] += this.nodes[from * W + Insns]!;
     this.due = Due.Entry;
+    this.src = from;
+    this.lastNode = from;
     return to;
   }
 
@@ -218,6 +294,7 @@ class GraphWalk {
       if (k === Bad) return this.fail(Handover.Code);
       if (k !== Jump && k !== Call) {
         this.icount[0] += this.nodes[at + Insns]!;
+        this.lastNode = p;
         return 0;
       }
       if (n === MAX_DIRECT) return this.fail(Handover.Loop);
@@ -247,6 +324,9 @@ class GraphWalk {
       if (before > 0) {
         if (this.due !== 0) this.run(p);
         this.icount[0] += before;
+        this.lastNode = -1;
+        this.lastHi = g.beforeHi;
+        this.lastLo = g.beforeLo;
         return this.node(hi, lo);
       }
       const k = this.nodes[p * W]!;
@@ -260,13 +340,12 @@ class GraphWalk {
 }
 
 /**
- * Decode `trace` from its first PSB to its end into `coverage`, which keeps the AFL
- * map alone ({@link Coverage.mapOnly}), following the code of `graph`. When the result's status is
- * -1 the map holds a partial decode: clear it for the general decoder.
+ * Decode `trace` from its first PSB to its end into `coverage`, following the code of
+ * `graph`. When the result's status is -1 the coverage holds a partial decode:
+ * {@link Coverage.clear} it for the general decoder.
  */
 export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage: Coverage): FastCoverage {
   const res = new FastCoverage();
-  if (!coverage.mapOnly) return stop(res, 0, Handover.Tables);
   const pkt = new Packet();
   const last = new LastIp();
   const w = new GraphWalk(graph, coverage);
@@ -332,9 +411,10 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        w.endBlock();
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
-        w.due = Due.Entry;
+        w.interrupt(fupHi, fupLo);
         break;
       }
       case PacketType.TipPge: {
@@ -354,14 +434,14 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
           enabled = false;
-          w.due = 0;
+          w.endBlock();
           break;
         }
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
         enabled = false;
-        w.due = 0;
+        w.endBlock();
         break;
       }
       case PacketType.Fup: {
@@ -425,6 +505,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
   }
   // The decode ends with the trace: the last decision's target does not run.
   if (inPsb || fup || mode || !started) return stop(res, pos, Handover.Sync);
+  w.endBlock();
   res.insns = w.icount[0]!;
   return res;
 }

@@ -41,11 +41,6 @@ export function wantsAnalysis(o: AnalysisOptions): boolean {
   );
 }
 
-/** Whether the AFL map is the only analysis output (the fast coverage decode makes it alone). */
-export function wantsAflMapOnly(o: AnalysisOptions): boolean {
-  return o.aflMap !== undefined && wantsAnalysis({ ...o, aflMap: undefined }) === false;
-}
-
 /** Whether the outputs use time (then the decoder should report time changes: tick events). */
 export function wantsTime(o: AnalysisOptions): boolean {
   return (

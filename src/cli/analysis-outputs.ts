@@ -135,9 +135,10 @@ export class AnalysisOutputs {
     return new AnalysisOutputs(options, names, files, context);
   }
 
-  /** The coverage when the AFL map is all it keeps (the fast coverage decode can fill it), else undefined. */
-  mapCoverage(): Coverage | undefined {
-    return this.coverage?.mapOnly === true ? this.coverage : undefined;
+  /** The coverage when it is the only output (the fast coverage decode can fill it), else undefined. */
+  coverageOnly(): Coverage | undefined {
+    const a = this.analysis;
+    return a.sinks.length === 0 && a.jsonl === undefined ? this.coverage : undefined;
   }
 
   /** A feed for one decoded stream. */

@@ -10,7 +10,7 @@ import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "..
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
-import { type AnalysisOptions, wantsAflMapOnly, wantsAnalysis, wantsTime } from "./analysis-options.js";
+import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { expandArgFiles } from "./arg-files.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
@@ -99,7 +99,8 @@ export async function runFlow(
     out.flush();
     return counts.noPsb ? fail(`${noPsbHint(io, pt.range.path)}.`) : 0;
   }
-  const fast = outputs && !internal.generalCoverage ? await fastAflMap(setup, outputs, internal) : undefined;
+  const fast =
+    outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
   if (fast !== undefined) {
     if (output.stats) for (const line of statsText(fast, undefined)) out.line(line);
     out.flush();
@@ -137,18 +138,19 @@ export async function runFlow(
 }
 
 /**
- * The AFL map alone, made by the fast coverage decode (analysis/coverage-decode.ts)
- * where it covers the trace and nothing else is printed: the instruction count, or
- * undefined when the general decode must make it (the map is then empty again).
+ * Coverage alone (--afl-map, --edges, --coverage), made by the fast coverage decode
+ * (analysis/coverage-decode.ts) where it covers the trace and nothing else is
+ * printed: the instruction count, or undefined when the general decode must make it
+ * (the coverage is then empty again).
  */
-async function fastAflMap(
+async function fastCoverage(
   setup: FlowSetup,
   outputs: AnalysisOutputs,
   internal: TraceInternals,
 ): Promise<number | undefined> {
-  const { output, pt, analysis, sideband } = setup;
-  const coverage = outputs.mapCoverage();
-  if (coverage === undefined || pt === undefined || !wantsAflMapOnly(analysis)) return undefined;
+  const { output, pt, sideband } = setup;
+  const coverage = outputs.coverageOnly();
+  if (coverage === undefined || pt === undefined) return undefined;
   const config = pt.step.config;
   if (
     !output.quiet ||
@@ -166,7 +168,7 @@ async function fastAflMap(
   const result = decodeCoverage(trace, new DecisionGraph(setup.image), coverage);
   internal.onFastCoverage?.(result);
   if (result.status === 0) return result.insns;
-  coverage.clearMap();
+  coverage.clear();
   return undefined;
 }
 

@@ -210,9 +210,14 @@ export class DecisionGraph {
     return n;
   }
 
+  /** The instruction before the address {@link insnsBefore} found last (when it found one). */
+  beforeHi = 0;
+  beforeLo = 0;
+
   /**
    * Instructions from node `id`'s start up to (not including) (hi:lo), when that is an
-   * instruction of its run other than the first: their count; else 0.
+   * instruction of its run other than the first: their count (the last of them at
+   * {@link beforeHi}:{@link beforeLo}); else 0.
    */
   insnsBefore(id: number, hi: number, lo: number): number {
     const at = id * NODE_WORDS;
@@ -230,6 +235,8 @@ export class DecisionGraph {
       if (this.code.decode(insn) < 0) return 0;
       fallThrough(insn);
       if (next.hi !== hi) return 0;
+      this.beforeHi = hi;
+      this.beforeLo = ipLo;
       ipLo = next.lo;
     }
   }

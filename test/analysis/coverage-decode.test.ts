@@ -1,8 +1,9 @@
 /**
  * The fast coverage decode (analysis/coverage-decode.ts, the decision graph of
- * flow/decision-graph.ts) against the general one: `ptkit flow --quiet --stat:insn
- * --afl-map` run both ways must print the same and write the same map, byte for byte,
- * whether the fast decode covers the trace or hands it over. And it must cover the
+ * flow/decision-graph.ts) against the general one: `ptkit flow --quiet --stat:insn`
+ * with `--afl-map` alone (the map without tables) and with `--afl-map --coverage
+ * --edges`, each run both ways, must print the same and write the same files, byte
+ * for byte, whether the fast decode covers the trace or hands it over. And it must cover the
  * traces it is for: the fuzzing workload (test cases enabled by TIP.PGE and ended by
  * FUP + TIP.PGD, with and without timing packets and RET compression), kernel-traced
  * programs (system calls, interrupts, indirect branches). On corrupted traces it
@@ -16,7 +17,7 @@ import { after, describe, test } from "node:test";
 import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
-import { Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
+import { Coverage, decodeCoverage } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow.js";
 import { DecisionGraph } from "../../src/flow/index.js";
 import { parseElf } from "../../src/image/elf.js";
@@ -41,46 +42,66 @@ interface Run {
   code: number;
   stdout: string;
   stderr: string;
-  map: Buffer | undefined;
+  /** The files written (the map, and with the tables the JSON and the edge list). */
+  files: (Buffer | undefined)[];
   /** The fast decode's outcome (undefined: it did not run). */
   fast: { status: number; reason: string } | undefined;
 }
 
-/** `ptkit flow ...argv --afl-map` in `cwd`, fast (where it covers the trace) or general. */
-async function flow(cwd: string, argv: string[], general: boolean): Promise<Run> {
+/** `ptkit flow ...argv` with the coverage outputs in `cwd`, fast (where it covers the trace) or general. */
+async function flow(cwd: string, argv: string[], general: boolean, tables: boolean): Promise<Run> {
   const io = captureIo(cwd);
-  const map = join(dir, general ? "general.bin" : "fast.bin");
-  rmSync(map, { force: true });
+  const name = (ext: string) => join(dir, `${general ? "general" : "fast"}.${ext}`);
+  const outputs = tables
+    ? ["--afl-map", name("bin"), "--coverage", name("json"), "--edges", name("txt")]
+    : ["--afl-map", name("bin")];
+  for (const ext of ["bin", "json", "txt"]) rmSync(name(ext), { force: true });
   let fast: Run["fast"];
-  const code = await runFlow([...argv, "--afl-map", map], io, {
+  const code = await runFlow([...argv, ...outputs], io, {
     generalCoverage: general,
     onFastCoverage: (r) => {
       fast = { status: r.status, reason: r.reason };
     },
   });
-  let bytes: Buffer | undefined;
-  try {
-    bytes = readFileSync(map);
-  } catch {
-    bytes = undefined;
-  }
-  return { code, stdout: io.out.join(""), stderr: io.err.join(""), map: bytes, fast };
+  const files = outputs
+    .filter((_, k) => k % 2 === 1)
+    .map((f) => {
+      try {
+        return readFileSync(f);
+      } catch {
+        return undefined;
+      }
+    });
+  return { code, stdout: io.out.join(""), stderr: io.err.join(""), files, fast };
 }
 
 /**
- * Both ways: the same exit code, output and map. Returns the fast decode's outcome
- * and the map's non-zero bytes.
+ * Both ways, with and without the tables: the same exit code, output and files.
+ * Returns the fast decodes' outcome (the same with and without the tables) and the
+ * map's non-zero bytes.
  */
 async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]; lit: number }> {
-  const general = await flow(cwd, argv, true);
-  const fast = await flow(cwd, argv, false);
-  assert.equal(general.fast, undefined, "the general run used the fast decode");
-  assert.equal(fast.code, general.code, `exit code (${fast.stderr}${general.stderr})`);
-  assert.equal(fast.stdout, general.stdout, "stdout");
-  assert.equal(fast.stderr, general.stderr, "stderr");
-  assert.equal(fast.map === undefined, general.map === undefined, "map written");
-  if (fast.map !== undefined) assert.ok(fast.map.equals(general.map!), "the maps differ");
-  return { fast: fast.fast, lit: general.map?.filter((b) => b !== 0).length ?? 0 };
+  let outcome: Run["fast"];
+  let lit = 0;
+  for (const tables of [false, true]) {
+    const what = tables ? "with the tables" : "the map alone";
+    const general = await flow(cwd, argv, true, tables);
+    const fast = await flow(cwd, argv, false, tables);
+    assert.equal(general.fast, undefined, "the general run used the fast decode");
+    assert.equal(fast.code, general.code, `${what}: exit code (${fast.stderr}${general.stderr})`);
+    assert.equal(fast.stdout, general.stdout, `${what}: stdout`);
+    assert.equal(fast.stderr, general.stderr, `${what}: stderr`);
+    for (const [k, f] of fast.files.entries()) {
+      const g = general.files[k];
+      assert.equal(f === undefined, g === undefined, `${what}: file ${k} written`);
+      if (f !== undefined)
+        assert.ok(f.equals(g!), `${what}: ${["the map", "the JSON", "the edges"][k]} differ`);
+    }
+    if (tables) assert.deepEqual(fast.fast, outcome, "the same outcome with the tables");
+    outcome = fast.fast;
+    lit = general.files[0]?.filter((b) => b !== 0).length ?? 0;
+  }
+  return { fast: outcome, lit };
 }
 
 const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
@@ -113,22 +134,12 @@ describe("the fuzzing workload: the fast decode covers it and agrees", () => {
     assert.equal(r.status, 0, r.reason);
     assert.equal(r.insns, w.insns);
     const first = cov.aflMap.slice();
-    cov.clearMap();
+    cov.clear();
     // The graph is kept: the second decode makes no nodes.
     const nodes = graph.size;
     assert.equal(decodeCoverage(TraceBytes.of(bytes), graph, cov).status, 0);
     assert.equal(graph.size, nodes);
     assert.deepEqual(cov.aflMap, first);
-  });
-
-  test("blocks and edges wanted: the fast decode declines", () => {
-    const r = decodeCoverage(
-      TraceBytes.of(new Uint8Array(readFileSync(w.trace))),
-      new DecisionGraph(new Image()),
-      new Coverage(),
-    );
-    assert.equal(r.status, -1);
-    assert.equal(r.reason, Handover.Tables);
   });
 });
 

@@ -285,7 +285,7 @@ describe("flow --jobs on generated programs", () => {
     let before = used.runs;
     const printed = await run(dir, ["flow", ...args]);
     assert.equal(used.runs, before, "printed instructions were decoded in pieces");
-    assert.match(printed.stdout, /^[0-9a-f]{16}  call /m);
+    assert.match(printed.stdout, /^[0-9a-f]{16} {2}call /m);
     before = used.runs;
     await run(dir, ["flow", "--quiet", "--stat:insn", ...args]);
     assert.ok(used.runs > before, "--quiet was not decoded in pieces");

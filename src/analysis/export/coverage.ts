@@ -49,8 +49,8 @@ import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 export const AFL_MAP_SIZE = 1 << 16;
 
 export class Coverage {
-  private readonly blocks: KeyTable;
-  private readonly edges: KeyTable;
+  private blocks: KeyTable;
+  private edges: KeyTable;
   private blockInsns: Uint32Array = new Uint32Array(256);
   private blockCount: Float64Array = new Float64Array(256);
   private edgeCount: Float64Array = new Float64Array(256);
@@ -63,7 +63,7 @@ export class Coverage {
    * list, which are then empty): per transfer one byte of the map, no table lookup.
    */
   constructor(
-    maxEntries = 1 << 21,
+    private readonly maxEntries = 1 << 21,
     readonly mapOnly = false,
   ) {
     this.blocks = new KeyTable(maxEntries);
@@ -101,10 +101,15 @@ export class Coverage {
     return { blocks: this.blocks.refused, edges: this.edges.refused, limit: this.edges.maxEntries };
   }
 
-  /** Empty the AFL map (and start it as at the start of a trace). */
-  clearMap(): void {
+  /** Forget everything counted (start as at the start of a trace). */
+  clear(): void {
     this.aflMap.fill(0);
     this.prev = 0;
+    if (this.blocks.size + this.edges.size + this.blocks.refused + this.edges.refused === 0) return;
+    this.blocks = new KeyTable(this.maxEntries);
+    this.edges = new KeyTable(this.maxEntries);
+    this.blockCount.fill(0);
+    this.edgeCount.fill(0);
   }
 
   /** A block starts at an address with low half `lo` that no edge leads to (after a gap). */
