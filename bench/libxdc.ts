@@ -3,14 +3,19 @@
  * libxdc through our harness (tools/libxdc/harness.c) on the fuzzing workload
  * (fuzz-workload.ts). Whole processes, alternating (whole-pairs.ts's libxdc pairs),
  * and libxdc decoding the trace `runs` times in one process as a fuzzer does (its
- * caches warm after the first). `npm run bench -- --fuzz` runs only this; `--whole`
+ * caches warm after the first), against ptkit's library doing the same
+ * ({@link measurePtkitWarm}). `npm run bench -- --fuzz` runs only this; `--whole`
  * includes the pairs. Skipped, saying why, unless $PTKIT_LIBXDC names a libxdc build.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { Coverage, decodeCoverage } from "../src/analysis/index.js";
+import { DecisionGraph } from "../src/flow/index.js";
+import { TraceBytes } from "../src/packet/index.js";
 import { buildLibxdcHarness, type LibxdcRun, libxdcArgv } from "../tools/libxdc/harness.js";
 import { fmt, fmtInt } from "./format.js";
 import { type FuzzWorkload, loadFuzzWorkload } from "./fuzz-workload.js";
-import { largeMaps } from "./large-workload.js";
+import { largeImage, largeMaps } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
 import { mbPerSec } from "./timing.js";
 import { measureWhole, type WholeBench, wholeReport } from "./whole.js";
@@ -50,6 +55,40 @@ export interface FuzzResult {
   skipped: string[];
   bench: WholeBench | undefined;
   warm: LibxdcWarm | { skip: string };
+  /** ptkit's fast coverage decode in one process, the same number of times (a fuzzer's use of the library). */
+  ptkitWarm: LibxdcWarm | undefined;
+}
+
+/**
+ * ptkit's AFL map of the workload's trace made `runs` times in this process, as a
+ * fuzzer linking the library would: one decision graph kept across the runs (the
+ * target's code does not change), the map cleared before each.
+ */
+export function measurePtkitWarm(w: FuzzWorkload, runs: number): LibxdcWarm {
+  const bytes = new Uint8Array(readFileSync(w.trace));
+  const graph = new DecisionGraph(largeImage(w));
+  const coverage = new Coverage(undefined, true);
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    coverage.clear();
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const res = decodeCoverage(TraceBytes.of(bytes), graph, coverage);
+    wall.push(Number(process.hrtime.bigint() - t0));
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) * 1000);
+    if (res.status !== 0 || res.insns !== w.insns)
+      throw new Error(
+        `ptkit's fast coverage decode: ${res.reason || `${res.insns} instructions, the run had ${w.insns}`}`,
+      );
+  }
+  return {
+    runs,
+    wall: decodeTimes(bytes.length, wall),
+    cpu: decodeTimes(bytes.length, cpu),
+    bitmapNonzero: coverage.aflMap.filter((b) => b !== 0).length,
+  };
 }
 
 /** The fuzzing workload, or why it could not be made. */
@@ -92,14 +131,14 @@ export function measureLibxdcWarm(w: FuzzWorkload, runs: number): LibxdcWarm | {
 /** Only the libxdc comparison: the pairs, `wholeRuns` rounds each, and libxdc warm over `warmRuns` decodes. */
 export function runFuzz(wholeRuns: number, warmRuns: number, traceBytes?: number): FuzzResult {
   const w = fuzzWorkload(traceBytes);
-  if ("skip" in w) return { workload: w, skipped: [], bench: undefined, warm: w };
+  if ("skip" in w) return { workload: w, skipped: [], bench: undefined, warm: w, ptkitWarm: undefined };
   const { elfs: _, ...info } = w;
   const skipped: string[] = [];
   const pairs = libxdcPairs(w, skipped);
   const bench = pairs.length ? measureWhole(pairs, wholeRuns) : undefined;
   if (bench) bench.problems.push(...fuzzProblems(bench, w));
   const warm = pairs.length ? measureLibxdcWarm(w, warmRuns) : { skip: skipped.join("; ") };
-  return { workload: info, skipped, bench, warm };
+  return { workload: info, skipped, bench, warm, ptkitWarm: measurePtkitWarm(w, warmRuns) };
 }
 
 /** The fuzzing workload's line. */
@@ -118,19 +157,19 @@ export function fuzzReport(f: FuzzResult): string[] {
   const lines = fuzzLines(f.workload);
   if (f.bench) lines.push(...wholeReport(f.bench));
   const warm = f.warm;
+  const times = (name: string, t: DecodeTimes) =>
+    `         ${name}: first (cold) ${fmt(t.firstNs / 1e6, 1)} ms = ${fmt(t.firstMbPerSec, 1)} MB/s, ` +
+    `median ${fmt(t.medianNs / 1e6, 1)} ms = ${fmt(t.medianMbPerSec, 1)} MB/s, ` +
+    `best ${fmt(t.bestNs / 1e6, 1)} ms = ${fmt(t.bestMbPerSec, 1)} MB/s`;
+  const warmLines = (who: string, r: LibxdcWarm) => [
+    `${who.padEnd(8)} one process decoding the trace ${r.runs} times (${fmtInt(r.bitmapNonzero)} bitmap bytes set):`,
+    times("wall", r.wall),
+    times("cpu ", r.cpu),
+  ];
   // Without a harness the reason is under "skipped" already.
   if ("skip" in warm && f.skipped.length === 0) lines.push(`libxdc skipped: ${warm.skip}`);
-  else if (!("skip" in warm)) {
-    const times = (name: string, t: DecodeTimes) =>
-      `         ${name}: first (cold) ${fmt(t.firstNs / 1e6, 1)} ms = ${fmt(t.firstMbPerSec, 1)} MB/s, ` +
-      `median ${fmt(t.medianNs / 1e6, 1)} ms = ${fmt(t.medianMbPerSec, 1)} MB/s, ` +
-      `best ${fmt(t.bestNs / 1e6, 1)} ms = ${fmt(t.bestMbPerSec, 1)} MB/s`;
-    lines.push(
-      `libxdc   one process decoding the trace ${warm.runs} times (${fmtInt(warm.bitmapNonzero)} bitmap bytes set):`,
-      times("wall", warm.wall),
-      times("cpu ", warm.cpu),
-    );
-  }
+  else if (!("skip" in warm)) lines.push(...warmLines("libxdc", warm));
+  if (f.ptkitWarm) lines.push(...warmLines("ptkit", f.ptkitWarm));
   for (const s of f.skipped) lines.push(`skipped  ${s}`);
   return lines;
 }
