@@ -1,7 +1,9 @@
 /**
- * `--afl-map` alone takes a fast path (the block decoder's blocks replayed transfer by
- * transfer, no tables of blocks and edges, no call stacks): its map must be the one
- * the full analysis writes, byte for byte. Each trace is decoded three ways:
+ * `--afl-map` alone takes a fast path (with `--quiet`: the fast coverage decode of
+ * analysis/coverage-decode.ts where it covers the trace; else, and for the traces it
+ * hands over, the block decoder's blocks replayed transfer by transfer, no tables of
+ * blocks and edges, no call stacks): its map must be the one the full analysis
+ * writes, byte for byte. Each trace is decoded three ways:
  * - `--afl-map` alone (the fast path);
  * - `--afl-map --coverage --edges` (transfers, with the tables);
  * - the reference: `--afl-map --coverage --edges --jsonl --folded`, every instruction
