@@ -5,7 +5,7 @@
  * blocks and edges, no call stacks): its map must be the one the full analysis
  * writes, byte for byte. Each trace is decoded three ways:
  * - `--afl-map` alone (the fast path);
- * - `--afl-map --coverage --edges` (transfers, with the tables);
+ * - `--afl-map --coverage --edges` (with the tables: the fast coverage decode too, else transfers);
  * - the reference: `--afl-map --coverage --edges --jsonl --folded`, every instruction
  *   one by one with the call stacks kept;
  * each with the block decoder, on kernel-traced generated programs (system calls,
