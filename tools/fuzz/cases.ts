@@ -70,10 +70,20 @@ function cliPool(rng: Rng, cli: readonly Seed[]): Seed[] {
   return cli.filter((s) => s.from === from);
 }
 
-/** Flow options that change how errors are handled: --resync-on-error half the time. */
+/**
+ * Flow options that change how errors are handled (--resync-on-error half the time)
+ * and what decodes: a quarter of the time only coverage is asked for, which the fast
+ * coverage decode (analysis/coverage-decode.ts) takes on (the files go nowhere).
+ */
 function decoderOptions(rng: Rng, argv: string[]): string[] {
-  if (argv[0] !== "flow" || argv.includes("--resync-on-error") || !rng.chance(0.5)) return argv;
-  return [argv[0], "--resync-on-error", ...argv.slice(1)];
+  if (argv[0] !== "flow") return argv;
+  let out = argv;
+  if (rng.chance(0.25)) {
+    const tables = rng.chance(0.5) ? ["--edges", "/dev/null"] : [];
+    out = [...out.filter((a) => a !== "--check"), "--quiet", "--afl-map", "/dev/null", ...tables];
+  }
+  if (out.includes("--resync-on-error") || !rng.chance(0.5)) return out;
+  return [out[0]!, "--resync-on-error", ...out.slice(1)];
 }
 
 /** Read the input as `file:0x0-0xTO`; the variant has other bytes past TO. */
