@@ -102,9 +102,19 @@ export class DecisionGraph {
   private readonly code: CodeReader;
   private readonly insn = new FlowInsn();
 
+  /** Instructions decoded to make nodes so far (see `maxWalk`). */
+  walked = 0;
+
   constructor(
     image: Image,
     readonly maxNodes = 1 << 21,
+    /**
+     * Instructions decoded to make nodes at most: nodes share no runs (one starting
+     * inside another's walks on to the same end), so a trace entering a long stretch
+     * of straight-line code at many places could cost its length at each; past this
+     * the graph is full.
+     */
+    readonly maxWalk = 1 << 24,
   ) {
     this.code = new CodeReader(image);
   }
@@ -147,7 +157,7 @@ export class DecisionGraph {
       if (nodes[at + Node.Lo] === l && nodes[at + Node.Hi] === h) return v - 1;
       s = (s + 1) & mask;
     }
-    if (this.size >= this.maxNodes) return -1;
+    if (this.size >= this.maxNodes || this.walked >= this.maxWalk) return -1;
     const id = this.size++;
     if ((id + 1) * NODE_WORDS > nodes.length) {
       const grown = new Int32Array(2 * nodes.length);
@@ -155,6 +165,11 @@ export class DecisionGraph {
       this.nodes = grown;
     }
     this.make(id, hi, lo);
+    if (this.walked >= this.maxWalk && this.nodes[id * NODE_WORDS + Node.Kind] === NodeKind.Bad) {
+      // Cut short by the budget, not bad code: the graph is full.
+      this.size--;
+      return -1;
+    }
     if (2 * this.size > this.mask) this.rehash();
     else slots[s] = id + 1;
     return id;
@@ -257,7 +272,8 @@ export class DecisionGraph {
     let n = 0;
     let ipHi = hi;
     let ipLo = lo;
-    while (n < MAX_RUN) {
+    const limit = Math.min(MAX_RUN, this.maxWalk - this.walked);
+    while (n < limit) {
       insn.reset(ipHi, ipLo, ExecMode.Bits64);
       if (this.code.decode(insn) < 0 || insn.truncated) break;
       n++;
@@ -278,6 +294,7 @@ export class DecisionGraph {
         kind = NodeKind.Far;
       break;
     }
+    this.walked += n;
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
     nodes[at + Node.Kind] = kind;

@@ -237,3 +237,22 @@ test("corrupted and cut fuzzing traces: the fast decode hands over or writes the
   // A cut at a packet's end with no edit in the code's way is still a trace to decode.
   assert.ok(agreed > 5, `${agreed} of 80 decoded fast`);
 });
+
+test("a trace entering a long run of straight-line code at many places: the graph's walk is bounded, and then it is full", () => {
+  // 64 KiB of NOPs and a RET at 0x10000; each TIP.PGE enters the run somewhere else.
+  const code = new Uint8Array(0x10001).fill(0x90);
+  code[0x10000] = 0xc3;
+  const image = new Image();
+  image.addRaw("nops", code, 0, 0x10000);
+  const graph = new DecisionGraph(image, 1 << 21, 200_000);
+  let made = 0;
+  for (let k = 0; k < 64; k++) {
+    const id = graph.node(0, 0x10000 + k * 1024);
+    if (id < 0) break;
+    made++;
+  }
+  // Each node walks to the RET: 65,537 - k * 1024 instructions; 200,000 of them make 3.
+  assert.equal(made, 3);
+  assert.ok(graph.walked >= 200_000 - 65_537 && graph.walked <= 200_000, `${graph.walked} walked`);
+  assert.equal(graph.node(0, 0x10000 + 63 * 1024), -1);
+});
