@@ -21,6 +21,9 @@ const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 // perf's --itrace=c keeps branches flagged call, async or trace end; r: return or trace begin.
 const CALLS = /^(call|return|syscall|sysret|int|hw int|iret|tr )/;
 
+/** Each flags string's start of a branch line (the strings are few: a line's costs no padding). */
+const flagsText = new Map<string, string>();
+
 /** perf script's branch line: flags, from and to, each address followed by its name when given. */
 export function branchLine(
   flags: string,
@@ -31,9 +34,34 @@ export function branchLine(
   fromName?: string,
   toName?: string,
 ): string {
-  const from = hex64(fromHi, fromLo, 0).padStart(16) + (fromName === undefined ? "" : ` ${fromName}`);
-  const to = hex64(toHi, toLo, 0).padStart(16) + (toName === undefined ? "" : ` ${toName}`);
-  return `  ${flags.padEnd(23)}${from} => ${to}`;
+  let head = flagsText.get(flags);
+  if (head === undefined) {
+    head = `  ${flags.padEnd(23)}`;
+    flagsText.set(flags, head);
+  }
+  const from = hexField(fromHi, fromLo) + (fromName === undefined ? "" : ` ${fromName}`);
+  const to = hexField(toHi, toLo) + (toName === undefined ? "" : ` ${toName}`);
+  return `${head}${from} => ${to}`;
+}
+
+const SPACES = " ".repeat(16);
+
+/** The address in hex, right-aligned in 16 columns. */
+function hexField(hi: number, lo: number): string {
+  const h = hex64(hi, lo, 0);
+  return h.length >= 16 ? h : SPACES.slice(h.length) + h;
+}
+
+/** Whether perf's --itrace=cr keeps a branch with these flags (remembered per flags string). */
+const keptByCalls = new Map<string, boolean>();
+
+function keepsCall(flags: string): boolean {
+  let keep = keptByCalls.get(flags);
+  if (keep === undefined) {
+    keep = CALLS.test(flags);
+    keptByCalls.set(flags, keep);
+  }
+  return keep;
 }
 
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
@@ -56,7 +84,7 @@ export function textSink(out: LineWriter, show: PerfShow, symbols = false): Perf
     // Blocks come only when no instruction is printed.
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
-      if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
+      if (show !== "branches" && !(show === "calls" && keepsCall(flags))) return;
       if (!symbols) out.line(branchLine(flags, fh, fl, th, tl));
       else
         out.line(branchLine(flags, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl)));
@@ -118,7 +146,7 @@ export function jsonlSink(
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
-      if (show !== "branches" && !(show === "calls" && CALLS.test(flags))) return;
+      if (show !== "branches" && !(show === "calls" && keepsCall(flags))) return;
       const syms = symbols
         ? `,"fromSym":${JSON.stringify(names.symbol(w.pid, fh, fl))},"toSym":${JSON.stringify(names.symbol(w.pid, th, tl))}`
         : "";

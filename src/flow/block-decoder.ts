@@ -154,6 +154,7 @@ export class BlockDecoder extends BlockEvents {
   lastInsnSize(block: Block): number {
     if (block.ninsn === 0) return 0;
     if (block.truncated) return block.size;
+    if (block.lastSize !== 0) return block.lastSize;
     if (this.code.msec.section?.id !== block.isid) return 0;
     const meta = this.metaAt(block.endIpHi, block.endIpLo, block.mode);
     return meta === 0 ? 0 : InsnMeta.size(meta);

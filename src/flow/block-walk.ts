@@ -147,6 +147,7 @@ export class BlockWalk extends BlockFill {
       const isize = Bce.isize(bce);
       if (qualifier === Qualifier.Cond && isize !== 0) {
         block.iclass = FlowClass.CondJump;
+        block.lastSize = isize;
         const taken = this.condBranch();
         if (taken < 0) return taken;
         if (taken === 0) {
@@ -203,6 +204,7 @@ export class BlockWalk extends BlockFill {
         }
         addSize(view.baseHi, view.baseLo, off + isize);
         this.stack.push(sum.hi, sum.lo);
+        block.lastSize = isize;
         return this.proceedIndirect();
       }
       case Qualifier.Return: {

@@ -48,6 +48,12 @@ export class Block {
   truncated = false;
   size = 0;
   readonly raw = new Uint8Array(MAX_RAW);
+  /**
+   * ptkit's own: the last instruction's length where the walk that ended the block
+   * had it at hand (a conditional jump or indirect call from the block cache), else 0:
+   * see {@link BlockDecoder.lastInsnSize}.
+   */
+  lastSize = 0;
 
   clear(): this {
     return this.begin(0, 0, 0, false);
@@ -66,6 +72,7 @@ export class Block {
     this.speculative = speculative;
     this.truncated = false;
     this.size = 0;
+    this.lastSize = 0;
     return this;
   }
 
