@@ -50,9 +50,16 @@ export class CodeReader {
     /** Images per address space: {@link image} follows CR3 and VMCS changes. */
     readonly images: ImageSet | null = null,
     caches?: SectionCaches,
+    /**
+     * Give sections no decode or block caches (a reader that decodes each instruction
+     * about once: the caches' pages would cost more than they save).
+     */
+    uncached = false,
   ) {
     this.image = image ?? images?.defaultImage ?? new Image("empty");
     this.caches = caches ?? new WeakMap();
+    this.msec.uncached = uncached;
+    this.view.uncached = uncached;
   }
 
   /** Forget the current section (libipt `pt_msec_cache_invalidate`). */

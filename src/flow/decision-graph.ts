@@ -116,7 +116,8 @@ export class DecisionGraph {
      */
     readonly maxWalk = 1 << 24,
   ) {
-    this.code = new CodeReader(image);
+    // Each instruction is decoded about once, when its node is made: no caches.
+    this.code = new CodeReader(image, null, undefined, true);
   }
 
   /** The image the nodes were made from. */

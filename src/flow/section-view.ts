@@ -37,6 +37,8 @@ const MAX_CACHED_SECTION = 0x4000_0000;
 const HUGE_WINDOW = 0x4000_0000;
 
 export class SectionView {
+  /** Sections get no caches (a reader that decodes each instruction about once). */
+  uncached = false;
   /** The section, or null when none is current. */
   section: Section | null = null;
   /** Its caches; null for a section too large to cache. */
@@ -116,7 +118,7 @@ export class SectionView {
       origin = Math.max(begin, d - HUGE_WINDOW / 2);
       begin = origin;
       end = Math.min(end, origin + HUGE_WINDOW);
-    } else {
+    } else if (!this.uncached) {
       let cache = caches.get(s);
       if (cache === undefined) {
         cache = new SectionCache(s);
