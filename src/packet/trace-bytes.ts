@@ -88,7 +88,7 @@ export class TraceBytes {
     if (source.readInto === undefined)
       return new TraceBytes(source, source.read(0, length), source.size, size);
     const backing = new Uint8Array(backingSize(length, size, source.size));
-    const first = backing.subarray(0, source.readInto(0, backing, 0, length));
+    const first = backing.subarray(0, length > 0 ? source.readInto(0, backing, 0, length) : 0);
     const t = new TraceBytes(source, first, source.size, size);
     t.backing = backing;
     return t;
