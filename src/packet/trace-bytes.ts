@@ -37,8 +37,12 @@ export interface TraceSource {
   readInto?(offset: number, into: Uint8Array, at: number, length: number): number;
 }
 
-/** The default read: several MiB, so that reads are large and few. */
-export const DEFAULT_TRACE_WINDOW = 8 << 20;
+/**
+ * The default read: 2 MiB, large enough that reads are few, small enough that the
+ * bytes read are still in the cache when decoded (`ptkit stats` over 128 MiB: 15%
+ * less CPU than in 8 MiB reads; 1 MiB is as fast, 4 MiB as slow as 8).
+ */
+export const DEFAULT_TRACE_WINDOW = 2 << 20;
 
 /** The window may grow to this (or 16 reads) when a look-ahead or a long stretch without PSB needs it. */
 const MAX_WINDOW = 64 << 20;
