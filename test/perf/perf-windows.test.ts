@@ -180,12 +180,8 @@ describe("windows over the corpus captures", () => {
         const whole = run(cwd!, [...mode, ...args]);
         for (const size of [1, 16, 64, 100, 1000])
           assert.equal(run(cwd!, [...mode, ...args], size), whole, `${mode.join(" ")} window ${size}`);
-        for (const size of [16, 1000])
-          assert.equal(
-            run(cwd!, [...mode, ...args], size, true),
-            whole,
-            `${mode.join(" ")} window ${size}, into`,
-          );
+        const into = run(cwd!, [...mode, ...args], 100, true);
+        assert.equal(into, whole, `${mode.join(" ")} window 100, into reused buffers`);
       }
     });
   }
