@@ -3,9 +3,9 @@
  * given, reading the file itself, and posts back what the piece decoder returns.
  */
 import { parentPort } from "node:worker_threads";
-import { sliceSource } from "../packet/chunks.js";
 import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
 import { PIECE_DECODERS } from "./chunk-kinds.js";
+import { fileSlice } from "./file-range.js";
 import type { ChunkTask } from "./io.js";
 import { nodeIo } from "./node-io.js";
 import type { ChunkReply } from "./node-workers.js";
@@ -19,13 +19,9 @@ port.on("message", async ({ index, task }: { index: number; task: ChunkTask }) =
   try {
     const decode = PIECE_DECODERS[task.kind];
     if (decode === undefined) throw new Error(`no piece decoder '${task.kind}'`);
-    const file = {
-      size: task.end,
-      read: (at: number, length: number) => io.readRange(task.path, at, length),
-    };
     // One read for the piece and a little past it (the decode goes on to a packet boundary).
     const window = Math.min(DEFAULT_TRACE_WINDOW, task.stop + (64 << 10));
-    const trace = TraceBytes.read(sliceSource(file, task.from, task.end), window);
+    const trace = TraceBytes.read(fileSlice(io, task.path, task.from, task.end), window);
     reply = { index, result: await decode(trace, task.stop, task.options, task.start) };
   } catch (e) {
     reply = { index, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };

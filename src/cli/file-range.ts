@@ -59,8 +59,22 @@ export function fileRangeSource(io: CliIo, range: FileRange): TraceSource | stri
   if (range.from >= size) return `bad offset 0x${range.from.toString(16)} into ${range.path}.`;
   const end = range.to ?? size;
   if (end > size) return `bad range 0x${end.toString(16)} in ${range.path}.`;
+  return fileSlice(io, range.path, range.from, end);
+}
+
+/**
+ * The bytes [from, end) of the file at `path` as a trace source (offset 0 is `from`),
+ * read into the caller's buffers when `io` can.
+ */
+export function fileSlice(io: CliIo, path: string, from: number, end: number): TraceSource {
+  const readInto = io.readRangeInto;
   return {
-    size: end - range.from,
-    read: (offset: number, length: number) => io.readRange(range.path, range.from + offset, length),
+    size: end - from,
+    read: (offset: number, length: number) => io.readRange(path, from + offset, length),
+    readInto:
+      readInto === undefined
+        ? undefined
+        : (offset: number, into: Uint8Array, at: number, length: number) =>
+            readInto.call(io, path, from + offset, into, at, length),
   };
 }

@@ -13,6 +13,11 @@ export interface CliIo {
   fileSize(path: string): number;
   /** Read `length` bytes at `offset` of a file. */
   readRange(path: string, offset: number, length: number): Uint8Array;
+  /**
+   * Read `length` bytes at `offset` of a file into `into` from index `at` (no fresh
+   * buffer): the bytes read, fewer only at the end of the file. Optional.
+   */
+  readRangeInto?(path: string, offset: number, into: Uint8Array, at: number, length: number): number;
   /** Create or replace a file. */
   writeFile(path: string, bytes: Uint8Array): void;
   /** Create or replace a file to write in parts (outputs too large for one string); throws like writeFile. */

@@ -63,6 +63,22 @@ function openWrite(path: string): FileWriter {
   };
 }
 
+/** Read `length` bytes at `offset` of the file at `path` into `into` from `at`: the bytes read (fewer at the end of the file). */
+function readFileInto(path: string, offset: number, into: Uint8Array, at: number, length: number): number {
+  const fd = openSync(path, "r");
+  try {
+    let done = 0;
+    while (done < length) {
+      const n = readSync(fd, into, at + done, length - done, offset + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
 export function nodeIo(cwd = process.cwd()): CliIo {
   return {
@@ -72,20 +88,12 @@ export function nodeIo(cwd = process.cwd()): CliIo {
     openWrite: (path) => openWrite(resolve(cwd, path)),
     fileSize: (path) => regularFileSize(resolve(cwd, path)),
     readRange: (path, offset, length) => {
-      const fd = openSync(resolve(cwd, path), "r");
-      try {
-        const buf = new Uint8Array(length);
-        let done = 0;
-        while (done < length) {
-          const n = readSync(fd, buf, done, length - done, offset + done);
-          if (n === 0) break;
-          done += n;
-        }
-        return done === length ? buf : buf.subarray(0, done);
-      } finally {
-        closeSync(fd);
-      }
+      const buf = new Uint8Array(length);
+      const done = readFileInto(resolve(cwd, path), offset, buf, 0, length);
+      return done === length ? buf : buf.subarray(0, done);
     },
+    readRangeInto: (path, offset, into, at, length) =>
+      readFileInto(resolve(cwd, path), offset, into, at, length),
     stdout: (text) => writeAll(1, text),
     stdoutBytes: (bytes) => writeAll(1, bytes),
     stderr: (text) => writeAll(2, text),

@@ -14,7 +14,16 @@ import type { CliIo } from "./io.js";
 export function fileSource(io: CliIo, path: string, stdin: () => Uint8Array = readStdin): ByteSource {
   if (path === "-") return bytesSource(stdin());
   const size = io.fileSize(path);
-  return { size, read: (offset, length) => io.readRange(path, offset, Math.min(length, size - offset)) };
+  const readInto = io.readRangeInto;
+  return {
+    size,
+    read: (offset, length) => io.readRange(path, offset, Math.min(length, size - offset)),
+    readInto:
+      readInto === undefined
+        ? undefined
+        : (offset, into, at, length) =>
+            readInto.call(io, path, offset, into, at, Math.min(length, size - offset)),
+  };
 }
 
 const CHUNK = 1 << 20;

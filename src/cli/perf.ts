@@ -29,8 +29,8 @@ import {
   parseAuxtraceInfo,
   perfTimeToTsc,
   RecordType,
-  readStream,
   readTasks,
+  streamSource,
   type Timed,
   type TscConversion,
 } from "../perf/index.js";
@@ -288,10 +288,7 @@ function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfIn
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
     streams.push({
-      trace: TraceBytes.read(
-        { size: s.size, read: (at, n) => readStream(source, s, at, n) },
-        internal.windowSize,
-      ),
+      trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
       config: streamConfig,
       decoder,
       images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),

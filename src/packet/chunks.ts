@@ -26,9 +26,14 @@ const CHUNKS_PER_THREAD = 4;
 
 /** The bytes [from, end) of `source`, as a source of their own (offset 0 is `from`). */
 export function sliceSource(source: TraceSource, from: number, end: number = source.size): TraceSource {
+  const readInto = source.readInto;
   return {
     size: Math.max(0, end - from),
     read: (offset, length) => source.read(from + offset, length),
+    readInto:
+      readInto === undefined
+        ? undefined
+        : (offset, into, at, length) => readInto.call(source, from + offset, into, at, length),
   };
 }
 

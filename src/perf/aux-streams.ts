@@ -6,6 +6,7 @@
  * bytes; the repeated part is dropped as perf does (intel_pt_find_overlap's rule,
  * comparing bytes from PSB to PSB).
  */
+import type { TraceSource } from "../packet/trace-bytes.js";
 import { u32, u64n } from "./bytes.js";
 import type { PerfDataReader } from "./reader.js";
 import { PerfRecord } from "./record.js";
@@ -190,22 +191,33 @@ export function forEachAuxChunk(
   }
 }
 
-/** Up to `length` bytes of the stream from stream offset `from` (a view when they lie in one range). */
-export function readStream(source: ByteSource, stream: AuxStream, from: number, length: number): Uint8Array {
+/**
+ * The parts of the stream's bytes [from, from + length) (clipped to the stream), in
+ * order: `each(fileOffset, length)` for each; stops early when `each` returns false.
+ */
+function eachStreamPart(
+  stream: AuxStream,
+  from: number,
+  length: number,
+  each: (fileOffset: number, length: number) => boolean,
+): void {
   const end = Math.min(stream.size, from + length);
-  if (end <= from) return new Uint8Array(0);
-  const parts: Uint8Array[] = [];
   let rangeStart = 0;
   for (const r of stream.ranges) {
+    if (rangeStart >= end) break;
     const rangeEnd = rangeStart + r.size;
-    if (rangeEnd > from && rangeStart < end) {
+    if (rangeEnd > from) {
       const lo = Math.max(from, rangeStart);
-      const hi = Math.min(end, rangeEnd);
-      parts.push(source.read(r.offset + (lo - rangeStart), hi - lo));
+      if (!each(r.offset + (lo - rangeStart), Math.min(end, rangeEnd) - lo)) break;
     }
-    if (rangeEnd >= end) break;
     rangeStart = rangeEnd;
   }
+}
+
+/** Up to `length` bytes of the stream from stream offset `from` (a view when they lie in one range). */
+export function readStream(source: ByteSource, stream: AuxStream, from: number, length: number): Uint8Array {
+  const parts: Uint8Array[] = [];
+  eachStreamPart(stream, from, length, (offset, n) => parts.push(source.read(offset, n)) > 0);
   if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -214,4 +226,25 @@ export function readStream(source: ByteSource, stream: AuxStream, from: number, 
     at += p.length;
   }
   return out;
+}
+
+/** A stream's bytes as a trace source (read into the caller's buffers when `source` can). */
+export function streamSource(source: ByteSource, stream: AuxStream): TraceSource {
+  const readInto = source.readInto;
+  return {
+    size: stream.size,
+    read: (from, length) => readStream(source, stream, from, length),
+    readInto:
+      readInto === undefined
+        ? undefined
+        : (from, into, at, length) => {
+            let done = 0;
+            eachStreamPart(stream, from, length, (offset, n) => {
+              const got = readInto.call(source, offset, into, at + done, n);
+              done += got;
+              return got === n;
+            });
+            return done;
+          },
+  };
 }

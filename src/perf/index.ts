@@ -17,6 +17,7 @@ export {
   forEachAuxChunk,
   newDataStart,
   readStream,
+  streamSource,
 } from "./aux-streams.js";
 export {
   AUXTRACE_TYPE_NAMES,

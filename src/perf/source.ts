@@ -8,6 +8,11 @@ export interface ByteSource {
   readonly size: number;
   /** `length` bytes at `offset`; readers never ask for bytes outside [0, size). */
   read(offset: number, length: number): Uint8Array;
+  /**
+   * Read `length` bytes at `offset` into `into` from index `at`: the bytes read (fewer
+   * only at the end). Optional: for sources that would otherwise make a fresh buffer.
+   */
+  readInto?(offset: number, into: Uint8Array, at: number, length: number): number;
 }
 
 /** A {@link ByteSource} over bytes already in memory. */

@@ -3,8 +3,8 @@
  * `flow --pt` print byte for byte what they print over the whole file, with windows
  * as small as one byte, on every libipt conformance check, on the real captures (flow
  * with both decoders and the analysis outputs) and on a long synthetic trace with
- * stretches of garbage; and the reads stay as small as the window however long the
- * file is.
+ * stretches of garbage, read into fresh buffers or into reused ones (the process's
+ * readRangeInto); and the reads stay as small as the window however long the file is.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { runDump } from "../../src/cli/dump.js";
 import type { TraceInternals } from "../../src/cli/file-range.js";
 import { runFlow } from "../../src/cli/flow.js";
 import type { CliIo } from "../../src/cli/io.js";
+import { nodeIo } from "../../src/cli/node-io.js";
 import { runStats } from "../../src/cli/stats.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath, skipUnlessCorpus } from "../corpus.js";
@@ -30,8 +31,18 @@ interface Run {
   largest: number;
 }
 
-/** Run a command in `cwd` reading raw traces `windowSize` bytes at a time (undefined: the default). */
-async function run(cmd: string, cwd: string, argv: readonly string[], windowSize?: number): Promise<Run> {
+/**
+ * Run a command in `cwd` reading raw traces `windowSize` bytes at a time (undefined:
+ * the default), into fresh buffers (`readRange`) or, `into`, into the reader's own
+ * (the process's `readRangeInto`: TraceBytes reuses its buffers).
+ */
+async function run(
+  cmd: string,
+  cwd: string,
+  argv: readonly string[],
+  windowSize?: number,
+  into = false,
+): Promise<Run> {
   const io = captureIo(cwd);
   const files = new Map<string, Uint8Array>();
   let largest = 0;
@@ -45,31 +56,47 @@ async function run(cmd: string, cwd: string, argv: readonly string[], windowSize
     }
     return bytes.slice(offset, offset + length);
   };
+  const readInto = nodeIo(cwd).readRangeInto;
+  if (into && readInto)
+    io.readRangeInto = (p, offset, buf, at, length) => {
+      largest = Math.max(largest, length);
+      return readInto(p, offset, buf, at, length);
+    };
   const code = await (COMMANDS[cmd] ?? runStats)(argv, io, { windowSize });
   return { out: io.out.join(""), err: io.err.join(""), code, largest };
 }
 
 /** stats' output without its timing (the only part that may differ from run to run). */
-async function statsRun(cwd: string, argv: readonly string[], windowSize?: number): Promise<Run> {
-  const r = await run("stats", cwd, argv, windowSize);
+async function statsRun(
+  cwd: string,
+  argv: readonly string[],
+  windowSize?: number,
+  into = false,
+): Promise<Run> {
+  const r = await run("stats", cwd, argv, windowSize, into);
   return { ...r, out: r.out.replace(/decoded in .*|"seconds":[^,]*,"mbPerSecond":[^}]*/g, "") };
 }
 
-/** Whether `cmd argv` prints the same with each window size as over the whole file. */
+/** Whether `cmd argv` prints the same with each window size, read either way, as over the whole file. */
 async function assertSame(
   cmd: string,
   cwd: string,
   argv: readonly string[],
   windows: readonly number[],
 ): Promise<void> {
-  const go = cmd === "stats" ? statsRun : (c: string, a: readonly string[], w?: number) => run(cmd, c, a, w);
+  const go =
+    cmd === "stats"
+      ? statsRun
+      : (c: string, a: readonly string[], w?: number, into?: boolean) => run(cmd, c, a, w, into);
   const whole = await go(cwd, argv, Number.POSITIVE_INFINITY);
   for (const w of windows) {
-    const part = await go(cwd, argv, w);
-    const what = `${cmd} ${argv.join(" ")} (window ${w})`;
-    assert.equal(part.code, whole.code, what);
-    assert.equal(part.err, whole.err, what);
-    assert.equal(part.out, whole.out, what);
+    for (const into of [false, true]) {
+      const part = await go(cwd, argv, w, into);
+      const what = `${cmd} ${argv.join(" ")} (window ${w}${into ? ", read into reused buffers" : ""})`;
+      assert.equal(part.code, whole.code, what);
+      assert.equal(part.err, whole.err, what);
+      assert.equal(part.out, whole.out, what);
+    }
   }
 }
 
@@ -157,7 +184,7 @@ describe("raw traces read a window at a time", () => {
         await assertSame("flow", cwd, [decoder, "--offset", ...argv], [16, 1000]);
     }
     // The analysis outputs are files: the same bytes too.
-    const outputs = async (w: number) => {
+    const outputs = async (w: number, into = false) => {
       const d = mkdtempSync(join(tmpdir(), "ptkit-stream-"));
       try {
         const r = await run(
@@ -165,6 +192,7 @@ describe("raw traces read a window at a time", () => {
           dr,
           [...["--folded", join(d, "f"), "--jsonl", join(d, "j")], ...cases[0]![1]],
           w,
+          into,
         );
         assert.equal(r.code, 0, r.err);
         return [r.out, readFileSync(join(d, "f"), "utf8"), readFileSync(join(d, "j"), "utf8")];
@@ -175,6 +203,7 @@ describe("raw traces read a window at a time", () => {
     const whole = await outputs(Number.POSITIVE_INFINITY);
     assert.ok(whole[2]!.length > 1000);
     assert.deepEqual(await outputs(100), whole);
+    assert.deepEqual(await outputs(100, true), whole);
   });
 
   describe("a long trace with stretches of garbage", {
@@ -222,9 +251,11 @@ describe("raw traces read a window at a time", () => {
         ["dump", ["longer.pt"]],
         ["flow", flow],
       ] as const) {
-        const r = await run(cmd, dir, argv, 8192);
-        assert.equal(r.code, 0, r.err);
-        assert.ok(r.largest <= 8192, `${cmd}: largest read ${r.largest}`);
+        for (const into of [false, true]) {
+          const r = await run(cmd, dir, argv, 8192, into);
+          assert.equal(r.code, 0, r.err);
+          assert.ok(r.largest <= 8192, `${cmd}: largest read ${r.largest}`);
+        }
       }
     });
   });

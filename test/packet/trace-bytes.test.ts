@@ -15,6 +15,28 @@ const source = (bytes: Uint8Array) => ({
   read: (offset: number, length: number) => bytes.slice(offset, offset + length),
 });
 
+/**
+ * The same bytes through `readInto` (into the reader's buffers), returning at most
+ * `most` bytes a call (short reads), and counting the calls to `read`.
+ */
+const intoSource = (bytes: Uint8Array, most = Number.POSITIVE_INFINITY) => {
+  const s = {
+    size: bytes.length,
+    reads: 0,
+    read: (offset: number, length: number) => {
+      s.reads++;
+      return bytes.slice(offset, offset + length);
+    },
+    readInto: (offset: number, into: Uint8Array, at: number, length: number) => {
+      assert.ok(offset >= 0 && length > 0 && offset + length <= bytes.length, `read ${offset}+${length}`);
+      const n = Math.min(length, most);
+      into.set(bytes.subarray(offset, offset + n), at);
+      return n;
+    },
+  };
+  return s;
+};
+
 const PSB = Array.from({ length: 16 }, (_, i) => (i % 2 ? 0x82 : 0x02));
 const piece = fc.oneof(
   fc.constant(PSB),
@@ -70,6 +92,48 @@ describe("TraceBytes", () => {
     );
   });
 
+  test("read into reused buffers, with short reads too: the same answers as over the whole trace", () => {
+    fc.assert(
+      fc.property(traces, fc.integer({ min: 1, max: 9 }), (bytes, most) => {
+        const whole = steps(new PacketDecoder(bytes));
+        for (const w of WINDOWS) {
+          for (const limit of [Number.POSITIVE_INFINITY, most]) {
+            const src = intoSource(bytes, limit);
+            assert.deepEqual(steps(new PacketDecoder(TraceBytes.read(src, w))), whole, `window ${w}`);
+            assert.equal(src.reads, 0);
+          }
+          for (let from = 0; from <= bytes.length; from += 3)
+            assert.equal(
+              syncForwardIn(TraceBytes.read(intoSource(bytes, most), w), from),
+              syncForward(bytes, from),
+            );
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test("read into two buffers in turn: what a grow replaced stays intact until the grow after next", () => {
+    const bytes = Uint8Array.from({ length: 5000 }, (_, i) => (i * 37 + 11) & 0xff);
+    const t = TraceBytes.read(intoSource(bytes), 100);
+    const backings = new Set<ArrayBufferLike>([t.buf.buffer]);
+    let seen = t.buf;
+    let seenBase = t.base;
+    while (t.grow()) {
+      // The window is the trace's bytes, holding what was not released (here: all of the last one).
+      assert.deepEqual(t.buf, bytes.subarray(t.base, t.end));
+      // The view from before this grow still shows its bytes.
+      assert.deepEqual(seen, bytes.subarray(seenBase, seenBase + seen.length));
+      backings.add(t.buf.buffer);
+      t.release(t.end - 7);
+      seen = t.buf;
+      seenBase = t.base;
+    }
+    assert.equal(t.end, bytes.length);
+    // Two buffers, a third once held bytes outgrew them... and no more.
+    assert.ok(backings.size <= 3, `${backings.size} buffers`);
+  });
+
   test("released bytes go at the next read; the window stays small", () => {
     const bytes = Uint8Array.from({ length: 100000 }, (_, i) => (i % 1000 < 16 ? PSB[i % 16]! : 0));
     const t = TraceBytes.read(source(bytes), 100);
@@ -84,5 +148,33 @@ describe("TraceBytes", () => {
     assert.equal(dec.pos, bytes.length);
     assert.equal(n, 100 + (bytes.length - 100 * 16));
     assert.ok(t.largest <= 200, `window ${t.largest}`);
+  });
+
+  test("read into reused buffers, the window and the buffers stay small; a look-ahead still works", () => {
+    const bytes = Uint8Array.from({ length: 100000 }, (_, i) => (i % 1000 < 16 ? PSB[i % 16]! : 0));
+    for (const most of [Number.POSITIVE_INFINITY, 33]) {
+      const t = TraceBytes.read(intoSource(bytes, most), 100);
+      const dec = new PacketDecoder(t);
+      const pkt = new Packet();
+      assert.equal(dec.syncForward(), 0);
+      const buffers = new Set<ArrayBufferLike>();
+      let n = 0;
+      while (dec.next(pkt) > 0) {
+        t.release(dec.pos);
+        buffers.add(t.buf.buffer);
+        n++;
+      }
+      assert.equal(dec.pos, bytes.length);
+      assert.equal(n, 100 + (bytes.length - 100 * 16));
+      assert.ok(t.largest <= 200, `window ${t.largest}`);
+      assert.ok(buffers.size <= 3, `${buffers.size} buffers`);
+      for (const b of buffers) assert.ok(b.byteLength <= 300, `buffer of ${b.byteLength}`);
+    }
+    // Nothing released: the window doubles to hold what is kept, up to its bound, and no further.
+    const t = TraceBytes.read(intoSource(new Uint8Array(100 << 20)), 1 << 20);
+    while (t.grow());
+    assert.equal(t.base, 0);
+    assert.ok(t.end < 100 << 20 && t.largest === t.end && t.largest <= 64 << 20, `window ${t.largest}`);
+    assert.deepEqual(t.buf.subarray(0, 16), new Uint8Array(16));
   });
 });

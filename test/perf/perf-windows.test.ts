@@ -2,13 +2,15 @@
  * `ptkit perf` holds a stream a window at a time (TraceBytes): tiny windows give the
  * same output as one window over the whole stream, on the HASE and quipper captures
  * and on a synthetic file whose trace (a loop with calls, CYC/MTC timing, a PSB every
- * 2 KiB) is split over AUXTRACE records; and the reads stay window-sized.
+ * 2 KiB) is split over AUXTRACE records, read into fresh buffers or into reused
+ * ones (readRangeInto); and the reads stay window-sized.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { nodeIo } from "../../src/cli/node-io.js";
 import { runPerf } from "../../src/cli/perf.js";
 import { isPsbAt, Packet, PacketDecoder, TraceBytes } from "../../src/packet/index.js";
 import {
@@ -18,6 +20,7 @@ import {
   bytesSource,
   PerfDataReader,
   readStream,
+  streamSource,
 } from "../../src/perf/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
@@ -56,8 +59,10 @@ writeFileSync(
   ),
 );
 
-function run(cwd: string, args: string[], windowSize?: number): string {
+/** `ptkit perf args` in `cwd`; `into`: reading into TraceBytes' own buffers (the process's readRangeInto). */
+function run(cwd: string, args: string[], windowSize?: number, into = false): string {
   const io = captureIo(cwd);
+  if (into) io.readRangeInto = nodeIo(cwd).readRangeInto;
   const code = runPerf(args, io, EMPTY_HOME, { windowSize });
   return `${io.out.join("")}${io.err.join("")}exit ${code}\n`;
 }
@@ -79,6 +84,11 @@ describe("windows over a synthetic trace", () => {
       for (const size of [1, 100, 2048, 5000]) {
         assert.equal(run(dir, [...args, "--elf", "loop", "perf.data"], size), whole, `window ${size}`);
       }
+      // Into reused buffers (each read a system call of its own: not one-byte windows, they would be slow).
+      for (const size of [16, 2048]) {
+        const into = run(dir, [...args, "--elf", "loop", "perf.data"], size, true);
+        assert.equal(into, whole, `window ${size}, read into reused buffers`);
+      }
     });
   }
 
@@ -87,6 +97,8 @@ describe("windows over a synthetic trace", () => {
     assert.equal(whole.match(/^\[[0-9a-f]+: .* at tsc /gm)?.length, 4);
     for (const size of [1, 64, 100, 1000, 3000])
       assert.equal(run(dir, ["--elf", "loop", "corrupt.data"], size), whole, `window ${size}`);
+    for (const size of [64, 1000])
+      assert.equal(run(dir, ["--elf", "loop", "corrupt.data"], size, true), whole, `window ${size}, into`);
   });
 
   test("the stream is read a window at a time across its AUXTRACE records, in window-sized reads", () => {
@@ -113,6 +125,23 @@ describe("windows over a synthetic trace", () => {
     };
     assert.deepEqual(packets(new PacketDecoder(bytes)), packets(new PacketDecoder(whole)));
     assert.ok(whole.length > 5 * 1000, `${whole.length} bytes`);
+    assert.ok(largest <= 1000, `largest read ${largest}`);
+    // Read into TraceBytes' buffers across the records: the same packets, window-sized reads of the file.
+    largest = 0;
+    let reads = 0;
+    const into = {
+      size: source.size,
+      read: source.read,
+      readInto: (offset: number, buf: Uint8Array, at: number, n: number) => {
+        largest = Math.max(largest, n);
+        reads++;
+        buf.set(perfData.subarray(offset, offset + n), at);
+        return n;
+      },
+    };
+    const reused = TraceBytes.read(streamSource(into, stream), 1000);
+    assert.deepEqual(packets(new PacketDecoder(reused)), packets(new PacketDecoder(whole)));
+    assert.ok(reads >= stream.ranges.length, `${reads} reads`);
     assert.ok(largest <= 1000, `largest read ${largest}`);
   });
 });
@@ -151,6 +180,8 @@ describe("windows over the corpus captures", () => {
         const whole = run(cwd!, [...mode, ...args]);
         for (const size of [1, 16, 64, 100, 1000])
           assert.equal(run(cwd!, [...mode, ...args], size), whole, `${mode.join(" ")} window ${size}`);
+        const into = run(cwd!, [...mode, ...args], 100, true);
+        assert.equal(into, whole, `${mode.join(" ")} window 100, into reused buffers`);
       }
     });
   }
