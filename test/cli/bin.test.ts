@@ -5,7 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
@@ -24,6 +33,18 @@ const SRC_URL = new URL("../../src/", import.meta.url).href;
 const SAMPLE = join(REPO_ROOT, "sample");
 
 const ptkit = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8" });
+
+test("the bundle is built from these modules (not left from an earlier build)", () => {
+  // tsc alone rebuilds dist/src but not the bundle: the tests below would run old code.
+  const rebuild = "run node dist/tools/build/bundle-cli.js after tsc (npm run build does both)";
+  assert.ok(existsSync(BIN), `no ${BIN}: ${rebuild}`);
+  const built = statSync(BIN).mtimeMs;
+  const src = fileURLToPath(SRC_URL);
+  const newer = readdirSync(src, { recursive: true, encoding: "utf8" }).filter(
+    (f) => f.endsWith(".js") && statSync(join(src, f)).mtimeMs > built,
+  );
+  assert.deepEqual(newer, [], `modules newer than the bundle: ${rebuild}`);
+});
 
 test("ptkit --help lists the commands; unknown commands fail", () => {
   const help = ptkit("--help");
