@@ -161,6 +161,23 @@ describe("the bundle", () => {
     assert.ok(files.length < own.length, `${files.length} files of the bundle, ${own.length} modules`);
   });
 
+  test("every command loads from the bundle: --help as the modules print it", () => {
+    const help = ptkit("--help").stdout;
+    const section = help.slice(
+      help.indexOf("commands:\n"),
+      help.indexOf("\n\n", help.indexOf("commands:\n")),
+    );
+    const commands = [...section.matchAll(/^ {2}([a-z-]+) /gm)].map((m) => m[1]!);
+    assert.ok(commands.length >= 9, commands.join(" "));
+    for (const command of commands) {
+      const bundled = ptkit(command, "--help");
+      assert.equal(bundled.status, 0, `${command}: ${bundled.stderr}`);
+      assert.match(bundled.stdout, new RegExp(`^usage: ptkit ${command}`), command);
+      const modules = spawnSync(process.execPath, [MAIN, command, "--help"], { encoding: "utf8" });
+      assert.equal(bundled.stdout, modules.stdout, command);
+    }
+  });
+
   test("flow's parts loaded on demand, and the packages they load, work from the bundle", () => {
     // --afl-map alone (the coverage decode and the analysis outputs, which load the demangler).
     const args = ["flow", "--quiet", "--elf", "sample.elf", "--pt", "sample.pt", "--afl-map"];

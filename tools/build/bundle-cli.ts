@@ -15,22 +15,33 @@
  *   share code).
  * - The rest is chunks (esbuild's code splitting): what the commands import on demand
  *   (each command, analysis outputs, perf.data, sideband, the demangler's loader) still
- *   loads only when used.
+ *   loads only when used. Each build runs twice: once for esbuild's module graph, from
+ *   which chunk-plan.ts plans fewer files (esbuild alone makes many of a few hundred
+ *   bytes), then for the files.
  * - Packages (iced-x86, gecko-profiler-demangle, fzstd) are not bundled: they load from
  *   node_modules at run time, as before (the bundle lives inside the package, so
  *   `createRequire(import.meta.url)` finds them).
  */
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { type PlanModule, planChunks } from "./chunk-plan.js";
 
 /** The build's output directory: this file runs from <outDir>/tools/build/. */
 const OUT_DIR = fileURLToPath(new URL("../../", import.meta.url));
-const CLI_SRC = `${OUT_DIR}src/cli`;
 /** Where the bundle goes. */
-const BUNDLE_DIR = `${OUT_DIR}cli`;
+const BUNDLE_DIR = resolve(OUT_DIR, "cli");
+/**
+ * One more file costs Node's loader about what this much more code costs to load
+ * (resolving, reading, compiling and linking a module: measured on the CLI's chunks).
+ */
+const BYTES_PER_FILE = 24 << 10;
+/** Only chunks up to this size are merged into others (see chunk-plan.ts). */
+const MAX_MERGED = 2 << 10;
 
 const COMMON: esbuild.BuildOptions = {
+  absWorkingDir: OUT_DIR,
   outdir: BUNDLE_DIR,
   bundle: true,
   splitting: true,
@@ -43,22 +54,67 @@ const COMMON: esbuild.BuildOptions = {
   logLevel: "silent",
 };
 
+/** esbuild's module graph, for chunk-plan.ts: sizes are of the code in the output. */
+function moduleGraph(meta: esbuild.Metafile): Map<string, PlanModule> {
+  const bytes = new Map<string, number>();
+  for (const output of Object.values(meta.outputs))
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs))
+      bytes.set(path, (bytes.get(path) ?? 0) + bytesInOutput);
+  const graph = new Map<string, PlanModule>();
+  for (const [path, input] of Object.entries(meta.inputs)) {
+    const own = input.imports.filter((i) => !i.external);
+    graph.set(path, {
+      bytes: bytes.get(path) ?? input.bytes,
+      imports: own.filter((i) => i.kind === "import-statement").map((i) => i.path),
+      dynamic: own.filter((i) => i.kind === "dynamic-import").map((i) => i.path),
+      importsPackage: input.imports.some(
+        (i) => i.external && i.kind === "import-statement" && !i.path.startsWith("node:"),
+      ),
+    });
+  }
+  return graph;
+}
+
+/** Appends the planned imports to the lazy entries (paths relative to OUT_DIR). */
+function appendImports(additions: ReadonlyMap<string, readonly string[]>): esbuild.Plugin {
+  const byFile = new Map([...additions].map(([entry, added]) => [resolve(OUT_DIR, entry), added]));
+  return {
+    name: "ptkit-chunk-plan",
+    setup(build) {
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        const added = byFile.get(args.path);
+        if (added === undefined) return undefined;
+        const specifier = (m: string) => `./${relative(dirname(args.path), resolve(OUT_DIR, m))}`;
+        const imports = added.map((m) => `import ${JSON.stringify(specifier(m).replaceAll("\\", "/"))};`);
+        return { contents: `${readFileSync(args.path, "utf8")}\n${imports.join("\n")}\n`, loader: "js" };
+      });
+    },
+  };
+}
+
+/** Build `name` from the tsc output `entry` (relative to OUT_DIR) with planned chunks. */
+async function bundle(
+  name: string,
+  entry: string,
+  options: esbuild.BuildOptions,
+): Promise<esbuild.Message[]> {
+  const build = { ...COMMON, ...options, entryPoints: { [name]: `./${entry}` } };
+  // First esbuild's module graph (metafile paths are relative to OUT_DIR, as `entry` is).
+  const probe = await esbuild.build({ ...build, write: false, metafile: true });
+  const plan = planChunks(moduleGraph(probe.metafile), entry, BYTES_PER_FILE, MAX_MERGED);
+  return (await esbuild.build({ ...build, plugins: [appendImports(plan.additions)] })).warnings;
+}
+
 /** Write the bundle into {@link BUNDLE_DIR}; resolves to esbuild's warnings, formatted. */
 async function bundleCli(): Promise<string[]> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
-  const results = [
-    await esbuild.build({ ...COMMON, entryPoints: { ptkit: `${CLI_SRC}/main.js` } }),
-    await esbuild.build({
-      ...COMMON,
-      entryPoints: { "chunk-worker": `${CLI_SRC}/chunk-worker.js` },
-      chunkNames: "worker-[name]-[hash]",
-    }),
+  const warnings = [
+    ...(await bundle("ptkit", "src/cli/main.js", {})),
+    ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
   ];
-  for (const bin of [`${BUNDLE_DIR}/ptkit.js`, `${CLI_SRC}/main.js`]) chmodSync(bin, 0o755);
-  return esbuild.formatMessages(
-    results.flatMap((r) => r.warnings),
-    { kind: "warning" },
-  );
+  for (const bin of [resolve(BUNDLE_DIR, "ptkit.js"), resolve(OUT_DIR, "src/cli/main.js")])
+    chmodSync(bin, 0o755);
+  return esbuild.formatMessages(warnings, { kind: "warning" });
 }
 
 try {
