@@ -1,6 +1,6 @@
 /**
  * Whole-process comparisons: each ptkit command run as a process (`node
- * dist/src/cli/main.js ...`), start-up, file reading, image loading and all, against
+ * dist/cli/ptkit.js ...`, the bundled executable), start-up, file reading, image loading and all, against
  * the peer's equivalent process (the libipt harness, tools/libipt/harness.c, in its
  * one-pass modes: `--bench 0` packet decoding, `--bench-flow 0 block|insn` flow
  * decoding like ptxed --quiet; Linux perf's `perf script` and `perf report` for
@@ -80,9 +80,9 @@ export interface WholeBench {
   problems: string[];
 }
 
-/** The node binary and ptkit's CLI, as `ptkit` runs after `npm run build`. */
+/** The node binary and ptkit's CLI, as `ptkit` runs after `npm run build` (package.json's bin). */
 export function ptkitArgv(...args: string[]): string[] {
-  return [process.execPath, join(REPO_ROOT, "dist", "src", "cli", "main.js"), ...args];
+  return [process.execPath, join(REPO_ROOT, "dist", "cli", "ptkit.js"), ...args];
 }
 
 const CLK_TCK = clockTicks();

@@ -3,13 +3,24 @@
  * program, its Intel PT trace made by ptkit's model of the trace unit, and
  * sample.json saying how they were made and how to decode them.
  */
+import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import type { CliIo } from "./io.js";
 
-/** sample/ of the repository (this file runs from dist*\/src/cli/). */
-export const BUNDLED_SAMPLE = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "sample");
+/**
+ * sample/ of the repository, beside its package.json: the first directory above this
+ * module that has one (this file runs from dist*\/src/cli/, or bundled into the
+ * executable's chunks in dist*\/cli/).
+ */
+export const BUNDLED_SAMPLE = join(packageRoot(dirname(fileURLToPath(import.meta.url))), "sample");
+
+function packageRoot(from: string): string {
+  for (let dir = from; dirname(dir) !== dir; dir = dirname(dir))
+    if (existsSync(join(dir, "package.json"))) return dir;
+  return resolve(from, "..", "..", "..");
+}
 
 export interface Sample {
   dir: string;

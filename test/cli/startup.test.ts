@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
@@ -14,11 +14,11 @@ import { fileURLToPath } from "node:url";
 import { main } from "../../src/cli/ptkit.js";
 import { Flag, Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
 import { captureIo } from "../conformance/ptt.js";
+import { type Loaded, runLogged } from "./module-log.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The executable of this build (dist*\/src/cli/main.js beside dist*\/test/). */
 const BIN = join(HERE, "..", "..", "src", "cli", "main.js");
-const MODULE_LOG = join(HERE, "module-log.js");
 /** This build's src/ directory, as the module URLs spell it. */
 const SRC_URL = new URL("../../src/", import.meta.url).href;
 
@@ -50,26 +50,8 @@ writeFileSync(join(dir, "idle.pt"), tinyTrace(false));
 /** nop; nop; jmp rax */
 writeFileSync(join(dir, "code.bin"), Uint8Array.from([0x90, 0x90, 0xff, 0xe0]));
 
-interface Loaded {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  /** Every module the process loaded: file: URLs (ES modules) and paths (CommonJS). */
-  modules: string[];
-}
-
 /** Run `ptkit ...args` in `dir` and record what it loads. */
-function ptkit(...args: string[]): Loaded {
-  const log = join(dir, "modules.log");
-  rmSync(log, { force: true });
-  const r = spawnSync(process.execPath, ["--import", MODULE_LOG, BIN, ...args], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, PTKIT_MODULE_LOG: log },
-  });
-  const modules = readFileSync(log, "utf8").split("\n").filter(Boolean);
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, modules };
-}
+const ptkit = (...args: string[]): Loaded => runLogged([BIN, ...args], dir);
 
 /** The modules of ptkit's own src/ directory, as paths under it ("cli/stats.js"). */
 const ownModules = (r: Loaded) =>

@@ -1,0 +1,125 @@
+/**
+ * `npm run build`'s last step: bundles the `ptkit` executable, as tsc compiled it into
+ * <outDir>/src/cli/, into <outDir>/cli/ with esbuild, so that a command's process loads
+ * a few files instead of dozens of ES modules (Node's module loader was a large part
+ * of a small command's time).
+ *
+ *   node dist/tools/build/bundle-cli.js      # dist/src/cli/main.js -> dist/cli/ptkit.js
+ *
+ * - ptkit.js is the executable (package.json's "bin"): main.js's `#!/usr/bin/env node`
+ *   line is kept and the file made executable (as is dist/src/cli/main.js).
+ * - chunk-worker.js is the decoding threads' entry, beside the modules that start them
+ *   (node-workers.ts names it relative to itself). It is bundled on its own, into
+ *   worker-*.js files: a thread has its own modules anyway, and the command's bundle
+ *   then splits into fewer files (esbuild makes a file for each set of entry points that
+ *   share code).
+ * - The rest is chunks (esbuild's code splitting): what the commands import on demand
+ *   (each command, analysis outputs, perf.data, sideband, the demangler's loader) still
+ *   loads only when used. Each build runs twice: once for esbuild's module graph, from
+ *   which chunk-plan.ts plans fewer files (esbuild alone makes many of a few hundred
+ *   bytes), then for the files.
+ * - Packages (iced-x86, gecko-profiler-demangle, fzstd) are not bundled: they load from
+ *   node_modules at run time, as before (the bundle lives inside the package, so
+ *   `createRequire(import.meta.url)` finds them).
+ */
+import { chmodSync, readFileSync, rmSync } from "node:fs";
+import { dirname, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+import { type PlanModule, planChunks } from "./chunk-plan.js";
+
+/** The build's output directory: this file runs from <outDir>/tools/build/. */
+const OUT_DIR = fileURLToPath(new URL("../../", import.meta.url));
+/** Where the bundle goes. */
+const BUNDLE_DIR = resolve(OUT_DIR, "cli");
+/**
+ * One more file costs Node's loader about what this much more code costs to load
+ * (resolving, reading, compiling and linking a module: measured on the CLI's chunks).
+ */
+const BYTES_PER_FILE = 24 << 10;
+/** Only chunks up to this size are merged into others (see chunk-plan.ts). */
+const MAX_MERGED = 2 << 10;
+
+const COMMON: esbuild.BuildOptions = {
+  absWorkingDir: OUT_DIR,
+  outdir: BUNDLE_DIR,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  packages: "external",
+  // Whitespace only: the stack of an internal error keeps ptkit's names.
+  minifyWhitespace: true,
+  logLevel: "silent",
+};
+
+/** esbuild's module graph, for chunk-plan.ts: sizes are of the code in the output. */
+function moduleGraph(meta: esbuild.Metafile): Map<string, PlanModule> {
+  const bytes = new Map<string, number>();
+  for (const output of Object.values(meta.outputs))
+    for (const [path, { bytesInOutput }] of Object.entries(output.inputs))
+      bytes.set(path, (bytes.get(path) ?? 0) + bytesInOutput);
+  const graph = new Map<string, PlanModule>();
+  for (const [path, input] of Object.entries(meta.inputs)) {
+    const own = input.imports.filter((i) => !i.external);
+    graph.set(path, {
+      bytes: bytes.get(path) ?? input.bytes,
+      imports: own.filter((i) => i.kind === "import-statement").map((i) => i.path),
+      dynamic: own.filter((i) => i.kind === "dynamic-import").map((i) => i.path),
+      importsPackage: input.imports.some(
+        (i) => i.external && i.kind === "import-statement" && !i.path.startsWith("node:"),
+      ),
+    });
+  }
+  return graph;
+}
+
+/** Appends the planned imports to the lazy entries (paths relative to OUT_DIR). */
+function appendImports(additions: ReadonlyMap<string, readonly string[]>): esbuild.Plugin {
+  const byFile = new Map([...additions].map(([entry, added]) => [resolve(OUT_DIR, entry), added]));
+  return {
+    name: "ptkit-chunk-plan",
+    setup(build) {
+      build.onLoad({ filter: /\.js$/ }, (args) => {
+        const added = byFile.get(args.path);
+        if (added === undefined) return undefined;
+        const specifier = (m: string) => `./${relative(dirname(args.path), resolve(OUT_DIR, m))}`;
+        const imports = added.map((m) => `import ${JSON.stringify(specifier(m).replaceAll("\\", "/"))};`);
+        return { contents: `${readFileSync(args.path, "utf8")}\n${imports.join("\n")}\n`, loader: "js" };
+      });
+    },
+  };
+}
+
+/** Build `name` from the tsc output `entry` (relative to OUT_DIR) with planned chunks. */
+async function bundle(
+  name: string,
+  entry: string,
+  options: esbuild.BuildOptions,
+): Promise<esbuild.Message[]> {
+  const build = { ...COMMON, ...options, entryPoints: { [name]: `./${entry}` } };
+  // First esbuild's module graph (metafile paths are relative to OUT_DIR, as `entry` is).
+  const probe = await esbuild.build({ ...build, write: false, metafile: true });
+  const plan = planChunks(moduleGraph(probe.metafile), entry, BYTES_PER_FILE, MAX_MERGED);
+  return (await esbuild.build({ ...build, plugins: [appendImports(plan.additions)] })).warnings;
+}
+
+/** Write the bundle into {@link BUNDLE_DIR}; resolves to esbuild's warnings, formatted. */
+async function bundleCli(): Promise<string[]> {
+  rmSync(BUNDLE_DIR, { recursive: true, force: true });
+  const warnings = [
+    ...(await bundle("ptkit", "src/cli/main.js", {})),
+    ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
+  ];
+  for (const bin of [resolve(BUNDLE_DIR, "ptkit.js"), resolve(OUT_DIR, "src/cli/main.js")])
+    chmodSync(bin, 0o755);
+  return esbuild.formatMessages(warnings, { kind: "warning" });
+}
+
+try {
+  for (const w of await bundleCli()) process.stderr.write(w);
+} catch (e) {
+  process.stderr.write(`bundling the CLI failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exitCode = 1;
+}
