@@ -11,8 +11,9 @@
  * It covers the packets fuzzing traces are made of: PSB+, TNT, TIP, TIP.PGE, TIP.PGD
  * with FUP (tracing stops where the FUP says, as at the end of a test case) and
  * without (at a branch: a system call, out of the filter), FUP + TIP (an interrupt
- * into traced code), MODE.Exec for 64-bit code, timing packets (ignored: coverage has
- * no time), and RET compression. On anything else — another mode, OVF, PTWRITE,
+ * into traced code), OVF followed by FUP or TIP.PGE (a gap), MODE.Exec for 64-bit
+ * code, timing packets (ignored: coverage has no time), and RET compression. On
+ * anything else — another mode, PTWRITE,
  * power and TSX events, paging outside PSB+, a decode error, a trace the code does
  * not match, a full graph — it stops and says where and why
  * ({@link FastCoverage.status} < 0): the caller then decodes the whole trace the
@@ -371,6 +372,8 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
    * general decoder takes).
    */
   let mode = false;
+  /** An OVF waits for the FUP (or TIP.PGE) that says where tracing resumes. */
+  let ovf = false;
 
   for (;;) {
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, 0);
@@ -424,6 +427,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
         if (at < 0) return stop(res, pos, w.why);
         enabled = true;
         mode = false;
+        ovf = false;
         w.due = Due.Restart;
         break;
       }
@@ -449,13 +453,29 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
         if (fup || last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
         fupHi = last.hi;
         fupLo = last.lo;
+        if (ovf && !inPsb) {
+          // Tracing resumes after the overflow here, reached from nowhere.
+          ovf = false;
+          at = w.node(fupHi, fupLo);
+          if (at < 0) return stop(res, pos, w.why);
+          enabled = true;
+          w.due = Due.Restart;
+          break;
+        }
         if (inPsb) psbFup = true;
         else if (!enabled) return stop(res, pos, Handover.Sync);
         else fup = true;
         break;
       }
+      case PacketType.Ovf:
+        // Packets were lost: a gap (the block decoder ends the block where it is).
+        if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
+        w.endBlock();
+        enabled = false;
+        ovf = true;
+        break;
       case PacketType.Psb:
-        if (inPsb || fup || mode) return stop(res, pos, Handover.Sync);
+        if (inPsb || fup || mode || ovf) return stop(res, pos, Handover.Sync);
         inPsb = true;
         psbFup = false;
         last.reset();
@@ -504,7 +524,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
     pos += size;
   }
   // The decode ends with the trace: the last decision's target does not run.
-  if (inPsb || fup || mode || !started) return stop(res, pos, Handover.Sync);
+  if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Sync);
   w.endBlock();
   res.insns = w.icount[0]!;
   return res;

@@ -104,8 +104,8 @@ timeline labels its unit, in otherData.timeUnit and the process name):
                                        --coverage, --afl-map and --edges are made straight from
                                        the packets through a graph of the code's decision points
                                        (3x faster on a fuzzing trace); a trace with what that does
-                                       not cover (16/32-bit code, overflows, PTWRITE, power or TSX
-                                       events) is decoded the general way, to the same files.
+                                       not cover (16/32-bit code, PTWRITE, power or TSX events)
+                                       is decoded the general way, to the same files.
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
   --symbols [<file>[:<base>]]          functions are named without it: from the symbol
