@@ -26,6 +26,8 @@
  * first instruction runs ({@link GraphWalk.due}), the instructions of a node when its
  * transfer runs.
  */
+
+import { EventType, PtEvent } from "../event/types.js";
 import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import * as decode from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
@@ -34,6 +36,7 @@ import { syncForwardIn } from "../packet/sync.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as types from "../packet/types.js";
 import { Packet } from "../packet/types.js";
+import type { FlowTracker } from "./callstack-tracker.js";
 import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
@@ -42,7 +45,7 @@ const { decodePacket } = decode;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, Flags } = Node;
+const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, Flags, EndSize, EndClass, PrevLo, PrevHi } = Node;
 const W = NODE_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
@@ -118,13 +121,53 @@ class GraphWalk {
   private inBlock = false;
   private bHi = 0;
   private bLo = 0;
+  /** The event handed to {@link feed}. */
+  private readonly ev = new PtEvent();
 
   constructor(
     readonly graph: DecisionGraph,
-    readonly coverage: Coverage,
+    /** Where blocks and edges go: directly into a Coverage, or through a FlowTracker (see {@link decodeFeed}). */
+    readonly coverage: Coverage | undefined,
+    readonly feed: FlowTracker | undefined,
   ) {
     this.nodes = graph.nodes;
-    this.tables = !coverage.mapOnly;
+    this.tables = coverage !== undefined && !coverage.mapOnly;
+  }
+
+  /** With a feed: node `p`'s instructions, its transfer last. */
+  private feedNode(p: number): void {
+    const at = p * W;
+    const nodes = this.nodes;
+    const n = nodes[at + Insns]!;
+    const feed = this.feed!;
+    if (n > 1)
+      feed.run(
+        nodes[at + Hi]! >>> 0,
+        nodes[at + Lo]! >>> 0,
+        n - 1,
+        nodes[at + PrevHi]! >>> 0,
+        nodes[at + PrevLo]! >>> 0,
+      );
+    feed.insn(
+      nodes[at + EndHi]! >>> 0,
+      nodes[at + EndLo]! >>> 0,
+      nodes[at + EndSize]!,
+      nodes[at + EndClass]!,
+    );
+  }
+
+  /** With a feed: an event of `type` (IPs where it has them). */
+  event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
+    const feed = this.feed;
+    if (feed === undefined) return;
+    const ev = this.ev.clear();
+    ev.type = type;
+    ev.ipHi = ipHi;
+    ev.ipLo = ipLo;
+    ev.ipSuppressed = suppressed;
+    ev.fromHi = fromHi;
+    ev.fromLo = fromLo;
+    feed.event(ev);
   }
 
   /** The node at (hi:lo), or -1 (the graph is full). */
@@ -142,6 +185,11 @@ class GraphWalk {
 
   /** The first instruction runs at node `p` (when something is {@link due}). */
   run(p: number): void {
+    if (this.coverage === undefined) {
+      // The feed counts its own blocks.
+      this.due = 0;
+      return;
+    }
     const lo = this.nodes[p * W + Lo]! >>> 0;
     if (this.tables) this.block(p, lo);
     else if (this.due === Due.Entry) this.coverage.enter(lo);
@@ -151,7 +199,7 @@ class GraphWalk {
 
   /** {@link run} with blocks and edges: as FlowTracker counts them when the instruction at `p` (low half `lo`) runs. */
   private block(p: number, lo: number): void {
-    const cov = this.coverage;
+    const cov = this.coverage!;
     const hi = this.nodes[p * W + Hi]! >>> 0;
     const ic = this.icount;
     if (this.due === Due.Entry) {
@@ -185,7 +233,7 @@ class GraphWalk {
       hi = this.nodes[this.lastNode * W + EndHi]! >>> 0;
       lo = this.nodes[this.lastNode * W + EndLo]! >>> 0;
     }
-    this.coverage.block(this.bHi, this.bLo, hi, lo, ic[0]! - ic[1]!);
+    this.coverage!.block(this.bHi, this.bLo, hi, lo, ic[0]! - ic[1]!);
   }
 
   /** An interrupt taken at (hi:lo) goes to the node reached next. */
@@ -198,6 +246,7 @@ class GraphWalk {
 
   /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
   enter(from: number, to: number): number {
+    if (this.feed !== undefined) this.feedNode(from);
     this.icount[0] += this.nodes[from * W + Insns]!;
     this.due = Due.Entry;
     this.src = from;
@@ -294,6 +343,7 @@ class GraphWalk {
       const k = this.nodes[at]!;
       if (k === Bad) return this.fail(Handover.Code);
       if (k !== Jump && k !== Call) {
+        if (this.feed !== undefined) this.feedNode(p);
         this.icount[0] += this.nodes[at + Insns]!;
         this.lastNode = p;
         return 0;
@@ -324,6 +374,7 @@ class GraphWalk {
       const before = g.insnsBefore(p, hi, lo);
       if (before > 0) {
         if (this.due !== 0) this.run(p);
+        if (this.feed !== undefined) this.feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
         this.icount[0] += before;
         this.lastNode = -1;
         this.lastHi = g.beforeHi;
@@ -346,10 +397,25 @@ class GraphWalk {
  * {@link Coverage.clear} it for the general decoder.
  */
 export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage: Coverage): FastCoverage {
+  return decodeWalk(trace, new GraphWalk(graph, coverage, undefined));
+}
+
+/**
+ * The same walk, fed to a {@link FlowTracker} as the general decode feeds it (runs of
+ * instructions, each transfer, the events that move call stacks: tracing on and off,
+ * interrupts, overflows), for the call-stack outputs that need no time (folded stacks
+ * weighed by instructions) and coverage. No time is given (timing packets are
+ * skipped). When the result's status is -1 the tracker's analysis holds a partial
+ * decode: start a new one for the general decoder.
+ */
+export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTracker): FastCoverage {
+  return decodeWalk(trace, new GraphWalk(graph, undefined, feed));
+}
+
+function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   const res = new FastCoverage();
   const pkt = new Packet();
   const last = new LastIp();
-  const w = new GraphWalk(graph, coverage);
   let pos = syncForwardIn(trace, 0);
   if (pos < 0) return stop(res, 0, Handover.Sync);
   res.synced = true;
@@ -414,6 +480,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        w.event(EventType.AsyncBranch, last.hi, last.lo, false, fupHi, fupLo);
         w.endBlock();
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
@@ -425,6 +492,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
           return stop(res, pos, Handover.Sync);
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
+        w.event(EventType.Enabled, last.hi, last.lo, false);
         enabled = true;
         mode = false;
         ovf = false;
@@ -437,6 +505,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
           // Tracing stops at a branch (out of the filter, into ring 0, ...).
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
+          w.event(EventType.Disabled, last.hi, last.lo, last.suppressed);
           enabled = false;
           w.endBlock();
           break;
@@ -444,6 +513,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        w.event(EventType.AsyncDisabled, last.hi, last.lo, last.suppressed, fupHi, fupLo);
         enabled = false;
         w.endBlock();
         break;
@@ -470,6 +540,7 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
       case PacketType.Ovf:
         // Packets were lost: a gap (the block decoder ends the block where it is).
         if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
+        w.event(EventType.Overflow, 0, 0, true);
         w.endBlock();
         enabled = false;
         ovf = true;

@@ -18,7 +18,7 @@ export {
   ThreadTrack,
 } from "./callstack-sink.js";
 export { endsBlock, FlowTracker, movesStack } from "./callstack-tracker.js";
-export { decodeCoverage, FastCoverage, Handover } from "./coverage-decode.js";
+export { decodeCoverage, decodeFeed, FastCoverage, Handover } from "./coverage-decode.js";
 export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";

@@ -78,9 +78,9 @@ interface Output {
 }
 
 export class AnalysisOutputs {
-  readonly analysis: CallAnalysis;
-  private readonly folded: FoldedStacks | undefined;
-  private readonly coverage: Coverage | undefined;
+  analysis!: CallAnalysis;
+  private folded: FoldedStacks | undefined;
+  private coverage: Coverage | undefined;
 
   private constructor(
     private readonly options: AnalysisOptions,
@@ -88,6 +88,22 @@ export class AnalysisOutputs {
     private readonly files: readonly Output[],
     private readonly context: AnalysisContext,
   ) {
+    this.build();
+  }
+
+  /**
+   * Start the analysis over, nothing counted (a fast decode handed the trace over).
+   * Only for outputs written at the end: {@link feedable}.
+   */
+  reset(): void {
+    this.build();
+  }
+
+  /** The analysis and the sinks of the outputs. */
+  private build(): void {
+    const { files, names, options, context } = this;
+    this.folded = undefined;
+    this.coverage = undefined;
     const sinks: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
     for (const { kind, file } of files) {
@@ -139,6 +155,20 @@ export class AnalysisOutputs {
   coverageOnly(): Coverage | undefined {
     const a = this.analysis;
     return a.sinks.length === 0 && a.jsonl === undefined ? this.coverage : undefined;
+  }
+
+  /**
+   * Whether every output is written at the end and needs no time (coverage, folded
+   * stacks weighed by instructions): a decode may feed them and then {@link reset}
+   * them to start over.
+   */
+  feedable(): boolean {
+    const o = this.options;
+    return (
+      o.timeline === undefined &&
+      o.jsonl === undefined &&
+      (o.folded === undefined || o.foldedWeight === "insn")
+    );
   }
 
   /** A feed for one decoded stream. */

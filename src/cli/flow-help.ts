@@ -100,12 +100,13 @@ timeline labels its unit, in otherData.timeUnit and the process name):
                                        entered, prev = loc >> 1 of the block before (0 after
                                        a gap); counts stop at 255.
   --edges <file>                       the edges as text: "0xFROM 0xTO COUNT" lines, sorted.
-                                       With --quiet (and at most --stat:insn) and no other output,
-                                       --coverage, --afl-map and --edges are made straight from
+                                       With --quiet (and at most --stat:insn), --coverage,
+                                       --afl-map, --edges and --folded weighed by instructions
+                                       (with no --timeline or --jsonl) are made straight from
                                        the packets through a graph of the code's decision points
-                                       (3x faster on a fuzzing trace); a trace with what that does
-                                       not cover (16/32-bit code, PTWRITE, power or TSX events)
-                                       is decoded the general way, to the same files.
+                                       (the map 3x faster); a trace with what that does not cover
+                                       (16/32-bit code, PTWRITE, power or TSX events) is decoded
+                                       the general way, to the same files.
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
   --symbols [<file>[:<base>]]          functions are named without it: from the symbol

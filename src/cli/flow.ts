@@ -138,10 +138,11 @@ export async function runFlow(
 }
 
 /**
- * Coverage alone (--afl-map, --edges, --coverage), made by the fast coverage decode
- * (analysis/coverage-decode.ts) where it covers the trace and nothing else is
- * printed: the instruction count, or undefined when the general decode must make it
- * (the coverage is then empty again).
+ * Outputs made at the end without time (coverage; folded stacks weighed by
+ * instructions), made by the fast decode of analysis/coverage-decode.ts where it
+ * covers the trace and nothing else is printed: coverage alone straight into its
+ * tables, else through the call-stack tracker. The instruction count, or undefined
+ * when the general decode must make them (they are then empty again).
  */
 async function fastCoverage(
   setup: FlowSetup,
@@ -150,7 +151,7 @@ async function fastCoverage(
 ): Promise<number | undefined> {
   const { output, pt, sideband } = setup;
   const coverage = outputs.coverageOnly();
-  if (coverage === undefined || pt === undefined) return undefined;
+  if (pt === undefined || (coverage === undefined && !outputs.feedable())) return undefined;
   const config = pt.step.config;
   if (
     !output.quiet ||
@@ -163,12 +164,17 @@ async function fastCoverage(
     config.enableTickEvents
   )
     return undefined;
-  const { decodeCoverage } = await import("../analysis/coverage-decode.js");
+  const { decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
   const trace = TraceBytes.read(pt.source, internal.windowSize);
-  const result = decodeCoverage(trace, new DecisionGraph(setup.image), coverage);
+  const graph = new DecisionGraph(setup.image);
+  const result =
+    coverage !== undefined
+      ? decodeCoverage(trace, graph, coverage)
+      : decodeFeed(trace, graph, outputs.stream());
   internal.onFastCoverage?.(result);
   if (result.status === 0) return result.insns;
-  coverage.clear();
+  if (coverage !== undefined) coverage.clear();
+  else outputs.reset();
   return undefined;
 }
 

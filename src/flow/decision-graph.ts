@@ -17,8 +17,8 @@
  * also keeps the target its last TIP went to: most go where they went before
  * (returns to a caller, calls through a vtable), and that costs no lookup.
  *
- * 64-bit code only: a decoder in another mode does not use the graph. Memory: 56
- * bytes a node; past `maxNodes` (default 2^21, 112 MiB) {@link DecisionGraph.node} says
+ * 64-bit code only: a decoder in another mode does not use the graph. Memory: 72
+ * bytes a node; past `maxNodes` (default 2^21, 144 MiB) {@link DecisionGraph.node} says
  * so (-1) and the caller decodes another way.
  */
 import type { Image } from "../image/index.js";
@@ -78,6 +78,12 @@ export const Node = {
   TipId: 10,
   /** {@link NodeFlag} bits. */
   Flags: 11,
+  /** The transfer's length and {@link FlowClass}. */
+  EndSize: 12,
+  EndClass: 13,
+  /** The instruction before the transfer (the start when the run is the transfer alone). */
+  PrevLo: 14,
+  PrevHi: 15,
 } as const;
 
 /** Facts about a node's run beyond its kind. */
@@ -86,7 +92,7 @@ export const NodeFlag = {
   MovCr3: 1,
 } as const;
 
-export const NODE_WORDS = 12;
+export const NODE_WORDS = 16;
 
 /** Straight-line instructions in one node at most (a longer run is Bad: that code decodes another way). */
 const MAX_RUN = 1 << 20;
@@ -273,6 +279,8 @@ export class DecisionGraph {
     let n = 0;
     let ipHi = hi;
     let ipLo = lo;
+    let prevHi = hi;
+    let prevLo = lo;
     const limit = Math.min(MAX_RUN, this.maxWalk - this.walked);
     while (n < limit) {
       insn.reset(ipHi, ipLo, ExecMode.Bits64);
@@ -282,6 +290,8 @@ export class DecisionGraph {
       if (c === FlowClass.Other || c === FlowClass.Ptwrite) {
         if ((insn.info >>> FACT_SHIFT) & InsnFact.MovCr3) flags |= NodeFlag.MovCr3;
         fallThrough(insn);
+        prevHi = ipHi;
+        prevLo = ipLo;
         ipHi = next.hi;
         ipLo = next.lo;
         continue;
@@ -308,6 +318,10 @@ export class DecisionGraph {
     nodes[at + Node.EndHi] = ipHi;
     nodes[at + Node.TipId] = -1;
     nodes[at + Node.Flags] = flags;
+    nodes[at + Node.EndSize] = kind === NodeKind.Bad ? 0 : insn.size;
+    nodes[at + Node.EndClass] = kind === NodeKind.Bad ? 0 : insn.info & 15;
+    nodes[at + Node.PrevLo] = prevLo;
+    nodes[at + Node.PrevHi] = prevHi;
   }
 
   /** Twice the slots, every node put back (the newest included). */

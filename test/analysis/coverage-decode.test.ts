@@ -1,8 +1,9 @@
 /**
  * The fast coverage decode (analysis/coverage-decode.ts, the decision graph of
  * flow/decision-graph.ts) against the general one: `ptkit flow --quiet --stat:insn`
- * with `--afl-map` alone (the map without tables) and with `--afl-map --coverage
- * --edges`, each run both ways, must print the same and write the same files, byte
+ * with `--afl-map` alone (the map without tables), with `--afl-map --coverage
+ * --edges`, and with those and `--folded` (the fast decode feeding the call-stack
+ * tracker), each run both ways, must print the same and write the same files, byte
  * for byte, whether the fast decode covers the trace or hands it over. And it must cover the
  * traces it is for: the fuzzing workload (test cases enabled by TIP.PGE and ended by
  * FUP + TIP.PGD, with and without timing packets and RET compression), kernel-traced
@@ -48,14 +49,19 @@ interface Run {
   fast: { status: number; reason: string } | undefined;
 }
 
-/** `ptkit flow ...argv` with the coverage outputs in `cwd`, fast (where it covers the trace) or general. */
-async function flow(cwd: string, argv: string[], general: boolean, tables: boolean): Promise<Run> {
+/** The outputs asked for: the map alone, coverage with the tables, or with folded stacks too (through the call-stack tracker). */
+type Mode = "map" | "tables" | "stacks";
+const MODES: Mode[] = ["map", "tables", "stacks"];
+const FILES = ["the map", "the JSON", "the edges", "the folded stacks"];
+
+/** `ptkit flow ...argv` with the `mode` outputs in `cwd`, fast (where it covers the trace) or general. */
+async function flow(cwd: string, argv: string[], general: boolean, mode: Mode): Promise<Run> {
   const io = captureIo(cwd);
   const name = (ext: string) => join(dir, `${general ? "general" : "fast"}.${ext}`);
-  const outputs = tables
-    ? ["--afl-map", name("bin"), "--coverage", name("json"), "--edges", name("txt")]
-    : ["--afl-map", name("bin")];
-  for (const ext of ["bin", "json", "txt"]) rmSync(name(ext), { force: true });
+  const outputs = ["--afl-map", name("bin")];
+  if (mode !== "map") outputs.push("--coverage", name("json"), "--edges", name("txt"));
+  if (mode === "stacks") outputs.push("--folded", name("folded"));
+  for (const ext of ["bin", "json", "txt", "folded"]) rmSync(name(ext), { force: true });
   let fast: Run["fast"];
   const code = await runFlow([...argv, ...outputs], io, {
     generalCoverage: general,
@@ -76,17 +82,17 @@ async function flow(cwd: string, argv: string[], general: boolean, tables: boole
 }
 
 /**
- * Both ways, with and without the tables: the same exit code, output and files.
- * Returns the fast decodes' outcome (the same with and without the tables) and the
- * map's non-zero bytes.
+ * Both ways, in each {@link Mode}: the same exit code, output and files. Returns the
+ * fast decodes' outcome (the same in every mode) and the map's non-zero bytes.
  */
 async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]; lit: number }> {
   let outcome: Run["fast"];
   let lit = 0;
-  for (const tables of [false, true]) {
-    const what = tables ? "with the tables" : "the map alone";
-    const general = await flow(cwd, argv, true, tables);
-    const fast = await flow(cwd, argv, false, tables);
+  for (const mode of MODES) {
+    const what =
+      mode === "map" ? "the map alone" : mode === "tables" ? "with the tables" : "with folded stacks";
+    const general = await flow(cwd, argv, true, mode);
+    const fast = await flow(cwd, argv, false, mode);
     assert.equal(general.fast, undefined, "the general run used the fast decode");
     assert.equal(fast.code, general.code, `${what}: exit code (${fast.stderr}${general.stderr})`);
     assert.equal(fast.stdout, general.stdout, `${what}: stdout`);
@@ -94,10 +100,9 @@ async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]
     for (const [k, f] of fast.files.entries()) {
       const g = general.files[k];
       assert.equal(f === undefined, g === undefined, `${what}: file ${k} written`);
-      if (f !== undefined)
-        assert.ok(f.equals(g!), `${what}: ${["the map", "the JSON", "the edges"][k]} differ`);
+      if (f !== undefined) assert.ok(f.equals(g!), `${what}: ${FILES[k]} differ`);
     }
-    if (tables) assert.deepEqual(fast.fast, outcome, "the same outcome with the tables");
+    if (mode !== "map") assert.deepEqual(fast.fast, outcome, `${what}: the same outcome`);
     outcome = fast.fast;
     lit = general.files[0]?.filter((b) => b !== 0).length ?? 0;
   }
