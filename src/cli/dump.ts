@@ -66,7 +66,7 @@ export async function runDump(
   });
   const jobs = parseJobs(io, options.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
-  const problem = traceFileProblem(io, range.path);
+  const problem = traceFileProblem(io, range);
   if (problem !== undefined) return fail(problem);
   const source = fileRangeSource(io, range);
   if (typeof source === "string") return fail(source);
@@ -87,7 +87,7 @@ export async function runDump(
     };
     const synced = await dumpInPieces(io, io.chunks, jobs, options, range, source, starts, write, warn, bar);
     bar.done();
-    if (!synced) return fail(`${noPsbHint(io, range.path)}.`);
+    if (!synced) return fail(`${noPsbHint(io, range)}.`);
     return 0;
   }
   const trace = TraceBytes.read(source, internal.windowSize);
@@ -104,7 +104,7 @@ export async function runDump(
   out.flush();
   bar.done();
   // Nothing to dump is an error (without --no-sync, which starts at the first byte).
-  if (!dumper.synced) return fail(`${noPsbHint(io, range.path)}.`);
+  if (!dumper.synced) return fail(`${noPsbHint(io, range)}.`);
   return 0;
 }
 

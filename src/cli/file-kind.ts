@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { PacketDecoder } from "../packet/decoder.js";
+import type { FileRange } from "./file-range.js";
 import { type CliIo, NOT_REGULAR } from "./io.js";
 
 /** Bytes of a file's head that {@link fileKind} looks at. */
@@ -76,9 +77,10 @@ export function notATraceHint(path: string, kind: FileKind): string | undefined 
 }
 
 /** The head of a file for {@link fileKind}; empty when it cannot be read. */
-export function readHead(io: CliIo, path: string): Uint8Array {
+export function readHead(io: CliIo, path: string, from = 0, to?: number): Uint8Array {
   try {
-    return io.readRange(path, 0, Math.min(HEAD_BYTES, io.fileSize(path)));
+    const end = Math.min(to ?? Number.MAX_SAFE_INTEGER, io.fileSize(path));
+    return io.readRange(path, from, Math.max(0, Math.min(HEAD_BYTES, end - from)));
   } catch {
     return new Uint8Array(0);
   }
@@ -128,16 +130,20 @@ export function notADirectory(io: CliIo, path: string): string | undefined {
  * Why `path` cannot be read as a raw Intel PT trace (it cannot be opened, or its
  * magic number says it is something else), or undefined when it may be one.
  */
-export function traceFileProblem(io: CliIo, path: string): string | undefined {
+export function traceFileProblem(io: CliIo, range: FileRange): string | undefined {
+  const path = range.path;
   const open = openError(io, path);
   if (open !== undefined) return open;
-  const kind = fileKind(readHead(io, path));
+  // Only the bytes of the range count (output never depends on bytes past its end).
+  const kind = fileKind(readHead(io, path, range.from, range.to));
   return isSureKind(kind) ? notATraceHint(path, kind!) : undefined;
 }
 
-/** What to say when no PSB was found in `path`: what it looks like, or how to go on. */
-export function noPsbHint(io: CliIo, path: string): string {
-  const kind = fileKind(readHead(io, path));
+/** What to say when no PSB was found in the range: what its bytes look like, or how to go on. */
+export function noPsbHint(io: CliIo, range: FileRange): string {
+  const path = range.path;
+  // What the decoded bytes look like: those of the range, not the rest of the file.
+  const kind = fileKind(readHead(io, path, range.from, range.to));
   const looks = kind === undefined ? undefined : notATraceHint(path, kind);
   return (
     looks ??

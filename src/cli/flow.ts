@@ -97,7 +97,7 @@ export async function runFlow(
       for (const line of statsText(insn, blocks)) out.line(line);
     }
     out.flush();
-    return counts.noPsb ? fail(`${noPsbHint(io, pt.range.path)}.`) : 0;
+    return counts.noPsb ? fail(`${noPsbHint(io, pt.range)}.`) : 0;
   }
   const fast =
     outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
@@ -132,7 +132,7 @@ export async function runFlow(
   }
   out.flush();
   // ptxed prints nothing for a file without PSB; say what it looks like instead.
-  if (session.noPsb) return fail(`${noPsbHint(io, pt.range.path)}.`);
+  if (session.noPsb) return fail(`${noPsbHint(io, pt.range)}.`);
   const problem = outputs?.finish();
   return problem ? fail(problem) : 0;
 }
@@ -241,7 +241,7 @@ export function setupFlow(
         }
         const range = parseFileRange(step.arg);
         if (typeof range === "string") return fail(`bad file ${step.arg}: ${range}.`);
-        const source = traceFileProblem(io, range.path) ?? fileRangeSource(io, range);
+        const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
         if (typeof source === "string") return fail(source);
         pt = { step, range, source };
         break;

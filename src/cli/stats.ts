@@ -67,7 +67,7 @@ export function runStats(
     io.stderr(`ptkit stats: bad file ${file}: ${range}.\n`);
     return 1;
   }
-  const source = traceFileProblem(io, range.path) ?? fileRangeSource(io, range);
+  const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
   if (typeof source === "string") {
     io.stderr(`ptkit stats: ${source}\n`);
     return 1;
@@ -77,7 +77,7 @@ export function runStats(
   const report = (stats: TraceStats): number => {
     const seconds = (nowMs() - start) / 1000;
     progress.done();
-    if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range.path)}.\n`);
+    if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range)}.\n`);
     io.stdout(
       parsed.values.json
         ? `${JSON.stringify(statsJson(stats, seconds))}\n`

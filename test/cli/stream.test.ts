@@ -264,6 +264,8 @@ describe("raw traces read a window at a time", () => {
     const dir = mkdtempSync(join(tmpdir(), "ptkit-stream-"));
     try {
       writeFileSync(join(dir, "notes.txt"), "just some text\nand more\n");
+      writeFileSync(join(dir, "r4.pt"), Uint8Array.from([0x72, 0x56, 0x36, 0x87]));
+      writeFileSync(join(dir, "r1.pt"), Uint8Array.from([0x72]));
       writeFileSync(
         join(dir, "junk.bin"),
         Uint8Array.from({ length: 5000 }, (_, i) => (i * 89 + 7) & 0xff),
@@ -281,6 +283,14 @@ describe("raw traces read a window at a time", () => {
         ["dump", ["junk.bin"], /no PSB packet in junk\.bin.*--no-sync/],
         ["flow", ["--pt", "notes.txt"], /notes\.txt is text/],
         ["flow", ["--pt", "junk.bin"], /no PSB packet in junk\.bin/],
+        // Only the bytes of the range tell what it is (regression, the fuzzer's
+        // past-end check: the first byte of a binary file, "r", was a piece of a trace,
+        // the same byte alone in a file text).
+        ["flow", ["--pt", "r4.pt:0x0-0x1"], /r4\.pt is text/],
+        ["flow", ["--pt", "r1.pt:0x0-0x1"], /r1\.pt is text/],
+        ["dump", ["r4.pt:0x0-0x1"], /r4\.pt is text/],
+        ["flow", ["--pt", "r4.pt:0x1-0x4"], /no PSB packet in r4\.pt/],
+        ["dump", ["prog:0x10-0x20"], /no PSB packet in prog/],
         ["flow", ["--pt", "prog"], /prog is an ELF file.*--elf prog --pt/],
         [
           "flow",
