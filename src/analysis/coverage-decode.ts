@@ -6,19 +6,19 @@
  * fall-through successor), a TIP mostly none (the node's last target) or one lookup;
  * each block entered is one byte of the map, or with the tables a block and an edge
  * (the same {@link Coverage} as the full decode feeds: the same hash, saturation,
- * gap rule and tables).
+ * gap rule and tables). {@link decodeFeed} walks the same way and feeds a
+ * FlowTracker instead (call stacks: folded stacks weighed by instructions).
  *
  * It covers the packets fuzzing traces are made of: PSB+, TNT, TIP, TIP.PGE, TIP.PGD
  * with FUP (tracing stops where the FUP says, as at the end of a test case) and
  * without (at a branch: a system call, out of the filter), FUP + TIP (an interrupt
  * into traced code), OVF followed by FUP or TIP.PGE (a gap), MODE.Exec for 64-bit
- * code, timing packets (ignored: coverage has no time), and RET compression. On
- * anything else — another mode, PTWRITE,
- * power and TSX events, paging outside PSB+, a decode error, a trace the code does
- * not match, a full graph — it stops and says where and why
- * ({@link FastCoverage.status} < 0): the caller then decodes the whole trace the
- * general way, from a cleared {@link Coverage}. What it does decode, it decodes as
- * the block decoder and FlowTracker do; tests compare the two
+ * code, timing packets (skipped: no time is kept), and RET compression. On anything
+ * else — another mode, PTWRITE, power and TSX events, paging outside PSB+, a decode
+ * error, a trace the code does not match, a full graph — it stops and says where and
+ * why ({@link FastCoverage.status} < 0): the caller then decodes the whole trace the
+ * general way, from a cleared {@link Coverage} (or analysis). What it does decode,
+ * it decodes as the block decoder and FlowTracker do; tests compare the two
  * (test/analysis/coverage-decode.test.ts).
  *
  * Where the full decode's coverage sees an instruction run, this sees a node of the
