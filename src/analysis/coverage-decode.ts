@@ -74,8 +74,6 @@ export class FastCoverage {
   reason = "";
   /** Instructions run (the flow decoders' count), when status is 0. */
   insns = 0;
-  /** Whether a PSB was found. */
-  synced = false;
 }
 
 /**
@@ -418,7 +416,6 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   const last = new LastIp();
   let pos = syncForwardIn(trace, 0);
   if (pos < 0) return stop(res, 0, Handover.Sync);
-  res.synced = true;
   let buf = trace.buf;
   let base = trace.base;
   let end = trace.end;
