@@ -136,6 +136,7 @@ export class DecisionGraph {
     this.code.setImage(image);
     this.code.invalidate();
     this.size = 0;
+    this.walked = 0;
     this.slots.fill(0);
   }
 

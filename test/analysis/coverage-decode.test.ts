@@ -267,4 +267,9 @@ test("a trace entering a long run of straight-line code at many places: the grap
   assert.equal(made, 3);
   assert.ok(graph.walked >= 200_000 - 65_537 && graph.walked <= 200_000, `${graph.walked} walked`);
   assert.equal(graph.node(0, 0x10000 + 63 * 1024), -1);
+  // A cleared graph (a new image) has its whole budget again.
+  graph.clear();
+  assert.equal(graph.size, 0);
+  assert.ok(graph.node(0, 0x10000) >= 0);
+  assert.equal(graph.walked, 65_537);
 });
