@@ -437,6 +437,11 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   let mode = false;
   /** An OVF waits for the FUP (or TIP.PGE) that says where tracing resumes. */
   let ovf = false;
+  /**
+   * A MODE.Exec said 64-bit code (the graph's): until one does, the flow decoders
+   * decode as 16-bit code, so tracing may not start.
+   */
+  let bits64 = false;
 
   for (;;) {
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, 0);
@@ -487,6 +492,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.TipPge: {
         if (enabled || inPsb || fup || last.update(pkt) < 0 || last.suppressed)
           return stop(res, pos, Handover.Sync);
+        if (!bits64) return stop(res, pos, Handover.Mode);
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
         w.event(EventType.Enabled, last.hi, last.lo, false);
@@ -523,6 +529,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
         if (ovf && !inPsb) {
           // Tracing resumes after the overflow here, reached from nowhere.
           ovf = false;
+          if (!bits64) return stop(res, pos, Handover.Mode);
           at = w.node(fupHi, fupLo);
           if (at < 0) return stop(res, pos, w.why);
           enabled = true;
@@ -556,6 +563,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
           started = true;
           enabled = psbFup;
           if (enabled) {
+            if (!bits64) return stop(res, pos, Handover.Mode);
             at = w.node(fupHi, fupLo);
             if (at < 0) return stop(res, pos, w.why);
             w.due = Due.Restart;
@@ -571,6 +579,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       }
       case PacketType.ModeExec:
         if ((pkt.flags & (Flag.CsL | Flag.CsD)) !== Flag.CsL) return stop(res, pos, Handover.Mode);
+        bits64 = true;
         if (!inPsb) mode = true;
         break;
       case PacketType.ModeTsx:

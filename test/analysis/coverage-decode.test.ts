@@ -18,12 +18,12 @@ import { after, describe, test } from "node:test";
 import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
-import { Coverage, decodeCoverage } from "../../src/analysis/index.js";
+import { Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow.js";
 import { DecisionGraph } from "../../src/flow/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";
-import { TraceBytes } from "../../src/packet/index.js";
+import { Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
@@ -272,4 +272,30 @@ test("a trace entering a long run of straight-line code at many places: the grap
   assert.equal(graph.size, 0);
   assert.ok(graph.node(0, 0x10000) >= 0);
   assert.equal(graph.walked, 65_537);
+});
+
+test("no MODE.Exec before tracing starts: the flow decoders decode 16-bit code, so the fast decode hands over", async () => {
+  // 48 89 c0 c3: MOV RAX, RAX and RET in 64-bit code; DEC AX, MOV AX, AX and RET in
+  // 16-bit code. The RET goes back to the start three times.
+  const cwd = mkdtempSync(join(dir, "mode-"));
+  writeFileSync(join(cwd, "code.bin"), Uint8Array.from([0x48, 0x89, 0xc0, 0xc3]));
+  const enc = new PacketEncoder();
+  const pkt = new Packet();
+  pkt.type = PacketType.Psb;
+  enc.emit(pkt);
+  enc.emitIp(PacketType.Fup, 0, 0x1000);
+  pkt.clear().type = PacketType.PsbEnd;
+  enc.emit(pkt);
+  for (let i = 0; i < 3; i++) enc.emitIp(PacketType.Tip, 0, 0x1000);
+  writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+  const { fast } = await compare(cwd, [
+    "--raw",
+    "code.bin:0x1000",
+    "--pt",
+    "trace.pt",
+    "--quiet",
+    "--stat:insn",
+  ]);
+  assert.equal(fast?.status, -1);
+  assert.equal(fast?.reason, Handover.Mode);
 });
