@@ -12,17 +12,7 @@
  * (meta.json, written last, marks a complete set) and reused. Test cases are added
  * until `trace.pt` has `traceBytes` bytes.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { InsnClass } from "../src/isa/types.js";
 import { hex64 } from "../src/packet/u64.js";
@@ -32,6 +22,7 @@ import { generateTrace } from "./generate.js";
 import { largeProgram } from "./large-program.js";
 import { type LargeElf, writeElfs } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
+import { cachedWorkload } from "./workload-cache.js";
 
 /** Bump when the program, the run or the trace configuration changes. */
 const CACHE_VERSION = 3;
@@ -92,14 +83,17 @@ export function loadFuzzWorkload(options: FuzzOptions = {}): FuzzWorkload {
     options.cacheDir ?? CACHE_DIR,
     `fuzz-v${CACHE_VERSION}-s${seed}-c${codeBytes}-t${traceBytes}-i${caseInsns}`,
   );
-  const meta = join(dir, "meta.json");
-  if (existsSync(meta)) {
-    const w = JSON.parse(readFileSync(meta, "utf8")) as FuzzWorkload;
-    return { ...w, source: `cached in ${dir}` };
-  }
-  const start = performance.now();
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  return cachedWorkload(dir, () => makeFuzzWorkload(dir, seed, codeBytes, traceBytes, caseInsns));
+}
+
+/** The workload made into the empty directory `dir`. */
+function makeFuzzWorkload(
+  dir: string,
+  seed: number,
+  codeBytes: number,
+  traceBytes: number,
+  caseInsns: number,
+): FuzzWorkload {
   const program = largeProgram(seed, codeBytes, FUZZ_LAYOUT);
   const elfs = writeElfs(program, dir);
   const base = BigInt(elfs[0]!.base);
@@ -124,7 +118,7 @@ export function loadFuzzWorkload(options: FuzzOptions = {}): FuzzWorkload {
     closeSync(plainFd);
     closeSync(timingFd);
   }
-  const w: FuzzWorkload = {
+  return {
     dir,
     seed,
     codeAsked: codeBytes,
@@ -141,9 +135,6 @@ export function loadFuzzWorkload(options: FuzzOptions = {}): FuzzWorkload {
     cases: run.cases,
     source: "",
   };
-  writeFileSync(`${meta}.tmp`, JSON.stringify(w));
-  renameSync(`${meta}.tmp`, meta);
-  return { ...w, source: `generated in ${((performance.now() - start) / 1000).toFixed(1)} s into ${dir}` };
 }
 
 /**

@@ -14,17 +14,7 @@
  * ptkit decodes it with `--elf <file>:<base>` for each image, libipt (the harness's
  * --map) with the same ELF files' code segments as file ranges.
  */
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { Image, parseElf } from "../src/image/index.js";
 import { ET_DYN, ET_EXEC, PF_R, PF_X, writeElf } from "../tools/elf/elf-writer.js";
@@ -32,6 +22,7 @@ import { generateTrace } from "./generate.js";
 import { type LargeProgram, largeProgram } from "./large-program.js";
 import { LargeRun } from "./large-run.js";
 import { CACHE_DIR } from "./paths.js";
+import { cachedWorkload } from "./workload-cache.js";
 
 /** Bump when the program, the run or the trace configuration changes. */
 const CACHE_VERSION = 1;
@@ -116,32 +107,23 @@ export function loadLargeWorkload(options: LargeOptions = {}): LargeWorkload {
     options.cacheDir ?? CACHE_DIR,
     `large-v${CACHE_VERSION}-s${seed}-c${codeBytes}-t${traceBytes}-g${segmentInsns}`,
   );
-  const meta = join(dir, "meta.json");
-  if (existsSync(meta)) {
-    const w = JSON.parse(readFileSync(meta, "utf8")) as LargeWorkload;
-    return { ...w, source: `cached in ${dir}` };
-  }
-  const start = performance.now();
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  const program = largeProgram(seed, codeBytes);
-  const elfs = writeElfs(program, dir);
-  const trace = join(dir, "trace.pt");
-  const made = writeTrace(program, seed, trace, traceBytes, segmentInsns);
-  const w: LargeWorkload = {
-    dir,
-    trace,
-    traceBytes: made.bytes,
-    elfs,
-    blocks: program.blocks,
-    codeBytes: program.codeBytes,
-    insns: made.insns,
-    segments: made.segments,
-    source: "",
-  };
-  writeFileSync(`${meta}.tmp`, JSON.stringify(w));
-  renameSync(`${meta}.tmp`, meta);
-  return { ...w, source: `generated in ${((performance.now() - start) / 1000).toFixed(1)} s into ${dir}` };
+  return cachedWorkload(dir, (): LargeWorkload => {
+    const program = largeProgram(seed, codeBytes);
+    const elfs = writeElfs(program, dir);
+    const trace = join(dir, "trace.pt");
+    const made = writeTrace(program, seed, trace, traceBytes, segmentInsns);
+    return {
+      dir,
+      trace,
+      traceBytes: made.bytes,
+      elfs,
+      blocks: program.blocks,
+      codeBytes: program.codeBytes,
+      insns: made.insns,
+      segments: made.segments,
+      source: "",
+    };
+  });
 }
 
 /** Each image as an ELF file with one R+X PT_LOAD (shared libraries linked at 0, loaded at their base). */

@@ -14,7 +14,7 @@
  * seed; made once into its own directory under bench/.cache/ (meta.json, written
  * last, marks a complete set) and reused.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileMode } from "../tools/perf/perf-data-writer.js";
 import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../tools/perf/pt-file.js";
@@ -23,6 +23,7 @@ import { type LargeImage, largeProgram } from "./large-program.js";
 import { LargeRun } from "./large-run.js";
 import { DEFAULT_LARGE_CODE, DEFAULT_LARGE_SEED } from "./large-workload.js";
 import { CACHE_DIR } from "./paths.js";
+import { cachedWorkload } from "./workload-cache.js";
 
 /** Bump when the program, the run, the trace or the file layout changes. */
 const CACHE_VERSION = 1;
@@ -65,14 +66,11 @@ export function loadPerfWorkload(options: PerfWorkloadOptions = {}): PerfWorkloa
   const codeBytes = options.codeBytes ?? DEFAULT_LARGE_CODE;
   const insns = options.insns ?? DEFAULT_PERF_INSNS;
   const dir = join(options.cacheDir ?? CACHE_DIR, `perf-v${CACHE_VERSION}-s${seed}-c${codeBytes}-i${insns}`);
-  const meta = join(dir, "meta.json");
-  if (existsSync(meta)) {
-    const w = JSON.parse(readFileSync(meta, "utf8")) as PerfWorkload;
-    return { ...w, source: `cached in ${dir}` };
-  }
-  const start = performance.now();
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  return cachedWorkload(dir, () => makePerfWorkload(dir, seed, codeBytes, insns));
+}
+
+/** The workload made into the empty directory `dir`. */
+function makePerfWorkload(dir: string, seed: number, codeBytes: number, insns: number): PerfWorkload {
   const program = largeProgram(seed, codeBytes);
   const file = new PtFile({ perfScript: true }).comm(PID, "main", TRACE_TSC - 100n);
   const elfs: string[] = [];
@@ -101,7 +99,7 @@ export function loadPerfWorkload(options: PerfWorkloadOptions = {}): PerfWorkloa
   const data = join(dir, "perf.data");
   const bytes = fileMode(file.built());
   writeFileSync(data, bytes);
-  const w: PerfWorkload = {
+  return {
     dir,
     data,
     dataBytes: bytes.length,
@@ -111,9 +109,6 @@ export function loadPerfWorkload(options: PerfWorkloadOptions = {}): PerfWorkloa
     functions,
     source: "",
   };
-  writeFileSync(`${meta}.tmp`, JSON.stringify(w));
-  renameSync(`${meta}.tmp`, meta);
-  return { ...w, source: `generated in ${((performance.now() - start) / 1000).toFixed(1)} s into ${dir}` };
 }
 
 /** A user image as an ELF executable at its load address, a function symbol every FUNC_BLOCKS blocks. */
