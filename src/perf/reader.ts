@@ -151,8 +151,13 @@ export class PerfDataReader {
     let next = at + size;
     if (rec.type === RecordType.Auxtrace) next = this.auxPayload(rec, next);
     else if (rec.type === RecordType.HeaderTracingData && size >= 12) {
-      // In a pipe the tracing data follows its record, padded to 8 bytes.
-      next = Math.min(end, next + ((u32(this.win, p + 8) + 7) & ~7));
+      // In a pipe the tracing data follows its record, padded to 8 bytes. The size is
+      // a u32: rounded in Number arithmetic (`& ~7` would turn 2^31 and more negative).
+      const padded = Math.ceil(u32(this.win, p + 8) / 8) * 8;
+      if (next + padded > end) {
+        this.report(at, `HEADER_TRACING_DATA of ${padded} bytes runs past the end of the data: file truncated`);
+      }
+      next = Math.min(end, next + padded);
     }
     this.pos = next;
     // Records read again after rewind() describe nothing new.

@@ -127,6 +127,19 @@ describe("bad perf.data", () => {
     );
   });
 
+  test("a HEADER_TRACING_DATA size of 2^31 or more skips to the end, never backwards", () => {
+    // CI's fast-check find: the padded size was rounded with `& ~7`, which made it negative.
+    const good = record(68, 0, new Le());
+    for (const size of [0x8000_0000, 0xffff_fff9, 0xffff_ffff]) {
+      const tracing = record(RecordType.HeaderTracingData, 0, new Le().u32(size));
+      const diags = consume(pipeMode({ events: [], records: [good, tracing, good] }));
+      const padded = Math.ceil(size / 8) * 8;
+      assert.deepEqual(diags, [
+        `24: HEADER_TRACING_DATA of ${padded} bytes runs past the end of the data: file truncated`,
+      ]);
+    }
+  });
+
   test("a data section of size 0 (perf record killed) is read to the end of the file", () => {
     const bytes = fileMode(sampleFile()).slice();
     bytes.fill(0, 48, 56);
