@@ -6,7 +6,7 @@
  *
  * ```ts
  * const names = new FrameNames(symbolizer);
- * const timeline = new TimelineWriter((chunk) => file.write(chunk), names);
+ * const timeline = new TimelineWriter((chunk) => file.write(chunk), names); // UTF-8 chunks
  * const analysis = new CallAnalysis({ sinks: [timeline], nsPerTick: 1 / 2.4 });
  * const feed = analysis.stream();
  * feed.thread(pid, tid, "name");

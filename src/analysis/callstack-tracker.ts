@@ -174,7 +174,8 @@ export class FlowTracker {
   }
 
   /**
-   * `count` (> 0) executed instructions from (hi:lo) on, the last at (lastHi:lastLo),
+   * `count` (> 0) executed instructions from (hi:lo) on, the last at (lastHi:lastLo)
+   * (which only coverage reads: the end of its block),
    * none of which moves the stack ({@link movesStack}) nor, with coverage
    * ({@link transfers}), ends a block ({@link endsBlock}): the same as `count`
    * {@link insn} calls, in one step. Only when {@link everyInsn} is false (the outputs

@@ -81,6 +81,7 @@ export class BlockInsns {
     }
     const n = block.ninsn;
     if (n === 0) return;
+    if (decoded !== undefined && this.lastAlone(block, feed, decoded)) return;
     const hi = block.ipHi;
     const lo = block.ipLo;
     const flags = blockFlags(block);
@@ -92,6 +93,25 @@ export class BlockInsns {
       if (tag < 0) return;
     }
     this.replay(tag >>> Tag.IdShift, n, feed);
+  }
+
+  /**
+   * Call stacks alone, from a decoder whose blocks end at every call: in 64-bit code
+   * only a block's last instruction can move the stack (calls end blocks, and returns
+   * and far transfers need trace, which ends them too), so the block is the run before
+   * it and then it, and needs no walk. False where that does not hold or the last
+   * instruction's size or class is not known: walk or replay it.
+   */
+  private lastAlone(block: Block, feed: FlowTracker, decoded: BlockDecoder): boolean {
+    if (feed.everyInsn || feed.transfers || !decoded.endOnCall) return false;
+    if (block.mode !== ExecMode.Bits64 || block.iclass === FlowClass.Unknown || block.truncated) return false;
+    const size = decoded.lastInsnSize(block);
+    if (size === 0) return false;
+    const n = block.ninsn;
+    // Without coverage the run's last address is not looked at: the block's end stands in.
+    if (n > 1) feed.run(block.ipHi, block.ipLo, n - 1, block.endIpHi, block.endIpLo);
+    feed.insn(block.endIpHi, block.endIpLo, size, block.iclass);
+    return true;
   }
 
   /**

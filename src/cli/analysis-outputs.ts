@@ -107,7 +107,7 @@ export class AnalysisOutputs {
     const sinks: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
     for (const { kind, file } of files) {
-      const write = (chunk: string) => file.write(chunk);
+      const write = (chunk: Uint8Array) => file.write(chunk);
       if (kind === "timeline") sinks.push(new TimelineWriter(write, names));
       else if (kind === "jsonl") jsonl = new JsonlWriter(write, names);
     }
@@ -198,7 +198,7 @@ export class AnalysisOutputs {
     const problems: string[] = [];
     for (const { kind, path, file } of this.files) {
       try {
-        const write = (chunk: string) => file.write(chunk);
+        const write = (chunk: Uint8Array) => file.write(chunk);
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
         else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);

@@ -267,7 +267,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       status = dec.event(ev);
       if (status < 0) break;
       if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
-        yield* switchesBefore(ev.tscHi, ev.tscLo);
+        // (A generator made per timed event cost more than the rest of the event.)
+        const sw = switches[nextSwitch];
+        if (sw !== undefined && lt64(sw.tscHi, sw.tscLo, ev.tscHi, ev.tscLo))
+          yield* switchesBefore(ev.tscHi, ev.tscLo);
         s.nextHi = ev.tscHi;
         s.nextLo = ev.tscLo;
         yield;

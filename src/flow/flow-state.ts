@@ -75,8 +75,9 @@ export class FlowState {
   protected readonly config: DecoderConfig;
   protected readonly filter: AddrFilterCheck;
   protected readonly tickEvents: boolean;
-  protected readonly endOnCall: boolean;
-  protected readonly endOnJump: boolean;
+  /** Blocks end at every call (and jump) (the block decoder; see DecoderConfig). */
+  readonly endOnCall: boolean;
+  readonly endOnJump: boolean;
   /** Bytes of trace (for syncBackward's start when not synchronised). */
   protected readonly traceEnd: number;
 

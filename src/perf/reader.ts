@@ -155,7 +155,10 @@ export class PerfDataReader {
       // a u32: rounded in Number arithmetic (`& ~7` would turn 2^31 and more negative).
       const padded = Math.ceil(u32(this.win, p + 8) / 8) * 8;
       if (next + padded > end) {
-        this.report(at, `HEADER_TRACING_DATA of ${padded} bytes runs past the end of the data: file truncated`);
+        this.report(
+          at,
+          `HEADER_TRACING_DATA of ${padded} bytes runs past the end of the data: file truncated`,
+        );
       }
       next = Math.min(end, next + padded);
     }

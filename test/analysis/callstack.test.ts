@@ -23,6 +23,7 @@ import { FlowClass } from "../../src/flow/index.js";
 import { Trace } from "../event/helpers.js";
 import { Asm } from "../flow/asm.js";
 import { makeProgram } from "../flow/program.js";
+import { Chunks } from "./chunks.js";
 import { feedTrace } from "./export-trace.js";
 import { timelineFrames } from "./timeline-frames.js";
 
@@ -228,13 +229,13 @@ test("random programs with events: frames nest, weights add up, nothing is lost"
   for (let seed = 1; seed <= 40; seed++) {
     const p = makeProgram({ seed, steps: 3000, events: 0.01 });
     const names = new FrameNames(undefined);
-    const chunks: string[] = [];
+    const chunks = new Chunks();
     const folded = new FoldedStacks(names);
-    const analysis = new CallAnalysis({ sinks: [new TimelineWriter((c) => chunks.push(c), names), folded] });
+    const analysis = new CallAnalysis({ sinks: [new TimelineWriter(chunks.out, names), folded] });
     const feed = analysis.stream("t");
     feedTrace(p.trace, p.image, feed);
     analysis.finish();
-    const doc = JSON.parse(chunks.join("")) as { traceEvents: { ph: string; ts: number; dur: number }[] };
+    const doc = JSON.parse(chunks.text()) as { traceEvents: { ph: string; ts: number; dur: number }[] };
     // Complete events of one thread either nest or are disjoint.
     const spans = timelineFrames(doc.traceEvents)
       .map((e) => [e.startNs, e.stopNs] as const)
@@ -245,10 +246,10 @@ test("random programs with events: frames nest, weights add up, nothing is lost"
       if (open.length > 0) assert.ok(end <= open[open.length - 1]!, `seed ${seed}: overlapping frames`);
       open.push(end);
     }
-    const weights: string[] = [];
-    folded.write((c) => weights.push(c), "insn");
+    const weights = new Chunks();
+    folded.write(weights.out, "insn");
     const total = weights
-      .join("")
+      .text()
       .trim()
       .split("\n")
       .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);

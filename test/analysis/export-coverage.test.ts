@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Coverage } from "../../src/analysis/index.js";
+import { Chunks } from "./chunks.js";
 
 const loc = (addr: number) => ((addr >>> 4) ^ (addr << 8)) & 0xffff;
 
@@ -32,10 +33,10 @@ test("bitmap counters saturate at 255; blocks and edges count executions", () =>
     c.block(0, 0x1000, 0, 0x1008, 3);
   }
   assert.equal(c.aflMap[loc(0x1000)], 255);
-  const out: string[] = [];
+  const out = new Chunks();
   c.edge(0xffffffff, 0x81000000, 0xffffffff, 0x81000100);
-  c.write((s) => out.push(s));
-  const doc = JSON.parse(out.join(""));
+  c.write(out.out);
+  const doc = JSON.parse(out.text());
   assert.deepEqual(doc.blocks, [{ start: "0x1000", end: "0x1008", insns: 3, count: 257 }]);
   assert.deepEqual(doc.edges, [{ from: "0xffffffff81000000", to: "0xffffffff81000100", count: 1 }]);
   assert.deepEqual(doc.dropped, { blocks: 0, edges: 0 });
@@ -44,9 +45,9 @@ test("bitmap counters saturate at 255; blocks and edges count executions", () =>
 test("past the table limit new blocks are dropped and counted", () => {
   const c = new Coverage(2);
   for (let i = 0; i < 5; i++) c.block(0, 0x1000 + 16 * i, 0, 0x1004 + 16 * i, 2);
-  const out: string[] = [];
-  c.write((s) => out.push(s));
-  const doc = JSON.parse(out.join(""));
+  const out = new Chunks();
+  c.write(out.out);
+  const doc = JSON.parse(out.text());
   assert.equal(doc.blocks.length, 2);
   assert.deepEqual(doc.dropped, { blocks: 3, edges: 0 });
   assert.deepEqual(c.dropped(), { blocks: 3, edges: 0, limit: 2 });
@@ -60,9 +61,9 @@ test("an edge run 256 times and more stays at 255 in the bitmap, counted exactly
   const self = loc(0x2000) ^ (loc(0x2000) >>> 1);
   assert.equal(c.aflMap[self], 255);
   assert.equal(c.aflMap[loc(0x2000)], 1);
-  const out: string[] = [];
-  c.writeEdges((s) => out.push(s));
-  assert.equal(out.join(""), "0x2008 0x2000 300\n");
+  const out = new Chunks();
+  c.writeEdges(out.out);
+  assert.equal(out.text(), "0x2008 0x2000 300\n");
 });
 
 test("the edge list is sorted by from, then to, 64-bit addresses in hex", () => {
@@ -71,9 +72,9 @@ test("the edge list is sorted by from, then to, 64-bit addresses in hex", () => 
   c.edge(0, 0x401010, 0, 0x401100);
   c.edge(0, 0x401010, 0, 0x401020);
   c.edge(0, 0x401010, 0, 0x401100);
-  const out: string[] = [];
-  c.writeEdges((s) => out.push(s));
-  assert.equal(out.join(""), "0x401010 0x401020 1\n0x401010 0x401100 2\n0xffffffff81000010 0x401000 1\n");
+  const out = new Chunks();
+  c.writeEdges(out.out);
+  assert.equal(out.text(), "0x401010 0x401020 1\n0x401010 0x401100 2\n0xffffffff81000010 0x401000 1\n");
 });
 
 test("repeated transfers are counted exactly: blocks that end early, three targets of one branch, targets that differ in the high half only", () => {
@@ -99,9 +100,9 @@ test("repeated transfers are counted exactly: blocks that end early, three targe
     else if (t === 1) runs.b++;
     else runs.k++;
   }
-  const out: string[] = [];
-  c.write((s) => out.push(s));
-  const doc = JSON.parse(out.join("")) as { blocks: unknown[]; edges: unknown[] };
+  const out = new Chunks();
+  c.write(out.out);
+  const doc = JSON.parse(out.text()) as { blocks: unknown[]; edges: unknown[] };
   assert.deepEqual(doc.blocks, [
     { start: "0x1000", end: "0x1004", insns: 2, count: runs.short },
     { start: "0x1000", end: "0x1008", insns: 3, count: 30 - runs.short },
@@ -136,9 +137,9 @@ test("the edge list is in address order for many edges: high halves of several k
     const key = `0x${hex(from[0]!, from[1]!)} 0x${hex(to[0]!, to[1]!)}`;
     want.set(key, (want.get(key) ?? 0) + 1);
   }
-  const out: string[] = [];
-  c.writeEdges((s) => out.push(s));
-  const lines = out.join("").split("\n").slice(0, -1);
+  const out = new Chunks();
+  c.writeEdges(out.out);
+  const lines = out.text().split("\n").slice(0, -1);
   const big = (a: string) => BigInt(a);
   const sorted = [...want]
     .map(([k, n]) => `${k} ${n}`)

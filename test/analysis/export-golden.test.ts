@@ -15,6 +15,7 @@ import {
   JsonlWriter,
   TimelineWriter,
 } from "../../src/analysis/index.js";
+import { Chunks } from "./chunks.js";
 import { callProgram, feedTrace, golden } from "./export-trace.js";
 import { timelineFrames } from "./timeline-frames.js";
 
@@ -30,14 +31,14 @@ interface Exports {
 function exportAll(): Exports {
   const { asm, trace } = callProgram();
   const names = new FrameNames(undefined);
-  const timeline: string[] = [];
-  const jsonl: string[] = [];
+  const timeline = new Chunks();
+  const jsonl = new Chunks();
   const folded = new FoldedStacks(names);
   const coverage = new Coverage();
   const analysis = new CallAnalysis({
-    sinks: [new TimelineWriter((c) => timeline.push(c), names), folded],
+    sinks: [new TimelineWriter(timeline.out, names), folded],
     coverage,
-    jsonl: new JsonlWriter((c) => jsonl.push(c), names),
+    jsonl: new JsonlWriter(jsonl.out, names),
     // A 2 GHz TSC.
     nsPerTick: 0.5,
   });
@@ -45,19 +46,19 @@ function exportAll(): Exports {
   feed.thread(1, 1, "golden");
   feedTrace(trace, asm.image(), feed);
   analysis.finish();
-  const foldedInsn: string[] = [];
-  const foldedTime: string[] = [];
-  folded.write((c) => foldedInsn.push(c), "insn");
-  folded.write((c) => foldedTime.push(c), "time");
-  const cov: string[] = [];
-  coverage.write((c) => cov.push(c));
+  const foldedInsn = new Chunks();
+  const foldedTime = new Chunks();
+  folded.write(foldedInsn.out, "insn");
+  folded.write(foldedTime.out, "time");
+  const cov = new Chunks();
+  coverage.write(cov.out);
   return {
-    timeline: timeline.join(""),
-    foldedInsn: foldedInsn.join(""),
-    foldedTime: foldedTime.join(""),
-    coverage: cov.join(""),
+    timeline: timeline.text(),
+    foldedInsn: foldedInsn.text(),
+    foldedTime: foldedTime.text(),
+    coverage: cov.text(),
     aflMap: coverage.aflMap,
-    jsonl: jsonl.join(""),
+    jsonl: jsonl.text(),
   };
 }
 

@@ -21,7 +21,7 @@ test(`${CALLS} calls: chunks stay small and the heap does not grow with the call
   let bytes = 0;
   let largest = 0;
   let chunks = 0;
-  const write = (chunk: string) => {
+  const write = (chunk: Uint8Array) => {
     bytes += chunk.length;
     largest = Math.max(largest, chunk.length);
     chunks++;
@@ -62,7 +62,7 @@ test("JSON Lines of a million instructions are written in bounded chunks", () =>
   let lines = 0;
   const jsonl = new JsonlWriter((c) => {
     largest = Math.max(largest, c.length);
-    for (let i = c.indexOf("\n"); i >= 0; i = c.indexOf("\n", i + 1)) lines++;
+    for (let i = c.indexOf(0x0a); i >= 0; i = c.indexOf(0x0a, i + 1)) lines++;
   }, new FrameNames(undefined));
   const analysis = new CallAnalysis({ jsonl });
   const feed = analysis.stream();

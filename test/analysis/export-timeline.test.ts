@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { FrameEnd, FrameKind, FrameNames, ThreadTrack, TimelineWriter } from "../../src/analysis/index.js";
+import { Chunks } from "./chunks.js";
 import { SAMPLE_SKIP, sampleTimeline } from "./sample-timeline.js";
 import { timelineFrames } from "./timeline-frames.js";
 
@@ -19,8 +20,8 @@ interface Event {
 }
 
 test("parents first: begin/end events in the order frames nest, equal times included", () => {
-  const chunks: string[] = [];
-  const w = new TimelineWriter((c) => chunks.push(c), new FrameNames(undefined));
+  const chunks = new Chunks();
+  const w = new TimelineWriter(chunks.out, new FrameNames(undefined));
   const t = new ThreadTrack(0, 1, 1, "p", 64);
   w.begin({ unit: "ns", tscBase: "0x0", nsPerTick: 1 });
   w.resume(t);
@@ -35,7 +36,7 @@ test("parents first: begin/end events in the order frames nest, equal times incl
   w.exit(t, 2, FrameEnd.Gap, 12);
   w.exit(t, 1, FrameEnd.Gap, 12);
   w.finish();
-  const doc = JSON.parse(chunks.join("")) as { traceEvents: Event[] };
+  const doc = JSON.parse(chunks.text()) as { traceEvents: Event[] };
   const order = doc.traceEvents.filter((e) => e.ph !== "M").map((e) => `${e.ph} ${e.name} ${e.ts * 1000}`);
   assert.deepEqual(order, [
     "B 0x1000 5",

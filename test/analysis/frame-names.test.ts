@@ -22,6 +22,7 @@ import { EventType, PtEvent } from "../../src/event/index.js";
 import { FlowClass } from "../../src/flow/index.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { elfWithSymbols } from "../../tools/perf/pt-file.js";
+import { Chunks } from "./chunks.js";
 import { type TimelineFrame, timelineFrames } from "./timeline-frames.js";
 
 /** A timeline and folded stacks over `names`, fed by `feed`: the timeline's complete events and the folded lines. */
@@ -29,20 +30,20 @@ function analyse(
   names: FrameNames,
   feed: (f: FlowTracker) => void,
 ): { frames: TimelineFrame[]; folded: string[] } {
-  const chunks: string[] = [];
+  const chunks = new Chunks();
   const folded = new FoldedStacks(names);
   const analysis = new CallAnalysis({
-    sinks: [new TimelineWriter((c) => chunks.push(c), names), folded],
+    sinks: [new TimelineWriter(chunks.out, names), folded],
     frameScope: names.perThread ? (t) => names.scope(t) : undefined,
   });
   feed(analysis.stream("t"));
   analysis.finish();
-  const doc = JSON.parse(chunks.join("")) as { traceEvents: object[] };
-  const lines: string[] = [];
-  folded.write((c) => lines.push(c), "insn");
+  const doc = JSON.parse(chunks.text()) as { traceEvents: object[] };
+  const lines = new Chunks();
+  folded.write(lines.out, "insn");
   return {
     frames: timelineFrames(doc.traceEvents),
-    folded: lines.join("").trim().split("\n").sort(),
+    folded: lines.text().trim().split("\n").sort(),
   };
 }
 

@@ -9,7 +9,7 @@
  * `ptkit simulate` traces them (its stand-in kernel).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -43,14 +43,19 @@ const DECODERS: [string, string[]][] = [
 
 const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
 
-/** Decode `trace` in `dir` over the `--raw` images with `decoder`: stdout and every output file. */
-async function outputs(dir: string, raw: string[], trace: string, decoder: string[]) {
+/** The outputs of call stacks alone (no coverage, nothing per instruction), by index in OUTPUTS. */
+const STACKS = [0, 1];
+
+/**
+ * Decode `trace` in `dir` over the `--raw` images with `decoder`: stdout and every
+ * output file (with `only`, those outputs alone are asked for).
+ */
+async function outputs(dir: string, raw: string[], trace: string, decoder: string[], only?: number[]) {
   const io = captureIo(dir);
   const images = raw.flatMap((r) => ["--raw", r]);
-  const code = await main(
-    ["flow", ...decoder, ...images, "--nom-freq", "20", "--pt", trace, ...OUTPUT_ARGS],
-    io,
-  );
+  const asked = only === undefined ? OUTPUT_ARGS : only.flatMap((i) => OUTPUT_ARGS.slice(2 * i, 2 * i + 2));
+  for (const f of OUTPUTS) rmSync(join(dir, f), { force: true });
+  const code = await main(["flow", ...decoder, ...images, "--nom-freq", "20", "--pt", trace, ...asked], io);
   const stderr = io.err.join("");
   assert.equal(code, 0, stderr);
   // Only warnings (raw images have no symbols; a run without timing has no clock).
@@ -58,7 +63,10 @@ async function outputs(dir: string, raw: string[], trace: string, decoder: strin
     stderr.split("\n").every((l) => l === "" || l.startsWith("ptkit flow: warning: ")),
     stderr,
   );
-  return { stdout: io.out.join(""), stderr, files: OUTPUTS.map((f) => readFileSync(join(dir, f))) };
+  const files = OUTPUTS.map((f, i) =>
+    only === undefined || only.includes(i) ? readFileSync(join(dir, f)) : undefined,
+  );
+  return { stdout: io.out.join(""), stderr, files };
 }
 
 /** Decode with every decoder and compare everything with the instruction decoder's. */
@@ -81,6 +89,17 @@ async function assertSameOutputs(dir: string, raw: string[], trace: string): Pro
       );
     });
   });
+  // Call stacks alone: the block decoder's blocks feed the analysis without a walk
+  // where blocks end at calls.
+  for (const [what, argv] of DECODERS.slice(0, -1)) {
+    const stacks = await outputs(dir, raw, trace, argv, STACKS);
+    for (const i of STACKS) {
+      assert.ok(
+        stacks.files[i]!.equals(insns.files[i]!),
+        `${what}, call stacks alone: ${OUTPUTS[i]} differs from the instruction decoder's`,
+      );
+    }
+  }
 }
 
 const CONFIGS: [string, CtlFields][] = [

@@ -47,6 +47,10 @@ const MODES: string[][] = [
   ["--jsonl", "-q"],
   ["-q", ...FILE_ARGS],
   ["--branches", "--folded-weight", "time", ...FILE_ARGS],
+  // Call stacks alone (no coverage, nothing per instruction): the block decoder's
+  // blocks then feed the analysis without being walked again.
+  ["-q", ...FILE_ARGS.slice(0, 4)],
+  ["--calls", "--folded-weight", "time", ...FILE_ARGS.slice(0, 2)],
 ];
 
 interface Run {

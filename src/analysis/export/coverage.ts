@@ -45,6 +45,7 @@
  */
 import { hex64 } from "../../packet/u64.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
+import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 
 export const AFL_MAP_SIZE = 1 << 16;
 
@@ -132,56 +133,54 @@ export class Coverage {
   }
 
   /** The JSON document, in chunks; `name` gives a block's symbol (or undefined). */
-  write(out: (chunk: string) => void, name?: (hi: number, lo: number) => string | undefined): void {
-    out('{"schema":"ptkit-coverage","version":1,\n"blocks":[');
+  write(out: ChunkOut, name?: (hi: number, lo: number) => string | undefined): void {
+    const text = new ByteChunks(out);
+    text.text('{"schema":"ptkit-coverage","version":1,\n"blocks":[');
     const bk = this.blocks.keys;
-    writeSorted(out, this.blocks, (id, k, first) => {
+    writeSorted(text, this.blocks, (id, k, first) => {
       const sym = name?.(bk[k]!, bk[k + 1]!);
       return (
         `${first ? "\n" : ",\n"}{"start":"0x${hex64(bk[k]!, bk[k + 1]!, 0)}","end":"0x${hex64(bk[k + 2]!, bk[k + 3]!, 0)}",` +
         `"insns":${this.blockInsns[id]},"count":${this.blockCount[id]}${sym === undefined ? "" : `,"symbol":${JSON.stringify(sym)}`}}`
       );
     });
-    out('],\n"edges":[');
+    text.text('],\n"edges":[');
     const ek = this.edges.keys;
     writeSorted(
-      out,
+      text,
       this.edges,
       (id, k, first) =>
         `${first ? "\n" : ",\n"}{"from":"0x${hex64(ek[k]!, ek[k + 1]!, 0)}","to":"0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)}","count":${this.edgeCount[id]}}`,
     );
-    out(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
+    text.text(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
+    text.flush();
   }
 
   /** The edge list, in chunks: `0xFROM 0xTO COUNT` lines (see the module comment). */
-  writeEdges(out: (chunk: string) => void): void {
+  writeEdges(out: ChunkOut): void {
     const ek = this.edges.keys;
+    const text = new ByteChunks(out);
     writeSorted(
-      out,
+      text,
       this.edges,
       (id, k) =>
         `0x${hex64(ek[k]!, ek[k + 1]!, 0)} 0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)} ${this.edgeCount[id]}\n`,
     );
+    text.flush();
   }
 }
 
-/** The entries of `table` sorted by key, each `line(id, 4 * id, first)`, written in chunks. */
+/** The entries of `table` sorted by key, each `line(id, 4 * id, first)`, into `text`. */
 function writeSorted(
-  out: (chunk: string) => void,
+  text: ByteChunks,
   table: KeyTable,
   line: (id: number, k: number, first: boolean) => string,
 ): void {
-  let parts: string[] = [];
   let first = true;
   for (const id of sortedIds(table)) {
-    parts.push(line(id, 4 * id, first));
+    text.text(line(id, 4 * id, first));
     first = false;
-    if (parts.length >= 4096) {
-      out(parts.join(""));
-      parts = [];
-    }
   }
-  if (parts.length > 0) out(parts.join(""));
 }
 
 /** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */

@@ -22,8 +22,8 @@
 import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
+import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
-import { TextChunks } from "./text-chunks.js";
 
 export type FoldedWeight = "insn" | "time";
 
@@ -32,6 +32,8 @@ const THREAD = 0xffffffff;
 /** A node's second key word: the frame kind in the low 2 bits, the naming scope above. */
 const KIND_BITS = 2;
 const KIND_MASK = (1 << KIND_BITS) - 1;
+/** The path id of a path that reads as nothing (see {@link FoldedStacks.write}). */
+const EMPTY = -1;
 
 export class FoldedStacks implements CallSink {
   private readonly tree: KeyTable;
@@ -144,33 +146,106 @@ export class FoldedStacks implements CallSink {
   /**
    * Write the folded lines with the chosen weight, in order of first appearance; paths
    * that read the same (two root frames in one function) are one line.
+   *
+   * A path that reads the same is found by its frames' names, not its text: names are
+   * interned (each distinct name encoded once) and a path is (the path above, name),
+   * so no path string is built. As joining with `;` does, an empty name right after a
+   * path that reads as nothing adds nothing; a thread's name counts as the names
+   * between its `;`s. Two paths are then one exactly when their lines read the same.
    */
-  write(out: (chunk: string) => void, weight: FoldedWeight): void {
-    const text = new TextChunks(out);
-    const lines = new Map<string, number>();
+  write(out: ChunkOut, weight: FoldedWeight): void {
     const keys = this.tree.keys;
     const n = this.tree.size;
-    const paths: string[] = new Array<string>(n);
     const w = weight === "insn" ? this.insns : this.times;
+    const nameIds = new Map<string, number>();
+    const nameBytes: Uint8Array[] = [];
+    const intern = (name: string): number => {
+      let id = nameIds.get(name);
+      if (id === undefined) {
+        id = nameBytes.length;
+        nameBytes.push(utf8(name));
+        nameIds.set(name, id);
+      }
+      return id;
+    };
+    // Paths: key (path above + 1, name id); EMPTY reads as nothing.
+    const pathTable = new KeyTable(Number.MAX_SAFE_INTEGER);
+    const extend = (above: number, name: number): number =>
+      above === EMPTY && nameBytes[name]!.length === 0 ? EMPTY : pathTable.id(above + 1, name, 0, 0);
+    const pathOf = new Int32Array(n);
+    // FrameNames entry → name id (-1: not interned yet).
+    let entryName = new Int32Array(1024).fill(-1);
+    let sums: Float64Array = new Float64Array(256);
+    // Paths in the order their first weighed node came.
+    let order: Uint32Array = new Uint32Array(256);
+    let lines = 0;
     for (let id = 0; id < n; id++) {
       const k = 4 * id;
       const parent = keys[k]!;
       if (parent === THREAD) {
-        paths[id] = this.threadNames.get(id) ?? "";
+        let p = EMPTY;
+        const threadName = this.threadNames.get(id) ?? "";
+        // Its parts as they are: "" is no frame, but ";x" is two.
+        if (threadName !== "")
+          for (const part of threadName.split(";")) p = pathTable.id(p + 1, intern(part), 0, 0);
+        pathOf[id] = p;
         continue;
       }
       const kindScope = keys[k + 1]!;
-      const name = this.names
-        .name((kindScope & KIND_MASK) as FrameKind, keys[k + 2]!, keys[k + 3]!, kindScope >>> KIND_BITS)
-        .replace(/[;\r\n]/g, ":");
-      const above = paths[parent]!;
-      paths[id] = above === "" ? name : `${above};${name}`;
+      const kind = (kindScope & KIND_MASK) as FrameKind;
+      const scope = kindScope >>> KIND_BITS;
+      // Each name entry is interned once (many nodes share one).
+      const e = this.names.entry(kind, keys[k + 2]!, keys[k + 3]!, scope);
+      let nameId = e >= 0 && e < entryName.length ? entryName[e]! : -1;
+      if (nameId < 0) {
+        const name = e >= 0 ? this.names.nameOf(e) : this.names.name(kind, keys[k + 2]!, keys[k + 3]!, scope);
+        nameId = intern(name.replace(/[;\r\n]/g, ":"));
+        if (e >= 0) {
+          if (e >= entryName.length) {
+            const longer = new Int32Array(Math.max(e + 1, 2 * entryName.length)).fill(-1);
+            longer.set(entryName);
+            entryName = longer;
+          }
+          entryName[e] = nameId;
+        }
+      }
+      const p = extend(pathOf[parent]!, nameId);
+      pathOf[id] = p;
       const v = id < w.length ? w[id]! : 0;
-      if (v > 0) lines.set(paths[id]!, (lines.get(paths[id]!) ?? 0) + v);
+      if (!(v > 0)) continue;
+      // The empty path is path id -1: its sum goes at index 0, the rest one up.
+      const at = p + 1;
+      if (at >= sums.length) sums = growFloat64(sums, at + 1);
+      if (sums[at] === 0) {
+        if (lines >= order.length) order = growUint32(order, lines + 1);
+        order[lines++] = at;
+      }
+      sums[at]! += v;
     }
-    for (const [path, v] of lines) {
-      const rounded = Math.round(v);
-      if (rounded > 0) text.write(`${path} ${rounded}\n`);
+    const text = new ByteChunks(out);
+    const pathKeys = pathTable.keys;
+    let chain = new Int32Array(64);
+    for (let i = 0; i < lines; i++) {
+      const at = order[i]!;
+      const rounded = Math.round(sums[at]!);
+      if (!(rounded > 0)) continue;
+      // The path's names from its innermost frame out, then written outermost first.
+      let depth = 0;
+      for (let p = at - 1; p !== EMPTY; p = pathKeys[4 * p]! - 1) {
+        if (depth >= chain.length) {
+          const longer = new Int32Array(2 * chain.length);
+          longer.set(chain);
+          chain = longer;
+        }
+        chain[depth++] = pathKeys[4 * p + 1]!;
+      }
+      for (let d = depth - 1; d >= 0; d--) {
+        text.bytes(nameBytes[chain[d]!]!);
+        if (d > 0) text.byte(0x3b); // ;
+      }
+      text.byte(0x20);
+      text.int(rounded);
+      text.byte(0x0a);
     }
     text.flush();
   }

@@ -11,51 +11,39 @@
  * entered under. A process that execs gets a new symbolizer, so a scope stands for one
  * process image; sinks take the scope when a frame is entered and name it by that.
  *
- * Names are cached per scope and entry address (keyed by the low half, checked
- * against the high half), so a name costs a map lookup, not a symbol search and a
- * string.
+ * Names are made once per scope and entry address and kept in a {@link KeyTable},
+ * so a name costs a look-up in typed arrays, not a symbol search and a string.
  */
 import { hex64 } from "../../packet/u64.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
+import { KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
 
 /** The symbols naming a thread's frames; undefined for the default ones. */
 export type TrackSymbols = (track: ThreadTrack) => Symbolizer | undefined;
 
-interface Cached {
-  hi: number;
-  name: string;
-  /** The name as a JSON string literal. */
-  json: string;
-}
-
-const named = (name: string): Cached => ({ hi: 0, name, json: JSON.stringify(name) });
-
-/** Frames entered at an unknown address (0), by kind: not cached, they have no address. */
-const UNKNOWN_ENTRY: readonly Cached[] = [
-  named("[unknown]"),
-  named("[unknown]"),
-  named("[interrupt]"),
-  named("[syscall]"),
-];
-
-/** The names of one scope (one symbolizer). */
-class Scope {
-  readonly calls = new Map<number, Cached>();
-  readonly roots = new Map<number, Cached>();
-  constructor(readonly symbols: Symbolizer | undefined) {}
-}
+/** Names of frames entered at an unknown address (0), by kind: they have no address. */
+const UNKNOWN_NAMES: readonly string[] = ["[unknown]", "[unknown]", "[interrupt]", "[syscall]"];
+/** An entry key's first word for those (else the scope and whether a root frame). */
+const UNKNOWN_TAG = 0x80000000;
 
 export class FrameNames {
-  /** Scope 0 is the default symbols'. */
-  private readonly scopes: Scope[];
+  /** Each scope's symbols; scope 0 is the default symbols'. */
+  private readonly scopes: (Symbolizer | undefined)[];
   private readonly ids = new Map<Symbolizer, number>();
   /** The last symbolizer {@link scope} met and its scope: threads run in long stretches. */
   private lastSymbols: Symbolizer | undefined;
   private lastScope = 0;
   private readonly hit = new SymbolHit();
+  /**
+   * The names made: an entry per (scope, root or not, address), or per kind for unknown
+   * addresses; its name, and that as a JSON string literal made when first asked for. A look-up allocates nothing.
+   */
+  private readonly entries = new KeyTable();
+  private readonly names: string[] = [];
+  private readonly jsons: (string | undefined)[] = [];
 
   /**
    * `unnamed`, if given, hears of each address (per scope, once) whose frame is named
@@ -66,7 +54,7 @@ export class FrameNames {
     private readonly perTrack?: TrackSymbols,
     private readonly unnamed?: (hi: number, lo: number) => void,
   ) {
-    this.scopes = [new Scope(symbols)];
+    this.scopes = [symbols];
   }
 
   /** Whether threads may have symbols of their own (then sinks should take {@link scope}s). */
@@ -81,8 +69,8 @@ export class FrameNames {
     if (s === this.lastSymbols) return this.lastScope;
     let id = this.ids.get(s);
     if (id === undefined) {
-      id = s === this.scopes[0]!.symbols ? 0 : this.scopes.length;
-      if (id !== 0) this.scopes.push(new Scope(s));
+      id = s === this.scopes[0] ? 0 : this.scopes.length;
+      if (id !== 0) this.scopes.push(s);
       this.ids.set(s, id);
     }
     this.lastSymbols = s;
@@ -92,31 +80,56 @@ export class FrameNames {
 
   /** The name of a frame of `kind` entered at (hi:lo) in `scope`; an entry of 0 is unknown. */
   name(kind: FrameKind, hi: number, lo: number, scope = 0): string {
-    return this.cached(kind, hi, lo, scope).name;
+    const e = this.entry(kind, hi, lo, scope);
+    return e >= 0 ? this.names[e]! : this.make(kind, hi, lo, scope);
   }
 
   /** {@link name} as a JSON string literal. */
   json(kind: FrameKind, hi: number, lo: number, scope = 0): string {
-    return this.cached(kind, hi, lo, scope).json;
+    const e = this.entry(kind, hi, lo, scope);
+    if (e < 0) return JSON.stringify(this.make(kind, hi, lo, scope));
+    let json = this.jsons[e];
+    if (json === undefined) {
+      json = JSON.stringify(this.names[e]!);
+      this.jsons[e] = json;
+    }
+    return json;
   }
 
-  private cached(kind: FrameKind, hi: number, lo: number, scope: number): Cached {
-    if (hi === 0 && lo === 0) return UNKNOWN_ENTRY[kind]!;
-    const sc = this.scopes[scope]!;
-    const cache = kind === FrameKind.Root ? sc.roots : sc.calls;
-    const c = cache.get(lo);
-    if (c !== undefined && c.hi === hi) return c;
+  /**
+   * The entry number of a frame's name (equal numbers, equal names; different ones may
+   * still read the same), or -1 past the table's limit: then {@link name} makes it anew
+   * each time.
+   */
+  entry(kind: FrameKind, hi: number, lo: number, scope = 0): number {
+    const unknown = hi === 0 && lo === 0;
+    const tag = unknown ? UNKNOWN_TAG + kind : scope * 2 + (kind === FrameKind.Root ? 1 : 0);
+    const table = this.entries;
+    const before = table.size;
+    const e = table.id(tag, hi, lo, 0);
+    if (e === before) {
+      // Both grow together: arrays written past their end go sparse (slow).
+      this.names.push(this.make(kind, hi, lo, scope));
+      this.jsons.push(undefined);
+    }
+    return e;
+  }
+
+  /** The name of entry `e` (see {@link entry}). */
+  nameOf(e: number): string {
+    return this.names[e]!;
+  }
+
+  private make(kind: FrameKind, hi: number, lo: number, scope: number): string {
+    if (hi === 0 && lo === 0) return UNKNOWN_NAMES[kind]!;
     const sym = this.symbol(hi, lo, scope);
     if (sym === undefined) this.unnamed?.(hi, lo);
-    const name = sym === undefined ? `0x${hex64(hi, lo, 0)}` : kind === FrameKind.Root ? this.hit.name : sym;
-    const made = { hi, name, json: JSON.stringify(name) };
-    cache.set(lo, made);
-    return made;
+    return sym === undefined ? `0x${hex64(hi, lo, 0)}` : kind === FrameKind.Root ? this.hit.name : sym;
   }
 
   /** The symbol (`name+0x..`) covering (hi:lo) in `scope`, or undefined (no symbols, or none covers it). */
   symbol(hi: number, lo: number, scope = 0): string | undefined {
-    const s = this.scopes[scope]!.symbols;
+    const s = this.scopes[scope];
     if (s === undefined || !s.lookup(hi, lo, this.hit)) return undefined;
     return this.hit.offset === 0 ? this.hit.name : `${this.hit.name}+0x${this.hit.offset.toString(16)}`;
   }

@@ -24,8 +24,8 @@ import { EVENT_NAMES, EventType } from "../../event/types.js";
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
 import { hex64 } from "../../packet/u64.js";
 import { FRAME_END_NAMES, FRAME_KIND_NAMES, type FrameEnd, type FrameKind } from "../callstack.js";
+import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
-import { TextChunks } from "./text-chunks.js";
 
 export const JSONL_SCHEMA = "ptkit-flow-jsonl";
 export const JSONL_VERSION = 1;
@@ -33,18 +33,19 @@ export const JSONL_VERSION = 1;
 const hex = (hi: number, lo: number) => `"0x${hex64(hi, lo, 0)}"`;
 
 export class JsonlWriter {
-  private readonly text: TextChunks;
+  private readonly text: ByteChunks;
 
   constructor(
-    out: (chunk: string) => void,
+    out: ChunkOut,
     private readonly names: FrameNames,
   ) {
-    this.text = new TextChunks(out);
+    this.text = new ByteChunks(out);
     this.line(`{"type":"schema","schema":"${JSONL_SCHEMA}","version":${JSONL_VERSION}}`);
   }
 
   private line(json: string): void {
-    this.text.write(`${json}\n`);
+    this.text.text(json);
+    this.text.byte(0x0a);
   }
 
   thread(pid: number, tid: number): void {

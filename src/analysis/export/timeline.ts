@@ -56,8 +56,8 @@ import {
   type Marker,
   type ThreadTrack,
 } from "../callstack-sink.js";
+import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
-import { TextChunks } from "./text-chunks.js";
 
 export const TIMELINE_SCHEMA = "ptkit-timeline";
 export const TIMELINE_VERSION = 2;
@@ -71,22 +71,27 @@ const TIME_UNITS: Record<ClockUnit, { unit: string; label: string }> = {
 
 /** The open frames of one thread, by depth (index depth - 1). */
 class OpenFrames {
-  /** What the thread's events start with, up to the "ph" value. */
-  readonly head: string;
-  /** Where the thread's begin and end events go on from "ph" to the value of "ts". */
-  readonly begin: string;
-  readonly end: string;
+  /** What the thread's begin, end and instant events start with, up to the value of "ts". */
+  readonly begin: Uint8Array;
+  readonly end: Uint8Array;
+  readonly head: Uint8Array;
   constructor(track: ThreadTrack) {
-    this.begin = `{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`;
-    this.end = `{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`;
-    this.head = `{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`;
+    this.begin = utf8(`{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`);
+    this.end = utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`);
+    this.head = utf8(`{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`);
   }
-  /** Each open frame's name as a JSON string (shared with the names' cache: nothing is made per frame). */
+  /** Each open frame's name as a JSON string (the names' cache's: nothing is made per frame). */
   readonly name: string[] = [];
 }
 
+const NAME = utf8(',"name":');
+/** `,"cat":"KIND"}` per frame kind. */
+const CATEGORIES = FRAME_KIND_NAMES.map((k) => utf8(`,"cat":"${k}"}`));
+const SEPARATOR = utf8(",\n");
+const CLOSE = 0x7d; // }
+
 export class TimelineWriter implements CallSink {
-  private readonly text: TextChunks;
+  private readonly text: ByteChunks;
   private readonly open: (OpenFrames | undefined)[] = [];
   private readonly pids = new Set<number>();
   private first = true;
@@ -101,15 +106,15 @@ export class TimelineWriter implements CallSink {
   events = 0;
 
   constructor(
-    out: (chunk: string) => void,
+    out: ChunkOut,
     private readonly names: FrameNames,
   ) {
-    this.text = new TextChunks(out);
+    this.text = new ByteChunks(out);
   }
 
   begin(clock: ClockInfo): void {
     this.clock = clock;
-    this.text.write('{"traceEvents":[');
+    this.text.text('{"traceEvents":[');
   }
 
   resume(track: ThreadTrack): void {
@@ -131,7 +136,13 @@ export class TimelineWriter implements CallSink {
     const f = this.frames(track);
     const name = this.names.json(kind, hi, lo, scope);
     f.name[depth - 1] = name;
-    this.event(`${f.begin}${micros(Math.round(time))},"name":${name},"cat":"${FRAME_KIND_NAMES[kind]}"}`);
+    this.event(false);
+    const t = this.text;
+    t.bytes(f.begin);
+    this.micros(Math.round(time));
+    t.bytes(NAME);
+    t.text(name);
+    t.bytes(CATEGORIES[kind]!);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
@@ -142,7 +153,13 @@ export class TimelineWriter implements CallSink {
     const together =
       f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
     if (!together) this.flushEnd();
-    this.event(`${f.end}${micros(stop)},"name":${name}}`);
+    this.event(true);
+    const t = this.text;
+    t.bytes(f.end);
+    this.micros(stop);
+    t.bytes(NAME);
+    t.text(name);
+    t.byte(CLOSE);
     if (end === 0) return;
     if (together) {
       this.endCount++;
@@ -159,9 +176,10 @@ export class TimelineWriter implements CallSink {
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
     const f = this.frames(track);
     const msg = message === "" ? "" : `,"message":${JSON.stringify(message)}`;
-    this.event(
-      `${f.head}${micros(Math.round(time))},"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`,
-    );
+    this.event(false);
+    this.text.bytes(f.head);
+    this.micros(Math.round(time));
+    this.text.text(`,"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`);
   }
 
   finish(): void {
@@ -171,8 +189,8 @@ export class TimelineWriter implements CallSink {
     const other = c
       ? `"clock":"${c.unit}","timeUnit":"${unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}`
       : `"clock":"insn","timeUnit":"${unit}","tscBase":"","nsPerTick":0`;
-    if (!c) this.text.write('{"traceEvents":[');
-    this.text.write(
+    if (!c) this.text.text('{"traceEvents":[');
+    this.text.text(
       `\n],\n"displayTimeUnit":"ns",\n"otherData":{"schema":"${TIMELINE_SCHEMA}","version":${TIMELINE_VERSION},${other}}}\n`,
     );
     this.text.flush();
@@ -183,17 +201,37 @@ export class TimelineWriter implements CallSink {
     const f = this.endFrames;
     if (f === undefined) return;
     this.endFrames = undefined;
-    this.event(
-      `${f.head}${micros(this.endTime)},"name":"${FRAME_END_NAMES[this.endHow]}","cat":"frame-end","args":{"frames":${this.endCount},"depth":${this.endDepth}}}`,
+    this.event(false);
+    this.text.bytes(f.head);
+    this.micros(this.endTime);
+    this.text.text(
+      `,"name":"${FRAME_END_NAMES[this.endHow]}","cat":"frame-end","args":{"frames":${this.endCount},"depth":${this.endDepth}}}`,
     );
   }
 
-  private event(json: string): void {
-    // Before anything but the end events that may share it (exit decides for those).
-    if (this.endFrames !== undefined && json.charCodeAt(7) !== 0x45 /* {"ph":"E */) this.flushEnd();
-    this.text.write(this.first ? `\n${json}` : `,\n${json}`);
+  /**
+   * An event starts: the pending "frame-end" instant goes first unless this is an end
+   * event that may share it (exit decides for those), then the separator.
+   */
+  private event(isEnd: boolean): void {
+    if (this.endFrames !== undefined && !isEnd) this.flushEnd();
+    if (this.first) this.text.byte(0x0a);
+    else this.text.bytes(SEPARATOR);
     this.first = false;
     this.events++;
+  }
+
+  /**
+   * Whole nanoseconds `ns` as microseconds with up to three decimals,
+   * as the format wants: trailing zeros dropped, leading ones kept (5 -> 0.005, 50 -> 0.05,
+   * 120 -> 0.12).
+   */
+  private micros(ns: number): void {
+    const t = this.text;
+    const us = Math.floor(ns / 1000);
+    const frac = ns - us * 1000;
+    t.int(us);
+    if (frac !== 0) t.bytes(FRACTIONS[frac]!);
   }
 
   /** The thread's open frames; its metadata events when it is new. */
@@ -207,26 +245,20 @@ export class TimelineWriter implements CallSink {
     if (!this.pids.has(track.pid)) {
       this.pids.add(track.pid);
       const pname = JSON.stringify(`${track.name === "" ? `${track.pid}` : track.name}${label}`);
-      this.event(
+      this.metadata(
         `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"process_name","args":{"name":${pname}}}`,
       );
     }
-    this.event(
+    this.metadata(
       `{"ph":"M","pid":${track.pid},"tid":${track.tid},"name":"thread_name","args":{"name":${name}}}`,
     );
     return made;
   }
-}
 
-/**
- * Whole nanoseconds as microseconds with up to three decimals, as the format wants
- * (integer formatting: much faster than printing the quotient as a double).
- */
-function micros(ns: number): string {
-  const us = Math.floor(ns / 1000);
-  const frac = ns - us * 1000;
-  if (frac === 0) return `${us}`;
-  return `${us}${FRACTIONS[frac] ?? fraction(frac)}`;
+  private metadata(json: string): void {
+    this.event(false);
+    this.text.text(json);
+  }
 }
 
 /** The decimals of `frac` thousandths: trailing zeros dropped, leading ones kept (5 -> .005, 50 -> .05, 120 -> .12). */
@@ -241,5 +273,7 @@ function fraction(frac: number): string {
   return `.${"00".slice(0, width - digits.length)}${digits}`;
 }
 
-/** {@link fraction} of 1..999 (index 0 unused), made once. */
-const FRACTIONS: readonly string[] = Array.from({ length: 1000 }, (_, k) => (k === 0 ? "" : fraction(k)));
+/** {@link fraction} of 1..999 as bytes (index 0 unused), made once. */
+const FRACTIONS: readonly Uint8Array[] = Array.from({ length: 1000 }, (_, k) =>
+  utf8(k === 0 ? "" : fraction(k)),
+);

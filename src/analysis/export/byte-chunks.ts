@@ -1,0 +1,109 @@
+/**
+ * Export output as UTF-8 bytes handed to a writer callback in chunks of about 64 KiB:
+ * exports of millions of records never build one big string, the writer is not
+ * called per record, and nothing is encoded twice. Hot writers put their pieces in
+ * directly (bytes encoded once, ASCII text, decimal integers); the rest write text.
+ * Each chunk is the callee's to keep: the writer never touches it again.
+ */
+
+/** Where an export's chunks go (a file, a Blob's parts, a socket). */
+export type ChunkOut = (chunk: Uint8Array) => void;
+
+const CHUNK = 1 << 16;
+const encoder = new TextEncoder();
+
+/** `text` as UTF-8, for bytes written again and again (names, fixed parts of records). */
+export function utf8(text: string): Uint8Array {
+  return encoder.encode(text);
+}
+
+export class ByteChunks {
+  private buf = new Uint8Array(CHUNK);
+  private at = 0;
+
+  constructor(private readonly out: ChunkOut) {}
+
+  /** Make room for `n` more bytes: the full part goes out first. */
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    if (this.at > 0) this.out(this.buf.subarray(0, this.at));
+    this.buf = new Uint8Array(Math.max(CHUNK, n));
+    this.at = 0;
+  }
+
+  /** Any text (ASCII copied unit by unit, the rest encoded). */
+  text(s: string): void {
+    const n = s.length;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.room(3 * n);
+    const b = this.buf;
+    let at = this.at;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        this.at = at + encoder.encodeInto(s.slice(i), b.subarray(at)).written;
+        this.flushFull();
+        return;
+      }
+      b[at++] = c;
+    }
+    this.at = at;
+    this.flushFull();
+  }
+
+  /** Bytes made once (see {@link utf8}). */
+  bytes(u: Uint8Array): void {
+    const n = u.length;
+    if (this.at + n > this.buf.length) this.room(n);
+    const b = this.buf;
+    const at = this.at;
+    // Names and record parts are short: a loop beats set()'s call overhead.
+    if (n > 64) b.set(u, at);
+    else for (let i = 0; i < n; i++) b[at + i] = u[i]!;
+    this.at = at + n;
+  }
+
+  /** One byte (an ASCII character code). */
+  byte(c: number): void {
+    if (this.at === this.buf.length) this.room(1);
+    this.buf[this.at++] = c;
+  }
+
+  /** An integer as `String(v)` writes it (digits made here for 0 <= v < 2^53). */
+  int(v: number): void {
+    if (!(v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v))) {
+      this.text(String(v));
+      return;
+    }
+    if (this.at + 16 > this.buf.length) this.room(16);
+    const b = this.buf;
+    let at = this.at;
+    if (v < 10) {
+      b[at] = 0x30 + v;
+      this.at = at + 1;
+      return;
+    }
+    let digits = 1;
+    for (let p = 10; p <= v; p *= 10) digits++;
+    at += digits;
+    this.at = at;
+    while (v >= 1) {
+      const q = Math.floor(v / 10);
+      b[--at] = 0x30 + (v - q * 10);
+      v = q;
+    }
+  }
+
+  /** Everything written so far goes out. */
+  flush(): void {
+    if (this.at === 0) return;
+    this.out(this.buf.subarray(0, this.at));
+    this.buf = new Uint8Array(CHUNK);
+    this.at = 0;
+  }
+
+  /** A chunk's worth goes out as soon as it is there. */
+  private flushFull(): void {
+    if (this.at >= CHUNK) this.flush();
+  }
+}
