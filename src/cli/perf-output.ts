@@ -6,12 +6,14 @@
  * JSON lines (`--jsonl`) with cpu, pid, tid, time (perf time, as perf script
  * prints it) and tsc on every object.
  */
+
+import { utf8 } from "../analysis/export/byte-chunks.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { hex64 } from "../packet/index.js";
 import { type TscConversion, tscToPerfTime } from "../perf/index.js";
 import { eventText } from "./flow-event-text.js";
-import type { LineWriter } from "./io.js";
+import type { ByteLines, Lines } from "./io.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
 /** What is printed: every instruction, taken branches, calls and returns, or only errors (--quiet). */
@@ -21,11 +23,18 @@ const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 // perf's --itrace=c keeps branches flagged call, async or trace end; r: return or trace begin.
 const CALLS = /^(call|return|syscall|sysret|int|hw int|iret|tr )/;
 
-/** Each flags string's start of a branch line (the strings are few: a line's costs no padding). */
-const flagsText = new Map<string, string>();
+/** Each flags string's start of a branch line, as bytes (the strings are few: a line's costs no padding). */
+const flagsText = new Map<string, Uint8Array>();
+const ARROW = utf8(" => ");
+const SPACE = 0x20;
+const NEWLINE = 0x0a;
 
-/** perf script's branch line: flags, from and to, each address followed by its name when given. */
-export function branchLine(
+/**
+ * perf script's branch line: flags padded to 23 columns, from and to right-aligned in
+ * 16 columns of hex, each address followed by its name when given.
+ */
+function branchLine(
+  out: ByteLines,
   flags: string,
   fromHi: number,
   fromLo: number,
@@ -33,23 +42,19 @@ export function branchLine(
   toLo: number,
   fromName?: string,
   toName?: string,
-): string {
+): void {
   let head = flagsText.get(flags);
   if (head === undefined) {
-    head = `  ${flags.padEnd(23)}`;
+    head = utf8(`  ${flags.padEnd(23)}`);
     flagsText.set(flags, head);
   }
-  const from = hexField(fromHi, fromLo) + (fromName === undefined ? "" : ` ${fromName}`);
-  const to = hexField(toHi, toLo) + (toName === undefined ? "" : ` ${toName}`);
-  return `${head}${from} => ${to}`;
-}
-
-const SPACES = " ".repeat(16);
-
-/** The address in hex, right-aligned in 16 columns. */
-function hexField(hi: number, lo: number): string {
-  const h = hex64(hi, lo, 0);
-  return h.length >= 16 ? h : SPACES.slice(h.length) + h;
+  out.bytes(head);
+  out.hex64(fromHi, fromLo, 16, SPACE);
+  if (fromName !== undefined) out.text(` ${fromName}`);
+  out.bytes(ARROW);
+  out.hex64(toHi, toLo, 16, SPACE);
+  if (toName !== undefined) out.text(` ${toName}`);
+  out.byte(NEWLINE);
 }
 
 /** Whether perf's --itrace=cr keeps a branch with these flags (remembered per flags string). */
@@ -65,7 +70,7 @@ function keepsCall(flags: string): boolean {
 }
 
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
-export function textSink(out: LineWriter, show: PerfShow, symbols = false): PerfSink {
+export function textSink(out: ByteLines, show: PerfShow, symbols = false): PerfSink {
   const insnMode = show === "insn";
   // Which stream printed last: a [cpu pid tid] line before the next line whenever that
   // or its thread changes (threads that print nothing get none).
@@ -79,15 +84,15 @@ export function textSink(out: LineWriter, show: PerfShow, symbols = false): Perf
     insn: (w, insn) => {
       if (!insnMode) return;
       if (w !== last) from(w);
-      out.line(hex64(insn.ipHi, insn.ipLo));
+      out.hex64(insn.ipHi, insn.ipLo, 16);
+      out.byte(NEWLINE);
     },
     // Blocks come only when no instruction is printed.
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (show !== "branches" && !(show === "calls" && keepsCall(flags))) return;
-      if (!symbols) out.line(branchLine(flags, fh, fl, th, tl));
-      else
-        out.line(branchLine(flags, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl)));
+      if (!symbols) branchLine(out, flags, fh, fl, th, tl);
+      else branchLine(out, flags, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl));
     },
     event: (w, ev, offset) => {
       if (!insnMode) return;
@@ -117,7 +122,7 @@ export function perfTimeText(hi: number, lo: number, conv: TscConversion | undef
 
 /** With `symbols`, branches carry fromSym and toSym (`name+0xoff (dso)`). */
 export function jsonlSink(
-  out: LineWriter,
+  out: Lines,
   show: PerfShow,
   conv: TscConversion | undefined,
   symbols = false,

@@ -38,7 +38,7 @@ import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outpu
 import { loadDemangler } from "./demangle-loader.js";
 import { ioErrorText, openError } from "./file-kind.js";
 import { loadElf, splitBase } from "./flow-image.js";
-import { type CliIo, LineWriter } from "./io.js";
+import { ByteLines, type CliIo } from "./io.js";
 import { fileSource } from "./node-source.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
 import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
@@ -173,7 +173,7 @@ export function runPerf(
     return 1;
   }
   for (const w of lookupDirWarnings(io, args.dirs)) io.stderr(`ptkit perf: ${w}\n`);
-  const out = new LineWriter(io.stdout);
+  const out = new ByteLines(io);
   try {
     return decodeFile(io, out, args, internal);
   } catch (e) {
@@ -186,7 +186,7 @@ export function runPerf(
   }
 }
 
-function decodeFile(io: CliIo, out: LineWriter, args: PerfArgs, internal: PerfInternals): number {
+function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInternals): number {
   const source = fileSource(io, args.file);
   const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
   const rec = new PerfRecord();

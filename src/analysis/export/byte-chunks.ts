@@ -10,6 +10,8 @@
 export type ChunkOut = (chunk: Uint8Array) => void;
 
 const CHUNK = 1 << 16;
+/** Lowercase hex digits' character codes. */
+const HEX = new Uint8Array([...Array(16).keys()].map((d) => "0123456789abcdef".charCodeAt(d)));
 const encoder = new TextEncoder();
 
 /** `text` as UTF-8, for bytes written again and again (names, fixed parts of records). */
@@ -92,6 +94,28 @@ export class ByteChunks {
       b[--at] = 0x30 + (v - q * 10);
       v = q;
     }
+  }
+
+  /**
+   * The 64-bit value hi:lo in lowercase hex as the packet layer's `hex64` writes it, at least `width`
+   * digits, padded on the left with `pad` ("0" or " ").
+   */
+  hex64(hi: number, lo: number, width: number, pad = 0x30): void {
+    if (this.at + 16 + width > this.buf.length) this.room(16 + width);
+    let digits = 1;
+    if (hi !== 0) {
+      digits = 9;
+      for (let v = hi >>> 4; v !== 0; v >>>= 4) digits++;
+    } else for (let v = lo >>> 4; v !== 0; v >>>= 4) digits++;
+    const b = this.buf;
+    let at = this.at;
+    for (let i = digits; i < width; i++) b[at++] = pad;
+    at += digits;
+    this.at = at;
+    let v = lo;
+    const loDigits = hi !== 0 ? 8 : digits;
+    for (let i = 0; i < loDigits; i++, v >>>= 4) b[--at] = HEX[v & 15]!;
+    for (v = hi; v !== 0; v >>>= 4) b[--at] = HEX[v & 15]!;
   }
 
   /** Everything written so far goes out. */

@@ -1,0 +1,88 @@
+/**
+ * ByteChunks writes what String() and hex64 would, as UTF-8, in chunks of bounded size
+ * that are never touched again once handed over.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { ByteChunks } from "../../src/analysis/export/byte-chunks.js";
+import { hex64 } from "../../src/packet/u64.js";
+
+type Piece =
+  | { k: "text"; s: string }
+  | { k: "int"; v: number }
+  | { k: "hex"; hi: number; lo: number; width: number; space: boolean };
+
+const piece: fc.Arbitrary<Piece> = fc.oneof(
+  fc.record({ k: fc.constant("text" as const), s: fc.string({ unit: "binary", maxLength: 40 }) }),
+  fc.record({
+    k: fc.constant("int" as const),
+    v: fc.oneof(fc.nat(), fc.maxSafeNat(), fc.integer(), fc.double()),
+  }),
+  fc.record({
+    k: fc.constant("hex" as const),
+    hi: fc.oneof(fc.constant(0), fc.nat({ max: 0xffffffff })),
+    lo: fc.oneof(fc.constant(0), fc.nat({ max: 0xffffffff })),
+    width: fc.nat({ max: 20 }),
+    space: fc.boolean(),
+  }),
+);
+
+/** What each piece should read as. */
+function expected(p: Piece): string {
+  if (p.k === "text") return p.s;
+  if (p.k === "int") return String(p.v);
+  const h = hex64(p.hi, p.lo, 0);
+  return h.padStart(p.width, p.space ? " " : "0");
+}
+
+test("pieces read as String() and hex64 would write them, in UTF-8", () => {
+  fc.assert(
+    fc.property(fc.array(piece, { maxLength: 3000 }), (pieces) => {
+      const chunks: Uint8Array[] = [];
+      const out = new ByteChunks((c) => chunks.push(c.slice()));
+      // A copy is kept and compared later: the writer must not write into a chunk it handed over.
+      const handed: Uint8Array[] = [];
+      const w = new ByteChunks((c) => handed.push(c));
+      for (const p of pieces) {
+        for (const x of [out, w]) {
+          if (p.k === "text") x.text(p.s);
+          else if (p.k === "int") x.int(p.v);
+          else x.hex64(p.hi, p.lo, p.width, p.space ? 0x20 : 0x30);
+        }
+      }
+      out.flush();
+      w.flush();
+      const want = pieces.map(expected).join("");
+      assert.equal(Buffer.concat(chunks).toString("utf8"), want);
+      assert.equal(Buffer.concat(handed).toString("utf8"), want);
+      for (const c of handed) assert.ok(c.length <= 1 << 16, `a chunk of ${c.length} bytes`);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("a text longer than a chunk goes out whole, and the chunks around it stay small", () => {
+  const chunks: Uint8Array[] = [];
+  const w = new ByteChunks((c) => chunks.push(c));
+  const long = "é".repeat(100_000);
+  w.text("a");
+  w.text(long);
+  w.text("b");
+  w.flush();
+  assert.equal(Buffer.concat(chunks).toString("utf8"), `a${long}b`);
+  assert.ok(chunks.length >= 2);
+});
+
+test("bytes() copies short and long arrays alike", () => {
+  const chunks: Uint8Array[] = [];
+  const w = new ByteChunks((c) => chunks.push(c));
+  const short = new Uint8Array([0x61, 0x62]);
+  const long = new Uint8Array(1000).fill(0x63);
+  for (let i = 0; i < 100; i++) {
+    w.bytes(short);
+    w.bytes(long);
+  }
+  w.flush();
+  assert.equal(Buffer.concat(chunks).toString("latin1"), `ab${"c".repeat(1000)}`.repeat(100));
+});
