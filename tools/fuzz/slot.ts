@@ -14,7 +14,8 @@ import type { Case, CaseResult } from "./types.js";
 import { substitute } from "./worker.js";
 
 const WORKER = fileURLToPath(new URL("./worker.js", import.meta.url));
-export const PTKIT = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+/** A `process` case runs the command users run: the bundle (`npm run build` makes it). */
+export const PTKIT = fileURLToPath(new URL("../../cli/ptkit.js", import.meta.url));
 /** V8's heap limit in children, below the RSS limit so heap blow-ups die quickly and clearly. */
 const HEAP_MB = 512;
 /** A case may take this many times its CPU timeout in wall time (waiting for the CPU). */
