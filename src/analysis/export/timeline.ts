@@ -231,7 +231,9 @@ export class TimelineWriter implements CallSink {
     const us = Math.floor(ns / 1000);
     const frac = ns - us * 1000;
     t.int(us);
-    if (frac !== 0) t.bytes(FRACTIONS[frac]!);
+    const f = FRACTIONS[frac];
+    if (f !== undefined) t.bytes(f);
+    else if (frac !== 0) t.text(fraction(frac)); // not a whole number of ns: as String() has it
   }
 
   /** The thread's open frames; its metadata events when it is new. */
