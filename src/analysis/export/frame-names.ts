@@ -38,8 +38,9 @@ export class FrameNames {
   private lastScope = 0;
   private readonly hit = new SymbolHit();
   /**
-   * The names made: an entry per (scope, root or not, address), or per kind for unknown
-   * addresses; its name, and that as a JSON string literal made when first asked for. A look-up allocates nothing.
+   * The names made: an entry per (scope, root or not, address), or per kind for
+   * unknown addresses; its name, and that as a JSON string literal made when first
+   * asked for. A look-up allocates nothing.
    */
   private readonly entries = new KeyTable();
   private readonly names: string[] = [];
