@@ -1,5 +1,3 @@
-import { ByteChunks } from "../analysis/export/byte-chunks.js";
-
 /**
  * What a command needs from its surroundings. The real process provides it in
  * main.ts; tests provide an in-memory one, so commands run in-process.
@@ -101,26 +99,10 @@ export class LineWriter {
   }
 }
 
-/** What writes lines: {@link LineWriter}, {@link ByteLines}. */
+/** What writes lines: {@link LineWriter}, ByteLines (byte-lines.ts). */
 export interface Lines {
   line(text: string): void;
   flush(): void;
-}
-
-/**
- * Lines to stdout as UTF-8 bytes in chunks of about 64 KiB, for outputs of millions of
- * lines made mostly of addresses: those are written as digits in place
- * ({@link ByteChunks.hex64}), no string made per line.
- */
-export class ByteLines extends ByteChunks implements Lines {
-  constructor(io: CliIo) {
-    super((bytes) => writeStdoutBytes(io, bytes));
-  }
-
-  line(text: string): void {
-    this.text(text);
-    this.byte(0x0a);
-  }
 }
 
 /** Write UTF-8 `bytes` to stdout: as they are when the io takes bytes, else as text. */

@@ -12,8 +12,9 @@ import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { hex64 } from "../packet/index.js";
 import { type TscConversion, tscToPerfTime } from "../perf/index.js";
+import type { ByteLines } from "./byte-lines.js";
 import { eventText } from "./flow-event-text.js";
-import type { ByteLines, Lines } from "./io.js";
+import type { Lines } from "./io.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
 /** What is printed: every instruction, taken branches, calls and returns, or only errors (--quiet). */

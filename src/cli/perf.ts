@@ -35,10 +35,11 @@ import {
   type TscConversion,
 } from "../perf/index.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
+import { ByteLines } from "./byte-lines.js";
 import { loadDemangler } from "./demangle-loader.js";
 import { ioErrorText, openError } from "./file-kind.js";
 import { loadElf, splitBase } from "./flow-image.js";
-import { ByteLines, type CliIo } from "./io.js";
+import type { CliIo } from "./io.js";
 import { fileSource } from "./node-source.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
 import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";

@@ -1,0 +1,19 @@
+/**
+ * Lines to stdout as UTF-8 bytes in chunks of about 64 KiB, for outputs of millions of
+ * lines made mostly of addresses (`ptkit perf`'s listings): those are written as
+ * digits in place ({@link ByteChunks.hex64}), no string made per line. Its own module:
+ * commands that print no such lines do not load the analysis layer's writer.
+ */
+import { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { type CliIo, type Lines, writeStdoutBytes } from "./io.js";
+
+export class ByteLines extends ByteChunks implements Lines {
+  constructor(io: CliIo) {
+    super((bytes) => writeStdoutBytes(io, bytes));
+  }
+
+  line(text: string): void {
+    this.text(text);
+    this.byte(0x0a);
+  }
+}
