@@ -97,8 +97,8 @@ export class ByteChunks {
   }
 
   /**
-   * The 64-bit value hi:lo in lowercase hex as the packet layer's `hex64` writes it, at least `width`
-   * digits, padded on the left with `pad` ("0" or " ").
+   * The 64-bit value hi:lo (unsigned halves) in lowercase hex as the packet layer's
+   * `hex64` writes it, at least `width` digits, padded on the left with `pad` ("0" or " ").
    */
   hex64(hi: number, lo: number, width: number, pad = 0x30): void {
     if (this.at + 16 + width > this.buf.length) this.room(16 + width);
