@@ -23,7 +23,7 @@ const { diff64 } = addr;
 const { ErrorCode } = errors;
 const { FlowClass } = flowClass;
 const { next, nextIp } = flowInsn;
-const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier, bceSlot, slot } = sectionCache;
+const { Bce, Qualifier, slot } = sectionCache;
 
 /** Most instructions one cache fill walks before it leaves a trampoline. */
 const FILL_STEPS = 0x400;
@@ -98,8 +98,6 @@ export class BlockFill extends BlockStep {
         this.setEntry(
           off,
           Bce.pack(mode, block.truncated ? Qualifier.Decode : qualifierOf(insn), insn.size, 1, 0),
-          insn.disp,
-          metaOf(insn, block),
         );
         const traced = this.proceedWithTrace(insn);
         if (traced < 0) return traced;
@@ -115,10 +113,10 @@ export class BlockFill extends BlockStep {
         block.truncated
       ) {
         // Stop here: calls feed the return stack, backward jumps may cross a split.
-        this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0), insn.disp, metaOf(insn, block));
+        this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0));
         return this.fillBack(base, depth);
       }
-      const bce = cache.page(nOff).bce[bceSlot(nOff)]!;
+      const bce = cache.page(nOff).bce[slot(nOff)]!;
       if (Bce.mode(bce) !== 0) {
         // The rest of the way is known: enter this one, then go on through the cache.
         const linked = this.link(off, nOff, mode);
@@ -178,9 +176,7 @@ export class BlockFill extends BlockStep {
    */
   private link(off: number, nOff: number, mode: number): number {
     const code = this.code.msec;
-    const words = code.cache!.page(nOff).bce;
-    const j = bceSlot(nOff);
-    const bce = words[j]!;
+    const bce = code.cache!.page(nOff).bce[slot(nOff)]!;
     if (Bce.mode(bce) === 0) return 0;
     if (Bce.mode(bce) !== mode) return -ErrorCode.Internal;
     const dOff = nOff + Bce.disp(bce);
@@ -191,13 +187,8 @@ export class BlockFill extends BlockStep {
       this.trampoline(off, nOff, mode);
       return 2;
     }
-    // The same decision point: its instruction comes along.
-    this.setEntry(
-      off,
-      Bce.pack(mode, Bce.qualifier(bce), Bce.isize(bce), ninsn, disp),
-      words[j + BCE_DISP]!,
-      words[j + BCE_META]!,
-    );
+    // The same decision point.
+    this.setEntry(off, Bce.pack(mode, Bce.qualifier(bce), Bce.isize(bce), ninsn, disp));
     return 1;
   }
 
@@ -207,33 +198,16 @@ export class BlockFill extends BlockStep {
     if (disp < Bce.MIN_DISP || disp > Bce.MAX_DISP) {
       // The instruction at `off` (a jump far away) is the decision point: the walk
       // decoded it, so the decode cache has it for the entry to carry.
-      const page = this.code.msec.cache!.page(off);
-      const i = slot(off);
-      const meta = page.meta[i]!;
-      const known = meta !== 0 && InsnMeta.mode(meta) === mode;
-      this.setEntry(
-        off,
-        Bce.pack(mode, Qualifier.Decode, 0, 1, 0),
-        known ? page.disp[i]! : 0,
-        known ? meta : 0,
-      );
+      this.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 1, 0));
     } else {
-      this.setEntry(off, Bce.pack(mode, Qualifier.Again, 0, 1, disp), 0, 0);
+      this.setEntry(off, Bce.pack(mode, Qualifier.Again, 0, 1, disp));
     }
   }
 
-  /** Enter `bce` at `off` with its decision point's displacement and packed meta (0: unknown). */
-  private setEntry(off: number, bce: number, dpDisp: number, dpMeta: number): void {
-    this.code.msec.cache!.setEntry(off, bce, dpDisp, dpMeta);
+  /** Enter `bce` at `off` (its decision point, decoded, is in the decode cache). */
+  private setEntry(off: number, bce: number): void {
+    this.code.msec.cache!.setEntry(off, bce);
   }
-}
-
-/**
- * The decode cache's packed form of the decision point `insn` just walked, for its
- * entry; 0 (unknown) for an instruction that does not fit its section.
- */
-function metaOf(insn: FlowInsn, block: Block): number {
-  return block.truncated ? 0 : InsnMeta.pack(insn.mode, insn.size, insn.info, insn.iclass);
 }
 
 /** What trace resolves at a decision point `insn` (one that needs trace). */

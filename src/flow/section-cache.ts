@@ -5,7 +5,7 @@
  *
  * Sections are immutable (a replacement makes new Section objects), so a cache keyed
  * by the Section object never goes stale. Memory grows with the code actually
- * decoded: entries live in 4096-byte pages allocated on first touch (20 bytes per
+ * decoded: entries live in 4096-byte pages allocated on first touch (12 bytes per
  * byte of touched code), not in one array as large as the section. Pages are cut
  * from slabs of up to {@link SLAB_PAGES} pages (never more than the section has
  * left to touch): Node allocates an 80 KiB ArrayBuffer in about a millisecond but
@@ -18,13 +18,15 @@ const PAGE_BITS = 12;
 export const PAGE_SIZE = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SIZE - 1;
 
-/** Words per byte offset in {@link CachePage.bce}, and where the decision point's words are. */
-export const BCE_STRIDE = 3;
+/**
+ * Where an entry's decision point's words follow the entry in a slot of
+ * {@link SectionCache.walk}: its displacement and its packed {@link InsnMeta}.
+ */
 export const BCE_DISP = 1;
 export const BCE_META = 2;
 
-/** Bytes of one page's arrays (bce, meta, disp), and pages per slab at most. */
-const PAGE_BYTES = PAGE_SIZE * (BCE_STRIDE + 2) * 4;
+/** Bytes of one page's arrays (bce, meta, disp: a word per byte each), and pages per slab at most. */
+const PAGE_BYTES = PAGE_SIZE * 3 * 4;
 const SLAB_PAGES = 16;
 
 /** Words per slot of {@link SectionCache.walk}, its first size in slots, and the hash multiplier. */
@@ -35,13 +37,9 @@ const WALK_HASH = 0x9e3779b1 | 0;
 /** One page of entries; `index` is its offset in the section divided by PAGE_SIZE. */
 export class CachePage {
   /**
-   * Block-cache entries, {@link BCE_STRIDE} words per byte offset (index with
-   * {@link bceSlot}): the entry (see {@link Bce}; 0 is "not cached"), then the
-   * decision point's instruction as the decode cache has it, displacement
-   * ({@link BCE_DISP}) and packed {@link InsnMeta} ({@link BCE_META}, 0 if not known).
-   * A walk through the cache then reads one place per block: on a large code
-   * footprint each separate array read at the decision point is a cache miss. The
-   * walk reads its copy in {@link SectionCache.walk}; write with {@link SectionCache.setEntry}.
+   * Block-cache entries, one per byte offset (index with {@link slot}; see {@link Bce},
+   * 0 is "not cached"). The walk reads copies in {@link SectionCache.walk}, which also
+   * carry the decision point's instruction; write with {@link SectionCache.setEntry}.
    */
   readonly bce: Int32Array;
   /** Decoded instructions (see {@link InsnMeta}); 0 is "not decoded". */
@@ -59,9 +57,9 @@ export class CachePage {
     at = 0,
   ) {
     this.start = index * PAGE_SIZE;
-    this.bce = new Int32Array(buffer, at, PAGE_SIZE * BCE_STRIDE);
-    this.meta = new Uint32Array(buffer, at + PAGE_SIZE * BCE_STRIDE * 4, PAGE_SIZE);
-    this.disp = new Int32Array(buffer, at + PAGE_SIZE * (BCE_STRIDE + 1) * 4, PAGE_SIZE);
+    this.bce = new Int32Array(buffer, at, PAGE_SIZE);
+    this.meta = new Uint32Array(buffer, at + PAGE_SIZE * 4, PAGE_SIZE);
+    this.disp = new Int32Array(buffer, at + PAGE_SIZE * 8, PAGE_SIZE);
   }
 }
 
@@ -135,10 +133,12 @@ export class SectionCache {
   /**
    * The walk's table: a copy of the block-cache entries the cache walk has read, in an
    * open-addressed hash keyed by offset, {@link WALK_STRIDE} words a slot (offset + 1,
-   * 0 for an empty slot, then the entry's three words as in {@link CachePage.bce}).
-   * Few offsets start a block (155,100 of the 635,449 entries on a workload with 3 MiB
-   * of code), so the walk's reads stay in a few MiB instead of being spread over the
-   * pages' 12 bytes per byte of code, where each read was a cache and TLB miss.
+   * 0 for an empty slot, then the entry, its decision point's displacement at
+   * {@link BCE_DISP} + 1 and packed meta at {@link BCE_META} + 1, 0 if not known), so
+   * a block costs one read where the entry and its decision point's instruction were
+   * separate cache misses. Few offsets start a block (155,100 of the 635,449 entries
+   * on a workload with 3 MiB of code), so the walk's reads stay in a few MiB instead
+   * of being spread over the pages, where each read was a cache and TLB miss.
    * {@link setEntry} keeps the copies current. At most half the slots are used, so a
    * look-up rarely probes past the first slot (8 MiB of table for that workload).
    */
@@ -170,9 +170,7 @@ export class SectionCache {
 
   /** {@link entry} for an offset not in the walk's table yet. */
   private copyEntry(off: number): number {
-    const words = this.page(off).bce;
-    const j = bceSlot(off);
-    const bce = words[j]!;
+    const bce = this.page(off).bce[slot(off)]!;
     if ((bce & Bce.MODE_MASK) === 0) return -1;
     if ((this.walkUsed + 1) * 2 > this.walk.length / WALK_STRIDE) this.growWalk();
     const walk = this.walk;
@@ -180,11 +178,34 @@ export class SectionCache {
     let i = walkIndex(off, this.walkShift);
     while (walk[i] !== 0) i = (i + WALK_STRIDE) & mask;
     walk[i] = (off + 1) | 0;
-    walk[i + 1] = bce;
-    walk[i + 1 + BCE_DISP] = words[j + BCE_DISP]!;
-    walk[i + 1 + BCE_META] = words[j + BCE_META]!;
+    this.fillSlot(i, off, bce);
     this.walkUsed++;
     return i;
+  }
+
+  /**
+   * Walk slot `i`'s words for entry `bce` at `off`: the entry, and its decision point's
+   * displacement and packed meta as the decode cache has that instruction (the fill
+   * decoded it there), 0 and 0 where it does not have it in the entry's mode (an
+   * instruction that did not fit its section) or the entry is a trampoline.
+   */
+  private fillSlot(i: number, off: number, bce: number): void {
+    const walk = this.walk;
+    walk[i + 1] = bce;
+    let disp = 0;
+    let meta = 0;
+    if (Bce.qualifier(bce) !== Qualifier.Again) {
+      const dp = off + Bce.disp(bce);
+      const page = this.page(dp);
+      const k = slot(dp);
+      const m = page.meta[k]!;
+      if (m !== 0 && InsnMeta.mode(m) === Bce.mode(bce)) {
+        disp = page.disp[k]!;
+        meta = m;
+      }
+    }
+    walk[i + 1 + BCE_DISP] = disp;
+    walk[i + 1 + BCE_META] = meta;
   }
 
   /** Double the walk's table. */
@@ -207,13 +228,13 @@ export class SectionCache {
     this.walkShift = shift;
   }
 
-  /** Enter block-cache entry `bce` at `off`, with its decision point's displacement and packed meta. */
-  setEntry(off: number, bce: number, dpDisp: number, dpMeta: number): void {
-    const words = this.page(off).bce;
-    const j = bceSlot(off);
-    words[j] = bce;
-    words[j + BCE_DISP] = dpDisp;
-    words[j + BCE_META] = dpMeta;
+  /**
+   * Enter block-cache entry `bce` at `off`. Its decision point's instruction must be in
+   * the decode cache already (where it fits the section): the walk's copy takes it
+   * from there.
+   */
+  setEntry(off: number, bce: number): void {
+    this.page(off).bce[slot(off)] = bce;
     // The walk's copy, if it has one.
     const walk = this.walk;
     const key = (off + 1) | 0;
@@ -221,9 +242,7 @@ export class SectionCache {
     let i = walkIndex(off, this.walkShift);
     for (let k = walk[i]!; k !== 0; k = walk[i]!) {
       if (k === key) {
-        walk[i + 1] = bce;
-        walk[i + 1 + BCE_DISP] = dpDisp;
-        walk[i + 1 + BCE_META] = dpMeta;
+        this.fillSlot(i, off, bce);
         return;
       }
       i = (i + WALK_STRIDE) & mask;
@@ -258,11 +277,6 @@ export class SectionCache {
     this.last = p;
     return p;
   }
-}
-
-/** Index of section offset `off`'s entry in its page's {@link CachePage.bce}. */
-export function bceSlot(off: number): number {
-  return (off & PAGE_MASK) * BCE_STRIDE;
 }
 
 /** Index of section offset `off` in its page. */
