@@ -7,7 +7,7 @@
  * comparing bytes from PSB to PSB).
  */
 import type { TraceSource } from "../packet/trace-bytes.js";
-import { u32, u64n } from "./bytes.js";
+import { concatBytes, u32, u64n } from "./bytes.js";
 import type { PerfDataReader } from "./reader.js";
 import { PerfRecord } from "./record.js";
 import type { ByteSource } from "./source.js";
@@ -218,14 +218,7 @@ function eachStreamPart(
 export function readStream(source: ByteSource, stream: AuxStream, from: number, length: number): Uint8Array {
   const parts: Uint8Array[] = [];
   eachStreamPart(stream, from, length, (offset, n) => parts.push(source.read(offset, n)) > 0);
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return parts.length === 1 ? parts[0]! : concatBytes(parts);
 }
 
 /** A stream's bytes as a trace source (read into the caller's buffers when `source` can). */

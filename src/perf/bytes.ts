@@ -34,6 +34,17 @@ export function cString(b: Uint8Array, p: number, end: number): string {
   return utf8.decode(b.subarray(p, q));
 }
 
+/** The parts one after the other in one new array. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** Lower-case hex of bytes. */
 export function hexBytes(b: Uint8Array): string {
   let s = "";

@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { Flag, IPC_PAYLOAD_BYTES, Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
+import { concatBytes } from "../../src/perf/bytes.js";
 
 /** One step of a stream: a packet given by its fields, or an IP packet compressed against the last IP. */
 export type Op =
@@ -338,13 +339,7 @@ export function psbEdges(rng: Rng, valid: Uint8Array): Uint8Array {
         break;
     }
   }
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let pos = 0;
-  for (const p of parts) {
-    out.set(p, pos);
-    pos += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 /**

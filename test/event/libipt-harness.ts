@@ -18,6 +18,7 @@ import type { DecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { PtEvent } from "../../src/event/types.js";
 import { ErrorCode, errorMessage } from "../../src/packet/errors.js";
+import { concatBytes } from "../../src/perf/bytes.js";
 import { describe } from "./helpers.js";
 
 const HARNESS = fileURLToPath(new URL("../../../test/event/evt-harness.c", import.meta.url));
@@ -112,12 +113,7 @@ export function libiptTranscripts(bin: string, cases: readonly Case[]): string[]
     ];
     parts.push(new TextEncoder().encode(`${head.join(" ")}\n`), c.bytes);
   }
-  const input = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    input.set(p, at);
-    at += p.length;
-  }
+  const input = concatBytes(parts);
   const r = spawnSync(bin, [], { input, encoding: "utf8", maxBuffer: 1 << 30 });
   if (r.error || r.status !== 0) throw new Error(`${bin} failed (${r.status}): ${r.stderr || r.error}`);
   const out = r.stdout.split("--\n");

@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { EventType, PtEvent } from "../../src/event/index.js";
 import { ErrorCode } from "../../src/packet/index.js";
+import { concatBytes } from "../../src/perf/bytes.js";
 import {
   type PeventConfig,
   type PeventRecord,
@@ -50,15 +51,7 @@ const commExec = (pid: number, name: string, time: bigint) =>
   record(3, 1 << 13, [...u32(pid), ...u32(pid), ...padded(name)], [time]);
 const lost = (time: bigint) => record(2, 0, [...u64(1n), ...u64(0x100n)], [time]);
 
-const concat = (...parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
+const concat = (...parts: Uint8Array[]) => concatBytes(parts);
 
 function read(b: Uint8Array, sampleType = TIME, conv = IDENTITY): PeventRecord {
   const rec = readPevent(b, 0, b.length, sampleType, conv);

@@ -2,6 +2,7 @@
  * A perf.data writer for tests and benchmarks: events, records and feature sections
  * laid out as perf does (tools/perf/util/header.c), in file or pipe mode.
  */
+import { concatBytes } from "../../src/perf/bytes.js";
 
 /** Little-endian bytes. */
 export class Le {
@@ -77,15 +78,7 @@ export function auxtrace(
   return concat([head, payload]);
 }
 
-export function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
+export const concat = concatBytes;
 
 export interface AttrSpec {
   type: number;
