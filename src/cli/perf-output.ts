@@ -24,19 +24,35 @@ const EVENT_TEXT = { offset: false, eventTime: false, eventIp: false };
 // perf's --itrace=c keeps branches flagged call, async or trace end; r: return or trace begin.
 const CALLS = /^(call|return|syscall|sysret|int|hw int|iret|tr )/;
 
-/** Each flags string's start of a branch line, as bytes (the strings are few: a line's costs no padding). */
-const flagsText = new Map<string, Uint8Array>();
+/** What a flags string means for its branch lines, worked out once per string (they are few). */
+interface FlagsInfo {
+  /** The start of a branch line, as bytes: a line's costs no padding. */
+  head: Uint8Array;
+  /** perf's --itrace=cr keeps the branch. */
+  keptByCalls: boolean;
+}
+const flagsInfos = new Map<string, FlagsInfo>();
+
+function flagsInfo(flags: string): FlagsInfo {
+  let info = flagsInfos.get(flags);
+  if (info === undefined) {
+    info = { head: utf8(`  ${flags.padEnd(23)}`), keptByCalls: CALLS.test(flags) };
+    flagsInfos.set(flags, info);
+  }
+  return info;
+}
+
 const ARROW = utf8(" => ");
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
 
 /**
- * perf script's branch line: flags padded to 23 columns, from and to right-aligned in
- * 16 columns of hex, each address followed by its name when given.
+ * perf script's branch line: the flags' `head` (padded to 23 columns), from and to
+ * right-aligned in 16 columns of hex, each address followed by its name when given.
  */
 function branchLine(
   out: ByteLines,
-  flags: string,
+  head: Uint8Array,
   fromHi: number,
   fromLo: number,
   toHi: number,
@@ -44,11 +60,6 @@ function branchLine(
   fromName?: string,
   toName?: string,
 ): void {
-  let head = flagsText.get(flags);
-  if (head === undefined) {
-    head = utf8(`  ${flags.padEnd(23)}`);
-    flagsText.set(flags, head);
-  }
   out.bytes(head);
   out.hex64(fromHi, fromLo, 16, SPACE);
   if (fromName !== undefined) out.text(` ${fromName}`);
@@ -56,18 +67,6 @@ function branchLine(
   out.hex64(toHi, toLo, 16, SPACE);
   if (toName !== undefined) out.text(` ${toName}`);
   out.byte(NEWLINE);
-}
-
-/** Whether perf's --itrace=cr keeps a branch with these flags (remembered per flags string). */
-const keptByCalls = new Map<string, boolean>();
-
-function keepsCall(flags: string): boolean {
-  let keep = keptByCalls.get(flags);
-  if (keep === undefined) {
-    keep = CALLS.test(flags);
-    keptByCalls.set(flags, keep);
-  }
-  return keep;
 }
 
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
@@ -91,9 +90,11 @@ export function textSink(out: ByteLines, show: PerfShow, symbols = false): PerfS
     // Blocks come only when no instruction is printed.
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
-      if (show !== "branches" && !(show === "calls" && keepsCall(flags))) return;
-      if (!symbols) branchLine(out, flags, fh, fl, th, tl);
-      else branchLine(out, flags, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl));
+      const info = flagsInfo(flags);
+      if (show !== "branches" && !(show === "calls" && info.keptByCalls)) return;
+      if (!symbols) branchLine(out, info.head, fh, fl, th, tl);
+      else
+        branchLine(out, info.head, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl));
     },
     event: (w, ev, offset) => {
       if (!insnMode) return;
@@ -152,7 +153,7 @@ export function jsonlSink(
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
-      if (show !== "branches" && !(show === "calls" && keepsCall(flags))) return;
+      if (show !== "branches" && !(show === "calls" && flagsInfo(flags).keptByCalls)) return;
       const syms = symbols
         ? `,"fromSym":${JSON.stringify(names.symbol(w.pid, fh, fl))},"toSym":${JSON.stringify(names.symbol(w.pid, th, tl))}`
         : "";
