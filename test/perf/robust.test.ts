@@ -4,9 +4,12 @@
  * only when the header is unusable), never a read out of bounds, never a hang.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { runPerf } from "../../src/cli/perf.js";
 import {
   auxStreamBytes,
   auxStreams,
@@ -22,6 +25,7 @@ import {
   SampleId,
 } from "../../src/perf/index.js";
 import { fileMode, Le, pipeMode, record } from "../../tools/perf/perf-data-writer.js";
+import { captureIo } from "../conformance/ptt.js";
 import { corpusPath } from "../corpus.js";
 import { sampleFile } from "./sample-file.js";
 
@@ -137,6 +141,24 @@ describe("bad perf.data", () => {
       assert.deepEqual(diags, [
         `24: HEADER_TRACING_DATA of ${padded} bytes runs past the end of the data: file truncated`,
       ]);
+    }
+  });
+
+  test("the command: a HEADER_TRACING_DATA of 3 GiB is one line naming its offset, exit 0", () => {
+    const good = record(68, 0, new Le());
+    const tracing = record(RecordType.HeaderTracingData, 0, new Le().u32(0xc000_0000));
+    const dir = mkdtempSync(join(tmpdir(), "ptkit-robust-"));
+    try {
+      writeFileSync(join(dir, "perf.data"), pipeMode({ events: [], records: [good, tracing, good] }));
+      const io = captureIo(dir);
+      assert.equal(runPerf(["perf.data"], io, "/nonexistent-home"), 0, io.err.join(""));
+      assert.match(
+        io.out.join(""),
+        /^\[18: HEADER_TRACING_DATA of 3221225472 bytes runs past the end of the data: file truncated\]$/m,
+      );
+      assert.doesNotMatch(io.err.join(""), /internal error|\n\s+at /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

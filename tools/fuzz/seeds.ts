@@ -300,6 +300,21 @@ function realSeeds(root: string, add: Add): void {
     add("perf-pipe", { ...s, argv: ["perf", INPUT] });
     add("perf-pipe", { ...s, argv: ["perf", "--jsonl", INPUT] });
     add("perf-pipe", { ...s, argv: ["perf-dump", INPUT] });
+    // Its second record made a HEADER_TRACING_DATA of 3 GiB: the reader once skipped
+    // that far backwards (its padding rounded with `& ~7`) and read before the file.
+    const tracing = piped.slice();
+    const view = new DataView(tracing.buffer, tracing.byteOffset, tracing.byteLength);
+    const second = 16 + view.getUint16(16 + 6, true);
+    if (second + 12 <= tracing.length) {
+      view.setUint32(second, 66, true);
+      view.setUint32(second + 8, 0xc0000000, true);
+      add("perf-pipe", {
+        ...s,
+        name: "quipper piped perf.data, 3 GiB of tracing data",
+        bytes: tracing,
+        argv: ["perf", INPUT],
+      });
+    }
   }
 }
 
