@@ -4,6 +4,7 @@
  * string table, and the diagnostics that name the offset of skipped input.
  */
 
+import { nulAt, utf8Text } from "../image/c-string.js";
 import type { ElfFile, ElfSection } from "../image/elf.js";
 
 /** Something skipped in a hostile or unusual file, with the file offset it was read from. */
@@ -84,13 +85,9 @@ export class ElfData {
   string(strtab: ElfSection, index: number): string | undefined {
     if (index >= strtab.size) return undefined;
     const bytes = this.elf.bytes;
+    const p = strtab.offset + index;
     const end = strtab.offset + strtab.size;
-    let s = "";
-    for (let p = strtab.offset + index; p < end; p++) {
-      const c = bytes[p]!;
-      if (c === 0) return s;
-      s += String.fromCharCode(c);
-    }
-    return undefined;
+    const q = nulAt(bytes, p, end);
+    return q === end ? undefined : utf8Text(bytes, p, q);
   }
 }

@@ -12,11 +12,20 @@ export class KeyTable {
   /** Lookups refused because the table was full. */
   refused = 0;
   /** The key words of id i: keys[4i..4i+4). */
-  keys: Uint32Array = new Uint32Array(4 * 256);
+  keys: Uint32Array;
   /** Slot → id + 1 (0: empty). */
-  private slots: Int32Array = new Int32Array(512);
+  private slots: Int32Array;
 
-  constructor(readonly maxEntries = 1 << 22) {}
+  /** `expected`: about how many keys will come (room is made for them at once). */
+  constructor(
+    readonly maxEntries = 1 << 22,
+    expected = 256,
+  ) {
+    let slots = 512;
+    while (slots < 2 * expected && slots < 1 << 26) slots *= 2;
+    this.slots = new Int32Array(slots);
+    this.keys = new Uint32Array(2 * slots);
+  }
 
   /** The id of key (a, b, c, d), added when new; -1 when it is new and the table is full. */
   id(a: number, b: number, c: number, d: number): number {
@@ -80,6 +89,13 @@ export function growFloat64(a: Float64Array, need: number): Float64Array {
 export function growUint32(a: Uint32Array, need: number): Uint32Array {
   if (need <= a.length) return a;
   const b = new Uint32Array(Math.max(need, 2 * a.length));
+  b.set(a);
+  return b;
+}
+
+export function growInt32(a: Int32Array, need: number): Int32Array {
+  if (need <= a.length) return a;
+  const b = new Int32Array(Math.max(need, 2 * a.length));
   b.set(a);
   return b;
 }

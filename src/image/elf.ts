@@ -19,6 +19,7 @@
 
 import { ErrorCode, PtError } from "../packet/errors.js";
 import { addSize, cmp64, hex, hex0x, MAX_SIZE, sum, TWO_32 } from "./addr.js";
+import { cString } from "./c-string.js";
 
 /** `e_type` values. */
 export const ElfType = { None: 0, Rel: 1, Exec: 2, Dyn: 3, Core: 4 } as const;
@@ -119,7 +120,8 @@ export class ElfSection {
 
   /** The section name (`""` without `.shstrtab`); the reader has checked it is NUL-terminated. */
   get name(): string {
-    if (this.decoded === undefined) this.decoded = this.nameAt < 0 ? "" : cString(this.bytes, this.nameAt);
+    if (this.decoded === undefined)
+      this.decoded = this.nameAt < 0 ? "" : cString(this.bytes, this.nameAt, this.bytes.length);
     return this.decoded;
   }
 }
@@ -316,13 +318,6 @@ class Reader {
 
 function fail(field: string, offset: number, detail: string): never {
   throw new ElfError(field, offset, detail);
-}
-
-/** A NUL-terminated string at `p` (the caller has checked that a NUL follows). */
-function cString(bytes: Uint8Array, p: number): string {
-  let s = "";
-  for (let i = p; i < bytes.length && bytes[i] !== 0; i++) s += String.fromCharCode(bytes[i]!);
-  return s;
 }
 
 function alignUp(n: number, a: number): number {

@@ -25,14 +25,7 @@ export function u64(b: Uint8Array, p: number): bigint {
   return (BigInt(u32(b, p + 4)) << 32n) | BigInt(u32(b, p));
 }
 
-const utf8 = new TextDecoder();
-
-/** The NUL-terminated string in b[p, end) (the whole range when there is no NUL). */
-export function cString(b: Uint8Array, p: number, end: number): string {
-  let q = p;
-  while (q < end && b[q] !== 0) q++;
-  return utf8.decode(b.subarray(p, q));
-}
+export { cString } from "../image/c-string.js";
 
 /** The parts one after the other in one new array. */
 export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {

@@ -156,3 +156,39 @@ test("after an exec, new frames get the new image's names; older ones keep their
   // The same address in two images is two nodes of the folded tree.
   assert.deepEqual(folded, ["p1;main_old 5", "p1;main_old;f_new 1", "p1;main_old;f_old 2"]);
 });
+
+test("names reach both outputs as their bytes: UTF-8, JSON escapes, separators, and thousands of names", () => {
+  // Symbol names with multi-byte UTF-8, JSON's escapes, folded's separator (which
+  // folds to ':' and then reads as another function's name) and a line break; then
+  // enough long names that the names' byte store grows several times.
+  const special = ["π_ünïcode_🙂", 'quote"d\\back', "semi;colon", "semi:colon", "new\nline"];
+  const many = Array.from({ length: 3000 }, (_, i) => `function_with_a_rather_long_name_${i}`);
+  const all = [...special, ...many];
+  const elf = tryParseElf(
+    elfWithSymbols(BigInt(BASE), new Uint8Array(0x10 * (all.length + 1)), [
+      { name: "main", value: BigInt(BASE), size: 0x10 },
+      ...all.map((name, i) => ({ name, value: BigInt(BASE + 0x10 * (i + 1)), size: 0x10 })),
+    ]),
+  );
+  assert.ok(!(elf instanceof Error));
+  const s = new Symbolizer();
+  s.add(new SymbolTable(elf, { name: "main" }));
+  const { frames, folded } = analyse(new FrameNames(s), (f) => {
+    f.thread(1, 1, "p");
+    for (let i = 0; i < all.length; i++) {
+      f.insn(0, BASE + 5, 5, FlowClass.Call);
+      f.insn(0, BASE + 0x10 * (i + 1), 1, FlowClass.Return);
+    }
+    f.insn(0, BASE + 0xa, 2, FlowClass.Other);
+  });
+  const calls = frames.filter((e) => e.cat === "call").map((e) => e.name);
+  assert.deepEqual(calls, all);
+  const expected = new Map<string, number>();
+  for (const name of all) {
+    const line = `p;main;${name.replace(/[;\r\n]/g, ":")}`;
+    expected.set(line, (expected.get(line) ?? 0) + 1);
+  }
+  expected.set("p;main", all.length + 1);
+  assert.deepEqual(folded, [...expected].map(([path, n]) => `${path} ${n}`).sort());
+  assert.ok(folded.includes("p;main;semi:colon 2"));
+});

@@ -65,6 +65,16 @@ export class ByteChunks {
     this.at = at + n;
   }
 
+  /** `length` bytes of `src` from `start` (names in an arena, see FrameNames). */
+  slice(src: Uint8Array, start: number, length: number): void {
+    if (this.at + length > this.buf.length) this.room(length);
+    const b = this.buf;
+    const at = this.at;
+    if (length > 64) b.set(src.subarray(start, start + length), at);
+    else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
+    this.at = at + length;
+  }
+
   /** One byte (an ASCII character code). */
   byte(c: number): void {
     if (this.at === this.buf.length) this.room(1);

@@ -22,7 +22,7 @@
 import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
-import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
 
 export type FoldedWeight = "insn" | "time";
@@ -157,24 +157,39 @@ export class FoldedStacks implements CallSink {
     const keys = this.tree.keys;
     const n = this.tree.size;
     const w = weight === "insn" ? this.insns : this.times;
-    const nameIds = new Map<string, number>();
-    const nameBytes: Uint8Array[] = [];
-    const intern = (name: string): number => {
-      let id = nameIds.get(name);
-      if (id === undefined) {
-        id = nameBytes.length;
-        nameBytes.push(utf8(name));
-        nameIds.set(name, id);
+    const names = this.names;
+    // A name is the FrameNames text id of the first text that reads the same once `;`
+    // and line breaks became `:` (a rewritten name gets a text of its own).
+    const byName = new Map<string, number>();
+    let folded: Int32Array = new Int32Array(1024).fill(-1);
+    const foldedName = (t: number): number => {
+      if (t >= folded.length) {
+        const longer = new Int32Array(Math.max(t + 1, 2 * folded.length)).fill(-1);
+        longer.set(folded);
+        folded = longer;
       }
-      return id;
+      let f = folded[t]!;
+      if (f < 0) {
+        const free = separatorFree(names, t);
+        const name = free ? names.textName(t) : names.textName(t).replace(/[;\r\n]/g, ":");
+        f = byName.get(name) ?? -1;
+        if (f < 0) {
+          f = free ? t : names.addText(name);
+          byName.set(name, f);
+        }
+        folded[t] = f;
+      }
+      return f;
     };
-    // Paths: key (path above + 1, name id); EMPTY reads as nothing.
-    const pathTable = new KeyTable(Number.MAX_SAFE_INTEGER);
+    const isEmpty = (t: number): boolean => {
+      names.nameBytes(t);
+      return names.length === 0;
+    };
+    // Paths: key (path above + 1, name); EMPTY reads as nothing.
+    const pathTable = new KeyTable(Number.MAX_SAFE_INTEGER, n);
     const extend = (above: number, name: number): number =>
-      above === EMPTY && nameBytes[name]!.length === 0 ? EMPTY : pathTable.id(above + 1, name, 0, 0);
+      above === EMPTY && isEmpty(name) ? EMPTY : pathTable.id(above + 1, name, 0, 0);
     const pathOf = new Int32Array(n);
-    // FrameNames entry → name id (-1: not interned yet).
-    let entryName = new Int32Array(1024).fill(-1);
     let sums: Float64Array = new Float64Array(256);
     // Paths in the order their first weighed node came.
     let order: Uint32Array = new Uint32Array(256);
@@ -187,29 +202,17 @@ export class FoldedStacks implements CallSink {
         const threadName = this.threadNames.get(id) ?? "";
         // Its parts as they are: "" is no frame, but ";x" is two.
         if (threadName !== "")
-          for (const part of threadName.split(";")) p = pathTable.id(p + 1, intern(part), 0, 0);
+          for (const part of threadName.split(";"))
+            p = pathTable.id(p + 1, foldedName(names.addText(part)), 0, 0);
         pathOf[id] = p;
         continue;
       }
       const kindScope = keys[k + 1]!;
       const kind = (kindScope & KIND_MASK) as FrameKind;
       const scope = kindScope >>> KIND_BITS;
-      // Each name entry is interned once (many nodes share one).
-      const e = this.names.entry(kind, keys[k + 2]!, keys[k + 3]!, scope);
-      let nameId = e >= 0 && e < entryName.length ? entryName[e]! : -1;
-      if (nameId < 0) {
-        const name = e >= 0 ? this.names.nameOf(e) : this.names.name(kind, keys[k + 2]!, keys[k + 3]!, scope);
-        nameId = intern(name.replace(/[;\r\n]/g, ":"));
-        if (e >= 0) {
-          if (e >= entryName.length) {
-            const longer = new Int32Array(Math.max(e + 1, 2 * entryName.length)).fill(-1);
-            longer.set(entryName);
-            entryName = longer;
-          }
-          entryName[e] = nameId;
-        }
-      }
-      const p = extend(pathOf[parent]!, nameId);
+      const e = names.entry(kind, keys[k + 2]!, keys[k + 3]!, scope);
+      const t = e >= 0 ? names.textOf(e) : names.addText(names.name(kind, keys[k + 2]!, keys[k + 3]!, scope));
+      const p = extend(pathOf[parent]!, foldedName(t));
       pathOf[id] = p;
       const v = id < w.length ? w[id]! : 0;
       if (!(v > 0)) continue;
@@ -239,8 +242,10 @@ export class FoldedStacks implements CallSink {
         }
         chain[depth++] = pathKeys[4 * p + 1]!;
       }
+      const arena = names.arena;
       for (let d = depth - 1; d >= 0; d--) {
-        text.bytes(nameBytes[chain[d]!]!);
+        names.nameBytes(chain[d]!);
+        text.slice(arena, names.start, names.length);
         if (d > 0) text.byte(0x3b); // ;
       }
       text.byte(0x20);
@@ -249,4 +254,15 @@ export class FoldedStacks implements CallSink {
     }
     text.flush();
   }
+}
+
+/** Whether text `t` has no `;` and no line break (UTF-8 multi-byte sequences hold no ASCII bytes). */
+function separatorFree(names: FrameNames, t: number): boolean {
+  names.nameBytes(t);
+  const a = names.arena;
+  for (let i = names.start, end = names.start + names.length; i < end; i++) {
+    const c = a[i]!;
+    if (c === 0x3b || c === 0x0a || c === 0x0d) return false;
+  }
+  return true;
 }

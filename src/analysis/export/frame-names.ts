@@ -12,17 +12,22 @@
  * process image; sinks take the scope when a frame is entered and name it by that.
  *
  * Names are made once per scope and entry address and kept in a {@link KeyTable},
- * so a name costs a look-up in typed arrays, not a symbol search and a string.
+ * so a name costs a look-up in typed arrays, not a symbol search and a string. Each
+ * name made gets a text id and its UTF-8 bytes (and, when first asked for, its JSON
+ * string literal's) in one byte arena, so writers copy bytes instead of encoding
+ * strings.
  */
 import { hex64 } from "../../packet/u64.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
-import { KeyTable } from "../key-table.js";
+import { growUint32, KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
 
 /** The symbols naming a thread's frames; undefined for the default ones. */
 export type TrackSymbols = (track: ThreadTrack) => Symbolizer | undefined;
+
+const encoder = new TextEncoder();
 
 /** Names of frames entered at an unknown address (0), by kind: they have no address. */
 const UNKNOWN_NAMES: readonly string[] = ["[unknown]", "[unknown]", "[interrupt]", "[syscall]"];
@@ -43,8 +48,27 @@ export class FrameNames {
    * asked for. A look-up allocates nothing.
    */
   private readonly entries = new KeyTable();
-  private readonly names: string[] = [];
-  private readonly jsons: (string | undefined)[] = [];
+  /** Entry → text id. */
+  private entryText: Uint32Array = new Uint32Array(1024);
+  /** Each text's name (texts are not deduplicated: two may read the same). */
+  private readonly texts: string[] = [];
+  /**
+   * Where each text's UTF-8 bytes start in {@link arena} and how many (its name), and
+   * the same for its JSON string literal (start -1 until asked for).
+   */
+  private textStart: Uint32Array = new Uint32Array(1024);
+  private textLength: Uint32Array = new Uint32Array(1024);
+  private jsonStart: Int32Array = new Int32Array(1024).fill(-1);
+  private jsonLength: Uint32Array = new Uint32Array(1024);
+  /**
+   * The bytes of names and JSON literals ({@link start}/{@link length} say where). It
+   * grows: read it after asking for the bytes.
+   */
+  arena: Uint8Array = new Uint8Array(1 << 16);
+  private arenaUsed = 0;
+  /** Where the last {@link nameBytes}/{@link jsonBytes} asked for is in {@link arena}. */
+  start = 0;
+  length = 0;
 
   /**
    * `unnamed`, if given, hears of each address (per scope, once) whose frame is named
@@ -82,19 +106,12 @@ export class FrameNames {
   /** The name of a frame of `kind` entered at (hi:lo) in `scope`; an entry of 0 is unknown. */
   name(kind: FrameKind, hi: number, lo: number, scope = 0): string {
     const e = this.entry(kind, hi, lo, scope);
-    return e >= 0 ? this.names[e]! : this.make(kind, hi, lo, scope);
+    return e >= 0 ? this.nameOf(e) : this.make(kind, hi, lo, scope);
   }
 
   /** {@link name} as a JSON string literal. */
   json(kind: FrameKind, hi: number, lo: number, scope = 0): string {
-    const e = this.entry(kind, hi, lo, scope);
-    if (e < 0) return JSON.stringify(this.make(kind, hi, lo, scope));
-    let json = this.jsons[e];
-    if (json === undefined) {
-      json = JSON.stringify(this.names[e]!);
-      this.jsons[e] = json;
-    }
-    return json;
+    return JSON.stringify(this.name(kind, hi, lo, scope));
   }
 
   /**
@@ -109,16 +126,85 @@ export class FrameNames {
     const before = table.size;
     const e = table.id(tag, hi, lo, 0);
     if (e === before) {
-      // Both grow together: arrays written past their end go sparse (slow).
-      this.names.push(this.make(kind, hi, lo, scope));
-      this.jsons.push(undefined);
+      if (e >= this.entryText.length) this.entryText = growUint32(this.entryText, e + 1);
+      this.entryText[e] = this.addText(this.make(kind, hi, lo, scope));
     }
     return e;
   }
 
   /** The name of entry `e` (see {@link entry}). */
   nameOf(e: number): string {
-    return this.names[e]!;
+    return this.texts[this.entryText[e]!]!;
+  }
+
+  /** The text id of entry `e`'s name (see {@link entry}). */
+  textOf(e: number): number {
+    return this.entryText[e]!;
+  }
+
+  /** A new text id for `name` (its bytes go in the arena). */
+  addText(name: string): number {
+    const t = this.texts.length;
+    this.texts.push(name);
+    if (t >= this.textStart.length) {
+      const n = 2 * this.textStart.length;
+      this.textStart = growUint32(this.textStart, n);
+      this.textLength = growUint32(this.textLength, n);
+      this.jsonLength = growUint32(this.jsonLength, n);
+      const json = new Int32Array(n).fill(-1);
+      json.set(this.jsonStart);
+      this.jsonStart = json;
+    }
+    this.textStart[t] = this.arenaUsed;
+    this.textLength[t] = this.put(name);
+    return t;
+  }
+
+  /** The text of text id `t`. */
+  textName(t: number): string {
+    return this.texts[t]!;
+  }
+
+  /** Set {@link start} and {@link length} to where text `t`'s UTF-8 bytes are in {@link arena}. */
+  nameBytes(t: number): void {
+    this.start = this.textStart[t]!;
+    this.length = this.textLength[t]!;
+  }
+
+  /** Set {@link start} and {@link length} to where text `t` as a JSON string literal is in {@link arena}. */
+  jsonBytes(t: number): void {
+    let at = this.jsonStart[t]!;
+    if (at < 0) {
+      at = this.arenaUsed;
+      this.jsonLength[t] = this.put(JSON.stringify(this.texts[t]!));
+      this.jsonStart[t] = at;
+    }
+    this.start = at;
+    this.length = this.jsonLength[t]!;
+  }
+
+  /** Append `text` as UTF-8 to the arena (ASCII unit by unit); the bytes written. */
+  private put(text: string): number {
+    const n = text.length;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (this.arenaUsed + 3 * n > this.arena.length) {
+      const grown = new Uint8Array(Math.max(2 * this.arena.length, this.arenaUsed + 3 * n));
+      grown.set(this.arena.subarray(0, this.arenaUsed));
+      this.arena = grown;
+    }
+    const a = this.arena;
+    const from = this.arenaUsed;
+    let at = from;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80) {
+        at += encoder.encodeInto(text.slice(i), a.subarray(at)).written;
+        break;
+      }
+      a[at++] = c;
+    }
+    this.arenaUsed = at;
+    return at - from;
   }
 
   private make(kind: FrameKind, hi: number, lo: number, scope: number): string {

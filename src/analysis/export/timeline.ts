@@ -56,6 +56,7 @@ import {
   type Marker,
   type ThreadTrack,
 } from "../callstack-sink.js";
+import { growInt32 } from "../key-table.js";
 import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
 
@@ -80,8 +81,12 @@ class OpenFrames {
     this.end = utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`);
     this.head = utf8(`{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`);
   }
-  /** Each open frame's name as a JSON string (the names' cache's: nothing is made per frame). */
-  readonly name: string[] = [];
+  /**
+   * Each open frame's name: its FrameNames text id, or -1 past the names' limit (then
+   * `spill` holds it as a JSON string).
+   */
+  text: Int32Array = new Int32Array(64);
+  readonly spill: string[] = [];
 }
 
 const NAME = utf8(',"name":');
@@ -134,21 +139,36 @@ export class TimelineWriter implements CallSink {
     scope: number,
   ): void {
     const f = this.frames(track);
-    const name = this.names.json(kind, hi, lo, scope);
-    f.name[depth - 1] = name;
+    const names = this.names;
+    const e = names.entry(kind, hi, lo, scope);
+    if (depth > f.text.length) f.text = growInt32(f.text, depth);
+    const id = e >= 0 ? names.textOf(e) : -1;
+    f.text[depth - 1] = id;
+    if (id < 0) f.spill[depth - 1] = JSON.stringify(names.name(kind, hi, lo, scope));
     this.event(false);
     const t = this.text;
     t.bytes(f.begin);
     this.micros(Math.round(time));
     t.bytes(NAME);
-    t.text(name);
+    this.name(f, depth);
     t.bytes(CATEGORIES[kind]!);
+  }
+
+  /** The JSON name of `f`'s frame at `depth`. */
+  private name(f: OpenFrames, depth: number): void {
+    const id = f.text[depth - 1]!;
+    if (id < 0) {
+      this.text.text(f.spill[depth - 1]!);
+      return;
+    }
+    const names = this.names;
+    names.jsonBytes(id);
+    this.text.slice(names.arena, names.start, names.length);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
     const f = this.frames(track);
     const stop = Math.round(time);
-    const name = f.name[depth - 1]!;
     // Frames ending together the same way (an unwind, the trace's end) share one instant.
     const together =
       f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
@@ -158,7 +178,7 @@ export class TimelineWriter implements CallSink {
     t.bytes(f.end);
     this.micros(stop);
     t.bytes(NAME);
-    t.text(name);
+    this.name(f, depth);
     t.byte(CLOSE);
     if (end === 0) return;
     if (together) {
