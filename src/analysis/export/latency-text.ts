@@ -97,6 +97,10 @@ export function writeLatencyText(summary: LatencySummary, out: ChunkOut): void {
       ? "off-CPU: time the thread was switched out during the calls, added up\n"
       : "off-CPU time: unknown (no thread was seen switched out: context switches were not recorded)\n",
   );
+  if (fns.some((f) => f.callers.some((c) => c.caller === f.name)))
+    t.text(
+      "recursion: every frame is a call, so a function's total holds its inner calls inside its outer ones\n",
+    );
   const names = new Map<string, number>();
   for (const f of fns) names.set(f.name, (names.get(f.name) ?? 0) + 1);
   const label = (f: FunctionLatency) => ((names.get(f.name) ?? 0) > 1 ? `${f.name} [pid ${f.pid}]` : f.name);
