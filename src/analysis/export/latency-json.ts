@@ -4,22 +4,21 @@
  * Schema "ptkit-latency" version 1:
  * ```
  * {"schema":"ptkit-latency","version":1,
- *  "clock":"ns","timeUnit":"ns","tscBase":"0x...","nsPerTick":0.3125,
- *  "percentiles":"nearest-rank",
- *  "calls":17,"incomplete":3,"incompleteBy":{"unwind":0,"unknown":0,"gap":0,"end":3,"abort":0,"exec":0},
- *  "offCpuRecorded":false,
- *  "only":null,
- *  "functions":[
- *   {"name":"main","pid":1234,"calls":1,"total":136,"min":136,"p50":136,"p90":136,"p99":136,"max":136,
- *    "incomplete":0,"onCpu":null,"offCpu":null,
- *    "histogram":[{"from":128,"to":256,"count":1}],
- *    "callers":[{"caller":"__libc_start_main","calls":1,"total":136,"min":136,"p50":136,"p90":136,"p99":136,"max":136}]},
- *   ...],
- *  "slowestKept":20,
- *  "slowest":[
- *   {"name":"main","duration":136,"start":410,"offCpu":null,"pid":1234,"tid":1234,"thread":"prog",
- *    "stack":["_start","__libc_start_main","main"]},
- *   ...]}
+ * "clock":"ns","timeUnit":"ns","tscBase":"0x2712aef02b1a","nsPerTick":0.3855057545006275,
+ * "percentiles":"nearest-rank",
+ * "calls":19,"incomplete":7,"incompleteBy":{"unwind":0,"unknown":0,"gap":0,"end":7,"abort":0,"exec":0},
+ * "offCpuRecorded":false,
+ * "only":null,
+ * "functions":[
+ * {"name":"__init_tls","pid":11181,"calls":1,"total":1762,"min":1762,"p50":1762,"p90":1762,"p99":1762,"max":1762,
+ *  "incomplete":0,"onCpu":null,"offCpu":null,"histogram":[{"from":1024,"to":2048,"count":1}],
+ *  "callers":[{"caller":"__init_libc","calls":1,"total":1762,"min":1762,"p50":1762,"p90":1762,"p99":1762,"max":1762}]},
+ * ...],
+ * "slowestKept":20,
+ * "slowest":[
+ * {"name":"__init_tls","duration":1762,"start":10020,"offCpu":null,"pid":11181,"tid":11181,"thread":"control_flow",
+ *  "stack":["_start","_start_c","__libc_start_main","__init_libc","__init_tls"]},
+ * ...]}
  * ```
  * - Every duration, total and time is in the clock's unit, `timeUnit`: "ns" (the TSC
  *   frequency was known), "TSC tick" (it was not) or "instruction" (the trace had no
@@ -35,8 +34,9 @@
  *   call's bucket to the longest's (bucket [0, 1) holds durations below 1).
  * - `onCpu`/`offCpu`: time running and time switched out within the calls, added up;
  *   null when `offCpuRecorded` is false (no thread was seen switched out: unknown).
- * - `incomplete`: frames that ended other than by returning (their duration is
- *   unknown), by how in `incompleteBy`.
+ * - `calls` and `incomplete` (frames that ended other than by returning: their
+ *   duration is unknown; by how in `incompleteBy`) count the whole trace, also when
+ *   `only` (`ptkit latency --function`) restricts the functions listed.
  * - `slowest`: up to `slowestKept` calls (of `only`'s functions when it is set), the
  *   slowest first; `start` is when the call was entered, in the clock's unit since
  *   `tscBase`; `stack` the function names from the bottom frame to the call.

@@ -1,19 +1,20 @@
 /**
- * Call latencies ({@link LatencySummary}) as a text report:
+ * Call latencies ({@link LatencySummary}) as a text report (a HASE capture's):
  * ```
- * 17 calls returned in 9 functions; 3 frames incomplete (end 3): not measured
+ * 19 calls returned in 20 functions; 7 frames incomplete (end 7): not measured
  * durations in ns; percentiles nearest-rank over every call that returned (exact, not sampled)
- * off-CPU time: unknown (no thread was seen switched out)
+ * off-CPU time: unknown (no thread was seen switched out: context switches were not recorded)
  *
  * calls  total   p50   p90   p99   max  incomplete  function
- *     1    543   543   543   543   543           0  __init_libc
- *     1    543   543   543   543   543                <- __libc_start_main
- * ...
+ *     1   4403  4403  4403  4403  4403           0  __init_libc
+ *     1   4403  4403  4403  4403  4403              <- __libc_start_main
+ *     ...
+ *     0      0     -     -     -     -           1  main
  *
- * slowest calls:
- * duration  start  thread              function
- *      543     12  control_flow 71/71  __init_libc
- *                  _start > _start_c > __libc_start_main > __init_libc
+ * slowest calls (up to 20):
+ * duration  start  thread                    function
+ *     4403   8475  control_flow 11181/11181  __init_libc
+ *                                            _start > _start_c > __libc_start_main > __init_libc
  * ```
  * Functions come largest total first; under each, its callers (`<-`, the largest total
  * first, up to {@link TOP_CALLERS}; `<- [bottom]` for frames at the bottom of a stack).
