@@ -26,7 +26,31 @@ export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
 export { FrameNames, type TrackSymbols } from "./export/frame-names.js";
 export { JSONL_SCHEMA, JSONL_VERSION, JsonlWriter } from "./export/jsonl.js";
+export {
+  LATENCY_SCHEMA,
+  LATENCY_TIME_UNITS,
+  LATENCY_VERSION,
+  writeLatencyJson,
+} from "./export/latency-json.js";
+export { TOP_CALLERS, writeLatencyText } from "./export/latency-text.js";
 export { TIMELINE_SCHEMA, TIMELINE_VERSION, TimelineWriter } from "./export/timeline.js";
 export { growFloat64, growUint32, KeyTable } from "./key-table.js";
+export {
+  type CallerLatency,
+  CallLatency,
+  DEFAULT_SLOWEST,
+  type FunctionLatency,
+  type LatencyOptions,
+  type LatencySummary,
+  type SlowCall,
+} from "./latency.js";
+export {
+  bucketOf,
+  type DurationStats,
+  durationStats,
+  type HistogramBucket,
+  log2Histogram,
+  nearestRank,
+} from "./latency-stats.js";
 export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
 export { Symbolizer } from "./symbolizer.js";

@@ -1,12 +1,24 @@
 /**
  * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--symbols`,
- * `--stack-depth`), apart from the outputs they open (analysis-outputs.ts): parsing
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
+ * `--symbols`, `--stack-depth`), and the report `ptkit latency` prints, apart from the outputs they open (analysis-outputs.ts): parsing
  * them loads none of the analysis layer, which a decode without them does not need.
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
 import type { FoldedWeight } from "../analysis/index.js";
 import { parseCUint } from "../cpu/c-int.js";
+
+/** `ptkit latency`'s report, printed instead of written to a file. */
+export interface LatencyReport {
+  /** JSON (as `--latency FILE` writes it) instead of text. */
+  json: boolean;
+  /** How many of the slowest calls to list. */
+  slowest: number;
+  /** Only the function of this name (its statistics and its slowest calls). */
+  only?: string;
+  /** Where the report goes (stdout). */
+  out: (chunk: Uint8Array) => void;
+}
 
 export interface AnalysisOptions {
   timeline?: string;
@@ -16,6 +28,10 @@ export interface AnalysisOptions {
   aflMap?: string;
   edges?: string;
   jsonl?: string;
+  /** Call latencies as JSON. */
+  latency?: string;
+  /** Set by `ptkit latency` (no option): the report it prints. */
+  latencyReport?: LatencyReport;
   /**
    * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
    * bare `--symbols` is accepted and changes nothing: names are on by default.)
@@ -37,19 +53,28 @@ export function wantsAnalysis(o: AnalysisOptions): boolean {
     o.coverage !== undefined ||
     o.aflMap !== undefined ||
     o.edges !== undefined ||
-    o.jsonl !== undefined
+    o.jsonl !== undefined ||
+    wantsLatency(o)
   );
+}
+
+/** Whether call latencies were asked for (a file, or `ptkit latency`'s report). */
+export function wantsLatency(o: AnalysisOptions): boolean {
+  return o.latency !== undefined || o.latencyReport !== undefined;
 }
 
 /** Whether the outputs use time (then the decoder should report time changes: tick events). */
 export function wantsTime(o: AnalysisOptions): boolean {
   return (
-    o.timeline !== undefined || o.jsonl !== undefined || (o.folded !== undefined && o.foldedWeight === "time")
+    o.timeline !== undefined ||
+    o.jsonl !== undefined ||
+    wantsLatency(o) ||
+    (o.folded !== undefined && o.foldedWeight === "time")
   );
 }
 
 /** The options that name an output file, and the file each names. */
-type OutputFile = "timeline" | "folded" | "coverage" | "aflMap" | "edges" | "jsonl";
+type OutputFile = "timeline" | "folded" | "coverage" | "aflMap" | "edges" | "jsonl" | "latency";
 
 export const FILE_OPTIONS: Record<string, OutputFile> = {
   "--timeline": "timeline",
@@ -58,6 +83,7 @@ export const FILE_OPTIONS: Record<string, OutputFile> = {
   "--afl-map": "aflMap",
   "--edges": "edges",
   "--jsonl": "jsonl",
+  "--latency": "latency",
 };
 
 /** The analysis option at argv[i]: words used (0: not one), or an error message. */

@@ -1,7 +1,7 @@
 /**
  * The analysis outputs of a decode: options (`--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--symbols`,
- * `--stack-depth`) in, files out, through the analysis layer's call stacks and exports.
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
+ * `--symbols`, `--stack-depth`, and `ptkit latency`'s report) in, files out, through the analysis layer's call stacks and exports.
  * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
  * being asked, as perf names them.
  *
@@ -23,6 +23,7 @@
 
 import {
   CallAnalysis,
+  CallLatency,
   type CallSink,
   type ClockInfo,
   Coverage,
@@ -39,7 +40,8 @@ import type { Block, BlockDecoder, Insn } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { lt64 } from "../time/index.js";
 import { BlockInsns } from "./analysis-blocks.js";
-import type { AnalysisOptions, FILE_OPTIONS } from "./analysis-options.js";
+import { latencyProblem, writeLatencyReport } from "./analysis-latency.js";
+import { type AnalysisOptions, type FILE_OPTIONS, wantsLatency } from "./analysis-options.js";
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import { ioErrorText } from "./file-kind.js";
 import { CodeWalker } from "./flow-walk.js";
@@ -48,6 +50,7 @@ import type { CliIo, FileWriter } from "./io.js";
 export {
   type AnalysisOptions,
   defaultAnalysisOptions,
+  type LatencyReport,
   parseAnalysisOption,
   wantsAnalysis,
   wantsTime,
@@ -69,7 +72,15 @@ export interface AnalysisContext {
 }
 
 type FileKind = (typeof FILE_OPTIONS)[string];
-const FILE_KINDS: readonly FileKind[] = ["timeline", "jsonl", "folded", "coverage", "aflMap", "edges"];
+const FILE_KINDS: readonly FileKind[] = [
+  "timeline",
+  "jsonl",
+  "folded",
+  "coverage",
+  "aflMap",
+  "edges",
+  "latency",
+];
 
 interface Output {
   kind: FileKind;
@@ -81,6 +92,7 @@ export class AnalysisOutputs {
   analysis!: CallAnalysis;
   private folded: FoldedStacks | undefined;
   private coverage: Coverage | undefined;
+  private latency: CallLatency | undefined;
 
   private constructor(
     private readonly options: AnalysisOptions,
@@ -104,6 +116,7 @@ export class AnalysisOutputs {
     const { files, names, options, context } = this;
     this.folded = undefined;
     this.coverage = undefined;
+    this.latency = undefined;
     const sinks: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
     for (const { kind, file } of files) {
@@ -114,6 +127,11 @@ export class AnalysisOutputs {
     if (options.folded !== undefined) {
       this.folded = new FoldedStacks(names);
       sinks.push(this.folded);
+    }
+    if (wantsLatency(options)) {
+      const report = options.latencyReport;
+      this.latency = new CallLatency(names, { slowest: report?.slowest, only: report?.only });
+      sinks.push(this.latency);
     }
     if (options.coverage !== undefined || options.aflMap !== undefined || options.edges !== undefined)
       // The AFL map alone needs no tables of blocks and edges.
@@ -167,6 +185,7 @@ export class AnalysisOutputs {
     return (
       o.timeline === undefined &&
       o.jsonl === undefined &&
+      !wantsLatency(o) &&
       (o.folded === undefined || o.foldedWeight === "insn")
     );
   }
@@ -196,6 +215,7 @@ export class AnalysisOutputs {
     this.warnClock();
     this.warnDropped();
     const problems: string[] = [];
+    const latency = this.latency?.summary();
     for (const { kind, path, file } of this.files) {
       try {
         const write = (chunk: Uint8Array) => file.write(chunk);
@@ -203,10 +223,17 @@ export class AnalysisOutputs {
         else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         else if (kind === "edges") this.coverage!.writeEdges(write);
+        else if (kind === "latency") writeLatencyReport(latency!, true, write);
         file.close();
       } catch (e) {
         problems.push(`cannot write ${path}: ${ioErrorText(e)}.`);
       }
+    }
+    const report = this.options.latencyReport;
+    if (report !== undefined) {
+      const problem = latencyProblem(latency!, this.latency!);
+      if (problem === undefined) writeLatencyReport(latency!, report.json, report.out);
+      else problems.push(problem);
     }
     return problems.length > 0 ? problems.join(" ") : undefined;
   }

@@ -109,6 +109,11 @@ timeline labels its unit, in otherData.timeUnit and the process name):
                                        the general way, to the same files.
   --jsonl <file>                       instructions, branches, calls, returns and events as
                                        JSON Lines.
+  --latency <file>                     call durations per function as JSON: count, total,
+                                       nearest-rank p50/p90/p99, max, a log2 histogram, split
+                                       by caller, and the slowest calls with their stacks;
+                                       exact, from every call that returned (ptkit latency
+                                       prints it as a report).
   --symbols [<file>[:<base>]]          functions are named without it: from the symbol
                                        tables of the --elf files and of --raw files that are
                                        ELF files (where none names a frame, a warning says

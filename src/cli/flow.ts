@@ -10,7 +10,7 @@ import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "..
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
-import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
+import { type AnalysisOptions, type LatencyReport, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { expandArgFiles } from "./arg-files.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
@@ -40,12 +40,13 @@ const FLOW_PIECE = 1 << 20;
 /**
  * Run `ptkit flow` with `argv` (options, no command name); resolves to the exit code.
  * The analysis outputs and the sideband (the analysis and perf layers) are imported
- * only when asked for.
+ * only when asked for. `latency`: the report `ptkit latency` prints (it runs this decode).
  */
 export async function runFlow(
   argv: readonly string[],
   io: CliIo,
   internal: TraceInternals = {},
+  latency?: LatencyReport,
 ): Promise<number> {
   const words = expandArgFiles(io, argv);
   if (typeof words === "string") {
@@ -61,6 +62,7 @@ export async function runFlow(
   const setup = setupFlow(words, io, out, fail);
   if (typeof setup === "number") return setup;
   const { image, kernel, output, sideband, analysis, steps } = setup;
+  if (latency !== undefined) analysis.latencyReport = latency;
   const pt = setup.pt;
   if (!pt) return fail("no pt file (--pt).", true);
   const config = pt.step.config;

@@ -1,6 +1,7 @@
 /**
  * `ptkit perf`'s analysis outputs: ptkit flow's `--timeline`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--edges` and `--stack-depth` (analysis-outputs.ts
+ * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--latency` and `--stack-depth`
+ * (and `ptkit latency`'s report; analysis-outputs.ts
  * parses them and writes the files) fed from every decoded stream through
  * {@link StreamFeeds}: a track per thread, named by its COMM (the idle task and
  * unknown threads, which run on several CPUs at once, get a track per CPU); frames
@@ -162,15 +163,19 @@ export class PerfAnalysis {
     return typeof outputs === "string" ? outputs : new PerfAnalysis(outputs, options, names, tasks);
   }
 
-  /** Write and close the files: an error message, or the summary line. */
+  /** Write and close the files: an error message, or the summary line ("" when no file was written). */
   finish(): { error?: string; summary: string } {
     const error = this.outputs.finish();
     const o = this.options;
-    const files = [o.timeline, o.folded, o.coverage, o.aflMap, o.edges].filter((f) => f !== undefined);
+    const files = [o.timeline, o.folded, o.coverage, o.aflMap, o.edges, o.latency].filter(
+      (f) => f !== undefined,
+    );
     const threads = this.outputs.analysis.threads;
     const pids = new Set(threads.map((t) => t.pid)).size;
     const plural = (n: number, what: string) =>
       `${n} ${what}${n === 1 ? "" : what.endsWith("s") ? "es" : "s"}`;
+    // `ptkit latency` alone prints its report and writes no file.
+    if (files.length === 0) return { error, summary: "" };
     const summary =
       `wrote ${files.join(", ")}: ${plural(this.insns, "instruction")}, ${plural(this.calls, "call")}, ` +
       `${plural(threads.length, "thread")} in ${plural(pids, "process")}`;

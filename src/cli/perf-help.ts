@@ -83,6 +83,11 @@ analysis outputs (as ptkit flow writes them; any number at once):
   --afl-map <file>       the edges in AFL++'s QEMU-mode 64 KiB map (raw bytes;
                          see ptkit flow --help); counts stop at 255.
   --edges <file>         the edges as "0xFROM 0xTO COUNT" lines, sorted.
+  --latency <file>       call durations per function as JSON: count, total,
+                         nearest-rank p50/p90/p99, max, a log2 histogram, split
+                         by caller; the slowest calls with their stacks; on-CPU
+                         and off-CPU time from the switch records. Exact: every
+                         call that returned (see ptkit latency --help).
   --stack-depth <n>      frames kept per call stack (default 4096; deeper ones
                          are counted, not named).
   They follow --cpu, --tid and --time-range. Printed output stays as without
@@ -95,6 +100,7 @@ examples:
   ptkit perf --elf ./prog --cpu 2 --time-range 4711.000001,4711.5 perf.data
   perf record -o - -e intel_pt//u ./prog | ptkit perf --branches -
   ptkit perf -q --timeline calls.json --folded stacks.folded perf.data
+  ptkit perf -q --timeline calls.json --latency latency.json perf.data
   ptkit perf -q --vmlinux vmlinux --folded t.folded --folded-weight time \\
              perf.data
 `;

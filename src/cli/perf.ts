@@ -34,7 +34,7 @@ import {
   type Timed,
   type TscConversion,
 } from "../perf/index.js";
-import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
+import { type AnalysisOptions, type LatencyReport, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { ByteLines } from "./byte-lines.js";
 import { loadDemangler } from "./demangle-loader.js";
 import { ioErrorText, openError } from "./file-kind.js";
@@ -153,11 +153,13 @@ export interface PerfInternals {
   windowSize?: number;
 }
 
+/** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
 export function runPerf(
   argv: readonly string[],
   io: CliIo,
   home = process.env.HOME,
   internal: PerfInternals = {},
+  latency?: LatencyReport,
 ): number {
   const args = parse(argv, home);
   if (args === "help") {
@@ -168,6 +170,7 @@ export function runPerf(
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
     return 1;
   }
+  if (latency !== undefined) args.analysis.latencyReport = latency;
   const unreadable = args.file === "-" ? undefined : openError(io, args.file);
   if (unreadable !== undefined) {
     io.stderr(`ptkit perf: ${unreadable}\n`);
@@ -317,7 +320,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
     warn(finished.error);
     return 1;
   }
-  if (finished && args.quiet) out.line(finished.summary);
+  if (finished?.summary && args.quiet) out.line(finished.summary);
   return 0;
 }
 

@@ -23,6 +23,10 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     load: async () => (await import("./flow.js")).runFlow,
     summary: "print the executed instructions of a trace (libipt ptxed compatible)",
   },
+  latency: {
+    load: async () => (await import("./latency.js")).runLatency,
+    summary: "how long each function's calls take: exact percentiles, callers, slowest calls",
+  },
   perf: {
     load: async () => (await import("./perf.js")).runPerf,
     summary: "decode the Intel PT in a perf.data file, like perf script --itrace",
@@ -64,6 +68,7 @@ examples:
   ptkit demo
   ptkit dump trace.pt
   ptkit flow --elf ./a.out --pt trace.pt
+  ptkit latency perf.data
   ptkit perf --branches perf.data
   ptkit record -- ./prog
   ptkit simulate --user -o ls.pt -- /bin/ls

@@ -1,0 +1,381 @@
+/**
+ * Exact call latencies: a {@link CallSink} that keeps the duration of every call that
+ * returned, per function and per (function, caller) pair, and answers with the
+ * distribution of each (count, total, nearest-rank percentiles, maximum, a log2
+ * histogram; see latency-stats.ts), the slowest calls with their stacks, and on-CPU
+ * versus off-CPU time.
+ *
+ * - A call's duration is its exit time minus its entry time, both rounded to whole
+ *   clock units as the timeline writes them, so every duration equals the length of
+ *   the call's slice in `--timeline`. Units: see {@link ClockUnit}.
+ * - Only frames that returned normally ({@link FrameEnd.Return}) are measured. A frame
+ *   that ended otherwise (unwind, unknown return, trace gap, trace end, abort, exec)
+ *   has no known duration: it is counted as "incomplete" for its function and left
+ *   out of the distribution.
+ * - A function is a frame name ({@link FrameNames}) within the frame's naming scope
+ *   (one process image). A call into the middle of a function (`f+0x10`) is a function
+ *   of its own, as the other exports name it. The caller is the function of the frame
+ *   below (none for the bottom frame).
+ * - Recursion: every frame counts. When f calls itself, the inner call and the outer
+ *   one (which includes it) are both calls of f, and f is its own caller.
+ * - Off-CPU time: per thread, the time between each `suspend` and the next `resume`
+ *   (switched out, or moved between CPUs). A call's off-CPU time is how much that grew
+ *   between its entry and its return; on-CPU time is the rest of its duration. When no
+ *   thread was ever suspended and resumed later, context switches were not recorded
+ *   (a raw trace; a perf.data file without switch records is followed by CR3 only)
+ *   and off-CPU time is unknown rather than 0: {@link LatencySummary.offCpuRecorded}.
+ *
+ * Memory: 8 bytes per measured call (its duration, in a growable Float64Array per
+ * (function, caller) pair; up to twice that while an array grows by doubling), plus
+ * small state per function, per pair and per open frame, plus the kept slowest calls
+ * and their stacks. Nothing is allocated per call except when a call enters the
+ * slowest calls (a copy of its stack). A function's distribution is its pairs'
+ * durations, joined and sorted when the summary is made.
+ */
+import { FRAME_END_NAMES, type FrameEnd, type FrameKind } from "./callstack.js";
+import type { CallSink, ClockInfo, ThreadTrack } from "./callstack-sink.js";
+import type { FrameNames } from "./export/frame-names.js";
+import { growFloat64, KeyTable } from "./key-table.js";
+import { SlowestCalls } from "./latency-slowest.js";
+import { type DurationStats, durationStats, type HistogramBucket, log2Histogram } from "./latency-stats.js";
+
+/** Default for {@link LatencyOptions.slowest}. */
+export const DEFAULT_SLOWEST = 20;
+
+export interface LatencyOptions {
+  /** How many of the slowest calls to keep (default {@link DEFAULT_SLOWEST}). */
+  slowest?: number;
+  /** Keep the slowest calls of the functions of this name only (see {@link LatencySummary.only}). */
+  only?: string;
+}
+
+/** One caller of a function: the calls it made, and their durations. */
+export interface CallerLatency extends DurationStats {
+  /** The caller's function name; null for calls at the bottom of the stack. */
+  caller: string | null;
+}
+
+export interface FunctionLatency extends DurationStats {
+  name: string;
+  /** The pid of the first thread that called it (the process whose image names it). */
+  pid: number;
+  /** Frames that ended other than by returning: no known duration, not measured. */
+  incomplete: number;
+  /** Off-CPU time within its calls, added up (0 when not recorded). */
+  offCpu: number;
+  /** Its calls by caller, the largest total first. */
+  callers: CallerLatency[];
+  histogram: HistogramBucket[];
+}
+
+/** One of the slowest calls. */
+export interface SlowCall {
+  name: string;
+  duration: number;
+  /** When it was entered (clock units since the clock's start, as in the timeline). */
+  start: number;
+  offCpu: number;
+  pid: number;
+  tid: number;
+  /** The thread's name ("" when unknown). */
+  thread: string;
+  /** Function names from the bottom frame to the call itself. */
+  stack: string[];
+}
+
+export interface LatencySummary {
+  clock: ClockInfo;
+  /** Calls measured (returned normally), in every function. */
+  calls: number;
+  /** Frames that ended other than by returning, in every function. */
+  incomplete: number;
+  /** Those by how they ended (unwind, unknown, gap, end, abort, exec). */
+  incompleteBy: Record<string, number>;
+  /** Whether threads were seen switched out (see the module comment); else off-CPU time is unknown. */
+  offCpuRecorded: boolean;
+  /** The restriction asked for ({@link LatencyOptions.only}): functions and slowest calls are of that name. */
+  only: string | undefined;
+  /** Every function (of that name, with `only`) with calls or incomplete frames, the largest total first. */
+  functions: FunctionLatency[];
+  /** How many slowest calls were asked for. */
+  slowestKept: number;
+  /** The slowest calls, slowest first. */
+  slowest: SlowCall[];
+}
+
+/** A thread's open frames by depth (index depth - 1) and its off-CPU clock. */
+class TrackFrames {
+  fn: Int32Array = new Int32Array(64);
+  start: Float64Array = new Float64Array(64);
+  /** `offCpu` when each frame was entered. */
+  offAtEntry: Float64Array = new Float64Array(64);
+  /** Time this thread spent switched out so far. */
+  offCpu = 0;
+  /** When it was last suspended; NaN while it runs. */
+  suspendedAt = Number.NaN;
+
+  room(depth: number): void {
+    if (depth <= this.fn.length) return;
+    const n = Math.max(depth, 2 * this.fn.length);
+    const fn = new Int32Array(n);
+    fn.set(this.fn);
+    this.fn = fn;
+    this.start = growFloat64(this.start, n);
+    this.offAtEntry = growFloat64(this.offAtEntry, n);
+  }
+}
+
+export class CallLatency implements CallSink {
+  private clock: ClockInfo = { unit: "insn", tscBase: "", nsPerTick: 0 };
+  private readonly tracks: (TrackFrames | undefined)[] = [];
+  /** Per function id: its name, pid, incomplete frames, off-CPU sum, and whether `only` names it. */
+  private readonly fnNames: string[] = [];
+  private readonly fnPids: number[] = [];
+  private fnIncomplete: Float64Array = new Float64Array(64);
+  private fnOffCpu: Float64Array = new Float64Array(64);
+  private readonly fnWanted: boolean[] = [];
+  /** Function ids by "scope NUL name". */
+  private readonly fnIds = new Map<string, number>();
+  /** FrameNames entry -> function id + 1 (0: not looked up yet). */
+  private entryFn: Int32Array = new Int32Array(1024);
+  /** (function, caller + 1) -> pair id; each pair's durations and how many. */
+  private readonly pairs = new KeyTable(Number.MAX_SAFE_INTEGER);
+  private readonly pairDurations: Float64Array[] = [];
+  private readonly pairCounts: number[] = [];
+  private readonly incompleteBy = new Float64Array(FRAME_END_NAMES.length);
+  private readonly slowest: SlowestCalls;
+  private readonly only: string | undefined;
+  private returned = 0;
+  private switchedOut = false;
+
+  constructor(
+    private readonly names: FrameNames,
+    options: LatencyOptions = {},
+  ) {
+    this.slowest = new SlowestCalls(options.slowest ?? DEFAULT_SLOWEST);
+    this.only = options.only;
+  }
+
+  begin(clock: ClockInfo): void {
+    this.clock = clock;
+  }
+
+  resume(track: ThreadTrack, time: number, _icount: number): void {
+    const t = this.frames(track);
+    if (!Number.isNaN(t.suspendedAt)) {
+      const away = Math.round(time) - t.suspendedAt;
+      if (away > 0) {
+        t.offCpu += away;
+        this.switchedOut = true;
+      }
+      t.suspendedAt = Number.NaN;
+    }
+  }
+
+  suspend(track: ThreadTrack, time: number, _icount: number): void {
+    this.frames(track).suspendedAt = Math.round(time);
+  }
+
+  enter(
+    track: ThreadTrack,
+    depth: number,
+    kind: FrameKind,
+    hi: number,
+    lo: number,
+    time: number,
+    _icount: number,
+    scope: number,
+  ): void {
+    const t = this.frames(track);
+    t.room(depth);
+    const i = depth - 1;
+    t.fn[i] = this.functionOf(kind, hi, lo, scope, track.pid);
+    t.start[i] = Math.round(time);
+    t.offAtEntry[i] = t.offCpu;
+  }
+
+  exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number, _icount: number): void {
+    const t = this.frames(track);
+    const i = depth - 1;
+    const fn = t.fn[i]!;
+    if (end !== 0) {
+      this.fnIncomplete[fn]!++;
+      this.incompleteBy[end]!++;
+      return;
+    }
+    const start = t.start[i]!;
+    const duration = Math.round(time) - start;
+    const offCpu = t.offCpu - t.offAtEntry[i]!;
+    const caller = i > 0 ? t.fn[i - 1]! : -1;
+    this.record(this.pairs.id(fn, caller + 1, 0, 0), duration);
+    this.fnOffCpu[fn]! += offCpu;
+    const order = this.returned++;
+    if (this.fnWanted[fn] && this.slowest.wants(duration, start, order))
+      this.slowest.add(duration, start, order, offCpu, fn, track, t.fn, depth);
+  }
+
+  marker(): void {}
+
+  finish(): void {}
+
+  /** Everything measured, with the statistics (made anew on each call: sorts every duration). */
+  summary(): LatencySummary {
+    const byFn: number[][] = this.fnNames.map(() => []);
+    const keys = this.pairs.keys;
+    for (let p = 0; p < this.pairs.size; p++) byFn[keys[4 * p]!]!.push(p);
+    const functions: FunctionLatency[] = [];
+    for (let fn = 0; fn < this.fnNames.length; fn++) {
+      if (!this.fnWanted[fn]) continue;
+      const f = this.functionLatency(fn, byFn[fn]!);
+      if (f.calls > 0 || f.incomplete > 0) functions.push(f);
+    }
+    functions.sort((a, b) => b.total - a.total || b.calls - a.calls || b.incomplete - a.incomplete);
+    const incompleteBy: Record<string, number> = {};
+    let incomplete = 0;
+    FRAME_END_NAMES.forEach((name, end) => {
+      if (end === 0) return;
+      incompleteBy[name] = this.incompleteBy[end]!;
+      incomplete += this.incompleteBy[end]!;
+    });
+    return {
+      clock: this.clock,
+      calls: this.returned,
+      incomplete,
+      incompleteBy,
+      offCpuRecorded: this.switchedOut,
+      only: this.only,
+      functions,
+      slowestKept: this.slowest.capacity,
+      slowest: this.slowest.sorted().map((c) => ({
+        name: this.fnNames[c.fn]!,
+        duration: c.duration,
+        start: c.start,
+        offCpu: c.offCpu,
+        pid: c.track.pid,
+        tid: c.track.tid,
+        thread: c.track.name,
+        stack: Array.from(c.stack, (f) => this.fnNames[f]!),
+      })),
+    };
+  }
+
+  /**
+   * Every measured duration of the functions named `name` (in any scope), unsorted:
+   * for checks against other exports.
+   */
+  durationsOf(name: string): Float64Array {
+    const keys = this.pairs.keys;
+    const parts: Float64Array[] = [];
+    for (let p = 0; p < this.pairs.size; p++)
+      if (this.fnNames[keys[4 * p]!] === name)
+        parts.push(this.pairDurations[p]!.subarray(0, this.pairCounts[p]!));
+    return joined(parts);
+  }
+
+  /** The names of the functions met (each once per scope). */
+  functionNames(): string[] {
+    return [...this.fnNames];
+  }
+
+  private functionLatency(fn: number, pairs: readonly number[]): FunctionLatency {
+    const callers: CallerLatency[] = [];
+    const parts: Float64Array[] = [];
+    const keys = this.pairs.keys;
+    for (const p of pairs) {
+      const durations = this.pairDurations[p]!.subarray(0, this.pairCounts[p]!);
+      durations.sort();
+      parts.push(durations);
+      const caller = keys[4 * p + 1]! - 1;
+      callers.push({ caller: caller < 0 ? null : this.fnNames[caller]!, ...durationStats(durations) });
+    }
+    callers.sort((a, b) => b.total - a.total || b.calls - a.calls);
+    const all = joined(parts);
+    all.sort();
+    const stats: DurationStats =
+      all.length > 0
+        ? durationStats(all)
+        : {
+            calls: 0,
+            total: 0,
+            min: Number.NaN,
+            p50: Number.NaN,
+            p90: Number.NaN,
+            p99: Number.NaN,
+            max: Number.NaN,
+          };
+    return {
+      name: this.fnNames[fn]!,
+      pid: this.fnPids[fn]!,
+      ...stats,
+      incomplete: this.fnIncomplete[fn]!,
+      offCpu: this.fnOffCpu[fn]!,
+      callers,
+      histogram: log2Histogram(all),
+    };
+  }
+
+  private record(pair: number, duration: number): void {
+    let d = this.pairDurations[pair];
+    if (d === undefined) {
+      d = new Float64Array(4);
+      this.pairDurations[pair] = d;
+      this.pairCounts[pair] = 0;
+    }
+    const n = this.pairCounts[pair]!;
+    if (n === d.length) {
+      d = growFloat64(d, n + 1);
+      this.pairDurations[pair] = d;
+    }
+    d[n] = duration;
+    this.pairCounts[pair] = n + 1;
+  }
+
+  /** The function id of a frame (a name within a scope), made on first sight. */
+  private functionOf(kind: FrameKind, hi: number, lo: number, scope: number, pid: number): number {
+    const e = this.names.entry(kind, hi, lo, scope);
+    if (e >= 0 && e < this.entryFn.length && this.entryFn[e] !== 0) return this.entryFn[e]! - 1;
+    const name = e >= 0 ? this.names.nameOf(e) : this.names.name(kind, hi, lo, scope);
+    const key = `${scope}\0${name}`;
+    let fn = this.fnIds.get(key);
+    if (fn === undefined) {
+      fn = this.fnNames.length;
+      this.fnIds.set(key, fn);
+      this.fnNames.push(name);
+      this.fnPids.push(pid);
+      this.fnWanted.push(this.only === undefined || name === this.only);
+      this.fnIncomplete = growFloat64(this.fnIncomplete, fn + 1);
+      this.fnOffCpu = growFloat64(this.fnOffCpu, fn + 1);
+    }
+    if (e >= 0) {
+      if (e >= this.entryFn.length) {
+        const longer = new Int32Array(Math.max(e + 1, 2 * this.entryFn.length));
+        longer.set(this.entryFn);
+        this.entryFn = longer;
+      }
+      this.entryFn[e] = fn + 1;
+    }
+    return fn;
+  }
+
+  private frames(track: ThreadTrack): TrackFrames {
+    let t = this.tracks[track.index];
+    if (t === undefined) {
+      t = new TrackFrames();
+      this.tracks[track.index] = t;
+    }
+    return t;
+  }
+}
+
+/** The arrays one after the other. */
+function joined(parts: readonly Float64Array[]): Float64Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const all = new Float64Array(n);
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
