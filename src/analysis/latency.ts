@@ -35,7 +35,7 @@
 import { FRAME_END_NAMES, type FrameEnd, type FrameKind } from "./callstack.js";
 import type { CallSink, ClockInfo, ThreadTrack } from "./callstack-sink.js";
 import type { FrameNames } from "./export/frame-names.js";
-import { growFloat64, KeyTable } from "./key-table.js";
+import { growFloat64, growInt32, KeyTable } from "./key-table.js";
 import { SlowestCalls } from "./latency-slowest.js";
 import { type DurationStats, durationStats, type HistogramBucket, log2Histogram } from "./latency-stats.js";
 
@@ -117,9 +117,7 @@ class TrackFrames {
   room(depth: number): void {
     if (depth <= this.fn.length) return;
     const n = Math.max(depth, 2 * this.fn.length);
-    const fn = new Int32Array(n);
-    fn.set(this.fn);
-    this.fn = fn;
+    this.fn = growInt32(this.fn, n);
     this.start = growFloat64(this.start, n);
     this.offAtEntry = growFloat64(this.offAtEntry, n);
   }
@@ -347,11 +345,7 @@ export class CallLatency implements CallSink {
       this.fnOffCpu = growFloat64(this.fnOffCpu, fn + 1);
     }
     if (e >= 0) {
-      if (e >= this.entryFn.length) {
-        const longer = new Int32Array(Math.max(e + 1, 2 * this.entryFn.length));
-        longer.set(this.entryFn);
-        this.entryFn = longer;
-      }
+      if (e >= this.entryFn.length) this.entryFn = growInt32(this.entryFn, e + 1);
       this.entryFn[e] = fn + 1;
     }
     return fn;
