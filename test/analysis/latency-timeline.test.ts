@@ -30,16 +30,7 @@ import {
 } from "../unit/gen/random-program.js";
 import { Chunks } from "./chunks.js";
 import { callProgram, feedTrace } from "./export-trace.js";
-
-interface Event {
-  ph: string;
-  pid: number;
-  tid: number;
-  ts: number;
-  name: string;
-  cat?: string;
-  args?: { frames?: number };
-}
+import { timelineFrames } from "./timeline-frames.js";
 
 /** A frame of the timeline: its function, its caller's (null at the bottom), its slice. */
 interface Slice {
@@ -52,31 +43,13 @@ interface Slice {
 
 /** The timeline's frames, from its B/E events paired per thread. */
 function slices(timeline: string): Slice[] {
-  const events = (JSON.parse(timeline) as { traceEvents: Event[] }).traceEvents;
-  const open = new Map<string, { name: string; ns: number }[]>();
-  const ended = new Map<string, Slice[]>();
-  const all: Slice[] = [];
-  for (const e of events) {
-    const key = `${e.pid}/${e.tid}`;
-    // ts is microseconds with whole nanoseconds.
-    const ns = Math.round(e.ts * 1000);
-    if (e.ph === "B") {
-      if (!open.has(key)) open.set(key, []);
-      open.get(key)!.push({ name: e.name, ns });
-    } else if (e.ph === "E") {
-      const stack = open.get(key)!;
-      const b = stack.pop()!;
-      assert.equal(b.name, e.name, "an end closes the innermost open frame");
-      const s = { name: b.name, caller: stack.at(-1)?.name ?? null, duration: ns - b.ns, incomplete: false };
-      all.push(s);
-      if (!ended.has(key)) ended.set(key, []);
-      ended.get(key)!.push(s);
-    } else if (e.ph === "i" && e.cat === "frame-end") {
-      // The last `frames` frames that ended on this thread ended this way.
-      for (const s of ended.get(key)!.slice(-e.args!.frames!)) s.incomplete = true;
-    }
-  }
-  return all;
+  const doc = JSON.parse(timeline) as { traceEvents: object[] };
+  return timelineFrames(doc.traceEvents).map((f) => ({
+    name: f.name,
+    caller: f.caller,
+    duration: f.stopNs - f.startNs,
+    incomplete: f.end !== undefined,
+  }));
 }
 
 /** The nearest-rank percentile, as its definition reads: the k-th smallest for the least k with k/n >= p%. */

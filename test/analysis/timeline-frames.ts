@@ -29,13 +29,15 @@ export interface TimelineFrame {
   stopNs: number;
   /** Position of its begin event in the file: sorting by it gives the frames parent first. */
   seq: number;
+  /** The name of the frame it was entered from (the thread's innermost open one); null at the bottom. */
+  caller: string | null;
   /** How it ended, when not by its return (unwind, gap, end, exec, ...). */
   end?: string;
 }
 
 /** `events`: the document's traceEvents (each a {@link TimelineEvent}). */
 export function timelineFrames(events: readonly object[]): TimelineFrame[] {
-  const open = new Map<string, { e: TimelineEvent; seq: number }[]>();
+  const open = new Map<string, { e: TimelineEvent; seq: number; caller: string | null }[]>();
   const ended = new Map<string, TimelineFrame[]>();
   const frames: TimelineFrame[] = [];
   let seq = 0;
@@ -44,7 +46,8 @@ export function timelineFrames(events: readonly object[]): TimelineFrame[] {
     const key = `${e.pid}/${e.tid}`;
     if (e.ph === "B") {
       if (!open.has(key)) open.set(key, []);
-      open.get(key)!.push({ e, seq });
+      const stack = open.get(key)!;
+      stack.push({ e, seq, caller: stack.at(-1)?.e.name ?? null });
     } else if (e.ph === "E") {
       const opened = open.get(key)?.pop();
       const b = opened?.e;
@@ -62,6 +65,7 @@ export function timelineFrames(events: readonly object[]): TimelineFrame[] {
         startNs,
         stopNs,
         seq: opened!.seq,
+        caller: opened!.caller,
       };
       frames.push(frame);
       if (!ended.has(key)) ended.set(key, []);

@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { test } from "node:test";
+import { type TestContext, test } from "node:test";
+import type { AnalysisOptions } from "../../src/cli/analysis-options.js";
 import { defaultAnalysisOptions } from "../../src/cli/analysis-outputs.js";
 import { runPerf } from "../../src/cli/perf.js";
 import { PerfAnalysis, ThreadNames } from "../../src/cli/perf-analysis.js";
@@ -52,10 +53,15 @@ const tasks: PerfTasks = {
   buildIds: new Map(),
 };
 
-test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", (t) => {
+/**
+ * `ptkit perf`'s analysis with `outputs` written to a temporary directory, fed as the
+ * interleaved per-CPU streams feed it: two CPUs at TSC 100 running pid 0, and `at`
+ * to switch a CPU to another thread at a TSC.
+ */
+function twoCpus(t: TestContext, outputs: Partial<AnalysisOptions>) {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const options = { ...defaultAnalysisOptions(), timeline: "t.json", folded: "f.folded" };
+  const options = { ...defaultAnalysisOptions(), ...outputs };
   const analysis = PerfAnalysis.open(
     captureIo(dir),
     options,
@@ -72,6 +78,11 @@ test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", 
     Object.assign(w, { pid, tid: pid, tscLo: tsc });
     sink.switched(w);
   };
+  return { dir, analysis, sink, cpu0, cpu1, at };
+}
+
+test("a thread moving between CPUs keeps one stack; idle gets a track per CPU", (t) => {
+  const { dir, analysis, sink, cpu0, cpu1, at } = twoCpus(t, { timeline: "t.json", folded: "f.folded" });
   // Both CPUs idle at once.
   sink.insn(cpu0, insn(0x9000));
   sink.insn(cpu1, insn(0x9000));
@@ -246,4 +257,52 @@ test("end to end: a call on CPU 0 returns on CPU 1", (t) => {
     `mig;main_a ${1 + 3 * 300 + 1 + 2 + 3 * 200}`,
     "mig;main_a;f 501",
   ]);
+});
+
+interface LatencyDoc {
+  offCpuRecorded: boolean;
+  functions: { name: string; calls: number; total: number; onCpu: number; offCpu: number }[];
+  slowest: { name: string; duration: number; start: number; offCpu: number; tid: number; stack: string[] }[];
+}
+
+/**
+ * Off-CPU time in `ptkit perf`'s latencies: a thread switched out of CPU 0 inside a
+ * call and switched in on CPU 1, where the call returns, spent the time between the
+ * two switches off the CPU (times in TSC ticks at 1 ns each).
+ */
+test("a call switched out on one CPU and returning on another: its off-CPU time is the time between", (t) => {
+  const { dir, analysis, sink, cpu0, cpu1, at } = twoCpus(t, { latency: "l.json", timeline: "t.json" });
+  // Thread 10 on CPU 0 from TSC 110 calls 0x2000 there.
+  at(cpu0, 10, 110);
+  sink.insn(cpu0, insn(0x1000, FlowClass.Call, 5));
+  for (let i = 0; i < 40; i++) sink.insn(cpu0, insn(0x2000));
+  // Switched out of CPU 0 at 150; switched in on CPU 1 at 200, where the call returns at 250.
+  at(cpu0, 30, 150);
+  at(cpu1, 10, 200);
+  for (let i = 0; i < 7; i++) sink.insn(cpu1, insn(0x2001));
+  cpu1.tscLo = 250;
+  sink.insn(cpu1, insn(0x2002, FlowClass.Return));
+  sink.insn(cpu1, insn(0x1005));
+  cpu0.tscLo = 300;
+  sink.insn(cpu0, insn(0x5000));
+  const { error } = analysis.finish();
+  assert.equal(error, undefined);
+  const doc = JSON.parse(readFileSync(join(dir, "l.json"), "utf8")) as LatencyDoc;
+  assert.equal(doc.offCpuRecorded, true);
+  // The call's slice in the timeline: from just after the call at TSC 110 (time 0: the
+  // first TSC) to where the return is placed (times between TSC updates are
+  // interpolated by instruction count, and extrapolated past the last one).
+  const timeline = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as { traceEvents: object[] };
+  const slice = timelineFrames(timeline.traceEvents).find((x) => x.name === "0x2000")!;
+  assert.ok(slice.startNs < 40, `${slice.startNs}`);
+  const duration = slice.stopNs - slice.startNs;
+  assert.ok(duration > 100, `${duration}`);
+  // Out from the switch at 150 to the one at 200.
+  const f = doc.functions.find((x) => x.name === "0x2000")!;
+  assert.deepEqual([f.calls, f.total, f.offCpu, f.onCpu], [1, duration, 50, duration - 50]);
+  const slow = doc.slowest[0]!;
+  assert.deepEqual(
+    [slow.name, slow.duration, slow.start, slow.offCpu, slow.tid, slow.stack],
+    ["0x2000", duration, slice.startNs, 50, 10, ["0x1000", "0x2000"]],
+  );
 });
