@@ -5,11 +5,11 @@
  * their offsets (decoding goes on at the next PSB).
  */
 import type { FlowTracker, Symbolizer } from "../analysis/index.js";
-import { type DecoderConfig, PtEvent, Status } from "../event/index.js";
-import { FlowClass, Insn, InsnDecoder } from "../flow/index.js";
+import type { DecoderConfig } from "../event/index.js";
+import { drive, FlowClass, Insn, InsnDecoder } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { InsnClass } from "../isa/index.js";
-import { ErrorCode, errorMessage } from "../packet/index.js";
+import { errorMessage } from "../packet/index.js";
 import { toBigInt } from "../packet/u64.js";
 import { Profile, type ProfileSummary } from "./demo-profile.js";
 
@@ -38,50 +38,35 @@ export function decodeTrace(
   const profile = new Profile(symbols);
   const errors: TraceDecode["errors"] = [];
   const decoder = new InsnDecoder(trace, { image, config });
-  const insn = new Insn();
-  const event = new PtEvent();
   let timed = false;
   let firstHi = 0;
   let firstLo = 0;
   let lastHi = 0;
   let lastLo = 0;
   let count = 0;
-  let synced = -1;
-  for (;;) {
-    let status = decoder.syncForward();
-    if (status < 0) {
-      if (status !== -ErrorCode.Eos) errors.push({ offset: decoder.offset, message: errorMessage(status) });
-      break;
-    }
-    // A sync that does not move on would find the same error again.
-    if (decoder.syncOffset <= synced) break;
-    synced = decoder.syncOffset;
-    for (;;) {
-      while (status >= 0 && status & Status.EventPending) {
-        status = decoder.event(event);
-        if (status >= 0) calls?.event(event);
-        if (status >= 0 && event.hasTsc) {
-          if (!timed) {
-            firstHi = event.tscHi;
-            firstLo = event.tscLo;
-            timed = true;
-          }
-          lastHi = event.tscHi;
-          lastLo = event.tscLo;
-        }
+  drive(decoder, new Insn(), {
+    event: (event) => {
+      calls?.event(event);
+      if (!event.hasTsc) return;
+      if (!timed) {
+        firstHi = event.tscHi;
+        firstLo = event.tscLo;
+        timed = true;
       }
-      if (status < 0 || status & Status.Eos) break;
-      status = decoder.next(insn);
-      if (status < 0) break;
+      lastHi = event.tscHi;
+      lastLo = event.tscLo;
+    },
+    record: (insn) => {
       profile.add(insn.ipHi, insn.ipLo, insn.iclass === FlowClass.Unknown ? InsnClass.Other : insn.insnClass);
       calls?.insnRecord(insn);
       if (++count % PROGRESS_EVERY === 0) onProgress(decoder.offset);
-    }
-    if (status >= 0 || status === -ErrorCode.Eos) break;
+    },
     // Report the error where it happened and go on at the next PSB.
-    errors.push({ offset: decoder.offset, message: errorMessage(status) });
-    calls?.error(decoder.offset, errorMessage(status));
-  }
+    error: (status, offset) => {
+      errors.push({ offset, message: errorMessage(status) });
+      calls?.error(offset, errorMessage(status));
+    },
+  });
   return {
     profile: profile.summary(),
     errors,

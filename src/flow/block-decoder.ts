@@ -4,15 +4,21 @@
  *
  * ```ts
  * const dec = new BlockDecoder(trace, { image, config });
- * const block = new Block();
- * const ev = new PtEvent();
- * for (let status = dec.syncForward(); status >= 0 || status !== -ErrorCode.Eos; ) {
- *   if (status < 0) { report(status, dec.offset); status = dec.resync(); continue; }
- *   while (status & Status.EventPending) status = dec.event(ev);  // events first
- *   if (status < 0 || status & Status.Eos) break;
- *   status = dec.next(block);                                     // then a block
+ * drive(dec, new Block(), { record: (block) => count(block.ninsn), event: (ev) => log(ev) });
+ * ```
+ *
+ * {@link drive} is the whole loop (drive.ts); one written by hand has this shape:
+ * ```ts
+ * let status = dec.syncForward();
+ * while (status !== -ErrorCode.Eos) {
+ *   if (status < 0) { report(status, dec.offset); status = dec.syncForward(); continue; }
+ *   while (status >= 0 && status & Status.EventPending) status = dec.event(ev); // events first
+ *   if (status < 0) continue;
+ *   if (status & Status.Eos) break;
+ *   status = dec.next(block); // then a block: its instructions count even when status < 0
  * }
  * ```
+ * (a failed synchronisation that does not move on should end it: see drive).
  *
  * Every call returns status flags ({@link Status}) or -{@link ErrorCode}: EventPending
  * says to call {@link event} before the next {@link next}; IpSuppressed that tracing is

@@ -6,15 +6,13 @@
  *
  * ```ts
  * const dec = new InsnDecoder(trace, { image });
- * const insn = new Insn();
- * const ev = new PtEvent();
- * let status = dec.syncForward();
- * while (status >= 0) {
- *   while (status & Status.EventPending) status = dec.event(ev);
- *   if (status < 0 || status & Status.Eos) break;
- *   status = dec.next(insn);     // insn.ip, insn.size, insn.raw, insn.iclass, ...
- * }
+ * drive(dec, new Insn(), { record: (insn) => log(insn.ip, insn.size, insn.iclass) });
  * ```
+ *
+ * See {@link BlockDecoder} for the loop {@link drive} runs, written by hand; with this
+ * decoder, `next` returning -EventIgnored means "call `event` first" (not an error),
+ * and an instruction whose `iclass` is not Unknown ran even when `next` returned an
+ * error after it.
  *
  * `next` returns -EventIgnored when an event was due that had not been announced
  * (call {@link event} then); errors leave the failing instruction's ip, mode and

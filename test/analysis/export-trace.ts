@@ -16,10 +16,10 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FlowTracker } from "../../src/analysis/index.js";
-import { defaultDecoderConfig, PtEvent, Status } from "../../src/event/index.js";
-import { Insn, InsnDecoder } from "../../src/flow/index.js";
+import { defaultDecoderConfig } from "../../src/event/index.js";
+import { drive, Insn, InsnDecoder } from "../../src/flow/index.js";
 import type { Image } from "../../src/image/index.js";
-import { ErrorCode, errorMessage } from "../../src/packet/index.js";
+import { errorMessage } from "../../src/packet/index.js";
 import { Trace } from "../event/helpers.js";
 import { Asm } from "../flow/asm.js";
 
@@ -58,26 +58,11 @@ export function callProgram(): { asm: Asm; code: Uint8Array; trace: Uint8Array }
  */
 export function feedTrace(trace: Uint8Array, image: Image, feed: FlowTracker): void {
   const config = { ...defaultDecoderConfig(), enableTickEvents: true };
-  const dec = new InsnDecoder(trace, { image, config });
-  const insn = new Insn();
-  const ev = new PtEvent();
-  let status = dec.syncForward();
-  while (status !== -ErrorCode.Eos) {
-    if (status < 0) {
-      feed.error(dec.offset, errorMessage(status));
-      status = dec.syncForward();
-      continue;
-    }
-    while (status >= 0 && status & Status.EventPending) {
-      status = dec.event(ev);
-      if (status >= 0) feed.event(ev);
-    }
-    if (status < 0) continue;
-    if (status & Status.Eos) break;
-    status = dec.next(insn);
-    if (status === -ErrorCode.EventIgnored) status = Status.EventPending;
-    else if (status >= 0 || insn.iclass !== 0) feed.insnRecord(insn);
-  }
+  drive(new InsnDecoder(trace, { image, config }), new Insn(), {
+    record: (insn) => feed.insnRecord(insn),
+    event: (ev) => feed.event(ev),
+    error: (status, offset) => feed.error(offset, errorMessage(status)),
+  });
 }
 
 /** Where golden files live (the repository's, from the compiled test). */

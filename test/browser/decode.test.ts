@@ -81,6 +81,7 @@ describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
       for (const name of ["sample.pt", "sample.elf"])
         files.set(`/${name}`, servedFile(name, readFileSync(join(SAMPLE_DIR, name))));
     }
+    files.set("/example.html", servedFile("example.html", docsExample()));
     server = await serveFiles(files);
     browser = await launchChromium();
   });
@@ -135,6 +136,55 @@ describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
     assert.deepEqual(browserResult.demangled, expected);
   });
 
+  test("the page in docs/browser.md runs as written, to its end", { skip: SAMPLE_SKIP }, async () => {
+    const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
+    const trace = readFileSync(join(SAMPLE_DIR, "sample.pt"));
+    const elf = readFileSync(join(SAMPLE_DIR, "sample.elf"));
+    const node = decodeSummary(ptkit, trace, elf);
+    // The first five instructions as the page prints them, decoded here in Node.
+    const img = new ptkit.image.Image("sample");
+    img.addElf(ptkit.image.parseElf(elf));
+    const first: string[] = [];
+    ptkit.flow.drive(new ptkit.flow.InsnDecoder(trace, { image: img }), new ptkit.flow.Insn(), {
+      record: (insn) => {
+        if (first.length < 5)
+          first.push(
+            `${insn.ip.toString(16)} ${ptkit.isa.formatInsn(insn.raw, 0, insn.ipHi, insn.ipLo, insn.mode as ptkit.isa.ExecMode)}`,
+          );
+      },
+    });
+    const page = await browser.newPage();
+    try {
+      const logged: string[] = [];
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(`console: ${m.text()}`);
+        else logged.push(m.text());
+      });
+      await page.goto(`${server.url}example.html`);
+      // Its last line is the demangled name.
+      const deadline = Date.now() + 20_000;
+      while (
+        !logged.some((l) => l.startsWith("std::vector")) &&
+        problems.length === 0 &&
+        Date.now() < deadline
+      )
+        await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(problems, []);
+      assert.deepEqual(logged, [
+        // The first five instructions, then the count: every user-mode instruction.
+        ...first,
+        `${about.execution.userMode.instructions} instructions`,
+        "std::vector<int, std::allocator<int> >::push_back(int const&)",
+      ]);
+      // The first is the program's entry, as the summary's first instruction says.
+      assert.equal(`${first[0]!.replace(" ", ": ")}`, node.first);
+    } finally {
+      await page.close();
+    }
+  });
+
   test("decodes the bundled sample as Node does", { skip: SAMPLE_SKIP }, async () => {
     const trace = readFileSync(join(SAMPLE_DIR, "sample.pt"));
     const elf = readFileSync(join(SAMPLE_DIR, "sample.elf"));
@@ -149,3 +199,11 @@ describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
     assert.deepEqual((await inPage("sample.pt", "sample.elf")).summary, node);
   });
 });
+
+/** The page of docs/browser.md: its html block, as it is. */
+function docsExample(): string {
+  const doc = readFileSync(join(REPO_ROOT, "docs", "browser.md"), "utf8");
+  const html = /```html\n([\s\S]*?)```/.exec(doc);
+  assert.ok(html, "docs/browser.md has an html block");
+  return `<!doctype html>\n<meta charset="utf-8">\n<link rel="icon" href="data:,">\n${html[1]}`;
+}

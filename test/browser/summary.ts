@@ -26,7 +26,7 @@ export interface DecodeSummary {
 const FNV_PRIME = 16777619;
 
 export function decodeSummary(lib: typeof Ptkit, trace: Uint8Array, elf: Uint8Array): DecodeSummary {
-  const { event, flow, image, packet } = lib;
+  const { flow, image, packet } = lib;
   const errors: string[] = [];
 
   const packetLines: string[] = [];
@@ -47,8 +47,6 @@ export function decodeSummary(lib: typeof Ptkit, trace: Uint8Array, elf: Uint8Ar
   const img = new image.Image("sample");
   if (img.addElf(image.parseElf(elf)) < 0) throw new Error("the ELF does not map");
   const dec = new flow.InsnDecoder(trace, { image: img });
-  const insn = new flow.Insn();
-  const ev = new event.PtEvent();
   let insns = 0;
   let hash = 0x811c9dc5;
   let first = "";
@@ -57,22 +55,9 @@ export function decodeSummary(lib: typeof Ptkit, trace: Uint8Array, elf: Uint8Ar
   let lastHi = 0;
   let lastLo = 0;
   let lastMode = 0;
-  for (;;) {
-    let s = dec.syncForward();
-    if (s < 0) {
-      if (s !== -packet.ErrorCode.Eos) errors.push(`sync: ${packet.errorMessage(s)}`);
-      break;
-    }
-    for (;;) {
-      while (s >= 0 && s & event.Status.EventPending) s = dec.event(ev);
-      if (s < 0 || s & event.Status.Eos) break;
-      insn.clear();
-      s = dec.next(insn);
-      if (s === -packet.ErrorCode.EventIgnored) {
-        s = event.Status.EventPending;
-        continue;
-      }
-      if (insn.iclass === flow.FlowClass.Unknown) continue;
+  flow.drive(dec, new flow.Insn(), {
+    record: (insn) => {
+      if (insn.iclass === flow.FlowClass.Unknown) return;
       insns++;
       hash = Math.imul(hash ^ insn.ipHi, FNV_PRIME);
       hash = Math.imul(hash ^ insn.ipLo, FNV_PRIME);
@@ -81,10 +66,14 @@ export function decodeSummary(lib: typeof Ptkit, trace: Uint8Array, elf: Uint8Ar
       lastLo = insn.ipLo;
       lastMode = insn.mode;
       if (first === "") first = disassemble(lib, lastRaw, lastHi, lastLo, lastMode);
-    }
-    if (s >= 0 || s === -packet.ErrorCode.Eos) break;
-    errors.push(`${dec.offset.toString(16)}: ${packet.errorMessage(s)}`);
-  }
+    },
+    error: (s, offset, sync) => {
+      errors.push(
+        sync ? `sync: ${packet.errorMessage(s)}` : `${offset.toString(16)}: ${packet.errorMessage(s)}`,
+      );
+      return !sync;
+    },
+  });
   return {
     packets: packetLines.length,
     packetLines,

@@ -11,8 +11,8 @@ import { describe, test } from "node:test";
 import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
 import { main } from "../../src/cli/ptkit.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
-import { type DecoderConfig, defaultDecoderConfig, PtEvent, Status } from "../../src/event/index.js";
-import { Block, BlockDecoder } from "../../src/flow/index.js";
+import { type DecoderConfig, defaultDecoderConfig } from "../../src/event/index.js";
+import { Block, BlockDecoder, drive } from "../../src/flow/index.js";
 import { Image, parseElf } from "../../src/image/index.js";
 import { gccVersion, generateSample } from "../../tools/sample/regenerate.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
@@ -33,17 +33,12 @@ async function ptkit(tty: boolean, ...argv: string[]) {
 function blockDecoderInsns(): number {
   const image = new Image();
   image.addElf(parseElf(elfBytes), { zeroFill: false });
-  const decoder = new BlockDecoder(traceBytes, { image, config });
-  const block = new Block();
-  const event = new PtEvent();
   let insns = 0;
-  let status = decoder.syncForward();
-  while (status >= 0) {
-    while (status >= 0 && status & Status.EventPending) status = decoder.event(event);
-    if (status < 0 || status & Status.Eos) break;
-    status = decoder.next(block);
-    insns += block.ninsn;
-  }
+  drive(new BlockDecoder(traceBytes, { image, config }), new Block(), {
+    record: (block) => {
+      insns += block.ninsn;
+    },
+  });
   return insns;
 }
 
