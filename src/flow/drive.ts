@@ -122,7 +122,11 @@ export function drive(
 }
 
 /** Resynchronise at the next event that tells an IP, handing over the events without one on the way. */
-function resync(dec: InsnDecoder | BlockDecoder, ev: PtEvent, sink: DecodeSink<Insn> | DecodeSink<Block>): number {
+function resync(
+  dec: InsnDecoder | BlockDecoder,
+  ev: PtEvent,
+  sink: DecodeSink<Insn> | DecodeSink<Block>,
+): number {
   for (;;) {
     const status = dec.resync();
     if (status !== -ErrorCode.EventIgnored) return status;
