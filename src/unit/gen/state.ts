@@ -153,6 +153,9 @@ export class GenState {
       this.em.beforeNext = undefined;
       this.psbHeld = false;
       this.psbPackets(true, this.nxHi, this.nxLo);
+      // Decoders drop the erratum's FUP, last IP included (libipt; HASE Broadwell: 8/8
+      // TIP.PGEs after it are uncompressed): the TIP.PGE goes out against the PSB's reset.
+      this.em.enc.last.reset();
     }
     if (this.mode !== this.lastMode) this.modeExec();
     this.em.ip(PacketType.TipPge, this.nxHi, this.nxLo);
