@@ -77,7 +77,9 @@ function compressions(list: readonly string[]): Record<string, string[]> {
   const seen: Record<string, Set<string>> = {};
   for (const l of list) {
     const [kind, ipc] = l.split(" ");
-    if (ipc) (seen[kind!] ??= new Set()).add(ipc);
+    if (!ipc) continue;
+    seen[kind!] ??= new Set();
+    seen[kind!]!.add(ipc);
   }
   return Object.fromEntries(Object.entries(seen).map(([k, v]) => [k, [...v].sort()]));
 }
