@@ -8,7 +8,15 @@ import { readExecJsonl, writeExecJsonl } from "../unit/exec/jsonl.js";
 import { LackeyConverter } from "../unit/exec/lackey.js";
 import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
-import { MsrFile, msrName, PRESET_NAMES, presetCapabilities } from "../unit/index.js";
+import {
+  GpRule,
+  MsrFile,
+  msrName,
+  PRESET_NAMES,
+  PRESETS,
+  presetCapabilities,
+  presetProfile,
+} from "../unit/index.js";
 import { argFileText } from "./arg-files.js";
 import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "./file-kind.js";
 import type { CliIo } from "./io.js";
@@ -34,8 +42,9 @@ input and output:
   --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
   --save-log FILE         keep valgrind's log (with -- <command>).
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
-  --cpu NAME              capabilities (CPUID 14H) of: ${PRESET_NAMES.join(", ")}
-                          (default skylake).
+  --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
+                          ${PRESET_NAMES.join(", ")}
+                          (default skylake; see README "CPU behaviour profiles").
 
 configuration (named options; IA32_RTIT_CTL defaults to TraceEn, BranchEn, OS, User,
 and ToPA on a CPU without single-range output):
@@ -120,7 +129,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
       const name = msrName(w.msr) ?? `MSR 0x${w.msr.toString(16)}`;
       io.stderr(
         `ptkit simulate: WRMSR ${name} = 0x${w.value.toString(16)} (${w.option}): #GP on ${args.preset}: ` +
-          `${fault.field}: ${fault.reason}.\n`,
+          `${fault.field}: ${fault.reason}${outputHint(args, fault.rule)}.\n`,
       );
       return 1;
     }
@@ -141,7 +150,11 @@ function simulate(args: SimulateArgs, io: CliIo): number {
 
   const memory = args.layout === undefined ? undefined : new MemoryOutput(args.layout, msrs);
   const start = performance.now();
-  const result = generate(execution, memory === undefined ? { msrs } : { msrs, output: memory.unit });
+  const profile = presetProfile(args.preset);
+  const result = generate(
+    execution,
+    memory === undefined ? { msrs, profile } : { msrs, profile, output: memory.unit },
+  );
   const seconds = (performance.now() - start) / 1000;
   const back = memory?.readBack();
   io.writeFile(args.output, back?.bytes ?? result.bytes);
@@ -180,7 +193,12 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     const code = `${kernelFile}:0x${KERNEL_ELF_CODE_AT.toString(16)}-0x${(KERNEL_ELF_CODE_AT + KERNEL_CODE.length).toString(16)}`;
     const ranges = [`${code}:0x${KERNEL_ADDRESS.toString(16)}`, ...image.rawArgs(kernelFile).slice(1)];
     const text =
-      argFileText(`the image of ${args.output}: ${command}`, image.elfArgs(kernelFile)) +
+      argFileText(`the image of ${args.output}: ${command}`, [
+        // The CPU, for its errata (BDM70's PSB+ is in the profile of most presets).
+        "--cpu",
+        presetCpu(args.preset),
+        ...image.elfArgs(kernelFile),
+      ]) +
       `# the same code as file ranges (--raw, libipt harness --map):\n${ranges.map((r) => `# --raw ${r}\n`).join("")}`;
     io.writeFile(argsFile, new TextEncoder().encode(text));
     lines.push(`decode with  ${command}`);
@@ -188,6 +206,21 @@ function simulate(args: SimulateArgs, io: CliIo): number {
   }
   io.stdout(`${lines.join("\n")}\n`);
   return 0;
+}
+
+/** What to add when an output mode the CPU lacks was asked for (Broadwell: ToPA only). */
+function outputHint(args: SimulateArgs, rule: GpRule): string {
+  if (rule === GpRule.CtlSingleRange)
+    return ` (${args.preset} has ToPA output only: use --topa SIZES, e.g. --topa 4K, or set ToPA in --ctl)`;
+  if (rule === GpRule.CtlToPA)
+    return ` (${args.preset} has no ToPA output: use --single-range BASE:SIZE, or clear ToPA in --ctl)`;
+  return "";
+}
+
+/** A preset's first family/model as decoders take it (`--cpu 6/0x5e`). */
+function presetCpu(name: SimulateArgs["preset"]): string {
+  const [family, model] = PRESETS[name].models[0]!.split("_");
+  return `${Number.parseInt(family!, 16)}/0x${model!.toLowerCase()}`;
 }
 
 interface Loaded {

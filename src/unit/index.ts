@@ -71,4 +71,22 @@ export {
   type PresetName,
   presetCapabilities,
   presetDefaultToPA,
+  presetProfile,
 } from "./presets.js";
+export {
+  type Behaviour,
+  BROADWELL_PROFILE,
+  type CpuProfile,
+  type CycCompound,
+  type EnablePsb,
+  type FilteredPsb,
+  GOLDEN_COVE_PROFILE,
+  GOLDMONT_PROFILE,
+  type IpCompression,
+  type PsbGroup,
+  SDM_PROFILE,
+  SKYLAKE_PROFILE,
+  SKYLAKE_SP_PROFILE,
+  SUNNY_COVE_PROFILE,
+  uncapturedProfile,
+} from "./profiles.js";

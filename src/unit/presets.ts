@@ -6,6 +6,15 @@
  * generation itself was at hand the preset says so in `approximation`.
  */
 import { type Cpuid14, decodeCpuid14, type PtCapabilities } from "./capabilities.js";
+import {
+  BROADWELL_PROFILE,
+  type CpuProfile,
+  GOLDEN_COVE_PROFILE,
+  GOLDMONT_PROFILE,
+  SKYLAKE_PROFILE,
+  SKYLAKE_SP_PROFILE,
+  SUNNY_COVE_PROFILE,
+} from "./profiles.js";
 
 export interface Preset {
   /** Generation name. */
@@ -19,6 +28,8 @@ export interface Preset {
   readonly cpuid14: Readonly<Cpuid14>;
   /** CPUID.80000008H:EAX[15:0]: linear width << 8 | MAXPHYADDR. */
   readonly addressSizes: number;
+  /** What the generation does where the SDM leaves room (profiles.ts). */
+  readonly profile: CpuProfile;
 }
 
 const leaf = (eax0: number, ebx0: number, ecx0: number, eax1: number, ebx1: number): Cpuid14 => ({
@@ -36,6 +47,7 @@ export const PRESETS = {
       "14H.0 = 0/1/1/0 in every dump; max sub-leaf 0, so sub-leaf 1 is given as zeros",
     cpuid14: leaf(0, 0x00000001, 0x00000001, 0, 0),
     addressSizes: 0x3027,
+    profile: BROADWELL_PROFILE,
   },
   skylake: {
     name: "Skylake (client)",
@@ -45,6 +57,7 @@ export const PRESETS = {
       "i7-8700K, i5-8350U (Coffee/Kaby Lake R); i9-10900K (Comet Lake): identical leaf 14H",
     cpuid14: leaf(1, 0x0000000f, 0x00000007, 0x02490002, 0x003f3fff),
     addressSizes: 0x3027,
+    profile: SKYLAKE_PROFILE,
   },
   skylakeSp: {
     name: "Skylake-SP",
@@ -55,6 +68,7 @@ export const PRESETS = {
       "MAXPHYADDR 46 as on those parts",
     cpuid14: leaf(1, 0x0000000f, 0x00000007, 0x02490002, 0x003f3fff),
     addressSizes: 0x302e,
+    profile: SKYLAKE_SP_PROFILE,
   },
   goldmont: {
     name: "Goldmont (Apollo Lake, Denverton)",
@@ -62,6 +76,7 @@ export const PRESETS = {
     source: "Celeron N3450/J3455, Pentium N4200, Atom E3930 (06_5C), Atom C3958 (06_5F)",
     cpuid14: leaf(1, 0x0000000f, 0x80000007, 0x02490002, 0x003fffff),
     addressSizes: 0x3027,
+    profile: GOLDMONT_PROFILE,
   },
   icelake: {
     name: "Ice Lake (client)",
@@ -69,6 +84,7 @@ export const PRESETS = {
     source: "i3-1005G1, i5-1035G4, i7-1065G7 (06_7E_5)",
     cpuid14: leaf(1, 0x0000000f, 0x00000007, 0x02490002, 0x003f1fff),
     addressSizes: 0x3027,
+    profile: SUNNY_COVE_PROFILE,
   },
   tigerlake: {
     name: "Tiger Lake",
@@ -76,6 +92,7 @@ export const PRESETS = {
     source: "i5-1135G7, i7-1165G7, i7-11375H (06_8C_1), i7-11800H (06_8D_1)",
     cpuid14: leaf(1, 0x0000004f, 0x00000007, 0x02490002, 0x003f1fff),
     addressSizes: 0x3027,
+    profile: SUNNY_COVE_PROFILE,
   },
   alderlakeP: {
     name: "Alder Lake (P-core, Golden Cove)",
@@ -85,6 +102,7 @@ export const PRESETS = {
       "EBX with ECX = 0x80000007 (LIP)",
     cpuid14: leaf(1, 0x0000005f, 0x00000007, 0x02490002, 0x003f003f),
     addressSizes: 0x302e,
+    profile: GOLDEN_COVE_PROFILE,
   },
   sapphireRapids: {
     name: "Sapphire Rapids",
@@ -95,6 +113,7 @@ export const PRESETS = {
       "57-bit linear and 46-bit physical addresses assumed",
     cpuid14: leaf(1, 0x0000005f, 0x00000007, 0x02490002, 0x003f003f),
     addressSizes: 0x392e,
+    profile: GOLDEN_COVE_PROFILE,
   },
 } as const satisfies Record<string, Preset>;
 
@@ -116,4 +135,9 @@ export function presetCapabilities(name: PresetName): PtCapabilities {
 export function presetDefaultToPA(name: PresetName): boolean {
   const c = presetCapabilities(name);
   return !c.singleRangeOutput && c.topaOutput;
+}
+
+/** The behaviour profile of a preset (for `generate`'s `profile` option). */
+export function presetProfile(name: PresetName): CpuProfile {
+  return (PRESETS[name] as Preset).profile;
 }

@@ -21,7 +21,7 @@ import { collectStats, PacketType } from "../../src/packet/index.js";
 import { writeExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { KERNEL_CODE } from "../../src/unit/exec/lackey-kernel.js";
 import { ExecBuilder } from "../../src/unit/exec/types.js";
-import { Msr, PRESET_NAMES } from "../../src/unit/index.js";
+import { Msr, PRESET_NAMES, PRESETS, type PresetName } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-simulate-"));
@@ -84,8 +84,19 @@ async function ptkit(...argv: string[]) {
 }
 
 /** The instruction IPs `ptkit flow` decodes from a trace, over the given --raw images. */
+/**
+ * The instructions `ptkit flow` decodes from `trace` made for the default preset
+ * (Skylake): with its errata, as a real Skylake trace (the profile writes BDM70's PSB+).
+ */
 async function flowIps(trace: string, ...raw: string[]): Promise<number[]> {
-  const r = await ptkit("flow", ...raw.flatMap((m) => ["--raw", m]), "--pt", trace);
+  return flowIpsOn("skylake", trace, ...raw);
+}
+
+/** {@link flowIps} for a trace made with `--cpu preset`: `ptkit flow --cpu` its family/model. */
+async function flowIpsOn(preset: PresetName, trace: string, ...raw: string[]): Promise<number[]> {
+  const [family, model] = PRESETS[preset].models[0]!.split("_").map((x) => Number.parseInt(x, 16));
+  const cpu = `${family}/${model}`;
+  const r = await ptkit("flow", "--cpu", cpu, ...raw.flatMap((m) => ["--raw", m]), "--pt", trace);
   assert.equal(r.code, 0, r.stderr);
   return [...r.stdout.matchAll(/^([0-9a-f]{16}) /gm)].map((m) => Number.parseInt(m[1]!, 16));
 }
@@ -110,7 +121,7 @@ describe("ptkit simulate", () => {
     for (const cpu of PRESET_NAMES) {
       const r = await ptkit("simulate", "--cpu", cpu, "-o", `default-${cpu}.pt`, "run.jsonl");
       assert.equal(r.code, 0, `${cpu}: ${r.stderr}`);
-      assert.deepEqual(await flowIps(`default-${cpu}.pt`, "code.bin:0x401000"), IPS, cpu);
+      assert.deepEqual(await flowIpsOn(cpu, `default-${cpu}.pt`, "code.bin:0x401000"), IPS, cpu);
     }
     // Broadwell has ToPA output only (CPUID.14H.0:ECX = 1): the default sets ToPA,
     // and asking for single-range output there is still the processor's #GP.

@@ -92,6 +92,8 @@
  * Insn mode: the instructions and events libipt's instruction flow decoder
  * (pt_insn_*) reconstructs from TRACE and a memory image.
  *
+ *   --cpu FAMILY/MODEL         the processor (decimal family, C-integer model):
+ *                              libipt's errata for it (pt_cpu_errata), as ptxed;
  *   --map FILE:ADDR            map all of FILE at virtual address ADDR;
  *   --map FILE:FROM-TO:ADDR    map bytes [FROM, TO) of FILE at ADDR (an ELF
  *                              PT_LOAD segment is offset-(offset+filesz):vaddr).
@@ -1030,13 +1032,13 @@ static int add_map(struct pt_image *image, char *arg)
 	return isid < 0 ? isid : pt_image_add_cached(image, iscache, isid, NULL);
 }
 
-/* harness --insn [--map FILE[:FROM-TO]:ADDR]... TRACE */
+/* harness --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE */
 static int insn_main(int argc, char **argv)
 {
 	static char outbuf[1 << 16];
 	struct pt_insn_decoder *decoder;
 	struct pt_config config;
-	const char *trace;
+	const char *trace, *cpu;
 	char *spec;
 	uint8_t *buf;
 	size_t size;
@@ -1045,19 +1047,24 @@ static int insn_main(int argc, char **argv)
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	trace = NULL;
+	cpu = NULL;
 	for (arg = 2; arg < argc; arg++) {
 		if (strcmp(argv[arg], "--map") == 0 && arg + 1 < argc) {
 			arg++;
 			continue;
 		}
+		if (strcmp(argv[arg], "--cpu") == 0 && arg + 1 < argc) {
+			cpu = argv[++arg];
+			continue;
+		}
 		if (trace || (argv[arg][0] == '-' && argv[arg][1] == '-')) {
-			fprintf(stderr, "usage: %s --insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+			fprintf(stderr, "usage: %s --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
 			return 2;
 		}
 		trace = argv[arg];
 	}
 	if (!trace) {
-		fprintf(stderr, "usage: %s --insn [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+		fprintf(stderr, "usage: %s --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
 		return 2;
 	}
 
@@ -1070,6 +1077,25 @@ static int insn_main(int argc, char **argv)
 	pt_config_init(&config);
 	config.begin = buf;
 	config.end = buf + size;
+	if (cpu) {
+		/* Family/model as ptxed's --cpu takes them; errata as libipt knows them. */
+		unsigned int family, model;
+
+		if (sscanf(cpu, "%u/%i", &family, &model) != 2 || family > 0xffff || model > 0xff) {
+			fprintf(stderr, "%s: --cpu %s: expected FAMILY/MODEL\n", argv[0], cpu);
+			free(buf);
+			return 2;
+		}
+		config.cpu.vendor = pcv_intel;
+		config.cpu.family = (uint16_t) family;
+		config.cpu.model = (uint8_t) model;
+		status = pt_cpu_errata(&config.errata, &config.cpu);
+		if (status < 0) {
+			fprintf(stderr, "%s: --cpu %s: %s\n", argv[0], cpu, pt_errstr(pt_errcode(status)));
+			free(buf);
+			return 1;
+		}
+	}
 	decoder = pt_insn_alloc_decoder(&config);
 	if (!decoder) {
 		fprintf(stderr, "%s: pt_insn_alloc_decoder failed\n", argv[0]);

@@ -5,6 +5,7 @@
 import { ErrorCode, PtError } from "../../packet/errors.js";
 import type { MsrFile } from "../msr-file.js";
 import type { OutputUnit } from "../output/unit.js";
+import { type CpuProfile, SDM_PROFILE } from "../profiles.js";
 
 export interface GenOptions {
   /**
@@ -43,6 +44,11 @@ export interface GenOptions {
   disableAtEnd?: boolean;
   /** Bytes collected before they are passed to {@link output}. Default 256. */
   outputChunk?: number;
+  /**
+   * What the processor does where the SDM leaves room: IP compression, PSB+ order and
+   * contents, CYC placement (a preset's `profile`). Default {@link SDM_PROFILE}.
+   */
+  profile?: CpuProfile;
 }
 
 /** {@link GenOptions} with defaults applied and values checked. */
@@ -61,6 +67,7 @@ export interface GenConfig {
   readonly drainPerCycle: number;
   readonly disableAtEnd: boolean;
   readonly outputChunk: number;
+  readonly profile: CpuProfile;
 }
 
 function positive(name: string, v: number, max: number): number {
@@ -99,5 +106,6 @@ export function resolveOptions(o: GenOptions): GenConfig {
     drainPerCycle: buf ? nonNegative("internalBuffer.drainPerCycle", buf.drainPerCycle) : 0,
     disableAtEnd: o.disableAtEnd ?? true,
     outputChunk: positive("outputChunk", o.outputChunk ?? 256, 2 ** 30),
+    profile: o.profile ?? SDM_PROFILE,
   };
 }

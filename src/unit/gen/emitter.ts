@@ -5,7 +5,7 @@
  * is allocated (two scratch {@link Packet}s are reused).
  */
 import { compressIp, encodedSize, PacketEncoder } from "../../packet/encode.js";
-import { Packet, PacketType } from "../../packet/types.js";
+import { Ipc, Packet, PacketType } from "../../packet/types.js";
 import type { Clock } from "./clock.js";
 
 const TWO32 = 2 ** 32;
@@ -39,6 +39,15 @@ for (const t of [
   CYC_ELIGIBLE[t] = 1;
 }
 
+/** An IP payload that ignores the last IP: 48 bits sign-extended where they suffice, else all 64. */
+function uncompressedIp(hi: number, lo: number, p: Packet): void {
+  const top = hi >>> 15; // bits 63:47
+  const sext = top === 0 || top === 0x1ffff;
+  p.a = sext ? Ipc.Sext48 : Ipc.Full;
+  p.hi = sext ? hi & 0xffff : hi >>> 0;
+  p.lo = lo >>> 0;
+}
+
 export class Emitter {
   readonly enc: PacketEncoder;
   /** The packet callers fill (with {@link set}) before {@link put}. */
@@ -70,6 +79,19 @@ export class Emitter {
   /** Bytes since the last PSB (IA32_RTIT_STATUS.PacketByteCnt). */
   sincePsb = 0;
 
+  /** FUP payloads are never compressed against the last IP (profile `fupIp` "none"). */
+  fullFup = false;
+  /** TIP, TIP.PGE and TIP.PGD payloads are never compressed (profile `tipIp` "none"). */
+  fullTip = false;
+  /** A compound event's FUP gets no CYC: the next eligible packet does (profile `cycCompound`). */
+  cycAfterFup = false;
+
+  /**
+   * Called once before the next packet is filled in ({@link set}), then forgotten:
+   * a PSB+ held back to be written just before whatever comes next (state.ts).
+   */
+  beforeNext: (() => void) | undefined = undefined;
+
   constructor(
     private readonly clock: Clock,
     initialCapacity: number,
@@ -79,6 +101,11 @@ export class Emitter {
 
   /** Fill {@link pkt} and return it; fields not given are 0. */
   set(type: PacketType, a = 0, b = 0, flags = 0, hi = 0, lo = 0): Packet {
+    const held = this.beforeNext;
+    if (held !== undefined) {
+      this.beforeNext = undefined;
+      held();
+    }
     const p = this.pkt;
     p.type = type;
     p.a = a;
@@ -97,11 +124,28 @@ export class Emitter {
     this.out(p);
   }
 
-  /** Emit an IP packet for hi:lo, compressed against the last IP. */
+  /** Emit an IP packet for hi:lo, compressed against the last IP as the profile says. */
   ip(type: PacketType, hi: number, lo: number): void {
     const p = this.set(type);
-    compressIp(this.enc.last, hi, lo, p);
+    if (type === PacketType.Fup ? this.fullFup : this.fullTip) uncompressedIp(hi, lo, p);
+    else compressIp(this.enc.last, hi, lo, p);
     this.put();
+  }
+
+  /**
+   * The FUP that starts a compound event (an asynchronous transfer, TraceEn 1 -> 0):
+   * with {@link cycAfterFup} the cycles go to the CYC before the event's next packet.
+   */
+  compoundFup(hi: number, lo: number): void {
+    if (!this.cycAfterFup) {
+      this.ip(PacketType.Fup, hi, lo);
+      return;
+    }
+    const p = this.set(PacketType.Fup);
+    if (this.fullFup) uncompressedIp(hi, lo, p);
+    else compressIp(this.enc.last, hi, lo, p);
+    this.flushTnt();
+    this.out(p);
   }
 
   /** Emit an IP packet with its IP suppressed. */

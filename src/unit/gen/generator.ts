@@ -12,13 +12,15 @@
  * Modelling choices where the SDM leaves room:
  * - TIPs are never deferred (§36.4.2.3 makes deferral optional); a partial TNT is
  *   flushed before any other packet, so every packet keeps its place in time.
- * - IP packets use the shortest compression against the last IP.
  * - FilterEn changes only where a branch or event lands (§36.2.4.3), never by
  *   sequential execution; a not-taken conditional branch lands nowhere.
  * - A RET that leaves PacketEn=1 is not compressed: it ends in TIP.PGD(target); so
  *   does a taken conditional branch (see `GenRules.conditional` in rules.ts).
- * - PSB+ carries its status packets in the order PSB, TSC, TMA, CBR, VMCS, PIP,
- *   MODE.TSX, MODE.Exec, FUP, PSBEND (the SDM does not fix the order, §36.3.7).
+ * - What the SDM leaves to the implementation comes from the CPU profile
+ *   (profiles.ts, `GenOptions.profile`): IP compression of FUPs and TIPs, the order of
+ *   PSB+'s status packets (§36.3.7 does not fix it), PSB+ at every TraceEn 0 -> 1 or
+ *   only with PacketByteCnt = 0, erratum BDM70's PSB+ while PacketEn = 0, and
+ *   whether a compound event's FUP or its next packet gets the CYC.
  * - The instruction or event that leaves the execution's last IP unknown (no `end`
  *   record) produces nothing that would need that IP.
  * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
@@ -333,8 +335,9 @@ export class PacketGenerator extends GenRules {
     if (this.cfg.disableAtEnd && msrs.traceEn) {
       msrs.wrmsr(Msr.Ctl, msrs.ctlHi, (msrs.ctlLo & ~1) >>> 0);
       this.disable();
-    } else if (this.out) {
-      this.flushOutput();
+    } else {
+      this.releasePsb();
+      if (this.out) this.flushOutput();
     }
   }
 }

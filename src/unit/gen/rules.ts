@@ -85,7 +85,7 @@ export class GenRules extends GenState {
     const after = this.peAfter;
     const em = this.em;
     if (before) {
-      if (fup) em.ip(PacketType.Fup, fromHi, fromLo);
+      if (fup) em.compoundFup(fromHi, fromLo);
       if (after) {
         this.pipVmcs();
         if (this.mode !== this.lastMode) this.modeExec();
@@ -228,8 +228,9 @@ export class GenRules extends GenState {
 
   /**
    * TraceEn 0 -> 1 (cases 2b/2d/2e): with PacketByteCnt=0 (or PendPSB under
-   * InjectPsbPmiOnEnable), TIP.PGE(NLIP) if PacketEn=1, then PSB+; else TSC, TMA, CBR,
-   * then TIP.PGE. (A PSB+ with FUP before the TIP.PGE is erratum BDM70, not modelled.)
+   * InjectPsbPmiOnEnable), or at every enable where the profile says so (Broadwell),
+   * TIP.PGE(NLIP) if PacketEn=1, then PSB+; else TSC, TMA, CBR, then TIP.PGE. A PSB+
+   * written with PacketEn=0 may take erratum BDM70's form (state.ts `psb`).
    */
   protected enable(): void {
     const m = this.msrs;
@@ -250,7 +251,7 @@ export class GenRules extends GenState {
     const pendPsb = (m.ctlHi & INJECT_HI) !== 0 && (m.statusLo & PEND_PSB) !== 0;
     const stops = this.contextEn && this.nxKnown && this.filter.stopsAt(this.nxHi, this.nxLo);
     const pge = this.pe && this.nxKnown && !stops;
-    if (count === 0 || pendPsb) {
+    if (count === 0 || pendPsb || this.cfg.profile.enablePsb.value === "always") {
       if (pendPsb) m.setByProcessor(Msr.Status, m.statusHi, (m.statusLo & ~PEND_PSB) >>> 0);
       if (pge) this.pge();
       this.psb(this.nxKnown, this.nxHi, this.nxLo);
@@ -265,8 +266,9 @@ export class GenRules extends GenState {
 
   /** TraceEn 1 -> 0 (case 3b): FUP(CLIP), TIP.PGD() if PacketEn=1; everything is flushed. */
   protected disable(): void {
+    this.releasePsb();
     if (this.pe) {
-      if (this.nxKnown) this.em.ip(PacketType.Fup, this.nxHi, this.nxLo);
+      if (this.nxKnown) this.em.compoundFup(this.nxHi, this.nxLo);
       this.em.noIp(PacketType.TipPgd);
     }
     this.em.flushTnt();

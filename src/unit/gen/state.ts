@@ -10,6 +10,7 @@ import { type BitField, getField } from "../bits.js";
 import type { MsrFile } from "../msr-file.js";
 import { CTL, Msr, STATUS } from "../msr-layout.js";
 import type { OutputUnit } from "../output/unit.js";
+import type { PsbGroup } from "../profiles.js";
 import { Clock } from "./clock.js";
 import type { GenConfig } from "./config.js";
 import { Emitter } from "./emitter.js";
@@ -91,6 +92,17 @@ export class GenState {
   /** {@link Chg} bits of the state records applied since the last transfer. */
   protected chg = 0;
 
+  /** The profile's PSB+ order. */
+  private readonly psbOrder: readonly PsbGroup[];
+  /** Profile: a PSB+ while PacketEn = 0 takes erratum BDM70's form before a TIP.PGE. */
+  private readonly bdm70: boolean;
+  /** A PSB+ written while PacketEn = 0 is held back (BDM70): {@link Emitter.beforeNext} writes it. */
+  protected psbHeld = false;
+  private readonly writeHeldPsb = (): void => {
+    this.psbHeld = false;
+    this.psbPackets(false, 0, 0);
+  };
+
   constructor(cfg: GenConfig) {
     this.cfg = cfg;
     this.msrs = cfg.msrs;
@@ -100,6 +112,12 @@ export class GenState {
     this.em.tntCapacity = cfg.longTnt ? 47 : 6;
     this.em.capacity = cfg.bufferBytes;
     this.em.drainPerCycle = cfg.drainPerCycle;
+    const p = cfg.profile;
+    this.em.fullFup = p.fupIp.value === "none";
+    this.em.fullTip = p.tipIp.value === "none";
+    this.em.cycAfterFup = p.cycCompound.value === "after-fup";
+    this.psbOrder = p.psbOrder.value;
+    this.bdm70 = p.filteredPsb.value === "bdm70";
   }
 
   protected get pe(): boolean {
@@ -126,8 +144,19 @@ export class GenState {
     this.stopLo = lo;
   }
 
-  /** TIP.PGE at the next flow point, after MODE.Exec unless it is current. */
+  /**
+   * TIP.PGE at the next flow point, after MODE.Exec unless it is current. A PSB+ held
+   * back (BDM70) goes out first with MODE.Exec and FUP(this IP), as if PacketEn were 1.
+   */
   protected pge(): void {
+    if (this.psbHeld) {
+      this.em.beforeNext = undefined;
+      this.psbHeld = false;
+      this.psbPackets(true, this.nxHi, this.nxLo);
+      // Decoders drop the erratum's FUP, last IP included (libipt; HASE Broadwell: 8/8
+      // TIP.PGEs after it are uncompressed): the TIP.PGE goes out against the PSB's reset.
+      this.em.enc.last.reset();
+    }
     if (this.mode !== this.lastMode) this.modeExec();
     this.em.ip(PacketType.TipPge, this.nxHi, this.nxLo);
   }
@@ -209,24 +238,62 @@ export class GenState {
     em.put();
   }
 
-  /** PSB+ (§36.3.7); `known`: hi:lo is where execution goes on (for its FUP). */
+  /**
+   * PSB+ (§36.3.7); `known`: hi:lo is where execution goes on (for its FUP). With
+   * the BDM70 profile a PSB+ due while PacketEn = 0 is held back until the next
+   * packet: a TIP.PGE ({@link pge}) gets the erratum's form, anything else the SDM's.
+   */
   protected psb(known: boolean, hi: number, lo: number): void {
-    const em = this.em;
-    em.sincePsb = 0;
-    em.set(PacketType.Psb);
-    em.put();
+    this.em.sincePsb = 0;
     this.rets.clear();
     this.lastMode = -1;
-    this.timing();
-    if (this.vmcsHi !== NO_VMCS) this.vmcs();
-    if (this.contextEn && this.os) this.pip();
-    if (this.contextEn && this.branchEn && this.cfg.tsx) {
-      em.set(PacketType.ModeTsx, 0, 0, this.inTx ? Flag.InTx : 0);
-      em.put();
+    if (this.bdm70 && !this.pe) {
+      this.psbHeld = true;
+      this.em.beforeNext = this.writeHeldPsb;
+      return;
     }
-    if (this.pe && known) {
-      this.modeExec();
-      em.ip(PacketType.Fup, hi, lo);
+    this.psbPackets(this.pe && known, hi, lo);
+  }
+
+  /** Write a held-back PSB+ now (before tracing stops or the trace ends). */
+  protected releasePsb(): void {
+    if (!this.psbHeld) return;
+    this.em.beforeNext = undefined;
+    this.writeHeldPsb();
+  }
+
+  /**
+   * PSB, the status packets in the profile's order, PSBEND. `fup`: MODE.Exec and
+   * FUP(hi:lo) are in it (PacketEn = 1, or BDM70 before a TIP.PGE).
+   */
+  private psbPackets(fup: boolean, hi: number, lo: number): void {
+    const em = this.em;
+    em.set(PacketType.Psb);
+    em.put();
+    for (const group of this.psbOrder) {
+      switch (group) {
+        case "timing":
+          this.timing();
+          break;
+        case "vmcs":
+          if (this.vmcsHi !== NO_VMCS) this.vmcs();
+          break;
+        case "pip":
+          if (this.contextEn && this.os) this.pip();
+          break;
+        case "mode-tsx":
+          if (this.contextEn && this.branchEn && this.cfg.tsx) {
+            em.set(PacketType.ModeTsx, 0, 0, this.inTx ? Flag.InTx : 0);
+            em.put();
+          }
+          break;
+        case "mode-exec-fup":
+          if (fup) {
+            this.modeExec();
+            em.ip(PacketType.Fup, hi, lo);
+          }
+          break;
+      }
     }
     em.set(PacketType.PsbEnd);
     em.put();
