@@ -31,6 +31,11 @@ export interface SimulateArgs {
   /** CR3 of the process converted from a lackey log. */
   cr3: bigint | undefined;
   preset: PresetName;
+  /**
+   * `--cpu` was given: the model takes that core's behaviour profile. Without it,
+   * Skylake's capabilities with the SDM's choices where it leaves them open.
+   */
+  profiled: boolean;
   /** Output to memory (single range or ToPA), or undefined for the packet bytes only. */
   layout: OutputLayout | undefined;
   /** Write the memory image with this file name prefix. */
@@ -156,6 +161,7 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
     saveLog: values["save-log"] as string | undefined,
     cr3,
     preset: preset as PresetName,
+    profiled: values.cpu !== undefined,
     layout,
     memory: values.memory as string | undefined,
     writes,

@@ -44,7 +44,8 @@ input and output:
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
   --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
                           ${PRESET_NAMES.join(", ")}
-                          (default skylake; see README "CPU behaviour profiles").
+                          (default: skylake's capabilities with the SDM's choices
+                          where it leaves them open; see README "CPU behaviour profiles").
 
 configuration (named options; IA32_RTIT_CTL defaults to TraceEn, BranchEn, OS, User,
 and ToPA on a CPU without single-range output):
@@ -150,7 +151,8 @@ function simulate(args: SimulateArgs, io: CliIo): number {
 
   const memory = args.layout === undefined ? undefined : new MemoryOutput(args.layout, msrs);
   const start = performance.now();
-  const profile = presetProfile(args.preset);
+  // Without --cpu, the SDM's reading (what the bundled sample and older traces were made with).
+  const profile = args.profiled ? presetProfile(args.preset) : undefined;
   const result = generate(
     execution,
     memory === undefined ? { msrs, profile } : { msrs, profile, output: memory.unit },
@@ -195,8 +197,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     const text =
       argFileText(`the image of ${args.output}: ${command}`, [
         // The CPU, for its errata (BDM70's PSB+ is in the profile of most presets).
-        "--cpu",
-        presetCpu(args.preset),
+        ...(args.profiled ? ["--cpu", presetCpu(args.preset)] : []),
         ...image.elfArgs(kernelFile),
       ]) +
       `# the same code as file ranges (--raw, libipt harness --map):\n${ranges.map((r) => `# --raw ${r}\n`).join("")}`;
