@@ -21,7 +21,7 @@ export { endsBlock, FlowTracker, movesStack } from "./callstack-tracker.js";
 export { decodeCoverage, decodeFeed, FastCoverage, Handover } from "./coverage-decode.js";
 export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
-export type { ChunkOut } from "./export/byte-chunks.js";
+export { type ChunkOut, immediate } from "./export/byte-chunks.js";
 export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
 export { FrameNames, type TrackSymbols } from "./export/frame-names.js";

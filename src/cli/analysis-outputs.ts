@@ -30,6 +30,7 @@ import {
   type FlowTracker,
   FoldedStacks,
   FrameNames,
+  immediate,
   JsonlWriter,
   type Symbolizer,
   TimelineWriter,
@@ -120,7 +121,7 @@ export class AnalysisOutputs {
     const sinks: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
     for (const { kind, file } of files) {
-      const write = (chunk: Uint8Array) => file.write(chunk);
+      const write = immediate((chunk: Uint8Array) => file.write(chunk));
       if (kind === "timeline") sinks.push(new TimelineWriter(write, names));
       else if (kind === "jsonl") jsonl = new JsonlWriter(write, names);
     }
@@ -218,7 +219,7 @@ export class AnalysisOutputs {
     const latency = this.latency?.summary();
     for (const { kind, path, file } of this.files) {
       try {
-        const write = (chunk: Uint8Array) => file.write(chunk);
+        const write = immediate((chunk: Uint8Array) => file.write(chunk));
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
         else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);

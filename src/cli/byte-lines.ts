@@ -4,12 +4,13 @@
  * digits in place ({@link ByteChunks.hex64}), no string made per line. Its own module:
  * commands that print no such lines do not load the analysis layer's writer.
  */
-import { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { ByteChunks, immediate } from "../analysis/export/byte-chunks.js";
 import { type CliIo, type Lines, writeStdoutBytes } from "./io.js";
 
 export class ByteLines extends ByteChunks implements Lines {
   constructor(io: CliIo) {
-    super((bytes) => writeStdoutBytes(io, bytes));
+    // Written (or decoded to text) before the call returns: one buffer serves.
+    super(immediate((bytes) => writeStdoutBytes(io, bytes)));
   }
 
   line(text: string): void {

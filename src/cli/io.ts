@@ -23,7 +23,10 @@ export interface CliIo {
   /** Create or replace a file to write in parts (outputs too large for one string); throws like writeFile. */
   openWrite(path: string): FileWriter;
   stdout(text: string): void;
-  /** Write UTF-8 bytes to stdout, when that is cheaper than text (else see {@link writeStdoutBytes}). */
+  /**
+   * Write UTF-8 bytes to stdout, when that is cheaper than text (else see
+   * {@link writeStdoutBytes}); done with them on return.
+   */
   stdoutBytes?(bytes: Uint8Array): void;
   stderr(text: string): void;
   /** Whether stderr is a terminal (progress is shown only then). */
@@ -71,6 +74,7 @@ export const NOT_REGULAR = "ENOTREGULAR";
 
 /** A file being written: chunks in order, then close. */
 export interface FileWriter {
+  /** Write `chunk`; done with its bytes on return (writers may fill the same buffer again). */
   write(chunk: string | Uint8Array): void;
   close(): void;
 }

