@@ -178,7 +178,9 @@ export class BlockFill extends BlockStep {
     const code = this.code.msec;
     const bce = code.cache!.page(nOff).bce[slot(nOff)]!;
     if (Bce.mode(bce) === 0) return 0;
-    if (Bce.mode(bce) !== mode) return -ErrorCode.Internal;
+    // Code cached in another mode, reached without a mode change: libipt says "internal
+    // error", but a corrupt trace gets here (a MODE.Exec the code did not run in).
+    if (Bce.mode(bce) !== mode) return -ErrorCode.BadContext;
     const dOff = nOff + Bce.disp(bce);
     if (!(dOff >= code.winBegin && dOff < code.winEnd)) return 0;
     const ninsn = Bce.ninsn(bce) + 1;

@@ -42,62 +42,57 @@ function driven(trace: Uint8Array, image: Image, blocks: boolean, resync: boolea
   return t.lines;
 }
 
-function mutate(trace: Uint8Array, at: number, len: number, value: number): Uint8Array {
-  const b = Uint8Array.from(trace);
-  for (let i = 0; i < len; i++) if (at + i < b.length) b[at + i] = (value + 31 * i) & 0xff;
-  return b;
+/** A program (seed) and its trace with up to 8 bytes overwritten at a random place (none: len 0). */
+const programs = fc.record({
+  seed: fc.integer({ min: 1, max: 0x7fffffff }),
+  at: fc.nat(),
+  len: fc.integer({ min: 0, max: 8 }),
+  value: fc.integer({ min: 0, max: 255 }),
+});
+
+function program({ seed, at, len, value }: { seed: number; at: number; len: number; value: number }) {
+  const prog = makeProgram({ seed, steps: 200, events: 0.03 });
+  const trace = Uint8Array.from(prog.trace);
+  const from = at % trace.length;
+  for (let i = 0; i < len; i++) if (from + i < trace.length) trace[from + i] = (value + 31 * i) & 0xff;
+  return { prog, trace };
 }
 
 test("drive reports what ptxed's loop reports, with resync on error, on valid and corrupted traces", () => {
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 0x7fffffff }),
-      fc.nat(),
-      fc.integer({ min: 0, max: 8 }),
-      fc.integer({ min: 0, max: 255 }),
-      (seed, at, len, value) => {
-        const prog = makeProgram({ seed, steps: 200, events: 0.03 });
-        const trace = mutate(prog.trace, at % prog.trace.length, len, value);
-        const options = { image: prog.image, resync: true, limit: 100_000, loopCheckAfter: 1000 };
-        for (const [run, blocks] of [
-          [runInsns, false],
-          [runBlocks, true],
-        ] as const) {
-          const want = run(trace, options).lines.filter((l) => !LOOP_LINES.test(l));
-          assert.deepEqual(driven(trace, prog.image, blocks, true), want, run.name);
-        }
-      },
-    ),
+    fc.property(programs, (p) => {
+      const { prog, trace } = program(p);
+      const options = { image: prog.image, resync: true, limit: 100_000, loopCheckAfter: 1000 };
+      for (const [run, blocks] of [
+        [runInsns, false],
+        [runBlocks, true],
+      ] as const) {
+        const want = run(trace, options).lines.filter((l) => !LOOP_LINES.test(l));
+        assert.deepEqual(driven(trace, prog.image, blocks, true), want, run.name);
+      }
+    }),
     { numRuns: 150 },
   );
 });
 
-test("without resync, drive goes on at the next PSB: both decoders agree, and a valid trace has no errors", () => {
+test("without resync, drive reports what ptxed's loop does up to the first error, then goes on", () => {
   fc.assert(
-    fc.property(
-      fc.integer({ min: 1, max: 0x7fffffff }),
-      fc.nat(),
-      fc.integer({ min: 0, max: 8 }),
-      fc.integer({ min: 0, max: 255 }),
-      (seed, at, len, value) => {
-        const prog = makeProgram({ seed, steps: 200, events: 0.03 });
-        if (len === 0) {
-          const lines = driven(prog.trace, prog.image, false, false);
-          assert.deepEqual(
-            lines.filter((l) => l.startsWith("[error")),
-            [],
-          );
-          assert.deepEqual(
-            lines.filter((l) => l.startsWith("0x") || l.startsWith("? ")),
-            runInsns(prog.trace, { image: prog.image }).lines.filter(
-              (l) => l.startsWith("0x") || l.startsWith("? "),
-            ),
-          );
-        }
-        const trace = mutate(prog.trace, at % prog.trace.length, len, value);
-        assert.deepEqual(driven(trace, prog.image, true, false), driven(trace, prog.image, false, false));
-      },
-    ),
+    fc.property(programs, (p) => {
+      const { prog, trace } = program(p);
+      for (const [run, blocks] of [
+        [runInsns, false],
+        [runBlocks, true],
+      ] as const) {
+        const got = driven(trace, prog.image, blocks, false);
+        // run.ts stops at the first error without resync; drive says the same up to it.
+        const want = run(trace, { image: prog.image, loopCheckAfter: 1000 }).lines.filter(
+          (l) => !LOOP_LINES.test(l),
+        );
+        assert.deepEqual(got.slice(0, want.length), want, run.name);
+        if (p.len === 0) assert.deepEqual(got, want, `${run.name}: a valid trace`);
+        // (On corrupt input the two decoders may part ways after an error, as libipt's do.)
+      }
+    }),
     { numRuns: 150 },
   );
 });
@@ -158,4 +153,16 @@ test("drive ends on random bytes, with at most two errors per byte", () => {
     ),
     { numRuns: 300 },
   );
+});
+
+test("code cached in one mode and reached in another by a corrupt MODE.Exec: unexpected packet context, no internal error", () => {
+  // A generated program's trace with one byte zeroed, found by the property above: a
+  // MODE.Exec turns 16-bit over code the block cache holds as 64-bit. libipt's block
+  // decoder says "internal error" there; ptkit keeps that for its own bugs.
+  const { prog, trace } = program({ seed: 1973195216, at: 203948, len: 1, value: 0 });
+  const errors: number[] = [];
+  const dec = new BlockDecoder(trace, { image: prog.image, loopCheckAfter: 1000 });
+  drive(dec, new Block(), { record: () => {}, error: (status) => void errors.push(status) });
+  assert.ok(errors.includes(-ErrorCode.BadContext), errors.map(errorMessage).join(", "));
+  assert.ok(!errors.includes(-ErrorCode.Internal), errors.map(errorMessage).join(", "));
 });

@@ -14,15 +14,10 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { cpuErrata } from "../../../src/cpu/errata.js";
 import { defaultDecoderConfig } from "../../../src/event/config.js";
-import { Image } from "../../../src/image/index.js";
-import { generate } from "../../../src/unit/gen/index.js";
 import { PRESETS, type PresetName } from "../../../src/unit/index.js";
-import { buildLibiptHarness, runInsnDecoder } from "../../../tools/libipt/harness.js";
-import { runInsns } from "../../flow/run.js";
-import { msrs, packetList } from "./helpers.js";
-import { tracedIps } from "./oracle.js";
-import { programSize, randomCase } from "./random-case.js";
-import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, randomProgram, randomRun, USER_BASE } from "./random-program.js";
+import { buildLibiptHarness } from "../../../tools/libipt/harness.js";
+import { checkGeneratedCase } from "./libipt-case.js";
+import { KERNEL_CODE } from "./random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-profiles-"));
 const build = buildLibiptHarness(dir);
@@ -35,16 +30,6 @@ const SEEDS = Math.ceil(Number(process.env.PTKIT_GEN_SEEDS ?? 60) / 2);
 
 /** One preset per distinct profile. */
 const PRESETS_TESTED: PresetName[] = ["broadwell", "skylake", "skylakeSp", "alderlakeP", "icelake"];
-
-/** `a` is a subsequence of `b`. */
-function subsequence(a: readonly string[], b: readonly string[]): boolean {
-  let j = 0;
-  for (const x of a) {
-    while (j < b.length && b[j] !== x) j++;
-    if (j++ >= b.length) return false;
-  }
-  return true;
-}
 
 /** A PSB+ with a FUP followed by a TIP.PGE: BDM70's form. */
 function hasBdm70Psb(list: readonly string[]): boolean {
@@ -73,57 +58,16 @@ for (const preset of PRESETS_TESTED) {
     writeFileSync(kernel, KERNEL_CODE);
     for (let seed = 1; seed <= SEEDS; seed++) {
       test(`seed ${seed}`, () => {
-        const program = randomProgram(seed, programSize(seed));
-        const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
-        const c = randomCase(seed, program.code.length);
-        const m = msrs({
-          preset: "skylake",
-          caps: { ptwrite: true },
-          ctl: c.ctl,
-          ranges: c.ranges,
-          cr3Match: c.cr3Match,
-        });
-        const res = generate(exec, {
-          msrs: m,
+        const list = checkGeneratedCase(seed, {
+          bin,
+          dir,
+          kernel,
+          tag: `${preset}-${seed}`,
           profile,
-          cyclesPerInsn: c.cyclesPerInsn,
-          longTnt: c.longTnt,
-          internalBuffer: c.internalBuffer,
+          cpu,
+          config,
         });
-        const list = packetList(res.bytes);
-        assert.ok(!list.some((l) => l.startsWith("error")), "ptkit cannot decode its packets");
         if (hasBdm70Psb(list)) bdm70Seen++;
-        const code = join(dir, `code-${preset}-${seed}.bin`);
-        const trace = join(dir, `trace-${preset}-${seed}.pt`);
-        writeFileSync(code, program.code);
-        writeFileSync(trace, res.bytes);
-        const out = runInsnDecoder(bin, trace, [`${code}:${USER_BASE}`, `${kernel}:0xffffffff81000000`], cpu);
-        assert.ok(Array.isArray(out), JSON.stringify(out));
-        const errors = out.filter((l) => l.startsWith("E ") || l.startsWith("X "));
-        const got = out.filter((l) => l.startsWith("I ")).map((l) => l.split(" ")[1]!);
-        const image = new Image();
-        image.addRaw("code", program.code, 0, USER_BASE);
-        image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
-        const ours = runInsns(res.bytes, { image, config }).ips.map((ip) => `0x${ip.toString(16)}`);
-        const want = tracedIps(exec, c.filter);
-        const where = `trace ${trace}, --cpu ${cpu}`;
-        for (const [who, ips] of [
-          ["libipt", got],
-          ["ptkit", ours],
-        ] as const) {
-          if (res.overflows > 0) {
-            assert.ok(
-              subsequence(ips, want),
-              `${who}: not a subsequence of the executed instructions; ${where}`,
-            );
-            continue;
-          }
-          const k = ips.findIndex((ip, j) => ip !== want[j]);
-          if (k >= 0 || ips.length !== want.length) {
-            assert.fail(`${who}: first difference at ${k}: ${ips[k]} for ${want[k]}; ${where}`);
-          }
-        }
-        if (res.overflows === 0) assert.deepEqual(errors, [], where);
       });
     }
     test("the cases exercise BDM70's PSB+ where the profile writes it", () => {
