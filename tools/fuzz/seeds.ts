@@ -259,6 +259,7 @@ function realSeeds(root: string, add: Add): void {
     const s = { name: `hase ${run}`, bytes, inputName: "perf.data", cwd: dir, appendable: true };
     add("perf", { ...s, argv: ["perf", "--symfs", "binaries", INPUT] });
     add("perf", { ...s, argv: ["perf", "-q", "--branches", "--symfs", "binaries", INPUT] });
+    add("perf", { ...s, argv: ["latency", "--top", "3", "--symfs", "binaries", INPUT] });
     add("perf", { ...s, argv: ["perf-dump", INPUT] });
     for (const elf of listFilesDeep(join(dir, "binaries")))
       add("elf", { name: `hase ${elf}`, bytes: read(elf)!, inputName: "prog", cwd: dir, driver: "elf" });
