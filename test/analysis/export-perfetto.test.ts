@@ -21,6 +21,7 @@ import {
 import { FlowClass } from "../../src/flow/index.js";
 import { Chunks } from "./chunks.js";
 import { callProgram, feedTrace } from "./export-trace.js";
+import { keptFrames as kept } from "./min-duration.js";
 import { perfettoTimeline } from "./perfetto-frames.js";
 import { type TimelineEvent, type TimelineFrame, timelineFrames } from "./timeline-frames.js";
 
@@ -191,33 +192,6 @@ test("generated call programs: the same frames and instants, each name interned 
     { numRuns: 100 },
   );
 });
-
-/**
- * The frames of `events` (unfiltered) that --min-duration `min` keeps: those no
- * shorter than `min` whose callers (all the frames around them) are too.
- */
-function kept(events: readonly TimelineEvent[], min: number): TimelineFrame[] {
-  const frames = timelineFrames(events);
-  // Per thread, the open frames' shortness, rebuilt in the order the events come.
-  const open = new Map<string, boolean[]>();
-  const short: boolean[] = [];
-  const byEnd = new Map<number, TimelineFrame>();
-  for (const f of frames) byEnd.set(f.seq, f);
-  let seq = 0;
-  for (const e of events) {
-    seq++;
-    const key = `${e.pid}/${e.tid}`;
-    if (e.ph === "B") {
-      const stack = open.get(key) ?? [];
-      open.set(key, stack);
-      const f = byEnd.get(seq)!;
-      stack.push(f.stopNs - f.startNs < min || stack.some((s) => s));
-    } else if (e.ph === "E") {
-      short.push(open.get(key)!.pop()!);
-    }
-  }
-  return frames.filter((_, i) => !short[i]);
-}
 
 test("--min-duration: exactly the frames shorter than the bound and their callees go, in both formats", () => {
   let keptFrames = 0;

@@ -2,7 +2,7 @@
  * The function-call timeline in Perfetto's own trace format: protobuf `TracePacket`s,
  * each written as field 1 of the `Trace` message, so the file is one `Trace` (what
  * ui.perfetto.dev and trace_processor open). Streamed like the JSON timeline
- * (timeline.ts) and written as it happens; a call costs about a fifth of the JSON's
+ * (timeline.ts) and written as it happens; a call costs about a third of the JSON's
  * bytes, and the UI loads traces far past the JSON's limits (chrome://tracing stops at
  * 256 MB, the Perfetto UI at about 1 GB of JSON).
  *
