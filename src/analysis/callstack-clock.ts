@@ -113,6 +113,21 @@ export class TimedOps {
   }
 
   /**
+   * Nothing held ran later than clock value `time` (reached by instruction count
+   * `icount`): a timing update, or, when `time` is not past the last one, everything
+   * held goes out at the last time instead of being extrapolated later (the end of a
+   * time range: the decode stops feeding there).
+   */
+  limit(time: number, icount: number): void {
+    if (!this.timed || time > this.t0) {
+      this.update(time, icount);
+      return;
+    }
+    this.flush(this.t0, icount);
+    this.i0 = icount;
+  }
+
+  /**
    * Hand out everything held, extrapolating times (the end, a thread switch, a full
    * buffer); returns the time at `icount`.
    */

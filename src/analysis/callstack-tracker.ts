@@ -201,6 +201,14 @@ export class FlowTracker {
     this.ops.update(this.analysis.tscTime(hi, lo), this.icount);
   }
 
+  /**
+   * The stream is cut at TSC hi:lo (ptkit perf's --time-range end): what it fed since
+   * the last time ran no later than that (else it would be extrapolated past it).
+   */
+  timeLimit(hi: number, lo: number): void {
+    this.ops.limit(this.analysis.tscTime(hi, lo), this.icount);
+  }
+
   /** A decoder event, in decode order. */
   event(ev: PtEvent): void {
     if (ev.hasTsc) this.time(ev.tscHi, ev.tscLo);

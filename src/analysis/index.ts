@@ -33,7 +33,14 @@ export {
   writeLatencyJson,
 } from "./export/latency-json.js";
 export { TOP_CALLERS, writeLatencyText } from "./export/latency-text.js";
-export { TIMELINE_SCHEMA, TIMELINE_VERSION, TimelineWriter } from "./export/timeline.js";
+export { type PerfettoOptions, PerfettoWriter } from "./export/perfetto.js";
+export { ShortFrameFilter } from "./export/short-frames.js";
+export {
+  TIMELINE_SCHEMA,
+  TIMELINE_VERSION,
+  type TimelineOptions,
+  TimelineWriter,
+} from "./export/timeline.js";
 export { growFloat64, growUint32, KeyTable } from "./key-table.js";
 export {
   type CallerLatency,

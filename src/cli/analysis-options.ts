@@ -1,5 +1,6 @@
 /**
- * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--folded`,
+ * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--perfetto`,
+ * `--min-duration`, `--folded`,
  * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
  * `--symbols`, `--stack-depth`), and the report `ptkit latency` prints, apart from the outputs they open (analysis-outputs.ts): parsing
  * them loads none of the analysis layer, which a decode without them does not need.
@@ -22,6 +23,12 @@ export interface LatencyReport {
 
 export interface AnalysisOptions {
   timeline?: string;
+  /** The timeline in Perfetto's protobuf format. */
+  perfetto?: string;
+  /** Timelines leave out frames shorter than this (whole clock units: ns, or ticks or instructions shown as ns). */
+  minDuration?: number;
+  /** The JSON timeline's times in perf time (`ptkit perf --perf-time`). */
+  perfTime?: boolean;
   folded?: string;
   foldedWeight: FoldedWeight;
   coverage?: string;
@@ -49,6 +56,7 @@ export function defaultAnalysisOptions(): AnalysisOptions {
 export function wantsAnalysis(o: AnalysisOptions): boolean {
   return (
     o.timeline !== undefined ||
+    o.perfetto !== undefined ||
     o.folded !== undefined ||
     o.coverage !== undefined ||
     o.aflMap !== undefined ||
@@ -67,6 +75,7 @@ export function wantsLatency(o: AnalysisOptions): boolean {
 export function wantsTime(o: AnalysisOptions): boolean {
   return (
     o.timeline !== undefined ||
+    o.perfetto !== undefined ||
     o.jsonl !== undefined ||
     wantsLatency(o) ||
     (o.folded !== undefined && o.foldedWeight === "time")
@@ -74,10 +83,11 @@ export function wantsTime(o: AnalysisOptions): boolean {
 }
 
 /** The options that name an output file, and the file each names. */
-type OutputFile = "timeline" | "folded" | "coverage" | "aflMap" | "edges" | "jsonl" | "latency";
+type OutputFile = "timeline" | "perfetto" | "folded" | "coverage" | "aflMap" | "edges" | "jsonl" | "latency";
 
 export const FILE_OPTIONS: Record<string, OutputFile> = {
   "--timeline": "timeline",
+  "--perfetto": "perfetto",
   "--folded": "folded",
   "--coverage": "coverage",
   "--afl-map": "aflMap",
@@ -97,10 +107,16 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
     return 2;
   }
   const file = FILE_OPTIONS[arg];
-  if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth") return 0;
+  if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth" && arg !== "--min-duration")
+    return 0;
   if (value === undefined || value === "" || value.startsWith("--")) return `${arg}: missing argument.`;
   if (file !== undefined) o[file] = value;
-  else if (arg === "--folded-weight") {
+  else if (arg === "--min-duration") {
+    const d = parseDuration(value);
+    if (d === undefined)
+      return `${arg}: want a duration such as 10us, 500ns, 2ms or a number of ns: ${value}.`;
+    o.minDuration = d;
+  } else if (arg === "--folded-weight") {
     if (value !== "insn" && value !== "time") return `${arg}: want insn or time: ${value}.`;
     o.foldedWeight = value;
   } else {
@@ -110,4 +126,18 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
     o.depthLimit = Number(n);
   }
   return 2;
+}
+
+const DURATION_UNITS: Record<string, number> = { "": 1, ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9 };
+
+/**
+ * A duration as whole nanoseconds: a number with an optional unit (ns, us or µs, ms,
+ * s); a bare number is nanoseconds, i.e. the timelines' unit (ticks or instructions
+ * when they have no real time). Undefined when not one, or not above 0.
+ */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s)?$/.exec(text);
+  if (!m) return undefined;
+  const ns = Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? ""]!);
+  return ns > 0 && Number.isSafeInteger(ns) ? ns : undefined;
 }

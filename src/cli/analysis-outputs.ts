@@ -1,5 +1,6 @@
 /**
- * The analysis outputs of a decode: options (`--timeline`, `--folded`,
+ * The analysis outputs of a decode: options (`--timeline`, `--perfetto`,
+ * `--min-duration`, `--folded`,
  * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
  * `--symbols`, `--stack-depth`, and `ptkit latency`'s report) in, files out, through the analysis layer's call stacks and exports.
  * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
@@ -25,6 +26,7 @@ import {
   CallAnalysis,
   CallLatency,
   type CallSink,
+  type ChunkOut,
   type ClockInfo,
   Coverage,
   type FlowTracker,
@@ -32,6 +34,8 @@ import {
   FrameNames,
   immediate,
   JsonlWriter,
+  PerfettoWriter,
+  ShortFrameFilter,
   type Symbolizer,
   TimelineWriter,
   type TrackSymbols,
@@ -70,11 +74,23 @@ export interface AnalysisContext {
   symbolizer?: Symbolizer;
   /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
+  /**
+   * The perf time (ns) of the clock's 0, when known (ptkit perf, a TSC conversion, an
+   * "ns" clock): the Perfetto timeline's timestamps (and with `perfTime` the JSON's)
+   * are then perf's.
+   */
+  perfOrigin?: (clock: ClockInfo) => number | undefined;
+  /** Warn when the JSON timeline passes this many bytes (default {@link JSON_TIMELINE_WARN_BYTES}). */
+  jsonWarnBytes?: number;
 }
+
+/** chrome://tracing loads no JSON of 256 MiB or more (and the Perfetto UI gives up near 1 GB). */
+export const JSON_TIMELINE_WARN_BYTES = 256 * 1024 * 1024;
 
 type FileKind = (typeof FILE_OPTIONS)[string];
 const FILE_KINDS: readonly FileKind[] = [
   "timeline",
+  "perfetto",
   "jsonl",
   "folded",
   "coverage",
@@ -119,12 +135,20 @@ export class AnalysisOutputs {
     this.coverage = undefined;
     this.latency = undefined;
     const sinks: CallSink[] = [];
+    const timelines: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
-    for (const { kind, file } of files) {
+    const origin = (clock: ClockInfo) => context.perfOrigin?.(clock) ?? 0;
+    for (const { kind, path, file } of files) {
       const write = immediate((chunk: Uint8Array) => file.write(chunk));
-      if (kind === "timeline") sinks.push(new TimelineWriter(write, names));
+      if (kind === "timeline") {
+        const json = this.jsonWarning(path, write);
+        timelines.push(new TimelineWriter(json, names, options.perfTime ? { origin } : {}));
+      } else if (kind === "perfetto") timelines.push(new PerfettoWriter(write, names, { origin }));
       else if (kind === "jsonl") jsonl = new JsonlWriter(write, names);
     }
+    if (options.minDuration !== undefined && timelines.length > 0)
+      sinks.push(new ShortFrameFilter(timelines, options.minDuration));
+    else sinks.push(...timelines);
     if (options.folded !== undefined) {
       this.folded = new FoldedStacks(names);
       sinks.push(this.folded);
@@ -144,6 +168,24 @@ export class AnalysisOutputs {
       nsPerTick: context.nsPerTick,
       depthLimit: options.depthLimit,
       frameScope: names.perThread ? (track) => names.scope(track) : undefined,
+    });
+  }
+
+  /**
+   * `write`, warning once when the JSON timeline at `path` passes what chrome://tracing
+   * loads (see {@link JSON_TIMELINE_WARN_BYTES}).
+   */
+  private jsonWarning(path: string, write: (chunk: Uint8Array) => void): ChunkOut {
+    const limit = this.context.jsonWarnBytes ?? JSON_TIMELINE_WARN_BYTES;
+    let bytes = 0;
+    return immediate((chunk: Uint8Array) => {
+      const before = bytes;
+      bytes += chunk.length;
+      if (before < limit && bytes >= limit)
+        this.context.warn?.(
+          `--timeline: ${path} has passed ${limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`}: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; write Perfetto's own format instead (--perfetto FILE), or leave out short calls (--min-duration, e.g. 10us).`,
+        );
+      write(chunk);
     });
   }
 
@@ -185,6 +227,7 @@ export class AnalysisOutputs {
     const o = this.options;
     return (
       o.timeline === undefined &&
+      o.perfetto === undefined &&
       o.jsonl === undefined &&
       !wantsLatency(o) &&
       (o.folded === undefined || o.foldedWeight === "insn")
@@ -247,6 +290,7 @@ export class AnalysisOutputs {
 function clockWarning(options: AnalysisOptions, clock: ClockInfo | undefined): string | undefined {
   const timed = [
     ...(options.timeline === undefined ? [] : ["--timeline"]),
+    ...(options.perfetto === undefined ? [] : ["--perfetto"]),
     ...(options.folded !== undefined && options.foldedWeight === "time" ? ["--folded-weight time"] : []),
   ];
   if (timed.length === 0 || clock === undefined || clock.unit === "ns") return undefined;
@@ -345,6 +389,11 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
 
   error(where: W, offset: number, message: string): void {
     this.feed(where).error(offset, message);
+  }
+
+  /** The stream is cut at TSC hi:lo (see FlowTracker.timeLimit). */
+  timeLimit(where: W, hi: number, lo: number): void {
+    this.feed(where).timeLimit(hi, lo);
   }
 
   /** The stream's thread changed (at the time in `where`). */

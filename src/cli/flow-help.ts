@@ -86,6 +86,12 @@ timeline labels its unit, in otherData.timeUnit and the process name):
   --timeline <file>                    function-call timeline as Chrome trace-event JSON
                                        (open it in ui.perfetto.dev, chrome://tracing or
                                        speedscope): begin/end events, parents first.
+  --perfetto <file>                    the same timeline in Perfetto's protobuf format
+                                       (ui.perfetto.dev): about a third of the JSON, and it
+                                       opens at any size; times as the JSON's.
+  --min-duration <d>                   leave out of both timelines the calls shorter than d
+                                       (10us, 500ns, 2ms; a bare number is in the clock's
+                                       unit) and everything they called.
   --folded <file>                      folded stacks for flame graphs (flamegraph.pl,
                                        speedscope): "frame;frame;frame weight" lines.
   --folded-weight insn|time            weigh folded stacks by instructions (default) or time.

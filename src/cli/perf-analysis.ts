@@ -1,5 +1,6 @@
 /**
- * `ptkit perf`'s analysis outputs: ptkit flow's `--timeline`, `--folded`,
+ * `ptkit perf`'s analysis outputs: ptkit flow's `--timeline`, `--perfetto`,
+ * `--min-duration`, `--folded`,
  * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--latency` and `--stack-depth`
  * (and `ptkit latency`'s report; analysis-outputs.ts
  * parses them and writes the files) fed from every decoded stream through
@@ -9,7 +10,11 @@
  * {@link AllProcessSymbols}; threads of no known process by the kernel's); times in
  * perf's nanoseconds by the file's TSC conversion; losses and decode errors end the
  * stacks, and so does an exec (COMM with the exec flag) the thread's process made.
+ * With the file's TSC conversion, the Perfetto timeline's timestamps are perf time
+ * (the ns `perf script` prints), and the JSON timeline's too with `--perf-time`.
  */
+
+import type { ClockInfo } from "../analysis/index.js";
 import { FlowClass } from "../flow/index.js";
 import {
   decodeRecord,
@@ -19,6 +24,7 @@ import {
   type TaskChange,
   type Timed,
   type TscConversion,
+  tscToPerfTime,
 } from "../perf/index.js";
 import {
   type AnalysisOptions,
@@ -49,6 +55,11 @@ export function takeAnalysisOptions(
     if (arg === "--") {
       rest.push(...argv.slice(i));
       break;
+    }
+    if (arg === "--perf-time") {
+      options.perfTime = true;
+      i++;
+      continue;
     }
     const used = PERF_OWN.has(arg) ? 0 : parseAnalysisOption(options, argv, i);
     if (typeof used === "string") return used;
@@ -97,6 +108,19 @@ export function perfNsPerTick(conv: TscConversion | undefined, nomFreq: number):
   return nomFreq > 0 ? 10 / nomFreq : 0;
 }
 
+/**
+ * The perf time (ns) of the analysis clock's 0 (its TSC base), by perf's conversion:
+ * added to the clock's ns, it gives perf's time of each event (within a nanosecond:
+ * perf rounds down per conversion, the timelines round the clock to the nearest ns).
+ * Undefined without a conversion or when the clock is not nanoseconds.
+ */
+export function perfOrigin(conv: TscConversion | undefined): (clock: ClockInfo) => number | undefined {
+  return (clock) => {
+    if (!conv || conv.timeMult === 0n || clock.unit !== "ns" || clock.tscBase === "") return undefined;
+    return Number(tscToPerfTime(BigInt(clock.tscBase), conv));
+  };
+}
+
 /** The analysis outputs of a `ptkit perf` run and the sink that feeds them. */
 export class PerfAnalysis {
   readonly sink: PerfSink;
@@ -139,6 +163,8 @@ export class PerfAnalysis {
       event: (w, ev) => feeds.event(w, ev),
       error: (w, offset, message) => feeds.error(w, offset, message),
       switched: (w) => feeds.switched(w),
+      // The calls and returns held since the last time in the range are timed up to its end.
+      rangeEnd: (w, hi, lo) => feeds.timeLimit(w, hi, lo),
     };
   }
 
@@ -156,6 +182,7 @@ export class PerfAnalysis {
       code: [],
       warn,
       nsPerTick,
+      perfOrigin: nsPerTick > 0 ? perfOrigin(tasks.conversion) : undefined,
       name: "",
       symbolizer: symbols.kernelOnly,
       trackSymbols: (track) => symbols.current(track.pid),
@@ -167,7 +194,7 @@ export class PerfAnalysis {
   finish(): { error?: string; summary: string } {
     const error = this.outputs.finish();
     const o = this.options;
-    const files = [o.timeline, o.folded, o.coverage, o.aflMap, o.edges, o.latency].filter(
+    const files = [o.timeline, o.perfetto, o.folded, o.coverage, o.aflMap, o.edges, o.latency].filter(
       (f) => f !== undefined,
     );
     const threads = this.outputs.analysis.threads;
@@ -209,6 +236,10 @@ export function bothSinks(a: PerfSink, b: PerfSink): PerfSink {
     switched: (w) => {
       a.switched(w);
       b.switched(w);
+    },
+    rangeEnd: (w, hi, lo) => {
+      a.rangeEnd?.(w, hi, lo);
+      b.rangeEnd?.(w, hi, lo);
     },
   };
 }

@@ -70,6 +70,15 @@ analysis outputs (as ptkit flow writes them; any number at once):
                          the file's TSC conversion (MTC/CYC-exact between
                          branches); trace losses and decode errors end the
                          stacks (instant events of category "gap").
+  --perfetto <file>      the same timeline in Perfetto's own protobuf format
+                         (ui.perfetto.dev, trace_processor): about a third of
+                         the JSON's size, opens at sizes the JSON cannot;
+                         timestamps are perf time (ns, as perf script prints).
+  --perf-time            --timeline's times in perf time too (else from the
+                         trace's first TSC).
+  --min-duration <d>     leave out of both timelines the calls shorter than d
+                         (10us, 500ns, 2ms; a bare number is ns), and all they
+                         called; --time-range cuts them in time.
   --folded <file>        folded stacks for flame graphs (flamegraph.pl, inferno,
                          speedscope): thread name;outer;...;inner weight.
   --folded-weight insn|time

@@ -61,6 +61,11 @@ export interface PerfSink {
   error(where: PerfWhere, offset: number, message: string): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+  /**
+   * The stream's time passed the end of --time-range (TSC toHi:toLo) with its thread
+   * in the range: what came last in the range ran until then at most.
+   */
+  rangeEnd?(where: PerfWhere, toHi: number, toLo: number): void;
 }
 
 /** Names addresses of a process: `name+0xoff (dso)` as perf script prints them. */
@@ -197,11 +202,14 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // After the running thread (was pid/tid) or the process images may have changed.
   const settle = (pid: number, was: number, imagesChanged: boolean) => {
     const switched = where.pid !== pid || where.tid !== was;
+    const wasInRange = where.inRange;
     where.inRange =
       (tid === undefined || where.tid === tid) &&
       (!range ||
         (!lt64(where.tscHi, where.tscLo, range.fromHi, range.fromLo) &&
           !lt64(range.toHi, range.toLo, where.tscHi, where.tscLo)));
+    if (wasInRange && range && !switched && lt64(range.toHi, range.toLo, where.tscHi, where.tscLo))
+      sink.rangeEnd?.(where, range.toHi, range.toLo);
     if (imagesChanged || switched) dec.image = images.image(where.pid);
     if (switched && where.inRange) sink.switched(where);
   };

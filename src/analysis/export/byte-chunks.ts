@@ -144,6 +144,43 @@ export class ByteChunks {
     for (v = hi; v !== 0; v >>>= 4) b[--at] = HEX[v & 15]!;
   }
 
+  /**
+   * `v` (an integer, 0 <= v < 2^53) as a protobuf base-128 varint: seven bits a byte,
+   * low first, the top bit set on all but the last (see {@link varintSize}).
+   */
+  varint(v: number): void {
+    if (this.at + 8 > this.buf.length) this.room(8);
+    const b = this.buf;
+    let at = this.at;
+    // Bit operations while v fits in 31 bits; division above (exact below 2^53).
+    while (v >= 0x80000000) {
+      b[at++] = (v % 128) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    while (v >= 0x80) {
+      b[at++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    b[at++] = v;
+    this.at = at;
+  }
+
+  /** The 64-bit value hi:lo (unsigned halves) as a varint (negative int64s: ten bytes). */
+  varint64(hi: number, lo: number): void {
+    if (this.at + 10 > this.buf.length) this.room(10);
+    const b = this.buf;
+    let at = this.at;
+    hi >>>= 0;
+    lo >>>= 0;
+    while (hi !== 0 || lo >= 0x80) {
+      b[at++] = (lo & 0x7f) | 0x80;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    b[at++] = lo;
+    this.at = at;
+  }
+
   /** Everything written so far goes out. */
   flush(): void {
     if (this.at === 0) return;
@@ -156,4 +193,14 @@ export class ByteChunks {
   private flushFull(): void {
     if (this.at >= CHUNK) this.flush();
   }
+}
+
+/** Bytes of {@link ByteChunks.varint}'s encoding of `v` (0 <= v < 2^53). */
+export function varintSize(v: number): number {
+  let n = 1;
+  while (v >= 0x80) {
+    v = Math.floor(v / 128);
+    n++;
+  }
+  return n;
 }

@@ -41,6 +41,8 @@
  *   written as one nanosecond. `otherData.timeUnit` says what one nanosecond of `ts`
  *   is ("ns", "TSC tick", "instruction") and each process name says so too, as
  *   viewers show no metadata: "trace.pt [time: TSC ticks shown as ns]".
+ * - With the `origin` option (`ptkit perf --perf-time`), `ts` is that plus the clock:
+ *   perf's time, as `perf script` prints it; `otherData.origin` is the ns added.
  * - Gaps (overflow, decode errors) are thread-scoped instant ("i") events in category
  *   "gap" with the trace offset (and the error message) in `args`.
  * - Each thread is a track: metadata ("M") events name its process and thread.
@@ -95,6 +97,15 @@ const CATEGORIES = FRAME_KIND_NAMES.map((k) => utf8(`,"cat":"${k}"}`));
 const SEPARATOR = utf8(",\n");
 const CLOSE = 0x7d; // }
 
+export interface TimelineOptions {
+  /**
+   * The time to add to every clock value (whole ns), given the settled clock: e.g.
+   * the perf time of its TSC base (`ptkit perf --perf-time`), so that `ts` is perf's
+   * time; `otherData.origin` then says what was added. Default 0.
+   */
+  origin?: (clock: ClockInfo) => number;
+}
+
 export class TimelineWriter implements CallSink {
   private readonly text: ByteChunks;
   private readonly open: (OpenFrames | undefined)[] = [];
@@ -107,18 +118,22 @@ export class TimelineWriter implements CallSink {
   private endTime = 0;
   private endCount = 0;
   private endDepth = 0;
+  /** Added to every time (see TimelineOptions.origin). */
+  private origin = 0;
   /** Begin, end and instant events written. */
   events = 0;
 
   constructor(
     out: ChunkOut,
     private readonly names: FrameNames,
+    private readonly options: TimelineOptions = {},
   ) {
     this.text = new ByteChunks(out);
   }
 
   begin(clock: ClockInfo): void {
     this.clock = clock;
+    this.origin = this.options.origin?.(clock) ?? 0;
     this.text.text('{"traceEvents":[');
   }
 
@@ -148,7 +163,7 @@ export class TimelineWriter implements CallSink {
     this.event(false);
     const t = this.text;
     t.bytes(f.begin);
-    this.micros(Math.round(time));
+    this.micros(this.origin + Math.round(time));
     t.bytes(NAME);
     this.name(f, depth);
     t.bytes(CATEGORIES[kind]!);
@@ -168,7 +183,7 @@ export class TimelineWriter implements CallSink {
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
     const f = this.frames(track);
-    const stop = Math.round(time);
+    const stop = this.origin + Math.round(time);
     // Frames ending together the same way (an unwind, the trace's end) share one instant.
     const together =
       f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
@@ -198,7 +213,7 @@ export class TimelineWriter implements CallSink {
     const msg = message === "" ? "" : `,"message":${JSON.stringify(message)}`;
     this.event(false);
     this.text.bytes(f.head);
-    this.micros(Math.round(time));
+    this.micros(this.origin + Math.round(time));
     this.text.text(`,"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`);
   }
 
@@ -206,8 +221,9 @@ export class TimelineWriter implements CallSink {
     this.flushEnd();
     const c = this.clock;
     const unit = TIME_UNITS[c?.unit ?? "insn"].unit;
+    const origin = this.origin === 0 ? "" : `,"origin":${this.origin}`;
     const other = c
-      ? `"clock":"${c.unit}","timeUnit":"${unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}`
+      ? `"clock":"${c.unit}","timeUnit":"${unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}${origin}`
       : `"clock":"insn","timeUnit":"${unit}","tscBase":"","nsPerTick":0`;
     if (!c) this.text.text('{"traceEvents":[');
     this.text.text(
