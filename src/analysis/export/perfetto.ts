@@ -62,6 +62,7 @@ import {
 } from "../callstack-sink.js";
 import { growInt32 } from "../key-table.js";
 import { ByteChunks, type ChunkOut, utf8, varintSize } from "./byte-chunks.js";
+import { FrameEnds } from "./frame-ends.js";
 import type { FrameNames } from "./frame-names.js";
 
 /** TracePacket fields (trace_packet.proto). */
@@ -145,12 +146,8 @@ export class PerfettoWriter implements CallSink {
   /** Event name iids by text id (0: not yet sent), and by name (each distinct name once). */
   private textIid: Int32Array = new Int32Array(1024);
   private readonly nameIid = new Map<string, number>();
-  /** Frames that ended other than by their return, awaiting their "frame-end" instant (see timeline.ts). */
-  private endTrack: PerfettoTrack | undefined;
-  private endHow = 0;
-  private endTime = 0;
-  private endCount = 0;
-  private endDepth = 0;
+  /** Frames that ended other than by their return, awaiting their "frame-end" instant. */
+  private readonly ends = new FrameEnds<PerfettoTrack>();
   /** Track events written (begin, end, instant). */
   events = 0;
 
@@ -221,23 +218,12 @@ export class PerfettoWriter implements CallSink {
     const f = this.track(track);
     const stop = this.origin + Math.round(time);
     // Frames ending together the same way share one instant (as in the JSON).
-    const together =
-      f === this.endTrack && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
+    const together = this.ends.joins(f, depth, end, stop);
     if (!together) this.flushEnd();
     this.head(stop, f.endEvent.length);
     this.out.bytes(f.endEvent);
     this.out.bytes(TRAILER);
-    if (end === 0) return;
-    if (together) {
-      this.endCount++;
-      this.endDepth = depth;
-      return;
-    }
-    this.endTrack = f;
-    this.endHow = end;
-    this.endTime = stop;
-    this.endCount = 1;
-    this.endDepth = depth;
+    this.ends.add(f, depth, end, stop, together);
   }
 
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
@@ -265,11 +251,11 @@ export class PerfettoWriter implements CallSink {
 
   /** Write the pending "frame-end" instant, if any. */
   private flushEnd(): void {
-    const f = this.endTrack;
+    const ends = this.ends;
+    const f = ends.take();
     if (f === undefined) return;
-    this.endTrack = undefined;
-    const how = FRAME_END_NAMES[this.endHow]!;
-    this.instant(f, this.endTime, how, FRAME_END_CATEGORY, FRAMES, this.endCount, DEPTH, this.endDepth);
+    const how = FRAME_END_NAMES[ends.how]!;
+    this.instant(f, ends.time, how, FRAME_END_CATEGORY, FRAMES, ends.count, DEPTH, ends.depth);
   }
 
   /**

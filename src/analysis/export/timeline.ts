@@ -60,6 +60,7 @@ import {
 } from "../callstack-sink.js";
 import { growInt32 } from "../key-table.js";
 import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
+import { FrameEnds } from "./frame-ends.js";
 import type { FrameNames } from "./frame-names.js";
 
 export const TIMELINE_SCHEMA = "ptkit-timeline";
@@ -112,12 +113,8 @@ export class TimelineWriter implements CallSink {
   private readonly pids = new Set<number>();
   private first = true;
   private clock: ClockInfo | undefined;
-  /** Frames that ended other than by their return and await their "frame-end" instant: how, when, how many, down to which depth. */
-  private endFrames: OpenFrames | undefined;
-  private endHow = 0;
-  private endTime = 0;
-  private endCount = 0;
-  private endDepth = 0;
+  /** Frames that ended other than by their return, awaiting their "frame-end" instant. */
+  private readonly ends = new FrameEnds<OpenFrames>();
   /** Added to every time (see TimelineOptions.origin). */
   private origin = 0;
   /** Begin, end and instant events written. */
@@ -185,8 +182,7 @@ export class TimelineWriter implements CallSink {
     const f = this.frames(track);
     const stop = this.origin + Math.round(time);
     // Frames ending together the same way (an unwind, the trace's end) share one instant.
-    const together =
-      f === this.endFrames && end === this.endHow && stop === this.endTime && depth === this.endDepth - 1;
+    const together = this.ends.joins(f, depth, end, stop);
     if (!together) this.flushEnd();
     this.event(true);
     const t = this.text;
@@ -195,17 +191,7 @@ export class TimelineWriter implements CallSink {
     t.bytes(NAME);
     this.name(f, depth);
     t.byte(CLOSE);
-    if (end === 0) return;
-    if (together) {
-      this.endCount++;
-      this.endDepth = depth;
-      return;
-    }
-    this.endFrames = f;
-    this.endHow = end;
-    this.endTime = stop;
-    this.endCount = 1;
-    this.endDepth = depth;
+    this.ends.add(f, depth, end, stop, together);
   }
 
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
@@ -234,14 +220,14 @@ export class TimelineWriter implements CallSink {
 
   /** Write the pending "frame-end" instant, if any. */
   private flushEnd(): void {
-    const f = this.endFrames;
+    const ends = this.ends;
+    const f = ends.take();
     if (f === undefined) return;
-    this.endFrames = undefined;
     this.event(false);
     this.text.bytes(f.head);
-    this.micros(this.endTime);
+    this.micros(ends.time);
     this.text.text(
-      `,"name":"${FRAME_END_NAMES[this.endHow]}","cat":"frame-end","args":{"frames":${this.endCount},"depth":${this.endDepth}}}`,
+      `,"name":"${FRAME_END_NAMES[ends.how]}","cat":"frame-end","args":{"frames":${ends.count},"depth":${ends.depth}}}`,
     );
   }
 
@@ -250,7 +236,7 @@ export class TimelineWriter implements CallSink {
    * event that may share it (exit decides for those), then the separator.
    */
   private event(isEnd: boolean): void {
-    if (this.endFrames !== undefined && !isEnd) this.flushEnd();
+    if (this.ends.track !== undefined && !isEnd) this.flushEnd();
     if (this.first) this.text.byte(0x0a);
     else this.text.bytes(SEPARATOR);
     this.first = false;
