@@ -49,6 +49,14 @@ export interface GenOptions {
    * contents, CYC placement (a preset's `profile`). Default {@link SDM_PROFILE}.
    */
   profile?: CpuProfile;
+  /**
+   * When the processor's RET-compression stack pops: `compressed` (the default) only
+   * for a RET it compresses, as libipt and perf decode; `every` for every near RET,
+   * compressed or not, as step 3 of the SDM's decoder recipe reads (seed 000). The two
+   * differ after a RET whose target is not its CALL's next IP (README, "RET
+   * compression": traces made with `every` decode wrongly after such a RET).
+   */
+  retPop?: "compressed" | "every";
 }
 
 /** {@link GenOptions} with defaults applied and values checked. */
@@ -68,6 +76,7 @@ export interface GenConfig {
   readonly disableAtEnd: boolean;
   readonly outputChunk: number;
   readonly profile: CpuProfile;
+  readonly retPop: "compressed" | "every";
 }
 
 function positive(name: string, v: number, max: number): number {
@@ -107,5 +116,6 @@ export function resolveOptions(o: GenOptions): GenConfig {
     disableAtEnd: o.disableAtEnd ?? true,
     outputChunk: positive("outputChunk", o.outputChunk ?? 256, 2 ** 30),
     profile: o.profile ?? SDM_PROFILE,
+    retPop: o.retPop ?? "compressed",
   };
 }

@@ -3,7 +3,7 @@
  * Returns", seed document 000): the next IPs of the youngest 64 near CALLs, as hi/lo
  * halves in a ring. A full stack drops its oldest entry.
  *
- * Only a compressed RET pops. An uncompressed RET (a TIP) leaves the stack alone, as
+ * Only a compressed RET pops (unless GenOptions.retPop says every RET). An uncompressed RET (a TIP) leaves the stack alone, as
  * libipt's and perf's decoders do: they pop only for a RET they see as a taken TNT
  * bit, so a processor that also popped on uncompressed RETs would leave them holding
  * different stacks after a longjmp-style mismatch.

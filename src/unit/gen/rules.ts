@@ -64,6 +64,8 @@ export class GenRules extends GenState {
         this.rets.pop();
         this.em.tnt(true);
       } else {
+        // (With retPop "every", an uncompressed RET pops too: see GenOptions.retPop.)
+        if (cls === InsnClass.Return && this.cfg.retPop === "every") this.rets.pop();
         this.em.ip(PacketType.Tip, this.nxHi, this.nxLo);
       }
       if (cls === InsnClass.CallIndirect) this.rets.push(nextHi, nextLo);
