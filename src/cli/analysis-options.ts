@@ -1,9 +1,10 @@
 /**
  * The analysis options of `ptkit flow` and `ptkit perf` (`--timeline`, `--perfetto`,
- * `--min-duration`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
- * `--symbols`, `--stack-depth`), and the report `ptkit latency` prints, apart from the outputs they open (analysis-outputs.ts): parsing
- * them loads none of the analysis layer, which a decode without them does not need.
+ * `--min-duration`, `--folded`, `--folded-weight`, `--coverage`, `--afl-map`,
+ * `--edges`, `--jsonl`, `--latency`, `--symbols`, `--stack-depth`) and the report
+ * `ptkit latency` prints, apart from the outputs they open (analysis-outputs.ts):
+ * parsing them loads none of the analysis layer, which a decode without them does not
+ * need.
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
 import type { FoldedWeight } from "../analysis/index.js";

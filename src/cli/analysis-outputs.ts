@@ -1,8 +1,9 @@
 /**
  * The analysis outputs of a decode: options (`--timeline`, `--perfetto`,
- * `--min-duration`, `--folded`,
- * `--folded-weight`, `--coverage`, `--afl-map`, `--edges`, `--jsonl`, `--latency`,
- * `--symbols`, `--stack-depth`, and `ptkit latency`'s report) in, files out, through the analysis layer's call stacks and exports.
+ * `--min-duration`, `--folded`, `--folded-weight`, `--coverage`, `--afl-map`,
+ * `--edges`, `--jsonl`, `--latency`, `--symbols`, `--stack-depth`, and `ptkit
+ * latency`'s report) in, files out, through the analysis layer's call stacks and
+ * exports.
  * Frames are named by the symbols of the code loaded (see analysis-symbols.ts) without
  * being asked, as perf names them.
  *
