@@ -25,19 +25,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Image } from "../../src/image/index.js";
-import { generate } from "../../src/unit/gen/index.js";
 import { Trace } from "../event/helpers.js";
-import { msrs } from "../unit/gen/helpers.js";
+import { generateCase } from "../unit/gen/libipt-case.js";
 import { tracedIps } from "../unit/gen/oracle.js";
-import { programSize, randomCase } from "../unit/gen/random-case.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, USER_BASE } from "../unit/gen/random-program.js";
 import { Asm } from "./asm.js";
 import { decodeBoth, hx, runBlocks, runInsns } from "./run.js";
 
@@ -145,23 +136,8 @@ const SEEDS = [98, 123, 132, 156, 176, 181, 278, 472, 552, 668, 807];
 describe("generated traces with tiny IP filter ranges decode to the traced instructions", () => {
   for (const seed of SEEDS) {
     test(`seed ${seed}`, () => {
-      const program = randomProgram(seed, programSize(seed));
-      const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
-      const c = randomCase(seed, program.code.length);
+      const { program, exec, c, res } = generateCase(seed);
       assert.equal(c.ctl.ADDR0_CFG, 1, "an IP filter range");
-      const m = msrs({
-        preset: "skylake",
-        caps: { ptwrite: true },
-        ctl: c.ctl,
-        ranges: c.ranges,
-        cr3Match: c.cr3Match,
-      });
-      const res = generate(exec, {
-        msrs: m,
-        cyclesPerInsn: c.cyclesPerInsn,
-        longTnt: c.longTnt,
-        internalBuffer: c.internalBuffer,
-      });
       assert.equal(res.overflows, 0);
       const image = new Image();
       image.addRaw("code", program.code, 0, USER_BASE);

@@ -71,14 +71,7 @@ export class ByteChunks {
 
   /** Bytes made once (see {@link utf8}). */
   bytes(u: Uint8Array): void {
-    const n = u.length;
-    if (this.at + n > this.buf.length) this.room(n);
-    const b = this.buf;
-    const at = this.at;
-    // Names and record parts are short: a loop beats set()'s call overhead.
-    if (n > 64) b.set(u, at);
-    else for (let i = 0; i < n; i++) b[at + i] = u[i]!;
-    this.at = at + n;
+    this.slice(u, 0, u.length);
   }
 
   /** `length` bytes of `src` from `start` (names in an arena, see FrameNames). */
@@ -86,6 +79,7 @@ export class ByteChunks {
     if (this.at + length > this.buf.length) this.room(length);
     const b = this.buf;
     const at = this.at;
+    // Names and record parts are short: a loop beats set()'s call overhead.
     if (length > 64) b.set(src.subarray(start, start + length), at);
     else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
     this.at = at + length;

@@ -202,16 +202,8 @@ export class PerfettoWriter implements CallSink {
     this.flushEnd();
     const ts = this.origin + Math.round(time);
     const head = BEGIN_HEAD[kind]!;
-    const event = head.length + 1 + varintSize(iid) + f.trackField.length;
-    const o = this.out;
-    this.head(ts, 1 + varintSize(event) + event);
-    o.byte(TRACK_EVENT);
-    o.varint(event);
-    o.bytes(head);
-    o.byte(NAME_IID);
-    o.varint(iid);
-    o.bytes(f.trackField);
-    o.bytes(TRAILER);
+    this.event(f, ts, head, iid, head.length + 1 + varintSize(iid) + f.trackField.length);
+    this.out.bytes(TRAILER);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
@@ -282,13 +274,7 @@ export class PerfettoWriter implements CallSink {
     if (bName !== 0) event += 1 + varintSize(bSize) + bSize;
     if (message !== undefined) event += 1 + varintSize(mBody) + mBody;
     const o = this.out;
-    this.head(ts, 1 + varintSize(event) + event);
-    o.byte(TRACK_EVENT);
-    o.varint(event);
-    o.bytes(head);
-    o.byte(NAME_IID);
-    o.varint(iid);
-    o.bytes(f.trackField);
+    this.event(f, ts, head, iid, event);
     this.annotation(aSize, aName, a);
     if (bName !== 0) this.annotation(bSize, bName, b);
     if (message !== undefined) {
@@ -301,6 +287,22 @@ export class PerfettoWriter implements CallSink {
       o.bytes(message);
     }
     o.bytes(TRAILER);
+  }
+
+  /**
+   * An event packet's start up to its fields after the track: the packet's head, the
+   * TrackEvent tag and length (`event` bytes in all), `head` (type and category), the
+   * name iid and `f`'s track. The caller writes the rest of the event and the trailer.
+   */
+  private event(f: PerfettoTrack, ts: number, head: Uint8Array, iid: number, event: number): void {
+    const o = this.out;
+    this.head(ts, 1 + varintSize(event) + event);
+    o.byte(TRACK_EVENT);
+    o.varint(event);
+    o.bytes(head);
+    o.byte(NAME_IID);
+    o.varint(iid);
+    o.bytes(f.trackField);
   }
 
   /** A DebugAnnotation of `size` bytes: name iid `name` (below 128), int_value `v`. */

@@ -43,8 +43,11 @@ function subsequence(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-/** Run case `seed` and check both decoders; the trace's packet list. */
-export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
+/**
+ * Case `seed`: a random program, its run and a random configuration, traced with
+ * `profile` (default the SDM's reading).
+ */
+export function generateCase(seed: number, profile?: CpuProfile) {
   const program = randomProgram(seed, programSize(seed));
   const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
   const c = randomCase(seed, program.code.length);
@@ -57,11 +60,17 @@ export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
   });
   const res = generate(exec, {
     msrs: m,
-    profile: o.profile,
+    profile,
     cyclesPerInsn: c.cyclesPerInsn,
     longTnt: c.longTnt,
     internalBuffer: c.internalBuffer,
   });
+  return { program, exec, c, res };
+}
+
+/** Run case `seed` and check both decoders; the trace's packet list. */
+export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
+  const { program, exec, c, res } = generateCase(seed, o.profile);
   const list = packetList(res.bytes);
   assert.ok(
     !list.some((l) => l.startsWith("error")),
