@@ -20,7 +20,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   flow: ["packet", "cpu", "time", "event", "isa", "image"],
   perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
   analysis: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
-  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf", "analysis"],
+  shard: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
+  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf", "analysis", "shard"],
 };
 const NODE_ALLOWED = new Set(["cli"]);
 
