@@ -3,4 +3,11 @@
  * shards, the tables each shard writes, their merge), and the Parquet files the
  * tables are written in. No Node-only API: the CLI's `ptkit shard` drives it.
  */
-export {};
+export {
+  type HalvesColumn,
+  type ParquetColumn,
+  type ParquetOptions,
+  type ParquetType,
+  type ParquetValues,
+  writeParquet,
+} from "./parquet.js";
