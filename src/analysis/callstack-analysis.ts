@@ -43,6 +43,13 @@ export interface CallAnalysisOptions {
    * taken as the frame is decoded: a process may exec before the sinks get the frame.
    */
   frameScope?: (track: ThreadTrack) => number;
+  /**
+   * Each run of a thread on a stream (from the switch to it to the switch away) starts
+   * with an empty stack: the frames open when it is switched away are dropped
+   * unreported. For shards (src/shard), where another shard may run the thread in
+   * between: the sinks see each run on its own and the merge stitches them.
+   */
+  segments?: boolean;
 }
 
 const T32 = 0x1_0000_0000;
@@ -54,6 +61,7 @@ export class CallAnalysis {
   readonly depthLimit: number;
   readonly lookahead: number;
   readonly frameScope: ((track: ThreadTrack) => number) | undefined;
+  readonly segments: boolean;
   readonly threads: ThreadTrack[] = [];
   /** The clock, once settled (see {@link ClockUnit}). */
   clock: ClockInfo | undefined;
@@ -73,6 +81,7 @@ export class CallAnalysis {
     this.depthLimit = options.depthLimit ?? DEFAULT_DEPTH_LIMIT;
     this.lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
     this.frameScope = options.frameScope;
+    this.segments = options.segments === true;
   }
 
   /** A tracker for one decoded stream; `name` names its thread until one is given. */

@@ -37,6 +37,11 @@ export const MARKER_NAMES: readonly string[] = ["overflow", "error"];
 /** One thread, as the exports see it; `index` numbers threads from 0 in order of appearance. */
 export class ThreadTrack {
   readonly stack: CallStack;
+  /**
+   * Shards (CallAnalysisOptions.segments): where tracing first resumed in the current
+   * run with the run's stack empty ("0x..."), "" if it did not.
+   */
+  startIp = "";
 
   constructor(
     readonly index: number,

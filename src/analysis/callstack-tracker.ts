@@ -35,10 +35,12 @@
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
 import type { Insn } from "../flow/records.js";
+import { hex64 } from "../packet/u64.js";
 import { FrameEnd as End, FrameKind, type FrameListener } from "./callstack.js";
 import type { CallAnalysis } from "./callstack-analysis.js";
 import { TimedOps } from "./callstack-clock.js";
 import { Marker, type ThreadTrack } from "./callstack-sink.js";
+import { EdgeKind } from "./export/coverage.js";
 
 /**
  * Whether an instruction of {@link FlowClass} `fclass` moves the call stack (a call,
@@ -132,14 +134,19 @@ export class FlowTracker {
   /** The thread running from now on (give the time of the switch first, see {@link time}). */
   thread(pid: number, tid: number, name = ""): void {
     const t = this.analysis.thread(pid, tid, name);
-    if (t === this.track) return;
+    // Shards: a switch away and back is a new run (the thread may have run elsewhere between).
+    if (t === this.track && !this.analysis.segments) return;
     this.endBlock();
     this.pending = 0;
     this.txDepth = -1;
-    if (this.track !== undefined) this.ops.suspend(this.track, this.icount);
+    const before = this.track;
+    if (before !== undefined) this.ops.suspend(before, this.icount);
     // Its earlier frames may still be held by another stream: keep its order.
     this.ops.drain(this.icount);
+    // Shards: the sinks saw the stack as the run left it (drained); the next run starts empty.
+    if (before !== undefined && this.analysis.segments) before.stack.forget();
     this.track = t;
+    t.startIp = "";
     t.stack.listener = this.frames;
     this.ops.resume(t, this.icount);
     this.analysis.jsonl?.thread(pid, tid);
@@ -219,7 +226,14 @@ export class FlowTracker {
       case EventType.Enabled:
         this.pending = 0;
         this.endBlock();
-        if (this.stacks) stack.resumeAt(ev.ipHi, ev.ipLo);
+        if (this.stacks) {
+          // Shards: where the run's own stack is empty, one decode could return into the
+          // stack the run before left: the merge does it (see shard/segments.ts).
+          const t = this.track!;
+          if (this.analysis.segments && stack.depth === 0 && t.startIp === "")
+            t.startIp = `0x${hex64(ev.ipHi, ev.ipLo, 0)}`;
+          stack.resumeAt(ev.ipHi, ev.ipLo);
+        }
         break;
       case EventType.Disabled:
       case EventType.Stop:
@@ -321,7 +335,7 @@ export class FlowTracker {
     const cov = a.coverage;
     if (cov !== undefined) {
       if (this.inBlock) cov.block(this.bHi, this.bLo, this.pHi, this.pLo, this.icount - this.bCount);
-      cov.edge(this.pHi, this.pLo, hi, lo);
+      cov.edge(this.pHi, this.pLo, hi, lo, c === ASYNC ? EdgeKind.Async : c);
     }
     this.inBlock = true;
     this.bHi = hi;
@@ -368,13 +382,17 @@ export class FlowTracker {
     this.endBlock();
     this.pending = 0;
     const running = this.track;
+    const segments = this.analysis.segments;
     for (const t of this.analysis.threads) {
       if (t.stack.listener !== this.frames) continue;
       this.track = t;
-      t.stack.clear(End.End);
+      // Shards: open frames stay open, the sinks see them at the suspend (the merge goes on with them).
+      if (!segments) t.stack.clear(End.End);
     }
     if (running !== undefined) this.ops.suspend(running, this.icount);
     this.track = running;
-    return [this.ops.drain(this.icount), this.icount];
+    const time = this.ops.drain(this.icount);
+    if (segments) running?.stack.forget();
+    return [time, this.icount];
   }
 }

@@ -16,6 +16,7 @@
  *
  * Every push and pop of a stored frame is reported to the {@link FrameListener}.
  */
+import { hex64 } from "../packet/u64.js";
 
 /** What kind of frame. */
 export const FrameKind = {
@@ -174,6 +175,20 @@ export class CallStack {
   clear(end: FrameEnd): void {
     this.extra = 0;
     if (this.stored > 0) this.popTo(0, end, end);
+  }
+
+  /**
+   * The return address of stored frame `i` (0 = bottom) as "0x..." (the address its
+   * return goes to), or "" for a frame without one.
+   */
+  returnOf(i: number): string {
+    return this.kind[i]! & HAS_RETURN ? `0x${hex64(this.retHi[i]!, this.retLo[i]!, 0)}` : "";
+  }
+
+  /** Drop every frame unreported (a shard's run of a thread ends: see CallAnalysisOptions.segments). */
+  forget(): void {
+    this.stored = 0;
+    this.extra = 0;
   }
 
   /** Pop down to `depth` frames (no-op when not deeper); the frames end with `end`. */

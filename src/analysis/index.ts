@@ -22,7 +22,7 @@ export { decodeCoverage, decodeFeed, FastCoverage, Handover } from "./coverage-d
 export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";
-export { AFL_MAP_SIZE, Coverage } from "./export/coverage.js";
+export { AFL_MAP_SIZE, Coverage, EdgeKind, edgeKindName } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
 export { FrameNames, type TrackSymbols } from "./export/frame-names.js";
 export { JSONL_SCHEMA, JSONL_VERSION, JsonlWriter } from "./export/jsonl.js";
@@ -41,7 +41,7 @@ export {
   type TimelineOptions,
   TimelineWriter,
 } from "./export/timeline.js";
-export { growFloat64, growUint32, KeyTable } from "./key-table.js";
+export { growFloat64, growInt32, growUint32, KeyTable } from "./key-table.js";
 export {
   type CallerLatency,
   CallLatency,

@@ -9,6 +9,7 @@
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
 import type { FoldedWeight } from "../analysis/index.js";
 import { parseCUint } from "../cpu/c-int.js";
+import type { TablesOut } from "../shard/tables-out.js";
 
 /** `ptkit latency`'s report, printed instead of written to a file. */
 export interface LatencyReport {
@@ -41,6 +42,11 @@ export interface AnalysisOptions {
   /** Set by `ptkit latency` (no option): the report it prints. */
   latencyReport?: LatencyReport;
   /**
+   * Set by `ptkit shard run` and `ptkit perf --db` (no option): the call-stack
+   * segments and the edges of the decode are recorded and put here.
+   */
+  tables?: TablesOut;
+  /**
    * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
    * bare `--symbols` is accepted and changes nothing: names are on by default.)
    */
@@ -63,6 +69,7 @@ export function wantsAnalysis(o: AnalysisOptions): boolean {
     o.aflMap !== undefined ||
     o.edges !== undefined ||
     o.jsonl !== undefined ||
+    o.tables !== undefined ||
     wantsLatency(o)
   );
 }
@@ -78,6 +85,7 @@ export function wantsTime(o: AnalysisOptions): boolean {
     o.timeline !== undefined ||
     o.perfetto !== undefined ||
     o.jsonl !== undefined ||
+    o.tables !== undefined ||
     wantsLatency(o) ||
     (o.folded !== undefined && o.foldedWeight === "time")
   );

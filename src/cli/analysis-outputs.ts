@@ -44,6 +44,7 @@ import {
 import type { PtEvent } from "../event/index.js";
 import type { Block, BlockDecoder, Insn } from "../flow/index.js";
 import type { Image } from "../image/index.js";
+import { SegmentRecorder } from "../shard/segments.js";
 import { lt64 } from "../time/index.js";
 import { BlockInsns } from "./analysis-blocks.js";
 import { latencyProblem, writeLatencyReport } from "./analysis-latency.js";
@@ -159,9 +160,23 @@ export class AnalysisOutputs {
       this.latency = new CallLatency(names, { slowest: report?.slowest, only: report?.only });
       sinks.push(this.latency);
     }
-    if (options.coverage !== undefined || options.aflMap !== undefined || options.edges !== undefined)
+    const tables = options.tables;
+    if (tables !== undefined) {
+      tables.recorder = new SegmentRecorder(names);
+      sinks.push(tables.recorder);
+    }
+    if (
+      options.coverage !== undefined ||
+      options.aflMap !== undefined ||
+      options.edges !== undefined ||
+      tables !== undefined
+    )
       // The AFL map alone needs no tables of blocks and edges.
-      this.coverage = new Coverage(undefined, options.coverage === undefined && options.edges === undefined);
+      this.coverage = new Coverage(
+        undefined,
+        options.coverage === undefined && options.edges === undefined && tables === undefined,
+      );
+    if (tables !== undefined) tables.coverage = this.coverage;
     this.analysis = new CallAnalysis({
       sinks,
       coverage: this.coverage,
@@ -169,6 +184,7 @@ export class AnalysisOutputs {
       nsPerTick: context.nsPerTick,
       depthLimit: options.depthLimit,
       frameScope: names.perThread ? (track) => names.scope(track) : undefined,
+      segments: tables !== undefined,
     });
   }
 

@@ -102,6 +102,13 @@ analysis outputs (as ptkit flow writes them; any number at once):
   They follow --cpu, --tid and --time-range. Printed output stays as without
   them; add -q to print only the summary.
 
+results database:
+  --db <file>            the tables of 'ptkit shard' (functions: calls, self and
+                         total instructions and ns per function and thread;
+                         edges; gaps) in a DuckDB database, for 'ptkit query'.
+                         Not with --timeline, --perfetto, --folded, --jsonl or
+                         --latency (run those separately).
+
 examples:
   ptkit perf perf.data
   ptkit perf --symfs /srv/target --branches perf.data
@@ -110,6 +117,7 @@ examples:
   perf record -o - -e intel_pt//u ./prog | ptkit perf --branches -
   ptkit perf -q --timeline calls.json --folded stacks.folded perf.data
   ptkit perf -q --timeline calls.json --latency latency.json perf.data
+  ptkit perf -q --db results.duckdb perf.data
   ptkit perf -q --vmlinux vmlinux --folded t.folded --folded-weight time \\
              perf.data
 `;

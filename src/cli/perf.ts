@@ -34,6 +34,7 @@ import {
   type Timed,
   type TscConversion,
 } from "../perf/index.js";
+import type { TablesOut } from "../shard/tables-out.js";
 import { type AnalysisOptions, type LatencyReport, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import { ByteLines } from "./byte-lines.js";
 import { loadDemangler } from "./demangle-loader.js";
@@ -148,9 +149,14 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   };
 }
 
-/** Settings for tests: the trace window size (bytes of a stream held at a time). */
+/** Settings for tests and other commands. */
 export interface PerfInternals {
+  /** The trace window size (bytes of a stream held at a time). */
   windowSize?: number;
+  /** Decode only these streams (by index in the file: `ptkit shard run`). */
+  streams?: readonly number[];
+  /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
+  tables?: TablesOut;
 }
 
 /** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
@@ -171,6 +177,7 @@ export function runPerf(
     return 1;
   }
   if (latency !== undefined) args.analysis.latencyReport = latency;
+  if (internal.tables !== undefined) args.analysis.tables = internal.tables;
   const unreadable = args.file === "-" ? undefined : openError(io, args.file);
   if (unreadable !== undefined) {
     io.stderr(`ptkit perf: ${unreadable}\n`);
@@ -281,6 +288,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of allStreams) {
+    if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
     if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
     const cpu = s.cpus[0] ?? -1;
     const perThread = cpu < 0;

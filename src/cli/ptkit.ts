@@ -28,16 +28,24 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     summary: "how long each function's calls take: exact percentiles, callers, slowest calls",
   },
   perf: {
-    load: async () => (await import("./perf.js")).runPerf,
+    load: async () => (await import("./perf-db.js")).runPerfCommand,
     summary: "decode the Intel PT in a perf.data file, like perf script --itrace",
   },
   "perf-dump": {
     load: async () => (await import("./perf-dump.js")).runPerfDump,
     summary: "list a perf.data file's records; extract its Intel PT",
   },
+  query: {
+    load: async () => (await import("./query.js")).runQuery,
+    summary: "run SQL on a results database (ptkit shard merge, ptkit perf --db)",
+  },
   record: {
     load: async () => (await import("./record.js")).runRecord,
     summary: "record Intel PT with perf around a command, then decode it",
+  },
+  shard: {
+    load: async () => (await import("./shard.js")).runShardCommand,
+    summary: "decode many recordings on many machines: plan shards, run each, merge into DuckDB",
   },
   simulate: {
     load: async () => (await import("./simulate.js")).runSimulate,
@@ -70,6 +78,8 @@ examples:
   ptkit flow --elf ./a.out --pt trace.pt
   ptkit latency perf.data
   ptkit perf --branches perf.data
+  ptkit perf --db results.duckdb perf.data
+  ptkit query results.duckdb "select function, self_insns from functions order by 2 desc limit 10"
   ptkit record -- ./prog
   ptkit simulate --user -o ls.pt -- /bin/ls
   ptkit stats trace.pt

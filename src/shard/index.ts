@@ -11,3 +11,31 @@ export {
   type ParquetValues,
   writeParquet,
 } from "./parquet.js";
+export {
+  type InputKind,
+  makePlan,
+  PLAN_SCHEMA,
+  PLAN_VERSION,
+  type PlanInput,
+  type PlanShard,
+  parsePlan,
+  planId,
+  planText,
+  type ShardPlan,
+} from "./plan.js";
+export { type GapRow, type NodeRow, SegmentRecorder, type SegmentRow, UNSTITCHED } from "./segments.js";
+export { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
+export {
+  type EdgeRow,
+  type Results,
+  ResultsBuilder,
+  type Row,
+  SHARD_TABLES,
+  type ShardData,
+  shardData,
+  shardTables,
+  TABLES_SCHEMA,
+  TABLES_VERSION,
+  type TableData,
+} from "./tables.js";
+export { TablesOut } from "./tables-out.js";

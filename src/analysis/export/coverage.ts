@@ -43,11 +43,24 @@
  * ```
  * Addresses are hex strings (64-bit exact); blocks and edges are sorted by address.
  */
+import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
 import { hex64 } from "../../packet/u64.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 
 export const AFL_MAP_SIZE = 1 << 16;
+
+/**
+ * What kind of transfer an edge is: a {@link FlowClass} of the branch at `from`
+ * (call, return, jump, cond jump, far call, far return, far jump, indirect), or
+ * {@link EdgeKind.Async} for an interrupt, exception or TSX abort taken there.
+ */
+export const EdgeKind = { Unknown: 0, Async: 0xff } as const;
+
+/** An edge kind's name: the flow class's, or "async". */
+export function edgeKindName(kind: number): string {
+  return kind === EdgeKind.Async ? "async" : (FLOW_CLASS_NAMES[kind] ?? "unknown");
+}
 
 export class Coverage {
   private blocks: KeyTable;
@@ -55,6 +68,7 @@ export class Coverage {
   private blockInsns: Uint32Array = new Uint32Array(256);
   private blockCount: Float64Array = new Float64Array(256);
   private edgeCount: Float64Array = new Float64Array(256);
+  private edgeKind: Uint8Array = new Uint8Array(256);
   /** The AFL bitmap, filled as blocks are entered. */
   readonly aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
   private prev = 0;
@@ -84,14 +98,38 @@ export class Coverage {
     this.blockInsns[id] = insns;
   }
 
-  /** Control went from (fromHi:fromLo) to (toHi:toLo), where a block starts. */
-  edge(fromHi: number, fromLo: number, toHi: number, toLo: number): void {
+  /**
+   * Control went from (fromHi:fromLo) to (toHi:toLo), where a block starts; `kind` is
+   * the transfer's {@link EdgeKind} (kept for the edge's first transfer).
+   */
+  edge(fromHi: number, fromLo: number, toHi: number, toLo: number, kind: number = EdgeKind.Unknown): void {
     this.enter(toLo);
     if (this.mapOnly) return;
-    const id = this.edges.id(fromHi, fromLo, toHi, toLo);
+    const edges = this.edges;
+    const before = edges.size;
+    const id = edges.id(fromHi, fromLo, toHi, toLo);
     if (id < 0) return;
-    if (id >= this.edgeCount.length) this.edgeCount = growFloat64(this.edgeCount, id + 1);
+    if (id >= this.edgeCount.length) {
+      this.edgeCount = growFloat64(this.edgeCount, id + 1);
+      const kinds = new Uint8Array(this.edgeCount.length);
+      kinds.set(this.edgeKind);
+      this.edgeKind = kinds;
+    }
+    if (id === before) this.edgeKind[id] = kind;
     this.edgeCount[id]! += 1;
+  }
+
+  /** Each edge (from and to as halves), its kind and count, sorted by from then to. */
+  edgeList(): { fromHi: number; fromLo: number; toHi: number; toLo: number; kind: number; count: number }[] {
+    const keys = this.edges.keys;
+    return Array.from(sortedIds(this.edges), (id) => ({
+      fromHi: keys[4 * id]!,
+      fromLo: keys[4 * id + 1]!,
+      toHi: keys[4 * id + 2]!,
+      toLo: keys[4 * id + 3]!,
+      kind: this.edgeKind[id]!,
+      count: this.edgeCount[id]!,
+    }));
   }
 
   /**

@@ -221,6 +221,12 @@ export class FrameNames {
     return this.hit.offset === 0 ? this.hit.name : `${this.hit.name}+0x${this.hit.offset.toString(16)}`;
   }
 
+  /** The name of the module (binary) whose symbol covers (hi:lo) in `scope`; "" for none. */
+  module(hi: number, lo: number, scope = 0): string {
+    const s = this.scopes[scope];
+    return s?.lookup(hi, lo, this.hit) ? this.hit.moduleName : "";
+  }
+
   /**
    * The symbol covering (hi:lo) in the default scope, else in the first scope that has
    * one: for outputs that do not say which process ran an address (coverage).

@@ -1,0 +1,89 @@
+/**
+ * The embedded database (DuckDB, through @duckdb/node-api, loaded only by the commands
+ * that use it): result tables loaded from Parquet files into a database file, Parquet
+ * files read back as rows, queries printed as CSV or JSON.
+ */
+import { existsSync, renameSync, rmSync } from "node:fs";
+import type { DuckDBConnection } from "@duckdb/node-api";
+
+/** A connection to the database at `path`; closeSync closes the database too. */
+async function connect(path: string, readOnly = false): Promise<{ c: DuckDBConnection; closeSync(): void }> {
+  const { DuckDBInstance } = await import("@duckdb/node-api");
+  const db = await DuckDBInstance.create(path, readOnly ? { access_mode: "READ_ONLY" } : {});
+  const c = await db.connect();
+  return {
+    c,
+    closeSync: () => {
+      c.closeSync();
+      db.closeSync();
+    },
+  };
+}
+
+/** A SQL string literal. */
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/** Every row of a Parquet file: column name → value (BIGINT and UBIGINT as bigint). */
+export async function readParquetRows(files: readonly string[]): Promise<Record<string, unknown>[][]> {
+  const db = await connect(":memory:");
+  const c = db.c;
+  try {
+    const out: Record<string, unknown>[][] = [];
+    for (const f of files) {
+      const r = await c.runAndReadAll(`select * from read_parquet(${sqlString(f)})`);
+      out.push(r.getRowObjects() as Record<string, unknown>[]);
+    }
+    return out;
+  } finally {
+    db.closeSync();
+  }
+}
+
+/**
+ * The database at `path` made anew with a table per Parquet file (name → file) and a
+ * `meta` table of key-value pairs: built beside it and renamed over it, so a reader
+ * never sees half a database.
+ */
+export async function writeDatabase(
+  path: string,
+  tables: Readonly<Record<string, string>>,
+  meta: Readonly<Record<string, string>>,
+): Promise<void> {
+  const temp = `${path}.tmp`;
+  rmSync(temp, { force: true });
+  rmSync(`${temp}.wal`, { force: true });
+  const db = await connect(temp);
+  const c = db.c;
+  try {
+    for (const [name, file] of Object.entries(tables))
+      await c.run(`create table ${name} as select * from read_parquet(${sqlString(file)})`);
+    await c.run("create table meta (key varchar, value varchar)");
+    for (const [k, v] of Object.entries(meta))
+      await c.run(`insert into meta values (${sqlString(k)}, ${sqlString(v)})`);
+    await c.run("checkpoint");
+  } finally {
+    db.closeSync();
+  }
+  if (existsSync(`${temp}.wal`)) throw new Error(`${temp}: the database was not checkpointed`);
+  renameSync(temp, path);
+}
+
+/** A query's result: column names and rows of values as DuckDB's JSON form gives them. */
+export interface QueryResult {
+  columns: string[];
+  rows: unknown[][];
+}
+
+/** Run `sql` on the database at `path` (read-only). */
+export async function queryDatabase(path: string, sql: string): Promise<QueryResult> {
+  const db = await connect(path, true);
+  const c = db.c;
+  try {
+    const r = await c.runAndReadAll(sql);
+    return { columns: r.columnNames(), rows: r.getRowsJson() as unknown[][] };
+  } finally {
+    db.closeSync();
+  }
+}

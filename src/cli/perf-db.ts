@@ -1,0 +1,49 @@
+/**
+ * `ptkit perf --db DB perf.data`: the shard tables of the whole file, made in one
+ * process (every stream, one decode) and written to a DuckDB database, as `ptkit
+ * shard plan/run/merge` would make them over many. Without --db, `ptkit perf` as it is.
+ */
+import { resolve } from "node:path";
+import { ResultsBuilder } from "../shard/tables.js";
+import { TablesOut } from "../shard/tables-out.js";
+import { ioErrorText } from "./file-kind.js";
+import type { CliIo } from "./io.js";
+import { runPerf } from "./perf.js";
+import { writeResults } from "./shard-merge.js";
+
+/** Outputs that read call stacks, which the tables' decode keeps per thread run (so not with --db). */
+const STACK_OUTPUTS = ["--timeline", "--perfetto", "--folded", "--jsonl", "--latency"];
+
+export async function runPerfCommand(argv: readonly string[], io: CliIo): Promise<number> {
+  const at = argv.indexOf("--db");
+  if (at < 0 || argv.slice(0, at).includes("--")) return runPerf(argv, io);
+  const db = argv[at + 1];
+  if (db === undefined || db.startsWith("-")) {
+    io.stderr("ptkit perf: --db: expected a database file.\nUse --help or -h for help.\n");
+    return 1;
+  }
+  const rest = [...argv.slice(0, at), ...argv.slice(at + 2)];
+  const clash = rest.find((a) => STACK_OUTPUTS.includes(a));
+  if (clash !== undefined) {
+    io.stderr(`ptkit perf: --db cannot be combined with ${clash}: run them as two commands.\n`);
+    return 1;
+  }
+  const tables = new TablesOut();
+  const code = runPerf(rest, io, process.env.HOME, { tables });
+  if (code !== 0) return code;
+  const input = rest.filter((a) => !a.startsWith("-")).at(-1) ?? "";
+  const builder = new ResultsBuilder();
+  builder.addInput(input, [tables.data(0)]);
+  const results = builder.results();
+  try {
+    await writeResults(resolve(io.cwd, db), results, "");
+  } catch (e) {
+    io.stderr(`ptkit perf: --db ${db}: ${ioErrorText(e)}\n`);
+    return 1;
+  }
+  const rows = (t: { values: unknown[][] }) => t.values[0]?.length ?? 0;
+  io.stdout(
+    `wrote ${db}: ${rows(results.functions)} function rows, ${rows(results.edges)} edges, ${rows(results.gaps)} gaps\n`,
+  );
+  return 0;
+}

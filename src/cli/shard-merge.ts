@@ -1,0 +1,135 @@
+/**
+ * `ptkit shard merge DIR [--plan PLAN] -o DB`: every shard's tables into one DuckDB
+ * database, refusing when a shard is missing or from another plan. Call stacks are
+ * stitched across the shards of each input (src/shard/stitch.ts); the result tables
+ * (functions, edges, gaps) are written as Parquet and loaded, with `shards` (what each
+ * shard decoded) and `meta` (the plan and the tables' schema).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { writeParquet } from "../shard/parquet.js";
+import {
+  type Results,
+  ResultsBuilder,
+  type ShardData,
+  shardData,
+  TABLES_SCHEMA,
+  TABLES_VERSION,
+} from "../shard/tables.js";
+import { readParquetRows, writeDatabase } from "./duckdb.js";
+import { ioErrorText } from "./file-kind.js";
+import type { CliIo } from "./io.js";
+import { DONE_SCHEMA, readPlan, type ShardDone } from "./shard-run.js";
+
+export async function mergeShards(
+  io: CliIo,
+  dirArg: string,
+  planPath: string | undefined,
+  out: string,
+): Promise<number> {
+  const fail = (message: string) => {
+    io.stderr(`ptkit shard merge: ${message}\n`);
+    return 1;
+  };
+  const dir = resolve(io.cwd, dirArg);
+  const plan = planPath === undefined ? undefined : readPlan(io, planPath);
+  if (typeof plan === "string") return fail(plan);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    return fail(`${dirArg}: ${ioErrorText(e)}`);
+  }
+  const dones: ShardDone[] = [];
+  for (const name of names) {
+    if (!/^shard-\d+\.done$/.test(name)) continue;
+    let done: ShardDone;
+    try {
+      done = JSON.parse(readFileSync(join(dir, name), "utf8")) as ShardDone;
+    } catch (e) {
+      return fail(`${join(dirArg, name)}: unreadable (${(e as Error).message}): run that shard again.`);
+    }
+    if (done.schema !== DONE_SCHEMA || done.version !== TABLES_VERSION)
+      return fail(`${join(dirArg, name)}: not a shard marker of this ptkit (version ${TABLES_VERSION}).`);
+    dones.push(done);
+  }
+  if (dones.length === 0) return fail(`${dirArg}: no shard outputs (shard-N.done) in it.`);
+  const id = plan?.id ?? dones[0]!.plan;
+  const count = plan?.shards.length ?? dones[0]!.shards;
+  const foreign = dones.filter((d) => d.plan !== id);
+  if (foreign.length > 0)
+    return fail(
+      `${dirArg}: shard${foreign.length === 1 ? "" : "s"} ${ranges(foreign.map((d) => d.shard))} ${foreign.length === 1 ? "is" : "are"} from plan ${foreign[0]!.plan}, not ${id}: use a directory per plan.`,
+    );
+  const have = new Set(dones.map((d) => d.shard));
+  const missing = Array.from({ length: count }, (_, i) => i).filter((i) => !have.has(i));
+  if (missing.length > 0)
+    return fail(
+      `${dirArg}: ${missing.length} of ${count} shards missing: ${ranges(missing)}. Run them (ptkit shard run PLAN --index N -o ${dirArg}), then merge again.`,
+    );
+  dones.sort((a, b) => a.shard - b.shard);
+  const byInput = new Map<string, ShardData[]>();
+  for (const d of dones) {
+    const files = Object.entries(d.files);
+    const rows = await readParquetRows(files.map(([, f]) => join(dir, f.file)));
+    const data = shardData(
+      d.shard,
+      d.clock,
+      Object.fromEntries(files.map(([table], i) => [table, rows[i]!])),
+    );
+    const list = byInput.get(d.input);
+    if (list === undefined) byInput.set(d.input, [data]);
+    else list.push(data);
+  }
+  const builder = new ResultsBuilder();
+  for (const [input, shards] of byInput) builder.addInput(input, shards);
+  const shardRows = dones.map((d) => ({ shard: d.shard, input: d.input, clock: d.clock }));
+  await writeResults(resolve(io.cwd, out), builder.results(), id, {
+    columns: [
+      { name: "shard", type: "int64" },
+      { name: "input", type: "string" },
+      { name: "clock", type: "string" },
+    ],
+    values: [shardRows.map((s) => s.shard), shardRows.map((s) => s.input), shardRows.map((s) => s.clock)],
+  });
+  io.stdout(
+    `${out}: ${count} shard${count === 1 ? "" : "s"} of plan ${id} over ${byInput.size} input${byInput.size === 1 ? "" : "s"}\n`,
+  );
+  return 0;
+}
+
+/** The result tables (and any extra) into the database at `path`, through Parquet files. */
+export async function writeResults(
+  path: string,
+  results: Results,
+  plan: string,
+  shards?: Results["functions"],
+): Promise<void> {
+  const temp = mkdtempSync(join(tmpdir(), "ptkit-merge-"));
+  try {
+    const tables: Record<string, string> = {};
+    const all: Record<string, Results["functions"]> = { ...results, ...(shards ? { shards } : {}) };
+    for (const [name, t] of Object.entries(all)) {
+      const file = join(temp, `${name}.parquet`);
+      writeFileSync(file, writeParquet(t.columns, t.values));
+      tables[name] = file;
+    }
+    await writeDatabase(path, tables, { schema: TABLES_SCHEMA, version: String(TABLES_VERSION), plan });
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+/** Numbers as ranges: 0-3, 7, 9-10. */
+function ranges(ns: readonly number[]): string {
+  const sorted = [...ns].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j === i ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return parts.join(", ");
+}

@@ -1,0 +1,248 @@
+/**
+ * The merge of call stacks across shards: the segments ({@link SegmentRecorder}) of
+ * each thread of an input put in time order and stitched, each continuing the stack
+ * the one before left, into one tree of frames per thread; from it, per function, the
+ * calls, the instructions and time spent in it (self) and under it (total: counted
+ * once per path, however often the function recurs on it, as flame graphs count).
+ */
+import { type NodeRow, type SegmentRow, UNSTITCHED } from "./segments.js";
+
+/** One shard's call-stack rows, as {@link SegmentRecorder} made them. */
+export interface ShardStacks {
+  /** The shard's number in its plan (orders segments that start at the same time). */
+  shard: number;
+  segments: readonly SegmentRow[];
+  /** In node order: a parent before its children. */
+  nodes: readonly NodeRow[];
+}
+
+/** A function of a thread: the `functions` table's row (without the input). */
+export interface FunctionRow {
+  pid: number;
+  tid: number;
+  comm: string;
+  function: string;
+  dso: string;
+  calls: number;
+  selfInsns: number;
+  totalInsns: number;
+  selfTime: number;
+  totalTime: number;
+}
+
+/** The frames of one thread, stitched: node 0 is the thread (nothing is credited to it). */
+class ThreadTree {
+  comm = "";
+  readonly parent: number[] = [-1];
+  readonly fn: number[] = [-1];
+  readonly insns: number[] = [0];
+  readonly times: number[] = [0];
+  readonly calls: number[] = [0];
+  private readonly children = new Map<string, number>();
+  /** The stack the last segment left, bottom first: nodes and their return addresses ("-": none). */
+  stack: { node: number; ret: string }[] = [];
+
+  child(parent: number, fn: number): number {
+    const key = `${parent}:${fn}`;
+    let id = this.children.get(key);
+    if (id === undefined) {
+      id = this.parent.length;
+      this.parent.push(parent);
+      this.fn.push(fn);
+      this.insns.push(0);
+      this.times.push(0);
+      this.calls.push(0);
+      this.children.set(key, id);
+    }
+    return id;
+  }
+}
+
+/** Stitches the shards of one input; {@link functions} gives the totals. */
+export class Stitcher {
+  private readonly threads = new Map<string, ThreadTree>();
+  /** Function names and their DSOs, interned: "name\0dso". */
+  private readonly fnIds = new Map<string, number>();
+  private readonly fnKeys: string[] = [];
+
+  /** Stitch every shard's segments, in time order per thread: all the input's shards at once. */
+  add(shards: readonly ShardStacks[]): void {
+    const all: { shard: ShardStacks; seg: SegmentRow }[] = [];
+    for (const shard of shards) for (const seg of shard.segments) all.push({ shard, seg });
+    // Time order; without times (NaN), plan order. A thread runs on one CPU at a time.
+    all.sort(
+      (a, b) =>
+        order(a.seg.start, b.seg.start) || a.shard.shard - b.shard.shard || a.seg.segment - b.seg.segment,
+    );
+    const bySegment = new Map<ShardStacks, Map<number, NodeRow[]>>();
+    for (const shard of shards) {
+      const groups = new Map<number, NodeRow[]>();
+      for (const n of shard.nodes) {
+        const g = groups.get(n.segment);
+        if (g === undefined) groups.set(n.segment, [n]);
+        else g.push(n);
+      }
+      bySegment.set(shard, groups);
+    }
+    for (const { shard, seg } of all)
+      this.segment(this.thread(seg), seg, bySegment.get(shard)!.get(seg.segment) ?? []);
+  }
+
+  /** Each function of each thread. */
+  functions(): FunctionRow[] {
+    const rows: FunctionRow[] = [];
+    for (const [key, t] of this.threads) {
+      const [pid, tid] = key.split("/").map(Number) as [number, number];
+      const n = t.parent.length;
+      // Totals under each node: children come after their parents.
+      const subInsns = t.insns.slice();
+      const subTimes = t.times.slice();
+      for (let id = n - 1; id > 0; id--) {
+        subInsns[t.parent[id]!]! += subInsns[id]!;
+        subTimes[t.parent[id]!]! += subTimes[id]!;
+      }
+      const byFn = new Map<number, FunctionRow>();
+      // Depth first, counting the functions on the path: a node adds its total to its
+      // function only where the function is not already on the path above it.
+      const first = new Int32Array(n).fill(-1);
+      const next = new Int32Array(n).fill(-1);
+      for (let id = n - 1; id > 0; id--) {
+        const p = t.parent[id]!;
+        next[id] = first[p]!;
+        first[p] = id;
+      }
+      const onPath = new Int32Array(this.fnKeys.length);
+      const todo: number[] = [];
+      for (let c = first[0]!; c >= 0; c = next[c]!) todo.push(c);
+      while (todo.length > 0) {
+        const id = todo.pop()!;
+        if (id < 0) {
+          onPath[t.fn[-id - 1]!]!--;
+          continue;
+        }
+        const fn = t.fn[id]!;
+        let row = byFn.get(fn);
+        if (row === undefined) {
+          const [name, dso] = this.fnKeys[fn]!.split("\0") as [string, string];
+          row = {
+            pid,
+            tid,
+            comm: t.comm,
+            function: name,
+            dso,
+            calls: 0,
+            selfInsns: 0,
+            totalInsns: 0,
+            selfTime: 0,
+            totalTime: 0,
+          };
+          byFn.set(fn, row);
+        }
+        row.calls += t.calls[id]!;
+        row.selfInsns += t.insns[id]!;
+        row.selfTime += t.times[id]!;
+        if (onPath[fn] === 0) {
+          row.totalInsns += subInsns[id]!;
+          row.totalTime += subTimes[id]!;
+        }
+        onPath[fn]!++;
+        // Leaving the node (after its children) takes it off the path.
+        todo.push(-id - 1);
+        for (let c = first[id]!; c >= 0; c = next[c]!) todo.push(c);
+      }
+      rows.push(...byFn.values());
+    }
+    return rows;
+  }
+
+  private thread(seg: SegmentRow): ThreadTree {
+    const key = `${seg.pid}/${seg.tid}`;
+    let t = this.threads.get(key);
+    if (t === undefined) {
+      t = new ThreadTree();
+      this.threads.set(key, t);
+    }
+    if (seg.comm !== "") t.comm = seg.comm;
+    return t;
+  }
+
+  private fnId(name: string, dso: string): number {
+    const key = `${name}\0${dso}`;
+    let id = this.fnIds.get(key);
+    if (id === undefined) {
+      id = this.fnKeys.length;
+      this.fnKeys.push(key);
+      this.fnIds.set(key, id);
+    }
+    return id;
+  }
+
+  /** One segment: its nodes onto the thread's tree from the stack the one before left. */
+  private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[]): void {
+    let stack = t.stack;
+    // Tracing resumed where a frame returns to: it (and what is above it) has returned.
+    if (seg.startIp !== "") {
+      for (let i = stack.length - 1; i >= 0; i--)
+        if (stack[i]!.ret === seg.startIp) {
+          stack = stack.slice(0, i);
+          break;
+        }
+    }
+    const global = new Map<number, number>();
+    /** A level's frame in the stack before, or 0 (the thread: an empty stack). */
+    const levelNode = (level: number): number =>
+      level === UNSTITCHED || level >= stack.length ? 0 : stack[stack.length - 1 - level]!.node;
+    const byId = new Map<number, NodeRow>();
+    for (const n of nodes) {
+      byId.set(n.node, n);
+      let g: number;
+      if (n.kind === "level") g = levelNode(n.level);
+      else {
+        const parent = global.get(n.parent) ?? 0;
+        const under = byId.get(n.parent);
+        // A root at the bottom is the frame of the stack before that its level stands for.
+        g =
+          n.kind === "root" && under?.kind === "level" && parent !== 0
+            ? parent
+            : t.child(parent, this.fnId(n.function, n.dso));
+      }
+      global.set(n.node, g);
+      if (g === 0) continue;
+      t.insns[g]! += n.selfInsns;
+      t.times[g]! += n.selfTime;
+      t.calls[g]! += n.calls;
+    }
+    // The stack this segment leaves.
+    if (seg.endNode < 0) {
+      t.stack = seg.cleared ? [] : stack.slice(0, Math.max(0, stack.length - seg.levels));
+      return;
+    }
+    const chain: { node: number; ret: string }[] = [];
+    let bottom = byId.get(seg.endNode);
+    for (let n = bottom; n !== undefined && n.kind !== "level"; n = byId.get(n.parent)) {
+      chain.push({ node: global.get(n.node)!, ret: "-" });
+      bottom = n;
+    }
+    chain.reverse();
+    const returns = seg.endReturns === "" ? [] : seg.endReturns.split(" ");
+    for (let i = 0; i < chain.length && i < returns.length; i++) chain[i]!.ret = returns[i]!;
+    const level = bottom === undefined ? undefined : byId.get(bottom.parent);
+    const base = level === undefined ? 0 : levelNode(level.level);
+    if (base === 0) {
+      t.stack = chain;
+      return;
+    }
+    // Under a stitched level: the stack before, down to that level's frame, then the chain
+    // (whose root, if it is one, is that frame).
+    const keep = stack.slice(0, stack.length - level!.level);
+    t.stack = bottom!.kind === "root" ? [...keep, ...chain.slice(1)] : [...keep, ...chain];
+  }
+}
+
+/** Times in order; without a time (a segment with no frames, or no clock), after them. */
+function order(a: number, b: number): number {
+  const na = Number.isNaN(a);
+  const nb = Number.isNaN(b);
+  if (na || nb) return na === nb ? 0 : na ? 1 : -1;
+  return a - b;
+}

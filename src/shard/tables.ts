@@ -1,0 +1,267 @@
+/**
+ * The tables: what each shard writes (its call-stack segments and nodes, edges, gaps:
+ * the merge's input) and what the merge makes of them (per-function totals, edges,
+ * gaps, the shards), as Parquet columns. Schema "ptkit-shard-tables" version 1; the
+ * result tables are documented in the README ("Past one machine").
+ */
+import { edgeKindName } from "../analysis/index.js";
+import type { ParquetColumn, ParquetType } from "./parquet.js";
+import type { GapRow, NodeRow, SegmentRow } from "./segments.js";
+import { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
+
+export const TABLES_SCHEMA = "ptkit-shard-tables";
+export const TABLES_VERSION = 1;
+
+/** An edge as a shard records it (from and to as halves). */
+export interface EdgeRow {
+  fromHi: number;
+  fromLo: number;
+  toHi: number;
+  toLo: number;
+  kind: number;
+  count: number;
+}
+
+/** A column: its name, type and value in a row. */
+interface Column<R> {
+  name: string;
+  type: ParquetType;
+  get: (row: R) => unknown;
+}
+
+/** A table's columns and their values, ready for writeParquet. */
+export interface TableData {
+  columns: ParquetColumn[];
+  values: unknown[][];
+}
+
+function table<R>(columns: readonly Column<R>[], rows: readonly R[]): TableData {
+  return {
+    columns: columns.map(({ name, type }) => ({ name, type })),
+    values: columns.map((c) => rows.map(c.get)),
+  };
+}
+
+const u64 = (hi: number, lo: number): bigint => (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+
+const SEGMENTS: Column<SegmentRow>[] = [
+  { name: "segment", type: "int64", get: (r) => r.segment },
+  { name: "pid", type: "int64", get: (r) => r.pid },
+  { name: "tid", type: "int64", get: (r) => r.tid },
+  { name: "comm", type: "string", get: (r) => r.comm },
+  { name: "start", type: "double", get: (r) => r.start },
+  { name: "end_node", type: "int64", get: (r) => r.endNode },
+  { name: "levels", type: "int64", get: (r) => r.levels },
+  { name: "cleared", type: "bool", get: (r) => r.cleared },
+  { name: "start_ip", type: "string", get: (r) => r.startIp },
+  { name: "end_returns", type: "string", get: (r) => r.endReturns },
+];
+
+const NODES: Column<NodeRow>[] = [
+  { name: "node", type: "int64", get: (r) => r.node },
+  { name: "segment", type: "int64", get: (r) => r.segment },
+  { name: "parent", type: "int64", get: (r) => r.parent },
+  { name: "kind", type: "string", get: (r) => r.kind },
+  { name: "level", type: "int64", get: (r) => r.level },
+  { name: "function", type: "string", get: (r) => r.function },
+  { name: "dso", type: "string", get: (r) => r.dso },
+  { name: "calls", type: "int64", get: (r) => r.calls },
+  { name: "self_insns", type: "int64", get: (r) => r.selfInsns },
+  { name: "self_time", type: "double", get: (r) => r.selfTime },
+];
+
+const SHARD_EDGES: Column<EdgeRow>[] = [
+  { name: "from", type: "uint64", get: (r) => u64(r.fromHi, r.fromLo) },
+  { name: "to", type: "uint64", get: (r) => u64(r.toHi, r.toLo) },
+  { name: "kind", type: "int32", get: (r) => r.kind },
+  { name: "count", type: "int64", get: (r) => r.count },
+];
+
+const GAPS: Column<GapRow>[] = [
+  { name: "segment", type: "int64", get: (r) => r.segment },
+  { name: "pid", type: "int64", get: (r) => r.pid },
+  { name: "tid", type: "int64", get: (r) => r.tid },
+  { name: "what", type: "string", get: (r) => r.what },
+  { name: "offset", type: "int64", get: (r) => r.offset },
+  { name: "message", type: "string", get: (r) => r.message },
+  { name: "time", type: "double", get: (r) => r.time },
+];
+
+/** What one shard recorded. */
+export interface ShardData extends ShardStacks {
+  /** The clock of its times: "ns" (then times are nanoseconds), "tsc" or "insn". */
+  clock: string;
+  edges: readonly EdgeRow[];
+  gaps: readonly GapRow[];
+}
+
+/** The tables a shard writes (its files' names: shard-N.<name>.parquet). */
+export function shardTables(d: ShardData): Record<string, TableData> {
+  return {
+    segments: table(SEGMENTS, d.segments),
+    nodes: table(NODES, d.nodes),
+    edges: table(SHARD_EDGES, d.edges),
+    gaps: table(GAPS, d.gaps),
+  };
+}
+
+export const SHARD_TABLES = ["segments", "nodes", "edges", "gaps"] as const;
+
+/** A shard's table read back: column name → value, per row. */
+export type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => (typeof v === "bigint" ? Number(v) : (v as number));
+
+/** A shard's data from its tables' rows (as a Parquet reader gives them back). */
+export function shardData(shard: number, clock: string, rows: Record<string, readonly Row[]>): ShardData {
+  return {
+    shard,
+    clock,
+    segments: (rows.segments ?? []).map((r) => ({
+      segment: num(r.segment),
+      pid: num(r.pid),
+      tid: num(r.tid),
+      comm: r.comm as string,
+      start: num(r.start),
+      endNode: num(r.end_node),
+      levels: num(r.levels),
+      cleared: r.cleared === true,
+      startIp: r.start_ip as string,
+      endReturns: r.end_returns as string,
+    })),
+    nodes: (rows.nodes ?? []).map((r) => ({
+      node: num(r.node),
+      segment: num(r.segment),
+      parent: num(r.parent),
+      kind: r.kind as string,
+      level: num(r.level),
+      function: r.function as string,
+      dso: r.dso as string,
+      calls: num(r.calls),
+      selfInsns: num(r.self_insns),
+      selfTime: num(r.self_time),
+    })),
+    edges: (rows.edges ?? []).map((r) => {
+      const from = BigInt(r.from as bigint | number);
+      const to = BigInt(r.to as bigint | number);
+      return {
+        fromHi: Number(from >> 32n),
+        fromLo: Number(from & 0xffffffffn),
+        toHi: Number(to >> 32n),
+        toLo: Number(to & 0xffffffffn),
+        kind: num(r.kind),
+        count: num(r.count),
+      };
+    }),
+    gaps: (rows.gaps ?? []).map((r) => ({
+      segment: num(r.segment),
+      pid: num(r.pid),
+      tid: num(r.tid),
+      what: r.what as string,
+      offset: num(r.offset),
+      message: r.message as string,
+      time: num(r.time),
+    })),
+  };
+}
+
+/** The merged tables of a set of inputs. */
+export interface Results {
+  functions: TableData;
+  edges: TableData;
+  gaps: TableData;
+}
+
+interface InputFunction extends FunctionRow {
+  input: string;
+  ns: boolean;
+}
+
+interface InputEdge extends EdgeRow {
+  input: string;
+}
+
+interface InputGap extends GapRow {
+  input: string;
+  ns: boolean;
+}
+
+const FUNCTIONS: Column<InputFunction>[] = [
+  { name: "input", type: "string", get: (r) => r.input },
+  { name: "process", type: "int64", get: (r) => r.pid },
+  { name: "thread", type: "int64", get: (r) => r.tid },
+  { name: "comm", type: "string", get: (r) => r.comm },
+  { name: "function", type: "string", get: (r) => r.function },
+  { name: "dso", type: "string", get: (r) => r.dso },
+  { name: "calls", type: "int64", get: (r) => r.calls },
+  { name: "self_insns", type: "int64", get: (r) => r.selfInsns },
+  { name: "total_insns", type: "int64", get: (r) => r.totalInsns },
+  { name: "self_time_ns", type: "double", get: (r) => (r.ns ? r.selfTime : 0) },
+  { name: "total_time_ns", type: "double", get: (r) => (r.ns ? r.totalTime : 0) },
+];
+
+const EDGES: Column<InputEdge>[] = [
+  { name: "input", type: "string", get: (r) => r.input },
+  { name: "from", type: "uint64", get: (r) => u64(r.fromHi, r.fromLo) },
+  { name: "to", type: "uint64", get: (r) => u64(r.toHi, r.toLo) },
+  { name: "kind", type: "string", get: (r) => edgeKindName(r.kind) },
+  { name: "count", type: "int64", get: (r) => r.count },
+];
+
+const RESULT_GAPS: Column<InputGap>[] = [
+  { name: "input", type: "string", get: (r) => r.input },
+  { name: "process", type: "int64", get: (r) => r.pid },
+  { name: "thread", type: "int64", get: (r) => r.tid },
+  { name: "what", type: "string", get: (r) => r.what },
+  { name: "offset", type: "int64", get: (r) => r.offset },
+  { name: "message", type: "string", get: (r) => r.message },
+  { name: "time_ns", type: "double", get: (r) => (r.ns && Number.isFinite(r.time) ? r.time : 0) },
+];
+
+/**
+ * Merges shards into the result tables: per input, the call stacks stitched across its
+ * shards ({@link Stitcher}) and per-function totals, edge counts added up, gaps listed.
+ * Times are nanoseconds where the shard's clock was ("ns"), else 0.
+ */
+export class ResultsBuilder {
+  private readonly functions: InputFunction[] = [];
+  private readonly edges = new Map<string, InputEdge>();
+  private readonly gaps: InputGap[] = [];
+
+  /** All shards of one input, at once (their call stacks are stitched together). */
+  addInput(input: string, shards: readonly ShardData[]): void {
+    const stitcher = new Stitcher();
+    stitcher.add(shards);
+    // Times add up only where every shard's clock is nanoseconds.
+    const ns = shards.every((s) => s.clock === "ns" || s.segments.length === 0);
+    for (const f of stitcher.functions()) this.functions.push({ ...f, input, ns });
+    for (const s of shards) {
+      for (const e of s.edges) {
+        const key = `${input}\0${e.fromHi}:${e.fromLo}:${e.toHi}:${e.toLo}`;
+        const have = this.edges.get(key);
+        if (have === undefined) this.edges.set(key, { ...e, input });
+        else {
+          have.count += e.count;
+          if (have.kind === 0) have.kind = e.kind;
+        }
+      }
+      for (const g of s.gaps) this.gaps.push({ ...g, input, ns: s.clock === "ns" });
+    }
+  }
+
+  results(): Results {
+    const edges = [...this.edges.values()].sort(
+      (a, b) =>
+        (a.input < b.input ? -1 : a.input > b.input ? 1 : 0) ||
+        a.fromHi - b.fromHi ||
+        a.fromLo - b.fromLo ||
+        a.toHi - b.toHi ||
+        a.toLo - b.toLo,
+    );
+    return {
+      functions: table(FUNCTIONS, this.functions),
+      edges: table(EDGES, edges),
+      gaps: table(RESULT_GAPS, this.gaps),
+    };
+  }
+}
