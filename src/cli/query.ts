@@ -3,6 +3,7 @@
  * `ptkit perf --db`) and print the result as CSV with a header (RFC 4180 quoting), or
  * as a JSON array of objects.
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { queryDatabase } from "./duckdb.js";
 import { ioErrorText, openError } from "./file-kind.js";
@@ -55,7 +56,7 @@ export async function runQuery(argv: readonly string[], io: CliIo): Promise<numb
   }
   let result: Awaited<ReturnType<typeof queryDatabase>>;
   try {
-    result = await queryDatabase(db, sql);
+    result = await queryDatabase(resolve(io.cwd, db), sql);
   } catch (e) {
     const message = (e as Error).message.split("\n")[0];
     io.stderr(`ptkit query: ${db}: ${(e as NodeJS.ErrnoException).code ? ioErrorText(e) : message}\n`);

@@ -12,15 +12,17 @@ import { writeParquet } from "../shard/parquet.js";
 import {
   type Results,
   ResultsBuilder,
+  SHARD_TABLES,
   type ShardData,
   shardData,
+  shardProblem,
   TABLES_SCHEMA,
   TABLES_VERSION,
 } from "../shard/tables.js";
 import { readParquetRows, writeDatabase } from "./duckdb.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
-import { DONE_SCHEMA, readPlan, type ShardDone } from "./shard-run.js";
+import { DONE_SCHEMA, readPlan, type ShardDone, shardFile } from "./shard-run.js";
 
 export async function mergeShards(
   io: CliIo,
@@ -52,6 +54,13 @@ export async function mergeShards(
     }
     if (done.schema !== DONE_SCHEMA || done.version !== TABLES_VERSION)
       return fail(`${join(dirArg, name)}: not a shard marker of this ptkit (version ${TABLES_VERSION}).`);
+    const n = Number(/\d+/.exec(name)![0]);
+    const tablesRight =
+      typeof done.files === "object" &&
+      done.files !== null &&
+      SHARD_TABLES.every((t) => done.files[t]?.file === shardFile(n, `${t}.parquet`));
+    if (done.shard !== n || typeof done.input !== "string" || typeof done.plan !== "string" || !tablesRight)
+      return fail(`${join(dirArg, name)}: damaged marker: run shard ${n} again.`);
     dones.push(done);
   }
   if (dones.length === 0) return fail(`${dirArg}: no shard outputs (shard-N.done) in it.`);
@@ -71,13 +80,17 @@ export async function mergeShards(
   dones.sort((a, b) => a.shard - b.shard);
   const byInput = new Map<string, ShardData[]>();
   for (const d of dones) {
-    const files = Object.entries(d.files);
-    const rows = await readParquetRows(files.map(([, f]) => join(dir, f.file)));
-    const data = shardData(
-      d.shard,
-      d.clock,
-      Object.fromEntries(files.map(([table], i) => [table, rows[i]!])),
-    );
+    const files = SHARD_TABLES.map((t) => [t, d.files[t]!] as const);
+    const where = join(dirArg, `shard-${d.shard}.*`);
+    let data: ShardData;
+    try {
+      const rows = await readParquetRows(files.map(([, f]) => join(dir, f.file)));
+      data = shardData(d.shard, d.clock, Object.fromEntries(files.map(([table], i) => [table, rows[i]!])));
+    } catch (e) {
+      return fail(`${where}: unreadable (${(e as Error).message.split("\n")[0]}). Run that shard again.`);
+    }
+    const problem = shardProblem(data);
+    if (problem !== undefined) return fail(`${where}: damaged: ${problem}. Run that shard again.`);
     const list = byInput.get(d.input);
     if (list === undefined) byInput.set(d.input, [data]);
     else list.push(data);

@@ -33,6 +33,7 @@ export {
   SHARD_TABLES,
   type ShardData,
   shardData,
+  shardProblem,
   shardTables,
   TABLES_SCHEMA,
   TABLES_VERSION,

@@ -5,6 +5,7 @@
  * calls, the instructions and time spent in it (self) and under it (total: counted
  * once per path, however often the function recurs on it, as flame graphs count).
  */
+import { KeyTable } from "../analysis/index.js";
 import { type NodeRow, type SegmentRow, UNSTITCHED } from "./segments.js";
 
 /** One shard's call-stack rows, as {@link SegmentRecorder} made them. */
@@ -14,6 +15,16 @@ export interface ShardStacks {
   segments: readonly SegmentRow[];
   /** In node order: a parent before its children. */
   nodes: readonly NodeRow[];
+}
+
+/** A shard's nodes for the stitching. */
+interface ShardView {
+  /** Node id → its row. */
+  byId: NodeRow[];
+  /** Segment → its nodes, in order. */
+  groups: Map<number, NodeRow[]>;
+  /** Node id → its frame in its thread's tree (set as its segment is stitched). */
+  global: Int32Array;
 }
 
 /** A function of a thread: the `functions` table's row (without the input). */
@@ -38,21 +49,19 @@ class ThreadTree {
   readonly insns: number[] = [0];
   readonly times: number[] = [0];
   readonly calls: number[] = [0];
-  private readonly children = new Map<string, number>();
+  /** (parent, function) → child node id - 1 (ids start at 1: node 0 is the thread). */
+  private readonly children = new KeyTable(Number.MAX_SAFE_INTEGER);
   /** The stack the last segment left, bottom first: nodes and their return addresses ("-": none). */
   stack: { node: number; ret: string }[] = [];
 
   child(parent: number, fn: number): number {
-    const key = `${parent}:${fn}`;
-    let id = this.children.get(key);
-    if (id === undefined) {
-      id = this.parent.length;
+    const id = this.children.id(parent, fn, 0, 0) + 1;
+    if (id === this.parent.length) {
       this.parent.push(parent);
       this.fn.push(fn);
       this.insns.push(0);
       this.times.push(0);
       this.calls.push(0);
-      this.children.set(key, id);
     }
     return id;
   }
@@ -61,9 +70,9 @@ class ThreadTree {
 /** Stitches the shards of one input; {@link functions} gives the totals. */
 export class Stitcher {
   private readonly threads = new Map<string, ThreadTree>();
-  /** Function names and their DSOs, interned: "name\0dso". */
-  private readonly fnIds = new Map<string, number>();
-  private readonly fnKeys: string[] = [];
+  /** Functions (name, DSO), interned: name → DSO → id. */
+  private readonly fnIds = new Map<string, Map<string, number>>();
+  private readonly fnKeys: [string, string][] = [];
 
   /** Stitch every shard's segments, in time order per thread: all the input's shards at once. */
   add(shards: readonly ShardStacks[]): void {
@@ -74,18 +83,23 @@ export class Stitcher {
       (a, b) =>
         order(a.seg.start, b.seg.start) || a.shard.shard - b.shard.shard || a.seg.segment - b.seg.segment,
     );
-    const bySegment = new Map<ShardStacks, Map<number, NodeRow[]>>();
+    // Per shard: its nodes by id, each segment's nodes, and (filled per segment) each node's frame in the thread's tree.
+    const views = new Map<ShardStacks, ShardView>();
     for (const shard of shards) {
+      const byId: NodeRow[] = [];
       const groups = new Map<number, NodeRow[]>();
       for (const n of shard.nodes) {
+        byId[n.node] = n;
         const g = groups.get(n.segment);
         if (g === undefined) groups.set(n.segment, [n]);
         else g.push(n);
       }
-      bySegment.set(shard, groups);
+      views.set(shard, { byId, groups, global: new Int32Array(byId.length) });
     }
-    for (const { shard, seg } of all)
-      this.segment(this.thread(seg), seg, bySegment.get(shard)!.get(seg.segment) ?? []);
+    for (const { shard, seg } of all) {
+      const view = views.get(shard)!;
+      this.segment(this.thread(seg), seg, view.groups.get(seg.segment) ?? [], view);
+    }
   }
 
   /** Each function of each thread. */
@@ -123,7 +137,7 @@ export class Stitcher {
         const fn = t.fn[id]!;
         let row = byFn.get(fn);
         if (row === undefined) {
-          const [name, dso] = this.fnKeys[fn]!.split("\0") as [string, string];
+          const [name, dso] = this.fnKeys[fn]!;
           row = {
             pid,
             tid,
@@ -167,18 +181,23 @@ export class Stitcher {
   }
 
   private fnId(name: string, dso: string): number {
-    const key = `${name}\0${dso}`;
-    let id = this.fnIds.get(key);
+    let byDso = this.fnIds.get(name);
+    if (byDso === undefined) {
+      byDso = new Map();
+      this.fnIds.set(name, byDso);
+    }
+    let id = byDso.get(dso);
     if (id === undefined) {
       id = this.fnKeys.length;
-      this.fnKeys.push(key);
-      this.fnIds.set(key, id);
+      this.fnKeys.push([name, dso]);
+      byDso.set(dso, id);
     }
     return id;
   }
 
   /** One segment: its nodes onto the thread's tree from the stack the one before left. */
-  private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[]): void {
+  private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[], view: ShardView): void {
+    const { byId, global } = view;
     let stack = t.stack;
     // Tracing resumed where a frame returns to: it (and what is above it) has returned.
     if (seg.startIp !== "") {
@@ -188,25 +207,22 @@ export class Stitcher {
           break;
         }
     }
-    const global = new Map<number, number>();
     /** A level's frame in the stack before, or 0 (the thread: an empty stack). */
     const levelNode = (level: number): number =>
       level === UNSTITCHED || level >= stack.length ? 0 : stack[stack.length - 1 - level]!.node;
-    const byId = new Map<number, NodeRow>();
     for (const n of nodes) {
-      byId.set(n.node, n);
       let g: number;
       if (n.kind === "level") g = levelNode(n.level);
       else {
-        const parent = global.get(n.parent) ?? 0;
-        const under = byId.get(n.parent);
+        const parent = global[n.parent] ?? 0;
+        const under = byId[n.parent];
         // A root at the bottom is the frame of the stack before that its level stands for.
         g =
           n.kind === "root" && under?.kind === "level" && parent !== 0
             ? parent
             : t.child(parent, this.fnId(n.function, n.dso));
       }
-      global.set(n.node, g);
+      global[n.node] = g;
       if (g === 0) continue;
       t.insns[g]! += n.selfInsns;
       t.times[g]! += n.selfTime;
@@ -218,15 +234,15 @@ export class Stitcher {
       return;
     }
     const chain: { node: number; ret: string }[] = [];
-    let bottom = byId.get(seg.endNode);
-    for (let n = bottom; n !== undefined && n.kind !== "level"; n = byId.get(n.parent)) {
-      chain.push({ node: global.get(n.node)!, ret: "-" });
+    let bottom: NodeRow | undefined = byId[seg.endNode];
+    for (let n = bottom; n !== undefined && n.kind !== "level"; n = byId[n.parent]) {
+      chain.push({ node: global[n.node]!, ret: "-" });
       bottom = n;
     }
     chain.reverse();
     const returns = seg.endReturns === "" ? [] : seg.endReturns.split(" ");
     for (let i = 0; i < chain.length && i < returns.length; i++) chain[i]!.ret = returns[i]!;
-    const level = bottom === undefined ? undefined : byId.get(bottom.parent);
+    const level = bottom === undefined ? undefined : byId[bottom.parent];
     const base = level === undefined ? 0 : levelNode(level.level);
     if (base === 0) {
       t.stack = chain;

@@ -4,7 +4,7 @@
  * gaps, the shards), as Parquet columns. Schema "ptkit-shard-tables" version 1; the
  * result tables are documented in the README ("Past one machine").
  */
-import { edgeKindName } from "../analysis/index.js";
+import { edgeKindName, KeyTable } from "../analysis/index.js";
 import type { ParquetColumn, ParquetType } from "./parquet.js";
 import type { GapRow, NodeRow, SegmentRow } from "./segments.js";
 import { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
@@ -165,6 +165,28 @@ export function shardData(shard: number, clock: string, rows: Record<string, rea
   };
 }
 
+/**
+ * What is wrong with a shard's data read back from files (they may have been damaged
+ * or written by something else), or undefined: nodes numbered 0.. in order with their
+ * parents before them, segments numbered 0.. in order, every reference in range.
+ */
+export function shardProblem(d: ShardData): string | undefined {
+  const segments = d.segments.length;
+  for (const [i, seg] of d.segments.entries()) {
+    if (seg.segment !== i) return `segment ${i} is numbered ${seg.segment}`;
+    if (!Number.isSafeInteger(seg.endNode) || seg.endNode < -1 || seg.endNode >= d.nodes.length)
+      return `segment ${i} ends at node ${seg.endNode}, which is not there`;
+  }
+  for (const [i, n] of d.nodes.entries()) {
+    if (n.node !== i) return `node ${i} is numbered ${n.node}`;
+    if (!Number.isSafeInteger(n.parent) || n.parent < -1 || n.parent >= i)
+      return `node ${i} has parent ${n.parent}, not an earlier node`;
+    if (!Number.isSafeInteger(n.segment) || n.segment < 0 || n.segment >= segments)
+      return `node ${i} is in segment ${n.segment}, which is not there`;
+  }
+  return undefined;
+}
+
 /** The merged tables of a set of inputs. */
 export interface Results {
   functions: TableData;
@@ -177,8 +199,9 @@ interface InputFunction extends FunctionRow {
   ns: boolean;
 }
 
-interface InputEdge extends EdgeRow {
+interface InputEdge {
   input: string;
+  edge: EdgeRow;
 }
 
 interface InputGap extends GapRow {
@@ -202,10 +225,10 @@ const FUNCTIONS: Column<InputFunction>[] = [
 
 const EDGES: Column<InputEdge>[] = [
   { name: "input", type: "string", get: (r) => r.input },
-  { name: "from", type: "uint64", get: (r) => u64(r.fromHi, r.fromLo) },
-  { name: "to", type: "uint64", get: (r) => u64(r.toHi, r.toLo) },
-  { name: "kind", type: "string", get: (r) => edgeKindName(r.kind) },
-  { name: "count", type: "int64", get: (r) => r.count },
+  { name: "from", type: "uint64", get: (r) => u64(r.edge.fromHi, r.edge.fromLo) },
+  { name: "to", type: "uint64", get: (r) => u64(r.edge.toHi, r.edge.toLo) },
+  { name: "kind", type: "string", get: (r) => edgeKindName(r.edge.kind) },
+  { name: "count", type: "int64", get: (r) => r.edge.count },
 ];
 
 const RESULT_GAPS: Column<InputGap>[] = [
@@ -225,7 +248,7 @@ const RESULT_GAPS: Column<InputGap>[] = [
  */
 export class ResultsBuilder {
   private readonly functions: InputFunction[] = [];
-  private readonly edges = new Map<string, InputEdge>();
+  private readonly edges: { input: string; edges: EdgeRow[] }[] = [];
   private readonly gaps: InputGap[] = [];
 
   /** All shards of one input, at once (their call stacks are stitched together). */
@@ -235,32 +258,40 @@ export class ResultsBuilder {
     // Times add up only where every shard's clock is nanoseconds.
     const ns = shards.every((s) => s.clock === "ns" || s.segments.length === 0);
     for (const f of stitcher.functions()) this.functions.push({ ...f, input, ns });
+    // The input's edges: (from, to) → index in the list.
+    const ids = new KeyTable(Number.MAX_SAFE_INTEGER);
+    const edges: EdgeRow[] = [];
+    // Rows are the shards' own until a second shard adds to one: then it is copied.
+    const own: boolean[] = [];
     for (const s of shards) {
       for (const e of s.edges) {
-        const key = `${input}\0${e.fromHi}:${e.fromLo}:${e.toHi}:${e.toLo}`;
-        const have = this.edges.get(key);
-        if (have === undefined) this.edges.set(key, { ...e, input });
-        else {
-          have.count += e.count;
-          if (have.kind === 0) have.kind = e.kind;
+        const id = ids.id(e.fromHi, e.fromLo, e.toHi, e.toLo);
+        let have = edges[id];
+        if (have === undefined) {
+          edges.push(e);
+          continue;
         }
+        if (!own[id]) {
+          have = { ...have };
+          edges[id] = have;
+          own[id] = true;
+        }
+        have.count += e.count;
+        if (have.kind === 0) have.kind = e.kind;
       }
       for (const g of s.gaps) this.gaps.push({ ...g, input, ns: s.clock === "ns" });
     }
+    edges.sort((a, b) => a.fromHi - b.fromHi || a.fromLo - b.fromLo || a.toHi - b.toHi || a.toLo - b.toLo);
+    this.edges.push({ input, edges });
   }
 
   results(): Results {
-    const edges = [...this.edges.values()].sort(
-      (a, b) =>
-        (a.input < b.input ? -1 : a.input > b.input ? 1 : 0) ||
-        a.fromHi - b.fromHi ||
-        a.fromLo - b.fromLo ||
-        a.toHi - b.toHi ||
-        a.toLo - b.toLo,
-    );
     return {
       functions: table(FUNCTIONS, this.functions),
-      edges: table(EDGES, edges),
+      edges: table(
+        EDGES,
+        this.edges.flatMap(({ input, edges }) => edges.map((edge) => ({ input, edge }))),
+      ),
       gaps: table(RESULT_GAPS, this.gaps),
     };
   }
