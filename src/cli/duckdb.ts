@@ -42,13 +42,13 @@ export async function readParquetRows(files: readonly string[]): Promise<Record<
 }
 
 /**
- * The database at `path` made anew with a table per Parquet file (name → file) and a
+ * The database at `path` made anew with a table per set of Parquet files (name → files) and a
  * `meta` table of key-value pairs: built beside it and renamed over it, so a reader
  * never sees half a database.
  */
 export async function writeDatabase(
   path: string,
-  tables: Readonly<Record<string, string>>,
+  tables: Readonly<Record<string, readonly string[]>>,
   meta: Readonly<Record<string, string>>,
 ): Promise<void> {
   const temp = `${path}.tmp`;
@@ -57,8 +57,8 @@ export async function writeDatabase(
   const db = await connect(temp);
   const c = db.c;
   try {
-    for (const [name, file] of Object.entries(tables))
-      await c.run(`create table ${name} as select * from read_parquet(${sqlString(file)})`);
+    for (const [name, files] of Object.entries(tables))
+      await c.run(`create table ${name} as select * from read_parquet([${files.map(sqlString).join(", ")}])`);
     await c.run("create table meta (key varchar, value varchar)");
     for (const [k, v] of Object.entries(meta))
       await c.run(`insert into meta values (${sqlString(k)}, ${sqlString(v)})`);

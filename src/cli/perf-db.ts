@@ -9,7 +9,7 @@ import { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { runPerf } from "./perf.js";
-import { writeResults } from "./shard-merge.js";
+import { ResultFiles } from "./shard-merge.js";
 
 /** Outputs that read call stacks, which the tables' decode keeps per thread run (so not with --db). */
 const STACK_OUTPUTS = ["--timeline", "--perfetto", "--folded", "--jsonl", "--latency"];
@@ -35,11 +35,15 @@ export async function runPerfCommand(argv: readonly string[], io: CliIo): Promis
   const builder = new ResultsBuilder();
   builder.addInput(input, [tables.data(0)]);
   const results = builder.results();
+  const files = new ResultFiles();
   try {
-    await writeResults(resolve(io.cwd, db), results, "");
+    files.add(results);
+    await files.database(resolve(io.cwd, db), "");
   } catch (e) {
     io.stderr(`ptkit perf: --db ${db}: ${ioErrorText(e)}\n`);
     return 1;
+  } finally {
+    files.remove();
   }
   const rows = (t: { values: unknown[][] }) => t.values[0]?.length ?? 0;
   io.stdout(

@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { writeParquet } from "../shard/parquet.js";
 import {
-  type Results,
   ResultsBuilder,
   SHARD_TABLES,
   type ShardData,
@@ -18,6 +17,7 @@ import {
   shardProblem,
   TABLES_SCHEMA,
   TABLES_VERSION,
+  type TableData,
 } from "../shard/tables.js";
 import { readParquetRows, writeDatabase } from "./duckdb.js";
 import { ioErrorText } from "./file-kind.js";
@@ -78,59 +78,82 @@ export async function mergeShards(
       `${dirArg}: ${missing.length} of ${count} shards missing: ${ranges(missing)}. Run them (ptkit shard run PLAN --index N -o ${dirArg}), then merge again.`,
     );
   dones.sort((a, b) => a.shard - b.shard);
-  const byInput = new Map<string, ShardData[]>();
-  for (const d of dones) {
-    const files = SHARD_TABLES.map((t) => [t, d.files[t]!] as const);
-    const where = join(dirArg, `shard-${d.shard}.*`);
-    let data: ShardData;
-    try {
-      const rows = await readParquetRows(files.map(([, f]) => join(dir, f.file)));
-      data = shardData(d.shard, d.clock, Object.fromEntries(files.map(([table], i) => [table, rows[i]!])));
-    } catch (e) {
-      return fail(`${where}: unreadable (${(e as Error).message.split("\n")[0]}). Run that shard again.`);
+  // Input by input (all its shards at once: its threads' stacks cross them), so that
+  // memory holds one input's shards and results, however many inputs there are.
+  const byInput = new Map<string, ShardDone[]>();
+  for (const d of dones) byInput.set(d.input, [...(byInput.get(d.input) ?? []), d]);
+  const files = new ResultFiles();
+  try {
+    for (const [input, group] of byInput) {
+      const shards: ShardData[] = [];
+      for (const d of group) {
+        const where = join(dirArg, `shard-${d.shard}.*`);
+        let data: ShardData;
+        try {
+          const tables = SHARD_TABLES.map((t) => join(dir, d.files[t]!.file));
+          const rows = await readParquetRows(tables);
+          data = shardData(d.shard, d.clock, Object.fromEntries(SHARD_TABLES.map((t, i) => [t, rows[i]!])));
+        } catch (e) {
+          return fail(`${where}: unreadable (${(e as Error).message.split("\n")[0]}). Run that shard again.`);
+        }
+        const problem = shardProblem(data);
+        if (problem !== undefined) return fail(`${where}: damaged: ${problem}. Run that shard again.`);
+        shards.push(data);
+      }
+      const builder = new ResultsBuilder();
+      builder.addInput(input, shards);
+      files.add(builder.results());
     }
-    const problem = shardProblem(data);
-    if (problem !== undefined) return fail(`${where}: damaged: ${problem}. Run that shard again.`);
-    const list = byInput.get(d.input);
-    if (list === undefined) byInput.set(d.input, [data]);
-    else list.push(data);
+    files.add({
+      shards: {
+        columns: [
+          { name: "shard", type: "int64" },
+          { name: "input", type: "string" },
+          { name: "clock", type: "string" },
+        ],
+        values: [dones.map((d) => d.shard), dones.map((d) => d.input), dones.map((d) => d.clock)],
+      },
+    });
+    await files.database(resolve(io.cwd, out), id);
+  } finally {
+    files.remove();
   }
-  const builder = new ResultsBuilder();
-  for (const [input, shards] of byInput) builder.addInput(input, shards);
-  const shardRows = dones.map((d) => ({ shard: d.shard, input: d.input, clock: d.clock }));
-  await writeResults(resolve(io.cwd, out), builder.results(), id, {
-    columns: [
-      { name: "shard", type: "int64" },
-      { name: "input", type: "string" },
-      { name: "clock", type: "string" },
-    ],
-    values: [shardRows.map((s) => s.shard), shardRows.map((s) => s.input), shardRows.map((s) => s.clock)],
-  });
   io.stdout(
     `${out}: ${count} shard${count === 1 ? "" : "s"} of plan ${id} over ${byInput.size} input${byInput.size === 1 ? "" : "s"}\n`,
   );
   return 0;
 }
 
-/** The result tables (and any extra) into the database at `path`, through Parquet files. */
-export async function writeResults(
-  path: string,
-  results: Results,
-  plan: string,
-  shards?: Results["functions"],
-): Promise<void> {
-  const temp = mkdtempSync(join(tmpdir(), "ptkit-merge-"));
-  try {
-    const tables: Record<string, string> = {};
-    const all: Record<string, Results["functions"]> = { ...results, ...(shards ? { shards } : {}) };
-    for (const [name, t] of Object.entries(all)) {
-      const file = join(temp, `${name}.parquet`);
+/**
+ * Result tables on their way into a database: each part written as Parquet files in a
+ * temporary directory as it comes, then loaded all at once ({@link database}).
+ */
+export class ResultFiles {
+  private readonly dir = mkdtempSync(join(tmpdir(), "ptkit-merge-"));
+  private readonly tables = new Map<string, string[]>();
+
+  /** Write a part of some tables (name → data). */
+  add(part: Readonly<Record<string, TableData>>): void {
+    for (const [name, t] of Object.entries(part)) {
+      const list = this.tables.get(name) ?? [];
+      const file = join(this.dir, `${name}-${list.length}.parquet`);
       writeFileSync(file, writeParquet(t.columns, t.values));
-      tables[name] = file;
+      list.push(file);
+      this.tables.set(name, list);
     }
-    await writeDatabase(path, tables, { schema: TABLES_SCHEMA, version: String(TABLES_VERSION), plan });
-  } finally {
-    rmSync(temp, { recursive: true, force: true });
+  }
+
+  /** The database at `path`, made anew from every part written. */
+  async database(path: string, plan: string): Promise<void> {
+    await writeDatabase(path, Object.fromEntries(this.tables), {
+      schema: TABLES_SCHEMA,
+      version: String(TABLES_VERSION),
+      plan,
+    });
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

@@ -6,6 +6,7 @@
  * once per path, however often the function recurs on it, as flame graphs count).
  */
 import { KeyTable } from "../analysis/index.js";
+import { FunctionNames } from "./names.js";
 import { type NodeRow, type SegmentRow, UNSTITCHED } from "./segments.js";
 
 /** One shard's call-stack rows, as {@link SegmentRecorder} made them. */
@@ -70,9 +71,7 @@ class ThreadTree {
 /** Stitches the shards of one input; {@link functions} gives the totals. */
 export class Stitcher {
   private readonly threads = new Map<string, ThreadTree>();
-  /** Functions (name, DSO), interned: name → DSO → id. */
-  private readonly fnIds = new Map<string, Map<string, number>>();
-  private readonly fnKeys: [string, string][] = [];
+  private readonly names = new FunctionNames();
 
   /** Stitch every shard's segments, in time order per thread: all the input's shards at once. */
   add(shards: readonly ShardStacks[]): void {
@@ -125,7 +124,7 @@ export class Stitcher {
         next[id] = first[p]!;
         first[p] = id;
       }
-      const onPath = new Int32Array(this.fnKeys.length);
+      const onPath = new Int32Array(this.names.list.length);
       const todo: number[] = [];
       for (let c = first[0]!; c >= 0; c = next[c]!) todo.push(c);
       while (todo.length > 0) {
@@ -137,7 +136,7 @@ export class Stitcher {
         const fn = t.fn[id]!;
         let row = byFn.get(fn);
         if (row === undefined) {
-          const [name, dso] = this.fnKeys[fn]!;
+          const [name, dso] = this.names.list[fn]!;
           row = {
             pid,
             tid,
@@ -180,21 +179,6 @@ export class Stitcher {
     return t;
   }
 
-  private fnId(name: string, dso: string): number {
-    let byDso = this.fnIds.get(name);
-    if (byDso === undefined) {
-      byDso = new Map();
-      this.fnIds.set(name, byDso);
-    }
-    let id = byDso.get(dso);
-    if (id === undefined) {
-      id = this.fnKeys.length;
-      this.fnKeys.push([name, dso]);
-      byDso.set(dso, id);
-    }
-    return id;
-  }
-
   /** One segment: its nodes onto the thread's tree from the stack the one before left. */
   private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[], view: ShardView): void {
     const { byId, global } = view;
@@ -220,7 +204,7 @@ export class Stitcher {
         g =
           n.kind === "root" && under?.kind === "level" && parent !== 0
             ? parent
-            : t.child(parent, this.fnId(n.function, n.dso));
+            : t.child(parent, this.names.id(n.function, n.dso));
       }
       global[n.node] = g;
       if (g === 0) continue;

@@ -5,6 +5,7 @@
  * result tables are documented in the README ("Past one machine").
  */
 import { edgeKindName, KeyTable } from "../analysis/index.js";
+import { FunctionNames } from "./names.js";
 import type { ParquetColumn, ParquetType } from "./parquet.js";
 import type { GapRow, NodeRow, SegmentRow } from "./segments.js";
 import { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
@@ -57,17 +58,28 @@ const SEGMENTS: Column<SegmentRow>[] = [
   { name: "end_returns", type: "string", get: (r) => r.endReturns },
 ];
 
-const NODES: Column<NodeRow>[] = [
-  { name: "node", type: "int64", get: (r) => r.node },
-  { name: "segment", type: "int64", get: (r) => r.segment },
-  { name: "parent", type: "int64", get: (r) => r.parent },
-  { name: "kind", type: "string", get: (r) => r.kind },
-  { name: "level", type: "int64", get: (r) => r.level },
-  { name: "function", type: "string", get: (r) => r.function },
-  { name: "dso", type: "string", get: (r) => r.dso },
-  { name: "calls", type: "int64", get: (r) => r.calls },
-  { name: "self_insns", type: "int64", get: (r) => r.selfInsns },
-  { name: "self_time", type: "double", get: (r) => r.selfTime },
+/** A node as written: its frame's name as an index into the shard's `names` table. */
+interface NamedNode {
+  row: NodeRow;
+  name: number;
+}
+
+const NODES: Column<NamedNode>[] = [
+  { name: "node", type: "int64", get: (r) => r.row.node },
+  { name: "segment", type: "int64", get: (r) => r.row.segment },
+  { name: "parent", type: "int64", get: (r) => r.row.parent },
+  { name: "kind", type: "string", get: (r) => r.row.kind },
+  { name: "level", type: "int64", get: (r) => r.row.level },
+  { name: "name", type: "int64", get: (r) => r.name },
+  { name: "calls", type: "int64", get: (r) => r.row.calls },
+  { name: "self_insns", type: "int64", get: (r) => r.row.selfInsns },
+  { name: "self_time", type: "double", get: (r) => r.row.selfTime },
+];
+
+/** The function and DSO of each name index (a shard has far fewer names than nodes). */
+const NAMES: Column<[string, string]>[] = [
+  { name: "function", type: "string", get: (r) => r[0] },
+  { name: "dso", type: "string", get: (r) => r[1] },
 ];
 
 const SHARD_EDGES: Column<EdgeRow>[] = [
@@ -97,15 +109,18 @@ export interface ShardData extends ShardStacks {
 
 /** The tables a shard writes (its files' names: shard-N.<name>.parquet). */
 export function shardTables(d: ShardData): Record<string, TableData> {
+  const names = new FunctionNames();
+  const named = d.nodes.map((row) => ({ row, name: names.id(row.function, row.dso) }));
   return {
     segments: table(SEGMENTS, d.segments),
-    nodes: table(NODES, d.nodes),
+    nodes: table(NODES, named),
+    names: table(NAMES, names.list),
     edges: table(SHARD_EDGES, d.edges),
     gaps: table(GAPS, d.gaps),
   };
 }
 
-export const SHARD_TABLES = ["segments", "nodes", "edges", "gaps"] as const;
+export const SHARD_TABLES = ["segments", "nodes", "names", "edges", "gaps"] as const;
 
 /** A shard's table read back: column name → value, per row. */
 export type Row = Record<string, unknown>;
@@ -114,6 +129,7 @@ const num = (v: unknown): number => (typeof v === "bigint" ? Number(v) : (v as n
 
 /** A shard's data from its tables' rows (as a Parquet reader gives them back). */
 export function shardData(shard: number, clock: string, rows: Record<string, readonly Row[]>): ShardData {
+  const names = rows.names ?? [];
   return {
     shard,
     clock,
@@ -135,8 +151,8 @@ export function shardData(shard: number, clock: string, rows: Record<string, rea
       parent: num(r.parent),
       kind: r.kind as string,
       level: num(r.level),
-      function: r.function as string,
-      dso: r.dso as string,
+      function: names[num(r.name)]?.function as string,
+      dso: names[num(r.name)]?.dso as string,
       calls: num(r.calls),
       selfInsns: num(r.self_insns),
       selfTime: num(r.self_time),
@@ -179,6 +195,7 @@ export function shardProblem(d: ShardData): string | undefined {
   }
   for (const [i, n] of d.nodes.entries()) {
     if (n.node !== i) return `node ${i} is numbered ${n.node}`;
+    if (typeof n.function !== "string" || typeof n.dso !== "string") return `node ${i} has no name`;
     if (!Number.isSafeInteger(n.parent) || n.parent < -1 || n.parent >= i)
       return `node ${i} has parent ${n.parent}, not an earlier node`;
     if (!Number.isSafeInteger(n.segment) || n.segment < 0 || n.segment >= segments)
@@ -188,11 +205,7 @@ export function shardProblem(d: ShardData): string | undefined {
 }
 
 /** The merged tables of a set of inputs. */
-export interface Results {
-  functions: TableData;
-  edges: TableData;
-  gaps: TableData;
-}
+export type Results = Record<"functions" | "edges" | "gaps", TableData>;
 
 interface InputFunction extends FunctionRow {
   input: string;
