@@ -42,6 +42,12 @@ export class ThreadTrack {
    * run with the run's stack empty ("0x..."), "" if it did not.
    */
   startIp = "";
+  /**
+   * Shards: the branch the run's last instruction was, when its stream ended before the
+   * next instruction ("FLOWCLASS 0xFROM SIZE"; the class 256 for an asynchronous one),
+   * for a merge that goes on where the next window of the stream starts; else "".
+   */
+  endBranch = "";
 
   constructor(
     readonly index: number,

@@ -147,6 +147,7 @@ export class FlowTracker {
     if (before !== undefined && this.analysis.segments) before.stack.forget();
     this.track = t;
     t.startIp = "";
+    t.endBranch = "";
     t.stack.listener = this.frames;
     this.ops.resume(t, this.icount);
     this.analysis.jsonl?.thread(pid, tid);
@@ -380,9 +381,11 @@ export class FlowTracker {
   /** The end of the stream: open frames end, held times are handed out. Returns [time, icount]. */
   end(): [number, number] {
     this.endBlock();
-    this.pending = 0;
     const running = this.track;
     const segments = this.analysis.segments;
+    if (segments && running !== undefined && this.pending !== 0)
+      running.endBranch = `${this.pending} 0x${hex64(this.pHi, this.pLo, 0)} ${this.pSize}`;
+    this.pending = 0;
     for (const t of this.analysis.threads) {
       if (t.stack.listener !== this.frames) continue;
       this.track = t;

@@ -5,6 +5,7 @@
 
 import { parseCUint } from "../cpu/c-int.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
+import type { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 
@@ -35,6 +36,13 @@ export interface TraceInternals {
   generalCoverage?: boolean;
   /** `ptkit flow`: told how the fast coverage decode went, when it ran (tests). */
   onFastCoverage?: (result: { status: number; reason: string; offset: number }) => void;
+  /**
+   * `ptkit flow` for `ptkit shard run`: the shard tables' data is recorded here, and the
+   * decode stops, as a `--jobs` piece does, at the first event after reading the PSB at
+   * or after `stopAt` (relative to the range: the next shard's start).
+   */
+  tables?: TablesOut;
+  stopAt?: number;
 }
 
 /**

@@ -63,6 +63,7 @@ export async function runFlow(
   if (typeof setup === "number") return setup;
   const { image, kernel, output, sideband, analysis, steps } = setup;
   if (latency !== undefined) analysis.latencyReport = latency;
+  if (internal.tables !== undefined) analysis.tables = internal.tables;
   const pt = setup.pt;
   if (!pt) return fail("no pt file (--pt).", true);
   const config = pt.step.config;
@@ -112,6 +113,10 @@ export async function runFlow(
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const options = { image, config };
   const session = new FlowSession(output, out, new PtEvent());
+  if (internal.stopAt !== undefined) {
+    session.stop = internal.stopAt;
+    session.onStop = () => false;
+  }
   if (sideband.channels.length > 0) {
     const { openSideband } = await import("./sideband.js");
     const sb = openSideband(io, out, sideband, "flow", kernel);

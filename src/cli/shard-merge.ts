@@ -101,7 +101,7 @@ export async function mergeShards(
         shards.push(data);
       }
       const builder = new ResultsBuilder();
-      builder.addInput(input, shards);
+      builder.addInput(input, shards, group[0]!.kind === "raw");
       files.add(builder.results());
     }
     files.add({

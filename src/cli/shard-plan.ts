@@ -1,8 +1,9 @@
 /**
- * `ptkit shard plan`: the shards of a set of perf.data files, one per Intel PT stream
- * (see src/shard/plan.ts), written as a plan file.
+ * `ptkit shard plan`: the shards of a set of perf.data files, one per Intel PT stream,
+ * and raw traces, cut at PSBs (see src/shard/plan.ts), written as a plan file.
  */
 import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { planChunks } from "../packet/chunks.js";
 import {
   type AuxtraceInfo,
   auxStreams,
@@ -14,16 +15,23 @@ import {
   RecordType,
 } from "../perf/index.js";
 import { makePlan, type PlanInput, type PlanShard, planText } from "../shard/plan.js";
-import { fileKind, ioErrorText, openError, readHead } from "./file-kind.js";
+import { fileKind, ioErrorText, notATraceHint, openError, readHead } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { fileSource } from "./node-source.js";
 
-/** Plan `inputs` with `options` for every shard's decode, into the file `output`. */
+/** A raw trace's shards are about this many bytes (--shard-size). */
+export const DEFAULT_SHARD_SIZE = 64 << 20;
+
+/**
+ * Plan `inputs` with `options` for every shard's decode, into the file `output`; raw
+ * traces are cut at PSBs about `shardSize` bytes apart.
+ */
 export function planShards(
   io: CliIo,
   inputs: readonly string[],
   options: readonly string[],
   output: string,
+  shardSize = DEFAULT_SHARD_SIZE,
 ): number {
   const planDir = dirname(resolve(io.cwd, output));
   const planned: PlanInput[] = [];
@@ -35,26 +43,40 @@ export function planShards(
       io.stderr(`ptkit shard plan: ${problem}\n`);
       return 1;
     }
-    if (fileKind(readHead(io, path)) !== "perf") {
+    const kind = fileKind(readHead(io, path));
+    if (kind !== "perf" && kind !== "trace") {
+      const hint = kind === undefined ? undefined : notATraceHint(path, kind);
       io.stderr(
-        `ptkit shard plan: ${path}: not a perf.data file; shards are planned for perf.data files (record with 'ptkit record' or 'perf record -e intel_pt//').\n`,
+        `ptkit shard plan: ${hint ?? `${path}: neither a perf.data file nor an Intel PT trace (no PSB near its start)`}\n`,
       );
-      return 1;
-    }
-    const streams = perfStreams(io, path);
-    if (typeof streams === "string") {
-      io.stderr(`ptkit shard plan: ${path}: ${streams}\n`);
       return 1;
     }
     const absolute = resolve(io.cwd, path);
     // Relative to the plan's directory, so that the plan and its inputs move together.
     const inPlan = isAbsolute(path) ? path : relative(planDir, absolute);
     const input = planned.length;
-    planned.push({ path: inPlan, kind: "perf.data", bytes: io.fileSize(path) });
-    for (const s of streams) {
-      shards.push({ input, stream: s.idx, cpus: s.cpus, tids: s.tids, traceBytes: s.size });
-      traceBytes += s.size;
+    const bytes = io.fileSize(path);
+    if (kind === "perf") {
+      const streams = perfStreams(io, path);
+      if (typeof streams === "string") {
+        io.stderr(`ptkit shard plan: ${path}: ${streams}\n`);
+        return 1;
+      }
+      planned.push({ path: inPlan, kind: "perf.data", bytes });
+      for (const s of streams) {
+        shards.push({ input, stream: s.idx, cpus: s.cpus, tids: s.tids, traceBytes: s.size });
+        traceBytes += s.size;
+      }
+      continue;
     }
+    // A raw trace: windows from a PSB to the next one about shardSize on.
+    const starts = planChunks(fileSource(io, path), 2, shardSize, shardSize);
+    planned.push({ path: inPlan, kind: "raw", bytes });
+    starts.forEach((from, i) => {
+      const to = starts[i + 1] ?? bytes;
+      shards.push({ input, from, to, traceBytes: to - from });
+    });
+    traceBytes += bytes;
   }
   const plan = makePlan(options, planned, shards);
   io.writeFile(output, new TextEncoder().encode(planText(plan)));

@@ -1,6 +1,7 @@
 /**
  * `ptkit shard run PLAN --index N -o DIR`: decode shard N of a plan (one stream of a
- * perf.data file, as `ptkit perf` decodes it, with the plan's decode options) and
+ * perf.data file, as `ptkit perf` decodes it, or a window of a raw trace, as `ptkit
+ * flow` does, with the plan's decode options) and
  * write its tables, each to a temporary name renamed into place, then the completion
  * marker `shard-N.done` last: a shard is done exactly when its marker is there, and a
  * re-run writes the same bytes.
@@ -8,10 +9,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { writeParquet } from "../shard/parquet.js";
-import { parsePlan, type ShardPlan } from "../shard/plan.js";
+import { type InputKind, type PlanInput, parsePlan, type ShardPlan } from "../shard/plan.js";
 import { SHARD_TABLES, type ShardData, shardTables, TABLES_SCHEMA, TABLES_VERSION } from "../shard/tables.js";
 import { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";
+import { runFlow } from "./flow.js";
 import type { CliIo } from "./io.js";
 import { runPerf } from "./perf.js";
 
@@ -25,6 +27,8 @@ export interface ShardDone {
   shard: number;
   shards: number;
   input: string;
+  /** The input's kind: the shards of a raw trace are windows of one stream. */
+  kind: InputKind;
   clock: string;
   /** Table name → its file (in the marker's directory) and size. */
   files: Record<string, { file: string; bytes: number }>;
@@ -47,7 +51,7 @@ export function shardFile(n: number, table: string): string {
   return `shard-${n}.${table}`;
 }
 
-export function runShard(io: CliIo, planPath: string, index: number, outDir: string): number {
+export async function runShard(io: CliIo, planPath: string, index: number, outDir: string): Promise<number> {
   const fail = (message: string) => {
     io.stderr(`ptkit shard run: ${message}\n`);
     return 1;
@@ -81,27 +85,34 @@ export function runShard(io: CliIo, planPath: string, index: number, outDir: str
     },
   };
   const tables = new TablesOut();
-  const code = runPerf([...plan.options, "-q", path], quiet, process.env.HOME, {
-    streams: [shard.stream ?? -1],
-    tables,
-  });
+  const code =
+    input.kind === "perf.data"
+      ? runPerf([...plan.options, "-q", path], quiet, process.env.HOME, {
+          streams: [shard.stream ?? -1],
+          tables,
+        })
+      : // From the shard's PSB to the end of the file: the decode stops past the next shard's PSB.
+        await runFlow([...plan.options, "--quiet", "--pt", `${path}:${shard.from ?? 0}`], quiet, {
+          tables,
+          stopAt: (shard.to ?? input.bytes) - (shard.from ?? 0),
+        });
   if (code !== 0) return fail(`shard ${index}: the decode of ${input.path} failed (see above).`);
   const data = tables.data(index);
   const dir = resolve(io.cwd, outDir);
   try {
-    writeShard(dir, plan, index, input.path, data);
+    writeShard(dir, plan, index, input, data);
   } catch (e) {
     return fail(`${outDir}: ${ioErrorText(e)}`);
   }
   const insns = data.nodes.reduce((n, r) => n + r.selfInsns, 0);
   io.stdout(
-    `shard ${index} of ${plan.shards.length}: ${input.path} stream ${shard.stream}: ${insns} instructions, ${data.segments.length} thread runs, ${data.edges.length} edges, ${errors} decode errors; wrote ${join(outDir, shardFile(index, "done"))}\n`,
+    `shard ${index} of ${plan.shards.length}: ${input.path} ${shard.stream === undefined ? `bytes ${shard.from}-${shard.to}` : `stream ${shard.stream}`}: ${insns} instructions, ${data.segments.length} thread runs, ${data.edges.length} edges, ${errors} decode errors; wrote ${join(outDir, shardFile(index, "done"))}\n`,
   );
   return 0;
 }
 
 /** Write shard `index`'s tables and then its marker, each atomically (temporary name, rename). */
-function writeShard(dir: string, plan: ShardPlan, index: number, input: string, data: ShardData): void {
+function writeShard(dir: string, plan: ShardPlan, index: number, input: PlanInput, data: ShardData): void {
   mkdirSync(dir, { recursive: true });
   const put = (name: string, bytes: Uint8Array) => {
     const temp = join(dir, `.${name}.${process.pid}.tmp`);
@@ -129,7 +140,8 @@ function writeShard(dir: string, plan: ShardPlan, index: number, input: string, 
     plan: plan.id,
     shard: index,
     shards: plan.shards.length,
-    input,
+    input: input.path,
+    kind: input.kind,
     clock: data.clock,
     files,
   };

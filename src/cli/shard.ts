@@ -6,20 +6,24 @@
  */
 import { parseArgs } from "node:util";
 import type { CliIo } from "./io.js";
+import { parseSize } from "./numbers.js";
 import { mergeShards } from "./shard-merge.js";
-import { planShards } from "./shard-plan.js";
+import { DEFAULT_SHARD_SIZE, planShards } from "./shard-plan.js";
 import { runShard } from "./shard-run.js";
 
-export const SHARD_HELP = `usage: ptkit shard plan [-o PLAN] [--] INPUT... [-- DECODE-OPTIONS...]
+export const SHARD_HELP = `usage: ptkit shard plan [-o PLAN] [--shard-size SIZE] [--] INPUT... [-- DECODE-OPTIONS...]
        ptkit shard run PLAN [--index N] [-o DIR]
        ptkit shard merge DIR [--plan PLAN] -o DB
 
 Decode many recordings on many machines: plan shards, run each anywhere, merge.
 
-  plan    list the shards of the inputs (perf.data files; each Intel PT stream,
-          per CPU or per thread, is a shard) into PLAN (default plan.json).
-          DECODE-OPTIONS after a second '--' go to every shard's decode, as
-          'ptkit perf' takes them (--kcore, --vmlinux, --symfs, --elf, ...).
+  plan    list the shards of the inputs into PLAN (default plan.json): each
+          Intel PT stream of a perf.data file (per CPU or per thread) is a
+          shard; a raw trace is cut at PSBs about SIZE bytes apart (default
+          64M; e.g. 16M, 1G). DECODE-OPTIONS after a second '--' go to every
+          shard's decode, as 'ptkit perf' takes them for perf.data files
+          (--kcore, --vmlinux, --symfs, --elf, ...) and 'ptkit flow' for raw
+          traces (--elf FILE:BASE, --cpu, ...: plan those apart).
           Relative input paths are taken relative to PLAN's directory.
   run     decode shard N of PLAN into DIR (default .): shard-N.<table>.parquet
           files, then shard-N.done. N defaults to the array index of the job
@@ -53,8 +57,11 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
     const cut = rest.indexOf("--");
     const own = cut < 0 ? rest : rest.slice(0, cut);
     let after = cut < 0 ? [] : rest.slice(cut + 1);
-    const p = parse(own, { output: { type: "string", short: "o" } });
+    const p = parse(own, { output: { type: "string", short: "o" }, "shard-size": { type: "string" } });
     if (typeof p === "string") return fail(p);
+    const sizeText = p.values["shard-size"] as string | undefined;
+    const size = sizeText === undefined ? DEFAULT_SHARD_SIZE : parseSize(sizeText);
+    if (size === undefined || size < 1) return fail(`--shard-size: bad size: ${sizeText} (e.g. 64M, 1G).`);
     let inputs = p.positionals;
     if (inputs.length === 0 && cut >= 0) {
       // `plan -- INPUT... -- OPTIONS`.
@@ -63,7 +70,7 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
       after = second < 0 ? [] : after.slice(second + 1);
     }
     if (inputs.length === 0) return fail("no inputs.");
-    return planShards(io, inputs, after, (p.values.output as string | undefined) ?? "plan.json");
+    return planShards(io, inputs, after, (p.values.output as string | undefined) ?? "plan.json", size);
   }
   if (verb === "run") {
     const p = parse(rest, { index: { type: "string" }, output: { type: "string", short: "o" } });
@@ -71,7 +78,7 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
     if (p.positionals.length !== 1) return fail("expected one plan file.");
     const index = shardIndex(p.values.index as string | undefined);
     if (typeof index === "string") return fail(index);
-    return runShard(io, p.positionals[0]!, index, (p.values.output as string | undefined) ?? ".");
+    return await runShard(io, p.positionals[0]!, index, (p.values.output as string | undefined) ?? ".");
   }
   if (verb === "merge") {
     const p = parse(rest, { plan: { type: "string" }, output: { type: "string", short: "o" } });

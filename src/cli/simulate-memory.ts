@@ -22,21 +22,13 @@ import {
   topaRegionSize,
   writeTopaTable,
 } from "../unit/index.js";
+import { parseSize } from "./numbers.js";
 
 export const TOPA_TABLE_BASE = 0x100000;
 
 export type OutputLayout =
   | { kind: "single-range"; base: number; size: number }
   | { kind: "topa"; regions: { base: number; sizeCode: number; int: boolean; stop: boolean }[] };
-
-const UNIT: Record<string, number> = { "": 1, K: 1024, M: 1024 * 1024 };
-
-/** A size like 4096, 0x1000, 4K or 2M. */
-function parseSize(text: string): number | undefined {
-  const m = /^(0x[0-9a-f]+|\d+)([KM]?)$/i.exec(text);
-  if (!m) return undefined;
-  return Number(m[1]) * UNIT[m[2]!.toUpperCase()]!;
-}
 
 /** `BASE:SIZE`: SIZE a power of two of at least 128 bytes, BASE aligned to it. */
 export function parseSingleRange(text: string): OutputLayout | string {

@@ -4,7 +4,8 @@
  * runs shard N, `ptkit shard merge` checks every shard is there and from this plan).
  *
  * A shard is one Intel PT stream of a perf.data file (a CPU's, in per-CPU mode, or a
- * thread's), or one raw trace file. Its number is its index in `shards`; its output
+ * thread's), or a window of a raw trace file cut at a PSB. Its number is its index in
+ * `shards`; its output
  * depends on nothing but the plan and the input files, so a re-run writes the same
  * bytes. The plan's `id` is a hash of everything else in it: outputs carry it, and
  * the merge refuses outputs of another plan.
@@ -14,7 +15,8 @@
  * { "schema": "ptkit-shard-plan", "version": 1, "id": "5f0c2a9e11d34b70",
  *   "options": ["--kcore", "/data/kcore"],          // given to every shard's decode
  *   "inputs": [{ "path": "host1/perf.data", "kind": "perf.data", "bytes": 81234 }],
- *   "shards": [{ "input": 0, "stream": 0, "cpus": [0], "tids": [], "traceBytes": 40960 }] }
+ *   "shards": [{ "input": 0, "stream": 0, "cpus": [0], "tids": [-1], "traceBytes": 40960 },
+ *              { "input": 1, "from": 0, "to": 67108960, "traceBytes": 67108960 }] }
  * ```
  * Relative input paths are relative to the plan file's directory.
  */
@@ -38,6 +40,12 @@ export interface PlanShard {
   stream?: number;
   cpus?: number[];
   tids?: number[];
+  /**
+   * A raw trace: the bytes [from, to) of the file, from a PSB to the next shard's (the
+   * decode goes on past `to` until it has read the PSB there, as `--jobs` pieces do).
+   */
+  from?: number;
+  to?: number;
   /** Bytes of trace the shard decodes. */
   traceBytes: number;
 }
@@ -95,6 +103,11 @@ export function parsePlan(text: string): ShardPlan | string {
   for (const [i, s] of p.shards.entries()) {
     if (!Number.isSafeInteger(s?.input) || s.input < 0 || s.input >= p.inputs.length) return `bad shard ${i}`;
     if (s.stream !== undefined && !Number.isSafeInteger(s.stream)) return `bad shard ${i}`;
+    const bytes = p.inputs[s.input]!.bytes;
+    if (s.from !== undefined && (!Number.isSafeInteger(s.from) || s.from < 0 || s.from > bytes))
+      return `bad shard ${i}`;
+    if (s.to !== undefined && (!Number.isSafeInteger(s.to) || s.to < (s.from ?? 0) || s.to > bytes))
+      return `bad shard ${i}`;
     if (!Number.isSafeInteger(s.traceBytes)) return `bad shard ${i}`;
   }
   const plan = p as ShardPlan;

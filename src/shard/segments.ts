@@ -46,6 +46,7 @@ import {
   type Marker,
   type ThreadTrack,
 } from "../analysis/index.js";
+import { hex64 } from "../packet/u64.js";
 
 /** A level node's first key word (frames have their parent's id there, always smaller). */
 const LEVEL = 0xffffffff;
@@ -77,6 +78,10 @@ export interface SegmentRow {
   startIp: string;
   /** The return address of each frame open at the end, bottom first, "-" for none. */
   endReturns: string;
+  /** Where the run's first instruction was, when it began with a root ("0x..."), else "". */
+  firstIp: string;
+  /** The branch left pending at the end of its stream (see ThreadTrack.endBranch), or "". */
+  endBranch: string;
 }
 
 /** A node as the merge reads it: a level (kind "level", `level` set) or a frame. */
@@ -159,6 +164,8 @@ export class SegmentRecorder implements CallSink {
       cleared: false,
       startIp: "",
       endReturns: "",
+      firstIp: "",
+      endBranch: "",
     };
     this.segments.push(seg);
     this.current[i] = seg;
@@ -185,6 +192,7 @@ export class SegmentRecorder implements CallSink {
     for (let f = 0; f < Math.min(depth, stack.stored); f++) returns.push(stack.returnOf(f) || "-");
     seg.endReturns = returns.join(" ");
     seg.startIp = track.startIp;
+    seg.endBranch = track.endBranch;
     // The thread name may have come later than the run began.
     seg.comm = track.name;
     this.current[i] = undefined;
@@ -213,7 +221,10 @@ export class SegmentRecorder implements CallSink {
     const id = this.nodes.id(parent, (kind | (scope << KIND_BITS)) >>> 0, hi, lo);
     const node = id < 0 ? parent : id;
     this.own(node, seg.segment);
-    if (Number.isNaN(seg.start)) seg.start = this.origin + time;
+    if (Number.isNaN(seg.start)) {
+      seg.start = this.origin + time;
+      if (depth === 1 && kind === FrameKind.Root) seg.firstIp = `0x${hex64(hi, lo, 0)}`;
+    }
     if (kind !== FrameKind.Root) this.calls[node]! += 1;
     path[depth] = node;
     this.depths[i] = depth;

@@ -52,6 +52,8 @@ class ThreadTree {
   readonly calls: number[] = [0];
   /** (parent, function) → child node id - 1 (ids start at 1: node 0 is the thread). */
   private readonly children = new KeyTable(Number.MAX_SAFE_INTEGER);
+  /** The branch the last segment ended on (SegmentRow.endBranch). */
+  branch = "";
   /** The stack the last segment left, bottom first: nodes and their return addresses ("-": none). */
   stack: { node: number; ret: string }[] = [];
 
@@ -68,8 +70,31 @@ class ThreadTree {
   }
 }
 
-/** Stitches the shards of one input; {@link functions} gives the totals. */
+/** A transfer between two windows of a stream: the branch ending one, to where the next began. */
+export interface SeamEdge {
+  from: string;
+  to: string;
+  /** Its FlowClass (256: asynchronous). */
+  kind: number;
+}
+
+/** FlowClass values the seams need (flow/flow-class.ts). */
+const CALL = 2;
+const RETURN = 3;
+const FAR_CALL = 6;
+const FAR_RETURN = 7;
+
+/**
+ * Stitches the shards of one input; {@link functions} gives the totals. With
+ * `continuous`, the segments of a thread are windows of one stream (a raw trace cut at
+ * PSBs): a branch a window ended on goes on into the next window (its frame pushed or
+ * popped, its edge in {@link seams}), as one decode would have taken it.
+ */
 export class Stitcher {
+  readonly seams: SeamEdge[] = [];
+
+  constructor(private readonly continuous = false) {}
+
   private readonly threads = new Map<string, ThreadTree>();
   private readonly names = new FunctionNames();
 
@@ -179,9 +204,36 @@ export class Stitcher {
     return t;
   }
 
+  /**
+   * The branch `branch` ("CLASS 0xFROM SIZE") ended a window; the next began at `to`:
+   * its edge, and what it does to the stack (a call pushes the frame the next window's
+   * first root is, a return pops to the frame it returns to, else the top one).
+   */
+  private seam(t: ThreadTree, branch: string, to: string, nodes: readonly NodeRow[]): void {
+    const [cls, from, size] = branch.split(" ");
+    const kind = Number(cls);
+    this.seams.push({ from: from!, to, kind });
+    const stack = t.stack;
+    if (kind === CALL || kind === FAR_CALL) {
+      const root = nodes.find((n) => n.kind === "root");
+      if (root === undefined) return;
+      const parent = stack.at(-1)?.node ?? 0;
+      const node = t.child(parent, this.names.id(root.function, root.dso));
+      t.calls[node]! += 1;
+      const ret = BigInt(from!) + BigInt(size!);
+      t.stack = [...stack, { node, ret: `0x${ret.toString(16)}` }];
+    } else if (kind === RETURN || kind === FAR_RETURN) {
+      let i = stack.length - 1;
+      while (i >= 0 && stack[i]!.ret !== to) i--;
+      t.stack = stack.slice(0, i >= 0 ? i : Math.max(0, stack.length - 1));
+    }
+  }
+
   /** One segment: its nodes onto the thread's tree from the stack the one before left. */
   private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[], view: ShardView): void {
     const { byId, global } = view;
+    if (this.continuous && t.branch !== "" && seg.firstIp !== "") this.seam(t, t.branch, seg.firstIp, nodes);
+    t.branch = seg.endBranch;
     let stack = t.stack;
     // Tracing resumed where a frame returns to: it (and what is above it) has returned.
     if (seg.startIp !== "") {

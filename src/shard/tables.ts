@@ -4,7 +4,7 @@
  * gaps, the shards), as Parquet columns. Schema "ptkit-shard-tables" version 1; the
  * result tables are documented in the README ("Past one machine").
  */
-import { edgeKindName, KeyTable } from "../analysis/index.js";
+import { EdgeKind, edgeKindName, KeyTable } from "../analysis/index.js";
 import { FunctionNames } from "./names.js";
 import type { ParquetColumn, ParquetType } from "./parquet.js";
 import type { GapRow, NodeRow, SegmentRow } from "./segments.js";
@@ -56,6 +56,8 @@ const SEGMENTS: Column<SegmentRow>[] = [
   { name: "cleared", type: "bool", get: (r) => r.cleared },
   { name: "start_ip", type: "string", get: (r) => r.startIp },
   { name: "end_returns", type: "string", get: (r) => r.endReturns },
+  { name: "first_ip", type: "string", get: (r) => r.firstIp },
+  { name: "end_branch", type: "string", get: (r) => r.endBranch },
 ];
 
 /** A node as written: its frame's name as an index into the shard's `names` table. */
@@ -144,6 +146,8 @@ export function shardData(shard: number, clock: string, rows: Record<string, rea
       cleared: r.cleared === true,
       startIp: r.start_ip as string,
       endReturns: r.end_returns as string,
+      firstIp: r.first_ip as string,
+      endBranch: r.end_branch as string,
     })),
     nodes: (rows.nodes ?? []).map((r) => ({
       node: num(r.node),
@@ -264,9 +268,12 @@ export class ResultsBuilder {
   private readonly edges: { input: string; edges: EdgeRow[] }[] = [];
   private readonly gaps: InputGap[] = [];
 
-  /** All shards of one input, at once (their call stacks are stitched together). */
-  addInput(input: string, shards: readonly ShardData[]): void {
-    const stitcher = new Stitcher();
+  /**
+   * All shards of one input, at once (their call stacks are stitched together);
+   * `continuous`: they are windows of one stream (a raw trace), see {@link Stitcher}.
+   */
+  addInput(input: string, shards: readonly ShardData[], continuous = false): void {
+    const stitcher = new Stitcher(continuous);
     stitcher.add(shards);
     // Times add up only where every shard's clock is nanoseconds.
     const ns = shards.every((s) => s.clock === "ns" || s.segments.length === 0);
@@ -276,7 +283,22 @@ export class ResultsBuilder {
     const edges: EdgeRow[] = [];
     // Rows are the shards' own until a second shard adds to one: then it is copied.
     const own: boolean[] = [];
-    for (const s of shards) {
+    // The transfers between windows: edges no window saw whole.
+    const seams: EdgeRow[] = stitcher.seams.map((e) => {
+      const from = BigInt(e.from);
+      const to = BigInt(e.to);
+      const half = (v: bigint, hi: boolean) => Number(hi ? v >> 32n : v & 0xffffffffn);
+      const kind = e.kind === 256 ? EdgeKind.Async : e.kind;
+      return {
+        fromHi: half(from, true),
+        fromLo: half(from, false),
+        toHi: half(to, true),
+        toLo: half(to, false),
+        kind,
+        count: 1,
+      };
+    });
+    for (const s of [...shards, { edges: seams, gaps: [], clock: "" }]) {
       for (const e of s.edges) {
         const id = ids.id(e.fromHi, e.fromLo, e.toHi, e.toLo);
         let have = edges[id];

@@ -46,7 +46,7 @@ test("the shard index: --index, else the job runners' variables, in that order",
   assert.match(shardIndex(undefined, { SLURM_ARRAY_TASK_ID: "x" }) as string, /SLURM_ARRAY_TASK_ID: bad/);
 });
 
-test("plan: inputs that are missing or not perf.data are refused by name", async (t) => {
+test("plan: inputs that are missing or neither perf.data nor a trace are refused by name", async (t) => {
   const dir = setup(t);
   writeFileSync(join(dir, "raw.pt"), new Uint8Array([0x02, 0x82, 0x02, 0x82]));
   let r = await run(dir, ["plan", "-o", "p.json", "nope.data"]);
@@ -54,7 +54,15 @@ test("plan: inputs that are missing or not perf.data are refused by name", async
   oneLine(r.err, /^ptkit shard plan: failed to open nope\.data: /);
   r = await run(dir, ["plan", "-o", "p.json", "raw.pt"]);
   assert.equal(r.code, 1);
-  oneLine(r.err, /^ptkit shard plan: raw\.pt: not a perf\.data file; /);
+  oneLine(
+    r.err,
+    /^ptkit shard plan: raw\.pt: neither a perf\.data file nor an Intel PT trace \(no PSB near its start\)\n$/,
+  );
+  r = await run(dir, ["plan", "-o", "p.json", "migrate"]);
+  assert.equal(r.code, 1);
+  oneLine(r.err, /^ptkit shard plan: migrate is an ELF file \(a program or library\), not a trace: /);
+  r = await run(dir, ["plan", "--shard-size", "lots", "perf.data"]);
+  oneLine(r.err, /--shard-size: bad size: lots \(e\.g\. 64M, 1G\)\./);
   r = await run(dir, ["plan"]);
   assert.equal(r.code, 1);
   oneLine(r.err, /no inputs/);

@@ -3,7 +3,8 @@
  * perf.data whose threads migrate between CPUs inside calls, run every shard in
  * parallel and out of order (one killed part way and run again), merge, and compare
  * the per-function totals and edge counts with one `ptkit perf --folded`/`--edges`
- * decode of the same file; `ptkit perf --db` gives the same tables in one command.
+ * decode of the same file; `ptkit perf --db` gives the same tables in one command; a
+ * raw trace cut at PSBs merges to one `ptkit flow` decode's totals and edges.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { REPO_ROOT } from "../corpus.js";
-import { migrateWorkload } from "./workload.js";
+import { migrateWorkload, rawWorkload } from "./workload.js";
 
 const CLI = join(REPO_ROOT, "dist/cli/ptkit.js");
 
@@ -122,4 +123,59 @@ test("shards run as processes, out of order, one killed and re-run, merge to one
   const all =
     "select * exclude (input, self_time_ns, total_time_ns) from functions order by process, thread, function";
   assert.equal(await ok(dir, ["query", "one.duckdb", all]), await ok(dir, ["query", "r.duckdb", all]));
+});
+
+test("a raw trace cut at PSBs into shards merges to one decode's totals and edges", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-shard-raw-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const w = rawWorkload(60000, 5);
+  writeFileSync(join(dir, "t.pt"), w.trace);
+  writeFileSync(join(dir, "migrate"), w.elf);
+  const planned = await ok(dir, [
+    "shard",
+    "plan",
+    "-o",
+    "plan.json",
+    "--shard-size",
+    "16K",
+    "t.pt",
+    "--",
+    "--elf",
+    "migrate",
+  ]);
+  const shards = Number(/(\d+) shards/.exec(planned)?.[1]);
+  assert.ok(shards >= 3, planned);
+  await Promise.all(
+    Array.from({ length: shards }, (_, i) =>
+      ok(dir, ["shard", "run", "plan.json", "--index", String(i), "-o", "out"]),
+    ),
+  );
+  await ok(dir, ["shard", "merge", "out", "--plan", "plan.json", "-o", "r.duckdb"]);
+  await ok(dir, [
+    "flow",
+    "--elf",
+    "migrate",
+    "--pt",
+    "t.pt",
+    "-q",
+    "--folded",
+    "f.folded",
+    "--edges",
+    "e.txt",
+  ]);
+  const folded = foldedTotals(readFileSync(join(dir, "f.folded"), "utf8"));
+  const sql =
+    "select function, sum(self_insns) s, sum(total_insns) t from functions group by 1 having t > 0 order by 1";
+  const rows = JSON.parse(await ok(dir, ["query", "r.duckdb", "--json", sql])) as {
+    function: string;
+    s: number;
+    t: number;
+  }[];
+  assert.deepEqual(new Map(rows.map((r) => [r.function, { self: Number(r.s), total: Number(r.t) }])), folded);
+  assert.equal(folded.get("F0")!.total, w.insns);
+  const edgeSql = `select printf('0x%x 0x%x %d', "from", "to", count) e from edges order by 1`;
+  const merged = (JSON.parse(await ok(dir, ["query", "r.duckdb", "--json", edgeSql])) as { e: string }[]).map(
+    (r) => r.e,
+  );
+  assert.deepEqual(merged.sort(), readFileSync(join(dir, "e.txt"), "utf8").trim().split("\n").sort());
 });

@@ -21,6 +21,8 @@ const seg = (segment: number, start: number, more: Partial<SegmentRow> = {}): Se
   cleared: false,
   startIp: "",
   endReturns: "",
+  firstIp: "",
+  endBranch: "",
   ...more,
 });
 

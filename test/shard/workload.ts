@@ -167,6 +167,33 @@ export function migrateWorkload(o: MigrateOptions): MigrateWorkload {
   return { perfData: fileMode(file.built()), elf: layout.bytes, binaryName, insns };
 }
 
+/**
+ * One thread running the same program as a raw trace (no perf.data): `calls` calls,
+ * with a PSB every 2^(PSBFreq + 11) bytes of trace (PSBFreq 1: 4 KiB), TSC, MTC and CYC.
+ */
+export function rawWorkload(calls: number, seed = 1): { trace: Uint8Array; elf: Uint8Array; insns: number } {
+  const n = 12;
+  const rng = new Rng(seed);
+  const exec: string[] = [];
+  const budget = { calls };
+  while (budget.calls > 0) callTree(rng, n, 0, exec, budget);
+  const insns = exec.length;
+  exec.unshift(JSON.stringify({ k: "cpl", cpl: 3 }));
+  exec.push(JSON.stringify({ k: "end", ip: hex(BASE + 0x1000n) }));
+  const ctl = { ...BRANCHES, OS: 0, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 1 };
+  const trace = generate(readExecJsonl(`${exec.join("\n")}\n`), {
+    msrs: msrs({ ctl }),
+    cyclesPerInsn: 3,
+    tsc: TRACE_TSC,
+  }).bytes;
+  const symbols = Array.from({ length: n }, (_, i) => ({
+    name: `F${i}`,
+    value: BASE + BigInt(i) * FN_BYTES,
+    size: Number(FN_BYTES),
+  }));
+  return { trace, elf: elfWithSymbolsLayout(BASE, program(n), symbols).bytes, insns };
+}
+
 /** SWITCH_CPU_WIDE of thread `pid` on `cpu` (out: `other` runs next; in: `other` ran before). */
 function switchCpuWide(out: boolean, pid: number, other: number, time: bigint, cpu: number): Uint8Array {
   return record(
