@@ -162,7 +162,7 @@ export class AnalysisOutputs {
     }
     const tables = options.tables;
     if (tables !== undefined) {
-      tables.recorder = new SegmentRecorder(names);
+      tables.recorder = new SegmentRecorder(names, tables.calls);
       sinks.push(tables.recorder);
     }
     if (

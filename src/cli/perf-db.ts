@@ -22,13 +22,15 @@ export async function runPerfCommand(argv: readonly string[], io: CliIo): Promis
     io.stderr("ptkit perf: --db: expected a database file.\nUse --help or -h for help.\n");
     return 1;
   }
-  const rest = [...argv.slice(0, at), ...argv.slice(at + 2)];
+  let rest = [...argv.slice(0, at), ...argv.slice(at + 2)];
+  const calls = rest.includes("--db-calls");
+  rest = rest.filter((a) => a !== "--db-calls");
   const clash = rest.find((a) => STACK_OUTPUTS.includes(a));
   if (clash !== undefined) {
     io.stderr(`ptkit perf: --db cannot be combined with ${clash}: run them as two commands.\n`);
     return 1;
   }
-  const tables = new TablesOut();
+  const tables = new TablesOut(calls);
   const code = runPerf(rest, io, process.env.HOME, { tables });
   if (code !== 0) return code;
   const input = rest.filter((a) => !a.startsWith("-")).at(-1) ?? "";
@@ -47,7 +49,7 @@ export async function runPerfCommand(argv: readonly string[], io: CliIo): Promis
   }
   const rows = (t: { values: unknown[][] }) => t.values[0]?.length ?? 0;
   io.stdout(
-    `wrote ${db}: ${rows(results.functions)} function rows, ${rows(results.edges)} edges, ${rows(results.gaps)} gaps\n`,
+    `wrote ${db}: ${rows(results.functions)} function rows, ${calls ? `${rows(results.calls)} calls, ` : ""}${rows(results.edges)} edges, ${rows(results.gaps)} gaps\n`,
   );
   return 0;
 }

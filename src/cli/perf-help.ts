@@ -108,6 +108,8 @@ results database:
                          edges; gaps) in a DuckDB database, for 'ptkit query'.
                          Not with --timeline, --perfetto, --folded, --jsonl or
                          --latency (run those separately).
+  --db-calls             with --db: the calls table too, a row per call that
+                         returned (function, caller, depth, start, duration).
 
 examples:
   ptkit perf perf.data

@@ -15,8 +15,10 @@ Run SQL on a results database ('ptkit shard merge', 'ptkit perf --db') and print
 the result as CSV with a header, or with --json as a JSON array of objects.
 
 Tables: functions (input, process, thread, comm, function, dso, calls, self_insns,
-total_insns, self_time_ns, total_time_ns), edges (input, from, to, kind, count),
-gaps (input, process, thread, what, offset, message, time_ns), shards, meta.
+total_insns, self_time_ns, total_time_ns), calls (input, process, thread, comm,
+function, dso, caller, depth, start_ns, duration_ns; with shard plan --calls or
+perf --db-calls), edges (input, from, to, kind, count), gaps (input, process,
+thread, what, offset, message, time_ns), shards, meta.
 
 examples:
   ptkit query results.duckdb "select function, sum(self_insns) s from functions group by 1 order by s desc limit 10"

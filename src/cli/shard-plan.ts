@@ -24,14 +24,14 @@ export const DEFAULT_SHARD_SIZE = 64 << 20;
 
 /**
  * Plan `inputs` with `options` for every shard's decode, into the file `output`; raw
- * traces are cut at PSBs about `shardSize` bytes apart.
+ * traces are cut at PSBs about `shardSize` bytes apart; `calls`: shards record each call.
  */
 export function planShards(
   io: CliIo,
   inputs: readonly string[],
   options: readonly string[],
   output: string,
-  shardSize = DEFAULT_SHARD_SIZE,
+  { shardSize = DEFAULT_SHARD_SIZE, calls = false }: { shardSize?: number; calls?: boolean } = {},
 ): number {
   const planDir = dirname(resolve(io.cwd, output));
   const planned: PlanInput[] = [];
@@ -78,7 +78,7 @@ export function planShards(
     });
     traceBytes += bytes;
   }
-  const plan = makePlan(options, planned, shards);
+  const plan = makePlan(options, planned, shards, calls);
   io.writeFile(output, new TextEncoder().encode(planText(plan)));
   const mib = (traceBytes / 2 ** 20).toFixed(1);
   io.stdout(

@@ -84,7 +84,7 @@ export async function runShard(io: CliIo, planPath: string, index: number, outDi
       for (const c of b) if (c === 0x0a) errors++;
     },
   };
-  const tables = new TablesOut();
+  const tables = new TablesOut(plan.calls === true);
   const code =
     input.kind === "perf.data"
       ? runPerf([...plan.options, "-q", path], quiet, process.env.HOME, {

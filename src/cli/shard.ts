@@ -11,7 +11,7 @@ import { mergeShards } from "./shard-merge.js";
 import { DEFAULT_SHARD_SIZE, planShards } from "./shard-plan.js";
 import { runShard } from "./shard-run.js";
 
-export const SHARD_HELP = `usage: ptkit shard plan [-o PLAN] [--shard-size SIZE] [--] INPUT... [-- DECODE-OPTIONS...]
+export const SHARD_HELP = `usage: ptkit shard plan [-o PLAN] [--shard-size SIZE] [--calls] [--] INPUT... [-- DECODE-OPTIONS...]
        ptkit shard run PLAN [--index N] [-o DIR]
        ptkit shard merge DIR [--plan PLAN] -o DB
 
@@ -25,6 +25,8 @@ Decode many recordings on many machines: plan shards, run each anywhere, merge.
           (--kcore, --vmlinux, --symfs, --elf, ...) and 'ptkit flow' for raw
           traces (--elf FILE:BASE, --cpu, ...: plan those apart).
           Relative input paths are taken relative to PLAN's directory.
+          --calls: a row per call that returned, too (the calls table:
+          function, caller, depth, start and duration; as many rows as calls).
   run     decode shard N of PLAN into DIR (default .): shard-N.<table>.parquet
           files, then shard-N.done. N defaults to the array index of the job
           runner: JOB_COMPLETION_INDEX (Kubernetes Indexed Job),
@@ -57,7 +59,11 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
     const cut = rest.indexOf("--");
     const own = cut < 0 ? rest : rest.slice(0, cut);
     let after = cut < 0 ? [] : rest.slice(cut + 1);
-    const p = parse(own, { output: { type: "string", short: "o" }, "shard-size": { type: "string" } });
+    const p = parse(own, {
+      output: { type: "string", short: "o" },
+      "shard-size": { type: "string" },
+      calls: { type: "boolean" },
+    });
     if (typeof p === "string") return fail(p);
     const sizeText = p.values["shard-size"] as string | undefined;
     const size = sizeText === undefined ? DEFAULT_SHARD_SIZE : parseSize(sizeText);
@@ -70,7 +76,10 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
       after = second < 0 ? [] : after.slice(second + 1);
     }
     if (inputs.length === 0) return fail("no inputs.");
-    return planShards(io, inputs, after, (p.values.output as string | undefined) ?? "plan.json", size);
+    return planShards(io, inputs, after, (p.values.output as string | undefined) ?? "plan.json", {
+      shardSize: size,
+      calls: p.values.calls === true,
+    });
   }
   if (verb === "run") {
     const p = parse(rest, { index: { type: "string" }, output: { type: "string", short: "o" } });
@@ -93,7 +102,7 @@ export async function runShardCommand(argv: readonly string[], io: CliIo): Promi
 
 function parse(
   args: readonly string[],
-  options: Record<string, { type: "string"; short?: string }>,
+  options: Record<string, { type: "string" | "boolean"; short?: string }>,
 ): { values: Record<string, unknown>; positionals: string[] } | string {
   try {
     return parseArgs({ args: [...args], options, allowPositionals: true });

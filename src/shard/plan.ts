@@ -14,6 +14,7 @@
  * ```
  * { "schema": "ptkit-shard-plan", "version": 1, "id": "5f0c2a9e11d34b70",
  *   "options": ["--kcore", "/data/kcore"],          // given to every shard's decode
+ *   "calls": true,                                   // only if asked for: per-call rows
  *   "inputs": [{ "path": "host1/perf.data", "kind": "perf.data", "bytes": 81234 }],
  *   "shards": [{ "input": 0, "stream": 0, "cpus": [0], "tids": [-1], "traceBytes": 40960 },
  *              { "input": 1, "from": 0, "to": 67108960, "traceBytes": 67108960 }] }
@@ -55,6 +56,8 @@ export interface ShardPlan {
   version: typeof PLAN_VERSION;
   id: string;
   options: string[];
+  /** Shards record every call too (the `calls` table). */
+  calls?: boolean;
   inputs: PlanInput[];
   shards: PlanShard[];
 }
@@ -64,8 +67,14 @@ export function makePlan(
   options: readonly string[],
   inputs: readonly PlanInput[],
   shards: readonly PlanShard[],
+  calls = false,
 ): ShardPlan {
-  const body = { options: [...options], inputs: [...inputs], shards: [...shards] };
+  const body = {
+    options: [...options],
+    ...(calls ? { calls } : {}),
+    inputs: [...inputs],
+    shards: [...shards],
+  };
   return { schema: PLAN_SCHEMA, version: PLAN_VERSION, id: planId(body), ...body };
 }
 
@@ -110,8 +119,14 @@ export function parsePlan(text: string): ShardPlan | string {
       return `bad shard ${i}`;
     if (!Number.isSafeInteger(s.traceBytes)) return `bad shard ${i}`;
   }
+  if (p.calls !== undefined && p.calls !== true) return `bad "calls"`;
   const plan = p as ShardPlan;
-  const id = planId({ options: plan.options, inputs: plan.inputs, shards: plan.shards });
+  const id = planId({
+    options: plan.options,
+    ...(plan.calls ? { calls: true } : {}),
+    inputs: plan.inputs,
+    shards: plan.shards,
+  });
   if (plan.id !== id) return `its id ${String(plan.id)} does not match its contents (${id}): was it edited?`;
   return plan;
 }
@@ -122,6 +137,7 @@ export function parsePlan(text: string): ShardPlan | string {
  */
 export function planId(body: {
   options: readonly string[];
+  calls?: boolean;
   inputs: readonly PlanInput[];
   shards: readonly PlanShard[];
 }): string {

@@ -34,6 +34,7 @@
 import {
   type CallSink,
   type ClockInfo,
+  FRAME_END_NAMES,
   FRAME_KIND_NAMES,
   FrameEnd,
   FrameKind,
@@ -100,6 +101,20 @@ export interface NodeRow {
   selfTime: number;
 }
 
+/** A frame entered (SegmentRecorder with calls): its node, when it was entered and left, how it ended. */
+export interface FrameRow {
+  node: number;
+  /** Absolute, as {@link SegmentRow.start}. */
+  start: number;
+  /** NaN: still open at the end of its segment. */
+  end: number;
+  /** A FrameEnd name ("return", "unknown", ...), "" when open. */
+  how: string;
+}
+
+/** A frame record's end while it is open. */
+const OPEN = 255;
+
 /** A hole in the trace, per thread. */
 export interface GapRow {
   segment: number;
@@ -120,7 +135,15 @@ export class SegmentRecorder implements CallSink {
   private readonly nodes: KeyTable;
   private insns: Float64Array = new Float64Array(256);
   private times: Float64Array = new Float64Array(256);
-  private calls: Float64Array = new Float64Array(256);
+  private entries: Float64Array = new Float64Array(256);
+  /** With {@link calls}: each frame entered (its node, absolute entry and exit times, how it ended; 255 open). */
+  private frameNode: Int32Array = new Int32Array(0);
+  private frameStart: Float64Array = new Float64Array(0);
+  private frameEnd: Float64Array = new Float64Array(0);
+  private frameHow: Uint8Array = new Uint8Array(0);
+  private frameCount = 0;
+  /** Per thread: the frame record of each open depth. */
+  private readonly openFrames: (Int32Array | undefined)[] = [];
   /** Node → its segment. */
   private nodeSegment: Int32Array = new Int32Array(256);
   readonly segments: SegmentRow[] = [];
@@ -132,8 +155,13 @@ export class SegmentRecorder implements CallSink {
   private readonly lastTime: number[] = [];
   private readonly lastCount: number[] = [];
 
+  /**
+   * `calls`: also record each frame's entry and exit (for the `calls` table: one row
+   * per call, so as many rows as the trace has calls).
+   */
   constructor(
     private readonly names: FrameNames,
+    readonly calls = false,
     maxNodes = 1 << 24,
   ) {
     this.nodes = new KeyTable(maxNodes);
@@ -225,7 +253,8 @@ export class SegmentRecorder implements CallSink {
       seg.start = this.origin + time;
       if (depth === 1 && kind === FrameKind.Root) seg.firstIp = `0x${hex64(hi, lo, 0)}`;
     }
-    if (kind !== FrameKind.Root) this.calls[node]! += 1;
+    if (kind !== FrameKind.Root) this.entries[node]! += 1;
+    if (this.calls) this.frameEntered(i, depth, node, time);
     path[depth] = node;
     this.depths[i] = depth;
     // The k-th root at the bottom is the k-th frame from the top of the stack before.
@@ -241,6 +270,13 @@ export class SegmentRecorder implements CallSink {
     const seg = this.current[i];
     if (seg === undefined) return;
     if (end === FrameEnd.Exec) this.clear(i, seg);
+    if (this.calls) {
+      const f = this.openFrames[i]?.[depth] ?? -1;
+      if (f >= 0) {
+        this.frameEnd[f] = this.origin + time;
+        this.frameHow[f] = end;
+      }
+    }
     this.depths[i] = depth - 1;
   }
 
@@ -291,12 +327,50 @@ export class SegmentRecorder implements CallSink {
         level: level ? hi - 1 : 0,
         function: level ? "" : names.name(kind, hi, lo, scope),
         dso: level || (hi === 0 && lo === 0) ? "" : names.module(hi, lo, scope),
-        calls: this.calls[id] ?? 0,
+        calls: this.entries[id] ?? 0,
         selfInsns: this.insns[id] ?? 0,
         selfTime: this.times[id] ?? 0,
       });
     }
     return rows;
+  }
+
+  /** Each frame entered (with {@link calls}), in order: node, entry and exit times (NaN: open at the end), how it ended ("" open). */
+  frameRows(): FrameRow[] {
+    const rows: FrameRow[] = [];
+    for (let f = 0; f < this.frameCount; f++) {
+      const how = this.frameHow[f]!;
+      rows.push({
+        node: this.frameNode[f]!,
+        start: this.frameStart[f]!,
+        end: this.frameEnd[f]!,
+        how: how === OPEN ? "" : FRAME_END_NAMES[how]!,
+      });
+    }
+    return rows;
+  }
+
+  private frameEntered(i: number, depth: number, node: number, time: number): void {
+    const f = this.frameCount++;
+    if (f >= this.frameNode.length) {
+      const n = Math.max(256, 2 * f);
+      const node2 = new Int32Array(n);
+      node2.set(this.frameNode);
+      this.frameNode = node2;
+      this.frameStart = growFloat64(this.frameStart, n);
+      this.frameEnd = growFloat64(this.frameEnd, n);
+      const how = new Uint8Array(n);
+      how.set(this.frameHow);
+      this.frameHow = how;
+    }
+    this.frameNode[f] = node;
+    this.frameStart[f] = this.origin + time;
+    this.frameEnd[f] = Number.NaN;
+    this.frameHow[f] = OPEN;
+    let open = this.openFrames[i] ?? new Int32Array(16);
+    if (depth >= open.length) open = growInt32(open, depth + 1);
+    open[depth] = f;
+    this.openFrames[i] = open;
   }
 
   /** The level node `level` of `seg` (its key: LEVEL, the segment, level + 1). */
@@ -312,7 +386,7 @@ export class SegmentRecorder implements CallSink {
     if (node >= this.insns.length) {
       this.insns = growFloat64(this.insns, node + 1);
       this.times = growFloat64(this.times, node + 1);
-      this.calls = growFloat64(this.calls, node + 1);
+      this.entries = growFloat64(this.entries, node + 1);
     }
     if (node >= this.nodeSegment.length) this.nodeSegment = growInt32(this.nodeSegment, node + 1);
     this.nodeSegment[node] = segment;

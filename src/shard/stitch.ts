@@ -7,7 +7,7 @@
  */
 import { KeyTable } from "../analysis/index.js";
 import { FunctionNames } from "./names.js";
-import { type NodeRow, type SegmentRow, UNSTITCHED } from "./segments.js";
+import { type FrameRow, type NodeRow, type SegmentRow, UNSTITCHED } from "./segments.js";
 
 /** One shard's call-stack rows, as {@link SegmentRecorder} made them. */
 export interface ShardStacks {
@@ -16,6 +16,32 @@ export interface ShardStacks {
   segments: readonly SegmentRow[];
   /** In node order: a parent before its children. */
   nodes: readonly NodeRow[];
+  /** Each frame entered, in order (only when the shard recorded calls). */
+  frames?: readonly FrameRow[];
+}
+
+/** A call that returned: the `calls` table's row (without the input). */
+export interface CallRow {
+  pid: number;
+  tid: number;
+  comm: string;
+  function: string;
+  dso: string;
+  /** The calling function ("" at the bottom of the stack). */
+  caller: string;
+  /** 1: the bottom of the stack. */
+  depth: number;
+  /** Absolute times, as SegmentRow.start. */
+  start: number;
+  duration: number;
+}
+
+/** A frame of the stack a segment leaves: its node, return address ("-": none), entry time (NaN: unknown), whether a call. */
+interface StackEntry {
+  node: number;
+  ret: string;
+  start: number;
+  call: boolean;
 }
 
 /** A shard's nodes for the stitching. */
@@ -26,6 +52,8 @@ interface ShardView {
   groups: Map<number, NodeRow[]>;
   /** Node id → its frame in its thread's tree (set as its segment is stitched). */
   global: Int32Array;
+  /** Segment → the frames entered in it, in order. */
+  frames: Map<number, FrameRow[]>;
 }
 
 /** A function of a thread: the `functions` table's row (without the input). */
@@ -54,12 +82,15 @@ class ThreadTree {
   private readonly children = new KeyTable(Number.MAX_SAFE_INTEGER);
   /** The branch the last segment ended on (SegmentRow.endBranch). */
   branch = "";
-  /** The stack the last segment left, bottom first: nodes and their return addresses ("-": none). */
-  stack: { node: number; ret: string }[] = [];
+  /** The stack the last segment left, bottom first. */
+  stack: StackEntry[] = [];
+  /** Each node's depth (1: the bottom). */
+  readonly depth: number[] = [0];
 
   child(parent: number, fn: number): number {
     const id = this.children.id(parent, fn, 0, 0) + 1;
     if (id === this.parent.length) {
+      this.depth.push(this.depth[parent]! + 1);
       this.parent.push(parent);
       this.fn.push(fn);
       this.insns.push(0);
@@ -92,6 +123,8 @@ const FAR_RETURN = 7;
  */
 export class Stitcher {
   readonly seams: SeamEdge[] = [];
+  /** Calls that returned, from the shards' frames (see ShardStacks.frames). */
+  readonly calls: CallRow[] = [];
 
   constructor(private readonly continuous = false) {}
 
@@ -118,7 +151,15 @@ export class Stitcher {
         if (g === undefined) groups.set(n.segment, [n]);
         else g.push(n);
       }
-      views.set(shard, { byId, groups, global: new Int32Array(byId.length) });
+      const frames = new Map<number, FrameRow[]>();
+      for (const f of shard.frames ?? []) {
+        const segment = byId[f.node]?.segment;
+        if (segment === undefined) continue;
+        const list = frames.get(segment);
+        if (list === undefined) frames.set(segment, [f]);
+        else list.push(f);
+      }
+      views.set(shard, { byId, groups, global: new Int32Array(byId.length), frames });
     }
     for (const { shard, seg } of all) {
       const view = views.get(shard)!;
@@ -209,7 +250,7 @@ export class Stitcher {
    * its edge, and what it does to the stack (a call pushes the frame the next window's
    * first root is, a return pops to the frame it returns to, else the top one).
    */
-  private seam(t: ThreadTree, branch: string, to: string, nodes: readonly NodeRow[]): void {
+  private seam(t: ThreadTree, branch: string, to: string, nodes: readonly NodeRow[], at: number): void {
     const [cls, from, size] = branch.split(" ");
     const kind = Number(cls);
     this.seams.push({ from: from!, to, kind });
@@ -221,7 +262,7 @@ export class Stitcher {
       const node = t.child(parent, this.names.id(root.function, root.dso));
       t.calls[node]! += 1;
       const ret = BigInt(from!) + BigInt(size!);
-      t.stack = [...stack, { node, ret: `0x${ret.toString(16)}` }];
+      t.stack = [...stack, { node, ret: `0x${ret.toString(16)}`, start: at, call: true }];
     } else if (kind === RETURN || kind === FAR_RETURN) {
       let i = stack.length - 1;
       while (i >= 0 && stack[i]!.ret !== to) i--;
@@ -229,16 +270,36 @@ export class Stitcher {
     }
   }
 
+  private call(t: ThreadTree, seg: SegmentRow, node: number, start: number, end: number): void {
+    const [name, dso] = this.names.list[t.fn[node]!]!;
+    const parent = t.parent[node]!;
+    this.calls.push({
+      pid: seg.pid,
+      tid: seg.tid,
+      comm: t.comm,
+      function: name,
+      dso,
+      caller: parent > 0 ? this.names.list[t.fn[parent]!]![0] : "",
+      depth: t.depth[node]!,
+      start,
+      duration: end - start,
+    });
+  }
+
   /** One segment: its nodes onto the thread's tree from the stack the one before left. */
   private segment(t: ThreadTree, seg: SegmentRow, nodes: readonly NodeRow[], view: ShardView): void {
     const { byId, global } = view;
-    if (this.continuous && t.branch !== "" && seg.firstIp !== "") this.seam(t, t.branch, seg.firstIp, nodes);
+    if (this.continuous && t.branch !== "" && seg.firstIp !== "")
+      this.seam(t, t.branch, seg.firstIp, nodes, seg.start);
     t.branch = seg.endBranch;
     let stack = t.stack;
     // Tracing resumed where a frame returns to: it (and what is above it) has returned.
     if (seg.startIp !== "") {
       for (let i = stack.length - 1; i >= 0; i--)
         if (stack[i]!.ret === seg.startIp) {
+          // It returned (the frames above it were unwound) when the run began.
+          const e = stack[i]!;
+          if (e.call && !Number.isNaN(e.start)) this.call(t, seg, e.node, e.start, seg.start);
           stack = stack.slice(0, i);
           break;
         }
@@ -264,15 +325,38 @@ export class Stitcher {
       t.times[g]! += n.selfTime;
       t.calls[g]! += n.calls;
     }
+    // Calls that returned, and when the frames left open were entered.
+    const openStart = new Map<number, number>();
+    for (const f of view.frames.get(seg.segment) ?? []) {
+      const n = byId[f.node]!;
+      const under = byId[n.parent];
+      if (Number.isNaN(f.end)) {
+        openStart.set(f.node, f.start);
+        continue;
+      }
+      if (n.kind === "root") {
+        // A root at the bottom that stands for a frame of the stack before: that frame returned.
+        if (under?.kind !== "level" || f.how === "gap" || f.how === "exec") continue;
+        const entry = stack.find((e) => e.node === global[f.node] && e.call);
+        if (entry !== undefined && !Number.isNaN(entry.start))
+          this.call(t, seg, entry.node, entry.start, f.end);
+      } else if (f.how === "return") this.call(t, seg, global[f.node]!, f.start, f.end);
+    }
+    const entry = (n: NodeRow, ret: string): StackEntry => ({
+      node: global[n.node]!,
+      ret,
+      start: openStart.get(n.node) ?? Number.NaN,
+      call: n.kind !== "root",
+    });
     // The stack this segment leaves.
     if (seg.endNode < 0) {
       t.stack = seg.cleared ? [] : stack.slice(0, Math.max(0, stack.length - seg.levels));
       return;
     }
-    const chain: { node: number; ret: string }[] = [];
+    const chain: StackEntry[] = [];
     let bottom: NodeRow | undefined = byId[seg.endNode];
     for (let n = bottom; n !== undefined && n.kind !== "level"; n = byId[n.parent]) {
-      chain.push({ node: global[n.node]!, ret: "-" });
+      chain.push(entry(n, "-"));
       bottom = n;
     }
     chain.reverse();

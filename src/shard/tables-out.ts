@@ -8,6 +8,9 @@ import type { SegmentRecorder } from "./segments.js";
 import type { ShardData } from "./tables.js";
 
 export class TablesOut {
+  /** `calls`: record each call too (the `calls` table). */
+  constructor(readonly calls = false) {}
+
   recorder: SegmentRecorder | undefined;
   coverage: Coverage | undefined;
 
@@ -19,6 +22,7 @@ export class TablesOut {
       clock: r?.clock.unit ?? "insn",
       segments: r?.segments ?? [],
       nodes: r?.nodeRows() ?? [],
+      frames: r?.calls ? r.frameRows() : [],
       gaps: r?.gaps ?? [],
       edges: this.coverage?.edgeList() ?? [],
     };

@@ -7,8 +7,8 @@
 import { EdgeKind, edgeKindName, KeyTable } from "../analysis/index.js";
 import { FunctionNames } from "./names.js";
 import type { ParquetColumn, ParquetType } from "./parquet.js";
-import type { GapRow, NodeRow, SegmentRow } from "./segments.js";
-import { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
+import type { FrameRow, GapRow, NodeRow, SegmentRow } from "./segments.js";
+import { type CallRow, type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
 
 export const TABLES_SCHEMA = "ptkit-shard-tables";
 export const TABLES_VERSION = 1;
@@ -84,6 +84,13 @@ const NAMES: Column<[string, string]>[] = [
   { name: "dso", type: "string", get: (r) => r[1] },
 ];
 
+const FRAMES: Column<FrameRow>[] = [
+  { name: "node", type: "int64", get: (r) => r.node },
+  { name: "start", type: "double", get: (r) => r.start },
+  { name: "end", type: "double", get: (r) => r.end },
+  { name: "how", type: "string", get: (r) => r.how },
+];
+
 const SHARD_EDGES: Column<EdgeRow>[] = [
   { name: "from", type: "uint64", get: (r) => u64(r.fromHi, r.fromLo) },
   { name: "to", type: "uint64", get: (r) => u64(r.toHi, r.toLo) },
@@ -117,12 +124,13 @@ export function shardTables(d: ShardData): Record<string, TableData> {
     segments: table(SEGMENTS, d.segments),
     nodes: table(NODES, named),
     names: table(NAMES, names.list),
+    frames: table(FRAMES, d.frames ?? []),
     edges: table(SHARD_EDGES, d.edges),
     gaps: table(GAPS, d.gaps),
   };
 }
 
-export const SHARD_TABLES = ["segments", "nodes", "names", "edges", "gaps"] as const;
+export const SHARD_TABLES = ["segments", "nodes", "names", "frames", "edges", "gaps"] as const;
 
 /** A shard's table read back: column name → value, per row. */
 export type Row = Record<string, unknown>;
@@ -160,6 +168,12 @@ export function shardData(shard: number, clock: string, rows: Record<string, rea
       calls: num(r.calls),
       selfInsns: num(r.self_insns),
       selfTime: num(r.self_time),
+    })),
+    frames: (rows.frames ?? []).map((r) => ({
+      node: num(r.node),
+      start: num(r.start),
+      end: num(r.end),
+      how: r.how as string,
     })),
     edges: (rows.edges ?? []).map((r) => {
       const from = BigInt(r.from as bigint | number);
@@ -205,15 +219,22 @@ export function shardProblem(d: ShardData): string | undefined {
     if (!Number.isSafeInteger(n.segment) || n.segment < 0 || n.segment >= segments)
       return `node ${i} is in segment ${n.segment}, which is not there`;
   }
+  for (const [i, f] of (d.frames ?? []).entries())
+    if (!Number.isSafeInteger(f.node) || f.node < 0 || f.node >= d.nodes.length)
+      return `frame ${i} is of node ${f.node}, which is not there`;
   return undefined;
 }
 
 /** The merged tables of a set of inputs. */
-export type Results = Record<"functions" | "edges" | "gaps", TableData>;
+export type Results = Record<"functions" | "calls" | "edges" | "gaps", TableData>;
 
 interface InputFunction extends FunctionRow {
   input: string;
   ns: boolean;
+}
+
+interface InputCall extends CallRow {
+  input: string;
 }
 
 interface InputEdge {
@@ -238,6 +259,19 @@ const FUNCTIONS: Column<InputFunction>[] = [
   { name: "total_insns", type: "int64", get: (r) => r.totalInsns },
   { name: "self_time_ns", type: "double", get: (r) => (r.ns ? r.selfTime : 0) },
   { name: "total_time_ns", type: "double", get: (r) => (r.ns ? r.totalTime : 0) },
+];
+
+const CALLS: Column<InputCall>[] = [
+  { name: "input", type: "string", get: (r) => r.input },
+  { name: "process", type: "int64", get: (r) => r.pid },
+  { name: "thread", type: "int64", get: (r) => r.tid },
+  { name: "comm", type: "string", get: (r) => r.comm },
+  { name: "function", type: "string", get: (r) => r.function },
+  { name: "dso", type: "string", get: (r) => r.dso },
+  { name: "caller", type: "string", get: (r) => r.caller },
+  { name: "depth", type: "int64", get: (r) => r.depth },
+  { name: "start_ns", type: "double", get: (r) => r.start },
+  { name: "duration_ns", type: "double", get: (r) => r.duration },
 ];
 
 const EDGES: Column<InputEdge>[] = [
@@ -265,6 +299,7 @@ const RESULT_GAPS: Column<InputGap>[] = [
  */
 export class ResultsBuilder {
   private readonly functions: InputFunction[] = [];
+  private readonly calls: InputCall[] = [];
   private readonly edges: { input: string; edges: EdgeRow[] }[] = [];
   private readonly gaps: InputGap[] = [];
 
@@ -278,6 +313,8 @@ export class ResultsBuilder {
     // Times add up only where every shard's clock is nanoseconds.
     const ns = shards.every((s) => s.clock === "ns" || s.segments.length === 0);
     for (const f of stitcher.functions()) this.functions.push({ ...f, input, ns });
+    // Per call only in nanoseconds (a clock in ticks or instructions has no durations to compare).
+    if (ns) for (const c of stitcher.calls) this.calls.push({ ...c, input });
     // The input's edges: (from, to) → index in the list.
     const ids = new KeyTable(Number.MAX_SAFE_INTEGER);
     const edges: EdgeRow[] = [];
@@ -323,6 +360,7 @@ export class ResultsBuilder {
   results(): Results {
     return {
       functions: table(FUNCTIONS, this.functions),
+      calls: table(CALLS, this.calls),
       edges: table(
         EDGES,
         this.edges.flatMap(({ input, edges }) => edges.map((edge) => ({ input, edge }))),

@@ -3,7 +3,8 @@
  * perf.data whose threads migrate between CPUs inside calls, run every shard in
  * parallel and out of order (one killed part way and run again), merge, and compare
  * the per-function totals and edge counts with one `ptkit perf --folded`/`--edges`
- * decode of the same file; `ptkit perf --db` gives the same tables in one command; a
+ * decode of the same file (and the calls with `ptkit perf --latency`'s counts and
+ * durations); `ptkit perf --db` gives the same tables in one command; a
  * raw trace cut at PSBs merges to one `ptkit flow` decode's totals and edges.
  */
 import assert from "node:assert/strict";
@@ -60,7 +61,16 @@ test("shards run as processes, out of order, one killed and re-run, merge to one
   writeFileSync(join(dir, "perf.data"), w.perfData);
   writeFileSync(join(dir, w.binaryName), w.elf);
   const decode = ["--elf", w.binaryName];
-  const planned = await ok(dir, ["shard", "plan", "-o", "plan.json", "perf.data", "--", ...decode]);
+  const planned = await ok(dir, [
+    "shard",
+    "plan",
+    "--calls",
+    "-o",
+    "plan.json",
+    "perf.data",
+    "--",
+    ...decode,
+  ]);
   assert.match(planned, /^plan\.json: 4 shards over 1 input /);
 
   // Shard 2 is killed as soon as it starts; the others run at once, in reverse order.
@@ -113,10 +123,43 @@ test("shards run as processes, out of order, one killed and re-run, merge to one
     .sort();
   assert.deepEqual(mergedEdges, edges);
 
+  // Every call that returned, with its duration: as `ptkit perf --latency` measures them.
+  await ok(dir, ["perf", "-q", ...decode, "--latency", "lat.json", "perf.data"]);
+  const latency = JSON.parse(readFileSync(join(dir, "lat.json"), "utf8")) as {
+    functions: { name: string; calls: number; total: number }[];
+  };
+  const want = new Map<string, { calls: number; total: number }>();
+  for (const f of latency.functions) {
+    if (f.calls === 0) continue;
+    const w = want.get(f.name) ?? { calls: 0, total: 0 };
+    w.calls += f.calls;
+    w.total += f.total;
+    want.set(f.name, w);
+  }
+  const callSql = "select function, count(*) n, sum(duration_ns) total from calls group by 1 order by 1";
+  const calls = JSON.parse(await ok(dir, ["query", "r.duckdb", "--json", callSql])) as {
+    function: string;
+    n: number;
+    total: number;
+  }[];
+  assert.deepEqual(calls.map((c) => c.function).sort(), [...want.keys()].sort());
+  assert.ok(want.has("[interrupt]"), "interrupted on one CPU, returned on another");
+  for (const c of calls) {
+    const w = want.get(c.function)!;
+    assert.equal(Number(c.n), w.calls, c.function);
+    // ptkit latency rounds each duration to the nanosecond.
+    assert.ok(Math.abs(Number(c.total) - w.total) <= w.calls, `${c.function}: ${c.total} against ${w.total}`);
+  }
+
   // The one-command form: the same tables.
   assert.match(
-    await ok(dir, ["perf", "-q", ...decode, "--db", "one.duckdb", "perf.data"]),
-    /^wrote one\.duckdb: /,
+    await ok(dir, ["perf", "-q", ...decode, "--db", "one.duckdb", "--db-calls", "perf.data"]),
+    /^wrote one\.duckdb: \d+ function rows, \d+ calls, /,
+  );
+  const callRows = "select * exclude (input, start_ns, duration_ns) from calls order by all";
+  assert.equal(
+    await ok(dir, ["query", "one.duckdb", callRows]),
+    await ok(dir, ["query", "r.duckdb", callRows]),
   );
   // (Times are not compared: the time a run spends in untraced code after its last
   // instruction ends at the switch, which one decode of every stream applies later.)
