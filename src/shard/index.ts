@@ -3,6 +3,8 @@
  * shards, the tables each shard writes, their merge), and the Parquet files the
  * tables are written in. No Node-only API: the CLI's `ptkit shard` drives it.
  */
+
+export { FunctionNames } from "./names.js";
 export {
   type HalvesColumn,
   type ParquetColumn,
@@ -23,8 +25,16 @@ export {
   planText,
   type ShardPlan,
 } from "./plan.js";
-export { type GapRow, type NodeRow, SegmentRecorder, type SegmentRow, UNSTITCHED } from "./segments.js";
-export { type FunctionRow, type ShardStacks, Stitcher } from "./stitch.js";
+export {
+  type FrameRow,
+  type GapRow,
+  type NodeRow,
+  newSegment,
+  SegmentRecorder,
+  type SegmentRow,
+  UNSTITCHED,
+} from "./segments.js";
+export { type CallRow, type FunctionRow, type SeamEdge, type ShardStacks, Stitcher } from "./stitch.js";
 export {
   type EdgeRow,
   type Results,

@@ -101,6 +101,24 @@ export interface NodeRow {
   selfTime: number;
 }
 
+/** A run of a thread as it begins: nothing in it yet. */
+export function newSegment(segment: number, pid: number, tid: number, comm: string): SegmentRow {
+  return {
+    segment,
+    pid,
+    tid,
+    comm,
+    start: Number.NaN,
+    endNode: -1,
+    levels: 0,
+    cleared: false,
+    startIp: "",
+    endReturns: "",
+    firstIp: "",
+    endBranch: "",
+  };
+}
+
 /** A frame entered (SegmentRecorder with calls): its node, when it was entered and left, how it ended. */
 export interface FrameRow {
   node: number;
@@ -181,20 +199,7 @@ export class SegmentRecorder implements CallSink {
 
   resume(track: ThreadTrack, _time: number, icount: number): void {
     const i = track.index;
-    const seg: SegmentRow = {
-      segment: this.segments.length,
-      pid: track.pid,
-      tid: track.tid,
-      comm: track.name,
-      start: Number.NaN,
-      endNode: -1,
-      levels: 0,
-      cleared: false,
-      startIp: "",
-      endReturns: "",
-      firstIp: "",
-      endBranch: "",
-    };
+    const seg = newSegment(this.segments.length, track.pid, track.tid, track.name);
     this.segments.push(seg);
     this.current[i] = seg;
     const path = this.paths[i] ?? new Uint32Array(16);

@@ -45,37 +45,57 @@ function table<R>(columns: readonly Column<R>[], rows: readonly R[]): TableData 
 
 const u64 = (hi: number, lo: number): bigint => (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
 
-const SEGMENTS: Column<SegmentRow>[] = [
-  { name: "segment", type: "int64", get: (r) => r.segment },
-  { name: "pid", type: "int64", get: (r) => r.pid },
-  { name: "tid", type: "int64", get: (r) => r.tid },
-  { name: "comm", type: "string", get: (r) => r.comm },
-  { name: "start", type: "double", get: (r) => r.start },
-  { name: "end_node", type: "int64", get: (r) => r.endNode },
-  { name: "levels", type: "int64", get: (r) => r.levels },
-  { name: "cleared", type: "bool", get: (r) => r.cleared },
-  { name: "start_ip", type: "string", get: (r) => r.startIp },
-  { name: "end_returns", type: "string", get: (r) => r.endReturns },
-  { name: "first_ip", type: "string", get: (r) => r.firstIp },
-  { name: "end_branch", type: "string", get: (r) => r.endBranch },
-];
-
-/** A node as written: its frame's name as an index into the shard's `names` table. */
-interface NamedNode {
-  row: NodeRow;
-  name: number;
+/** An edge from 64-bit addresses. */
+function edgeRow(from: bigint, to: bigint, kind: number, count: number): EdgeRow {
+  const hi = (v: bigint) => Number(v >> 32n);
+  const lo = (v: bigint) => Number(v & 0xffffffffn);
+  return { fromHi: hi(from), fromLo: lo(from), toHi: hi(to), toLo: lo(to), kind, count };
 }
 
-const NODES: Column<NamedNode>[] = [
-  { name: "node", type: "int64", get: (r) => r.row.node },
-  { name: "segment", type: "int64", get: (r) => r.row.segment },
-  { name: "parent", type: "int64", get: (r) => r.row.parent },
-  { name: "kind", type: "string", get: (r) => r.row.kind },
-  { name: "level", type: "int64", get: (r) => r.row.level },
-  { name: "name", type: "int64", get: (r) => r.name },
-  { name: "calls", type: "int64", get: (r) => r.row.calls },
-  { name: "self_insns", type: "int64", get: (r) => r.row.selfInsns },
-  { name: "self_time", type: "double", get: (r) => r.row.selfTime },
+/** A column that is a field of the row as it is: column name, type, the row's key. */
+type Field<R> = readonly [name: string, type: ParquetType, key: keyof R & string];
+
+function fieldColumns<R>(fields: readonly Field<R>[]): Column<R>[] {
+  return fields.map(([name, type, key]) => ({ name, type, get: (r: R) => r[key] }));
+}
+
+/** Rows back from a table's rows (as a Parquet reader gives them: 64-bit integers may be bigints). */
+function readFields<R>(fields: readonly Field<R>[], rows: readonly Row[]): R[] {
+  return rows.map((row) => {
+    const out: Record<string, unknown> = {};
+    for (const [name, type, key] of fields) {
+      const v = row[name];
+      out[key] = type === "string" ? v : type === "bool" ? v === true : num(v);
+    }
+    return out as R;
+  });
+}
+
+const SEGMENTS: Field<SegmentRow>[] = [
+  ["segment", "int64", "segment"],
+  ["pid", "int64", "pid"],
+  ["tid", "int64", "tid"],
+  ["comm", "string", "comm"],
+  ["start", "double", "start"],
+  ["end_node", "int64", "endNode"],
+  ["levels", "int64", "levels"],
+  ["cleared", "bool", "cleared"],
+  ["start_ip", "string", "startIp"],
+  ["end_returns", "string", "endReturns"],
+  ["first_ip", "string", "firstIp"],
+  ["end_branch", "string", "endBranch"],
+];
+
+/** A node's columns but its name, which is an index into the shard's `names` table. */
+const NODES: Field<NodeRow>[] = [
+  ["node", "int64", "node"],
+  ["segment", "int64", "segment"],
+  ["parent", "int64", "parent"],
+  ["kind", "string", "kind"],
+  ["level", "int64", "level"],
+  ["calls", "int64", "calls"],
+  ["self_insns", "int64", "selfInsns"],
+  ["self_time", "double", "selfTime"],
 ];
 
 /** The function and DSO of each name index (a shard has far fewer names than nodes). */
@@ -84,11 +104,11 @@ const NAMES: Column<[string, string]>[] = [
   { name: "dso", type: "string", get: (r) => r[1] },
 ];
 
-const FRAMES: Column<FrameRow>[] = [
-  { name: "node", type: "int64", get: (r) => r.node },
-  { name: "start", type: "double", get: (r) => r.start },
-  { name: "end", type: "double", get: (r) => r.end },
-  { name: "how", type: "string", get: (r) => r.how },
+const FRAMES: Field<FrameRow>[] = [
+  ["node", "int64", "node"],
+  ["start", "double", "start"],
+  ["end", "double", "end"],
+  ["how", "string", "how"],
 ];
 
 const SHARD_EDGES: Column<EdgeRow>[] = [
@@ -98,14 +118,14 @@ const SHARD_EDGES: Column<EdgeRow>[] = [
   { name: "count", type: "int64", get: (r) => r.count },
 ];
 
-const GAPS: Column<GapRow>[] = [
-  { name: "segment", type: "int64", get: (r) => r.segment },
-  { name: "pid", type: "int64", get: (r) => r.pid },
-  { name: "tid", type: "int64", get: (r) => r.tid },
-  { name: "what", type: "string", get: (r) => r.what },
-  { name: "offset", type: "int64", get: (r) => r.offset },
-  { name: "message", type: "string", get: (r) => r.message },
-  { name: "time", type: "double", get: (r) => r.time },
+const GAPS: Field<GapRow>[] = [
+  ["segment", "int64", "segment"],
+  ["pid", "int64", "pid"],
+  ["tid", "int64", "tid"],
+  ["what", "string", "what"],
+  ["offset", "int64", "offset"],
+  ["message", "string", "message"],
+  ["time", "double", "time"],
 ];
 
 /** What one shard recorded. */
@@ -119,14 +139,17 @@ export interface ShardData extends ShardStacks {
 /** The tables a shard writes (its files' names: shard-N.<name>.parquet). */
 export function shardTables(d: ShardData): Record<string, TableData> {
   const names = new FunctionNames();
-  const named = d.nodes.map((row) => ({ row, name: names.id(row.function, row.dso) }));
+  const nodeNames = d.nodes.map((row) => names.id(row.function, row.dso));
+  const nodes = table(fieldColumns(NODES), d.nodes);
+  nodes.columns.push({ name: "name", type: "int64" });
+  nodes.values.push(nodeNames);
   return {
-    segments: table(SEGMENTS, d.segments),
-    nodes: table(NODES, named),
+    segments: table(fieldColumns(SEGMENTS), d.segments),
+    nodes,
     names: table(NAMES, names.list),
-    frames: table(FRAMES, d.frames ?? []),
+    frames: table(fieldColumns(FRAMES), d.frames ?? []),
     edges: table(SHARD_EDGES, d.edges),
-    gaps: table(GAPS, d.gaps),
+    gaps: table(fieldColumns(GAPS), d.gaps),
   };
 }
 
@@ -140,62 +163,22 @@ const num = (v: unknown): number => (typeof v === "bigint" ? Number(v) : (v as n
 /** A shard's data from its tables' rows (as a Parquet reader gives them back). */
 export function shardData(shard: number, clock: string, rows: Record<string, readonly Row[]>): ShardData {
   const names = rows.names ?? [];
+  const nodes = readFields(NODES, rows.nodes ?? []);
+  (rows.nodes ?? []).forEach((r, i) => {
+    const name = names[num(r.name)];
+    nodes[i]!.function = name?.function as string;
+    nodes[i]!.dso = name?.dso as string;
+  });
   return {
     shard,
     clock,
-    segments: (rows.segments ?? []).map((r) => ({
-      segment: num(r.segment),
-      pid: num(r.pid),
-      tid: num(r.tid),
-      comm: r.comm as string,
-      start: num(r.start),
-      endNode: num(r.end_node),
-      levels: num(r.levels),
-      cleared: r.cleared === true,
-      startIp: r.start_ip as string,
-      endReturns: r.end_returns as string,
-      firstIp: r.first_ip as string,
-      endBranch: r.end_branch as string,
-    })),
-    nodes: (rows.nodes ?? []).map((r) => ({
-      node: num(r.node),
-      segment: num(r.segment),
-      parent: num(r.parent),
-      kind: r.kind as string,
-      level: num(r.level),
-      function: names[num(r.name)]?.function as string,
-      dso: names[num(r.name)]?.dso as string,
-      calls: num(r.calls),
-      selfInsns: num(r.self_insns),
-      selfTime: num(r.self_time),
-    })),
-    frames: (rows.frames ?? []).map((r) => ({
-      node: num(r.node),
-      start: num(r.start),
-      end: num(r.end),
-      how: r.how as string,
-    })),
-    edges: (rows.edges ?? []).map((r) => {
-      const from = BigInt(r.from as bigint | number);
-      const to = BigInt(r.to as bigint | number);
-      return {
-        fromHi: Number(from >> 32n),
-        fromLo: Number(from & 0xffffffffn),
-        toHi: Number(to >> 32n),
-        toLo: Number(to & 0xffffffffn),
-        kind: num(r.kind),
-        count: num(r.count),
-      };
-    }),
-    gaps: (rows.gaps ?? []).map((r) => ({
-      segment: num(r.segment),
-      pid: num(r.pid),
-      tid: num(r.tid),
-      what: r.what as string,
-      offset: num(r.offset),
-      message: r.message as string,
-      time: num(r.time),
-    })),
+    segments: readFields(SEGMENTS, rows.segments ?? []),
+    nodes,
+    frames: readFields(FRAMES, rows.frames ?? []),
+    edges: (rows.edges ?? []).map((r) =>
+      edgeRow(BigInt(r.from as bigint | number), BigInt(r.to as bigint | number), num(r.kind), num(r.count)),
+    ),
+    gaps: readFields(GAPS, rows.gaps ?? []),
   };
 }
 
@@ -321,20 +304,9 @@ export class ResultsBuilder {
     // Rows are the shards' own until a second shard adds to one: then it is copied.
     const own: boolean[] = [];
     // The transfers between windows: edges no window saw whole.
-    const seams: EdgeRow[] = stitcher.seams.map((e) => {
-      const from = BigInt(e.from);
-      const to = BigInt(e.to);
-      const half = (v: bigint, hi: boolean) => Number(hi ? v >> 32n : v & 0xffffffffn);
-      const kind = e.kind === 256 ? EdgeKind.Async : e.kind;
-      return {
-        fromHi: half(from, true),
-        fromLo: half(from, false),
-        toHi: half(to, true),
-        toLo: half(to, false),
-        kind,
-        count: 1,
-      };
-    });
+    const seams = stitcher.seams.map((e) =>
+      edgeRow(BigInt(e.from), BigInt(e.to), e.kind === 256 ? EdgeKind.Async : e.kind, 1),
+    );
     for (const s of [...shards, { edges: seams, gaps: [], clock: "" }]) {
       for (const e of s.edges) {
         const id = ids.id(e.fromHi, e.fromLo, e.toHi, e.toLo);

@@ -24,8 +24,8 @@ import { tryParseElf } from "../../src/image/index.js";
 import type { PerfTasks } from "../../src/perf/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
-import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
-import { elfWithSymbols, PtFile, TRACE_TSC, trailer } from "../../tools/perf/pt-file.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { timelineFrames } from "../analysis/timeline-frames.js";
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
@@ -160,18 +160,6 @@ function userTrace(exec: string[], tsc: bigint): Uint8Array {
   const ctl = { ...BRANCHES, OS: 0, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0 };
   return generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: msrs({ ctl }), cyclesPerInsn: 3, tsc })
     .bytes;
-}
-
-/** SWITCH_CPU_WIDE of thread `pid` on `cpu` (out: `other` runs next; in: `other` ran before). */
-function switchCpuWide(out: boolean, pid: number, other: number, time: bigint, cpu: number): Uint8Array {
-  return record(
-    15,
-    out ? 1 << 13 : 0,
-    new Le()
-      .u32(other)
-      .u32(other)
-      .raw(trailer(pid, pid, time, cpu, 10)),
-  );
 }
 
 test("end to end: a call on CPU 0 returns on CPU 1", (t) => {

@@ -8,21 +8,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { NodeRow, SegmentRow } from "../../src/shard/index.js";
-import { Stitcher } from "../../src/shard/index.js";
+import { newSegment, Stitcher } from "../../src/shard/index.js";
 
 const seg = (segment: number, start: number, more: Partial<SegmentRow> = {}): SegmentRow => ({
-  segment,
-  pid: 1,
-  tid: 1,
-  comm: "t",
+  ...newSegment(segment, 1, 1, "t"),
   start,
-  endNode: -1,
-  levels: 0,
-  cleared: false,
-  startIp: "",
-  endReturns: "",
-  firstIp: "",
-  endBranch: "",
   ...more,
 });
 

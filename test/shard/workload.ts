@@ -14,8 +14,8 @@
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { Rng } from "../../tools/fuzz/prng.js";
-import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
-import { elfWithSymbolsLayout, PtFile, TRACE_TSC, trailer } from "../../tools/perf/pt-file.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbolsLayout, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { insn } from "../perf/pt-file.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 
@@ -192,16 +192,4 @@ export function rawWorkload(calls: number, seed = 1): { trace: Uint8Array; elf: 
     size: Number(FN_BYTES),
   }));
   return { trace, elf: elfWithSymbolsLayout(BASE, program(n), symbols).bytes, insns };
-}
-
-/** SWITCH_CPU_WIDE of thread `pid` on `cpu` (out: `other` runs next; in: `other` ran before). */
-function switchCpuWide(out: boolean, pid: number, other: number, time: bigint, cpu: number): Uint8Array {
-  return record(
-    15,
-    out ? 1 << 13 : 0,
-    new Le()
-      .u32(other)
-      .u32(other)
-      .raw(trailer(pid, pid, time, cpu, 10)),
-  );
 }

@@ -184,3 +184,21 @@ export function elfWithSymbolsLayout(
     ],
   });
 }
+
+/** SWITCH_CPU_WIDE of thread `pid` on `cpu` (out: `other` runs next; in: `other` ran before). */
+export function switchCpuWide(
+  out: boolean,
+  pid: number,
+  other: number,
+  time: bigint,
+  cpu: number,
+): Uint8Array {
+  return record(
+    15,
+    out ? 1 << 13 : 0,
+    new Le()
+      .u32(other)
+      .u32(other)
+      .raw(trailer(pid, pid, time, cpu, PT_ID)),
+  );
+}
