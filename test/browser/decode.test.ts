@@ -136,6 +136,48 @@ describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
     assert.deepEqual(browserResult.demangled, expected);
   });
 
+  test("the shard layer runs in the page: the same Parquet bytes and plan ids as in Node", async () => {
+    const columns = [
+      { name: "function", type: "string" as const },
+      { name: "self_insns", type: "int64" as const },
+      { name: "from", type: "uint64" as const },
+    ];
+    const values = [
+      ["main", "f\u00e9", ""],
+      [1, 2, 3],
+      [0xffffffff81000000n, 0n, 1n],
+    ];
+    const node = ptkit.shard.writeParquet(columns, values);
+    const nodeId = ptkit.shard.planId({ options: ["--elf", "x"], inputs: [], shards: [] });
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${server.url}?pt=program.pt&elf=program.elf`);
+      const got = await page.evaluate(async (url) => {
+        const lib = (await import(url)) as typeof ptkit;
+        const bytes = lib.shard.writeParquet(
+          [
+            { name: "function", type: "string" },
+            { name: "self_insns", type: "int64" },
+            { name: "from", type: "uint64" },
+          ],
+          [
+            ["main", "f\u00e9", ""],
+            [1, 2, 3],
+            [0xffffffff81000000n, 0n, 1n],
+          ],
+        );
+        return {
+          bytes: Array.from(bytes),
+          id: lib.shard.planId({ options: ["--elf", "x"], inputs: [], shards: [] }),
+        };
+      }, new URL("/ptkit.js", server.url).href);
+      assert.deepEqual(got.bytes, Array.from(node));
+      assert.equal(got.id, nodeId);
+    } finally {
+      await page.close();
+    }
+  });
+
   test("the page in docs/browser.md runs as written, to its end", { skip: SAMPLE_SKIP }, async () => {
     const about = JSON.parse(readFileSync(join(SAMPLE_DIR, "sample.json"), "utf8"));
     const trace = readFileSync(join(SAMPLE_DIR, "sample.pt"));
