@@ -2,7 +2,7 @@
  * The library layers run in a browser: the bundle of tools/browser/bundle.ts, served
  * from 127.0.0.1 and loaded by headless Chromium, decodes traces (packets, and
  * instructions from an ELF image through iced-x86's WebAssembly) exactly as Node does,
- * and demangles names with the analysis layer's Demangler.
+ * demangles names with the analysis layer's Demangler, and writes Parquet as Node does.
  */
 // test:quick skips this file: runs headless Chromium.
 import assert from "node:assert/strict";
