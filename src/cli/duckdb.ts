@@ -1,7 +1,7 @@
 /**
  * The embedded database (DuckDB, through @duckdb/node-api, loaded only by the commands
- * that use it): result tables loaded from Parquet files into a database file, Parquet
- * files read back as rows, queries printed as CSV or JSON.
+ * that use it): result tables loaded from Parquet files into a database file, and
+ * queries.
  */
 import { existsSync, renameSync, rmSync } from "node:fs";
 import type { DuckDBConnection } from "@duckdb/node-api";
@@ -23,22 +23,6 @@ async function connect(path: string, readOnly = false): Promise<{ c: DuckDBConne
 /** A SQL string literal. */
 export function sqlString(s: string): string {
   return `'${s.replaceAll("'", "''")}'`;
-}
-
-/** Every row of a Parquet file: column name → value (BIGINT and UBIGINT as bigint). */
-export async function readParquetRows(files: readonly string[]): Promise<Record<string, unknown>[][]> {
-  const db = await connect(":memory:");
-  const c = db.c;
-  try {
-    const out: Record<string, unknown>[][] = [];
-    for (const f of files) {
-      const r = await c.runAndReadAll(`select * from read_parquet(${sqlString(f)})`);
-      out.push(r.getRowObjects() as Record<string, unknown>[]);
-    }
-    return out;
-  } finally {
-    db.closeSync();
-  }
 }
 
 /**

@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { writeParquet } from "../shard/parquet.js";
+import { readParquet } from "../shard/parquet-read.js";
 import {
   ResultsBuilder,
   SHARD_TABLES,
@@ -19,7 +20,7 @@ import {
   TABLES_VERSION,
   type TableData,
 } from "../shard/tables.js";
-import { readParquetRows, writeDatabase } from "./duckdb.js";
+import { writeDatabase } from "./duckdb.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { DONE_SCHEMA, readPlan, type ShardDone, shardFile } from "./shard-run.js";
@@ -90,9 +91,11 @@ export async function mergeShards(
         const where = join(dirArg, `shard-${d.shard}.*`);
         let data: ShardData;
         try {
-          const tables = SHARD_TABLES.map((t) => join(dir, d.files[t]!.file));
-          const rows = await readParquetRows(tables);
-          data = shardData(d.shard, d.clock, Object.fromEntries(SHARD_TABLES.map((t, i) => [t, rows[i]!])));
+          const tables = SHARD_TABLES.map((t) => {
+            const { columns, values } = readParquet(readFileSync(join(dir, d.files[t]!.file)));
+            return [t, Object.fromEntries(columns.map((c, i) => [c, values[i]!]))] as const;
+          });
+          data = shardData(d.shard, d.clock, Object.fromEntries(tables));
         } catch (e) {
           return fail(`${where}: unreadable (${(e as Error).message.split("\n")[0]}). Run that shard again.`);
         }

@@ -13,6 +13,7 @@ export {
   type ParquetValues,
   writeParquet,
 } from "./parquet.js";
+export { type ParquetTable, readParquet } from "./parquet-read.js";
 export {
   type InputKind,
   makePlan,
@@ -36,10 +37,10 @@ export {
 } from "./segments.js";
 export { type CallRow, type FunctionRow, type SeamEdge, type ShardStacks, Stitcher } from "./stitch.js";
 export {
+  type Columns,
   type EdgeRow,
   type Results,
   ResultsBuilder,
-  type Row,
   SHARD_TABLES,
   type ShardData,
   shardData,

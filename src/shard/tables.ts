@@ -45,10 +45,12 @@ function table<R>(columns: readonly Column<R>[], rows: readonly R[]): TableData 
 
 const u64 = (hi: number, lo: number): bigint => (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
 
-/** An edge from 64-bit addresses. */
-function edgeRow(from: bigint, to: bigint, kind: number, count: number): EdgeRow {
-  const hi = (v: bigint) => Number(v >> 32n);
-  const lo = (v: bigint) => Number(v & 0xffffffffn);
+/** An edge from 64-bit addresses (exact Numbers below 2^53, else bigints). */
+function edgeRow(from: bigint | number, to: bigint | number, kind: number, count: number): EdgeRow {
+  const hi = (v: bigint | number) =>
+    typeof v === "number" ? Math.floor(v / 0x1_0000_0000) : Number(BigInt.asUintN(64, v) >> 32n);
+  const lo = (v: bigint | number) =>
+    typeof v === "number" ? v >>> 0 : Number(BigInt.asUintN(64, v) & 0xffffffffn);
   return { fromHi: hi(from), fromLo: lo(from), toHi: hi(to), toLo: lo(to), kind, count };
 }
 
@@ -59,16 +61,20 @@ function fieldColumns<R>(fields: readonly Field<R>[]): Column<R>[] {
   return fields.map(([name, type, key]) => ({ name, type, get: (r: R) => r[key] }));
 }
 
-/** Rows back from a table's rows (as a Parquet reader gives them: 64-bit integers may be bigints). */
-function readFields<R>(fields: readonly Field<R>[], rows: readonly Row[]): R[] {
-  return rows.map((row) => {
-    const out: Record<string, unknown> = {};
-    for (const [name, type, key] of fields) {
-      const v = row[name];
-      out[key] = type === "string" ? v : type === "bool" ? v === true : num(v);
-    }
-    return out as R;
-  });
+/** Rows back from a table's columns (as readParquet gives them: 64-bit integers may be bigints). */
+function readFields<R>(fields: readonly Field<R>[], table: Columns | undefined): R[] {
+  const columns = fields.map(([name]) => table?.[name] ?? []);
+  const rows = Math.min(...columns.map((c) => c.length));
+  const out: R[] = [];
+  for (let i = 0; i < rows; i++) {
+    const row: Record<string, unknown> = {};
+    fields.forEach(([, type, key], c) => {
+      const v = columns[c]![i];
+      row[key] = type === "string" ? v : type === "bool" ? v === true : num(v);
+    });
+    out.push(row as R);
+  }
+  return out;
 }
 
 const SEGMENTS: Field<SegmentRow>[] = [
@@ -99,9 +105,9 @@ const NODES: Field<NodeRow>[] = [
 ];
 
 /** The function and DSO of each name index (a shard has far fewer names than nodes). */
-const NAMES: Column<[string, string]>[] = [
-  { name: "function", type: "string", get: (r) => r[0] },
-  { name: "dso", type: "string", get: (r) => r[1] },
+const NAMES_FIELDS: Field<{ function: string; dso: string }>[] = [
+  ["function", "string", "function"],
+  ["dso", "string", "dso"],
 ];
 
 const FRAMES: Field<FrameRow>[] = [
@@ -146,7 +152,10 @@ export function shardTables(d: ShardData): Record<string, TableData> {
   return {
     segments: table(fieldColumns(SEGMENTS), d.segments),
     nodes,
-    names: table(NAMES, names.list),
+    names: table(
+      fieldColumns(NAMES_FIELDS),
+      names.list.map(([f, dso]) => ({ function: f, dso })),
+    ),
     frames: table(fieldColumns(FRAMES), d.frames ?? []),
     edges: table(SHARD_EDGES, d.edges),
     gaps: table(fieldColumns(GAPS), d.gaps),
@@ -155,30 +164,42 @@ export function shardTables(d: ShardData): Record<string, TableData> {
 
 export const SHARD_TABLES = ["segments", "nodes", "names", "frames", "edges", "gaps"] as const;
 
-/** A shard's table read back: column name → value, per row. */
-export type Row = Record<string, unknown>;
+/** A shard's table read back: column name → its values. */
+export type Columns = Readonly<Record<string, ArrayLike<unknown>>>;
 
 const num = (v: unknown): number => (typeof v === "bigint" ? Number(v) : (v as number));
 
-/** A shard's data from its tables' rows (as a Parquet reader gives them back). */
-export function shardData(shard: number, clock: string, rows: Record<string, readonly Row[]>): ShardData {
-  const names = rows.names ?? [];
-  const nodes = readFields(NODES, rows.nodes ?? []);
-  (rows.nodes ?? []).forEach((r, i) => {
-    const name = names[num(r.name)];
-    nodes[i]!.function = name?.function as string;
-    nodes[i]!.dso = name?.dso as string;
+/** A shard's data from its tables (table name → its columns, as readParquet gives them). */
+export function shardData(
+  shard: number,
+  clock: string,
+  tables: Readonly<Record<string, Columns>>,
+): ShardData {
+  const names = readFields(NAMES_FIELDS, tables.names);
+  const nodes = readFields(NODES, tables.nodes);
+  const nameOf: ArrayLike<unknown> = tables.nodes?.name ?? [];
+  nodes.forEach((node, i) => {
+    const name = names[num(nameOf[i])];
+    node.function = name?.function as string;
+    node.dso = name?.dso as string;
   });
+  const edges = tables.edges ?? {};
+  const [from, to, kind, count] = ["from", "to", "kind", "count"].map((c) => edges[c] ?? []) as [
+    ArrayLike<unknown>,
+    ArrayLike<unknown>,
+    ArrayLike<unknown>,
+    ArrayLike<unknown>,
+  ];
   return {
     shard,
     clock,
-    segments: readFields(SEGMENTS, rows.segments ?? []),
+    segments: readFields(SEGMENTS, tables.segments),
     nodes,
-    frames: readFields(FRAMES, rows.frames ?? []),
-    edges: (rows.edges ?? []).map((r) =>
-      edgeRow(BigInt(r.from as bigint | number), BigInt(r.to as bigint | number), num(r.kind), num(r.count)),
+    frames: readFields(FRAMES, tables.frames),
+    edges: Array.from(from, (f, i) =>
+      edgeRow(f as bigint | number, to[i] as bigint | number, num(kind[i]), num(count[i])),
     ),
-    gaps: readFields(GAPS, rows.gaps ?? []),
+    gaps: readFields(GAPS, tables.gaps),
   };
 }
 

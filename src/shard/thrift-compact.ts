@@ -127,3 +127,100 @@ export class CompactWriter {
     this.last = id;
   }
 }
+
+/** A struct read back: field id → value (numbers, Uint8Arrays, arrays, nested structs, booleans). */
+export type CompactStruct = Map<number, CompactValue>;
+export type CompactValue = number | boolean | Uint8Array | CompactStruct | CompactValue[];
+
+/**
+ * A reader of the compact protocol: whole structs into {@link CompactStruct}s (what
+ * Parquet's footer and page headers need; no maps). Throws an Error on bytes that are
+ * not a struct it can read (past the end, an unknown type, nesting past 64 levels).
+ */
+export class CompactReader {
+  constructor(
+    private readonly bytes: Uint8Array,
+    public at = 0,
+  ) {}
+
+  struct(depth = 0): CompactStruct {
+    if (depth > 64) throw new Error("thrift: structs nested too deep");
+    const out: CompactStruct = new Map();
+    let id = 0;
+    for (;;) {
+      const head = this.byte();
+      if (head === 0) return out;
+      const type = head & 0x0f;
+      const delta = head >> 4;
+      id = delta === 0 ? this.zigzag() : id + delta;
+      out.set(id, type === CType.True ? true : type === CType.False ? false : this.value(type, depth));
+    }
+  }
+
+  private value(type: number, depth: number): CompactValue {
+    switch (type) {
+      case CType.True:
+        return true;
+      case CType.False:
+        return false;
+      case CType.I8:
+        return (this.byte() << 24) >> 24;
+      case CType.I16:
+      case CType.I32:
+      case CType.I64:
+        return this.zigzag();
+      case CType.Double: {
+        this.skip(8);
+        return new DataView(this.bytes.buffer, this.bytes.byteOffset + this.at - 8, 8).getFloat64(0, true);
+      }
+      case CType.Binary: {
+        const n = this.varint();
+        const from = this.at;
+        this.skip(n);
+        return this.bytes.subarray(from, from + n);
+      }
+      case CType.List:
+      case CType.Set: {
+        const head = this.byte();
+        const size = head >> 4 === 15 ? this.varint() : head >> 4;
+        const element = head & 0x0f;
+        const list: CompactValue[] = [];
+        for (let i = 0; i < size; i++)
+          list.push(element === CType.True ? this.byte() === 1 : this.value(element, depth + 1));
+        return list;
+      }
+      case CType.Struct:
+        return this.struct(depth + 1);
+      default:
+        throw new Error(`thrift: unknown type ${type} at byte ${this.at}`);
+    }
+  }
+
+  private byte(): number {
+    if (this.at < 0 || this.at >= this.bytes.length) throw new Error("thrift: ends early");
+    return this.bytes[this.at++]!;
+  }
+
+  private skip(n: number): void {
+    if (this.at < 0 || this.at + n > this.bytes.length) throw new Error("thrift: ends early");
+    this.at += n;
+  }
+
+  /** An unsigned varint, exact below 2^53. */
+  private varint(): number {
+    let v = 0;
+    let scale = 1;
+    for (let i = 0; i < 8; i++) {
+      const b = this.byte();
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) return v;
+      scale *= 128;
+    }
+    throw new Error("thrift: varint too long");
+  }
+
+  private zigzag(): number {
+    const v = this.varint();
+    return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+  }
+}
