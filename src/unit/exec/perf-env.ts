@@ -52,7 +52,15 @@
  */
 import { InsnFlag } from "../../isa/types.js";
 import { IRET_CLASS, IRET_OFFSET, IRET_SIZE, KERNEL_BASE_HI, KERNEL_BASE_LO } from "./lackey-kernel.js";
-import { ExecBuilder, ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize } from "./types.js";
+import {
+  ExecBuilder,
+  ExecEvent,
+  type Execution,
+  INFO_ZLC,
+  infoClass,
+  infoSize,
+  isFlowEvent,
+} from "./types.js";
 
 /** IA32_RTIT_CTL's address. */
 const MSR_RTIT_CTL = 0x570;
@@ -118,14 +126,22 @@ export function applyPerfEnv(x: Execution, options: PerfEnvOptions): PerfEnvResu
   const m = x.eventCount;
   let e = 0;
   // The initial state, at CPL 0: exec's kernel, which returns to the entry point.
+  // The initial state records (CR3, mode, ...) hold in exec's kernel too; its CPL is
+  // 0, and the program's initial CPL comes after the IRETQ.
   let cpl = 0;
-  for (; e < m && x.evAt[e] === 0 && x.evKind[e] !== ExecEvent.Cpl; e++) copyEvent(b, x, e);
+  let userCpl = 3;
+  for (; e < m && x.evAt[e] === 0 && !isFlowEvent(x.evKind[e]!); e++) {
+    if (x.evKind[e] === ExecEvent.Cpl) userCpl = x.evA[e]!;
+    else copyEvent(b, x, e);
+  }
   b.cpl(0);
   if (n > 0) {
     const ticks = options.execTicks ?? EXEC_TICKS;
     if (ticks > 0) b.ticks(ticks);
     if (toggleEvery) toggle();
     iretq();
+    b.cpl(userCpl);
+    cpl = userCpl;
   }
   for (let i = 0; i < n; i++) {
     for (; e < m && x.evAt[e] === i; e++) {
