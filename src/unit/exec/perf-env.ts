@@ -26,8 +26,9 @@
  *    8 of 8 visits, and once more between exec and the entry point), which is what
  *    TraceEn cleared and set again there writes on that CPU; the perf.data's
  *    context-switch records do not account for them (2 switches of the task while
- *    traced), so the cause is the recording environment (HASE's recorder in snapshot
- *    mode on that kernel), not modelled beyond the toggle itself. The Skylake capture
+ *    traced), so the cause lies in that recording (`perf record --snapshot`, perf and
+ *    Linux 4.14; the Skylake one is a plain `perf record` on 4.15.12) and is not
+ *    established: only the toggle itself is modelled. The Skylake capture
  *    has no TSC between the user segments, so no toggles there: the option is off by
  *    default. After the last kernel entry (exit, or death by a signal) the task is
  *    switched out and in while the kernel tears it down:
