@@ -30,6 +30,12 @@ export interface SimulateArgs {
   saveLog: string | undefined;
   /** CR3 of the process converted from a lackey log. */
   cr3: bigint | undefined;
+  /**
+   * `--env perf-user[:toggle|:no-toggle]`: perf's environment around the program
+   * (src/unit/exec/perf-env.ts); `toggle`: TraceEn cleared and set in every kernel
+   * visit (default with `--cpu broadwell`, as its captures show).
+   */
+  env: { toggleEveryVisit: boolean } | undefined;
   preset: PresetName;
   /**
    * `--cpu` was given: the model takes that core's behaviour profile. Without it,
@@ -66,6 +72,7 @@ const OPTIONS = {
   "save-log": { type: "string" },
   cr3: { type: "string" },
   cpu: { type: "string" },
+  env: { type: "string" },
   user: { type: "boolean" },
   kernel: { type: "boolean" },
   "no-retc": { type: "boolean" },
@@ -143,6 +150,17 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
     if (typeof v === "string") return { error: v };
     cr3 = v;
   }
+  let env: SimulateArgs["env"];
+  if (values.env !== undefined) {
+    const [name, how, ...rest] = (values.env as string).split(":");
+    if (
+      name !== "perf-user" ||
+      rest.length > 0 ||
+      (how !== undefined && how !== "toggle" && how !== "no-toggle")
+    )
+      return { error: `--env: '${values.env}' is not perf-user, perf-user:toggle or perf-user:no-toggle` };
+    env = { toggleEveryVisit: how === undefined ? preset === "broadwell" : how === "toggle" };
+  }
   let layout: OutputLayout | string | undefined;
   if (values["single-range"] !== undefined && values.topa !== undefined)
     return { error: "give --single-range or --topa, not both" };
@@ -160,6 +178,7 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
     saveExec: values["save-exec"] as string | undefined,
     saveLog: values["save-log"] as string | undefined,
     cr3,
+    env,
     preset: preset as PresetName,
     profiled: values.cpu !== undefined,
     layout,

@@ -6,6 +6,7 @@ import { PtError } from "../packet/errors.js";
 import { readExecBinary, writeExecBinary } from "../unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../unit/exec/jsonl.js";
 import { LackeyConverter } from "../unit/exec/lackey.js";
+import { applyPerfEnv } from "../unit/exec/perf-env.js";
 import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
 import {
@@ -42,6 +43,12 @@ input and output:
   --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
   --save-log FILE         keep valgrind's log (with -- <command>).
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
+  --env perf-user[:toggle|:no-toggle]
+                          perf's environment (perf record -e intel_pt//u): tracing
+                          enabled in the kernel during exec, a page fault at the
+                          first fetch from each code page; toggle: TraceEn cleared
+                          and set in every kernel visit (default with --cpu broadwell,
+                          as its captures show). See src/unit/exec/perf-env.ts.
   --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
                           ${PRESET_NAMES.join(", ")}
                           (default: skylake's capabilities with the SDM's choices
@@ -141,7 +148,14 @@ function simulate(args: SimulateArgs, io: CliIo): number {
     io.stderr(`ptkit simulate: ${input}\n`);
     return 1;
   }
-  const { execution, image } = input;
+  const { image } = input;
+  let execution = input.execution;
+  let envLine: string | undefined;
+  if (args.env !== undefined) {
+    const env = applyPerfEnv(execution, { ctlHi: msrs.ctlHi, ctlLo: msrs.ctlLo, ...args.env });
+    execution = env.execution;
+    envLine = `env          perf-user: ${env.faults.length} code page faults, ${env.toggles} TraceEn toggles`;
+  }
   if (args.saveExec !== undefined) {
     const bytes = args.saveExec.endsWith(".jsonl")
       ? new TextEncoder().encode(writeExecJsonl(execution))
@@ -164,6 +178,7 @@ function simulate(args: SimulateArgs, io: CliIo): number {
   const lines = [
     `instructions ${execution.insnCount}`,
     `events       ${execution.eventCount}`,
+    ...(envLine === undefined ? [] : [envLine]),
     `generated    ${result.bytes.length} bytes in ${(seconds * 1000).toFixed(1)} ms`,
   ];
   if (memory !== undefined && back !== undefined) {

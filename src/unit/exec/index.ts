@@ -12,6 +12,7 @@ export {
   type LackeyStats,
 } from "./lackey.js";
 export { KERNEL_BASE_HI, KERNEL_BASE_LO, KERNEL_CODE } from "./lackey-kernel.js";
+export { applyPerfEnv, type PerfEnvOptions, type PerfEnvResult } from "./perf-env.js";
 export {
   checkEvent,
   checkInsn,
