@@ -26,7 +26,7 @@
  * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
  */
 import { COFI_TYPE, CofiType, type ExecMode, InsnClass } from "../../isa/types.js";
-import { PacketType } from "../../packet/types.js";
+import { CfeType, PacketType } from "../../packet/types.js";
 import { ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize, isFlowEvent } from "../exec/types.js";
 import type { MsrFault } from "../msr-file.js";
 import { Msr } from "../msr-layout.js";
@@ -141,6 +141,10 @@ export class PacketGenerator extends GenRules {
         this.vmcsHi = hi;
         this.vmcsLo = lo;
         return;
+      case ExecEvent.If:
+        if ((a === 1) !== this.iflag) this.chg |= Chg.If;
+        this.iflag = a === 1;
+        return;
     }
   }
 
@@ -153,6 +157,7 @@ export class PacketGenerator extends GenRules {
       case ExecEvent.Mode:
       case ExecEvent.NonRoot:
       case ExecEvent.Vmcs:
+      case ExecEvent.If:
         this.chg = 0;
         this.applyState(x, e);
         if (this.chg !== 0) {
@@ -239,6 +244,7 @@ export class PacketGenerator extends GenRules {
           this.indirect(before, cls, nextHi, nextLo);
           break;
         default:
+          if (cls === InsnClass.Iret) this.eventTrace(CfeType.Iret, 0, hi, lo);
           // INT n, INT3, UD and VM exits are not inferable from the code: FUP(CLIP) (Table 36-23).
           this.far(
             before,
@@ -301,6 +307,10 @@ export class PacketGenerator extends GenRules {
     this.nxKnown = true;
     this.nxHi = x.evToHi[e]!;
     this.nxLo = x.evToLo[e]!;
+    const kind = x.evKind[e];
+    if (kind !== ExecEvent.TsxAbort) {
+      this.asyncEventTrace(kind === ExecEvent.VmExit, x.evA[e]!, x.evHi[e]!, x.evLo[e]!);
+    }
     this.far(before, true, x.evHi[e]!, x.evLo[e]!);
   }
 
