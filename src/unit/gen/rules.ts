@@ -4,7 +4,7 @@
  * TraceEn. See generator.ts for the modelling choices.
  */
 import { InsnClass } from "../../isa/types.js";
-import { CfeType, EvdType, Flag, PacketType } from "../../packet/types.js";
+import { EvdType, Flag, PacketType } from "../../packet/types.js";
 import { getField } from "../bits.js";
 import { WakeReason } from "../exec/types.js";
 import { CTL, Msr, STATUS } from "../msr-layout.js";
@@ -123,9 +123,13 @@ export class GenRules extends GenState {
    * follows: only when the source is traced but BranchEn=0, so no transfer FUP
    * gives the IP (ptet, "Event Tracing with BranchEn=0"); with PacketEn=1 the
    * transfer's FUP is the event's IP, and with the source out of context the IP is
-   * withheld.
+   * withheld. A VM entry's CFE always has a FUP of its own (the VMLAUNCH/VMRESUME),
+   * as in ptet-vmexit-vmentry: CFE(VMENTRY, IP), FUP, PIP, TIP (`ownIp`).
    *
-   * `evd`: an EVD type and its payload (`evdHi:evdLo`), or -1 for none.
+   * `evd`: an EVD type and its payload (`evdHi:evdLo`), or -1 for none. A page
+   * fault's address (EVD type 0, CR2) goes out only with the source in context
+   * (§33.2.4: "Page faults additionally include the page fault address, when in
+   * context"); a VM exit's reason always.
    */
   protected eventTrace(
     type: number,
@@ -135,25 +139,20 @@ export class GenRules extends GenState {
     evd = -1,
     evdHi = 0,
     evdLo = 0,
+    ownIp = false,
   ): void {
     if (!this.eventEn || !this.triggerEn) return;
     const src = this.contextEn && this.filterEn;
     if (!src && !(this.contextOk() && this.filter.filterEn(this.nxHi, this.nxLo))) return;
     const em = this.em;
-    if (evd >= 0) {
+    if (evd >= 0 && (src || evd !== EvdType.Cr2)) {
       em.set(PacketType.Evd, evd, 0, 0, evdHi, evdLo);
       em.put();
     }
-    const ownFup = src && !this.branchEn;
+    const ownFup = src && (ownIp || !this.branchEn);
     em.set(PacketType.Cfe, type, vector, ownFup ? Flag.Ip : 0);
     em.put();
     if (ownFup) em.ip(PacketType.Fup, fromHi, fromLo);
-  }
-
-  /** An interrupt or exception (CFE INTR with its vector) or a VM exit (EVD exit reason, CFE VMEXIT). */
-  protected asyncEventTrace(vmExit: boolean, a: number, fromHi: number, fromLo: number): void {
-    if (vmExit) this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
-    else this.eventTrace(CfeType.Intr, a, fromHi, fromLo);
   }
 
   /**
@@ -246,6 +245,7 @@ export class GenRules extends GenState {
   /** Drain the internal buffer and send the MTCs that came due. */
   protected afterTime(): void {
     const c = this.clock;
+    if (this.triggerEn) this.em.standaloneCycs();
     if (this.em.capacity > 0) {
       this.em.drain(c.total - this.drained);
       this.drained = c.total;
@@ -303,6 +303,7 @@ export class GenRules extends GenState {
     this.contextEn = this.contextOk();
     this.filterEn = this.nxKnown ? this.filter.filterEn(this.nxHi, this.nxLo) : !this.filter.filtering;
     this.clock.cyc = 0;
+    this.em.cycOwed = false;
     this.mtcPeriod = Math.floor(this.clock.ctc / this.mtcDiv);
     this.mtcNext = (this.mtcPeriod + 1) * this.mtcDiv;
     const count = getField(m.statusHi, m.statusLo, STATUS.PacketByteCnt);
@@ -333,6 +334,7 @@ export class GenRules extends GenState {
     this.triggerEn = false;
     this.rets.clear();
     this.clock.cyc = 0;
+    this.em.cycOwed = false;
     if (this.out) {
       this.flushOutput();
       this.out.disable();

@@ -73,6 +73,10 @@ export class GenState {
   protected inTx = false;
   /** RFLAGS.IF. */
   protected iflag = true;
+  /** CR2, and whether a `cr2` record came with the transfer being handled (a page fault's address). */
+  protected cr2Hi = 0;
+  protected cr2Lo = 0;
+  protected cr2Set = false;
   /** Mode of the last MODE.Exec since the last PSB or OVF; -1: none. */
   protected lastMode = -1;
   /** The IF bit of the last MODE.Exec (meaningful with EventEn once {@link lastMode} is set). */
@@ -118,6 +122,7 @@ export class GenState {
     this.em.tntCapacity = cfg.longTnt ? 47 : 6;
     this.em.capacity = cfg.bufferBytes;
     this.em.drainPerCycle = cfg.drainPerCycle;
+    this.em.cycMax = cfg.cycMax;
     const p = cfg.profile;
     this.em.fullFup = p.fupIp.value === "none";
     this.em.fullTip = p.tipIp.value === "none";

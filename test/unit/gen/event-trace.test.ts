@@ -7,6 +7,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Image } from "../../../src/image/index.js";
+import { readExecBinary, writeExecBinary } from "../../../src/unit/exec/binary.js";
+import { readExecJsonl, writeExecJsonl } from "../../../src/unit/exec/jsonl.js";
 import { MsrFile } from "../../../src/unit/msr-file.js";
 import { Msr } from "../../../src/unit/msr-layout.js";
 import { presetCapabilities } from "../../../src/unit/presets.js";
@@ -38,6 +40,11 @@ function run(transfer: object, iflags = true): string {
 const INTR = { k: "interrupt", vector: 32, from: "0x1003", to: KERNEL };
 const PF = { k: "exception", vector: 14, from: "0x1003", to: KERNEL };
 
+/** A page fault with its address (the `cr2` record after the transfer). */
+function pageFault(): string {
+  return run(PF).replace('"cpl":0}', '"cpl":0}\n{"k":"cr2","cr2":"0xdead0"}');
+}
+
 describe("Event Trace packets", () => {
   test("interrupt: CFE(INTR, vector) before the FUP; MODE.Exec with the handler's IF=0; CFE(IRET) and IF=1 back", () => {
     const list = gen(run(INTR), { ctl: ET, caps });
@@ -57,8 +64,35 @@ describe("Event Trace packets", () => {
     ]);
   });
 
-  test("an exception gives its vector (#PF 14)", () => {
+  test("an exception gives its vector (#PF 14); a page fault's address goes in an EVD before the CFE", () => {
     assert.deepEqual(afterPsb(gen(run(PF), { ctl: ET, caps })).slice(1, 3), ["cfe 1:14", "fup 0x1003"]);
+    assert.deepEqual(afterPsb(gen(pageFault(), { ctl: ET, caps })).slice(1, 4), [
+      "evd 0 0xdead0",
+      "cfe 1:14",
+      "fup 0x1003",
+    ]);
+    // Out of context at the fault (kernel tracing only): no address.
+    const kernel = gen(pageFault(), { ctl: { ...ET, User: 0 }, caps });
+    assert.deepEqual(kernel.slice(kernel.lastIndexOf("psbend") + 1).slice(0, 2), [
+      "cfe 1:14",
+      "mode.exec 64",
+    ]);
+  });
+
+  test("VM entry: CFE(VMENTRY) with a FUP of its own (the VMRESUME), then PIP and TIP", () => {
+    const x = jsonl(
+      insn(0x1000, 3, "vm-entry"),
+      { k: "nonroot", nr: true },
+      { k: "cr3", cr3: "0x5000" },
+      insn(0x2000, 1),
+      { k: "end", ip: "0x2001" },
+    );
+    assert.deepEqual(afterPsb(gen(x, { ctl: ET, caps })).slice(0, 4), [
+      "cfe 7:0 ip",
+      "fup 0x1000",
+      "pip 0x5000 nr",
+      "tip 0x2000",
+    ]);
   });
 
   test("tracing user code only: CFE, FUP, TIP.PGD into the handler; CFE(IRET), TIP.PGE out of it", () => {
@@ -124,14 +158,15 @@ describe("Event Trace packets", () => {
   });
 
   test("ptkit's decoder reports the interrupt with its vector and the IRET", () => {
-    const bytes = genBytes(run(PF), { ctl: ET, caps });
+    const bytes = genBytes(pageFault(), { ctl: ET, caps });
     const image = new Image();
     // nop; jne +0 (not taken: falls through); nop at the target; the handler: nop nop (2 bytes), iretq.
     image.addRaw("user", Uint8Array.from([0x90, 0x75, 0x00, 0x90, 0x90]), 0, 0x1000);
     image.addRaw("kernel", Uint8Array.from([0x66, 0x90, 0x48, 0xcf]), 0xffffffff, 0x81000000);
     const t = runInsns(bytes, { image });
     const lines = t.lines.join("\n");
-    assert.match(lines, /\[interrupt v14 0x1003\]/);
+    assert.match(lines, /\[interrupt v14 0x1003/);
+    assert.match(lines, /cr2=0xdead0/);
     assert.match(lines, /\[iret -\]/);
     assert.deepEqual(
       t.ips.map((ip) => ip.toString(16)),
@@ -149,5 +184,17 @@ describe("EventEn in the MSR model", () => {
     assert.match(JSON.stringify(fault), /EventEn/);
     const withIt = new MsrFile({ ...presetCapabilities("skylake"), eventTrace: true });
     assert.equal(withIt.wrmsr(Msr.Ctl, v.hi, v.lo), null);
+  });
+});
+
+describe("the if and cr2 records", () => {
+  test("round-trip through JSON Lines and the binary form; bad values are refused", () => {
+    const text = pageFault();
+    const x = readExecJsonl(text);
+    assert.equal(writeExecJsonl(readExecJsonl(writeExecJsonl(x))), writeExecJsonl(x));
+    assert.equal(writeExecJsonl(readExecBinary(writeExecBinary(x))), writeExecJsonl(x));
+    assert.match(writeExecJsonl(x), /"k":"if","if":false/);
+    assert.match(writeExecJsonl(x), /"k":"cr2","cr2":"0xdead0"/);
+    assert.throws(() => readExecJsonl('{"k":"if","if":2}\n'), /line 1/);
   });
 });

@@ -169,7 +169,8 @@ export interface RunOptions {
    * chance that an event before a user instruction is a page fault (#PF, vector 14)
    * rather than an interrupt, a chance of an interrupt before each instruction of
    * the system call path (kernel code interrupted), and `if` records: the handler
-   * runs with IF=0 (an interrupt gate), its IRET restores IF=1.
+   * runs with IF=0 (an interrupt gate), its IRET restores IF=1. Page faults come
+   * with a `cr2` record (the faulting address).
    */
   events?: { faults: number; kernelInterrupts: number };
 }
@@ -186,6 +187,7 @@ export function randomRun(p: Program, seed: number, o: RunOptions): Execution {
   /** The interrupt handler entered at `hi:lo` (an interrupt gate: IF=0), returning with IF=1. */
   const handler = (kind: ExecEvent, vector: number, hi: number, lo: number, cpl: number) => {
     b.transfer(kind, vector, hi, lo, KERNEL_HI, KERNEL_LO + HANDLER[0]!.off);
+    if (kind === ExecEvent.Exception) b.cr2(0, 0x600000 + (n & 0xfff));
     if (cpl !== 0) b.cpl(0);
     b.iflag(false);
     for (const k of HANDLER) {
