@@ -3,15 +3,11 @@
  * with GenOptions.cycCounterBits, cycles that would wrap the internal cycle counter
  * go out in CYCs of their own, and the next CYC-eligible packet gets a CYC even
  * below CycThresh. Exact packets, the cycles they add up to, and the trace decoded
- * by ptkit and by Debian's libipt.
+ * by ptkit (cyc-standalone-libipt.test.ts: by Debian's libipt).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, test } from "node:test";
 import { Image } from "../../../src/image/index.js";
-import { buildLibiptHarness, runInsnDecoder } from "../../../tools/libipt/harness.js";
 import { runInsns } from "../../flow/run.js";
 import { afterPsb, BRANCHES, gen, genBytes, insn, jsonl } from "./helpers.js";
 
@@ -75,31 +71,5 @@ describe("stand-alone CYC", () => {
     const t = runInsns(bytes, { image });
     assert.deepEqual(t.ips, [0x1000n, 0x1001n]);
     assert.ok(!t.lines.some((l) => l.includes("error")), t.lines.join("\n"));
-  });
-});
-
-const dir = mkdtempSync(join(tmpdir(), "ptkit-cyc-"));
-const build = buildLibiptHarness(dir);
-if ("error" in build) throw new Error(build.error);
-const skip = "skip" in build ? build.skip : false;
-
-// test:quick skips nothing here, but this part compiles and runs the libipt harness.
-describe("stand-alone CYC: libipt decodes the trace", { skip }, () => {
-  test("the same instructions, no errors", () => {
-    const bin = "bin" in build ? build.bin : "";
-    const code = join(dir, "code.bin");
-    const trace = join(dir, "trace.pt");
-    writeFileSync(code, Uint8Array.from([0x90, 0x90]));
-    writeFileSync(trace, genBytes(run(5 * MAX), { ctl: { ...BRANCHES, CYCEn: 1 } }, { cycCounterBits: 15 }));
-    const out = runInsnDecoder(bin, trace, [`${code}:0x1000`]);
-    assert.ok(Array.isArray(out), JSON.stringify(out));
-    assert.deepEqual(
-      out.filter((l) => l.startsWith("I ")).map((l) => l.split(" ")[1]),
-      ["0x1000", "0x1001"],
-    );
-    assert.deepEqual(
-      out.filter((l) => l.startsWith("E ") || l.startsWith("X ")),
-      [],
-    );
   });
 });
