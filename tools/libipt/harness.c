@@ -94,6 +94,10 @@
  *
  *   --cpu FAMILY/MODEL         the processor (decimal family, C-integer model):
  *                              libipt's errata for it (pt_cpu_errata), as ptxed;
+ *   --skip-event-trace         libipt 2.0 predates Event Trace: skip its CFE
+ *                              (02 13, 4 bytes) and EVD (02 53, 11 bytes)
+ *                              packets through the unknown-packet callback, so
+ *                              the flow decodes as if they were not there;
  *   --map FILE:ADDR            map all of FILE at virtual address ADDR;
  *   --map FILE:FROM-TO:ADDR    map bytes [FROM, TO) of FILE at ADDR (an ELF
  *                              PT_LOAD segment is offset-(offset+filesz):vaddr).
@@ -1032,7 +1036,33 @@ static int add_map(struct pt_image *image, char *arg)
 	return isid < 0 ? isid : pt_image_add_cached(image, iscache, isid, NULL);
 }
 
-/* harness --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE */
+/*
+ * The unknown-packet callback of --skip-event-trace: a CFE or an EVD is read as
+ * an unknown packet of its size; anything else stays a bad opcode.
+ */
+static int skip_event_trace(struct pt_packet_unknown *unknown, const struct pt_config *config,
+			    const uint8_t *pos, void *context)
+{
+	size_t left, size;
+
+	(void) context;
+	left = (size_t) (config->end - pos);
+	if (left < 2 || pos[0] != 0x02)
+		return -pte_bad_opc;
+	if (pos[1] == 0x13)
+		size = 4;
+	else if (pos[1] == 0x53)
+		size = 11;
+	else
+		return -pte_bad_opc;
+	if (left < size)
+		return -pte_eos;
+	unknown->packet = pos;
+	unknown->priv = NULL;
+	return (int) size;
+}
+
+/* harness --insn [--cpu F/M] [--skip-event-trace] [--map FILE[:FROM-TO]:ADDR]... TRACE */
 static int insn_main(int argc, char **argv)
 {
 	static char outbuf[1 << 16];
@@ -1042,15 +1072,20 @@ static int insn_main(int argc, char **argv)
 	char *spec;
 	uint8_t *buf;
 	size_t size;
-	int arg, status;
+	int arg, status, skip_et;
 
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 
 	trace = NULL;
 	cpu = NULL;
+	skip_et = 0;
 	for (arg = 2; arg < argc; arg++) {
 		if (strcmp(argv[arg], "--map") == 0 && arg + 1 < argc) {
 			arg++;
+			continue;
+		}
+		if (strcmp(argv[arg], "--skip-event-trace") == 0) {
+			skip_et = 1;
 			continue;
 		}
 		if (strcmp(argv[arg], "--cpu") == 0 && arg + 1 < argc) {
@@ -1058,13 +1093,13 @@ static int insn_main(int argc, char **argv)
 			continue;
 		}
 		if (trace || (argv[arg][0] == '-' && argv[arg][1] == '-')) {
-			fprintf(stderr, "usage: %s --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+			fprintf(stderr, "usage: %s --insn [--cpu F/M] [--skip-event-trace] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
 			return 2;
 		}
 		trace = argv[arg];
 	}
 	if (!trace) {
-		fprintf(stderr, "usage: %s --insn [--cpu F/M] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
+		fprintf(stderr, "usage: %s --insn [--cpu F/M] [--skip-event-trace] [--map FILE[:FROM-TO]:ADDR]... TRACE\n", argv[0]);
 		return 2;
 	}
 
@@ -1077,6 +1112,8 @@ static int insn_main(int argc, char **argv)
 	pt_config_init(&config);
 	config.begin = buf;
 	config.end = buf + size;
+	if (skip_et)
+		config.decode.callback = skip_event_trace;
 	if (cpu) {
 		/* Family/model as ptxed's --cpu takes them; errata as libipt knows them. */
 		unsigned int family, model;

@@ -71,7 +71,8 @@ export function buildLibiptHarness(dir: string, name = "libipt-harness"): Harnes
 /**
  * Run the harness's insn mode: libipt's instruction flow decoder over the trace file
  * `trace` with the image `maps` (`file[:from-to]:address` each), with libipt's errata
- * for `cpu` ("family/model") if given. Returns the output
+ * for `cpu` ("family/model") if given, and the harness's `options` (such as
+ * `--skip-event-trace`) before the maps. Returns the output
  * lines (format in harness.c), or the harness's complaint when it exits non-zero.
  */
 export function runInsnDecoder(
@@ -79,8 +80,15 @@ export function runInsnDecoder(
   trace: string,
   maps: readonly string[],
   cpu?: string,
+  options: readonly string[] = [],
 ): string[] | { error: string } {
-  const args = ["--insn", ...(cpu ? ["--cpu", cpu] : []), ...maps.flatMap((m) => ["--map", m]), trace];
+  const args = [
+    "--insn",
+    ...(cpu ? ["--cpu", cpu] : []),
+    ...options,
+    ...maps.flatMap((m) => ["--map", m]),
+    trace,
+  ];
   const r = spawnSync(bin, args, { encoding: "utf8", maxBuffer: 1 << 30 });
   if (r.error || r.status !== 0)
     return { error: `${bin} ${args.join(" ")}: ${(r.stderr || String(r.error ?? r.status)).trim()}` };

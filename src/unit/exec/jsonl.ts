@@ -56,6 +56,8 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("ratio", "u32", "a")],
   [f("msr", "u32", "a"), f("value", "u64", "v")],
   [f("ip", "u64", "v")],
+  [f("if", "bool", "a")],
+  [f("cr2", "u64", "v")],
 ];
 const INSN_KEYS = new Set(["k", "ip", "size", "class", "zlc"]);
 const WAKE_NAMES: readonly [string, number][] = [

@@ -17,6 +17,8 @@
  * | `mode`      | mode (16, 32, 64)                      | the execution mode (CS.L/CS.D) from here on |
  * | `nonroot`   | nr (true/false)                        | VMX non-root operation from here on (VM entry 1, VM exit 0) |
  * | `vmcs`      | vmcs (4 KiB aligned)                   | the current VMCS pointer from here on (VMPTRLD, VM entry/exit) |
+ * | `if`        | if (true/false)                        | RFLAGS.IF from here on (CLI, STI, POPF; an interrupt gate clears it, IRET restores it) |
+ * | `cr2`       | cr2                                    | CR2 from here on: after a page fault (`exception` 14), the faulting address |
  * | `interrupt` | vector (0..255), from, to              | an external interrupt, NMI or SMI hit before the instruction at `from`; execution continues at `to` |
  * | `exception` | vector (0..255), from, to              | an exception; `from` is the faulting instruction (faults) or the next one (traps) |
  * | `vmexit`    | reason (u32), from, to                 | an asynchronous VM exit (VMCALL and friends are `vm-exit` instructions instead) |
@@ -37,11 +39,11 @@
  * `insn`'s ip, or the `from` of an `interrupt`/`exception`/`vmexit`/`tsx-abort`/`end`
  * that comes first. A conditional branch is taken iff that IP differs from ip + size;
  * an indirect or far branch goes there. State records (`cpl`, `cr3`, `mode`,
- * `nonroot`, `vmcs`) between a transfer and the next flow point describe the state at
+ * `nonroot`, `vmcs`, `if`, `cr2`) between a transfer and the next flow point describe the state at
  * the transfer's target: a SYSCALL is `insn syscall` then `cpl 0`; a VM entry is `insn
  * vm-entry`, `nonroot 1`, `cr3 <guest>`; a MOV CR3 is `insn mov-cr3`, `cr3 <new>`.
  * State records before the first instruction give the initial state (defaults: CPL 0,
- * CR3 0, 64-bit mode, root operation, VMCS pointer none = all ones, core:bus ratio
+ * CR3 0, 64-bit mode, root operation, VMCS pointer none = all ones, IF 1, core:bus ratio
  * from the generator's configuration). Without a final `end`, the last instruction's
  * outcome is unknown and the generator emits nothing that depends on it.
  *
@@ -107,11 +109,13 @@ export const ExecEvent = {
   Cbr: 15,
   Wrmsr: 16,
   End: 17,
+  If: 18,
+  Cr2: 19,
 } as const;
 export type ExecEvent = (typeof ExecEvent)[keyof typeof ExecEvent];
 
 /** Number of event kinds, for tables indexed by kind. */
-export const EXEC_EVENT_COUNT = 18;
+export const EXEC_EVENT_COUNT = 20;
 
 /** The `"k"` of each event kind in JSON Lines. */
 export const EXEC_EVENT_NAMES: readonly string[] = [
@@ -133,6 +137,8 @@ export const EXEC_EVENT_NAMES: readonly string[] = [
   "cbr",
   "wrmsr",
   "end",
+  "if",
+  "cr2",
 ];
 
 /** Bits of the `wake` reasons (the value of a Wake event). */
@@ -166,6 +172,8 @@ export const WakeReason = {
  * | Cbr       | ratio     |          |              |        |
  * | Wrmsr     | msr       |          | value        |        |
  * | End       |           |          | ip           |        |
+ * | If        | 0/1       |          |              |        |
+ * | Cr2       |           |          | cr2          |        |
  */
 export const EventField = { A: 1, B: 2, Value: 4, To: 8 } as const;
 
@@ -190,6 +198,8 @@ export const EVENT_FIELDS: readonly number[] = [
   F.A, // Cbr
   F.A | F.Value, // Wrmsr
   F.Value, // End
+  F.A, // If
+  F.Value, // Cr2
 ];
 
 /** Whether an event kind is a flow point: its `value` is the IP where it happened. */
@@ -267,6 +277,8 @@ export function checkEvent(
       return a === ExecMode.Bits16 || a === ExecMode.Bits32 || a === ExecMode.Bits64 ? "" : "mode is unknown";
     case ExecEvent.NonRoot:
       return a <= 1 ? "" : "nr is not 0 or 1";
+    case ExecEvent.If:
+      return a <= 1 ? "" : "if is not 0 or 1";
     case ExecEvent.Vmcs:
       return (lo & 0xfff) === 0 ? "" : "the VMCS pointer is not 4 KiB aligned";
     case ExecEvent.Interrupt:
@@ -418,6 +430,16 @@ export class ExecBuilder {
 
   vmcs(hi: number, lo: number): this {
     return this.event(ExecEvent.Vmcs, 0, 0, hi, lo);
+  }
+
+  /** RFLAGS.IF from here on. */
+  iflag(on: boolean): this {
+    return this.event(ExecEvent.If, on ? 1 : 0);
+  }
+
+  /** CR2 from here on (the address of the page fault just delivered). */
+  cr2(hi: number, lo: number): this {
+    return this.event(ExecEvent.Cr2, 0, 0, hi, lo);
   }
 
   /** An asynchronous transfer: Interrupt, Exception, VmExit (a = vector/reason) or TsxAbort (a = 0). */

@@ -57,6 +57,13 @@ export interface GenOptions {
    * compression": traces made with `every` decode wrongly after such a RET).
    */
   retPop?: "compressed" | "every";
+  /**
+   * Width in bits (15..52) of the processor's internal cycle counter: in
+   * cycle-accurate mode a stand-alone CYC goes out before it would wrap (SDM
+   * §36.4.2.14, emitter.ts `standaloneCycs`). The SDM gives no width; default none:
+   * the model's counter never wraps and every CYC goes with another packet.
+   */
+  cycCounterBits?: number;
 }
 
 /** {@link GenOptions} with defaults applied and values checked. */
@@ -77,6 +84,8 @@ export interface GenConfig {
   readonly outputChunk: number;
   readonly profile: CpuProfile;
   readonly retPop: "compressed" | "every";
+  /** The cycle counter's largest value (2^cycCounterBits - 1), 0 for none. */
+  readonly cycMax: number;
 }
 
 function positive(name: string, v: number, max: number): number {
@@ -89,6 +98,14 @@ function positive(name: string, v: number, max: number): number {
 function nonNegative(name: string, v: number): number {
   if (!Number.isFinite(v) || v < 0) {
     throw new PtError(ErrorCode.BadConfig, 0, undefined, `${name} ${v} is not a number >= 0`);
+  }
+  return v;
+}
+
+/** A cycle counter above every CycThresh (at most 2^14 cycles, so 15 bits) whose count stays an exact Number. */
+function counterBits(v: number): number {
+  if (!Number.isInteger(v) || v < 15 || v > 52) {
+    throw new PtError(ErrorCode.BadConfig, 0, undefined, `cycCounterBits ${v} is not an integer in 15..52`);
   }
   return v;
 }
@@ -117,5 +134,6 @@ export function resolveOptions(o: GenOptions): GenConfig {
     outputChunk: positive("outputChunk", o.outputChunk ?? 256, 2 ** 30),
     profile: o.profile ?? SDM_PROFILE,
     retPop: o.retPop ?? "compressed",
+    cycMax: o.cycCounterBits === undefined ? 0 : 2 ** counterBits(o.cycCounterBits) - 1,
   };
 }

@@ -64,6 +64,10 @@ export class Emitter {
   cycEn = false;
   /** Cycles that must pass before a CYC (CycThresh 0: 1, n: 2^(n-1)). */
   cycThreshold = 1;
+  /** The most cycles the internal cycle counter holds (0: it never wraps); see {@link standaloneCycs}. */
+  cycMax = 0;
+  /** A stand-alone CYC went out: the next CYC-eligible packet gets a CYC, threshold or not. */
+  cycOwed = false;
 
   /** Internal buffer size in bytes (0: it never overflows). */
   capacity = 0;
@@ -185,13 +189,41 @@ export class Emitter {
   /** A CYC with the cycles since the last one, if enabled, due and not overflowing. */
   private cyc(): void {
     const c = this.clock.cyc;
-    if (!this.cycEn || this.overflowing || c === 0 || c < this.cycThreshold) return;
+    if (!this.cycEn || this.overflowing || c === 0 || (c < this.cycThreshold && !this.cycOwed)) return;
     this.clock.cyc = 0;
+    this.cycOwed = false;
     const a = this.aux.clear();
     a.type = PacketType.Cyc;
     a.hi = Math.floor(c / TWO32) & 0x1fffffff;
     a.lo = c >>> 0;
     this.out(a);
+  }
+
+  /**
+   * Stand-alone CYCs (SDM §36.4.2.14, seed 004): besides the CYCs sent with other
+   * packets, "CYC packets can be sent stand-alone ... to ensure that a wrap of the
+   * processor's internal cycle counter doesn't cause cycle information to be lost";
+   * they time nothing and "will be followed by another CYC packet before any other
+   * CYC-eligible packet". The SDM gives no counter width: with {@link cycMax} set
+   * (GenOptions.cycCounterBits), each time the cycles since the last CYC pass what
+   * the counter holds, a CYC of cycMax goes out on its own, and the next eligible
+   * packet gets its CYC even below CycThresh (the threshold has passed: §36.4.2.14
+   * lets a stand-alone CYC go only then, and cycMax is above every threshold).
+   */
+  standaloneCycs(): void {
+    const max = this.cycMax;
+    const clock = this.clock;
+    if (max === 0 || !this.cycEn) return;
+    while (clock.cyc > max) {
+      clock.cyc -= max;
+      this.cycOwed = true;
+      this.flushTnt();
+      const a = this.aux.clear();
+      a.type = PacketType.Cyc;
+      a.hi = Math.floor(max / TWO32);
+      a.lo = max >>> 0;
+      this.out(a);
+    }
   }
 
   /** Pass a packet through the internal buffer: into the trace, or dropped by an overflow. */

@@ -24,9 +24,15 @@
  * - The instruction or event that leaves the execution's last IP unknown (no `end`
  *   record) produces nothing that would need that IP.
  * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
+ * - Event Trace (EventEn): see `GenRules.eventTrace` for the packets and where the
+ *   seed documents give no text (seed 001's §33.2.4 is a bare heading); INT n,
+ *   SMI/RSM, INIT/SIPI, shutdown and TSX aborts give no CFE, and CFE and EVD are
+ *   not CYC-eligible (they are not in §36.3.6's list).
+ * - The internal cycle counter never wraps unless `cycCounterBits` gives it a width
+ *   (stand-alone CYCs, emitter.ts `standaloneCycs`).
  */
 import { COFI_TYPE, CofiType, type ExecMode, InsnClass } from "../../isa/types.js";
-import { PacketType } from "../../packet/types.js";
+import { CfeType, EvdType, PacketType } from "../../packet/types.js";
 import { ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize, isFlowEvent } from "../exec/types.js";
 import type { MsrFault } from "../msr-file.js";
 import { Msr } from "../msr-layout.js";
@@ -141,6 +147,15 @@ export class PacketGenerator extends GenRules {
         this.vmcsHi = hi;
         this.vmcsLo = lo;
         return;
+      case ExecEvent.If:
+        if ((a === 1) !== this.iflag) this.chg |= Chg.If;
+        this.iflag = a === 1;
+        return;
+      case ExecEvent.Cr2:
+        this.cr2Hi = hi;
+        this.cr2Lo = lo;
+        this.cr2Set = true;
+        return;
     }
   }
 
@@ -153,6 +168,8 @@ export class PacketGenerator extends GenRules {
       case ExecEvent.Mode:
       case ExecEvent.NonRoot:
       case ExecEvent.Vmcs:
+      case ExecEvent.If:
+      case ExecEvent.Cr2:
         this.chg = 0;
         this.applyState(x, e);
         if (this.chg !== 0) {
@@ -239,6 +256,8 @@ export class PacketGenerator extends GenRules {
           this.indirect(before, cls, nextHi, nextLo);
           break;
         default:
+          if (cls === InsnClass.Iret) this.eventTrace(CfeType.Iret, 0, hi, lo);
+          else if (cls === InsnClass.VmEntry) this.eventTrace(CfeType.VmEntry, 0, hi, lo, -1, 0, 0, true);
           // INT n, INT3, UD and VM exits are not inferable from the code: FUP(CLIP) (Table 36-23).
           this.far(
             before,
@@ -297,11 +316,23 @@ export class PacketGenerator extends GenRules {
   /** An interrupt, exception, VM exit or TSX abort record: FUP(from), then as far. */
   private asyncTransfer(x: Execution, e: number, i: number): void {
     const before = this.pe;
+    this.cr2Set = false;
     this.look(x, e + 1, i, true);
     this.nxKnown = true;
     this.nxHi = x.evToHi[e]!;
     this.nxLo = x.evToLo[e]!;
-    this.far(before, true, x.evHi[e]!, x.evLo[e]!);
+    const kind = x.evKind[e];
+    const a = x.evA[e]!;
+    const fromHi = x.evHi[e]!;
+    const fromLo = x.evLo[e]!;
+    if (kind === ExecEvent.VmExit) {
+      this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
+    } else if (kind === ExecEvent.Exception && a === 14 && this.cr2Set) {
+      this.eventTrace(CfeType.Intr, a, fromHi, fromLo, EvdType.Cr2, this.cr2Hi, this.cr2Lo);
+    } else if (kind !== ExecEvent.TsxAbort) {
+      this.eventTrace(CfeType.Intr, a, fromHi, fromLo);
+    }
+    this.far(before, true, fromHi, fromLo);
   }
 
   private wrmsr(address: number, hi: number, lo: number, record: number): void {

@@ -4,7 +4,7 @@
  * TraceEn. See generator.ts for the modelling choices.
  */
 import { InsnClass } from "../../isa/types.js";
-import { Flag, PacketType } from "../../packet/types.js";
+import { EvdType, Flag, PacketType } from "../../packet/types.js";
 import { getField } from "../bits.js";
 import { WakeReason } from "../exec/types.js";
 import { CTL, Msr, STATUS } from "../msr-layout.js";
@@ -90,7 +90,7 @@ export class GenRules extends GenState {
       if (fup) em.compoundFup(fromHi, fromLo);
       if (after) {
         this.pipVmcs();
-        if (this.mode !== this.lastMode) this.modeExec();
+        if (this.modeStale()) this.modeExec();
         em.ip(PacketType.Tip, this.nxHi, this.nxLo);
       } else if (this.contextEn) {
         this.pipVmcs();
@@ -104,6 +104,55 @@ export class GenRules extends GenState {
     }
     this.chg = 0;
     this.settle(after);
+  }
+
+  /**
+   * Event Trace (IA32_RTIT_CTL.EventEn; SDM §33.2.4 "Event Tracing" and the CFE and
+   * EVD packet definitions of §33.4.2 in editions with Event Trace, which list the
+   * events: interrupts and exceptions with their vector, IRET, VM exits with the exit
+   * reason, VM entries, ...). Called before the transfer's own packets, with the
+   * source's enables still in place and the target's state applied (`contextOk`).
+   *
+   * The packets come first in the compound event: EVDs, then the CFE, then the
+   * transfer's FUP, PIP/VMCS/MODE.Exec and TIP (the order of libipt's event-trace
+   * test vectors, e.g. ptet-vmexit-vmentry: EVD, EVD, CFE, FUP, PIP, TIP, which
+   * decoders bind that way: EVDs to the next CFE, the CFE to the next FUP). They are
+   * written when TriggerEn=1 and the source or the target is traced (ContextEn and
+   * FilterEn, as for PTW), as an IRET from an untraced handler back to traced code
+   * gives CFE(IRET) before its TIP.PGE (ptet-int-iret-cpl_3). The CFE's IP bit says a FUP of its own
+   * follows: only when the source is traced but BranchEn=0, so no transfer FUP
+   * gives the IP (ptet, "Event Tracing with BranchEn=0"); with PacketEn=1 the
+   * transfer's FUP is the event's IP, and with the source out of context the IP is
+   * withheld. A VM entry's CFE always has a FUP of its own (the VMLAUNCH/VMRESUME),
+   * as in ptet-vmexit-vmentry: CFE(VMENTRY, IP), FUP, PIP, TIP (`ownIp`).
+   *
+   * `evd`: an EVD type and its payload (`evdHi:evdLo`), or -1 for none. A page
+   * fault's address (EVD type 0, CR2) goes out only with the source in context
+   * (§33.2.4: "Page faults additionally include the page fault address, when in
+   * context"); a VM exit's reason always.
+   */
+  protected eventTrace(
+    type: number,
+    vector: number,
+    fromHi: number,
+    fromLo: number,
+    evd = -1,
+    evdHi = 0,
+    evdLo = 0,
+    ownIp = false,
+  ): void {
+    if (!this.eventEn || !this.triggerEn) return;
+    const src = this.contextEn && this.filterEn;
+    if (!src && !(this.contextOk() && this.filter.filterEn(this.nxHi, this.nxLo))) return;
+    const em = this.em;
+    if (evd >= 0 && (src || evd !== EvdType.Cr2)) {
+      em.set(PacketType.Evd, evd, 0, 0, evdHi, evdLo);
+      em.put();
+    }
+    const ownFup = src && (ownIp || !this.branchEn);
+    em.set(PacketType.Cfe, type, vector, ownFup ? Flag.Ip : 0);
+    em.put();
+    if (ownFup) em.ip(PacketType.Fup, fromHi, fromLo);
   }
 
   /**
@@ -121,6 +170,12 @@ export class GenRules extends GenState {
     }
     const after = this.peAfter;
     if (this.contextEn) this.pipVmcs();
+    // RFLAGS.IF changed by CLI, STI or POPF under Event Trace: MODE.Exec with the new
+    // IF, bound to FUP(NLIP) (libipt's ptet-mode_exec-if: STI, then MODE.Exec(IF), FUP(next)).
+    if (this.chg & Chg.If && before && after && this.eventEn && this.nxKnown) {
+      this.modeExec();
+      this.em.ip(PacketType.Fup, this.nxHi, this.nxLo);
+    }
     if (before && !after) this.em.noIp(PacketType.TipPgd);
     else if (after && !before && this.nxKnown) this.pge();
     this.chg = 0;
@@ -190,6 +245,7 @@ export class GenRules extends GenState {
   /** Drain the internal buffer and send the MTCs that came due. */
   protected afterTime(): void {
     const c = this.clock;
+    if (this.triggerEn) this.em.standaloneCycs();
     if (this.em.capacity > 0) {
       this.em.drain(c.total - this.drained);
       this.drained = c.total;
@@ -247,6 +303,7 @@ export class GenRules extends GenState {
     this.contextEn = this.contextOk();
     this.filterEn = this.nxKnown ? this.filter.filterEn(this.nxHi, this.nxLo) : !this.filter.filtering;
     this.clock.cyc = 0;
+    this.em.cycOwed = false;
     this.mtcPeriod = Math.floor(this.clock.ctc / this.mtcDiv);
     this.mtcNext = (this.mtcPeriod + 1) * this.mtcDiv;
     const count = getField(m.statusHi, m.statusLo, STATUS.PacketByteCnt);
@@ -277,6 +334,7 @@ export class GenRules extends GenState {
     this.triggerEn = false;
     this.rets.clear();
     this.clock.cyc = 0;
+    this.em.cycOwed = false;
     if (this.out) {
       this.flushOutput();
       this.out.disable();

@@ -23,7 +23,7 @@ export const NO_VMCS = 0xffffffff;
 export const STOPPED = 1 << STATUS.Stopped.lsb;
 
 /** State changes made by the records after a transfer (or at a non-branch). */
-export const Chg = { Cpl: 1, Cr3: 2, Mode: 4, NonRoot: 8, Vmcs: 16 } as const;
+export const Chg = { Cpl: 1, Cr3: 2, Mode: 4, NonRoot: 8, Vmcs: 16, If: 32 } as const;
 
 export class GenState {
   protected readonly msrs: MsrFile;
@@ -49,6 +49,8 @@ export class GenState {
   protected fupOnPtw = false;
   protected pwrEvtEn = false;
   protected disRetc = false;
+  /** EventEn: Event Trace (CFE, EVD) and RFLAGS.IF in MODE.Exec. */
+  protected eventEn = false;
   protected psbPeriod = 2048;
 
   // The enables of §36.2.5.
@@ -69,8 +71,16 @@ export class GenState {
   protected vmcsHi = NO_VMCS;
   protected vmcsLo = NO_VMCS;
   protected inTx = false;
+  /** RFLAGS.IF. */
+  protected iflag = true;
+  /** CR2, and whether a `cr2` record came with the transfer being handled (a page fault's address). */
+  protected cr2Hi = 0;
+  protected cr2Lo = 0;
+  protected cr2Set = false;
   /** Mode of the last MODE.Exec since the last PSB or OVF; -1: none. */
   protected lastMode = -1;
+  /** The IF bit of the last MODE.Exec (meaningful with EventEn once {@link lastMode} is set). */
+  protected lastIf = true;
   /** The crystal-clock period the last MTC reported, and where the next one starts. */
   protected mtcPeriod = 0;
   protected mtcNext = 0;
@@ -112,6 +122,7 @@ export class GenState {
     this.em.tntCapacity = cfg.longTnt ? 47 : 6;
     this.em.capacity = cfg.bufferBytes;
     this.em.drainPerCycle = cfg.drainPerCycle;
+    this.em.cycMax = cfg.cycMax;
     const p = cfg.profile;
     this.em.fullFup = p.fupIp.value === "none";
     this.em.fullTip = p.tipIp.value === "none";
@@ -157,7 +168,7 @@ export class GenState {
       // TIP.PGEs after it are uncompressed): the TIP.PGE goes out against the PSB's reset.
       this.em.enc.last.reset();
     }
-    if (this.mode !== this.lastMode) this.modeExec();
+    if (this.modeStale()) this.modeExec();
     this.em.ip(PacketType.TipPge, this.nxHi, this.nxLo);
   }
 
@@ -186,16 +197,27 @@ export class GenState {
     this.em.put();
   }
 
+  /**
+   * MODE.Exec is due: the mode changed since the last one (or none since PSB/OVF), or,
+   * with EventEn, RFLAGS.IF did (MODE.Exec carries IF under Event Trace, SDM §33.2.4,
+   * in editions with Event Trace; the seed's §33.2.4 is a bare heading).
+   */
+  protected modeStale(): boolean {
+    return this.mode !== this.lastMode || (this.eventEn && this.iflag !== this.lastIf);
+  }
+
   protected modeExec(): void {
     const m = this.mode;
+    const iflag = this.eventEn && this.iflag;
     this.em.set(
       PacketType.ModeExec,
       0,
       0,
-      m === ExecMode.Bits64 ? Flag.CsL : m === ExecMode.Bits32 ? Flag.CsD : 0,
+      (m === ExecMode.Bits64 ? Flag.CsL : m === ExecMode.Bits32 ? Flag.CsD : 0) | (iflag ? Flag.If : 0),
     );
     this.em.put();
     this.lastMode = m;
+    this.lastIf = this.iflag;
   }
 
   /** MODE.TSX (TriggerEn, ContextEn, BranchEn: §36.2.8.1, Table 36-27). */
@@ -314,6 +336,7 @@ export class GenState {
     this.fupOnPtw = bit(CTL.FUPonPTW);
     this.pwrEvtEn = bit(CTL.PwrEvtEn);
     this.disRetc = bit(CTL.DisRETC);
+    this.eventEn = bit(CTL.EventEn);
     this.mtcDiv = 2 ** getField(hi, lo, CTL.MTCFreq);
     this.psbPeriod = 2048 << getField(hi, lo, CTL.PSBFreq);
     const thresh = getField(hi, lo, CTL.CycThresh);

@@ -121,7 +121,7 @@ function describe(p: Packet, last: LastIp): string {
       return `${p.type === PacketType.Tnt8 ? "tnt" : "tnt64"} ${s}`;
     }
     case PacketType.ModeExec:
-      return `mode.exec ${modeName(p.flags)}`;
+      return `mode.exec ${modeName(p.flags)}${p.flags & Flag.If ? " if" : ""}`;
     case PacketType.ModeTsx:
       return `mode.tsx ${p.flags & Flag.Abort ? "abort" : p.flags & Flag.InTx ? "begin" : "commit"}`;
     case PacketType.Pip:
@@ -162,6 +162,10 @@ function describe(p: Packet, last: LastIp): string {
       return "stop";
     case PacketType.Pad:
       return "pad";
+    case PacketType.Cfe:
+      return `cfe ${p.a}:${p.b}${p.flags & Flag.Ip ? " ip" : ""}`;
+    case PacketType.Evd:
+      return `evd ${p.a} 0x${hex64(p.hi, p.lo, 1)}`;
   }
   return `type ${p.type}`;
 }

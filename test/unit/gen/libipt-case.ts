@@ -31,6 +31,8 @@ export interface CaseOptions {
   profile?: CpuProfile;
   cpu?: string;
   config?: DecoderConfig;
+  /** Event Trace: EventEn=1 on a CPU with it, and a run with faults, kernel interrupts and IF changes. */
+  eventTrace?: boolean;
 }
 
 /** `a` is a subsequence of `b`. */
@@ -47,14 +49,19 @@ function subsequence(a: readonly string[], b: readonly string[]): boolean {
  * Case `seed`: a random program, its run and a random configuration, traced with
  * `profile` (default the SDM's reading).
  */
-export function generateCase(seed: number, profile?: CpuProfile) {
+export function generateCase(seed: number, profile?: CpuProfile, eventTrace = false) {
   const program = randomProgram(seed, programSize(seed));
-  const exec = randomRun(program, seed, { insns: 3000, interrupts: 0.01, wildReturns: 0.05 });
+  const exec = randomRun(program, seed, {
+    insns: 3000,
+    interrupts: eventTrace ? 0.03 : 0.01,
+    wildReturns: 0.05,
+    events: eventTrace ? { faults: 0.5, kernelInterrupts: 0.2 } : undefined,
+  });
   const c = randomCase(seed, program.code.length);
   const m = msrs({
     preset: "skylake",
-    caps: { ptwrite: true },
-    ctl: c.ctl,
+    caps: { ptwrite: true, eventTrace },
+    ctl: eventTrace ? { ...c.ctl, EventEn: 1 } : c.ctl,
     ranges: c.ranges,
     cr3Match: c.cr3Match,
   });
@@ -70,7 +77,7 @@ export function generateCase(seed: number, profile?: CpuProfile) {
 
 /** Run case `seed` and check both decoders; the trace's packet list. */
 export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
-  const { program, exec, c, res } = generateCase(seed, o.profile);
+  const { program, exec, c, res } = generateCase(seed, o.profile, o.eventTrace);
   const list = packetList(res.bytes);
   assert.ok(
     !list.some((l) => l.startsWith("error")),
@@ -80,7 +87,13 @@ export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
   const trace = join(o.dir, `trace-${o.tag}.pt`);
   writeFileSync(code, program.code);
   writeFileSync(trace, res.bytes);
-  const out = runInsnDecoder(o.bin, trace, [`${code}:${USER_BASE}`, `${o.kernel}:0xffffffff81000000`], o.cpu);
+  const out = runInsnDecoder(
+    o.bin,
+    trace,
+    [`${code}:${USER_BASE}`, `${o.kernel}:0xffffffff81000000`],
+    o.cpu,
+    o.eventTrace ? ["--skip-event-trace"] : [],
+  );
   assert.ok(Array.isArray(out), JSON.stringify(out));
   const errors = out.filter((l) => l.startsWith("E ") || l.startsWith("X "));
   const got = out.filter((l) => l.startsWith("I ")).map((l) => l.split(" ")[1]!);

@@ -164,6 +164,15 @@ export interface RunOptions {
   interrupts: number;
   /** Chance that a RET goes somewhere else than its call's next instruction. */
   wildReturns: number;
+  /**
+   * Event Trace material (none without it, so older runs stay as they were): a
+   * chance that an event before a user instruction is a page fault (#PF, vector 14)
+   * rather than an interrupt, a chance of an interrupt before each instruction of
+   * the system call path (kernel code interrupted), and `if` records: the handler
+   * runs with IF=0 (an interrupt gate), its IRET restores IF=1. Page faults come
+   * with a `cr2` record (the faulting address).
+   */
+  events?: { faults: number; kernelInterrupts: number };
 }
 
 /** A run of `p` from its first instruction, at CPL 3. */
@@ -174,9 +183,26 @@ export function randomRun(p: Program, seed: number, o: RunOptions): Execution {
   const stack: number[] = [];
   let i = 0;
   let n = 0;
+  const ev = o.events;
+  /** The interrupt handler entered at `hi:lo` (an interrupt gate: IF=0), returning with IF=1. */
+  const handler = (kind: ExecEvent, vector: number, hi: number, lo: number, cpl: number) => {
+    b.transfer(kind, vector, hi, lo, KERNEL_HI, KERNEL_LO + HANDLER[0]!.off);
+    if (kind === ExecEvent.Exception) b.cr2(0, 0x600000 + (n & 0xfff));
+    if (cpl !== 0) b.cpl(0);
+    b.iflag(false);
+    for (const k of HANDLER) {
+      b.insn(KERNEL_HI, KERNEL_LO + k.off, k.size, k.cls);
+      n++;
+    }
+    if (cpl !== 0) b.cpl(cpl);
+    b.iflag(true);
+  };
   const kernel = (steps: KernelInsn[]) => {
     b.cpl(0);
     for (const k of steps) {
+      if (ev && steps === KERNEL && r() < ev.kernelInterrupts) {
+        handler(ExecEvent.Interrupt, 33, KERNEL_HI, KERNEL_LO + k.off, 0);
+      }
       b.insn(KERNEL_HI, KERNEL_LO + k.off, k.size, k.cls);
       n++;
     }
@@ -186,8 +212,14 @@ export function randomRun(p: Program, seed: number, o: RunOptions): Execution {
     const s = p.slots[i]!;
     const ip = USER_BASE + s.off;
     if (r() < o.interrupts) {
-      b.transfer(ExecEvent.Interrupt, 32, 0, ip, KERNEL_HI, KERNEL_LO + HANDLER[0]!.off);
-      kernel(HANDLER);
+      if (!ev) {
+        b.transfer(ExecEvent.Interrupt, 32, 0, ip, KERNEL_HI, KERNEL_LO + HANDLER[0]!.off);
+        kernel(HANDLER);
+      } else if (r() < ev.faults) {
+        handler(ExecEvent.Exception, 14, 0, ip, 3);
+      } else {
+        handler(ExecEvent.Interrupt, 32, 0, ip, 3);
+      }
     }
     b.insn(0, ip, SIZE[s.kind], CLASS[s.kind], s.kind === "zlc" ? InsnFlag.ZeroLengthCall : 0);
     n++;
