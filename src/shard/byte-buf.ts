@@ -5,6 +5,7 @@
  * and never looks back; a Parquet file needs its numbers little-endian, lengths
  * patched in before the bytes they count, and the whole file in one array.
  */
+import { putVarint } from "../analysis/export/byte-chunks.js";
 
 const encoder = new TextEncoder();
 
@@ -111,18 +112,6 @@ export class ByteBuf {
   /** `v` (an integer, 0 <= v < 2^53) as an unsigned LEB128 varint: seven bits a byte, low first. */
   varint(v: number): void {
     this.reserve(8);
-    const b = this.buf;
-    let at = this.length;
-    // Division while v needs more than 31 bits (exact below 2^53), bit operations below.
-    while (v >= 0x80000000) {
-      b[at++] = (v % 128) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    while (v >= 0x80) {
-      b[at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    b[at++] = v;
-    this.length = at;
+    this.length = putVarint(this.buf, this.length, v);
   }
 }

@@ -251,13 +251,25 @@ interface InputGap extends GapRow {
   ns: boolean;
 }
 
-const FUNCTIONS: Column<InputFunction>[] = [
+/** The columns that say whose function a row is about (functions and calls tables). */
+const WHOSE: Column<{
+  input: string;
+  pid: number;
+  tid: number;
+  comm: string;
+  function: string;
+  dso: string;
+}>[] = [
   { name: "input", type: "string", get: (r) => r.input },
   { name: "process", type: "int64", get: (r) => r.pid },
   { name: "thread", type: "int64", get: (r) => r.tid },
   { name: "comm", type: "string", get: (r) => r.comm },
   { name: "function", type: "string", get: (r) => r.function },
   { name: "dso", type: "string", get: (r) => r.dso },
+];
+
+const FUNCTIONS: Column<InputFunction>[] = [
+  ...WHOSE,
   { name: "calls", type: "int64", get: (r) => r.calls },
   { name: "self_insns", type: "int64", get: (r) => r.selfInsns },
   { name: "total_insns", type: "int64", get: (r) => r.totalInsns },
@@ -266,12 +278,7 @@ const FUNCTIONS: Column<InputFunction>[] = [
 ];
 
 const CALLS: Column<InputCall>[] = [
-  { name: "input", type: "string", get: (r) => r.input },
-  { name: "process", type: "int64", get: (r) => r.pid },
-  { name: "thread", type: "int64", get: (r) => r.tid },
-  { name: "comm", type: "string", get: (r) => r.comm },
-  { name: "function", type: "string", get: (r) => r.function },
-  { name: "dso", type: "string", get: (r) => r.dso },
+  ...WHOSE,
   { name: "caller", type: "string", get: (r) => r.caller },
   { name: "depth", type: "int64", get: (r) => r.depth },
   { name: "start_ns", type: "double", get: (r) => r.start },

@@ -144,19 +144,7 @@ export class ByteChunks {
    */
   varint(v: number): void {
     if (this.at + 8 > this.buf.length) this.room(8);
-    const b = this.buf;
-    let at = this.at;
-    // Bit operations while v fits in 31 bits; division above (exact below 2^53).
-    while (v >= 0x80000000) {
-      b[at++] = (v % 128) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    while (v >= 0x80) {
-      b[at++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    b[at++] = v;
-    this.at = at;
+    this.at = putVarint(this.buf, this.at, v);
   }
 
   /** The 64-bit value hi:lo (unsigned halves) as a varint (negative int64s: ten bytes). */
@@ -197,4 +185,22 @@ export function varintSize(v: number): number {
     n++;
   }
   return n;
+}
+
+/**
+ * `v` (an integer, 0 <= v < 2^53) as an unsigned base-128 varint (protobuf's, LEB128)
+ * into `b` at `at`, which has room for 8 bytes: returns where it ends.
+ */
+export function putVarint(b: Uint8Array, at: number, v: number): number {
+  // Division while v needs more than 31 bits (exact below 2^53), bit operations below.
+  while (v >= 0x80000000) {
+    b[at++] = (v % 128) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  while (v >= 0x80) {
+    b[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  b[at++] = v;
+  return at;
 }
