@@ -4,12 +4,9 @@
  * shard plan/run/merge` would make them over many. Without --db, `ptkit perf` as it is.
  */
 import { resolve } from "node:path";
-import { ResultsBuilder } from "../shard/tables.js";
-import { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";
 import type { CliIo } from "./io.js";
 import { runPerf } from "./perf.js";
-import { ResultFiles } from "./shard-merge.js";
 
 /** Outputs that read call stacks, which the tables' decode keeps per thread run (so not with --db). */
 const STACK_OUTPUTS = ["--timeline", "--perfetto", "--folded", "--jsonl", "--latency"];
@@ -30,6 +27,12 @@ export async function runPerfCommand(argv: readonly string[], io: CliIo): Promis
     io.stderr(`ptkit perf: --db cannot be combined with ${clash}: run them as two commands.\n`);
     return 1;
   }
+  // The shard layer and the merge only for --db: `ptkit perf` alone loads neither.
+  const [{ TablesOut }, { ResultsBuilder }, { ResultFiles }] = await Promise.all([
+    import("../shard/tables-out.js"),
+    import("../shard/tables.js"),
+    import("./shard-merge.js"),
+  ]);
   const tables = new TablesOut(calls);
   const code = runPerf(rest, io, process.env.HOME, { tables });
   if (code !== 0) return code;
