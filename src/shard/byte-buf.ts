@@ -5,9 +5,7 @@
  * and never looks back; a Parquet file needs its numbers little-endian, lengths
  * patched in before the bytes they count, and the whole file in one array.
  */
-import { putVarint } from "../analysis/export/byte-chunks.js";
-
-const encoder = new TextEncoder();
+import { putUtf8, putVarint } from "../analysis/export/byte-chunks.js";
 
 export class ByteBuf {
   private buf: Uint8Array;
@@ -90,23 +88,11 @@ export class ByteBuf {
    * the number of bytes written.
    */
   utf8(s: string): number {
-    const n = s.length;
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    this.reserve(3 * n);
-    const b = this.buf;
+    this.reserve(3 * s.length);
     const start = this.length;
-    // ASCII copied unit by unit (no view to encode into), the rest from the first other unit on.
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) {
-        const at = start + i;
-        this.length = at + encoder.encodeInto(i === 0 ? s : s.slice(i), b.subarray(at)).written;
-        return this.length - start;
-      }
-      b[start + i] = c;
-    }
-    this.length = start + n;
-    return n;
+    this.length = putUtf8(this.buf, start, s);
+    return this.length - start;
   }
 
   /** `v` (an integer, 0 <= v < 2^53) as an unsigned LEB128 varint: seven bits a byte, low first. */

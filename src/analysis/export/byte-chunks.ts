@@ -54,18 +54,7 @@ export class ByteChunks {
     const n = s.length;
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     this.room(3 * n);
-    const b = this.buf;
-    let at = this.at;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) {
-        this.at = at + encoder.encodeInto(s.slice(i), b.subarray(at)).written;
-        this.flushFull();
-        return;
-      }
-      b[at++] = c;
-    }
-    this.at = at;
+    this.at = putUtf8(this.buf, this.at, s);
     this.flushFull();
   }
 
@@ -202,5 +191,20 @@ export function putVarint(b: Uint8Array, at: number, v: number): number {
     v >>>= 7;
   }
   b[at++] = v;
+  return at;
+}
+
+/**
+ * `s` as UTF-8 into `b` at `at`, which has room for 3 bytes per UTF-16 unit (lone
+ * surrogates become U+FFFD, as TextEncoder writes them): returns where it ends. ASCII
+ * is copied unit by unit; from the first other unit on, TextEncoder encodes the rest.
+ */
+export function putUtf8(b: Uint8Array, at: number, s: string): number {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return at + encoder.encodeInto(i === 0 ? s : s.slice(i), b.subarray(at)).written;
+    b[at++] = c;
+  }
   return at;
 }

@@ -23,11 +23,10 @@ import type { ThreadTrack } from "../callstack-sink.js";
 import { growUint32, KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
+import { putUtf8 } from "./byte-chunks.js";
 
 /** The symbols naming a thread's frames; undefined for the default ones. */
 export type TrackSymbols = (track: ThreadTrack) => Symbolizer | undefined;
-
-const encoder = new TextEncoder();
 
 /** Names of frames entered at an unknown address (0), by kind: they have no address. */
 const UNKNOWN_NAMES: readonly string[] = ["[unknown]", "[unknown]", "[interrupt]", "[syscall]"];
@@ -192,19 +191,9 @@ export class FrameNames {
       grown.set(this.arena.subarray(0, this.arenaUsed));
       this.arena = grown;
     }
-    const a = this.arena;
     const from = this.arenaUsed;
-    let at = from;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c >= 0x80) {
-        at += encoder.encodeInto(text.slice(i), a.subarray(at)).written;
-        break;
-      }
-      a[at++] = c;
-    }
-    this.arenaUsed = at;
-    return at - from;
+    this.arenaUsed = putUtf8(this.arena, from, text);
+    return this.arenaUsed - from;
   }
 
   private make(kind: FrameKind, hi: number, lo: number, scope: number): string {
