@@ -16,7 +16,7 @@ import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../im
 import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 
 export interface LookupOptions {
@@ -41,7 +41,7 @@ export class BinaryFinder {
   private readonly tables = new Map<string, SymbolTable | undefined>();
 
   constructor(
-    private readonly io: CliIo,
+    private readonly io: SessionIo,
     private readonly options: LookupOptions,
     private readonly buildIds: Map<string, string>,
   ) {}
