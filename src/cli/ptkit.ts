@@ -59,6 +59,10 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     load: async () => (await import("./symbols-cmd.js")).runSymbols,
     summary: "function, offset and source line of addresses in an ELF file",
   },
+  web: {
+    load: async () => (await import("./web.js")).runWeb,
+    summary: "the web app: drop a perf.data, see where time went (decoded in the browser)",
+  },
 };
 
 const HELP = `usage: ptkit <command> [<options>]

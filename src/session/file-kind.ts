@@ -98,7 +98,7 @@ const OPEN_ERRORS: Record<string, string> = {
 
 /** Why a file could not be read, in words: an error thrown by the {@link SessionIo} file functions. */
 export function ioErrorText(e: unknown): string {
-  return OPEN_ERRORS[(e as NodeJS.ErrnoException).code ?? ""] ?? (e as Error).message;
+  return OPEN_ERRORS[(e as { code?: string }).code ?? ""] ?? (e as Error).message;
 }
 
 /**
@@ -120,7 +120,7 @@ export function notADirectory(io: SessionIo, path: string): string | undefined {
     io.fileSize(path);
     return "it is a file, not a directory";
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = (e as { code?: string }).code;
     if (code === "EISDIR") return undefined;
     return code === "ENOENT" ? "no such directory" : ioErrorText(e);
   }

@@ -86,6 +86,8 @@ export interface PerfInternals {
   streams?: readonly number[];
   /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
   tables?: TablesOut;
+  /** Filled with the binaries that could not be found: path -> addresses that needed it. */
+  missing?: Map<string, number>;
 }
 
 /**
@@ -188,7 +190,7 @@ export function decodePerf(
   // Blocks, unless instructions are listed.
   const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
   const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
-  const needed = new Map<string, number>();
+  const needed = internal.missing ?? new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of allStreams) {
     if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
