@@ -7,8 +7,8 @@
  * and scripts read carry `data-ptkit` names.
  */
 
-import { ANSWER_FILES } from "../src/session/answer-files.js";
-import type { CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
+import { ANSWER_FILES, blockFunction } from "../src/session/answer-files.js";
+import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 /** Rows shown in the function and coverage tables. */
@@ -110,7 +110,7 @@ function show(a: PerfAnswers, name: string, ms: number): void {
   showMissing(a);
   $("warnings").replaceChildren(...a.warnings.map((w) => el("li", w)));
   $("functions").replaceChildren(functionTable(a.functions));
-  $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage));
+  $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage, a.annotated));
   showDownloads(a);
   showTimeline(a, name);
 }
@@ -187,7 +187,11 @@ interface Block {
   symbol?: string;
 }
 
-function coverageTable(rows: CoverageRow[], coverage: Uint8Array | undefined): HTMLElement {
+function coverageTable(
+  rows: CoverageRow[],
+  coverage: Uint8Array | undefined,
+  annotated: AnnotatedFunction[],
+): HTMLElement {
   const blocks: Block[] =
     coverage === undefined
       ? []
@@ -209,7 +213,17 @@ function coverageTable(rows: CoverageRow[], coverage: Uint8Array | undefined): H
     const tr = (e.target as HTMLElement).closest("tr");
     const name = tr?.cells[0]?.textContent;
     if (!name) return;
-    const own = blocks.filter((b) => (b.symbol ?? "[unknown]").replace(/\+0x[0-9a-f]+$/, "") === name);
+    const own = blocks.filter((b) => blockFunction(b.symbol) === name);
+    const code = annotated.find((f) => f.name === name);
+    const listing = code
+      ? table(
+          ["runs", "address", "instruction"],
+          code.lines.map((l) => [l.count, l.ip, l.text]),
+          [true, false, false],
+        )
+      : el("p", "Not annotated: only the functions that ran the most instructions are.");
+    const annotation = el("div", undefined, { "data-ptkit": "annotate" });
+    annotation.append(listing);
     detail.replaceChildren(
       el("h3", name),
       table(
@@ -217,6 +231,8 @@ function coverageTable(rows: CoverageRow[], coverage: Uint8Array | undefined): H
         own.map((b) => [b.start, b.end, b.insns, b.count, b.symbol ?? ""]),
         [false, false, true, true, false],
       ),
+      el("h3", "Annotated disassembly"),
+      annotation,
     );
   });
   d.append(t, detail);

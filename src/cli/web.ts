@@ -49,40 +49,45 @@ export function webRoot(): string | undefined {
   return undefined;
 }
 
+type Reply = [status: number, type: string, body: string | Uint8Array];
+
+const notFound: Reply = [404, "text/plain", "not found\n"];
+
 /** The server's files: `root`'s, and FILE... under files/ with their names in files.json. */
 export function webHandler(root: string, files: ReadonlyMap<string, string>) {
   const list = JSON.stringify([...files.keys()]);
-  return (req: IncomingMessage, res: ServerResponse): void => {
-    const send = (status: number, type: string, body: string | Uint8Array) => {
-      res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
-      res.end(body);
-    };
-    if (req.method !== "GET" && req.method !== "HEAD") return send(405, "text/plain", "GET only\n");
+  const inRoot = root.endsWith(sep) ? root : root + sep;
+  const reply = (method: string | undefined, url: string | undefined): Reply => {
+    if (method !== "GET" && method !== "HEAD") return [405, "text/plain", "GET only\n"];
     let path: string;
     try {
-      path = decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname);
+      path = decodeURIComponent(new URL(url ?? "/", "http://x").pathname);
     } catch {
-      return send(400, "text/plain", "bad path\n");
+      return [400, "text/plain", "bad path\n"];
     }
-    if (path === "/files.json") return send(200, TYPES[".json"]!, list);
+    if (path === "/files.json") return [200, TYPES[".json"]!, list];
     if (path.startsWith("/files/")) {
       const file = files.get(path.slice("/files/".length));
-      if (file === undefined) return send(404, "text/plain", "not found\n");
+      if (file === undefined) return notFound;
       try {
-        return send(200, "application/octet-stream", readFileSync(file));
+        return [200, "application/octet-stream", readFileSync(file)];
       } catch (e) {
-        return send(500, "text/plain", `${(e as Error).message}\n`);
+        return [500, "text/plain", `${(e as Error).message}\n`];
       }
     }
     const full = normalize(join(root, path.endsWith("/") ? `${path}index.html` : path));
-    if (!full.startsWith(root.endsWith(sep) ? root : root + sep))
-      return send(403, "text/plain", "forbidden\n");
+    if (!full.startsWith(inRoot)) return [403, "text/plain", "forbidden\n"];
     try {
-      if (!statSync(full).isFile()) return send(404, "text/plain", "not found\n");
-      send(200, TYPES[extname(full)] ?? "application/octet-stream", readFileSync(full));
+      if (!statSync(full).isFile()) return notFound;
+      return [200, TYPES[extname(full)] ?? "application/octet-stream", readFileSync(full)];
     } catch {
-      send(404, "text/plain", "not found\n");
+      return notFound;
     }
+  };
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const [status, type, body] = reply(req.method, req.url);
+    res.writeHead(status, { "content-type": type, "cache-control": "no-store" });
+    res.end(body);
   };
 }
 

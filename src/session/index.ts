@@ -5,7 +5,14 @@
  */
 export type { AnalysisOptions } from "./analysis-options.js";
 export { defaultAnalysisOptions, wantsAnalysis } from "./analysis-options.js";
-export { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
+export {
+  type AnnotatedFunction,
+  type AnnotatedLine,
+  annotateCoverage,
+  annotationText,
+  type CodeReader,
+} from "./annotate.js";
+export { ANSWER_FILES, type AnswerFile, blockFunction } from "./answer-files.js";
 export { ByteLines } from "./byte-lines.js";
 export { FilesIo } from "./files-io.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";

@@ -9,9 +9,11 @@
 import type { Demangler } from "../analysis/index.js";
 import { PerfError } from "../perf/index.js";
 import { defaultAnalysisOptions } from "./analysis-options.js";
-import { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
+import { type AnnotatedFunction, annotateCoverage, annotationText } from "./annotate.js";
+import { ANSWER_FILES, type AnswerFile, blockFunction } from "./answer-files.js";
 import { ByteLines } from "./byte-lines.js";
 import type { FilesIo } from "./files-io.js";
+import type { ProcessImages } from "./perf-images.js";
 import { decodePerf } from "./perf-session.js";
 
 /** One function: instructions it ran itself and under it, and its calls (from the latencies). */
@@ -49,6 +51,8 @@ export interface PerfAnswers {
   functions: FunctionRow[];
   /** Functions by instructions run, most first. */
   coverage: CoverageRow[];
+  /** The hottest functions' instructions, each with how often it ran (annotate.ts). */
+  annotated: AnnotatedFunction[];
   /** The output files written. */
   files: Partial<Record<AnswerFile, Uint8Array>>;
 }
@@ -70,6 +74,7 @@ export function perfAnswers(
   analysis.aflMap = ANSWER_FILES.aflMap;
   analysis.latency = ANSWER_FILES.latency;
   const missing = new Map<string, number>();
+  const images: ProcessImages[] = [];
   const out = new ByteLines(io);
   let status: number;
   let error: string | undefined;
@@ -95,7 +100,7 @@ export function perfAnswers(
         analysis,
       },
       io.sourceOf(perfData),
-      { missing },
+      { missing, images },
     );
   } catch (e) {
     if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
@@ -109,12 +114,21 @@ export function perfAnswers(
     .filter((l) => l !== "")
     .map((l) => l.replace(/^ptkit perf: /, ""));
   if (status !== 0 && error === undefined) error = warnings.at(-1) ?? "the file could not be decoded";
+  const text = (b: Uint8Array | undefined) => (b === undefined ? "" : new TextDecoder().decode(b));
+  const annotated = annotateCoverage(text(io.output(ANSWER_FILES.coverage)), (hi, lo, out, size) => {
+    for (const p of images) {
+      const n = p.readCode(hi, lo, out, size);
+      if (n > 0) return n;
+    }
+    return 0;
+  });
+  if (annotated.length > 0)
+    io.writeFile(ANSWER_FILES.annotate, new TextEncoder().encode(annotationText(annotated)));
   const files: PerfAnswers["files"] = {};
   for (const [key, name] of Object.entries(ANSWER_FILES) as Array<[AnswerFile, string]>) {
     const bytes = io.output(name);
     if (bytes !== undefined) files[key] = bytes;
   }
-  const text = (b: Uint8Array | undefined) => (b === undefined ? "" : new TextDecoder().decode(b));
   return {
     status,
     error,
@@ -123,6 +137,7 @@ export function perfAnswers(
     missing: [...missing].map(([path, addresses]) => ({ path, addresses })),
     functions: functionRows(text(files.folded), text(files.latency)),
     coverage: coverageRows(text(files.coverage)),
+    annotated,
     files,
   };
 }
@@ -173,7 +188,7 @@ export function coverageRows(coverageJson: string): CoverageRow[] {
   };
   const rows = new Map<string, CoverageRow>();
   for (const b of doc.blocks ?? []) {
-    const name = b.symbol ? b.symbol.replace(/\+0x[0-9a-f]+$/, "") : "[unknown]";
+    const name = blockFunction(b.symbol);
     let r = rows.get(name);
     if (r === undefined) {
       r = { name, blocks: 0, entries: 0, insns: 0 };

@@ -88,6 +88,8 @@ export interface PerfInternals {
   tables?: TablesOut;
   /** Filled with the binaries that could not be found: path -> addresses that needed it. */
   missing?: Map<string, number>;
+  /** Filled with each stream's process images, to read code from after the decode (they keep the images of processes that ended). */
+  images?: ProcessImages[];
 }
 
 /**
@@ -192,6 +194,13 @@ export function decodePerf(
   const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = internal.missing ?? new Map<string, number>();
   const streams: StreamContext[] = [];
+  const processImages = (p: ProcessImages) => {
+    if (internal.images) {
+      p.retired = [];
+      internal.images.push(p);
+    }
+    return p;
+  };
   for (const s of allStreams) {
     if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
     if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
@@ -208,7 +217,9 @@ export function decodePerf(
       trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
       config: streamConfig,
       decoder,
-      images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+      images: processImages(
+        new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+      ),
       switches: perThread ? [] : cpuSwitches(tasks, cpu),
       cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
       gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),

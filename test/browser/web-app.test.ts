@@ -98,7 +98,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
     const missing = page.locator('[data-ptkit="missing"]');
     await missing.waitFor({ state: "visible", timeout: 60_000 });
     assert.match(
-      await missing.innerText(),
+      (await missing.textContent()) ?? "",
       /Add control_flow \(recorded as \/\S+\/control_flow\): 1 address needed it/,
     );
 
@@ -120,7 +120,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
     assert.equal(functions[0]![0], "__init_libc");
     assert.ok(functions.some((r) => r[0] === "main"));
     assert.match(
-      await page.locator('[data-ptkit="summary"]').innerText(),
+      (await page.locator('[data-ptkit="summary"]').textContent()) ?? "",
       /^1092 instructions, 17 calls, 1 thread in 1 process$/,
     );
     const coverage = await tableRows(page, "coverage");
@@ -135,6 +135,18 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
       blocks.length > 1 && blocks.every((b) => /^main(\+0x[0-9a-f]+)?$/.test(b[4]!)),
       JSON.stringify(blocks),
     );
+    // Its annotated disassembly: every instruction run, the runs adding up to the function's.
+    const listing = await tableRows(page, "annotate");
+    const runs = listing.reduce((n, r) => n + Number(r[0]!.replace(/,/g, "")), 0);
+    assert.equal(runs, expected.coverage.find((c) => c.name === "main")!.insns);
+    assert.deepEqual(
+      listing.map((r) => r[2]),
+      expected.annotated.find((f) => f.name === "main")!.lines.map((l) => l.text),
+    );
+    assert.ok(
+      listing.some((r) => /^call /.test(r[2]!)),
+      JSON.stringify(listing),
+    );
 
     // Downloads: every output, byte-equal to the session's.
     const links = await page
@@ -142,6 +154,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
       .evaluateAll((as) => as.map((a) => (a as unknown as { download: string }).download));
     assert.deepEqual(links.sort(), [
       "afl-map.bin",
+      "annotate.txt",
       "coverage.json",
       "folded.txt",
       "latency.json",
@@ -175,7 +188,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
     await page.locator('[data-ptkit="functions"] tbody tr').first().waitFor({ timeout: 60_000 });
     assert.equal((await tableRows(page, "functions"))[0]![0], expected.functions[0]!.name);
     assert.match(
-      await page.locator('[data-ptkit="status"]').innerText(),
+      (await page.locator('[data-ptkit="status"]').textContent()) ?? "",
       /^Decoded control_flow-20180404T163033\.perf in /,
     );
     await page.close();
@@ -189,7 +202,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
     await page.locator('[data-ptkit="input"]').setInputFiles(join(dir, PROGRAM));
     await page.locator('[data-ptkit="decode"]').click();
     assert.match(
-      await page.locator('[data-ptkit="status"]').innerText(),
+      (await page.locator('[data-ptkit="status"]').textContent()) ?? "",
       /None of the files is a perf\.data file/,
     );
     await page.close();
