@@ -91,7 +91,7 @@ async function decode(): Promise<void> {
     progress.hidden = true;
     ($("decode") as HTMLButtonElement).disabled = false;
     if (m.kind === "failed") setStatus(`Decoding failed: ${m.message}`, true);
-    else show(m.answers, perfData.name, m.ms);
+    else show(m.answers, perfData.name, m.ms, m.timelineMinDuration);
   };
   worker.onerror = (e) => {
     progress.hidden = true;
@@ -101,7 +101,7 @@ async function decode(): Promise<void> {
   worker.postMessage(request);
 }
 
-function show(a: PerfAnswers, name: string, ms: number): void {
+function show(a: PerfAnswers, name: string, ms: number, minDuration: number): void {
   for (const u of urls) URL.revokeObjectURL(u);
   urls = [];
   $("results").hidden = false;
@@ -112,7 +112,7 @@ function show(a: PerfAnswers, name: string, ms: number): void {
   $("functions").replaceChildren(functionTable(a.functions));
   $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage, a.annotated));
   showDownloads(a);
-  showTimeline(a, name);
+  showTimeline(a, name, minDuration);
 }
 
 function showMissing(a: PerfAnswers): void {
@@ -255,15 +255,38 @@ function showDownloads(a: PerfAnswers): void {
   $("downloads").replaceChildren(...items);
 }
 
-function showTimeline(a: PerfAnswers, name: string): void {
+/** Timelines larger than this open in speedscope only when asked: its import holds the page while it runs. */
+const AUTO_TIMELINE_BYTES = 8 << 20;
+
+function showTimeline(a: PerfAnswers, name: string, minDuration: number): void {
   const frame = $("timeline") as HTMLIFrameElement;
+  const note = $("timeline-note");
   const json = a.files.timeline;
+  frame.hidden = true;
+  note.replaceChildren();
   if (json === undefined) return;
-  const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
-  urls.push(url);
-  const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
-  // A new query each time: a src that differs only after the '#' would not reload speedscope.
-  frame.src = `speedscope/index.html?${++timelines}#${hash}`;
+  if (minDuration > 0)
+    note.append(
+      `The file is large: calls shorter than ${minDuration / 1000} µs are left out of the timeline (the tables, folded stacks, coverage and latencies count every call). `,
+    );
+  const open = () => {
+    const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
+    urls.push(url);
+    const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
+    // A new query each time: a src that differs only after the '#' would not reload speedscope.
+    frame.src = `speedscope/index.html?${++timelines}#${hash}`;
+    frame.hidden = false;
+  };
+  if (json.length <= AUTO_TIMELINE_BYTES) {
+    open();
+    return;
+  }
+  const button = el("button", `Open the timeline (${size(json.length)}) in speedscope`, { type: "button" });
+  button.addEventListener("click", () => {
+    button.remove();
+    open();
+  });
+  note.append("A timeline this size takes speedscope a while to load. ", button);
 }
 
 /** Files `ptkit web FILE...` serves with the page: loaded and decoded at once. */

@@ -7,7 +7,7 @@
 import { Demangler } from "../src/analysis/index.js";
 import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
-import { FilesIo, perfAnswers, resolvePath } from "../src/session/index.js";
+import { FilesIo, perfAnswers, resolvePath, timelineBoundFor } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 declare class FileReaderSync {
@@ -52,20 +52,29 @@ scope.onmessage = async (e) => {
     for (const f of files) io.add(f.name, fileSource(f));
     const total = files.find((f) => f.name === perfData)?.size ?? 0;
     const target = resolvePath(io.cwd, perfData);
-    let done = 0;
+    // Progress: a tenth for the first pass over the records, the rest as the trace is
+    // read (its AUXTRACE data are most of a perf.data file).
+    let scanned = 0;
+    let traced = 0;
     let last = 0;
     io.onRead = (path, offset, length) => {
-      if (path !== target || offset + length <= done) return;
-      done = offset + length;
+      if (path !== target) return;
+      if (scanned < total && offset + length > scanned) scanned = offset + length;
+      else traced += length;
       const now = performance.now();
       if (now - last < PROGRESS_EVERY) return;
       last = now;
-      scope.postMessage({ kind: "progress", done, total });
+      const done = 0.1 * (scanned / total) + 0.9 * Math.min(1, traced / total);
+      scope.postMessage({ kind: "progress", done, total: 1 });
     };
     const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
-    const answers = perfAnswers(io, perfData, binaries, demangler);
+    const timelineMinDuration = timelineBoundFor(total);
+    const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration });
+    // Each output is a view of its own buffer: copy each to its own length and hand those over.
+    for (const [key, bytes] of Object.entries(answers.files))
+      answers.files[key as keyof typeof answers.files] = bytes.slice();
     const buffers = Object.values(answers.files).map((b) => b.buffer as ArrayBuffer);
-    scope.postMessage({ kind: "done", answers, ms: performance.now() - start }, buffers);
+    scope.postMessage({ kind: "done", answers, timelineMinDuration, ms: performance.now() - start }, buffers);
   } catch (err) {
     scope.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
   }

@@ -24,6 +24,8 @@ export {
   type FunctionRow,
   functionRows,
   type PerfAnswers,
+  type PerfAnswersOptions,
   perfAnswers,
+  timelineBoundFor,
 } from "./perf-answers.js";
 export { decodePerf, type PerfInternals, type PerfOptions } from "./perf-session.js";

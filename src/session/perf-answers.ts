@@ -57,6 +57,23 @@ export interface PerfAnswers {
   files: Partial<Record<AnswerFile, Uint8Array>>;
 }
 
+export interface PerfAnswersOptions {
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
+  /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
+  timelineMinDuration?: number;
+}
+
+/**
+ * The timeline bound that keeps a web page's timeline to what a viewer loads: none up
+ * to 4 MiB of perf.data, then 1 µs per 4 MiB (a 100 MB file: 25 µs). Calls shorter
+ * than that leave the timeline only; everything else counts them.
+ */
+export function timelineBoundFor(perfDataBytes: number): number {
+  const step = 4 << 20;
+  return perfDataBytes <= step ? 0 : 1000 * Math.ceil(perfDataBytes / step);
+}
+
 /**
  * Decode the perf.data file at `perfData` in `io`, with the binaries at `binaries`
  * (each used for the mappings of the same path or file name, as `ptkit perf --elf`).
@@ -65,10 +82,12 @@ export function perfAnswers(
   io: FilesIo,
   perfData: string,
   binaries: readonly string[],
-  demangler?: Demangler,
+  options: PerfAnswersOptions = {},
 ): PerfAnswers {
+  const { demangler } = options;
   const analysis = defaultAnalysisOptions();
   analysis.timeline = ANSWER_FILES.timeline;
+  if (options.timelineMinDuration) analysis.minDuration = options.timelineMinDuration;
   analysis.folded = ANSWER_FILES.folded;
   analysis.coverage = ANSWER_FILES.coverage;
   analysis.aflMap = ANSWER_FILES.aflMap;

@@ -130,7 +130,10 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
     assert.equal(a.missing.length, 1);
     assert.match(a.missing[0]!.path, /\/control_flow$/);
     // No instruction ran anywhere known (the interrupt before the entry point still shows).
-    assert.ok(a.functions.every((f) => f.self === 0 && f.total === 0), JSON.stringify(a.functions));
+    assert.ok(
+      a.functions.every((f) => f.self === 0 && f.total === 0),
+      JSON.stringify(a.functions),
+    );
     assert.deepEqual(a.coverage, []);
     assert.deepEqual(a.annotated, []);
   });
