@@ -7,7 +7,7 @@
  * and scripts read carry `data-ptkit` names.
  */
 
-import { ANSWER_FILES, blockFunction } from "../src/session/answer-files.js";
+import { ANSWER_FILES } from "../src/session/answer-files.js";
 import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
@@ -110,7 +110,7 @@ function show(a: PerfAnswers, name: string, ms: number, minDuration: number): vo
   showMissing(a);
   $("warnings").replaceChildren(...a.warnings.map((w) => el("li", w)));
   $("functions").replaceChildren(functionTable(a.functions));
-  $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage, a.annotated));
+  $("coverage").replaceChildren(coverageTable(a.coverage, a.annotated));
   showDownloads(a);
   showTimeline(a, name, minDuration);
 }
@@ -179,28 +179,13 @@ function wrap(t: HTMLElement, note: string): HTMLElement {
   return d;
 }
 
-interface Block {
-  start: string;
-  end: string;
-  insns: number;
-  count: number;
-  symbol?: string;
-}
-
-function coverageTable(
-  rows: CoverageRow[],
-  coverage: Uint8Array | undefined,
-  annotated: AnnotatedFunction[],
-): HTMLElement {
-  const blocks: Block[] =
-    coverage === undefined
-      ? []
-      : ((JSON.parse(new TextDecoder().decode(coverage)) as { blocks?: Block[] }).blocks ?? []);
+function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTMLElement {
+  const blocks = rows.reduce((n, r) => n + r.blocks, 0);
   const d = el("div");
   d.append(
     el(
       "p",
-      `${rows.length} functions and ${blocks.length} basic blocks ran. Choose a function for its blocks.`,
+      `${rows.length} functions and ${blocks} basic blocks ran. Choose a function for its blocks and annotated disassembly.`,
     ),
   );
   const t = table(
@@ -213,7 +198,7 @@ function coverageTable(
     const tr = (e.target as HTMLElement).closest("tr");
     const name = tr?.cells[0]?.textContent;
     if (!name) return;
-    const own = blocks.filter((b) => blockFunction(b.symbol) === name);
+    const own = rows.find((r) => r.name === name)?.list ?? [];
     const code = annotated.find((f) => f.name === name);
     const listing = code
       ? table(

@@ -2,12 +2,12 @@
  * The web app's decoding worker: the session layer's perf.data pipeline over the
  * files the page hands in, read a slice at a time (FileReaderSync: a 100 MB perf.data
  * is never held whole), so the page never freezes. Reports progress as the share of
- * the perf.data file read so far.
+ * the trace decoded so far.
  */
 import { Demangler } from "../src/analysis/index.js";
 import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
-import { FilesIo, perfAnswers, resolvePath, timelineBoundFor } from "../src/session/index.js";
+import { FilesIo, perfAnswers, timelineBoundFor } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 declare class FileReaderSync {
@@ -50,26 +50,16 @@ scope.onmessage = async (e) => {
     const start = performance.now();
     const io = new FilesIo();
     for (const f of files) io.add(f.name, fileSource(f));
-    const total = files.find((f) => f.name === perfData)?.size ?? 0;
-    const target = resolvePath(io.cwd, perfData);
-    // Progress: a tenth for the first pass over the records, the rest as the trace is
-    // read (its AUXTRACE data are most of a perf.data file).
-    let scanned = 0;
-    let traced = 0;
     let last = 0;
-    io.onRead = (path, offset, length) => {
-      if (path !== target) return;
-      if (scanned < total && offset + length > scanned) scanned = offset + length;
-      else traced += length;
+    const progress = (done: number, total: number) => {
       const now = performance.now();
       if (now - last < PROGRESS_EVERY) return;
       last = now;
-      const done = 0.1 * (scanned / total) + 0.9 * Math.min(1, traced / total);
-      scope.postMessage({ kind: "progress", done, total: 1 });
+      scope.postMessage({ kind: "progress", done, total });
     };
     const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
-    const timelineMinDuration = timelineBoundFor(total);
-    const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration });
+    const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === perfData)?.size ?? 0);
+    const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
     // Each output is a view of its own buffer: copy each to its own length and hand those over.
     for (const [key, bytes] of Object.entries(answers.files))
       answers.files[key as keyof typeof answers.files] = bytes.slice();

@@ -49,9 +49,6 @@ export class FilesIo implements SessionIo {
   /** Characters of output and error text dropped past {@link MAX_TEXT}. */
   dropped = 0;
 
-  /** Called with each read: (absolute path, offset, length). */
-  onRead?: (path: string, offset: number, length: number) => void;
-
   /** Make `source` the file at `path` (relative paths are under "/"). */
   add(path: string, source: ByteSource): void {
     this.files.set(resolvePath(this.cwd, path), source);
@@ -78,22 +75,13 @@ export class FilesIo implements SessionIo {
     throw fileError("ENOENT", path);
   }
 
-  /** The file at `path` as a ByteSource whose reads are reported to {@link onRead}; throws like fileSize. */
+  /** The file at `path` as a ByteSource; throws like fileSize. */
   sourceOf(path: string): ByteSource {
-    const s = this.source(path);
-    const abs = resolvePath(this.cwd, path);
-    return {
-      size: s.size,
-      read: (offset, length) => {
-        this.onRead?.(abs, offset, length);
-        return s.read(offset, length);
-      },
-    };
+    return this.source(path);
   }
 
   readFile(path: string): Uint8Array {
     const s = this.source(path);
-    this.onRead?.(resolvePath(this.cwd, path), 0, s.size);
     return s.read(0, s.size);
   }
 
@@ -104,9 +92,7 @@ export class FilesIo implements SessionIo {
 
   readRange(path: string, offset: number, length: number): Uint8Array {
     const s = this.source(path);
-    const n = Math.max(0, Math.min(length, s.size - offset));
-    this.onRead?.(resolvePath(this.cwd, path), offset, n);
-    return s.read(offset, n);
+    return s.read(offset, Math.max(0, Math.min(length, s.size - offset)));
   }
 
   writeFile(path: string, bytes: Uint8Array): void {

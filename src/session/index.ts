@@ -19,6 +19,7 @@ export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";
 export {
+  type CoverageBlock,
   type CoverageRow,
   coverageRows,
   type FunctionRow,

@@ -14,7 +14,7 @@ import type { Demangler, SymbolTable } from "../analysis/index.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
-import { TraceBytes } from "../packet/index.js";
+import { TraceBytes, type TraceSource } from "../packet/index.js";
 import {
   type AuxtraceInfo,
   auxStreams,
@@ -88,6 +88,8 @@ export interface PerfInternals {
   tables?: TablesOut;
   /** Filled with the binaries that could not be found: path -> addresses that needed it. */
   missing?: Map<string, number>;
+  /** Told how much of the selected streams' trace has been read: bytes read, bytes in all. */
+  progress?: (done: number, total: number) => void;
   /** Filled with each stream's process images, to read code from after the decode (they keep the images of processes that ended). */
   images?: ProcessImages[];
 }
@@ -194,6 +196,7 @@ export function decodePerf(
   const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = internal.missing ?? new Map<string, number>();
   const streams: StreamContext[] = [];
+  const progress = new TraceProgress(internal.progress);
   const processImages = (p: ProcessImages) => {
     if (internal.images) {
       p.retired = [];
@@ -214,7 +217,7 @@ export function decodePerf(
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
     streams.push({
-      trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
+      trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
       config: streamConfig,
       decoder,
       images: processImages(
@@ -246,6 +249,36 @@ export function decodePerf(
   }
   if (finished?.summary && args.quiet) out.line(finished.summary);
   return 0;
+}
+
+/** Counts the trace read from each stream, for {@link PerfInternals.progress}. */
+class TraceProgress {
+  private total = 0;
+  private done = 0;
+
+  constructor(private readonly report?: (done: number, total: number) => void) {}
+
+  /** `source`, counted: each read moves the stream's furthest byte on. */
+  count(source: TraceSource): TraceSource {
+    const report = this.report;
+    if (report === undefined) return source;
+    this.total += source.size;
+    let furthest = 0;
+    const moved = (end: number) => {
+      if (end <= furthest) return;
+      this.done += end - furthest;
+      furthest = end;
+      report(this.done, this.total);
+    };
+    return {
+      size: source.size,
+      read: (from, length) => {
+        const bytes = source.read(from, length);
+        moved(from + bytes.length);
+        return bytes;
+      },
+    };
+  }
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */

@@ -169,8 +169,17 @@ describe("the tables from the outputs", () => {
       ],
     });
     assert.deepEqual(coverageRows(json), [
-      { name: "f", blocks: 2, entries: 7, insns: 11 },
-      { name: "[unknown]", blocks: 1, entries: 1, insns: 4 },
+      {
+        name: "f",
+        blocks: 2,
+        entries: 7,
+        insns: 11,
+        list: [
+          { start: "0x10", insns: 3, count: 2, symbol: "f" },
+          { start: "0x20", insns: 1, count: 5, symbol: "f+0x10" },
+        ],
+      },
+      { name: "[unknown]", blocks: 1, entries: 1, insns: 4, list: [{ start: "0x30", insns: 4, count: 1 }] },
     ]);
   });
 });
