@@ -20,6 +20,9 @@ interface WorkerScope {
 }
 const scope = globalThis as unknown as WorkerScope;
 
+/** Rows of the page's tables (app.ts's MAX_ROWS). */
+const SHOWN = 200;
+
 /** Progress messages at most this often (ms). */
 const PROGRESS_EVERY = 100;
 
@@ -60,6 +63,8 @@ scope.onmessage = async (e) => {
     const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
     const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === perfData)?.size ?? 0);
     const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
+    // The page lists the first SHOWN functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
+    answers.coverage = answers.coverage.map((r, i) => (i < SHOWN ? r : { ...r, list: [] }));
     // Each output is a view of its own buffer: copy each to its own length and hand those over.
     for (const [key, bytes] of Object.entries(answers.files))
       answers.files[key as keyof typeof answers.files] = bytes.slice();
