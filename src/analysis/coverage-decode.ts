@@ -27,8 +27,11 @@
  * transfer runs.
  */
 
+import type { Clock } from "../event/clock.js";
 import { EventType, PtEvent } from "../event/types.js";
+import { FlowClass } from "../flow/flow-class.js";
 import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
+import type { Image } from "../image/image.js";
 import * as decode from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
@@ -63,7 +66,32 @@ export const Handover = {
   Loop: "code that loops without trace",
   Full: "more code than the decision graph holds",
   Disable: "a TIP.PGD without IP where a MOV CR3 runs",
+  Time: "a timing packet the clock does not take",
+  Image: "a change of process image while the walk holds code of the old one",
 } as const;
+
+/**
+ * Time for {@link decodeTimedFeed}: the event decoder's clock, and where the block
+ * decoder would report a time (an event, or a tick) and the feed gets it.
+ */
+export interface WalkTime {
+  /** The clock, fed every timing packet as the event decoder feeds it (src/event/clock.ts). */
+  readonly clock: Clock;
+  /** The block decoder reports tick events (DecoderConfig.enableTickEvents). */
+  readonly ticks: boolean;
+  /**
+   * The block decoder reports an event or tick of TSC (hi:lo) here (ptkit perf moves
+   * its sideband and thread switches on to there).
+   */
+  at(hi: number, lo: number): void;
+  /**
+   * Instructions or an event go to the feed next: the feed, with what {@link at}
+   * changed applied (a thread switch, the time).
+   */
+  ready(): FlowTracker;
+  /** The image control runs in (it may change at {@link at}). */
+  readonly image: Image;
+}
 
 /** The outcome of {@link decodeCoverage}. */
 export class FastCoverage {
@@ -74,6 +102,8 @@ export class FastCoverage {
   reason = "";
   /** Instructions run (the flow decoders' count), when status is 0. */
   insns = 0;
+  /** Near calls run (decodeTimedFeed). */
+  calls = 0;
 }
 
 /**
@@ -121,15 +151,38 @@ class GraphWalk {
   private bLo = 0;
   /** The event handed to {@link feed}. */
   private readonly ev = new PtEvent();
+  /** Instructions and events go to {@link feed} (else to {@link coverage}). */
+  private readonly feeding: boolean;
+  /** With {@link time}: the feed must be made ready (see WalkTime.ready) before it gets more. */
+  dirty = true;
+  /** With {@link time}: the time stamp of the events handed to the feed. */
+  evHasTsc = false;
+  evTscHi = 0;
+  evTscLo = 0;
+  /** Near calls run. */
+  calls = 0;
+  /** The kind of the node whose decision was taken last ({@link bit}, {@link tip}). */
+  lastKind = 0;
 
   constructor(
-    readonly graph: DecisionGraph,
+    public graph: DecisionGraph,
     /** Where blocks and edges go: directly into a Coverage, or through a FlowTracker (see {@link decodeFeed}). */
     readonly coverage: Coverage | undefined,
-    readonly feed: FlowTracker | undefined,
+    public feed: FlowTracker | undefined,
+    readonly time?: WalkTime,
   ) {
     this.nodes = graph.nodes;
     this.tables = coverage !== undefined && !coverage.mapOnly;
+    this.feeding = feed !== undefined || time !== undefined;
+  }
+
+  /** With {@link time}: the feed, ready for more. */
+  private ready(): FlowTracker {
+    if (this.dirty) {
+      this.dirty = false;
+      this.feed = this.time!.ready();
+    }
+    return this.feed!;
   }
 
   /** With a feed: node `p`'s instructions, its transfer last. */
@@ -137,7 +190,8 @@ class GraphWalk {
     const at = p * W;
     const nodes = this.nodes;
     const n = nodes[at + Insns]!;
-    const feed = this.feed!;
+    const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
+    if (nodes[at + EndClass] === FlowClass.Call) this.calls++;
     if (n > 1)
       feed.run(
         nodes[at + Hi]! >>> 0,
@@ -156,9 +210,14 @@ class GraphWalk {
 
   /** With a feed: an event of `type` (IPs where it has them). */
   event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
-    const feed = this.feed;
-    if (feed === undefined) return;
+    if (!this.feeding) return;
+    const feed = this.time !== undefined ? this.ready() : this.feed!;
     const ev = this.ev.clear();
+    if (this.time !== undefined) {
+      ev.hasTsc = this.evHasTsc;
+      ev.tscHi = this.evTscHi;
+      ev.tscLo = this.evTscLo;
+    }
     ev.type = type;
     ev.ipHi = ipHi;
     ev.ipLo = ipLo;
@@ -244,7 +303,7 @@ class GraphWalk {
 
   /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
   enter(from: number, to: number): number {
-    if (this.feed !== undefined) this.feedNode(from);
+    if (this.feeding) this.feedNode(from);
     this.icount[0] += this.nodes[from * W + Insns]!;
     this.due = Due.Entry;
     this.src = from;
@@ -291,6 +350,7 @@ class GraphWalk {
     if (p < 0) return -1;
     const at = p * W;
     const k = this.nodes[at]!;
+    this.lastKind = k;
     let t: number;
     if (k === CondJump) {
       const which = taken === 1 ? Taken : Fall;
@@ -312,6 +372,7 @@ class GraphWalk {
     p = this.toDecision(p);
     if (p < 0) return -1;
     const k = this.nodes[p * W]!;
+    this.lastKind = k;
     if (k === IndirectCall) {
       let f = this.nodes[p * W + Fall]!;
       if (f === -1) f = this.successor(p, Fall);
@@ -341,7 +402,7 @@ class GraphWalk {
       const k = this.nodes[at]!;
       if (k === Bad) return this.fail(Handover.Code);
       if (k !== Jump && k !== Call) {
-        if (this.feed !== undefined) this.feedNode(p);
+        if (this.feeding) this.feedNode(p);
         this.icount[0] += this.nodes[at + Insns]!;
         this.lastNode = p;
         return 0;
@@ -372,7 +433,10 @@ class GraphWalk {
       const before = g.insnsBefore(p, hi, lo);
       if (before > 0) {
         if (this.due !== 0) this.run(p);
-        if (this.feed !== undefined) this.feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
+        if (this.feeding) {
+          const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
+          feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
+        }
         this.icount[0] += before;
         this.lastNode = -1;
         this.lastHi = g.beforeHi;
@@ -410,7 +474,146 @@ export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTr
   return decodeWalk(trace, new GraphWalk(graph, undefined, feed));
 }
 
-function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
+/**
+ * The same walk for ptkit perf's call-stack outputs with time: the timing packets
+ * go to `time`'s clock as the event decoder takes them, and the times reach the feed
+ * where the block decoder (with tick events, blocks ending at calls) reports them,
+ * through {@link WalkTime.at} and {@link WalkTime.ready}: the feed gets the same
+ * instructions, events and times in the same order. It covers less than
+ * {@link decodeFeed}: an OVF, a CBR outside PSB+, PIP and VMCS, a process image that
+ * changes while the walk holds code of the old one, and (with SKD022) an interrupt
+ * that stops tracing at a VM entry hand over. `quirks`: the packet decoder's errata
+ * (packetQuirks).
+ */
+export function decodeTimedFeed(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  time: WalkTime,
+  quirks: number,
+  skd022: boolean,
+): FastCoverage {
+  const w = new GraphWalk(graph, undefined, undefined, time);
+  const res = decodeWalk(trace, w, new WalkClock(time, w), quirks, skd022);
+  res.calls = w.calls;
+  return res;
+}
+
+/**
+ * {@link decodeTimedFeed}'s time: the clock and the current packet's stamp (as the
+ * event decoder stamps its events), and where the block decoder reports a time. It
+ * reports every event it returns (at its stamp), and a tick (libipt's) on a TIP, or
+ * on a TNT's first bit, whose stamp differs from its own time, which is that of the
+ * last event it went past: a TIP's right after the branch that took it; a TNT's
+ * right away when the block before ended at a conditional branch or a return with
+ * no event since, else after the block its first bit ends (see the block decoder's
+ * trailing events and tickOnTnt).
+ */
+class WalkClock {
+  private readonly ev = new PtEvent();
+  /** A timing packet came since the last stamp. */
+  private stale = true;
+  /** The current stamp. */
+  has = false;
+  hi = 0;
+  lo = 0;
+  /** The block decoder's own time. */
+  private dHi = 0;
+  private dLo = 0;
+  /** The last decision was a TNT bit, or a TIP at a return, and no event came since. */
+  crEnded = false;
+  /** The current TNT's tick waits for its first bit. */
+  tntTick = false;
+  private version: number;
+
+  constructor(
+    readonly time: WalkTime,
+    private readonly w: GraphWalk,
+  ) {
+    this.version = time.image.version;
+  }
+
+  /** A timing packet (TSC, TMA, MTC, CYC, CBR), in PSB+ or not: 0, or -1 (the clock refused it). */
+  packet(pkt: Packet, inPsb: boolean): number {
+    const c = this.time.clock;
+    let err: number;
+    switch (pkt.type) {
+      case PacketType.Tsc:
+        err = inPsb ? c.headerTsc(pkt) : c.tsc(pkt);
+        break;
+      case PacketType.Cbr:
+        err = inPsb ? c.headerCbr(pkt) : c.cbr(pkt);
+        break;
+      case PacketType.Tma:
+        err = c.tma(pkt);
+        break;
+      case PacketType.Mtc:
+        err = c.mtc(pkt);
+        break;
+      default:
+        err = c.cyc(pkt);
+    }
+    this.stale = true;
+    return err < 0 ? -1 : 0;
+  }
+
+  /** The current packet's stamp. */
+  stamp(): void {
+    if (!this.stale) return;
+    const ev = this.ev;
+    this.time.clock.stamp(ev);
+    this.has = ev.hasTsc;
+    this.hi = ev.tscHi;
+    this.lo = ev.tscLo;
+    this.stale = false;
+  }
+
+  /** A tick is due: the stamp is a time the block decoder does not have. */
+  moved(): boolean {
+    return this.time.ticks && this.has && (this.hi !== this.dHi || this.lo !== this.dLo);
+  }
+
+  /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
+  report(): void {
+    const w = this.w;
+    w.evHasTsc = this.has;
+    w.evTscHi = this.hi;
+    w.evTscLo = this.lo;
+    if (this.has) {
+      this.time.at(this.hi, this.lo);
+      w.dirty = true;
+    }
+    this.passed();
+  }
+
+  /** The block decoder goes past the current event: its time is the stamp's. */
+  passed(): void {
+    this.dHi = this.hi;
+    this.dLo = this.lo;
+  }
+
+  /**
+   * After {@link report}: false when the image changed and the walk holds code of the
+   * old one (`holds`), else true (the graph follows the image).
+   */
+  follow(holds: boolean): boolean {
+    const image = this.time.image;
+    const w = this.w;
+    if (image === w.graph.image && image.version === this.version) return true;
+    if (holds || !w.stack.isEmpty) return false;
+    w.graph.clear(image);
+    w.nodes = w.graph.nodes;
+    this.version = image.version;
+    return true;
+  }
+}
+
+function decodeWalk(
+  trace: TraceBytes,
+  w: GraphWalk,
+  tc?: WalkClock,
+  quirks = 0,
+  skd022 = false,
+): FastCoverage {
   const res = new FastCoverage();
   const pkt = new Packet();
   const last = new LastIp();
@@ -444,7 +647,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   let bits64 = false;
 
   for (;;) {
-    const size = decodePacket(buf, pos - base, end - base, pkt, 0, 0);
+    const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
     if (size < 0) {
       if (size === -ErrorCode.Eos) {
         trace.release(pos);
@@ -463,25 +666,65 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.Tnt64: {
         if (!enabled || inPsb || fup) return stop(res, pos, Handover.Sync);
         const lo = pkt.lo;
+        if (tc !== undefined) {
+          tc.stamp();
+          if (tc.moved()) {
+            if (tc.crEnded) {
+              tc.report();
+              if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+            } else tc.tntTick = true;
+          }
+        }
         for (let i = pkt.a - 1; i >= 0; i--) {
           at = w.bit(at, i >= 32 ? (pkt.hi >>> (i - 32)) & 1 : (lo >>> i) & 1);
           if (at < 0) return stop(res, pos, w.why);
+          if (tc?.tntTick) {
+            // The tick of a TNT that came after an event: after its first bit's block.
+            tc.tntTick = false;
+            tc.report();
+            if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+            // Reported after its last bit, the next TNT cannot tick right away.
+            if (i === 0) {
+              tc.crEnded = false;
+              break;
+            }
+          }
+          if (tc !== undefined && i === 0) tc.crEnded = true;
         }
+        tc?.passed();
         break;
       }
       case PacketType.Tip: {
         if (!enabled || inPsb || last.update(pkt) < 0 || last.suppressed)
           return stop(res, pos, Handover.Sync);
+        const modeEvent = mode;
         mode = false;
         if (!fup) {
           at = w.tip(at, last.hi, last.lo);
           if (at < 0) return stop(res, pos, w.why);
+          if (tc !== undefined) {
+            tc.stamp();
+            // A tick after the branch when the time moved; a MODE.Exec's event after that.
+            const tick = tc.moved();
+            if (tick || modeEvent) {
+              tc.report();
+              if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+            }
+            tc.passed();
+            tc.crEnded = !tick && !modeEvent && w.lastKind === Return;
+          }
           break;
         }
         // An interrupt (or exception) where the FUP says, into traced code: the
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (tc !== undefined) {
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+        }
         w.event(EventType.AsyncBranch, last.hi, last.lo, false, fupHi, fupLo);
         w.endBlock();
         at = w.node(last.hi, last.lo);
@@ -493,6 +736,12 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
         if (enabled || inPsb || fup || last.update(pkt) < 0 || last.suppressed)
           return stop(res, pos, Handover.Sync);
         if (!bits64) return stop(res, pos, Handover.Mode);
+        if (tc !== undefined) {
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+        }
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
         w.event(EventType.Enabled, last.hi, last.lo, false);
@@ -508,6 +757,12 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
           // Tracing stops at a branch (out of the filter, into ring 0, ...).
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
+          if (tc !== undefined) {
+            tc.stamp();
+            tc.report();
+            tc.crEnded = false;
+            if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+          }
           w.event(EventType.Disabled, last.hi, last.lo, last.suppressed);
           enabled = false;
           w.endBlock();
@@ -516,6 +771,14 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (tc !== undefined) {
+          // SKD022: the block decoder makes it a synchronous disable at a VM entry.
+          if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+        }
         w.event(EventType.AsyncDisabled, last.hi, last.lo, last.suppressed, fupHi, fupLo);
         enabled = false;
         w.endBlock();
@@ -543,7 +806,8 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       }
       case PacketType.Ovf:
         // Packets were lost: a gap (the block decoder ends the block where it is).
-        if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
+        if (inPsb || fup || mode || ovf || !started || tc !== undefined)
+          return stop(res, pos, Handover.Packet);
         w.event(EventType.Overflow, 0, 0, true);
         w.endBlock();
         enabled = false;
@@ -558,6 +822,13 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.PsbEnd: {
         if (!inPsb) return stop(res, pos, Handover.Sync);
         inPsb = false;
+        if (tc !== undefined) {
+          // PSB+'s status updates, all at its time.
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (!tc.follow(started && enabled)) return stop(res, pos, Handover.Image);
+        }
         if (!started) {
           // Where decoding starts: tracing is on when PSB+ says where.
           started = true;
@@ -585,15 +856,23 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
-        // Status in PSB+ (not in a transaction): nothing for the code of one image.
+        // Status in PSB+ (not in a transaction): nothing for the code of one image. (With
+        // time, for ptkit perf, which may follow CR3 to tell threads apart: PIP and VMCS
+        // are left to the general decode.)
         if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
+        if (tc !== undefined && pkt.type !== PacketType.ModeTsx) return stop(res, pos, Handover.Packet);
         break;
       case PacketType.Pad:
+        break;
       case PacketType.Tsc:
       case PacketType.Mtc:
       case PacketType.Tma:
       case PacketType.Cyc:
       case PacketType.Cbr:
+        if (tc === undefined) break;
+        // Outside PSB+ a CBR is an event of its own, which this leaves to the general decode.
+        if (pkt.type === PacketType.Cbr && !inPsb) return stop(res, pos, Handover.Packet);
+        if (tc.packet(pkt, inPsb) < 0) return stop(res, pos, Handover.Time);
         break;
       default:
         return stop(res, pos, Handover.Packet);

@@ -9,7 +9,7 @@
  * outputs of perf-analysis.ts (timeline, folded stacks, coverage).
  */
 import { parseArgs } from "node:util";
-import type { Demangler, SymbolTable } from "../analysis/index.js";
+import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -46,6 +46,7 @@ import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOption
 import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
+import { fastPathFits, fastPerfStream } from "./perf-graph.js";
 import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
@@ -54,6 +55,7 @@ import {
   blockDecoderConfig,
   interleave,
   type PerfDecoder,
+  type PerfSink,
   type PerfWhere,
   type StreamContext,
   type TscRange,
@@ -157,6 +159,10 @@ export interface PerfInternals {
   streams?: readonly number[];
   /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
   tables?: TablesOut;
+  /** Decode the general way where the fast path (perf-graph.ts) would be taken. */
+  generalDecode?: boolean;
+  /** The fast path's outcome, when it was tried. */
+  onFastPath?: (result: FastCoverage) => void;
 }
 
 /** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
@@ -265,8 +271,9 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
   let analysis: PerfAnalysis | undefined;
-  if (analyse && symbols) {
-    const opened = PerfAnalysis.open(
+  const openAnalysis = (): PerfAnalysis | string | undefined => {
+    if (!analyse || !symbols) return undefined;
+    return PerfAnalysis.open(
       io,
       args.analysis,
       threads,
@@ -275,48 +282,75 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
       perfNsPerTick(tasks.conversion, config.nomFreq),
       (text) => warn(`warning: ${text}`),
     );
-    if (typeof opened === "string") {
-      warn(opened);
-      return 1;
-    }
-    analysis = opened;
+  };
+  const opened = openAnalysis();
+  if (typeof opened === "string") {
+    warn(opened);
+    return 1;
   }
-  const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
+  analysis = opened;
   // Blocks, unless instructions are listed.
   const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
   const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = new Map<string, number>();
-  const streams: StreamContext[] = [];
-  for (const s of allStreams) {
-    if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
-    if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
-    const cpu = s.cpus[0] ?? -1;
-    const perThread = cpu < 0;
-    if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
-    if (args.jsonl && !args.quiet)
-      out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
-    else if (args.show === "insn")
-      out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
-    const where = startOf(tasks, cpu, s.tids[0] ?? -1);
-    where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
-    streams.push({
-      trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
-      config: streamConfig,
-      decoder,
-      images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
-      switches: perThread ? [] : cpuSwitches(tasks, cpu),
-      cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
-      gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
-      where,
-      range,
-      tid: args.tid,
-      sink,
-      nextHi: 0,
-      nextLo: 0,
-    });
-  }
+  const makeStreams = (sink: PerfSink, header: boolean): StreamContext[] => {
+    const streams: StreamContext[] = [];
+    for (const s of allStreams) {
+      if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
+      if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
+      const cpu = s.cpus[0] ?? -1;
+      const perThread = cpu < 0;
+      if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
+      if (!header) {
+        // Printed by the decode before.
+      } else if (args.jsonl && !args.quiet)
+        out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
+      else if (args.show === "insn")
+        out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
+      const where = startOf(tasks, cpu, s.tids[0] ?? -1);
+      where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
+      streams.push({
+        trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
+        config: streamConfig,
+        decoder,
+        images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+        switches: perThread ? [] : cpuSwitches(tasks, cpu),
+        cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
+        gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
+        where,
+        range,
+        tid: args.tid,
+        sink,
+        nextHi: 0,
+        nextLo: 0,
+      });
+    }
+    return streams;
+  };
+  let streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, true);
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
+    // The call-stack outputs alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
+    if (analysis && args.quiet && !args.jsonl && streams.length === 1 && !internal.generalDecode) {
+      if (fastPathFits(streams[0]!)) {
+        const fast = fastPerfStream(streams[0]!, analysis);
+        internal.onFastPath?.(fast);
+        if (fast.status === 0) streams = [];
+        else {
+          // Decode it all again the general way, into the files opened anew.
+          analysis.abandon();
+          const again = openAnalysis();
+          if (typeof again === "string") {
+            analysis = undefined;
+            warn(again);
+            return 1;
+          }
+          analysis = again;
+          needed.clear();
+          streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, false);
+        }
+      }
+    }
     interleave(streams);
   } finally {
     // Even when the file cannot be read on: the outputs are complete up to there.

@@ -264,6 +264,13 @@ export class DecisionGraph {
     }
   }
 
+  /** Whether the instruction at (hi:lo) enters a VM (VMLAUNCH, VMRESUME: the SKD022 erratum's). */
+  vmEntryAt(hi: number, lo: number): boolean {
+    const insn = this.insn;
+    insn.reset(hi, lo, ExecMode.Bits64);
+    return this.code.decode(insn) >= 0 && ((insn.info >>> FACT_SHIFT) & InsnFact.VmEntry) !== 0;
+  }
+
   /** Decode node `id`'s last instruction into {@link insn} (it decoded when the node was made). */
   private atEnd(id: number): void {
     const at = id * NODE_WORDS;
