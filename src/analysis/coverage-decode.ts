@@ -79,6 +79,8 @@ export interface WalkTime {
   readonly clock: Clock;
   /** The block decoder reports tick events (DecoderConfig.enableTickEvents). */
   readonly ticks: boolean;
+  /** Who runs follows CR3 (ptkit perf without switch records): PIP and VMCS are left to the general decode. */
+  readonly cr3: boolean;
   /**
    * The block decoder reports an event or tick of TSC (hi:lo) here (ptkit perf moves
    * its sideband and thread switches on to there).
@@ -482,18 +484,18 @@ export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTr
  * instructions, events and times in the same order. It covers less than
  * {@link decodeFeed}: an OVF, a CBR outside PSB+, PIP and VMCS, a process image that
  * changes while the walk holds code of the old one, and (with SKD022) an interrupt
- * that stops tracing at a VM entry hand over. `quirks`: the packet decoder's errata
- * (packetQuirks).
+ * that stops tracing at a VM entry hand over. `errata`: the packet decoder's
+ * (packetQuirks), and whether SKD022 and BDM70 apply (a FUP in PSB+ that a TIP.PGE
+ * follows says tracing is off).
  */
 export function decodeTimedFeed(
   trace: TraceBytes,
   graph: DecisionGraph,
   time: WalkTime,
-  quirks: number,
-  skd022: boolean,
+  errata: { quirks: number; skd022: boolean; bdm70: boolean },
 ): FastCoverage {
   const w = new GraphWalk(graph, undefined, undefined, time);
-  const res = decodeWalk(trace, w, new WalkClock(time, w), quirks, skd022);
+  const res = decodeWalk(trace, w, new WalkClock(time, w), errata.quirks, errata.skd022, errata.bdm70);
   res.calls = w.calls;
   return res;
 }
@@ -613,6 +615,7 @@ function decodeWalk(
   tc?: WalkClock,
   quirks = 0,
   skd022 = false,
+  bdm70 = false,
 ): FastCoverage {
   const res = new FastCoverage();
   const pkt = new Packet();
@@ -822,6 +825,12 @@ function decodeWalk(
       case PacketType.PsbEnd: {
         if (!inPsb) return stop(res, pos, Handover.Sync);
         inPsb = false;
+        if (bdm70 && psbFup) {
+          const pge = pgeFollows(buf, pos + size - base, end - base, quirks);
+          if (pge < 0) return stop(res, pos, Handover.Packet);
+          // BDM70: tracing is off after this PSB+ (the event decoder's headerFup).
+          if (pge === 1) psbFup = false;
+        }
         if (tc !== undefined) {
           // PSB+'s status updates, all at its time.
           tc.stamp();
@@ -856,11 +865,10 @@ function decodeWalk(
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
-        // Status in PSB+ (not in a transaction): nothing for the code of one image. (With
-        // time, for ptkit perf, which may follow CR3 to tell threads apart: PIP and VMCS
-        // are left to the general decode.)
+        // Status in PSB+ (not in a transaction): nothing for the code of one image. (Unless
+        // who runs follows CR3: PIP and VMCS are left to the general decode.)
         if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
-        if (tc !== undefined && pkt.type !== PacketType.ModeTsx) return stop(res, pos, Handover.Packet);
+        if (tc?.time.cr3 && pkt.type !== PacketType.ModeTsx) return stop(res, pos, Handover.Packet);
         break;
       case PacketType.Pad:
         break;
@@ -884,6 +892,39 @@ function decodeWalk(
   w.endBlock();
   res.insns = w.icount[0]!;
   return res;
+}
+
+/**
+ * BDM70: whether a TIP.PGE follows at `pos` with nothing but status and timing
+ * packets before it (the event decoder's bdm70Applies): 1 yes, 0 no, -1 not known
+ * (the window ends first).
+ */
+function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): number {
+  const pkt = new Packet();
+  for (;;) {
+    const size = decodePacket(buf, pos, end, pkt, 0, quirks);
+    if (size < 0) return -1;
+    switch (pkt.type) {
+      case PacketType.TipPge:
+        return 1;
+      case PacketType.Pad:
+      case PacketType.Tsc:
+      case PacketType.Cbr:
+      case PacketType.PsbEnd:
+      case PacketType.Pip:
+      case PacketType.ModeExec:
+      case PacketType.ModeTsx:
+      case PacketType.Vmcs:
+      case PacketType.Tma:
+      case PacketType.Mtc:
+      case PacketType.Cyc:
+      case PacketType.Mnt:
+        break;
+      default:
+        return 0;
+    }
+    pos += size;
+  }
 }
 
 function stop(res: FastCoverage, offset: number, reason: string): FastCoverage {

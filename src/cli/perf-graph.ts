@@ -68,6 +68,7 @@ export function fastPerfStream(s: StreamContext, analysis: PerfAnalysis): FastCo
   const time: WalkTime = {
     clock: new Clock(s.config),
     ticks: s.config.enableTickEvents,
+    cr3: cr3s !== undefined,
     at,
     ready: (): FlowTracker => analysis.fastFeed(where),
     get image(): Image {
@@ -75,7 +76,12 @@ export function fastPerfStream(s: StreamContext, analysis: PerfAnalysis): FastCo
     },
   };
   const graph = new DecisionGraph(image);
-  const res = decodeTimedFeed(s.trace, graph, time, packetQuirks(s.config.errata), s.config.errata.skd022);
+  const { errata } = s.config;
+  const res = decodeTimedFeed(s.trace, graph, time, {
+    quirks: packetQuirks(errata),
+    skd022: errata.skd022,
+    bdm70: errata.bdm70,
+  });
   if (res.status !== 0) return res;
   // The switches after the trace still happen: a thread leaves this CPU.
   for (let sw = switches[next]; sw; sw = switches[next]) step(sw.tscHi, sw.tscLo);
