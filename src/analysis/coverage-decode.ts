@@ -70,6 +70,9 @@ export const Handover = {
   Image: "a change of process image while the walk holds code of the old one",
 } as const;
 
+/** What {@link decodeTimedFeed} feeds: a FlowTracker, or anything fed the same way (ptkit perf's branch lines). */
+export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event">;
+
 /**
  * Time for {@link decodeTimedFeed}: the event decoder's clock, and where the block
  * decoder would report a time (an event, or a tick) and the feed gets it.
@@ -90,7 +93,7 @@ export interface WalkTime {
    * Instructions or an event go to the feed next: the feed, with what {@link at}
    * changed applied (a thread switch, the time).
    */
-  ready(): FlowTracker;
+  ready(): WalkFeed;
   /** The image control runs in (it may change at {@link at}). */
   readonly image: Image;
 }
@@ -170,7 +173,7 @@ class GraphWalk {
     public graph: DecisionGraph,
     /** Where blocks and edges go: directly into a Coverage, or through a FlowTracker (see {@link decodeFeed}). */
     readonly coverage: Coverage | undefined,
-    public feed: FlowTracker | undefined,
+    public feed: WalkFeed | undefined,
     readonly time?: WalkTime,
   ) {
     this.nodes = graph.nodes;
@@ -179,7 +182,7 @@ class GraphWalk {
   }
 
   /** With {@link time}: the feed, ready for more. */
-  private ready(): FlowTracker {
+  private ready(): WalkFeed {
     if (this.dirty) {
       this.dirty = false;
       this.feed = this.time!.ready();

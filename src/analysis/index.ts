@@ -24,6 +24,7 @@ export {
   decodeTimedFeed,
   FastCoverage,
   Handover,
+  type WalkFeed,
   type WalkTime,
 } from "./coverage-decode.js";
 export { Demangler, isMangled } from "./demangle.js";

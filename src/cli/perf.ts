@@ -46,7 +46,7 @@ import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOption
 import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
-import { fastPathFits, fastPerfStream } from "./perf-graph.js";
+import { fastCallsStream, fastPathFits, fastPerfStream, skipCalls } from "./perf-graph.js";
 import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
@@ -331,25 +331,29 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
     // The call-stack outputs alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
-    if (analysis && args.quiet && !args.jsonl && streams.length === 1 && !internal.generalDecode) {
-      if (fastPathFits(streams[0]!)) {
-        const fast = fastPerfStream(streams[0]!, analysis);
-        internal.onFastPath?.(fast);
-        if (fast.status === 0) streams = [];
-        else {
-          // Decode it all again the general way, into the files opened anew.
-          analysis.abandon();
-          const again = openAnalysis();
-          if (typeof again === "string") {
-            analysis = undefined;
-            warn(again);
-            return 1;
-          }
-          analysis = again;
-          needed.clear();
-          streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, false);
+    const one = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
+    if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
+      const fast = fastPerfStream(one, analysis);
+      internal.onFastPath?.(fast);
+      if (fast.status === 0) streams = [];
+      else {
+        // Decode it all again the general way, into the files opened anew.
+        analysis.abandon();
+        const again = openAnalysis();
+        if (typeof again === "string") {
+          analysis = undefined;
+          warn(again);
+          return 1;
         }
+        analysis = again;
+        streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, false);
       }
+    } else if (!analysis && args.show === "calls" && one !== undefined && fastPathFits(one)) {
+      const fast = fastCallsStream(one);
+      internal.onFastPath?.(fast.result);
+      if (fast.result.status === 0) streams = [];
+      // Decode it all again the general way, leaving out the lines printed.
+      else streams = makeStreams(skipCalls(printed, fast.printed), false);
     }
     interleave(streams);
   } finally {

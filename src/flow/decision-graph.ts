@@ -264,6 +264,13 @@ export class DecisionGraph {
     }
   }
 
+  /** The isa layer's InsnClass of the instruction at (hi:lo), or -1 when it does not decode. */
+  insnClassAt(hi: number, lo: number): number {
+    const insn = this.insn;
+    insn.reset(hi, lo, ExecMode.Bits64);
+    return this.code.decode(insn) >= 0 ? insn.iclass : -1;
+  }
+
   /** Whether the instruction at (hi:lo) enters a VM (VMLAUNCH, VMRESUME: the SKD022 erratum's). */
   vmEntryAt(hi: number, lo: number): boolean {
     const insn = this.insn;
