@@ -142,6 +142,36 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(r?.reason, Handover.Image);
   });
 
+  test("threads of one process switching on one CPU, timed by TSC, MTC and CYC", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 3000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(traceOf(exec));
+    // Thread 100 leaves the CPU to thread 101 of its process and comes back, twice.
+    for (const [t, out, tid, otherTid] of [
+      [0x1000n, true, 100, 101],
+      [0x1100n, false, 101, 100],
+      [0x3000n, true, 101, 100],
+      [0x3100n, false, 100, 101],
+      [0x5000n, true, 100, 101],
+      [0x5100n, false, 101, 100],
+    ] as const)
+      f.records.push(switchCpuWide(out, 100, 100, TRACE_TSC + t, 0, { tid, otherTid }));
+    writeFileSync(join(dir, "threads1.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "threads1.data"]);
+    assert.equal(r?.status, 0, r?.reason);
+    const timeline = readFileSync(join(dir, "t.json"), "utf8");
+    assert.match(timeline, /"tid":101/);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "threads1.data"])?.status, 0);
+  });
+
   test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
     const exec = [
       JSON.stringify({ k: "cpl", cpl: 3 }),
