@@ -30,7 +30,7 @@
 import type { Clock } from "../event/clock.js";
 import { EventType, PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
-import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
+import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import type { Image } from "../image/image.js";
 import * as decode from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
@@ -54,6 +54,9 @@ const W = NODE_WORDS;
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
 const MAX_DIRECT = 1 << 16;
 
+/** Decision graphs kept at most by {@link decodeTimedFeed} (one per process image). */
+const MAX_GRAPHS = 16;
+
 /** See {@link GraphWalk.due}. */
 const Due = { Restart: 1, Entry: 2 } as const;
 
@@ -67,7 +70,6 @@ export const Handover = {
   Full: "more code than the decision graph holds",
   Disable: "a TIP.PGD without IP where a MOV CR3 runs",
   Time: "a timing packet the clock does not take",
-  Image: "a change of process image while the walk holds code of the old one",
 } as const;
 
 /** What {@link decodeTimedFeed} feeds: a FlowTracker, or anything fed the same way (ptkit perf's branch lines). */
@@ -485,9 +487,10 @@ export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTr
  * where the block decoder (with tick events, blocks ending at calls) reports them,
  * through {@link WalkTime.at} and {@link WalkTime.ready}: the feed gets the same
  * instructions, events and times in the same order. It covers less than
- * {@link decodeFeed}: an OVF, a CBR outside PSB+, PIP and VMCS, a process image that
- * changes while the walk holds code of the old one, and (with SKD022) an interrupt
- * that stops tracing at a VM entry hand over. `errata`: the packet decoder's
+ * {@link decodeFeed}: an OVF, a CBR outside PSB+, PIP and VMCS when who runs follows
+ * CR3, and (with SKD022) an interrupt that stops tracing at a VM entry hand over. The
+ * code followed is that of the image control runs in ({@link WalkTime.image}): a graph
+ * per image, the walk's nodes moving to the graph of the new one by address. `errata`: the packet decoder's
  * (packetQuirks), and whether SKD022 and BDM70 apply (a FUP in PSB+ that a TIP.PGE
  * follows says tracing is off).
  */
@@ -529,12 +532,17 @@ class WalkClock {
   /** The current TNT's tick waits for its first bit. */
   tntTick = false;
   private version: number;
+  /** The graph of each image seen, and the image's version it was made from. */
+  private readonly graphs = new Map<Image, DecisionGraph>();
+  private readonly versions = new Map<Image, number>();
 
   constructor(
     readonly time: WalkTime,
     private readonly w: GraphWalk,
   ) {
     this.version = time.image.version;
+    this.graphs.set(w.graph.image, w.graph);
+    this.versions.set(w.graph.image, this.version);
   }
 
   /** A timing packet (TSC, TMA, MTC, CYC, CBR), in PSB+ or not: 0, or -1 (the clock refused it). */
@@ -597,18 +605,35 @@ class WalkClock {
   }
 
   /**
-   * After {@link report}: false when the image changed and the walk holds code of the
-   * old one (`holds`), else true (the graph follows the image).
+   * After {@link report}: the walk goes on in the image control runs in now, at node
+   * `at` (-1: none) of the image before: that node's id in the graph of the image now
+   * (the node at the same address; -1 for none), or -2 when the graph is full (then
+   * {@link GraphWalk.why} says so). The RET compression stack's nodes move likewise.
    */
-  follow(holds: boolean): boolean {
+  follow(at: number): number {
     const image = this.time.image;
     const w = this.w;
-    if (image === w.graph.image && image.version === this.version) return true;
-    if (holds || !w.stack.isEmpty) return false;
-    w.graph.clear(image);
-    w.nodes = w.graph.nodes;
+    const old = w.graph;
+    if (image === old.image && image.version === this.version) return at;
+    let graph = this.graphs.get(image);
+    if (graph === undefined || this.versions.get(image) !== image.version) {
+      // A graph per process image (processes take turns): a few, they can be large.
+      if (this.graphs.size >= MAX_GRAPHS) this.graphs.clear();
+      graph = new DecisionGraph(image, old.maxNodes, old.maxWalk);
+      this.graphs.set(image, graph);
+    }
+    this.versions.set(image, image.version);
     this.version = image.version;
-    return true;
+    const move = (id: number) => graph.node(old.hi(id), old.lo(id));
+    const to = at < 0 ? -1 : move(at);
+    const moved = (at < 0 || to >= 0) && w.stack.remapLo(move);
+    w.graph = graph;
+    w.nodes = graph.nodes;
+    if (!moved) {
+      w.fail(Handover.Full);
+      return -2;
+    }
+    return to;
   }
 }
 
@@ -677,7 +702,8 @@ function decodeWalk(
           if (tc.moved()) {
             if (tc.crEnded) {
               tc.report();
-              if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+              at = tc.follow(at);
+              if (at < 0) return stop(res, pos, w.why);
             } else tc.tntTick = true;
           }
         }
@@ -688,7 +714,8 @@ function decodeWalk(
             // The tick of a TNT that came after an event: after its first bit's block.
             tc.tntTick = false;
             tc.report();
-            if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+            at = tc.follow(at);
+            if (at < 0) return stop(res, pos, w.why);
             // Reported after its last bit, the next TNT cannot tick right away.
             if (i === 0) {
               tc.crEnded = false;
@@ -714,7 +741,8 @@ function decodeWalk(
             const tick = tc.moved();
             if (tick || modeEvent) {
               tc.report();
-              if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+              at = tc.follow(at);
+              if (at < 0) return stop(res, pos, w.why);
             }
             tc.passed();
             tc.crEnded = !tick && !modeEvent && w.lastKind === Return;
@@ -729,7 +757,7 @@ function decodeWalk(
           tc.stamp();
           tc.report();
           tc.crEnded = false;
-          if (!tc.follow(true)) return stop(res, pos, Handover.Image);
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
         }
         w.event(EventType.AsyncBranch, last.hi, last.lo, false, fupHi, fupLo);
         w.endBlock();
@@ -746,7 +774,7 @@ function decodeWalk(
           tc.stamp();
           tc.report();
           tc.crEnded = false;
-          if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
         }
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
@@ -767,7 +795,7 @@ function decodeWalk(
             tc.stamp();
             tc.report();
             tc.crEnded = false;
-            if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+            if (tc.follow(-1) === -2) return stop(res, pos, w.why);
           }
           w.event(EventType.Disabled, last.hi, last.lo, last.suppressed);
           enabled = false;
@@ -783,7 +811,7 @@ function decodeWalk(
           tc.stamp();
           tc.report();
           tc.crEnded = false;
-          if (!tc.follow(false)) return stop(res, pos, Handover.Image);
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
         }
         w.event(EventType.AsyncDisabled, last.hi, last.lo, last.suppressed, fupHi, fupLo);
         enabled = false;
@@ -839,7 +867,9 @@ function decodeWalk(
           tc.stamp();
           tc.report();
           tc.crEnded = false;
-          if (!tc.follow(started && enabled)) return stop(res, pos, Handover.Image);
+          const moved = tc.follow(started && enabled ? at : -1);
+          if (moved === -2) return stop(res, pos, w.why);
+          if (started && enabled) at = moved;
         }
         if (!started) {
           // Where decoding starts: tracing is on when PSB+ says where.
