@@ -617,8 +617,14 @@ class WalkClock {
     if (image === old.image && image.version === this.version) return at;
     let graph = this.graphs.get(image);
     if (graph === undefined || this.versions.get(image) !== image.version) {
-      // A graph per process image (processes take turns): a few, they can be large.
-      if (this.graphs.size >= MAX_GRAPHS) this.graphs.clear();
+      // A graph per process image (processes take turns): a few, and together no
+      // more nodes than one may hold (memory stays bounded).
+      let nodes = 0;
+      for (const g of this.graphs.values()) nodes += g.size;
+      if (this.graphs.size >= MAX_GRAPHS || nodes >= old.maxNodes) {
+        this.graphs.clear();
+        this.versions.clear();
+      }
       graph = new DecisionGraph(image, old.maxNodes, old.maxWalk);
       this.graphs.set(image, graph);
     }

@@ -35,7 +35,7 @@ const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-fast-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Outputs named by the analysis options of `args`. */
-const OUTPUT_OPTIONS = new Set(["--timeline", "--folded", "--perfetto"]);
+const OUTPUT_OPTIONS = new Set(["--timeline", "--folded", "--perfetto", "--latency"]);
 
 interface Run {
   code: number;
@@ -80,7 +80,11 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
       const data = corpusPath(HASE, capture, "perf.data.1")!;
       const symfs = corpusPath(HASE, capture, "binaries")!;
       const base = ["--symfs", symfs, "-q"];
-      const r = same([...base, "--timeline", "t.json", "--perfetto", "t.pftrace", "--folded", "f.txt", data]);
+      const r = same([
+        ...base,
+        ...["--timeline", "t.json", "--perfetto", "t.pftrace", "--folded", "f.txt", "--latency", "l.txt"],
+        data,
+      ]);
       // A typical file: the fast path decodes it all (else it would rot unnoticed).
       assert.equal(r?.status, 0, r?.reason);
       assert.ok(r!.insns > 0);
