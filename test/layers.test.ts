@@ -21,7 +21,21 @@ const ALLOWED: Record<string, readonly string[]> = {
   perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
   analysis: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
   shard: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
-  cli: ["packet", "cpu", "time", "event", "isa", "image", "unit", "flow", "perf", "analysis", "shard"],
+  session: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis", "shard"],
+  cli: [
+    "packet",
+    "cpu",
+    "time",
+    "event",
+    "isa",
+    "image",
+    "unit",
+    "flow",
+    "perf",
+    "analysis",
+    "shard",
+    "session",
+  ],
 };
 const NODE_ALLOWED = new Set(["cli"]);
 

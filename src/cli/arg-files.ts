@@ -8,7 +8,7 @@
  * lines starting with `#` are skipped. `@` words inside a file are not expanded again;
  * a file whose name starts with `@` is passed as `./@name`.
  */
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 
 /** The words of a response file's text. */
 export function argFileWords(text: string): string[] {
@@ -24,7 +24,7 @@ export function argFileWords(text: string): string[] {
 }
 
 /** `argv` with each `@FILE` replaced by the file's words, or an error message. */
-export function expandArgFiles(io: CliIo, argv: readonly string[]): string[] | string {
+export function expandArgFiles(io: SessionIo, argv: readonly string[]): string[] | string {
   if (!argv.some((a) => a.length > 1 && a.startsWith("@"))) return [...argv];
   const out: string[] = [];
   for (const arg of argv) {

@@ -4,9 +4,9 @@
  */
 import { parentPort } from "node:worker_threads";
 import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
+import { fileSlice } from "../session/file-range.js";
+import type { ChunkTask } from "../session/io.js";
 import { PIECE_DECODERS } from "./chunk-kinds.js";
-import { fileSlice } from "./file-range.js";
-import type { ChunkTask } from "./io.js";
 import { nodeIo } from "./node-io.js";
 import type { ChunkReply } from "./node-workers.js";
 

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 
 /**
  * sample/ of the repository, beside its package.json: the first directory above this
@@ -57,7 +57,7 @@ function count(o: unknown, key: string): number {
 }
 
 /** Load the sample in `dir`; a message saying what is wrong and what to do otherwise. */
-export function loadSample(io: CliIo, dir: string): Sample | string {
+export function loadSample(io: SessionIo, dir: string): Sample | string {
   const jsonPath = join(dir, "sample.json");
   let description: Record<string, unknown>;
   try {

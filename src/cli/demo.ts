@@ -4,11 +4,11 @@ import { parseArgs } from "node:util";
 import { Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, Image, tryParseElf } from "../image/index.js";
 import { collectStats } from "../packet/stats.js";
-import { AnalysisOutputs, defaultAnalysisOptions } from "./analysis-outputs.js";
+import { AnalysisOutputs, defaultAnalysisOptions } from "../session/analysis-outputs.js";
+import type { SessionIo } from "../session/io.js";
 import { decodeTrace } from "./demo-decode.js";
 import { BUNDLED_SAMPLE, loadSample, type Sample } from "./demo-sample.js";
 import { type DemoResult, demoJson, demoText } from "./demo-text.js";
-import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
 
 const USAGE = "usage: ptkit demo [--sample <dir>] [-o <timeline.json>] [--no-timeline] [--json] [--top <n>]";
@@ -38,7 +38,7 @@ examples:
   npm start
 `;
 
-export function runDemo(argv: readonly string[], io: CliIo): number {
+export function runDemo(argv: readonly string[], io: SessionIo): number {
   let values: ReturnType<typeof parseDemoArgs>["values"];
   try {
     const parsed = parseDemoArgs(argv);
@@ -83,7 +83,7 @@ function parseDemoArgs(argv: readonly string[]) {
 }
 
 /** Decode the sample in `dir` (and write the timeline); a message when that cannot be done. */
-function demo(io: CliIo, dir: string, timeline: string | undefined): DemoResult | string {
+function demo(io: SessionIo, dir: string, timeline: string | undefined): DemoResult | string {
   const sample = loadSample(io, dir);
   if (typeof sample === "string") return sample;
   const elf = tryParseElf(sample.elfBytes);
@@ -120,7 +120,7 @@ function demo(io: CliIo, dir: string, timeline: string | undefined): DemoResult 
 }
 
 /** The analysis outputs that write the function-call timeline, or an error message. */
-function openTimeline(io: CliIo, sample: Sample, path: string): AnalysisOutputs | string {
+function openTimeline(io: SessionIo, sample: Sample, path: string): AnalysisOutputs | string {
   const nomFreq = sample.config.nomFreq;
   return AnalysisOutputs.open(
     io,

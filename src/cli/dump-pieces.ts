@@ -10,9 +10,9 @@
  * sideband printed as time passes). Dumps with those run in one piece.
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
+import { LineWriter } from "../session/io.js";
 import type { DumpOptions } from "./dump-options.js";
 import { type DumpCarry, Dumper } from "./dumper.js";
-import { LineWriter } from "./io.js";
 import { TextBytes } from "./text-bytes.js";
 
 /** A piece's listing, and where and in what state its decode stopped (offsets relative to its start). */

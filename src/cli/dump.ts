@@ -1,12 +1,17 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
 import { seam, sliceSource } from "../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
+import { noPsbHint, traceFileProblem } from "../session/file-kind.js";
+import {
+  type FileRange,
+  fileRangeSource,
+  parseFileRange,
+  type TraceInternals,
+} from "../session/file-range.js";
+import { type ChunkRunner, LineWriter, type SessionIo, writeStdoutBytes } from "../session/io.js";
 import { DUMP_HELP, type DumpOptions, parseDumpArgs } from "./dump-options.js";
 import { type DumpPiece, dumpPiece, dumpsInPieces } from "./dump-pieces.js";
 import { type DumpCarry, Dumper } from "./dumper.js";
-import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
-import { type ChunkRunner, type CliIo, LineWriter, writeStdoutBytes } from "./io.js";
 import { parseJobs, pieceTasks, planPieces } from "./jobs.js";
 import { Progress } from "./progress.js";
 import { VERSION } from "./version.js";
@@ -20,7 +25,7 @@ const DUMP_PIECE = 1 << 20;
 /** Run `ptkit dump` with `argv` (options and file, no command name); resolves to the exit code. */
 export async function runDump(
   argv: readonly string[],
-  io: CliIo,
+  io: SessionIo,
   internal: TraceInternals = {},
 ): Promise<number> {
   const args = parseDumpArgs(argv);
@@ -115,7 +120,7 @@ export async function runDump(
  * dump-pieces.ts). Resolves to whether the dump found a place to start.
  */
 async function dumpInPieces(
-  io: CliIo,
+  io: SessionIo,
   runner: ChunkRunner,
   jobs: number,
   options: DumpOptions,

@@ -18,6 +18,7 @@ import {
   type TraceBytes,
 } from "../packet/index.js";
 import type { SidebandSession } from "../perf/index.js";
+import type { LineWriter } from "../session/io.js";
 import {
   formatFcr,
   formatFcrDelta,
@@ -30,7 +31,6 @@ import {
   U64,
 } from "../time/index.js";
 import type { DumpOptions } from "./dump-options.js";
-import type { LineWriter } from "./io.js";
 import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
 
 /** Packets between progress reports. */

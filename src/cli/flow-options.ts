@@ -11,7 +11,11 @@
  */
 import { type Cpu, parseCpu } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
-import { type AnalysisOptions, defaultAnalysisOptions, parseAnalysisOption } from "./analysis-options.js";
+import {
+  type AnalysisOptions,
+  defaultAnalysisOptions,
+  parseAnalysisOption,
+} from "../session/analysis-options.js";
 import { parseCUintMax } from "./numbers.js";
 import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "./sideband-options.js";
 

@@ -32,13 +32,19 @@ import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { seam, sliceSource } from "../packet/chunks.js";
 import { ErrorCode } from "../packet/index.js";
 import { TraceBytes } from "../packet/trace-bytes.js";
-import { wantsAnalysis } from "./analysis-options.js";
+import { wantsAnalysis } from "../session/analysis-options.js";
+import { CodeWalker } from "../session/flow-walk.js";
+import {
+  type ChunkRunner,
+  type ChunkTask,
+  LineWriter,
+  type SessionIo,
+  writeStdoutBytes,
+} from "../session/io.js";
 import type { FlowSetup } from "./flow.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { InsnUnit } from "./flow-insn-unit.js";
 import { FlowSession } from "./flow-session.js";
-import { CodeWalker } from "./flow-walk.js";
-import { type ChunkRunner, type ChunkTask, type CliIo, LineWriter, writeStdoutBytes } from "./io.js";
 import { TextBytes } from "./text-bytes.js";
 
 /** A piece's flow, counts, and how its decode ended. */
@@ -184,7 +190,7 @@ export async function flowInPieces(
   starts: readonly number[],
   setup: FlowSetup,
   out: LineWriter,
-  io: CliIo,
+  io: SessionIo,
 ): Promise<FlowCounts> {
   const source = setup.pt!.source;
   const size = source.size;

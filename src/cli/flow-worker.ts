@@ -3,9 +3,9 @@
  * thread and command line), then the flow of each piece it is given.
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
+import { LineWriter } from "../session/io.js";
 import { type FlowSetup, setupFlow } from "./flow.js";
 import { type FlowPiece, flowPiece } from "./flow-pieces.js";
-import { LineWriter } from "./io.js";
 import { nodeIo } from "./node-io.js";
 
 let cached: { key: string; setup: FlowSetup } | undefined;

@@ -10,21 +10,31 @@ import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "..
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
-import { type AnalysisOptions, type LatencyReport, wantsAnalysis, wantsTime } from "./analysis-options.js";
-import type { AnalysisOutputs } from "./analysis-outputs.js";
+import {
+  type AnalysisOptions,
+  type LatencyReport,
+  wantsAnalysis,
+  wantsTime,
+} from "../session/analysis-options.js";
+import type { AnalysisOutputs } from "../session/analysis-outputs.js";
+import { noPsbHint, traceFileProblem } from "../session/file-kind.js";
+import {
+  type FileRange,
+  fileRangeSource,
+  parseFileRange,
+  type TraceInternals,
+} from "../session/file-range.js";
+import { loadElf, loadRaw } from "../session/flow-image.js";
+import { CodeWalker } from "../session/flow-walk.js";
+import { LineWriter, type SessionIo } from "../session/io.js";
 import { expandArgFiles } from "./arg-files.js";
-import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { FLOW_HELP } from "./flow-help.js";
-import { loadElf, loadRaw } from "./flow-image.js";
 import { InsnUnit } from "./flow-insn-unit.js";
 import { type FlowOutput, type FlowStep, parseFlowArgs } from "./flow-options.js";
 import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
 import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
-import { CodeWalker } from "./flow-walk.js";
-import { type CliIo, LineWriter } from "./io.js";
 import { parseJobs, pieceTasks, planPieces } from "./jobs.js";
 import type { SidebandOptions } from "./sideband-options.js";
 import { VERSION } from "./version.js";
@@ -44,7 +54,7 @@ const FLOW_PIECE = 1 << 20;
  */
 export async function runFlow(
   argv: readonly string[],
-  io: CliIo,
+  io: SessionIo,
   internal: TraceInternals = {},
   latency?: LatencyReport,
 ): Promise<number> {
@@ -75,7 +85,7 @@ export async function runFlow(
     // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
     const warn = (w: string) => io.stderr(`ptkit flow: warning: ${w}\n`);
-    const { AnalysisOutputs } = await import("./analysis-outputs.js");
+    const { AnalysisOutputs } = await import("../session/analysis-outputs.js");
     const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
     if (typeof opened === "string") return fail(opened);
     outputs = opened;
@@ -205,7 +215,7 @@ export interface FlowSetup {
  */
 export function setupFlow(
   words: readonly string[],
-  io: CliIo,
+  io: SessionIo,
   out: LineWriter,
   fail: (message: string, usage?: boolean) => number,
 ): FlowSetup | number {

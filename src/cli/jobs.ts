@@ -6,14 +6,14 @@
 import { resolve } from "node:path";
 import { MIN_CHUNK, planChunks } from "../packet/chunks.js";
 import type { TraceSource } from "../packet/trace-bytes.js";
-import type { FileRange } from "./file-range.js";
-import type { ChunkTask, CliIo } from "./io.js";
+import type { FileRange } from "../session/file-range.js";
+import type { ChunkTask, SessionIo } from "../session/io.js";
 
 export const JOBS_HELP =
   "  -j, --jobs N    decode on N threads (default: the available cores; small traces use one).";
 
 /** The thread count of a `--jobs` argument (undefined: the default), or an error message. */
-export function parseJobs(io: CliIo, text: string | undefined): number | string {
+export function parseJobs(io: SessionIo, text: string | undefined): number | string {
   if (text === undefined) return io.chunks?.threads ?? 1;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) return `--jobs: bad argument: ${text}`;
@@ -24,7 +24,7 @@ export function parseJobs(io: CliIo, text: string | undefined): number | string 
  * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
  * would not pay. `maxChunk` bounds a piece (and so what its result holds).
  */
-export function planPieces(io: CliIo, source: TraceSource, jobs: number, maxChunk?: number): number[] {
+export function planPieces(io: SessionIo, source: TraceSource, jobs: number, maxChunk?: number): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).
   const env = Number(process.env.PTKIT_CHUNK_SIZE);
@@ -34,7 +34,7 @@ export function planPieces(io: CliIo, source: TraceSource, jobs: number, maxChun
 
 /** The task of each piece: piece i is [starts[i], starts[i+1]) of the range. */
 export function pieceTasks(
-  io: CliIo,
+  io: SessionIo,
   range: FileRange,
   size: number,
   starts: readonly number[],

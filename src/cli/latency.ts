@@ -10,10 +10,10 @@
  */
 import { immediate } from "../analysis/export/byte-chunks.js";
 import { DEFAULT_SLOWEST } from "../analysis/latency.js";
-import type { LatencyReport } from "./analysis-options.js";
+import type { LatencyReport } from "../session/analysis-options.js";
+import { fileKind, isSureKind, notATraceHint, readHead } from "../session/file-kind.js";
+import { type SessionIo, writeStdoutBytes } from "../session/io.js";
 import { expandArgFiles } from "./arg-files.js";
-import { fileKind, isSureKind, notATraceHint, readHead } from "./file-kind.js";
-import { type CliIo, writeStdoutBytes } from "./io.js";
 import { LATENCY_HELP } from "./latency-help.js";
 
 /** The most slowest calls `--top` may ask for (each is kept with its stack). */
@@ -52,7 +52,7 @@ function parse(words: readonly string[]): LatencyArgs | "help" | string {
 }
 
 /** `io` for the decode: what it prints goes to stderr, its messages named as this command's. */
-function decodeIo(io: CliIo): CliIo {
+function decodeIo(io: SessionIo): SessionIo {
   const reword = (text: string) => text.replace(/^ptkit (perf|flow):/gm, "ptkit latency:");
   return {
     ...io,
@@ -63,7 +63,7 @@ function decodeIo(io: CliIo): CliIo {
 }
 
 /** Why `input` cannot be the perf.data file to decode, when its first bytes say so. */
-function inputProblem(io: CliIo, input: string): string | undefined {
+function inputProblem(io: SessionIo, input: string): string | undefined {
   if (input === "-") return undefined;
   const kind = fileKind(readHead(io, input));
   if (!isSureKind(kind) || kind === "perf") return undefined;
@@ -72,7 +72,7 @@ function inputProblem(io: CliIo, input: string): string | undefined {
   return `${notATraceHint(input, kind!)}.`;
 }
 
-export async function runLatency(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runLatency(argv: readonly string[], io: SessionIo): Promise<number> {
   const fail = (message: string, usage = false): number => {
     io.stderr(`ptkit latency: ${message}\n${usage ? "Use --help or -h for help.\n" : ""}`);
     return 1;

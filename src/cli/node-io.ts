@@ -1,4 +1,4 @@
-/** The real process's {@link CliIo}: files, stdout and stderr. */
+/** The real process's {@link SessionIo}: files, stdout and stderr. */
 import {
   closeSync,
   fstatSync,
@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { type ChunkRunner, type CliIo, type FileWriter, NOT_REGULAR } from "./io.js";
+import { type ChunkRunner, type FileWriter, NOT_REGULAR, type SessionIo } from "../session/io.js";
 
 /** The error for a path that names something other than a regular file, coded like a system error. */
 function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
@@ -25,7 +25,7 @@ function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
 
 /**
  * The size of the regular file at `path`; throws like fs.statSync, or with code
- * EISDIR or NOT_REGULAR when it is something else (what CliIo.fileSize promises).
+ * EISDIR or NOT_REGULAR when it is something else (what SessionIo.fileSize promises).
  */
 export function regularFileSize(path: string): number {
   const st = statSync(path);
@@ -80,7 +80,7 @@ function readFileInto(path: string, offset: number, into: Uint8Array, at: number
 }
 
 /** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
-export function nodeIo(cwd = process.cwd()): CliIo {
+export function nodeIo(cwd = process.cwd()): SessionIo {
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),

@@ -1,17 +1,17 @@
 /**
- * perf.data files as a {@link ByteSource} through the command's {@link CliIo}: read a
+ * perf.data files as a {@link ByteSource} through the command's {@link SessionIo}: read a
  * range at a time; `-` is standard input (`perf record -o - | ptkit perf -`), which
  * has no random access and is read whole into memory.
  */
 import { readSync } from "node:fs";
 import { type ByteSource, bytesSource } from "../perf/index.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 
 /**
  * A ByteSource over the file at `path` (`-`: what `stdin` returns); throws like
- * CliIo.fileSize when it cannot be read.
+ * SessionIo.fileSize when it cannot be read.
  */
-export function fileSource(io: CliIo, path: string, stdin: () => Uint8Array = readStdin): ByteSource {
+export function fileSource(io: SessionIo, path: string, stdin: () => Uint8Array = readStdin): ByteSource {
   if (path === "-") return bytesSource(stdin());
   const size = io.fileSize(path);
   const readInto = io.readRangeInto;

@@ -6,7 +6,7 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import type { ChunkRunner, ChunkTask } from "./io.js";
+import type { ChunkRunner, ChunkTask } from "../session/io.js";
 
 const ENTRY = new URL("./chunk-worker.js", import.meta.url);
 

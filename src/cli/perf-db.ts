@@ -4,14 +4,14 @@
  * shard plan/run/merge` would make them over many. Without --db, `ptkit perf` as it is.
  */
 import { resolve } from "node:path";
-import { ioErrorText } from "./file-kind.js";
-import type { CliIo } from "./io.js";
+import { ioErrorText } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { runPerf } from "./perf.js";
 
 /** Outputs that read call stacks, which the tables' decode keeps per thread run (so not with --db). */
 const STACK_OUTPUTS = ["--timeline", "--perfetto", "--folded", "--jsonl", "--latency"];
 
-export async function runPerfCommand(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runPerfCommand(argv: readonly string[], io: SessionIo): Promise<number> {
   const at = argv.indexOf("--db");
   if (at < 0 || argv.slice(0, at).includes("--")) return runPerf(argv, io);
   const db = argv[at + 1];

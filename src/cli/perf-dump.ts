@@ -18,8 +18,8 @@ import {
   SampleId,
   tscConversionProblem,
 } from "../perf/index.js";
-import { ioErrorText, openError } from "./file-kind.js";
-import { type CliIo, LineWriter } from "./io.js";
+import { ioErrorText, openError } from "../session/file-kind.js";
+import { LineWriter, type SessionIo } from "../session/io.js";
 import { fileSource } from "./node-source.js";
 import { auxtraceInfoLines, headerLines, recordLine } from "./perf-dump-text.js";
 
@@ -52,7 +52,7 @@ examples:
   ptkit perf-dump --pevent 0x10086 primary.sideband.pevent
 `;
 
-export function runPerfDump(argv: readonly string[], io: CliIo): number {
+export function runPerfDump(argv: readonly string[], io: SessionIo): number {
   let args: ReturnType<typeof parse>;
   try {
     args = parse(argv);
@@ -121,7 +121,12 @@ interface DumpOptions {
   pevent: number | undefined;
 }
 
-function dump(io: CliIo, out: LineWriter, file: string, { auxDir, noRecords, pevent }: DumpOptions): void {
+function dump(
+  io: SessionIo,
+  out: LineWriter,
+  file: string,
+  { auxDir, noRecords, pevent }: DumpOptions,
+): void {
   const source = fileSource(io, file);
   let quiet = true; // header diagnostics are printed after the header lines
   const reader = new PerfDataReader(source, {

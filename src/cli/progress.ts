@@ -2,15 +2,16 @@
  * A one-line progress bar on stderr, shown only when stderr is a terminal (never in
  * pipes or files); redrawn at most every 100 ms.
  */
+
+import type { SessionIo } from "../session/io.js";
 import { nowMs } from "./clock.js";
-import type { CliIo } from "./io.js";
 
 export class Progress {
   private shown = false;
   private lastDraw = 0;
 
   constructor(
-    private readonly io: CliIo,
+    private readonly io: SessionIo,
     private readonly label: string,
     private readonly total: number,
   ) {}

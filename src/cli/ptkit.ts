@@ -5,10 +5,10 @@
  * would load every library layer, iced-x86 and the demangler whatever the command,
  * and that dominates the start-up of a command on a small file.
  */
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 import { VERSION } from "./version.js";
 
-type Run = (argv: readonly string[], io: CliIo) => number | Promise<number>;
+type Run = (argv: readonly string[], io: SessionIo) => number | Promise<number>;
 
 const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = {
   demo: {
@@ -59,6 +59,10 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     load: async () => (await import("./symbols-cmd.js")).runSymbols,
     summary: "function, offset and source line of addresses in an ELF file",
   },
+  web: {
+    load: async () => (await import("./web.js")).runWeb,
+    summary: "the web app: drop a perf.data, see where time went (decoded in the browser)",
+  },
 };
 
 const HELP = `usage: ptkit <command> [<options>]
@@ -87,7 +91,7 @@ examples:
 `;
 
 /** Run the command line `argv` (without `node` and the script); resolves to the exit status. */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export async function main(argv: readonly string[], io: SessionIo): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
     io.stdout(HELP);
@@ -112,7 +116,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
  * (an errno code: a one-line message, exit 1) or a bug in ptkit (its stack, exit 70).
  * The fuzzer (tools/fuzz) calls this too, so it judges exactly what users would see.
  */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(argv: readonly string[], io: SessionIo): Promise<number> {
   try {
     return await main(argv, io);
   } catch (e) {

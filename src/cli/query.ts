@@ -5,9 +5,9 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { ioErrorText, openError } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { queryDatabase } from "./duckdb.js";
-import { ioErrorText, openError } from "./file-kind.js";
-import type { CliIo } from "./io.js";
 
 export const QUERY_HELP = `usage: ptkit query DB SQL [--json]
 
@@ -25,7 +25,7 @@ examples:
   ptkit query results.duckdb --json "select kind, sum(count) n from edges group by kind"
 `;
 
-export async function runQuery(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runQuery(argv: readonly string[], io: SessionIo): Promise<number> {
   let p: ReturnType<
     typeof parseArgs<{
       options: { json: { type: "boolean" }; help: { type: "boolean"; short: "h" } };

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { constants } from "node:os";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 import { runPerf } from "./perf.js";
 import {
   DEFAULT_SNAPSHOT_AUX,
@@ -84,7 +84,7 @@ export function nodeRecordEnv(): RecordEnv {
   };
 }
 
-function readText(io: CliIo, path: string): string | undefined {
+function readText(io: SessionIo, path: string): string | undefined {
   try {
     return new TextDecoder().decode(io.readFile(path)).trim();
   } catch {
@@ -93,7 +93,7 @@ function readText(io: CliIo, path: string): string | undefined {
 }
 
 /** Why Intel PT cannot be used here (what was checked and what to do), or undefined. */
-function noIntelPt(io: CliIo, env: RecordEnv): string | undefined {
+function noIntelPt(io: SessionIo, env: RecordEnv): string | undefined {
   const pmu = `${env.sysfs}/bus/event_source/devices/intel_pt`;
   if (readText(io, `${pmu}/type`) !== undefined) return undefined;
   const cpuinfo = readText(io, env.cpuinfo) ?? "";
@@ -111,7 +111,7 @@ function noIntelPt(io: CliIo, env: RecordEnv): string | undefined {
 }
 
 /** A capability the timing preset needs that the PMU says it lacks, or undefined. */
-function missingCapability(io: CliIo, env: RecordEnv, args: RecordArgs): string | undefined {
+function missingCapability(io: SessionIo, env: RecordEnv, args: RecordArgs): string | undefined {
   const caps = `${env.sysfs}/bus/event_source/devices/intel_pt/caps`;
   const needs: [string, string][] = [];
   if (args.timing === "fine" || args.timing === "cycle") needs.push(["mtc", "MTC packets"]);
@@ -124,7 +124,7 @@ function missingCapability(io: CliIo, env: RecordEnv, args: RecordArgs): string 
   return undefined;
 }
 
-export function runRecord(argv: readonly string[], io: CliIo, env: RecordEnv = nodeRecordEnv()): number {
+export function runRecord(argv: readonly string[], io: SessionIo, env: RecordEnv = nodeRecordEnv()): number {
   const args = parseRecordArgs(argv);
   if (args === "help") {
     io.stdout(HELP);

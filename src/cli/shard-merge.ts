@@ -8,6 +8,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { ioErrorText } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { writeParquet } from "../shard/parquet.js";
 import { readParquet } from "../shard/parquet-read.js";
 import {
@@ -21,12 +23,10 @@ import {
   type TableData,
 } from "../shard/tables.js";
 import { writeDatabase } from "./duckdb.js";
-import { ioErrorText } from "./file-kind.js";
-import type { CliIo } from "./io.js";
 import { DONE_SCHEMA, readPlan, type ShardDone, shardFile } from "./shard-run.js";
 
 export async function mergeShards(
-  io: CliIo,
+  io: SessionIo,
   dirArg: string,
   planPath: string | undefined,
   out: string,

@@ -14,9 +14,9 @@ import {
   parseAuxtraceInfo,
   RecordType,
 } from "../perf/index.js";
+import { fileKind, ioErrorText, notATraceHint, openError, readHead } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { makePlan, type PlanInput, type PlanShard, planText } from "../shard/plan.js";
-import { fileKind, ioErrorText, notATraceHint, openError, readHead } from "./file-kind.js";
-import type { CliIo } from "./io.js";
 import { fileSource } from "./node-source.js";
 
 /** A raw trace's shards are about this many bytes (--shard-size). */
@@ -27,7 +27,7 @@ export const DEFAULT_SHARD_SIZE = 64 << 20;
  * traces are cut at PSBs about `shardSize` bytes apart; `calls`: shards record each call.
  */
 export function planShards(
-  io: CliIo,
+  io: SessionIo,
   inputs: readonly string[],
   options: readonly string[],
   output: string,
@@ -89,7 +89,7 @@ export function planShards(
 
 /** The Intel PT streams of a perf.data file, or what is wrong with it. */
 function perfStreams(
-  io: CliIo,
+  io: SessionIo,
   path: string,
 ): { idx: number; cpus: number[]; tids: number[]; size: number }[] | string {
   try {

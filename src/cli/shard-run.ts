@@ -8,13 +8,13 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { ioErrorText } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { writeParquet } from "../shard/parquet.js";
 import { type InputKind, type PlanInput, parsePlan, type ShardPlan } from "../shard/plan.js";
 import { SHARD_TABLES, type ShardData, shardTables, TABLES_SCHEMA, TABLES_VERSION } from "../shard/tables.js";
 import { TablesOut } from "../shard/tables-out.js";
-import { ioErrorText } from "./file-kind.js";
 import { runFlow } from "./flow.js";
-import type { CliIo } from "./io.js";
 import { runPerf } from "./perf.js";
 
 export const DONE_SCHEMA = "ptkit-shard-done";
@@ -35,7 +35,7 @@ export interface ShardDone {
 }
 
 /** The plan in `path`, or an error message. */
-export function readPlan(io: CliIo, path: string): ShardPlan | string {
+export function readPlan(io: SessionIo, path: string): ShardPlan | string {
   let text: string;
   try {
     text = readFileSync(resolve(io.cwd, path), "utf8");
@@ -51,7 +51,12 @@ export function shardFile(n: number, table: string): string {
   return `shard-${n}.${table}`;
 }
 
-export async function runShard(io: CliIo, planPath: string, index: number, outDir: string): Promise<number> {
+export async function runShard(
+  io: SessionIo,
+  planPath: string,
+  index: number,
+  outDir: string,
+): Promise<number> {
   const fail = (message: string) => {
     io.stderr(`ptkit shard run: ${message}\n`);
     return 1;
@@ -75,7 +80,7 @@ export async function runShard(io: CliIo, planPath: string, index: number, outDi
     return fail(`shard ${index}: ${path} has ${size} bytes, the plan says ${input.bytes}: plan it again.`);
   // The decode's listing (errors only, with -q) is not this command's output: the gaps table has them.
   let errors = 0;
-  const quiet: CliIo = {
+  const quiet: SessionIo = {
     ...io,
     stdout: (t) => {
       errors += t.split("\n").length - 1;

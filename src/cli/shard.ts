@@ -5,7 +5,7 @@
  * (src/shard); this drives them with the perf.data decode and the file system.
  */
 import { parseArgs } from "node:util";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "../session/io.js";
 import { parseSize } from "./numbers.js";
 import { mergeShards } from "./shard-merge.js";
 import { DEFAULT_SHARD_SIZE, planShards } from "./shard-plan.js";
@@ -44,7 +44,7 @@ examples:
 `;
 
 /** Run `ptkit shard` with `argv`. */
-export async function runShardCommand(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runShardCommand(argv: readonly string[], io: SessionIo): Promise<number> {
   const [verb, ...rest] = argv;
   if (verb === undefined || verb === "--help" || verb === "-h" || verb === "help") {
     io.stdout(SHARD_HELP);

@@ -7,9 +7,9 @@
 import type { Image } from "../image/index.js";
 import { errorMessage } from "../packet/index.js";
 import { type PeventConfig, SidebandSession, sidebandWarningText } from "../perf/index.js";
-import { ioErrorText } from "./file-kind.js";
-import { parseFileRange } from "./file-range.js";
-import type { CliIo, LineWriter } from "./io.js";
+import { ioErrorText } from "../session/file-kind.js";
+import { parseFileRange } from "../session/file-range.js";
+import type { LineWriter, SessionIo } from "../session/io.js";
 import type { SidebandOptions, SidebandTool } from "./sideband-options.js";
 
 /**
@@ -17,7 +17,7 @@ import type { SidebandOptions, SidebandTool } from "./sideband-options.js";
  * channels; returns it, or an error message naming the file.
  */
 export function openSideband(
-  io: CliIo,
+  io: SessionIo,
   out: LineWriter,
   o: SidebandOptions,
   tool: SidebandTool,

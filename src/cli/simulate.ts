@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PtError } from "../packet/errors.js";
+import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "../session/file-kind.js";
+import type { SessionIo } from "../session/io.js";
 import { readExecBinary, writeExecBinary } from "../unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../unit/exec/jsonl.js";
 import { LackeyConverter } from "../unit/exec/lackey.js";
@@ -19,8 +21,6 @@ import {
   presetProfile,
 } from "../unit/index.js";
 import { argFileText } from "./arg-files.js";
-import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "./file-kind.js";
-import type { CliIo } from "./io.js";
 import { Progress } from "./progress.js";
 import { KERNEL_ADDRESS, KERNEL_CODE, ProcessImage } from "./simulate-image.js";
 import { KERNEL_ELF_CODE_AT, kernelElf } from "./simulate-kernel.js";
@@ -102,7 +102,7 @@ const USAGE = HELP.slice(0, HELP.indexOf("\n\n"));
 /** Read lackey logs in pieces this big (logs run to gigabytes). */
 const CHUNK = 1 << 22;
 
-export function runSimulate(argv: readonly string[], io: CliIo): number {
+export function runSimulate(argv: readonly string[], io: SessionIo): number {
   const args = parseSimulateArgs(argv);
   if ("help" in args) {
     io.stdout(HELP);
@@ -129,7 +129,7 @@ export function runSimulate(argv: readonly string[], io: CliIo): number {
   }
 }
 
-function simulate(args: SimulateArgs, io: CliIo): number {
+function simulate(args: SimulateArgs, io: SessionIo): number {
   const msrs = new MsrFile(presetCapabilities(args.preset));
   for (const w of args.writes) {
     const fault = msrs.writeMsr(w.msr, w.value);
@@ -246,7 +246,7 @@ interface Loaded {
 }
 
 /** The execution the arguments name, or an error message. */
-function loadExecution(args: SimulateArgs, io: CliIo): Loaded | string {
+function loadExecution(args: SimulateArgs, io: SessionIo): Loaded | string {
   if ("command" in args.input) {
     const dir = args.saveLog === undefined ? mkdtempSync(join(tmpdir(), "ptkit-simulate-")) : undefined;
     const log = args.saveLog === undefined ? join(dir!, "lackey.log") : resolve(io.cwd, args.saveLog);
@@ -279,7 +279,7 @@ function loadExecution(args: SimulateArgs, io: CliIo): Loaded | string {
 }
 
 /** valgrind could not start `program`: say how to name it. */
-function notStarted(program: string, io: CliIo): string {
+function notStarted(program: string, io: SessionIo): string {
   const local = !program.includes("/") && openError(io, program) === undefined;
   return `valgrind could not run '${program}'${local ? `: a program in the current directory is run as ./${program}` : ""}`;
 }
@@ -305,7 +305,7 @@ const FORMAT_OF: Partial<Record<FileKind, ExecFormat>> = {
 };
 
 /** Convert a lackey log, reading it in chunks and mapping the objects it names. */
-function convertLog(path: string, args: SimulateArgs, io: CliIo): Loaded | string {
+function convertLog(path: string, args: SimulateArgs, io: SessionIo): Loaded | string {
   const image = new ProcessImage((p) => io.readFile(p));
   const converter = new LackeyConverter({
     code: image.image,

@@ -5,10 +5,10 @@ import { collectStats, type StatsPiece, type TraceStats } from "../packet/stats.
 import { StatsMerge } from "../packet/stats-merge.js";
 import { TraceBytes } from "../packet/trace-bytes.js";
 import { PACKET_NAMES, PACKET_TYPE_COUNT } from "../packet/types.js";
+import { noPsbHint, traceFileProblem } from "../session/file-kind.js";
+import { fileRangeSource, parseFileRange, type TraceInternals } from "../session/file-range.js";
+import type { SessionIo } from "../session/io.js";
 import { nowMs } from "./clock.js";
-import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
-import type { CliIo } from "./io.js";
 import { JOBS_HELP, parseJobs, pieceTasks, planPieces } from "./jobs.js";
 import { Progress } from "./progress.js";
 
@@ -30,7 +30,7 @@ examples:
 
 export function runStats(
   argv: readonly string[],
-  io: CliIo,
+  io: SessionIo,
   internal: TraceInternals = {},
 ): number | Promise<number> {
   let parsed: ReturnType<typeof parseStatsArgs>;

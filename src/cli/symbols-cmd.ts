@@ -9,9 +9,9 @@ import { type Demangler, SymbolHit, SymbolTable } from "../analysis/index.js";
 import { parseCUint } from "../cpu/index.js";
 import { tryParseElf } from "../image/index.js";
 import { hex64, splitBigInt } from "../packet/u64.js";
+import { ioErrorText } from "../session/file-kind.js";
+import { LineWriter, type SessionIo } from "../session/io.js";
 import { loadDemangler } from "./demangle-loader.js";
-import { ioErrorText } from "./file-kind.js";
-import { type CliIo, LineWriter } from "./io.js";
 import {
   findSourceLineTool,
   SOURCE_LINE_HINT,
@@ -115,7 +115,7 @@ function frameLines(frames: readonly SourceFrame[]): { where: string; inlined: s
   return { where: `${frames[0]!.file}:${frames[0]!.line}`, inlined };
 }
 
-function readOrSay(io: CliIo, path: string): Uint8Array | undefined {
+function readOrSay(io: SessionIo, path: string): Uint8Array | undefined {
   try {
     return io.readFile(path);
   } catch (e) {
@@ -124,7 +124,7 @@ function readOrSay(io: CliIo, path: string): Uint8Array | undefined {
   }
 }
 
-export function runSymbols(argv: readonly string[], io: CliIo): number {
+export function runSymbols(argv: readonly string[], io: SessionIo): number {
   const args = parse(argv);
   if (args === "help") {
     io.stdout(HELP);
@@ -191,7 +191,11 @@ export function runSymbols(argv: readonly string[], io: CliIo): number {
 }
 
 /** Source frames per address, or undefined (with a note on stderr) when there are none to be had. */
-function sourceFrames(args: SymbolsArgs, io: CliIo, addrs: readonly bigint[]): SourceFrame[][] | undefined {
+function sourceFrames(
+  args: SymbolsArgs,
+  io: SessionIo,
+  addrs: readonly bigint[],
+): SourceFrame[][] | undefined {
   if (!args.lines) return undefined;
   const tool = args.tool ?? findSourceLineTool();
   if (tool === undefined || (args.tool !== undefined && !toolRuns(tool))) {

@@ -8,12 +8,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CallAnalysis, type CallSink, Coverage, type FlowTracker } from "../../src/analysis/index.js";
-import { BlockInsns } from "../../src/cli/analysis-blocks.js";
-import { CodeWalker } from "../../src/cli/flow-walk.js";
 import { defaultDecoderConfig, PtEvent, Status } from "../../src/event/index.js";
 import { Block, BlockDecoder } from "../../src/flow/index.js";
 import type { Image } from "../../src/image/index.js";
 import { ErrorCode, errorMessage } from "../../src/packet/index.js";
+import { BlockInsns } from "../../src/session/analysis-blocks.js";
+import { CodeWalker } from "../../src/session/flow-walk.js";
 import { feedTrace } from "../analysis/export-trace.js";
 import { Trace } from "../event/helpers.js";
 import { Asm } from "../flow/asm.js";

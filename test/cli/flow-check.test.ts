@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { checkBlock, checkInsn } from "../../src/cli/flow-check.js";
-import { CodeWalker } from "../../src/cli/flow-walk.js";
 import { Block, FlowClass, Insn } from "../../src/flow/index.js";
 import { Image } from "../../src/image/index.js";
 import { ExecMode } from "../../src/isa/index.js";
+import { CodeWalker } from "../../src/session/flow-walk.js";
 
 /** mov eax, 1; cmp rax, 1; je +2; nop; nop; jmp rax */
 const CODE = Uint8Array.from([0xb8, 1, 0, 0, 0, 0x48, 0x83, 0xf8, 1, 0x74, 2, 0x90, 0x90, 0xff, 0xe0]);

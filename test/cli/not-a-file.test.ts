@@ -8,9 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { CliIo } from "../../src/cli/io.js";
 import { nodeIo } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
+import type { SessionIo } from "../../src/session/io.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { sampleFile } from "../perf/sample-file.js";
 
@@ -42,7 +42,7 @@ writeFileSync(
 /** Run ptkit in-process on the real file system, with its output captured. */
 async function ptkit(
   argv: string[],
-  io: Partial<CliIo> = {},
+  io: Partial<SessionIo> = {},
 ): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];

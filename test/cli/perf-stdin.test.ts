@@ -8,9 +8,9 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import type { CliIo } from "../../src/cli/io.js";
 import { runPerf } from "../../src/cli/perf.js";
 import { runPerfDump } from "../../src/cli/perf-dump.js";
+import type { SessionIo } from "../../src/session/io.js";
 import { captureIo } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "../perf/home.js";
@@ -30,7 +30,7 @@ function viaPipe(command: string, args: string[]): { out: string; err: string; s
 }
 
 function inProcess(
-  run: (argv: string[], io: CliIo) => number,
+  run: (argv: string[], io: SessionIo) => number,
   args: string[],
 ): { out: string; err: string; code: number } {
   const io = captureIo(corpusPath(PIPED[0])!);

@@ -12,15 +12,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, test } from "node:test";
 import { runDump } from "../../src/cli/dump.js";
-import type { TraceInternals } from "../../src/cli/file-range.js";
 import { runFlow } from "../../src/cli/flow.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { nodeIo } from "../../src/cli/node-io.js";
 import { runStats } from "../../src/cli/stats.js";
+import type { TraceInternals } from "../../src/session/file-range.js";
+import type { SessionIo } from "../../src/session/io.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath, skipUnlessCorpus } from "../corpus.js";
 
-type Command = (argv: readonly string[], io: CliIo, internal?: TraceInternals) => number | Promise<number>;
+type Command = (
+  argv: readonly string[],
+  io: SessionIo,
+  internal?: TraceInternals,
+) => number | Promise<number>;
 const COMMANDS: Record<string, Command> = { ptdump: runDump, ptxed: runFlow, dump: runDump, flow: runFlow };
 
 interface Run {

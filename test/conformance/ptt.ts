@@ -4,9 +4,9 @@
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { CliIo } from "../../src/cli/io.js";
 import { regularFileSize } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
+import type { SessionIo } from "../../src/session/io.js";
 import { corpusPath } from "../corpus.js";
 
 export interface PttCheck {
@@ -57,8 +57,8 @@ export function loadPttChecks(): PttCheck[] {
 /** ptkit's command for a libipt tool. */
 const COMMAND: Record<string, string> = { ptdump: "dump", ptxed: "flow" };
 
-/** An in-memory CliIo rooted at `cwd` that captures stdout and stderr. */
-export function captureIo(cwd: string): CliIo & { out: string[]; err: string[] } {
+/** An in-memory SessionIo rooted at `cwd` that captures stdout and stderr. */
+export function captureIo(cwd: string): SessionIo & { out: string[]; err: string[] } {
   const out: string[] = [];
   const err: string[] = [];
   const read = (p: string) => new Uint8Array(readFileSync(resolve(cwd, p)));

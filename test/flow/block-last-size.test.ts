@@ -9,11 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { CodeWalker } from "../../src/cli/flow-walk.js";
 import { defaultDecoderConfig, EventType, PtEvent, Status } from "../../src/event/index.js";
 import { Block, BlockDecoder, FlowClass } from "../../src/flow/index.js";
 import { Image } from "../../src/image/index.js";
 import { ErrorCode } from "../../src/packet/index.js";
+import { CodeWalker } from "../../src/session/flow-walk.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import {

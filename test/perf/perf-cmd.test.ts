@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
-import { BinaryFinder } from "../../src/cli/perf-images.js";
+import { BinaryFinder } from "../../src/session/perf-images.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";

@@ -1,5 +1,5 @@
 /**
- * `ptkit perf`'s fast path for the call-stack outputs (cli/perf-graph.ts, the timed
+ * `ptkit perf`'s fast path for the call-stack outputs (session/perf-graph.ts, the timed
  * walk of analysis/coverage-decode.ts): its outputs are byte for byte the general
  * decode's (forced by PerfInternals.generalDecode), with time from TSC, MTC and CYC,
  * on the HASE captures and on synthetic files with thread switches, two processes

@@ -16,6 +16,7 @@ export * as image from "../../src/image/index.js";
 export * as isa from "../../src/isa/index.js";
 export * as packet from "../../src/packet/index.js";
 export * as perf from "../../src/perf/index.js";
+export * as session from "../../src/session/index.js";
 export * as shard from "../../src/shard/index.js";
 export * as time from "../../src/time/index.js";
 export * as unit from "../../src/unit/index.js";

@@ -73,7 +73,7 @@ function cellTime(cell: string): { us: number; precision: number } {
 }
 
 /** Every function of the profile shown, from the Sandwich view; goes back to Time Order. */
-export async function readSandwich(page: Page): Promise<SandwichRow[]> {
+export async function readSandwich(page: Pick<Page, "getByText" | "locator">): Promise<SandwichRow[]> {
   await page.getByText("Sandwich").click();
   await page.locator("tr:has(td)").first().waitFor({ timeout: 20_000 });
   const rows: SandwichRow[] = [];

@@ -6,7 +6,7 @@
  */
 import type { AuxStream, PerfTasks } from "../perf/index.js";
 import { notADirectory } from "./file-kind.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 
 /** Why `--cpu cpu` selects nothing in `file`'s `streams`, or undefined when it selects a stream. */
 export function cpuProblem(file: string, cpu: number, streams: readonly AuxStream[]): string | undefined {
@@ -50,7 +50,7 @@ export function tidProblem(
 }
 
 /** A warning for each directory option (`[option, path]`) that does not name a directory. */
-export function lookupDirWarnings(io: CliIo, dirs: ReadonlyArray<readonly [string, string]>): string[] {
+export function lookupDirWarnings(io: SessionIo, dirs: ReadonlyArray<readonly [string, string]>): string[] {
   const out: string[] = [];
   for (const [option, path] of dirs) {
     const why = notADirectory(io, path);

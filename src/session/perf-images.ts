@@ -16,7 +16,7 @@ import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../im
 import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 
 export interface LookupOptions {
@@ -41,7 +41,7 @@ export class BinaryFinder {
   private readonly tables = new Map<string, SymbolTable | undefined>();
 
   constructor(
-    private readonly io: CliIo,
+    private readonly io: SessionIo,
     private readonly options: LookupOptions,
     private readonly buildIds: Map<string, string>,
   ) {}
@@ -124,6 +124,8 @@ export class ProcessImages {
   private next = 0;
   private readonly symbolHit = new SymbolHit();
   private readonly imageHit = new ImageHit();
+  /** When set, the images of processes that exec'd or exited are kept here (for {@link readCode}). */
+  retired?: Image[];
 
   constructor(
     private readonly tasks: PerfTasks,
@@ -186,6 +188,23 @@ export class ProcessImages {
     return this.context(pid).image;
   }
 
+  /**
+   * Read code at hi:lo from whichever process image has it (as mapped at the last
+   * {@link advance}, then those {@link retired}, then the kernel's): bytes read, 0
+   * where none has it.
+   */
+  readCode(hi: number, lo: number, out: Uint8Array, size: number): number {
+    for (const image of [
+      ...[...this.contexts.values()].map((c) => c.image),
+      ...(this.retired ?? []),
+      this.kernel,
+    ]) {
+      const n = image.read(hi, lo, out, size);
+      if (n > 0) return n;
+    }
+    return 0;
+  }
+
   /** Charge a decode stopping at ip hi:lo in process pid to the binary that was missing there; false if none was. */
   charge(pid: number, hi: number, lo: number): boolean {
     let name: string | undefined;
@@ -211,12 +230,12 @@ export class ProcessImages {
   private apply(c: Timed<TaskChange>): void {
     switch (c.kind) {
       case "exec":
-        this.contexts.delete(c.pid);
+        this.retire(c.pid);
         this.newImage(c.pid);
         this.dropMissing(c.pid);
         break;
       case "exit":
-        this.contexts.delete(c.pid);
+        this.retire(c.pid);
         this.symbolizers.delete(c.pid);
         break;
       case "fork": {
@@ -234,6 +253,12 @@ export class ProcessImages {
         if (c.pid >= 0) this.mmap(c.pid, c.path, c.addr, c.len, c.pgoff);
         break;
     }
+  }
+
+  private retire(pid: number): void {
+    const image = this.contexts.get(pid)?.image;
+    if (image !== undefined) this.retired?.push(image);
+    this.contexts.delete(pid);
   }
 
   private dropMissing(pid: number): void {

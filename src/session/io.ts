@@ -2,7 +2,7 @@
  * What a command needs from its surroundings. The real process provides it in
  * main.ts; tests provide an in-memory one, so commands run in-process.
  */
-export interface CliIo {
+export interface SessionIo {
   /** Directory that relative paths are resolved against. */
   cwd: string;
   readFile(path: string): Uint8Array;
@@ -69,7 +69,7 @@ export interface ChunkRunner {
   ): Promise<void>;
 }
 
-/** The error code of CliIo.fileSize for a path that is neither a regular file nor a directory. */
+/** The error code of SessionIo.fileSize for a path that is neither a regular file nor a directory. */
 export const NOT_REGULAR = "ENOTREGULAR";
 
 /** A file being written: chunks in order, then close. */
@@ -110,7 +110,7 @@ export interface Lines {
 }
 
 /** Write UTF-8 `bytes` to stdout: as they are when the io takes bytes, else as text. */
-export function writeStdoutBytes(io: CliIo, bytes: Uint8Array): void {
+export function writeStdoutBytes(io: SessionIo, bytes: Uint8Array): void {
   if (bytes.length === 0) return;
   if (io.stdoutBytes) io.stdoutBytes(bytes);
   else io.stdout(new TextDecoder().decode(bytes));

@@ -3,10 +3,10 @@
  * for, and what a file that is not what the command wants looks like instead (with
  * the command that takes it).
  */
-import { resolve } from "node:path";
 import { PacketDecoder } from "../packet/decoder.js";
 import type { FileRange } from "./file-range.js";
-import { type CliIo, NOT_REGULAR } from "./io.js";
+import { NOT_REGULAR, type SessionIo } from "./io.js";
+import { resolvePath } from "./paths.js";
 
 /** Bytes of a file's head that {@link fileKind} looks at. */
 export const HEAD_BYTES = 4096;
@@ -77,7 +77,7 @@ export function notATraceHint(path: string, kind: FileKind): string | undefined 
 }
 
 /** The head of a file for {@link fileKind}; empty when it cannot be read. */
-export function readHead(io: CliIo, path: string, from = 0, to?: number): Uint8Array {
+export function readHead(io: SessionIo, path: string, from = 0, to?: number): Uint8Array {
   try {
     const end = Math.min(to ?? Number.MAX_SAFE_INTEGER, io.fileSize(path));
     return io.readRange(path, from, Math.max(0, Math.min(HEAD_BYTES, end - from)));
@@ -96,31 +96,31 @@ const OPEN_ERRORS: Record<string, string> = {
   [NOT_REGULAR]: "not a regular file",
 };
 
-/** Why a file could not be read, in words: an error thrown by the {@link CliIo} file functions. */
+/** Why a file could not be read, in words: an error thrown by the {@link SessionIo} file functions. */
 export function ioErrorText(e: unknown): string {
-  return OPEN_ERRORS[(e as NodeJS.ErrnoException).code ?? ""] ?? (e as Error).message;
+  return OPEN_ERRORS[(e as { code?: string }).code ?? ""] ?? (e as Error).message;
 }
 
 /**
  * Undefined when `path` can be opened; otherwise `<failed> <path>: <why>` and where
  * it was looked for (the resolved path and the current directory).
  */
-export function openError(io: CliIo, path: string, failed = "failed to open"): string | undefined {
+export function openError(io: SessionIo, path: string, failed = "failed to open"): string | undefined {
   try {
     io.fileSize(path);
     return undefined;
   } catch (e) {
-    return `${failed} ${path}: ${ioErrorText(e)} (looked for ${resolve(io.cwd, path)}; the current directory is ${io.cwd}).`;
+    return `${failed} ${path}: ${ioErrorText(e)} (looked for ${resolvePath(io.cwd, path)}; the current directory is ${io.cwd}).`;
   }
 }
 
 /** Undefined when `path` is a directory; otherwise why not, in words. */
-export function notADirectory(io: CliIo, path: string): string | undefined {
+export function notADirectory(io: SessionIo, path: string): string | undefined {
   try {
     io.fileSize(path);
     return "it is a file, not a directory";
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = (e as { code?: string }).code;
     if (code === "EISDIR") return undefined;
     return code === "ENOENT" ? "no such directory" : ioErrorText(e);
   }
@@ -130,7 +130,7 @@ export function notADirectory(io: CliIo, path: string): string | undefined {
  * Why `path` cannot be read as a raw Intel PT trace (it cannot be opened, or its
  * magic number says it is something else), or undefined when it may be one.
  */
-export function traceFileProblem(io: CliIo, range: FileRange): string | undefined {
+export function traceFileProblem(io: SessionIo, range: FileRange): string | undefined {
   const path = range.path;
   const open = openError(io, path);
   if (open !== undefined) return open;
@@ -140,7 +140,7 @@ export function traceFileProblem(io: CliIo, range: FileRange): string | undefine
 }
 
 /** What to say when no PSB was found in the range: what its bytes look like, or how to go on. */
-export function noPsbHint(io: CliIo, range: FileRange): string {
+export function noPsbHint(io: SessionIo, range: FileRange): string {
   const path = range.path;
   // What the decoded bytes look like: those of the range, not the rest of the file.
   const kind = fileKind(readHead(io, path, range.from, range.to));

@@ -20,7 +20,7 @@ import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "..
 import { toBigInt } from "../packet/index.js";
 import { parseFileRange } from "./file-range.js";
 import { readElfArg, splitBase } from "./flow-image.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
 
@@ -127,7 +127,7 @@ function strippedProblem(name: string): Problem {
 }
 
 /** `--elf` and `--symbols`: the file's symbols at the bias its base implies. */
-function addElf(io: CliIo, code: CodeSymbols, source: SymbolSource): string | undefined {
+function addElf(io: SessionIo, code: CodeSymbols, source: SymbolSource): string | undefined {
   const read = readElfArg(io, source.arg);
   if (typeof read === "string") return `--${source.kind} ${source.arg}: ${read}`;
   const { name, base, elf } = read;
@@ -142,7 +142,7 @@ function addElf(io: CliIo, code: CodeSymbols, source: SymbolSource): string | un
 }
 
 /** `--raw file[:from[-to]]:base`: symbols when the file is an ELF file. (The decode has checked the argument.) */
-function addRaw(io: CliIo, code: CodeSymbols, arg: string): void {
+function addRaw(io: SessionIo, code: CodeSymbols, arg: string): void {
   const { name, base } = splitBase(arg);
   const range = parseFileRange(name);
   if (base === undefined || typeof range === "string") return;
@@ -179,7 +179,7 @@ function addRaw(io: CliIo, code: CodeSymbols, arg: string): void {
  * told once per region where frames go unnamed.
  */
 export function loadCodeSymbols(
-  io: CliIo,
+  io: SessionIo,
   sources: readonly SymbolSource[],
   warn?: (text: string) => void,
 ): CodeSymbols | string {

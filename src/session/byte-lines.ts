@@ -5,10 +5,10 @@
  * commands that print no such lines do not load the analysis layer's writer.
  */
 import { ByteChunks, immediate } from "../analysis/export/byte-chunks.js";
-import { type CliIo, type Lines, writeStdoutBytes } from "./io.js";
+import { type Lines, type SessionIo, writeStdoutBytes } from "./io.js";
 
 export class ByteLines extends ByteChunks implements Lines {
-  constructor(io: CliIo) {
+  constructor(io: SessionIo) {
     // Written (or decoded to text) before the call returns: one buffer serves.
     super(immediate((bytes) => writeStdoutBytes(io, bytes)));
   }

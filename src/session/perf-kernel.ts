@@ -16,7 +16,7 @@ import { splitBigInt } from "../packet/index.js";
 import type { PerfTasks } from "../perf/index.js";
 import { ioErrorText } from "./file-kind.js";
 import { loadElf } from "./flow-image.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 
 const KERNEL_MAP = "[kernel.kallsyms]";
 /** perf's reference symbols, in the order it tries them (machine.c ref_reloc_sym_names). */
@@ -69,7 +69,7 @@ export interface KernelLoad {
  * left at its link address.
  */
 export function loadKernel(
-  io: CliIo,
+  io: SessionIo,
   image: Image,
   path: string,
   map: KernelMap | undefined,

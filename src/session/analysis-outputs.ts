@@ -52,7 +52,7 @@ import { type AnalysisOptions, type FILE_OPTIONS, wantsLatency } from "./analysi
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import { ioErrorText } from "./file-kind.js";
 import { CodeWalker } from "./flow-walk.js";
-import type { CliIo, FileWriter } from "./io.js";
+import type { FileWriter, SessionIo } from "./io.js";
 
 export {
   type AnalysisOptions,
@@ -207,7 +207,7 @@ export class AnalysisOutputs {
   }
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
-  static open(io: CliIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
+  static open(io: SessionIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
     const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
     const code = context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn);
     if (typeof code === "string") return code;

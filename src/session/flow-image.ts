@@ -9,7 +9,7 @@ import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
 import { ioErrorText } from "./file-kind.js";
 import { parseFileRange } from "./file-range.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
@@ -27,7 +27,7 @@ function hex(n: bigint | number): string {
 }
 
 /** Map `--raw file[:from[-to]]:base` into `image`; returns an error message or undefined. */
-export function loadRaw(io: CliIo, image: Image, arg: string): string | undefined {
+export function loadRaw(io: SessionIo, image: Image, arg: string): string | undefined {
   const { name, base } = splitBase(arg);
   if (base === undefined)
     return `--raw ${arg}: failed to parse the base address (want file[:from[-to]]:base).`;
@@ -61,7 +61,7 @@ export function loadRaw(io: CliIo, image: Image, arg: string): string | undefine
  * and notes do not matter for mapping code or reading symbols), or an error message.
  */
 export function readElfArg(
-  io: CliIo,
+  io: SessionIo,
   arg: string,
 ): { name: string; base: bigint | undefined; elf: ElfFile } | string {
   const { name, base } = splitBase(arg);
@@ -77,7 +77,7 @@ export function readElfArg(
 }
 
 export function loadElf(
-  io: CliIo,
+  io: SessionIo,
   image: Image,
   arg: string,
   verbose: ((line: string) => void) | undefined,

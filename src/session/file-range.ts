@@ -7,7 +7,7 @@ import { parseCUint } from "../cpu/c-int.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import type { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 
 export interface FileRange {
   path: string;
@@ -51,13 +51,13 @@ export interface TraceInternals {
  * are libipt-style messages without the program name, e.g. "bad offset 0x10 into
  * x.pt.".
  */
-export function openFileRange(io: CliIo, range: FileRange, windowSize?: number): TraceBytes | string {
+export function openFileRange(io: SessionIo, range: FileRange, windowSize?: number): TraceBytes | string {
   const source = fileRangeSource(io, range);
   return typeof source === "string" ? source : TraceBytes.read(source, windowSize);
 }
 
 /** The bytes of a range (offset 0 is its start), or an error message as {@link openFileRange} gives. */
-export function fileRangeSource(io: CliIo, range: FileRange): TraceSource | string {
+export function fileRangeSource(io: SessionIo, range: FileRange): TraceSource | string {
   let size: number;
   try {
     size = io.fileSize(range.path);
@@ -74,7 +74,7 @@ export function fileRangeSource(io: CliIo, range: FileRange): TraceSource | stri
  * The bytes [from, end) of the file at `path` as a trace source (offset 0 is `from`),
  * read into the caller's buffers when `io` can.
  */
-export function fileSlice(io: CliIo, path: string, from: number, end: number): TraceSource {
+export function fileSlice(io: SessionIo, path: string, from: number, end: number): TraceSource {
   const readInto = io.readRangeInto;
   return {
     size: end - from,

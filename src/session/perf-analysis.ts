@@ -34,7 +34,7 @@ import {
   StreamFeeds,
   type StreamThread,
 } from "./analysis-outputs.js";
-import type { CliIo } from "./io.js";
+import type { SessionIo } from "./io.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
@@ -188,7 +188,7 @@ export class PerfAnalysis {
 
   /** Open the files: the analysis, or an error message; `warn` gets the outputs' warnings (e.g. coverage tables full). */
   static open(
-    io: CliIo,
+    io: SessionIo,
     options: AnalysisOptions,
     names: ThreadNames,
     tasks: PerfTasks,

@@ -1,0 +1,29 @@
+/**
+ * ptkit/session: the pipelines from input files to answers, for any front end (the
+ * CLI, a web page or worker, a shard runner), browser-safe: files come through an
+ * injected {@link SessionIo} ({@link FilesIo} holds a front end's own files).
+ */
+export type { AnalysisOptions } from "./analysis-options.js";
+export { defaultAnalysisOptions, wantsAnalysis } from "./analysis-options.js";
+export {
+  type AnnotatedFunction,
+  type AnnotatedLine,
+  annotateCoverage,
+  annotationText,
+  type CodeReader,
+} from "./annotate.js";
+export { ANSWER_FILES, type AnswerFile, blockFunction } from "./answer-files.js";
+export { ByteLines } from "./byte-lines.js";
+export { FilesIo } from "./files-io.js";
+export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
+export { NOT_REGULAR } from "./io.js";
+export { resolvePath } from "./paths.js";
+export {
+  type CoverageRow,
+  coverageRows,
+  type FunctionRow,
+  functionRows,
+  type PerfAnswers,
+  perfAnswers,
+} from "./perf-answers.js";
+export { decodePerf, type PerfInternals, type PerfOptions } from "./perf-session.js";

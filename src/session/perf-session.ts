@@ -1,0 +1,363 @@
+/**
+ * The perf.data pipeline, browser-safe: decode the Intel PT of a perf.data file like
+ * `perf script --itrace`, from the file alone: the decoder set up from the file
+ * (errata from the cpuid feature; MTC, nominal frequency and TSC:CTC ratio from
+ * AUXTRACE_INFO), the binaries from its MMAP/MMAP2 records (perf-images.ts), the
+ * kernel where KASLR put it (perf-kernel.ts), the running thread of each CPU from its
+ * switch records or else by CR3 (perf-stream.ts, perf-cr3.ts), each stream read a
+ * window at a time (TraceBytes), output as perf-output.ts writes it, and on request
+ * the analysis outputs of perf-analysis.ts (timeline, folded stacks, coverage). Files
+ * come through the {@link SessionIo} given: `ptkit perf` passes the process's, the
+ * web app its dropped files.
+ */
+import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
+import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
+import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
+import { Image } from "../image/index.js";
+import { TraceBytes } from "../packet/index.js";
+import {
+  type AuxtraceInfo,
+  auxStreams,
+  auxtraceBuffers,
+  type ByteSource,
+  type CpuSwitch,
+  cpuFromCpuid,
+  diagnosticText,
+  intelPtDecodeParams,
+  PerfDataReader,
+  PerfRecord,
+  type PerfTasks,
+  parseAuxtraceInfo,
+  perfTimeToTsc,
+  RecordType,
+  readTasks,
+  streamSource,
+  type Timed,
+  type TscConversion,
+} from "../perf/index.js";
+import type { TablesOut } from "../shard/tables-out.js";
+import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
+import type { ByteLines } from "./byte-lines.js";
+import { loadElf, splitBase } from "./flow-image.js";
+import type { SessionIo } from "./io.js";
+import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
+import { cpuProblem, tidProblem } from "./perf-checks.js";
+import { Cr3Threads } from "./perf-cr3.js";
+import { AllProcessSymbols } from "./perf-frame-symbols.js";
+import { fastCallsStream, fastPathFits, fastPerfStream, skipCalls } from "./perf-graph.js";
+import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
+import { kernelMapOf, loadKernel } from "./perf-kernel.js";
+import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
+import {
+  blockDecoderConfig,
+  interleave,
+  type PerfDecoder,
+  type PerfSink,
+  type PerfWhere,
+  type StreamContext,
+  type TscRange,
+} from "./perf-stream.js";
+
+/** What to decode and print: `ptkit perf`'s options, parsed. */
+export interface PerfOptions {
+  /** The perf.data file (for messages; the bytes come from the source given). */
+  file: string;
+  elfs: string[];
+  symfs: string | undefined;
+  buildIdDir: string | undefined;
+  kernel: string[];
+  cpu: number | undefined;
+  tid: number | undefined;
+  range: [string, string] | undefined;
+  show: PerfShow;
+  jsonl: boolean;
+  symbols: boolean;
+  /** Loads the demangler for symbol names (absent: names as the symbol tables spell them). */
+  demangler?: () => Demangler | string;
+  quiet: boolean;
+  /** --insn-decoder: the instruction decoder even where no instruction is printed. */
+  insnDecoder: boolean;
+  analysis: AnalysisOptions;
+}
+
+/** Settings for tests and other commands. */
+export interface PerfInternals {
+  /** The trace window size (bytes of a stream held at a time). */
+  windowSize?: number;
+  /** Decode only these streams (by index in the file: `ptkit shard run`). */
+  streams?: readonly number[];
+  /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
+  tables?: TablesOut;
+  /** Filled with the binaries that could not be found: path -> addresses that needed it. */
+  missing?: Map<string, number>;
+  /** Filled with each stream's process images, to read code from after the decode (they keep the images of processes that ended). */
+  images?: ProcessImages[];
+  /** Decode the general way where the fast path (perf-graph.ts) would be taken. */
+  generalDecode?: boolean;
+  /** The fast path's outcome, when it was tried. */
+  onFastPath?: (result: FastCoverage) => void;
+}
+
+/**
+ * Decode the perf.data file `source` (named `args.file`) as `args` say: lines to
+ * `out`, warnings and errors to `io.stderr`, analysis outputs to files through `io`.
+ * The exit status: 0, or 1 when the options select nothing or a file is missing.
+ * Throws PerfError on a file that cannot be read on (the outputs are complete up to
+ * there) and what the io throws.
+ */
+export function decodePerf(
+  io: SessionIo,
+  out: ByteLines,
+  args: PerfOptions,
+  source: ByteSource,
+  internal: PerfInternals = {},
+): number {
+  const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
+  const rec = new PerfRecord();
+  let info: AuxtraceInfo | undefined;
+  const analyse = wantsAnalysis(args.analysis);
+  const threads = new ThreadNames();
+  while (reader.next(rec)) {
+    if (rec.type === RecordType.AuxtraceInfo) info = parseAuxtraceInfo(rec.bytes) ?? info;
+    else if (analyse) threads.record(rec);
+  }
+  const tasks = readTasks(reader);
+  for (const p of tasks.problems)
+    io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
+  const range = args.range && tscRange(args.range, tasks.conversion);
+  if (typeof range === "string") {
+    io.stderr(`ptkit perf: --time-range: ${range}\n`);
+    return 1;
+  }
+  const snapshot = info?.intelPt?.snapshotMode === 1n;
+  const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
+  const selectsNothing =
+    (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
+    (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
+  if (selectsNothing !== undefined) {
+    io.stderr(`ptkit perf: ${selectsNothing}\n`);
+    return 1;
+  }
+  const finder = new BinaryFinder(io, args, tasks.buildIds);
+  const recorded = tasks.changes.flatMap((c) => (c.kind === "mmap" ? [c.path] : []));
+  const kernel = new Image("kernel");
+  const warn = (w: string) => io.stderr(`ptkit perf: ${w}\n`);
+  const global = args.elfs.filter(
+    (e) => splitBase(e).base !== undefined || !recorded.some((path) => sameBinary(e, path)),
+  );
+  const kernelMap = kernelMapOf(tasks);
+  const kernelSymbols: SymbolTable[] = [];
+  const wantSymbols = args.symbols || analyse;
+  for (const file of args.kernel) {
+    const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
+    if (error) {
+      warn(error);
+      return 1;
+    }
+    if (symbols) kernelSymbols.push(symbols);
+  }
+  for (const elf of global) {
+    const problem = loadElf(io, kernel, elf, undefined, warn);
+    if (problem) {
+      warn(problem);
+      return 1;
+    }
+  }
+  const demangle = wantSymbols ? demangler(args, warn) : undefined;
+  // Each process image's symbols (the kernel's among them), for --sym and the analysis' frame names.
+  const symbols = wantSymbols
+    ? new AllProcessSymbols({ kernel: kernelSymbols, demangler: demangle })
+    : undefined;
+  const config = decoderConfig(info, reader, (note) => out.line(`[${note}]`));
+  // Time moves on at events only; tick events add every timing update the trace has
+  // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
+  // and the analysis times calls between them.
+  if (range || wantsTime(args.analysis)) config.enableTickEvents = true;
+  const printed =
+    args.jsonl && !args.quiet
+      ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
+      : textSink(out, args.show, args.symbols);
+  let analysis: PerfAnalysis | undefined;
+  const openAnalysis = (): PerfAnalysis | string | undefined => {
+    if (!analyse || !symbols) return undefined;
+    return PerfAnalysis.open(
+      io,
+      args.analysis,
+      threads,
+      tasks,
+      symbols,
+      perfNsPerTick(tasks.conversion, config.nomFreq),
+      (text) => warn(`warning: ${text}`),
+    );
+  };
+  const opened = openAnalysis();
+  if (typeof opened === "string") {
+    warn(opened);
+    return 1;
+  }
+  analysis = opened;
+  // Blocks, unless instructions are listed.
+  const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
+  const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
+  const needed = internal.missing ?? new Map<string, number>();
+  const imagesBefore = internal.images?.length ?? 0;
+  const processImages = (p: ProcessImages) => {
+    if (internal.images) {
+      p.retired = [];
+      internal.images.push(p);
+    }
+    return p;
+  };
+  // The streams to decode; `header`: print the lines that introduce them.
+  const makeStreams = (sink: PerfSink, header: boolean): StreamContext[] => {
+    const streams: StreamContext[] = [];
+    for (const s of allStreams) {
+      if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
+      if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
+      const cpu = s.cpus[0] ?? -1;
+      const perThread = cpu < 0;
+      if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
+      if (!header) {
+        // Printed by the decode before.
+      } else if (args.jsonl && !args.quiet)
+        out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
+      else if (args.show === "insn")
+        out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
+      const where = startOf(tasks, cpu, s.tids[0] ?? -1);
+      where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
+      streams.push({
+        trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
+        config: streamConfig,
+        decoder,
+        images: processImages(
+          new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+        ),
+        switches: perThread ? [] : cpuSwitches(tasks, cpu),
+        cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
+        gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
+        where,
+        range,
+        tid: args.tid,
+        sink,
+        nextHi: 0,
+        nextLo: 0,
+      });
+    }
+    return streams;
+  };
+  let streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, true);
+  // A decode that starts again: the process images of the one before are not kept.
+  const again = (sink: PerfSink) => {
+    if (internal.images) internal.images.length = imagesBefore;
+    return makeStreams(sink, false);
+  };
+  let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
+  try {
+    // The call-stack outputs or --calls alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
+    const one = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
+    if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
+      const fast = fastPerfStream(one, analysis);
+      internal.onFastPath?.(fast);
+      if (fast.status === 0) streams = [];
+      else {
+        // Decode it all again the general way, into the files opened anew.
+        analysis.abandon();
+        const reopened = openAnalysis();
+        if (typeof reopened === "string") {
+          analysis = undefined;
+          warn(reopened);
+          return 1;
+        }
+        analysis = reopened;
+        streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
+      }
+    } else if (!analysis && args.show === "calls" && one !== undefined && fastPathFits(one)) {
+      const fast = fastCallsStream(one);
+      internal.onFastPath?.(fast.result);
+      if (fast.result.status === 0) streams = [];
+      // Decode it all again the general way, leaving out the lines printed.
+      else streams = again(skipCalls(printed, fast.printed));
+    }
+    interleave(streams);
+  } finally {
+    // Even when the file cannot be read on: the outputs are complete up to there.
+    finished = analysis?.finish();
+  }
+  for (const [name, n] of needed)
+    warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  if (finished?.error) {
+    warn(finished.error);
+    return 1;
+  }
+  if (finished?.summary && args.quiet) out.line(finished.summary);
+  return 0;
+}
+
+/** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */
+function demangler(args: PerfOptions, warn: (text: string) => void): Demangler | undefined {
+  const d = args.demangler?.();
+  if (d === undefined || typeof d !== "string") return d;
+  warn(`warning: ${d}; names are shown mangled.`);
+  return undefined;
+}
+
+/** Who runs on `cpu` from when: its switch records, or without any, the threads seen running there. */
+function cpuSwitches(tasks: PerfTasks, cpu: number): Timed<CpuSwitch>[] {
+  const on = tasks.switches.filter((w) => w.cpu === cpu);
+  if (tasks.hasSwitchRecords) return on;
+  return [...on, ...tasks.seen.filter((w) => w.cpu === cpu)].sort((a, b) =>
+    a.time < b.time ? -1 : a.time > b.time ? 1 : 0,
+  );
+}
+
+/** Who runs when a stream starts: per thread, the thread (and its pid from the switches); per CPU, nobody yet. */
+function startOf(tasks: PerfTasks, cpu: number, tid: number): PerfWhere {
+  const pid = cpu < 0 ? (tasks.switches.find((w) => w.tid === tid)?.pid ?? tid) : -1;
+  return { cpu, pid, tid: cpu < 0 ? tid : -1, tscHi: 0, tscLo: 0, inRange: true };
+}
+
+/** --time-range's bounds as TSC values: seconds.fraction is perf time, an integer a TSC. */
+function tscRange(bounds: [string, string], conv: TscConversion | undefined): TscRange | string {
+  const tsc = (s: string, empty: bigint): bigint | string => {
+    if (s === "") return empty;
+    if (!s.includes(".")) return parseCUint(s) ?? `bad TSC value: ${s}.`;
+    const m = /^(\d+)\.(\d{0,9})$/.exec(s);
+    if (!m) return `bad perf time: ${s}.`;
+    if (!conv) return "the file has no TSC conversion for perf times.";
+    const ns = BigInt(m[1]!) * 1_000_000_000n + BigInt(m[2]!.padEnd(9, "0"));
+    return perfTimeToTsc(ns, conv) ?? "the file's TSC conversion is unusable.";
+  };
+  const from = tsc(bounds[0], 0n);
+  if (typeof from === "string") return from;
+  const to = tsc(bounds[1], 0xffff_ffff_ffff_ffffn);
+  if (typeof to === "string") return to;
+  if (from > to) return `${bounds[0]} is after ${bounds[1]}: want <from>,<to>.`;
+  const half = (v: bigint) => [Number(v >> 32n), Number(v & 0xffffffffn)] as const;
+  const [fromHi, fromLo] = half(from);
+  const [toHi, toLo] = half(to);
+  return { fromHi, fromLo, toHi, toLo };
+}
+
+/** The decoder configuration a perf.data file implies. */
+function decoderConfig(
+  info: AuxtraceInfo | undefined,
+  reader: PerfDataReader,
+  note: (s: string) => void,
+): DecoderConfig {
+  const config = defaultDecoderConfig();
+  const cpuText = cpuFromCpuid(reader.features.cpuid);
+  const cpu = cpuText === undefined ? undefined : parseCpu(cpuText);
+  const errata = cpu && cpuErrata(cpu);
+  if (errata) config.errata = errata;
+  else note("no known Intel cpu in the file: decoding without errata workarounds");
+  if (!info?.intelPt) {
+    note("no Intel PT AUXTRACE_INFO in the file: decoding without timing parameters");
+    return config;
+  }
+  const p = intelPtDecodeParams(info.intelPt, reader.events);
+  config.mtcFreq = p.mtcFreq ?? 0;
+  config.nomFreq = p.nomFreq ?? 0;
+  config.cpuid15Eax = p.cpuid15Eax ?? 0;
+  config.cpuid15Ebx = p.cpuid15Ebx ?? 0;
+  return config;
+}

@@ -1,0 +1,173 @@
+/**
+ * The session layer without a file system: FilesIo serves a front end's files and
+ * keeps what the pipeline writes; perfAnswers decodes a perf.data once and reads its
+ * outputs back into what the web app shows. Checked on the HASE control_flow capture
+ * against the CLI's own outputs and against invariants the answers must keep.
+ */
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { runPerf } from "../../src/cli/perf.js";
+import { bytesSource } from "../../src/perf/index.js";
+import { coverageRows, FilesIo, functionRows, perfAnswers } from "../../src/session/index.js";
+import { captureIo } from "../conformance/ptt.js";
+import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "../perf/home.js";
+
+const DIR = ["real", "hase", "2018-04-04", "control_flow"];
+const PERF = "control_flow-20180404T163033.perf";
+const PROGRAM = "control_flow";
+
+describe("FilesIo", () => {
+  test("serves the files added, by absolute or relative path, and keeps what is written", () => {
+    const io = new FilesIo();
+    io.add("dir/a.bin", bytesSource(new Uint8Array([1, 2, 3, 4])));
+    assert.equal(io.fileSize("/dir/a.bin"), 4);
+    assert.deepEqual(io.readRange("dir/./a.bin", 1, 10), new Uint8Array([2, 3, 4]));
+    assert.throws(() => io.fileSize("dir"), { code: "EISDIR" });
+    assert.throws(() => io.fileSize("nope"), { code: "ENOENT" });
+    const w = io.openWrite("out.txt");
+    const chunk = new Uint8Array([65, 66]);
+    w.write(chunk);
+    chunk[0] = 67; // the writer may fill its buffer again: what was written stays
+    w.write("C");
+    w.close();
+    assert.equal(new TextDecoder().decode(io.output("/out.txt")), "ABC");
+    assert.equal(io.output("other"), undefined);
+  });
+
+  test("standard output and error are kept up to a bound", () => {
+    const io = new FilesIo();
+    io.stderr("x".repeat(1 << 20));
+    io.stderr("more");
+    assert.equal(io.stderrText.length, 1 << 20);
+    assert.equal(io.dropped, 4);
+  });
+});
+
+describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) }, () => {
+  const dir = corpusPath(...DIR)!;
+  const files = (withProgram: boolean) => {
+    const io = new FilesIo();
+    io.add(PERF, bytesSource(readFileSync(join(dir, PERF))));
+    if (withProgram) io.add(PROGRAM, bytesSource(readFileSync(join(dir, PROGRAM))));
+    return io;
+  };
+
+  test("the outputs are the CLI's, and the tables add up", () => {
+    const a = perfAnswers(files(true), PERF, [PROGRAM]);
+    assert.equal(a.status, 0, a.error);
+    assert.equal(
+      a.summary,
+      "wrote timeline.json, folded.txt, coverage.json, afl-map.bin, latency.json: 1092 instructions, 17 calls, 1 thread in 1 process",
+    );
+    assert.deepEqual(a.missing, []);
+    // The CLI with the same options writes the same bytes.
+    const io = captureIo(dir);
+    const written = new Map<string, Uint8Array>();
+    io.writeFile = (path, bytes) => written.set(path, bytes.slice());
+    io.openWrite = (path) => {
+      const chunks: Uint8Array[] = [];
+      written.set(path, new Uint8Array());
+      return {
+        write: (c) => chunks.push(typeof c === "string" ? new TextEncoder().encode(c) : c.slice()),
+        close: () => written.set(path, Buffer.concat(chunks)),
+      };
+    };
+    const args = [
+      "-q",
+      "--elf",
+      PROGRAM,
+      "--timeline",
+      "t.json",
+      "--folded",
+      "f.txt",
+      "--coverage",
+      "c.json",
+      PERF,
+    ];
+    assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
+    assert.deepEqual(
+      new Uint8Array(written.get(join(dir, "f.txt")) ?? written.get("f.txt")!),
+      a.files.folded,
+    );
+    assert.deepEqual(
+      new Uint8Array(written.get(join(dir, "t.json")) ?? written.get("t.json")!),
+      a.files.timeline,
+    );
+    // Every instruction is some function's own; coverage counts the same instructions.
+    assert.equal(
+      a.functions.reduce((n, f) => n + f.self, 0),
+      1092,
+    );
+    assert.equal(
+      a.coverage.reduce((n, c) => n + c.insns, 0),
+      1092,
+    );
+    assert.equal(a.functions.find((f) => f.name === "_start")!.total, 1092);
+    // The annotation: each function's instruction runs add up to its coverage.
+    assert.ok(a.annotated.length > 0);
+    for (const f of a.annotated) {
+      assert.equal(
+        f.lines.reduce((n, l) => n + l.count, 0),
+        f.insns,
+        f.name,
+      );
+      assert.ok(
+        f.lines.every((l) => l.text !== "(no code)"),
+        f.name,
+      );
+    }
+    const text = new TextDecoder().decode(a.files.annotate);
+    assert.match(text, /^main: 131 instructions run$/m);
+    assert.match(text, /^ +1 +0x400180: {2}\S/m);
+  });
+
+  test("without the program: the binary is named, and nothing is decoded", () => {
+    const a = perfAnswers(files(false), PERF, []);
+    assert.equal(a.status, 0);
+    assert.equal(a.missing.length, 1);
+    assert.match(a.missing[0]!.path, /\/control_flow$/);
+    // No instruction ran anywhere known (the interrupt before the entry point still shows).
+    assert.ok(a.functions.every((f) => f.self === 0 && f.total === 0), JSON.stringify(a.functions));
+    assert.deepEqual(a.coverage, []);
+    assert.deepEqual(a.annotated, []);
+  });
+
+  test("a truncated perf.data: an error in words, not an exception", () => {
+    const io = new FilesIo();
+    io.add(PERF, bytesSource(readFileSync(join(dir, PERF)).subarray(0, 100)));
+    const a = perfAnswers(io, PERF, []);
+    assert.notEqual(a.status, 0);
+    assert.match(a.error ?? "", /^control_flow-20180404T163033\.perf: .*offset/);
+  });
+});
+
+describe("the tables from the outputs", () => {
+  test("functionRows: self is the innermost frame's, total counts each path once per function", () => {
+    const rows = functionRows(
+      "t;a;b 5\nt;a;b;a 2\nt;c 1\n",
+      JSON.stringify({ functions: [{ name: "b", calls: 3, total: 900 }] }),
+    );
+    assert.deepEqual(rows, [
+      { name: "b", self: 5, total: 7, calls: 3, ns: 900 },
+      { name: "a", self: 2, total: 7, calls: 0, ns: 0 },
+      { name: "c", self: 1, total: 1, calls: 0, ns: 0 },
+    ]);
+  });
+
+  test("coverageRows groups blocks by function", () => {
+    const json = JSON.stringify({
+      blocks: [
+        { start: "0x10", insns: 3, count: 2, symbol: "f" },
+        { start: "0x20", insns: 1, count: 5, symbol: "f+0x10" },
+        { start: "0x30", insns: 4, count: 1 },
+      ],
+    });
+    assert.deepEqual(coverageRows(json), [
+      { name: "f", blocks: 2, entries: 7, insns: 11 },
+      { name: "[unknown]", blocks: 1, entries: 1, insns: 4 },
+    ]);
+  });
+});

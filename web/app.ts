@@ -1,0 +1,311 @@
+/**
+ * The web app's page: choose or drop a perf.data file and the binaries it ran, and see
+ * where time went. Decoding runs in a worker (worker.ts) with a progress bar, so the
+ * page never freezes; the answers are shown as a summary, the hottest functions, a
+ * timeline and flame graph (speedscope, served beside the page, opens the timeline),
+ * coverage by function and block, and downloads of every output. Elements that tests
+ * and scripts read carry `data-ptkit` names.
+ */
+
+import { ANSWER_FILES, blockFunction } from "../src/session/answer-files.js";
+import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
+import type { DecodeRequest, WorkerMessage } from "./protocol.js";
+
+/** Rows shown in the function and coverage tables. */
+const MAX_ROWS = 200;
+
+const $ = <T extends HTMLElement>(name: string): T => {
+  const el = document.querySelector<T>(`[data-ptkit="${name}"]`);
+  if (el === null) throw new Error(`the page has no ${name} element`);
+  return el;
+};
+
+/** The files chosen so far, by name (a file chosen again replaces the one before). */
+const chosen = new Map<string, File>();
+let worker: Worker | undefined;
+/** Object URLs of the last results, revoked when new ones come. */
+let urls: string[] = [];
+/** Timelines shown so far. */
+let timelines = 0;
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string,
+  attrs: Record<string, string> = {},
+): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  return e;
+}
+
+function setStatus(text: string, error = false): void {
+  const s = $("status");
+  s.textContent = text;
+  s.classList.toggle("error", error);
+}
+
+function showFiles(): void {
+  const list = $("files");
+  list.replaceChildren(...[...chosen.values()].map((f) => el("li", `${f.name} (${size(f.size)})`)));
+  ($("decode") as HTMLButtonElement).disabled = chosen.size === 0;
+}
+
+function choose(files: Iterable<File>): void {
+  for (const f of files) chosen.set(f.name, f);
+  showFiles();
+}
+
+const size = (n: number): string =>
+  n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+
+/** Whether `file` starts like a perf.data file ("PERFILE2", as written by perf record, to a file or a pipe). */
+async function isPerfData(file: File): Promise<boolean> {
+  return (await file.slice(0, 8).text()) === "PERFILE2";
+}
+
+async function decode(): Promise<void> {
+  const files = [...chosen.values()];
+  let perfData: File | undefined;
+  for (const f of files) if (await isPerfData(f)) perfData = perfData ?? f;
+  if (perfData === undefined) {
+    setStatus(
+      `None of the files is a perf.data file (perf record -e intel_pt//): ${files.map((f) => f.name).join(", ")}.`,
+      true,
+    );
+    return;
+  }
+  worker?.terminate();
+  worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
+  const progress = $("progress") as HTMLProgressElement;
+  progress.hidden = false;
+  progress.value = 0;
+  ($("decode") as HTMLButtonElement).disabled = true;
+  setStatus(`Decoding ${perfData.name}…`);
+  worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
+    const m = e.data;
+    if (m.kind === "progress") {
+      progress.value = m.total > 0 ? m.done / m.total : 0;
+      return;
+    }
+    progress.hidden = true;
+    ($("decode") as HTMLButtonElement).disabled = false;
+    if (m.kind === "failed") setStatus(`Decoding failed: ${m.message}`, true);
+    else show(m.answers, perfData.name, m.ms);
+  };
+  worker.onerror = (e) => {
+    progress.hidden = true;
+    setStatus(`Decoding failed: ${e.message}`, true);
+  };
+  const request: DecodeRequest = { files, perfData: perfData.name };
+  worker.postMessage(request);
+}
+
+function show(a: PerfAnswers, name: string, ms: number): void {
+  for (const u of urls) URL.revokeObjectURL(u);
+  urls = [];
+  $("results").hidden = false;
+  setStatus(a.error ?? `Decoded ${name} in ${(ms / 1000).toFixed(2)} s.`, a.error !== undefined);
+  $("summary").textContent = a.summary.replace(/^wrote [^:]*: /, "");
+  showMissing(a);
+  $("warnings").replaceChildren(...a.warnings.map((w) => el("li", w)));
+  $("functions").replaceChildren(functionTable(a.functions));
+  $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage, a.annotated));
+  showDownloads(a);
+  showTimeline(a, name);
+}
+
+function showMissing(a: PerfAnswers): void {
+  const box = $("missing");
+  box.hidden = a.missing.length === 0;
+  const items = a.missing.map((m) => {
+    const base = m.path.slice(m.path.lastIndexOf("/") + 1);
+    const li = el("li");
+    li.append(
+      "Add ",
+      el("code", base),
+      ` (recorded as ${m.path}): ${m.addresses} address${m.addresses === 1 ? "" : "es"} needed it.`,
+    );
+    return li;
+  });
+  box.replaceChildren(
+    el("p", "Some code could not be decoded: choose these binaries too, then decode again."),
+    el("ul"),
+  );
+  box.querySelector("ul")!.append(...items);
+}
+
+function table(head: string[], rows: Array<Array<string | number>>, numeric: boolean[]): HTMLTableElement {
+  const t = el("table");
+  const tr = el("tr");
+  tr.append(...head.map((h) => el("th", h)));
+  t.append(el("thead"), el("tbody"));
+  t.tHead!.append(tr);
+  for (const r of rows) {
+    const row = el("tr");
+    row.append(
+      ...r.map((v, i) =>
+        el("td", typeof v === "number" ? v.toLocaleString("en-US") : v, numeric[i] ? { class: "num" } : {}),
+      ),
+    );
+    t.tBodies[0]!.append(row);
+  }
+  return t;
+}
+
+function functionTable(rows: FunctionRow[]): HTMLElement {
+  const all = rows.reduce((n, r) => n + r.self, 0) || 1;
+  const shown = rows.slice(0, MAX_ROWS);
+  const t = table(
+    ["function", "self insns", "self %", "total insns", "calls", "time in calls (µs)"],
+    shown.map((r) => [
+      r.name,
+      r.self,
+      ((100 * r.self) / all).toFixed(1),
+      r.total,
+      r.calls,
+      (r.ns / 1000).toFixed(3),
+    ]),
+    [false, true, true, true, true, true],
+  );
+  return rows.length > MAX_ROWS
+    ? wrap(t, `The ${MAX_ROWS} of ${rows.length} functions that ran the most instructions.`)
+    : t;
+}
+
+function wrap(t: HTMLElement, note: string): HTMLElement {
+  const d = el("div");
+  d.append(el("p", note), t);
+  return d;
+}
+
+interface Block {
+  start: string;
+  end: string;
+  insns: number;
+  count: number;
+  symbol?: string;
+}
+
+function coverageTable(
+  rows: CoverageRow[],
+  coverage: Uint8Array | undefined,
+  annotated: AnnotatedFunction[],
+): HTMLElement {
+  const blocks: Block[] =
+    coverage === undefined
+      ? []
+      : ((JSON.parse(new TextDecoder().decode(coverage)) as { blocks?: Block[] }).blocks ?? []);
+  const d = el("div");
+  d.append(
+    el(
+      "p",
+      `${rows.length} functions and ${blocks.length} basic blocks ran. Choose a function for its blocks.`,
+    ),
+  );
+  const t = table(
+    ["function", "blocks", "block entries", "insns run"],
+    rows.slice(0, MAX_ROWS).map((r) => [r.name, r.blocks, r.entries, r.insns]),
+    [false, true, true, true],
+  );
+  const detail = el("div", undefined, { "data-ptkit": "blocks" });
+  t.tBodies[0]!.addEventListener("click", (e) => {
+    const tr = (e.target as HTMLElement).closest("tr");
+    const name = tr?.cells[0]?.textContent;
+    if (!name) return;
+    const own = blocks.filter((b) => blockFunction(b.symbol) === name);
+    const code = annotated.find((f) => f.name === name);
+    const listing = code
+      ? table(
+          ["runs", "address", "instruction"],
+          code.lines.map((l) => [l.count, l.ip, l.text]),
+          [true, false, false],
+        )
+      : el("p", "Not annotated: only the functions that ran the most instructions are.");
+    const annotation = el("div", undefined, { "data-ptkit": "annotate" });
+    annotation.append(listing);
+    detail.replaceChildren(
+      el("h3", name),
+      table(
+        ["block", "end", "insns", "entries", "symbol"],
+        own.map((b) => [b.start, b.end, b.insns, b.count, b.symbol ?? ""]),
+        [false, false, true, true, false],
+      ),
+      el("h3", "Annotated disassembly"),
+      annotation,
+    );
+  });
+  d.append(t, detail);
+  return d;
+}
+
+function showDownloads(a: PerfAnswers): void {
+  const items = (Object.keys(ANSWER_FILES) as Array<keyof typeof ANSWER_FILES>).flatMap((key) => {
+    const bytes = a.files[key];
+    if (bytes === undefined) return [];
+    const url = URL.createObjectURL(new Blob([bytes as BlobPart]));
+    urls.push(url);
+    const li = el("li");
+    li.append(
+      el("a", ANSWER_FILES[key], { href: url, download: ANSWER_FILES[key] }),
+      ` (${size(bytes.length)})`,
+    );
+    return [li];
+  });
+  $("downloads").replaceChildren(...items);
+}
+
+function showTimeline(a: PerfAnswers, name: string): void {
+  const frame = $("timeline") as HTMLIFrameElement;
+  const json = a.files.timeline;
+  if (json === undefined) return;
+  const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
+  urls.push(url);
+  const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
+  // A new query each time: a src that differs only after the '#' would not reload speedscope.
+  frame.src = `speedscope/index.html?${++timelines}#${hash}`;
+}
+
+/** Files `ptkit web FILE...` serves with the page: loaded and decoded at once. */
+async function preload(): Promise<void> {
+  let names: string[];
+  try {
+    const res = await fetch("files.json");
+    if (!res.ok) return;
+    names = (await res.json()) as string[];
+  } catch {
+    return;
+  }
+  const files = await Promise.all(
+    names.map(async (n) => new File([await (await fetch(`files/${encodeURIComponent(n)}`)).blob()], n)),
+  );
+  choose(files);
+  if (files.length > 0) await decode();
+}
+
+function start(): void {
+  const input = $("input") as HTMLInputElement;
+  input.addEventListener("change", () => {
+    if (input.files) choose(input.files);
+  });
+  $("decode").addEventListener("click", () => void decode());
+  $("clear").addEventListener("click", () => {
+    chosen.clear();
+    showFiles();
+  });
+  const drop = $("drop");
+  drop.addEventListener("dragover", (e) => {
+    e.preventDefault();
+    drop.classList.add("over");
+  });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    if (e.dataTransfer) choose(e.dataTransfer.files);
+  });
+  showFiles();
+  void preload();
+}
+
+start();

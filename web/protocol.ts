@@ -1,0 +1,18 @@
+/**
+ * The messages between the web app's page (app.ts) and its decoding worker
+ * (worker.ts). Files travel as File objects (the worker reads them a slice at a
+ * time); results come back with their output files as transferred buffers.
+ */
+import type { PerfAnswers } from "../src/session/index.js";
+
+/** Page -> worker: decode `perfData` (one of `files`) with the others as its binaries. */
+export interface DecodeRequest {
+  files: File[];
+  perfData: string;
+}
+
+/** Worker -> page. */
+export type WorkerMessage =
+  | { kind: "progress"; done: number; total: number }
+  | { kind: "done"; answers: PerfAnswers; ms: number }
+  | { kind: "failed"; message: string };

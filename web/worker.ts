@@ -1,0 +1,72 @@
+/**
+ * The web app's decoding worker: the session layer's perf.data pipeline over the
+ * files the page hands in, read a slice at a time (FileReaderSync: a 100 MB perf.data
+ * is never held whole), so the page never freezes. Reports progress as the share of
+ * the perf.data file read so far.
+ */
+import { Demangler } from "../src/analysis/index.js";
+import { initIsa } from "../src/isa/index.js";
+import type { ByteSource } from "../src/perf/index.js";
+import { FilesIo, perfAnswers, resolvePath } from "../src/session/index.js";
+import type { DecodeRequest, WorkerMessage } from "./protocol.js";
+
+declare class FileReaderSync {
+  readAsArrayBuffer(blob: Blob): ArrayBuffer;
+}
+
+interface WorkerScope {
+  onmessage: ((e: MessageEvent<DecodeRequest>) => void) | null;
+  postMessage(message: WorkerMessage, transfer?: Transferable[]): void;
+}
+const scope = globalThis as unknown as WorkerScope;
+
+/** Progress messages at most this often (ms). */
+const PROGRESS_EVERY = 100;
+
+function fileSource(file: File): ByteSource {
+  const reader = new FileReaderSync();
+  return {
+    size: file.size,
+    read: (offset, length) => new Uint8Array(reader.readAsArrayBuffer(file.slice(offset, offset + length))),
+  };
+}
+
+/** The demangler, when its module can be fetched (names stay mangled otherwise). */
+async function loadDemangler(): Promise<Demangler | undefined> {
+  try {
+    const res = await fetch(new URL("gecko-profiler-demangle.wasm", import.meta.url));
+    return res.ok ? await Demangler.instantiate(await res.arrayBuffer()) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const ready = Promise.all([initIsa(), loadDemangler()]);
+
+scope.onmessage = async (e) => {
+  const { files, perfData } = e.data;
+  try {
+    const [, demangler] = await ready;
+    const start = performance.now();
+    const io = new FilesIo();
+    for (const f of files) io.add(f.name, fileSource(f));
+    const total = files.find((f) => f.name === perfData)?.size ?? 0;
+    const target = resolvePath(io.cwd, perfData);
+    let done = 0;
+    let last = 0;
+    io.onRead = (path, offset, length) => {
+      if (path !== target || offset + length <= done) return;
+      done = offset + length;
+      const now = performance.now();
+      if (now - last < PROGRESS_EVERY) return;
+      last = now;
+      scope.postMessage({ kind: "progress", done, total });
+    };
+    const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
+    const answers = perfAnswers(io, perfData, binaries, demangler);
+    const buffers = Object.values(answers.files).map((b) => b.buffer as ArrayBuffer);
+    scope.postMessage({ kind: "done", answers, ms: performance.now() - start }, buffers);
+  } catch (err) {
+    scope.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
+  }
+};
