@@ -1,5 +1,5 @@
 /**
- * `ptkit perf`'s fast path for the call-stack outputs (session/perf-graph.ts, the timed
+ * `ptkit perf`'s fast path for the call-stack outputs (and coverage with them) (session/perf-graph.ts, the timed
  * walk of analysis/coverage-decode.ts): its outputs are byte for byte the general
  * decode's (forced by PerfInternals.generalDecode), with time from TSC, MTC and CYC,
  * on the HASE captures and on synthetic files with thread switches, two processes
@@ -35,7 +35,14 @@ const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-fast-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Outputs named by the analysis options of `args`. */
-const OUTPUT_OPTIONS = new Set(["--timeline", "--folded", "--perfetto", "--latency"]);
+const OUTPUT_OPTIONS = new Set([
+  "--timeline",
+  "--folded",
+  "--perfetto",
+  "--latency",
+  "--coverage",
+  "--edges",
+]);
 
 interface Run {
   code: number;
@@ -90,6 +97,8 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
       assert.ok(r!.insns > 0);
       const byTime = same([...base, "--folded", "ft.txt", "--folded-weight", "time", data]);
       assert.equal(byTime?.status, 0, byTime?.reason);
+      const coverage = same([...base, "--coverage", "c.json", "--edges", "e.txt", data]);
+      assert.equal(coverage?.status, 0, coverage?.reason);
       for (const calls of [["--calls"], ["--calls", "--sym"]]) {
         const c = same(["--symfs", symfs, ...calls, data]);
         assert.equal(c?.status, 0, c?.reason);
