@@ -187,6 +187,28 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "threads1.data"])?.status, 0);
   });
 
+  test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 3000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const trace = traceOf(exec);
+    // Bytes no packet starts with, mid-trace: a decode error, and on from the next PSB.
+    trace.fill(0xd9, trace.length >> 1, (trace.length >> 1) + 8);
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(trace);
+    writeFileSync(join(dir, "corrupt.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "corrupt.data"]);
+    assert.equal(r?.status, -1);
+    assert.match(run([...args, ...outputs, "corrupt.data"], true).out, /^\[[0-9a-f]+: /m);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "corrupt.data"])?.status, -1);
+  });
+
   test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
     const exec = [
       JSON.stringify({ k: "cpl", cpl: 3 }),
