@@ -7,7 +7,7 @@
  * and scripts read carry `data-ptkit` names.
  */
 
-import { ANSWER_FILES, blockFunction } from "../src/session/answer-files.js";
+import { ANSWER_FILES } from "../src/session/answer-files.js";
 import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
@@ -91,7 +91,7 @@ async function decode(): Promise<void> {
     progress.hidden = true;
     ($("decode") as HTMLButtonElement).disabled = false;
     if (m.kind === "failed") setStatus(`Decoding failed: ${m.message}`, true);
-    else show(m.answers, perfData.name, m.ms);
+    else show(m.answers, perfData.name, m.ms, m.timelineMinDuration);
   };
   worker.onerror = (e) => {
     progress.hidden = true;
@@ -101,7 +101,7 @@ async function decode(): Promise<void> {
   worker.postMessage(request);
 }
 
-function show(a: PerfAnswers, name: string, ms: number): void {
+function show(a: PerfAnswers, name: string, ms: number, minDuration: number): void {
   for (const u of urls) URL.revokeObjectURL(u);
   urls = [];
   $("results").hidden = false;
@@ -110,9 +110,9 @@ function show(a: PerfAnswers, name: string, ms: number): void {
   showMissing(a);
   $("warnings").replaceChildren(...a.warnings.map((w) => el("li", w)));
   $("functions").replaceChildren(functionTable(a.functions));
-  $("coverage").replaceChildren(coverageTable(a.coverage, a.files.coverage, a.annotated));
+  $("coverage").replaceChildren(coverageTable(a.coverage, a.annotated));
   showDownloads(a);
-  showTimeline(a, name);
+  showTimeline(a, name, minDuration);
 }
 
 function showMissing(a: PerfAnswers): void {
@@ -179,28 +179,13 @@ function wrap(t: HTMLElement, note: string): HTMLElement {
   return d;
 }
 
-interface Block {
-  start: string;
-  end: string;
-  insns: number;
-  count: number;
-  symbol?: string;
-}
-
-function coverageTable(
-  rows: CoverageRow[],
-  coverage: Uint8Array | undefined,
-  annotated: AnnotatedFunction[],
-): HTMLElement {
-  const blocks: Block[] =
-    coverage === undefined
-      ? []
-      : ((JSON.parse(new TextDecoder().decode(coverage)) as { blocks?: Block[] }).blocks ?? []);
+function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTMLElement {
+  const blocks = rows.reduce((n, r) => n + r.blocks, 0);
   const d = el("div");
   d.append(
     el(
       "p",
-      `${rows.length} functions and ${blocks.length} basic blocks ran. Choose a function for its blocks.`,
+      `${rows.length} functions and ${blocks} basic blocks ran. Choose a function for its blocks and annotated disassembly.`,
     ),
   );
   const t = table(
@@ -213,7 +198,7 @@ function coverageTable(
     const tr = (e.target as HTMLElement).closest("tr");
     const name = tr?.cells[0]?.textContent;
     if (!name) return;
-    const own = blocks.filter((b) => blockFunction(b.symbol) === name);
+    const own = rows.find((r) => r.name === name)?.list ?? [];
     const code = annotated.find((f) => f.name === name);
     const listing = code
       ? table(
@@ -255,15 +240,38 @@ function showDownloads(a: PerfAnswers): void {
   $("downloads").replaceChildren(...items);
 }
 
-function showTimeline(a: PerfAnswers, name: string): void {
+/** Timelines larger than this open in speedscope only when asked: its import holds the page while it runs. */
+const AUTO_TIMELINE_BYTES = 8 << 20;
+
+function showTimeline(a: PerfAnswers, name: string, minDuration: number): void {
   const frame = $("timeline") as HTMLIFrameElement;
+  const note = $("timeline-note");
   const json = a.files.timeline;
+  frame.hidden = true;
+  note.replaceChildren();
   if (json === undefined) return;
-  const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
-  urls.push(url);
-  const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
-  // A new query each time: a src that differs only after the '#' would not reload speedscope.
-  frame.src = `speedscope/index.html?${++timelines}#${hash}`;
+  if (minDuration > 0)
+    note.append(
+      `The file is large: calls shorter than ${minDuration / 1000} µs are left out of the timeline (the tables, folded stacks, coverage and latencies count every call). `,
+    );
+  const open = () => {
+    const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
+    urls.push(url);
+    const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
+    // A new query each time: a src that differs only after the '#' would not reload speedscope.
+    frame.src = `speedscope/index.html?${++timelines}#${hash}`;
+    frame.hidden = false;
+  };
+  if (json.length <= AUTO_TIMELINE_BYTES) {
+    open();
+    return;
+  }
+  const button = el("button", `Open the timeline (${size(json.length)}) in speedscope`, { type: "button" });
+  button.addEventListener("click", () => {
+    button.remove();
+    open();
+  });
+  note.append("A timeline this size takes speedscope a while to load. ", button);
 }
 
 /** Files `ptkit web FILE...` serves with the page: loaded and decoded at once. */

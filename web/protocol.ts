@@ -14,5 +14,6 @@ export interface DecodeRequest {
 /** Worker -> page. */
 export type WorkerMessage =
   | { kind: "progress"; done: number; total: number }
-  | { kind: "done"; answers: PerfAnswers; ms: number }
+  /** `timelineMinDuration`: the timeline leaves out calls shorter than this (ns), 0 for none. */
+  | { kind: "done"; answers: PerfAnswers; timelineMinDuration: number; ms: number }
   | { kind: "failed"; message: string };

@@ -2,12 +2,12 @@
  * The web app's decoding worker: the session layer's perf.data pipeline over the
  * files the page hands in, read a slice at a time (FileReaderSync: a 100 MB perf.data
  * is never held whole), so the page never freezes. Reports progress as the share of
- * the perf.data file read so far.
+ * the trace decoded so far.
  */
 import { Demangler } from "../src/analysis/index.js";
 import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
-import { FilesIo, perfAnswers, resolvePath } from "../src/session/index.js";
+import { FilesIo, perfAnswers, timelineBoundFor } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 declare class FileReaderSync {
@@ -50,22 +50,21 @@ scope.onmessage = async (e) => {
     const start = performance.now();
     const io = new FilesIo();
     for (const f of files) io.add(f.name, fileSource(f));
-    const total = files.find((f) => f.name === perfData)?.size ?? 0;
-    const target = resolvePath(io.cwd, perfData);
-    let done = 0;
     let last = 0;
-    io.onRead = (path, offset, length) => {
-      if (path !== target || offset + length <= done) return;
-      done = offset + length;
+    const progress = (done: number, total: number) => {
       const now = performance.now();
       if (now - last < PROGRESS_EVERY) return;
       last = now;
       scope.postMessage({ kind: "progress", done, total });
     };
     const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
-    const answers = perfAnswers(io, perfData, binaries, demangler);
+    const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === perfData)?.size ?? 0);
+    const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
+    // Each output is a view of its own buffer: copy each to its own length and hand those over.
+    for (const [key, bytes] of Object.entries(answers.files))
+      answers.files[key as keyof typeof answers.files] = bytes.slice();
     const buffers = Object.values(answers.files).map((b) => b.buffer as ArrayBuffer);
-    scope.postMessage({ kind: "done", answers, ms: performance.now() - start }, buffers);
+    scope.postMessage({ kind: "done", answers, timelineMinDuration, ms: performance.now() - start }, buffers);
   } catch (err) {
     scope.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
   }

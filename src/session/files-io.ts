@@ -18,36 +18,45 @@ function fileError(code: string, path: string): Error {
   return Object.assign(new Error(`${code}: ${path}`), { code });
 }
 
+/** Bytes appended to a buffer that doubles as it fills: one copy of each chunk (writers reuse theirs). */
+class GrowingBytes {
+  private buf = new Uint8Array(1 << 12);
+  private used = 0;
+
+  add(chunk: Uint8Array): void {
+    if (this.used + chunk.length > this.buf.length) {
+      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.used + chunk.length));
+      grown.set(this.buf.subarray(0, this.used));
+      this.buf = grown;
+    }
+    this.buf.set(chunk, this.used);
+    this.used += chunk.length;
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.used);
+  }
+}
+
 export class FilesIo implements SessionIo {
   readonly cwd = "/";
   readonly stderrIsTty = false;
   private readonly files = new Map<string, ByteSource>();
-  /** What the pipeline wrote, by absolute path: the chunks of each file. */
-  readonly written = new Map<string, Uint8Array[]>();
+  /** What the pipeline wrote, by absolute path. */
+  private readonly written = new Map<string, GrowingBytes>();
   private out = "";
   private err = "";
   /** Characters of output and error text dropped past {@link MAX_TEXT}. */
   dropped = 0;
-
-  /** Called with each read: (absolute path, offset, length). */
-  onRead?: (path: string, offset: number, length: number) => void;
 
   /** Make `source` the file at `path` (relative paths are under "/"). */
   add(path: string, source: ByteSource): void {
     this.files.set(resolvePath(this.cwd, path), source);
   }
 
-  /** The file written at `path`, in one piece, or undefined when none was. */
+  /** The file written at `path` (a view of it: valid until it is written again), or undefined when none was. */
   output(path: string): Uint8Array | undefined {
-    const chunks = this.written.get(resolvePath(this.cwd, path));
-    if (chunks === undefined) return undefined;
-    const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
+    return this.written.get(resolvePath(this.cwd, path))?.bytes();
   }
 
   get stdoutText(): string {
@@ -66,22 +75,13 @@ export class FilesIo implements SessionIo {
     throw fileError("ENOENT", path);
   }
 
-  /** The file at `path` as a ByteSource whose reads are reported to {@link onRead}; throws like fileSize. */
+  /** The file at `path` as a ByteSource; throws like fileSize. */
   sourceOf(path: string): ByteSource {
-    const s = this.source(path);
-    const abs = resolvePath(this.cwd, path);
-    return {
-      size: s.size,
-      read: (offset, length) => {
-        this.onRead?.(abs, offset, length);
-        return s.read(offset, length);
-      },
-    };
+    return this.source(path);
   }
 
   readFile(path: string): Uint8Array {
     const s = this.source(path);
-    this.onRead?.(resolvePath(this.cwd, path), 0, s.size);
     return s.read(0, s.size);
   }
 
@@ -92,22 +92,21 @@ export class FilesIo implements SessionIo {
 
   readRange(path: string, offset: number, length: number): Uint8Array {
     const s = this.source(path);
-    const n = Math.max(0, Math.min(length, s.size - offset));
-    this.onRead?.(resolvePath(this.cwd, path), offset, n);
-    return s.read(offset, n);
+    return s.read(offset, Math.max(0, Math.min(length, s.size - offset)));
   }
 
   writeFile(path: string, bytes: Uint8Array): void {
-    this.written.set(resolvePath(this.cwd, path), [bytes.slice()]);
+    const file = new GrowingBytes();
+    file.add(bytes);
+    this.written.set(resolvePath(this.cwd, path), file);
   }
 
   openWrite(path: string): FileWriter {
-    const chunks: Uint8Array[] = [];
-    this.written.set(resolvePath(this.cwd, path), chunks);
+    const file = new GrowingBytes();
+    this.written.set(resolvePath(this.cwd, path), file);
     const encoder = new TextEncoder();
     return {
-      // The caller may fill the same buffer again: keep a copy.
-      write: (chunk) => chunks.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk.slice()),
+      write: (chunk) => file.add(typeof chunk === "string" ? encoder.encode(chunk) : chunk),
       close: () => {},
     };
   }

@@ -19,11 +19,14 @@ export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";
 export {
+  type CoverageBlock,
   type CoverageRow,
   coverageRows,
   type FunctionRow,
   functionRows,
   type PerfAnswers,
+  type PerfAnswersOptions,
   perfAnswers,
+  timelineBoundFor,
 } from "./perf-answers.js";
 export { decodePerf, type PerfInternals, type PerfOptions } from "./perf-session.js";

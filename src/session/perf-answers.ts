@@ -28,6 +28,18 @@ export interface FunctionRow {
   ns: number;
 }
 
+/** A basic block that ran, as the coverage file has it. */
+export interface CoverageBlock {
+  /** Its first and last instruction's addresses, 0x-hex. */
+  start: string;
+  end: string;
+  insns: number;
+  /** Times it was entered. */
+  count: number;
+  /** `function` or `function+0xoff`. */
+  symbol?: string;
+}
+
 /** Coverage of one function: its basic blocks that ran, how often, and the instructions run there. */
 export interface CoverageRow {
   name: string;
@@ -35,6 +47,8 @@ export interface CoverageRow {
   /** Block entries. */
   entries: number;
   insns: number;
+  /** The blocks, by address. */
+  list: CoverageBlock[];
 }
 
 export interface PerfAnswers {
@@ -57,6 +71,25 @@ export interface PerfAnswers {
   files: Partial<Record<AnswerFile, Uint8Array>>;
 }
 
+export interface PerfAnswersOptions {
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
+  /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
+  timelineMinDuration?: number;
+  /** Told how much of the trace has been decoded: bytes read, bytes in all. */
+  progress?: (done: number, total: number) => void;
+}
+
+/**
+ * The timeline bound that keeps a web page's timeline to what a viewer loads: none up
+ * to 4 MiB of perf.data, then 1 µs per 4 MiB (a 100 MB file: 25 µs). Calls shorter
+ * than that leave the timeline only; everything else counts them.
+ */
+export function timelineBoundFor(perfDataBytes: number): number {
+  const step = 4 << 20;
+  return perfDataBytes <= step ? 0 : 1000 * Math.ceil(perfDataBytes / step);
+}
+
 /**
  * Decode the perf.data file at `perfData` in `io`, with the binaries at `binaries`
  * (each used for the mappings of the same path or file name, as `ptkit perf --elf`).
@@ -65,10 +98,12 @@ export function perfAnswers(
   io: FilesIo,
   perfData: string,
   binaries: readonly string[],
-  demangler?: Demangler,
+  options: PerfAnswersOptions = {},
 ): PerfAnswers {
+  const { demangler } = options;
   const analysis = defaultAnalysisOptions();
   analysis.timeline = ANSWER_FILES.timeline;
+  if (options.timelineMinDuration) analysis.minDuration = options.timelineMinDuration;
   analysis.folded = ANSWER_FILES.folded;
   analysis.coverage = ANSWER_FILES.coverage;
   analysis.aflMap = ANSWER_FILES.aflMap;
@@ -100,7 +135,7 @@ export function perfAnswers(
         analysis,
       },
       io.sourceOf(perfData),
-      { missing, images },
+      { missing, images, progress: options.progress },
     );
   } catch (e) {
     if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
@@ -183,20 +218,19 @@ export function functionRows(folded: string, latencyJson: string): FunctionRow[]
 /** Coverage by function from a `ptkit-coverage` file's blocks (`symbol` is `name` or `name+0xoff`). */
 export function coverageRows(coverageJson: string): CoverageRow[] {
   if (coverageJson === "") return [];
-  const doc = JSON.parse(coverageJson) as {
-    blocks?: Array<{ symbol?: string; start: string; insns: number; count: number }>;
-  };
+  const doc = JSON.parse(coverageJson) as { blocks?: CoverageBlock[] };
   const rows = new Map<string, CoverageRow>();
   for (const b of doc.blocks ?? []) {
     const name = blockFunction(b.symbol);
     let r = rows.get(name);
     if (r === undefined) {
-      r = { name, blocks: 0, entries: 0, insns: 0 };
+      r = { name, blocks: 0, entries: 0, insns: 0, list: [] };
       rows.set(name, r);
     }
     r.blocks++;
     r.entries += b.count;
     r.insns += b.insns * b.count;
+    r.list.push(b);
   }
   return [...rows.values()].sort((a, b) => b.insns - a.insns || (a.name < b.name ? -1 : 1));
 }

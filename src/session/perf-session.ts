@@ -14,7 +14,7 @@ import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js"
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
-import { TraceBytes } from "../packet/index.js";
+import { TraceBytes, type TraceSource } from "../packet/index.js";
 import {
   type AuxtraceInfo,
   auxStreams,
@@ -90,6 +90,8 @@ export interface PerfInternals {
   tables?: TablesOut;
   /** Filled with the binaries that could not be found: path -> addresses that needed it. */
   missing?: Map<string, number>;
+  /** Told how much of the selected streams' trace has been read: bytes read, bytes in all. */
+  progress?: (done: number, total: number) => void;
   /** Filled with each stream's process images, to read code from after the decode (they keep the images of processes that ended). */
   images?: ProcessImages[];
   /** Decode the general way where the fast path (perf-graph.ts) would be taken. */
@@ -211,6 +213,8 @@ export function decodePerf(
   // The streams to decode; `header`: print the lines that introduce them.
   const makeStreams = (sink: PerfSink, header: boolean): StreamContext[] => {
     const streams: StreamContext[] = [];
+    // A decode that starts again reports its progress from the start again.
+    const progress = new TraceProgress(internal.progress);
     for (const s of allStreams) {
       if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
       if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
@@ -226,7 +230,7 @@ export function decodePerf(
       const where = startOf(tasks, cpu, s.tids[0] ?? -1);
       where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
       streams.push({
-        trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
+        trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
         config: streamConfig,
         decoder,
         images: processImages(
@@ -291,6 +295,36 @@ export function decodePerf(
   }
   if (finished?.summary && args.quiet) out.line(finished.summary);
   return 0;
+}
+
+/** Counts the trace read from each stream, for {@link PerfInternals.progress}. */
+class TraceProgress {
+  private total = 0;
+  private done = 0;
+
+  constructor(private readonly report?: (done: number, total: number) => void) {}
+
+  /** `source`, counted: each read moves the stream's furthest byte on. */
+  count(source: TraceSource): TraceSource {
+    const report = this.report;
+    if (report === undefined) return source;
+    this.total += source.size;
+    let furthest = 0;
+    const moved = (end: number) => {
+      if (end <= furthest) return;
+      this.done += end - furthest;
+      furthest = end;
+      report(this.done, this.total);
+    };
+    return {
+      size: source.size,
+      read: (from, length) => {
+        const bytes = source.read(from, length);
+        moved(from + bytes.length);
+        return bytes;
+      },
+    };
+  }
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */

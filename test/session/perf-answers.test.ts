@@ -130,7 +130,10 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
     assert.equal(a.missing.length, 1);
     assert.match(a.missing[0]!.path, /\/control_flow$/);
     // No instruction ran anywhere known (the interrupt before the entry point still shows).
-    assert.ok(a.functions.every((f) => f.self === 0 && f.total === 0), JSON.stringify(a.functions));
+    assert.ok(
+      a.functions.every((f) => f.self === 0 && f.total === 0),
+      JSON.stringify(a.functions),
+    );
     assert.deepEqual(a.coverage, []);
     assert.deepEqual(a.annotated, []);
   });
@@ -166,8 +169,17 @@ describe("the tables from the outputs", () => {
       ],
     });
     assert.deepEqual(coverageRows(json), [
-      { name: "f", blocks: 2, entries: 7, insns: 11 },
-      { name: "[unknown]", blocks: 1, entries: 1, insns: 4 },
+      {
+        name: "f",
+        blocks: 2,
+        entries: 7,
+        insns: 11,
+        list: [
+          { start: "0x10", insns: 3, count: 2, symbol: "f" },
+          { start: "0x20", insns: 1, count: 5, symbol: "f+0x10" },
+        ],
+      },
+      { name: "[unknown]", blocks: 1, entries: 1, insns: 4, list: [{ start: "0x30", insns: 4, count: 1 }] },
     ]);
   });
 });
