@@ -57,26 +57,29 @@ export function fastPerfStream(s: StreamContext, analysis: PerfAnalysis): FastCo
 }
 
 /**
- * `--calls`: stream `s`'s branch lines by the fast path, to `s.sink`: the outcome, and
- * how many lines `--calls` printed (on a handover, the general decode prints them
- * again: leave them out, see {@link skipCalls}).
+ * `--calls`, or with `every` `--branches`: stream `s`'s branch lines by the fast path,
+ * to `s.sink`: the outcome, and how many lines were printed (on a handover, the
+ * general decode prints them again: leave them out, see {@link skipBranches}).
  */
-export function fastCallsStream(s: StreamContext): { result: FastCoverage; printed: number } {
-  let feed: CallsFeed | undefined;
+export function fastBranchStream(
+  s: StreamContext,
+  every: boolean,
+): { result: FastCoverage; printed: number } {
+  let feed: BranchFeed | undefined;
   const result = walkStream(s, (graph) => {
-    feed = new CallsFeed(s, graph);
+    feed = new BranchFeed(s, graph, every);
     return { ready: () => feed!, switched: () => s.sink.switched(s.where) };
   });
   return { result, printed: feed?.printed ?? 0 };
 }
 
-/** `sink`, but the first `n` branch lines `--calls` prints are left out. */
-export function skipCalls(sink: PerfSink, n: number): PerfSink {
+/** `sink`, but the first `n` branch lines it prints (with `every` all, else those of `--calls`) are left out. */
+export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSink {
   let left = n;
   return {
     ...sink,
     branch: (w, flags, fh, fl, th, tl, names) => {
-      if (left > 0 && keptByCalls(flags)) left--;
+      if (left > 0 && (every || keptByCalls(flags))) left--;
       else sink.branch(w, flags, fh, fl, th, tl, names);
     },
   };
@@ -86,9 +89,11 @@ export function skipCalls(sink: PerfSink, n: number): PerfSink {
  * The branch lines of decodePerfStream (its `arrive` and `leave`, and the events'
  * lines of its `onEvent`), from the walk's feed: each instruction ends the branch
  * before it (taken to it), tracing on and off and interrupts have lines of their own.
+ * That is the block decoder's per block: its blocks end at every branch (with
+ * `--branches`, at jumps too), and `--calls` prints no jump.
  */
-class CallsFeed {
-  /** Lines `--calls` printed. */
+class BranchFeed {
+  /** Lines printed (`every`: all, else those `--calls` prints). */
   printed = 0;
   /** The branch the last instruction may have taken (its FlowClass, 0: none), its flags, where it was, and its fall-through. */
   private branchClass = 0;
@@ -101,6 +106,7 @@ class CallsFeed {
   constructor(
     private readonly s: StreamContext,
     private readonly graph: DecisionGraph,
+    private readonly every: boolean,
   ) {}
 
   run(hi: number, lo: number, _count: number, lastHi: number, lastLo: number): void {
@@ -135,7 +141,7 @@ class CallsFeed {
   }
 
   private branch(flags: string, fromHi: number, fromLo: number, toHi: number, toLo: number): void {
-    if (keptByCalls(flags)) this.printed++;
+    if (this.every || keptByCalls(flags)) this.printed++;
     this.s.sink.branch(this.s.where, flags, fromHi, fromLo, toHi, toLo, this.s.images);
   }
 

@@ -44,7 +44,7 @@ import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-anal
 import { cpuProblem, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
-import { fastCallsStream, fastPathFits, fastPerfStream, skipCalls } from "./perf-graph.js";
+import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
@@ -275,12 +275,13 @@ export function decodePerf(
         analysis = reopened;
         streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
       }
-    } else if (!analysis && args.show === "calls" && one !== undefined && fastPathFits(one)) {
-      const fast = fastCallsStream(one);
+    } else if (!analysis && (args.show === "calls" || args.show === "branches") && one && fastPathFits(one)) {
+      const every = args.show === "branches";
+      const fast = fastBranchStream(one, every);
       internal.onFastPath?.(fast.result);
       if (fast.result.status === 0) streams = [];
       // Decode it all again the general way, leaving out the lines printed.
-      else streams = again(skipCalls(printed, fast.printed));
+      else streams = again(skipBranches(printed, fast.printed, every));
     }
     interleave(streams);
   } finally {

@@ -99,7 +99,7 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
       assert.equal(byTime?.status, 0, byTime?.reason);
       const coverage = same([...base, "--coverage", "c.json", "--edges", "e.txt", data]);
       assert.equal(coverage?.status, 0, coverage?.reason);
-      for (const calls of [["--calls"], ["--calls", "--sym"]]) {
+      for (const calls of [["--calls"], ["--calls", "--sym"], ["--branches"]]) {
         const c = same(["--symfs", symfs, ...calls, data]);
         assert.equal(c?.status, 0, c?.reason);
       }
@@ -185,6 +185,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
     const timeline = readFileSync(join(dir, "t.json"), "utf8");
     assert.match(timeline, /"tid":101/);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "threads1.data"])?.status, 0);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "threads1.data"])?.status, 0);
   });
 
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
@@ -206,7 +207,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
     const r = same([...args, ...outputs, "corrupt.data"]);
     assert.equal(r?.status, -1);
     assert.match(run([...args, ...outputs, "corrupt.data"], true).out, /^\[[0-9a-f]+: /m);
-    assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "corrupt.data"])?.status, -1);
+    for (const lines of ["--calls", "--branches"])
+      assert.equal(same([...args.filter((a) => a !== "-q"), lines, "corrupt.data"])?.status, -1);
   });
 
   test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
@@ -237,5 +239,6 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.ok(calls.fast !== undefined && calls.fast.status === -1 && calls.fast.offset > 0);
     assert.match(calls.out, /^ {2}call /m);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "two.data"])?.status, -1);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "two.data"])?.status, -1);
   });
 });
