@@ -27,8 +27,11 @@
  * transfer runs.
  */
 
+import type { Clock } from "../event/clock.js";
 import { EventType, PtEvent } from "../event/types.js";
-import { type DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
+import { FlowClass } from "../flow/flow-class.js";
+import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
+import type { Image } from "../image/image.js";
 import * as decode from "../packet/decode.js";
 import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
@@ -51,6 +54,9 @@ const W = NODE_WORDS;
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
 const MAX_DIRECT = 1 << 16;
 
+/** Decision graphs kept at most by {@link decodeTimedFeed} (one per process image). */
+const MAX_GRAPHS = 16;
+
 /** See {@link GraphWalk.due}. */
 const Due = { Restart: 1, Entry: 2 } as const;
 
@@ -63,7 +69,36 @@ export const Handover = {
   Loop: "code that loops without trace",
   Full: "more code than the decision graph holds",
   Disable: "a TIP.PGD without IP where a MOV CR3 runs",
+  Time: "a timing packet the clock does not take",
 } as const;
+
+/** What {@link decodeTimedFeed} feeds: a FlowTracker, or anything fed the same way (ptkit perf's branch lines). */
+export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event">;
+
+/**
+ * Time for {@link decodeTimedFeed}: the event decoder's clock, and where the block
+ * decoder would report a time (an event, or a tick) and the feed gets it.
+ */
+export interface WalkTime {
+  /** The clock, fed every timing packet as the event decoder feeds it (src/event/clock.ts). */
+  readonly clock: Clock;
+  /** The block decoder reports tick events (DecoderConfig.enableTickEvents). */
+  readonly ticks: boolean;
+  /** Who runs follows CR3 (ptkit perf without switch records): PIP and VMCS are left to the general decode. */
+  readonly cr3: boolean;
+  /**
+   * The block decoder reports an event or tick of TSC (hi:lo) here (ptkit perf moves
+   * its sideband and thread switches on to there).
+   */
+  at(hi: number, lo: number): void;
+  /**
+   * Instructions or an event go to the feed next: the feed, with what {@link at}
+   * changed applied (a thread switch, the time).
+   */
+  ready(): WalkFeed;
+  /** The image control runs in (it may change at {@link at}). */
+  readonly image: Image;
+}
 
 /** The outcome of {@link decodeCoverage}. */
 export class FastCoverage {
@@ -74,6 +109,8 @@ export class FastCoverage {
   reason = "";
   /** Instructions run (the flow decoders' count), when status is 0. */
   insns = 0;
+  /** Near calls run (decodeTimedFeed). */
+  calls = 0;
 }
 
 /**
@@ -121,15 +158,38 @@ class GraphWalk {
   private bLo = 0;
   /** The event handed to {@link feed}. */
   private readonly ev = new PtEvent();
+  /** Instructions and events go to {@link feed} (else to {@link coverage}). */
+  private readonly feeding: boolean;
+  /** With {@link time}: the feed must be made ready (see WalkTime.ready) before it gets more. */
+  dirty = true;
+  /** With {@link time}: the time stamp of the events handed to the feed. */
+  evHasTsc = false;
+  evTscHi = 0;
+  evTscLo = 0;
+  /** Near calls run. */
+  calls = 0;
+  /** The kind of the node whose decision was taken last ({@link bit}, {@link tip}). */
+  lastKind = 0;
 
   constructor(
-    readonly graph: DecisionGraph,
+    public graph: DecisionGraph,
     /** Where blocks and edges go: directly into a Coverage, or through a FlowTracker (see {@link decodeFeed}). */
     readonly coverage: Coverage | undefined,
-    readonly feed: FlowTracker | undefined,
+    public feed: WalkFeed | undefined,
+    readonly time?: WalkTime,
   ) {
     this.nodes = graph.nodes;
     this.tables = coverage !== undefined && !coverage.mapOnly;
+    this.feeding = feed !== undefined || time !== undefined;
+  }
+
+  /** With {@link time}: the feed, ready for more. */
+  private ready(): WalkFeed {
+    if (this.dirty) {
+      this.dirty = false;
+      this.feed = this.time!.ready();
+    }
+    return this.feed!;
   }
 
   /** With a feed: node `p`'s instructions, its transfer last. */
@@ -137,7 +197,8 @@ class GraphWalk {
     const at = p * W;
     const nodes = this.nodes;
     const n = nodes[at + Insns]!;
-    const feed = this.feed!;
+    const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
+    if (nodes[at + EndClass] === FlowClass.Call) this.calls++;
     if (n > 1)
       feed.run(
         nodes[at + Hi]! >>> 0,
@@ -156,9 +217,14 @@ class GraphWalk {
 
   /** With a feed: an event of `type` (IPs where it has them). */
   event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
-    const feed = this.feed;
-    if (feed === undefined) return;
+    if (!this.feeding) return;
+    const feed = this.time !== undefined ? this.ready() : this.feed!;
     const ev = this.ev.clear();
+    if (this.time !== undefined) {
+      ev.hasTsc = this.evHasTsc;
+      ev.tscHi = this.evTscHi;
+      ev.tscLo = this.evTscLo;
+    }
     ev.type = type;
     ev.ipHi = ipHi;
     ev.ipLo = ipLo;
@@ -244,7 +310,7 @@ class GraphWalk {
 
   /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
   enter(from: number, to: number): number {
-    if (this.feed !== undefined) this.feedNode(from);
+    if (this.feeding) this.feedNode(from);
     this.icount[0] += this.nodes[from * W + Insns]!;
     this.due = Due.Entry;
     this.src = from;
@@ -291,6 +357,7 @@ class GraphWalk {
     if (p < 0) return -1;
     const at = p * W;
     const k = this.nodes[at]!;
+    this.lastKind = k;
     let t: number;
     if (k === CondJump) {
       const which = taken === 1 ? Taken : Fall;
@@ -312,6 +379,7 @@ class GraphWalk {
     p = this.toDecision(p);
     if (p < 0) return -1;
     const k = this.nodes[p * W]!;
+    this.lastKind = k;
     if (k === IndirectCall) {
       let f = this.nodes[p * W + Fall]!;
       if (f === -1) f = this.successor(p, Fall);
@@ -341,7 +409,7 @@ class GraphWalk {
       const k = this.nodes[at]!;
       if (k === Bad) return this.fail(Handover.Code);
       if (k !== Jump && k !== Call) {
-        if (this.feed !== undefined) this.feedNode(p);
+        if (this.feeding) this.feedNode(p);
         this.icount[0] += this.nodes[at + Insns]!;
         this.lastNode = p;
         return 0;
@@ -372,7 +440,10 @@ class GraphWalk {
       const before = g.insnsBefore(p, hi, lo);
       if (before > 0) {
         if (this.due !== 0) this.run(p);
-        if (this.feed !== undefined) this.feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
+        if (this.feeding) {
+          const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
+          feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
+        }
         this.icount[0] += before;
         this.lastNode = -1;
         this.lastHi = g.beforeHi;
@@ -410,7 +481,176 @@ export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTr
   return decodeWalk(trace, new GraphWalk(graph, undefined, feed));
 }
 
-function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
+/**
+ * The same walk for ptkit perf's call-stack outputs with time: the timing packets
+ * go to `time`'s clock as the event decoder takes them, and the times reach the feed
+ * where the block decoder (with tick events, blocks ending at calls) reports them,
+ * through {@link WalkTime.at} and {@link WalkTime.ready}: the feed gets the same
+ * instructions, events and times in the same order. It covers less than
+ * {@link decodeFeed}: an OVF, a CBR outside PSB+, PIP and VMCS when who runs follows
+ * CR3, and (with SKD022) an interrupt that stops tracing at a VM entry hand over. The
+ * code followed is that of the image control runs in ({@link WalkTime.image}): a graph
+ * per image, the walk's nodes moving to the graph of the new one by address. `errata`: the packet decoder's
+ * (packetQuirks), and whether SKD022 and BDM70 apply (a FUP in PSB+ that a TIP.PGE
+ * follows says tracing is off).
+ */
+export function decodeTimedFeed(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  time: WalkTime,
+  errata: { quirks: number; skd022: boolean; bdm70: boolean },
+): FastCoverage {
+  const w = new GraphWalk(graph, undefined, undefined, time);
+  const res = decodeWalk(trace, w, new WalkClock(time, w), errata.quirks, errata.skd022, errata.bdm70);
+  res.calls = w.calls;
+  return res;
+}
+
+/**
+ * {@link decodeTimedFeed}'s time: the clock and the current packet's stamp (as the
+ * event decoder stamps its events), and where the block decoder reports a time. It
+ * reports every event it returns (at its stamp), and a tick (libipt's) on a TIP, or
+ * on a TNT's first bit, whose stamp differs from its own time, which is that of the
+ * last event it went past: a TIP's right after the branch that took it; a TNT's
+ * right away when the block before ended at a conditional branch or a return with
+ * no event since, else after the block its first bit ends (see the block decoder's
+ * trailing events and tickOnTnt).
+ */
+class WalkClock {
+  private readonly ev = new PtEvent();
+  /** A timing packet came since the last stamp. */
+  private stale = true;
+  /** The current stamp. */
+  has = false;
+  hi = 0;
+  lo = 0;
+  /** The block decoder's own time. */
+  private dHi = 0;
+  private dLo = 0;
+  /** The last decision was a TNT bit, or a TIP at a return, and no event came since. */
+  crEnded = false;
+  /** The current TNT's tick waits for its first bit. */
+  tntTick = false;
+  private version: number;
+  /** The graph of each image seen, and the image's version it was made from. */
+  private readonly graphs = new Map<Image, DecisionGraph>();
+  private readonly versions = new Map<Image, number>();
+
+  constructor(
+    readonly time: WalkTime,
+    private readonly w: GraphWalk,
+  ) {
+    this.version = time.image.version;
+    this.graphs.set(w.graph.image, w.graph);
+    this.versions.set(w.graph.image, this.version);
+  }
+
+  /** A timing packet (TSC, TMA, MTC, CYC, CBR), in PSB+ or not: 0, or -1 (the clock refused it). */
+  packet(pkt: Packet, inPsb: boolean): number {
+    const c = this.time.clock;
+    let err: number;
+    switch (pkt.type) {
+      case PacketType.Tsc:
+        err = inPsb ? c.headerTsc(pkt) : c.tsc(pkt);
+        break;
+      case PacketType.Cbr:
+        err = inPsb ? c.headerCbr(pkt) : c.cbr(pkt);
+        break;
+      case PacketType.Tma:
+        err = c.tma(pkt);
+        break;
+      case PacketType.Mtc:
+        err = c.mtc(pkt);
+        break;
+      default:
+        err = c.cyc(pkt);
+    }
+    this.stale = true;
+    return err < 0 ? -1 : 0;
+  }
+
+  /** The current packet's stamp. */
+  stamp(): void {
+    if (!this.stale) return;
+    const ev = this.ev;
+    this.time.clock.stamp(ev);
+    this.has = ev.hasTsc;
+    this.hi = ev.tscHi;
+    this.lo = ev.tscLo;
+    this.stale = false;
+  }
+
+  /** A tick is due: the stamp is a time the block decoder does not have. */
+  moved(): boolean {
+    return this.time.ticks && this.has && (this.hi !== this.dHi || this.lo !== this.dLo);
+  }
+
+  /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
+  report(): void {
+    const w = this.w;
+    w.evHasTsc = this.has;
+    w.evTscHi = this.hi;
+    w.evTscLo = this.lo;
+    if (this.has) {
+      this.time.at(this.hi, this.lo);
+      w.dirty = true;
+    }
+    this.passed();
+  }
+
+  /** The block decoder goes past the current event: its time is the stamp's. */
+  passed(): void {
+    this.dHi = this.hi;
+    this.dLo = this.lo;
+  }
+
+  /**
+   * After {@link report}: the walk goes on in the image control runs in now, at node
+   * `at` (-1: none) of the image before: that node's id in the graph of the image now
+   * (the node at the same address; -1 for none), or -2 when the graph is full (then
+   * {@link GraphWalk.why} says so). The RET compression stack's nodes move likewise.
+   */
+  follow(at: number): number {
+    const image = this.time.image;
+    const w = this.w;
+    const old = w.graph;
+    if (image === old.image && image.version === this.version) return at;
+    let graph = this.graphs.get(image);
+    if (graph === undefined || this.versions.get(image) !== image.version) {
+      // A graph per process image (processes take turns): a few, and together no
+      // more nodes than one may hold (memory stays bounded).
+      let nodes = 0;
+      for (const g of this.graphs.values()) nodes += g.size;
+      if (this.graphs.size >= MAX_GRAPHS || nodes >= old.maxNodes) {
+        this.graphs.clear();
+        this.versions.clear();
+      }
+      graph = new DecisionGraph(image, old.maxNodes, old.maxWalk);
+      this.graphs.set(image, graph);
+    }
+    this.versions.set(image, image.version);
+    this.version = image.version;
+    const move = (id: number) => graph.node(old.hi(id), old.lo(id));
+    const to = at < 0 ? -1 : move(at);
+    const moved = (at < 0 || to >= 0) && w.stack.remapLo(move);
+    w.graph = graph;
+    w.nodes = graph.nodes;
+    if (!moved) {
+      w.fail(Handover.Full);
+      return -2;
+    }
+    return to;
+  }
+}
+
+function decodeWalk(
+  trace: TraceBytes,
+  w: GraphWalk,
+  tc?: WalkClock,
+  quirks = 0,
+  skd022 = false,
+  bdm70 = false,
+): FastCoverage {
   const res = new FastCoverage();
   const pkt = new Packet();
   const last = new LastIp();
@@ -444,7 +684,7 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   let bits64 = false;
 
   for (;;) {
-    const size = decodePacket(buf, pos - base, end - base, pkt, 0, 0);
+    const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
     if (size < 0) {
       if (size === -ErrorCode.Eos) {
         trace.release(pos);
@@ -463,25 +703,68 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.Tnt64: {
         if (!enabled || inPsb || fup) return stop(res, pos, Handover.Sync);
         const lo = pkt.lo;
+        if (tc !== undefined) {
+          tc.stamp();
+          if (tc.moved()) {
+            if (tc.crEnded) {
+              tc.report();
+              at = tc.follow(at);
+              if (at < 0) return stop(res, pos, w.why);
+            } else tc.tntTick = true;
+          }
+        }
         for (let i = pkt.a - 1; i >= 0; i--) {
           at = w.bit(at, i >= 32 ? (pkt.hi >>> (i - 32)) & 1 : (lo >>> i) & 1);
           if (at < 0) return stop(res, pos, w.why);
+          if (tc?.tntTick) {
+            // The tick of a TNT that came after an event: after its first bit's block.
+            tc.tntTick = false;
+            tc.report();
+            at = tc.follow(at);
+            if (at < 0) return stop(res, pos, w.why);
+            // Reported after its last bit, the next TNT cannot tick right away.
+            if (i === 0) {
+              tc.crEnded = false;
+              break;
+            }
+          }
+          if (tc !== undefined && i === 0) tc.crEnded = true;
         }
+        tc?.passed();
         break;
       }
       case PacketType.Tip: {
         if (!enabled || inPsb || last.update(pkt) < 0 || last.suppressed)
           return stop(res, pos, Handover.Sync);
+        const modeEvent = mode;
         mode = false;
         if (!fup) {
           at = w.tip(at, last.hi, last.lo);
           if (at < 0) return stop(res, pos, w.why);
+          if (tc !== undefined) {
+            tc.stamp();
+            // A tick after the branch when the time moved; a MODE.Exec's event after that.
+            const tick = tc.moved();
+            if (tick || modeEvent) {
+              tc.report();
+              at = tc.follow(at);
+              if (at < 0) return stop(res, pos, w.why);
+            }
+            tc.passed();
+            tc.crEnded = !tick && !modeEvent && w.lastKind === Return;
+          }
           break;
         }
         // An interrupt (or exception) where the FUP says, into traced code: the
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (tc !== undefined) {
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+        }
         w.event(EventType.AsyncBranch, last.hi, last.lo, false, fupHi, fupLo);
         w.endBlock();
         at = w.node(last.hi, last.lo);
@@ -493,6 +776,12 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
         if (enabled || inPsb || fup || last.update(pkt) < 0 || last.suppressed)
           return stop(res, pos, Handover.Sync);
         if (!bits64) return stop(res, pos, Handover.Mode);
+        if (tc !== undefined) {
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+        }
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
         w.event(EventType.Enabled, last.hi, last.lo, false);
@@ -508,6 +797,12 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
           // Tracing stops at a branch (out of the filter, into ring 0, ...).
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
+          if (tc !== undefined) {
+            tc.stamp();
+            tc.report();
+            tc.crEnded = false;
+            if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+          }
           w.event(EventType.Disabled, last.hi, last.lo, last.suppressed);
           enabled = false;
           w.endBlock();
@@ -516,6 +811,14 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (tc !== undefined) {
+          // SKD022: the block decoder makes it a synchronous disable at a VM entry.
+          if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+        }
         w.event(EventType.AsyncDisabled, last.hi, last.lo, last.suppressed, fupHi, fupLo);
         enabled = false;
         w.endBlock();
@@ -543,7 +846,8 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       }
       case PacketType.Ovf:
         // Packets were lost: a gap (the block decoder ends the block where it is).
-        if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
+        if (inPsb || fup || mode || ovf || !started || tc !== undefined)
+          return stop(res, pos, Handover.Packet);
         w.event(EventType.Overflow, 0, 0, true);
         w.endBlock();
         enabled = false;
@@ -558,6 +862,21 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.PsbEnd: {
         if (!inPsb) return stop(res, pos, Handover.Sync);
         inPsb = false;
+        if (bdm70 && psbFup) {
+          const pge = pgeFollows(buf, pos + size - base, end - base, quirks);
+          if (pge < 0) return stop(res, pos, Handover.Packet);
+          // BDM70: tracing is off after this PSB+ (the event decoder's headerFup).
+          if (pge === 1) psbFup = false;
+        }
+        if (tc !== undefined) {
+          // PSB+'s status updates, all at its time.
+          tc.stamp();
+          tc.report();
+          tc.crEnded = false;
+          const moved = tc.follow(started && enabled ? at : -1);
+          if (moved === -2) return stop(res, pos, w.why);
+          if (started && enabled) at = moved;
+        }
         if (!started) {
           // Where decoding starts: tracing is on when PSB+ says where.
           started = true;
@@ -585,15 +904,22 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
-        // Status in PSB+ (not in a transaction): nothing for the code of one image.
+        // Status in PSB+ (not in a transaction): nothing for the code of one image. (Unless
+        // who runs follows CR3: PIP and VMCS are left to the general decode.)
         if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
+        if (tc?.time.cr3 && pkt.type !== PacketType.ModeTsx) return stop(res, pos, Handover.Packet);
         break;
       case PacketType.Pad:
+        break;
       case PacketType.Tsc:
       case PacketType.Mtc:
       case PacketType.Tma:
       case PacketType.Cyc:
       case PacketType.Cbr:
+        if (tc === undefined) break;
+        // Outside PSB+ a CBR is an event of its own, which this leaves to the general decode.
+        if (pkt.type === PacketType.Cbr && !inPsb) return stop(res, pos, Handover.Packet);
+        if (tc.packet(pkt, inPsb) < 0) return stop(res, pos, Handover.Time);
         break;
       default:
         return stop(res, pos, Handover.Packet);
@@ -605,6 +931,39 @@ function decodeWalk(trace: TraceBytes, w: GraphWalk): FastCoverage {
   w.endBlock();
   res.insns = w.icount[0]!;
   return res;
+}
+
+/**
+ * BDM70: whether a TIP.PGE follows at `pos` with nothing but status and timing
+ * packets before it (the event decoder's bdm70Applies): 1 yes, 0 no, -1 not known
+ * (the window ends first).
+ */
+function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): number {
+  const pkt = new Packet();
+  for (;;) {
+    const size = decodePacket(buf, pos, end, pkt, 0, quirks);
+    if (size < 0) return -1;
+    switch (pkt.type) {
+      case PacketType.TipPge:
+        return 1;
+      case PacketType.Pad:
+      case PacketType.Tsc:
+      case PacketType.Cbr:
+      case PacketType.PsbEnd:
+      case PacketType.Pip:
+      case PacketType.ModeExec:
+      case PacketType.ModeTsx:
+      case PacketType.Vmcs:
+      case PacketType.Tma:
+      case PacketType.Mtc:
+      case PacketType.Cyc:
+      case PacketType.Mnt:
+        break;
+      default:
+        return 0;
+    }
+    pos += size;
+  }
 }
 
 function stop(res: FastCoverage, offset: number, reason: string): FastCoverage {

@@ -18,7 +18,15 @@ export {
   ThreadTrack,
 } from "./callstack-sink.js";
 export { endsBlock, FlowTracker, movesStack } from "./callstack-tracker.js";
-export { decodeCoverage, decodeFeed, FastCoverage, Handover } from "./coverage-decode.js";
+export {
+  decodeCoverage,
+  decodeFeed,
+  decodeTimedFeed,
+  FastCoverage,
+  Handover,
+  type WalkFeed,
+  type WalkTime,
+} from "./coverage-decode.js";
 export { Demangler, isMangled } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";

@@ -264,6 +264,20 @@ export class DecisionGraph {
     }
   }
 
+  /** The isa layer's InsnClass of the instruction at (hi:lo), or -1 when it does not decode. */
+  insnClassAt(hi: number, lo: number): number {
+    const insn = this.insn;
+    insn.reset(hi, lo, ExecMode.Bits64);
+    return this.code.decode(insn) >= 0 ? insn.iclass : -1;
+  }
+
+  /** Whether the instruction at (hi:lo) enters a VM (VMLAUNCH, VMRESUME: the SKD022 erratum's). */
+  vmEntryAt(hi: number, lo: number): boolean {
+    const insn = this.insn;
+    insn.reset(hi, lo, ExecMode.Bits64);
+    return this.code.decode(insn) >= 0 && ((insn.info >>> FACT_SHIFT) & InsnFact.VmEntry) !== 0;
+  }
+
   /** Decode node `id`'s last instruction into {@link insn} (it decoded when the node was made). */
   private atEnd(id: number): void {
     const at = id * NODE_WORDS;

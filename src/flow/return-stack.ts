@@ -46,6 +46,20 @@ export class ReturnStack {
     this.top = top;
   }
 
+  /**
+   * Replace each low half held by `f` of it (a decoder keeping ids, not addresses,
+   * whose ids change): false, and the stack unchanged from that entry on, when `f`
+   * gives a negative number.
+   */
+  remapLo(f: (lo: number) => number): boolean {
+    for (let i = this.bottom; i !== this.top; i = i === SLOTS - 1 ? 0 : i + 1) {
+      const v = f(this.lo[i]!);
+      if (v < 0) return false;
+      this.lo[i] = v;
+    }
+    return true;
+  }
+
   /** Pop into {@link poppedHi}/{@link poppedLo}: 0, or -RetStackEmpty. */
   pop(): number {
     let top = this.top;

@@ -270,6 +270,17 @@ export class AnalysisOutputs {
     );
   }
 
+  /** Close the files as they are, the analysis unfinished (a decode that starts again opens them again). */
+  abandon(): void {
+    for (const { file } of this.files) {
+      try {
+        file.close();
+      } catch {
+        // Opened again next: any problem shows there.
+      }
+    }
+  }
+
   /** End the analysis, write what is written at the end and close the files: an error message or undefined. */
   finish(): string | undefined {
     this.analysis.finish();
@@ -402,6 +413,16 @@ export class StreamFeeds<W extends StreamWhere = StreamWhere> {
 
   event(where: W, ev: PtEvent): void {
     this.feed(where).event(ev);
+  }
+
+  /**
+   * The stream's feed, with its thread and time as of `where` (as before a block):
+   * for a decode that feeds it directly (ptkit perf's fast path).
+   */
+  ready(where: W): FlowTracker {
+    const feed = this.feed(where);
+    if (where.tscHi !== 0 || where.tscLo !== 0) feed.time(where.tscHi, where.tscLo);
+    return feed;
   }
 
   error(where: W, offset: number, message: string): void {

@@ -14,7 +14,7 @@
  * (the ns `perf script` prints), and the JSON timeline's too with `--perf-time`.
  */
 
-import type { ClockInfo } from "../analysis/index.js";
+import type { ClockInfo, FlowTracker } from "../analysis/index.js";
 import { FlowClass } from "../flow/index.js";
 import {
   decodeRecord,
@@ -126,6 +126,7 @@ export class PerfAnalysis {
   readonly sink: PerfSink;
   private insns = 0;
   private calls = 0;
+  private readonly feeds: StreamFeeds<PerfWhere>;
 
   private constructor(
     private readonly outputs: AnalysisOutputs,
@@ -147,6 +148,7 @@ export class PerfAnalysis {
       else list.push(c);
     }
     const feeds = new StreamFeeds<PerfWhere>(outputs, track, (pid) => execs.get(pid));
+    this.feeds = feeds;
     this.sink = {
       insn: (w, insn) => {
         this.insns++;
@@ -166,6 +168,22 @@ export class PerfAnalysis {
       // The calls and returns held since the last time in the range are timed up to its end.
       rangeEnd: (w, hi, lo) => feeds.timeLimit(w, hi, lo),
     };
+  }
+
+  /** The fast path (perf-graph.ts): the stream's feed, ready for what comes next at `where`. */
+  fastFeed(where: PerfWhere): FlowTracker {
+    return this.feeds.ready(where);
+  }
+
+  /** The fast path decoded `insns` instructions, `calls` of them near calls. */
+  count(insns: number, calls: number): void {
+    this.insns += insns;
+    this.calls += calls;
+  }
+
+  /** Close the files without writing more: the decode starts again with {@link open}. */
+  abandon(): void {
+    this.outputs.abandon();
   }
 
   /** Open the files: the analysis, or an error message; `warn` gets the outputs' warnings (e.g. coverage tables full). */

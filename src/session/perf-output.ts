@@ -42,6 +42,11 @@ function flagsInfo(flags: string): FlagsInfo {
   return info;
 }
 
+/** Whether `--calls` prints a branch of these flags (perf's --itrace=cr). */
+export function keptByCalls(flags: string): boolean {
+  return flagsInfo(flags).keptByCalls;
+}
+
 const ARROW = utf8(" => ");
 const SPACE = 0x20;
 const NEWLINE = 0x0a;

@@ -10,7 +10,7 @@
  * come through the {@link SessionIo} given: `ptkit perf` passes the process's, the
  * web app its dropped files.
  */
-import type { Demangler, SymbolTable } from "../analysis/index.js";
+import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -44,6 +44,7 @@ import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-anal
 import { cpuProblem, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
+import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
@@ -51,6 +52,7 @@ import {
   blockDecoderConfig,
   interleave,
   type PerfDecoder,
+  type PerfSink,
   type PerfWhere,
   type StreamContext,
   type TscRange,
@@ -92,6 +94,10 @@ export interface PerfInternals {
   progress?: (done: number, total: number) => void;
   /** Filled with each stream's process images, to read code from after the decode (they keep the images of processes that ended). */
   images?: ProcessImages[];
+  /** Decode the general way where the fast path (perf-graph.ts) would be taken. */
+  generalDecode?: boolean;
+  /** The fast path's outcome, when it was tried. */
+  onFastPath?: (result: FastCoverage) => void;
 }
 
 /**
@@ -174,8 +180,9 @@ export function decodePerf(
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
   let analysis: PerfAnalysis | undefined;
-  if (analyse && symbols) {
-    const opened = PerfAnalysis.open(
+  const openAnalysis = (): PerfAnalysis | string | undefined => {
+    if (!analyse || !symbols) return undefined;
+    return PerfAnalysis.open(
       io,
       args.analysis,
       threads,
@@ -184,19 +191,18 @@ export function decodePerf(
       perfNsPerTick(tasks.conversion, config.nomFreq),
       (text) => warn(`warning: ${text}`),
     );
-    if (typeof opened === "string") {
-      warn(opened);
-      return 1;
-    }
-    analysis = opened;
+  };
+  const opened = openAnalysis();
+  if (typeof opened === "string") {
+    warn(opened);
+    return 1;
   }
-  const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
+  analysis = opened;
   // Blocks, unless instructions are listed.
   const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
   const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
   const needed = internal.missing ?? new Map<string, number>();
-  const streams: StreamContext[] = [];
-  const progress = new TraceProgress(internal.progress);
+  const imagesBefore = internal.images?.length ?? 0;
   const processImages = (p: ProcessImages) => {
     if (internal.images) {
       p.retired = [];
@@ -204,38 +210,79 @@ export function decodePerf(
     }
     return p;
   };
-  for (const s of allStreams) {
-    if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
-    if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
-    const cpu = s.cpus[0] ?? -1;
-    const perThread = cpu < 0;
-    if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
-    if (args.jsonl && !args.quiet)
-      out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
-    else if (args.show === "insn")
-      out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
-    const where = startOf(tasks, cpu, s.tids[0] ?? -1);
-    where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
-    streams.push({
-      trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
-      config: streamConfig,
-      decoder,
-      images: processImages(
-        new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
-      ),
-      switches: perThread ? [] : cpuSwitches(tasks, cpu),
-      cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
-      gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
-      where,
-      range,
-      tid: args.tid,
-      sink,
-      nextHi: 0,
-      nextLo: 0,
-    });
-  }
+  // The streams to decode; `header`: print the lines that introduce them.
+  const makeStreams = (sink: PerfSink, header: boolean): StreamContext[] => {
+    const streams: StreamContext[] = [];
+    // A decode that starts again reports its progress from the start again.
+    const progress = new TraceProgress(internal.progress);
+    for (const s of allStreams) {
+      if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
+      if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
+      const cpu = s.cpus[0] ?? -1;
+      const perThread = cpu < 0;
+      if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
+      if (!header) {
+        // Printed by the decode before.
+      } else if (args.jsonl && !args.quiet)
+        out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
+      else if (args.show === "insn")
+        out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
+      const where = startOf(tasks, cpu, s.tids[0] ?? -1);
+      where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
+      streams.push({
+        trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
+        config: streamConfig,
+        decoder,
+        images: processImages(
+          new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
+        ),
+        switches: perThread ? [] : cpuSwitches(tasks, cpu),
+        cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
+        gaps: perThread ? tasks.gaps : tasks.gaps.filter((g) => g.cpu === cpu),
+        where,
+        range,
+        tid: args.tid,
+        sink,
+        nextHi: 0,
+        nextLo: 0,
+      });
+    }
+    return streams;
+  };
+  let streams = makeStreams(analysis ? bothSinks(printed, analysis.sink) : printed, true);
+  // A decode that starts again: the process images of the one before are not kept.
+  const again = (sink: PerfSink) => {
+    if (internal.images) internal.images.length = imagesBefore;
+    return makeStreams(sink, false);
+  };
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
+    // The call-stack outputs or --calls alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
+    const one = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
+    if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
+      const fast = fastPerfStream(one, analysis);
+      internal.onFastPath?.(fast);
+      if (fast.status === 0) streams = [];
+      else {
+        // Decode it all again the general way, into the files opened anew.
+        analysis.abandon();
+        const reopened = openAnalysis();
+        if (typeof reopened === "string") {
+          analysis = undefined;
+          warn(reopened);
+          return 1;
+        }
+        analysis = reopened;
+        streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
+      }
+    } else if (!analysis && (args.show === "calls" || args.show === "branches") && one && fastPathFits(one)) {
+      const every = args.show === "branches";
+      const fast = fastBranchStream(one, every);
+      internal.onFastPath?.(fast.result);
+      if (fast.result.status === 0) streams = [];
+      // Decode it all again the general way, leaving out the lines printed.
+      else streams = again(skipBranches(printed, fast.printed, every));
+    }
     interleave(streams);
   } finally {
     // Even when the file cannot be read on: the outputs are complete up to there.

@@ -185,20 +185,24 @@ export function elfWithSymbolsLayout(
   });
 }
 
-/** SWITCH_CPU_WIDE of thread `pid` on `cpu` (out: `other` runs next; in: `other` ran before). */
+/**
+ * SWITCH_CPU_WIDE of process `pid` on `cpu` (out: process `other` runs next; in:
+ * `other` ran before); `threads`: the threads, when not the processes' main threads.
+ */
 export function switchCpuWide(
   out: boolean,
   pid: number,
   other: number,
   time: bigint,
   cpu: number,
+  threads: { tid?: number; otherTid?: number } = {},
 ): Uint8Array {
   return record(
     15,
     out ? 1 << 13 : 0,
     new Le()
       .u32(other)
-      .u32(other)
-      .raw(trailer(pid, pid, time, cpu, PT_ID)),
+      .u32(threads.otherTid ?? other)
+      .raw(trailer(pid, threads.tid ?? pid, time, cpu, PT_ID)),
   );
 }

@@ -1,0 +1,244 @@
+/**
+ * `ptkit perf`'s fast path for the call-stack outputs (and coverage with them) (session/perf-graph.ts, the timed
+ * walk of analysis/coverage-decode.ts): its outputs are byte for byte the general
+ * decode's (forced by PerfInternals.generalDecode), with time from TSC, MTC and CYC,
+ * on the HASE captures and on synthetic files with thread switches, two processes
+ * and kernel code; where it hands over, the decode starts again and the outputs are
+ * still the general decode's. And it is taken on a typical file.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import type { FastCoverage } from "../../src/analysis/index.js";
+import { runPerf } from "../../src/cli/perf.js";
+import { tryParseElf } from "../../src/image/index.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
+import { captureIo } from "../conformance/ptt.js";
+import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
+import {
+  CODE_CALLS,
+  CODE_LOOP,
+  CODE_SWITCH,
+  callTurns,
+  insn,
+  loopTurns,
+  SWITCH_KERNEL,
+  switchTo,
+  traceOf,
+} from "./pt-file.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-fast-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Outputs named by the analysis options of `args`. */
+const OUTPUT_OPTIONS = new Set([
+  "--timeline",
+  "--folded",
+  "--perfetto",
+  "--latency",
+  "--coverage",
+  "--edges",
+]);
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+  files: Map<string, Buffer>;
+  fast: FastCoverage | undefined;
+}
+
+function run(args: string[], general: boolean): Run {
+  const io = captureIo(dir);
+  let fast: FastCoverage | undefined;
+  const code = runPerf(args, io, EMPTY_HOME, { generalDecode: general, onFastPath: (r) => (fast = r) });
+  const files = new Map<string, Buffer>();
+  args.forEach((a, i) => {
+    if (OUTPUT_OPTIONS.has(a)) files.set(a, readFileSync(join(dir, args[i + 1]!)));
+  });
+  return { code, out: io.out.join(""), err: io.err.join(""), files, fast };
+}
+
+/** Run `args` both ways: the same exit code, output and files; the fast path's outcome. */
+function same(args: string[]): FastCoverage | undefined {
+  const general = run(args, true);
+  assert.equal(general.fast, undefined);
+  const fast = run(args, false);
+  assert.equal(fast.code, general.code, fast.err);
+  assert.equal(fast.err, general.err);
+  assert.equal(fast.out, general.out);
+  for (const [option, bytes] of general.files) {
+    assert.ok(bytes.length > 0, option);
+    assert.ok(bytes.equals(fast.files.get(option)!), `${option} differs`);
+  }
+  return fast.fast;
+}
+
+const HASE = "real/hase";
+const CAPTURES = ["2018-05/control_flow-20180515T180451", "2018-05/loopy-20180514T145114"];
+
+describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus(HASE, "2018-05") }, () => {
+  for (const capture of CAPTURES) {
+    test(`${capture}: timeline, Perfetto and folded stacks as the general decode's, by the fast path`, () => {
+      const data = corpusPath(HASE, capture, "perf.data.1")!;
+      const symfs = corpusPath(HASE, capture, "binaries")!;
+      const base = ["--symfs", symfs, "-q"];
+      const r = same([
+        ...base,
+        ...["--timeline", "t.json", "--perfetto", "t.pftrace", "--folded", "f.txt", "--latency", "l.txt"],
+        data,
+      ]);
+      // A typical file: the fast path decodes it all (else it would rot unnoticed).
+      assert.equal(r?.status, 0, r?.reason);
+      assert.ok(r!.insns > 0);
+      const byTime = same([...base, "--folded", "ft.txt", "--folded-weight", "time", data]);
+      assert.equal(byTime?.status, 0, byTime?.reason);
+      const coverage = same([...base, "--coverage", "c.json", "--edges", "e.txt", data]);
+      assert.equal(coverage?.status, 0, coverage?.reason);
+      for (const calls of [["--calls"], ["--calls", "--sym"], ["--branches"]]) {
+        const c = same(["--symfs", symfs, ...calls, data]);
+        assert.equal(c?.status, 0, c?.reason);
+      }
+    });
+  }
+});
+
+const BASE_A = 0x400000n;
+const BASE_B = 0x500000n;
+
+/** An ELF of `code` at `base` named `name`; returns the file offset of the code (the mmap's pgoff). */
+function program(name: string, base: bigint, code: Uint8Array, symbol: string): bigint {
+  const bytes = elfWithSymbols(base, code, [{ name: symbol, value: base, size: code.length }]);
+  writeFileSync(join(dir, name), bytes);
+  const elf = tryParseElf(bytes);
+  assert.ok(!(elf instanceof Error));
+  return BigInt(elf.loads[0]!.offset);
+}
+
+describe("ptkit perf's fast path on synthetic files", () => {
+  const pgoffA = program("a", BASE_A, CODE_CALLS, "main_a");
+  const pgoffB = program("b", BASE_B, CODE_LOOP, "loop_b");
+  program("vmlinux", SWITCH_KERNEL, CODE_SWITCH, "switch_mm");
+  const args = ["--elf", "a", "--elf", "b", "--vmlinux", "vmlinux", "-q"];
+  const outputs = ["--timeline", "t.json", "--folded", "f.txt", "--perfetto", "p.pftrace"];
+
+  test("two processes of one program switching on one CPU, timed by TSC, MTC and CYC", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 3000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .comm(101, "proc-a2", TRACE_TSC - 95n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .mmap2(101, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 45n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(traceOf(exec));
+    // Process 100 leaves the CPU to process 101 (the same program) and comes back, mid-trace.
+    for (const [t, out, pid, other] of [
+      [0x1000n, true, 100, 101],
+      [0x1100n, false, 101, 100],
+      [0x3000n, true, 101, 100],
+      [0x3100n, false, 100, 101],
+    ] as const)
+      f.records.push(switchCpuWide(out, pid, other, TRACE_TSC + t, 0));
+    writeFileSync(join(dir, "threads.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "threads.data"]);
+    // --calls keeps no time: the switches apply at the events' times only (here both at one PSB+).
+    assert.ok(same([...args.filter((a) => a !== "-q"), "--calls", "threads.data"]) !== undefined);
+    // 101's image is another: the walk goes on in its graph.
+    assert.equal(r?.status, 0, r?.reason);
+    assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"pid":101/);
+  });
+
+  test("threads of one process switching on one CPU, timed by TSC, MTC and CYC", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 3000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(traceOf(exec));
+    // Thread 100 leaves the CPU to thread 101 of its process and comes back, twice.
+    for (const [t, out, tid, otherTid] of [
+      [0x1000n, true, 100, 101],
+      [0x1100n, false, 101, 100],
+      [0x3000n, true, 101, 100],
+      [0x3100n, false, 100, 101],
+      [0x5000n, true, 100, 101],
+      [0x5100n, false, 101, 100],
+    ] as const)
+      f.records.push(switchCpuWide(out, 100, 100, TRACE_TSC + t, 0, { tid, otherTid }));
+    writeFileSync(join(dir, "threads1.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "threads1.data"]);
+    assert.equal(r?.status, 0, r?.reason);
+    const timeline = readFileSync(join(dir, "t.json"), "utf8");
+    assert.match(timeline, /"tid":101/);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "threads1.data"])?.status, 0);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "threads1.data"])?.status, 0);
+  });
+
+  test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 3000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const trace = traceOf(exec);
+    // Bytes no packet starts with, mid-trace: a decode error, and on from the next PSB.
+    trace.fill(0xd9, trace.length >> 1, (trace.length >> 1) + 8);
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(trace);
+    writeFileSync(join(dir, "corrupt.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "corrupt.data"]);
+    assert.equal(r?.status, -1);
+    assert.match(run([...args, ...outputs, "corrupt.data"], true).out, /^\[[0-9a-f]+: /m);
+    for (const lines of ["--calls", "--branches"])
+      assert.equal(same([...args.filter((a) => a !== "-q"), lines, "corrupt.data"])?.status, -1);
+  });
+
+  test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      JSON.stringify({ k: "cr3", cr3: "0xa000" }),
+      insn(BASE_A, 5),
+      ...callTurns(BASE_A, 2000),
+      ...switchTo(BASE_A + 5n, "0xb000"),
+      ...loopTurns(BASE_B, 3000),
+      ...switchTo(BASE_B, "0xa000"),
+      ...callTurns(BASE_A, 1000),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
+    ];
+    const f = new PtFile()
+      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+      .comm(200, "proc-b", TRACE_TSC - 90n, 0)
+      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+      .mmap2(200, BASE_B, 0x1000n, pgoffB, "/bin/b", TRACE_TSC - 40n)
+      .itraceStart(100, 100, TRACE_TSC - 10n)
+      .trace(traceOf(exec));
+    writeFileSync(join(dir, "two.data"), fileMode(f.built()));
+    const r = same([...args, ...outputs, "two.data"]);
+    // The MOV CR3s' PIPs: who runs follows CR3, which the general decode does.
+    assert.equal(r?.status, -1);
+    // --calls: the lines printed before the handover are not printed twice.
+    const calls = run([...args.filter((a) => a !== "-q"), "--calls", "two.data"], false);
+    assert.ok(calls.fast !== undefined && calls.fast.status === -1 && calls.fast.offset > 0);
+    assert.match(calls.out, /^ {2}call /m);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "two.data"])?.status, -1);
+    assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "two.data"])?.status, -1);
+  });
+});
