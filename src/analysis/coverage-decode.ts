@@ -28,6 +28,7 @@
  */
 
 import type { Clock } from "../event/clock.js";
+import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
 import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
@@ -943,25 +944,8 @@ function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): 
   for (;;) {
     const size = decodePacket(buf, pos, end, pkt, 0, quirks);
     if (size < 0) return -1;
-    switch (pkt.type) {
-      case PacketType.TipPge:
-        return 1;
-      case PacketType.Pad:
-      case PacketType.Tsc:
-      case PacketType.Cbr:
-      case PacketType.PsbEnd:
-      case PacketType.Pip:
-      case PacketType.ModeExec:
-      case PacketType.ModeTsx:
-      case PacketType.Vmcs:
-      case PacketType.Tma:
-      case PacketType.Mtc:
-      case PacketType.Cyc:
-      case PacketType.Mnt:
-        break;
-      default:
-        return 0;
-    }
+    if (pkt.type === PacketType.TipPge) return 1;
+    if (!bdm70Passes(pkt.type)) return 0;
     pos += size;
   }
 }

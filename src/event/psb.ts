@@ -137,25 +137,29 @@ function bdm70Applies(s: DecoderState): number {
   for (;;) {
     const size = scan.next(pkt);
     if (size < 0) return size === -ErrorCode.Eos ? 0 : size;
-    switch (pkt.type) {
-      case PacketType.TipPge:
-        return 1;
-      case PacketType.Pad:
-      case PacketType.Tsc:
-      case PacketType.Cbr:
-      case PacketType.PsbEnd:
-      case PacketType.Pip:
-      case PacketType.ModeExec:
-      case PacketType.ModeTsx:
-      case PacketType.Vmcs:
-      case PacketType.Tma:
-      case PacketType.Mtc:
-      case PacketType.Cyc:
-      case PacketType.Mnt:
-        break;
-      default:
-        return 0;
-    }
+    if (pkt.type === PacketType.TipPge) return 1;
+    if (!bdm70Passes(pkt.type)) return 0;
+  }
+}
+
+/** BDM70: packets that may stand between the PSB+ and the TIP.PGE that makes its FUP a disabled one. */
+export function bdm70Passes(type: number): boolean {
+  switch (type) {
+    case PacketType.Pad:
+    case PacketType.Tsc:
+    case PacketType.Cbr:
+    case PacketType.PsbEnd:
+    case PacketType.Pip:
+    case PacketType.ModeExec:
+    case PacketType.ModeTsx:
+    case PacketType.Vmcs:
+    case PacketType.Tma:
+    case PacketType.Mtc:
+    case PacketType.Cyc:
+    case PacketType.Mnt:
+      return true;
+    default:
+      return false;
   }
 }
 
