@@ -145,10 +145,24 @@ export class ProcessImages {
    * nothing but the text.
    */
   symbol(pid: number, hi: number, lo: number): string {
+    this.parts(pid, hi, lo);
     const h = this.symbolHit;
-    const sym = this.symbolizer(pid).lookup(hi, lo, h) ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
+    const sym = this.partSym ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
+    return `${sym} (${this.partDso ?? "[unknown]"})`;
+  }
+
+  /** Whether the last {@link parts} found a symbol (then in {@link symbolHit}). */
+  partSym = false;
+  /** The file the last {@link parts} found the address in. */
+  partDso: string | undefined;
+
+  /** Look hi:lo up in process pid: {@link partSym} (with {@link symbolHit}) and {@link partDso}. */
+  parts(pid: number, hi: number, lo: number): SymbolHit {
+    const h = this.symbolHit;
+    this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
-    return `${sym} (${found ? this.imageHit.section!.name : "[unknown]"})`;
+    this.partDso = found ? this.imageHit.section!.name : undefined;
+    return h;
   }
 
   private symbolizer(pid: number): Symbolizer {

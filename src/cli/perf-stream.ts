@@ -14,6 +14,7 @@
  * branches from each block's last instruction, which is its only branch when blocks
  * end at calls and jumps ({@link blockDecoderConfig}).
  */
+import type { SymbolHit } from "../analysis/index.js";
 import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
 import { Block, BlockDecoder, classify, FlowClass, Insn, InsnDecoder } from "../flow/index.js";
 import type { Image } from "../image/index.js";
@@ -34,11 +35,15 @@ export interface PerfWhere {
   tscHi: number;
   tscLo: number;
   inRange: boolean;
+  /** The address after the instruction of the branch last handed to {@link PerfSink.branch} (a call's return address). */
+  fallHi?: number;
+  fallLo?: number;
 }
 
 export interface PerfSink {
   /** An instruction (instruction decoder). */
-  insn(where: PerfWhere, insn: Insn): void;
+  /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
+  insn(where: PerfWhere, insn: Insn, names?: AddressNames): void;
   /**
    * A block of instructions in `image` (block decoder), not empty; `lastClass` is the
    * {@link FlowClass} of its last instruction (a call is always last: see {@link blockDecoderConfig}).
@@ -71,6 +76,10 @@ export interface PerfSink {
 /** Names addresses of a process: `name+0xoff (dso)` as perf script prints them. */
 export interface AddressNames {
   symbol(pid: number, hi: number, lo: number): string;
+  /** Look hi:lo up: the symbol when {@link partSym} (in the hit returned), the file it is in as {@link partDso}. */
+  parts(pid: number, hi: number, lo: number): SymbolHit;
+  readonly partSym: boolean;
+  readonly partDso: string | undefined;
 }
 
 /** Which part of the time line is shown: TSC bounds as halves (inclusive). */
@@ -295,8 +304,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
 
   // The branch the last instruction (of FlowClass `fclass`, 0: none) took, if it did: execution went on at hi:lo.
   function arrive(fclass: number, hi: number, lo: number): void {
-    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo))
+    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
+      where.fallHi = fallHi;
+      where.fallLo = fallLo;
       sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
+    }
   }
 
   // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`).
@@ -321,7 +333,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
     if (where.inRange) {
       arrive(branchClass, insn.ipHi, insn.ipLo);
-      sink.insn(where, insn);
+      sink.insn(where, insn, images);
     }
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
     return status;

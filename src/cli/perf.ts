@@ -50,6 +50,9 @@ import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
+import { ScriptComms } from "./perf-script-comms.js";
+import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
+import { PERF_SCRIPT_USAGE, type PerfScriptOptions, takePerfScriptOptions } from "./perf-script-options.js";
 import {
   blockDecoderConfig,
   interleave,
@@ -78,6 +81,8 @@ interface PerfArgs {
   /** --insn-decoder: the instruction decoder even where no instruction is printed. */
   insnDecoder: boolean;
   analysis: AnalysisOptions;
+  /** perf script's options (perf-script-options.ts); `active`: print perf script's lines. */
+  script: PerfScriptOptions;
 }
 
 const OPTIONS = {
@@ -100,14 +105,19 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-function parse(argv: readonly string[], home: string | undefined): PerfArgs | "help" | string {
-  const taken = takeAnalysisOptions(argv);
+function parse(
+  argv: readonly string[],
+  home: string | undefined,
+): PerfArgs | "help" | string | UnknownOption {
+  const script = takePerfScriptOptions(argv);
+  if (typeof script === "string") return script;
+  const taken = takeAnalysisOptions(script.rest);
   if (typeof taken === "string") return taken;
   let p: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     p = parseArgs({ args: taken.rest, options: OPTIONS, allowPositionals: true });
   } catch (e) {
-    return (e as Error).message;
+    return unknownOption(e) ?? (e as Error).message;
   }
   const v = p.values;
   if (v.help) return "help";
@@ -121,7 +131,13 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   if (typeof tid === "string") return tid;
   const range = v["time-range"]?.split(",");
   if (range && range.length !== 2) return `--time-range: want <from>,<to>: ${v["time-range"]}.`;
-  if (p.positionals.length !== 1) return "expected exactly one perf.data file.";
+  // perf script reads ./perf.data unless told otherwise (-i, or ptkit's positional file).
+  const s = script.options;
+  if (p.positionals.length > 1 || (p.positionals.length === 1 && s.input !== undefined))
+    return "expected exactly one perf.data file.";
+  if (p.positionals.length === 0) s.active = true;
+  if (s.active && (v.branches || v.calls || v.jsonl))
+    return "--branches, --calls and --jsonl are ptkit's own outputs: not with perf script's options (-i, --itrace, -F, --call-trace).";
   // --sym names branch addresses; instructions are printed as addresses alone (as perf script --itrace=i).
   if (v.sym && !v.branches && !v.calls) return "--sym needs --branches or --calls.";
   const dirs: Array<[string, string]> = [];
@@ -129,7 +145,7 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   else if (v.sysroot !== undefined) dirs.push(["--sysroot", v.sysroot]);
   if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
   return {
-    file: p.positionals[0]!,
+    file: p.positionals[0] ?? s.input ?? "perf.data",
     elfs: v.elf ?? [],
     symfs: v.symfs ?? v.sysroot,
     buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
@@ -137,7 +153,7 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     kernel: [...(v.kcore ?? []), ...(v.vmlinux ?? [])],
     cpu,
     tid,
-    range: range as [string, string] | undefined,
+    range: (range as [string, string] | undefined) ?? s.time,
     // Quiet: errors only (as ptxed --quiet).
     show: v.quiet ? "errors" : v.branches ? "branches" : v.calls ? "calls" : "insn",
     jsonl: v.jsonl === true,
@@ -146,7 +162,21 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     quiet: v.quiet === true,
     insnDecoder: v["insn-decoder"] === true,
     analysis: taken.options,
+    script: s,
   };
+}
+
+/** An option neither ptkit nor perf script knows: perf's message (perf then prints its usage and exits 129). */
+interface UnknownOption {
+  unknown: string;
+}
+
+function unknownOption(e: unknown): UnknownOption | undefined {
+  if ((e as NodeJS.ErrnoException).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const option = /'(-[^']*)'/.exec((e as Error).message)?.[1] ?? "";
+  const long = option.startsWith("--");
+  const name = long ? option.slice(2).split("=")[0] : option.slice(1, 2);
+  return { unknown: `  Error: unknown ${long ? "option" : "switch"} \`${name}'` };
 }
 
 /** Settings for tests and other commands. */
@@ -171,6 +201,10 @@ export function runPerf(
   if (args === "help") {
     io.stdout(PERF_HELP);
     return 0;
+  }
+  if (typeof args === "object" && "unknown" in args) {
+    io.stderr(`${args.unknown}\n${PERF_SCRIPT_USAGE}`);
+    return 129;
   }
   if (typeof args === "string") {
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
@@ -204,10 +238,14 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   let info: AuxtraceInfo | undefined;
   const analyse = wantsAnalysis(args.analysis);
   const threads = new ThreadNames();
+  const script = args.script.active ? args.script : undefined;
+  const comms = new ScriptComms();
   while (reader.next(rec)) {
     if (rec.type === RecordType.AuxtraceInfo) info = parseAuxtraceInfo(rec.bytes) ?? info;
     else if (analyse) threads.record(rec);
+    if (script) comms.record(rec, reader);
   }
+  for (const note of script?.notes ?? []) io.stderr(`ptkit perf: note: ${note}.\n`);
   const tasks = readTasks(reader);
   for (const p of tasks.problems)
     io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
@@ -220,6 +258,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
   const selectsNothing =
     (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
+    args.script.cpus?.map((c) => cpuProblem(args.file, c, allStreams)).find((p) => p !== undefined) ??
     (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
   if (selectsNothing !== undefined) {
     io.stderr(`ptkit perf: ${selectsNothing}\n`);
@@ -234,7 +273,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
-  const wantSymbols = args.symbols || analyse;
+  const wantSymbols = args.symbols || analyse || script !== undefined;
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {
@@ -259,9 +298,10 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
-  if (range || wantsTime(args.analysis)) config.enableTickEvents = true;
-  const printed =
-    args.jsonl && !args.quiet
+  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
+  const printed = script
+    ? perfScriptSink(out, script, reader, info, tasks.conversion, comms)
+    : args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
   let analysis: PerfAnalysis | undefined;
@@ -283,19 +323,22 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   }
   const sink = analysis ? bothSinks(printed, analysis.sink) : printed;
   // Blocks, unless instructions are listed.
-  const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
-  const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
+  const decoder: PerfDecoder =
+    (script ? script.itrace.insn : args.show === "insn") || args.insnDecoder ? "insn" : "block";
+  const jumps = script ? script.itrace.allBranches : args.show === "branches";
+  const streamConfig = decoder === "block" ? blockDecoderConfig(config, jumps) : config;
   const needed = new Map<string, number>();
   const streams: StreamContext[] = [];
   for (const s of allStreams) {
     if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
     if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
+    if (args.script.cpus && !s.cpus.some((c) => args.script.cpus!.includes(c))) continue;
     const cpu = s.cpus[0] ?? -1;
     const perThread = cpu < 0;
     if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
     if (args.jsonl && !args.quiet)
       out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
-    else if (args.show === "insn")
+    else if (args.show === "insn" && !script)
       out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
     const where = startOf(tasks, cpu, s.tids[0] ?? -1);
     where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
@@ -330,6 +373,32 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   }
   if (finished?.summary && args.quiet) out.line(finished.summary);
   return 0;
+}
+
+/** perf script's lines (-F, --itrace): the event names as perf gives them for this file. */
+function perfScriptSink(
+  out: ByteLines,
+  script: PerfScriptOptions,
+  reader: PerfDataReader,
+  info: AuxtraceInfo | undefined,
+  conv: TscConversion | undefined,
+  comms: ScriptComms,
+) {
+  const pt = reader.events.find(
+    (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
+  );
+  const modifier = eventModifier(pt ?? reader.events[0]);
+  return scriptSink(out, script.itrace, script.fields, {
+    conv,
+    comms,
+    modifier,
+    nameWidth: eventNameWidth(reader.events, script.itrace, modifier),
+    ns: script.ns,
+    padDso: script.padDso,
+    pids: script.pids,
+    tids: script.tids,
+    comms_: script.comms,
+  });
 }
 
 /** The demangler for --sym names, as perf script demangles them (none with --no-demangle, or when it cannot load). */

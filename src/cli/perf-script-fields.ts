@@ -1,0 +1,316 @@
+/**
+ * perf script's sample lines for `ptkit perf` with perf's options (-F fields,
+ * --itrace, --call-trace): a {@link PerfSink} that prints each branch and
+ * instruction sample in perf script 6.1's layout, learnt by running it: comm
+ * right-aligned in 16 columns, tid `%5d` (pid/tid `%5d/%-5d`), cpu `[%03d]`, time
+ * `%5u.%06u:` (`--ns`: 9 digits), period `%10u`, the event name right-aligned to the
+ * longest event name of the session, flags left-aligned in 22 columns after two
+ * spaces, addresses `%16x`, `sym+0xoff`, `(dso)`, callindent (perf's thread stack:
+ * 4 columns per call, names padded to a width that changes only now and then).
+ */
+import type { PerfEvent, TscConversion } from "../perf/index.js";
+import { tscToPerfTime } from "../perf/index.js";
+import type { ByteLines } from "./byte-lines.js";
+import type { ScriptComms } from "./perf-script-comms.js";
+import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
+import type { AddressNames, PerfSink, PerfWhere } from "./perf-stream.js";
+
+// perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
+// ASYNC or TRACE_END; r: RETURN or TRACE_BEGIN) and what it does to the thread stack.
+const CALL_FLAGS = /^(call|syscall|int|hw int|tr end)/;
+const RETURN_FLAGS = /^(return|sysret|iret|tr strt)/;
+const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr end {2}int)/;
+const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
+
+/** What the sink needs besides the options. */
+export interface ScriptContext {
+  conv: TscConversion | undefined;
+  comms: ScriptComms;
+  /** perf's event names of the session: the Intel PT event's modifiers and the names' width. */
+  modifier: string;
+  nameWidth: number;
+  ns: boolean;
+  padDso: number;
+  pids: number[] | undefined;
+  tids: number[] | undefined;
+  comms_: string[] | undefined;
+}
+
+/** perf's event modifier of the Intel PT event (evsel__add_modifiers): `:u`, `:k`, `:HG`, ... */
+export function eventModifier(event: PerfEvent | undefined): string {
+  if (!event) return "";
+  const set = new Set(event.attr.flagNames);
+  const ex = (n: string) => set.has(`exclude_${n}`);
+  let mod = "";
+  let guestDefault = false;
+  if (ex("user") || ex("kernel") || ex("hv")) {
+    if (!ex("kernel")) mod += "k";
+    if (!ex("user")) mod += "u";
+    if (!ex("hv")) mod += "h";
+    guestDefault = true;
+  }
+  if (ex("host") || ex("guest") === guestDefault) {
+    if (!ex("host")) mod += "H";
+    if (!ex("guest")) mod += "G";
+  }
+  return mod === "" ? "" : `:${mod}`;
+}
+
+/** The width perf gives event names: the longest name among the file's events and those --itrace adds. */
+export function eventNameWidth(events: readonly PerfEvent[], itrace: Itrace, modifier: string): number {
+  const names = events.map((e) => e.name ?? `unknown attr type: ${e.attr.type}`);
+  if (itrace.insn) names.push(`instructions${modifier}`);
+  if (itrace.branches) names.push(`branches${modifier}`);
+  if (itrace.transactions) names.push("transactions");
+  if (itrace.ptwrite) names.push("ptwrite");
+  if (itrace.power) names.push("psb", "cbr", "mwait", "pwre", "exstop", "pwrx");
+  return Math.max(0, ...names.map((n) => n.length));
+}
+
+/** A thread's call stack as perf's thread_stack keeps it: return addresses. */
+interface ThreadStack {
+  hi: number[];
+  lo: number[];
+  /** Pushed by a call that ended the trace (popped when tracing begins again). */
+  traceEnd: boolean[];
+}
+
+export function scriptSink(
+  out: ByteLines,
+  itrace: Itrace,
+  fields: ScriptFields,
+  ctx: ScriptContext,
+): PerfSink {
+  const f = (name: Field) => fields.hw.has(name);
+  const show = {
+    comm: f("comm"),
+    tid: f("tid"),
+    pid: f("pid"),
+    cpu: f("cpu"),
+    time: f("time"),
+    period: f("period"),
+    event: f("event"),
+    flags: f("flags"),
+    callindent: f("callindent"),
+    ip: f("ip"),
+    sym: f("sym"),
+    symoff: f("symoff"),
+    dso: f("dso"),
+    addr: f("addr") || !fields.user,
+    insnlen: f("insnlen"),
+  };
+  const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
+  const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
+  const insnPeriod = String(itrace.period).padStart(10);
+  let skip = itrace.skip;
+  const stacks = new Map<number, ThreadStack>();
+  let spacing = 0;
+  // The head (comm to time) changes only with the thread or the time: made again then.
+  let headWhere: PerfWhere | undefined;
+  let headPid = -2;
+  let headTid = -2;
+  let headHi = -1;
+  let headLo = -1;
+  let head = "";
+  let selected = true;
+  let insnCount = 0;
+
+  const headOf = (w: PerfWhere): string => {
+    if (w === headWhere && w.pid === headPid && w.tid === headTid && w.tscHi === headHi && w.tscLo === headLo)
+      return head;
+    headWhere = w;
+    headPid = w.pid;
+    headTid = w.tid;
+    headHi = w.tscHi;
+    headLo = w.tscLo;
+    const ns =
+      ctx.conv && (w.tscHi !== 0 || w.tscLo !== 0)
+        ? tscToPerfTime((BigInt(w.tscHi >>> 0) << 32n) | BigInt(w.tscLo >>> 0), ctx.conv)
+        : 0n;
+    const comm = show.comm || ctx.comms_ ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
+    selected =
+      (ctx.pids === undefined || ctx.pids.includes(w.pid)) &&
+      (ctx.tids === undefined || ctx.tids.includes(w.tid)) &&
+      (ctx.comms_ === undefined || ctx.comms_.includes(comm));
+    let h = "";
+    if (show.comm) h += `${comm.padStart(16)} `;
+    if (show.pid && show.tid) h += `${String(w.pid).padStart(5)}/${String(w.tid).padEnd(5)} `;
+    else if (show.pid) h += `${String(w.pid).padStart(5)} `;
+    else if (show.tid) h += `${String(w.tid).padStart(5)} `;
+    if (show.cpu) h += `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
+    if (show.time) {
+      const frac = (ns % 1_000_000_000n).toString().padStart(9, "0");
+      h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.ns ? frac : frac.slice(0, 6)}: `;
+    }
+    head = h;
+    return head;
+  };
+
+  // ` sym+0xoff (dso)` of hi:lo as the fields ask.
+  const symText = (names: AddressNames, pid: number, hi: number, lo: number): string => {
+    if (!show.sym && !show.dso) return "";
+    const hit = names.parts(pid, hi, lo);
+    let s = "";
+    if (show.sym)
+      s += names.partSym ? ` ${hit.name}${show.symoff ? `+0x${hit.offset.toString(16)}` : ""}` : " [unknown]";
+    if (show.dso) s += ` (${names.partDso ?? "[unknown]"})`;
+    return s;
+  };
+
+  const stackOf = (tid: number): ThreadStack => {
+    let s = stacks.get(tid);
+    if (s === undefined) {
+      s = { hi: [], lo: [], traceEnd: [] };
+      stacks.set(tid, s);
+    }
+    return s;
+  };
+  const pop = (s: ThreadStack, hi: number, lo: number) => {
+    for (let i = s.hi.length - 1; i >= 0; i--) {
+      if (s.hi[i] === hi && s.lo[i] === lo) {
+        s.hi.length = s.lo.length = s.traceEnd.length = i;
+        return;
+      }
+    }
+  };
+  // perf's thread_stack__event for a branch: the depth of the line after it.
+  const stackEvent = (
+    w: PerfWhere,
+    flags: string,
+    fh: number,
+    fl: number,
+    th: number,
+    tl: number,
+  ): number => {
+    const s = stackOf(w.tid);
+    if (PUSHES.test(flags)) {
+      if (th === 0 && tl === 0) return s.hi.length;
+      // The return address: after the call (an asynchronous one: where it came).
+      const async = flags.startsWith("hw int") || flags.includes("async");
+      const rh = async ? fh : (w.fallHi ?? 0);
+      const rl = async ? fl : (w.fallLo ?? 0);
+      if (rh === th && rl === tl) return s.hi.length;
+      s.hi.push(rh);
+      s.lo.push(rl);
+      s.traceEnd.push(flags.startsWith("tr end"));
+    } else if (flags.startsWith("tr strt")) {
+      pop(s, th, tl);
+      while (s.traceEnd.length > 0 && s.traceEnd[s.traceEnd.length - 1]) {
+        s.hi.pop();
+        s.lo.pop();
+        s.traceEnd.pop();
+      }
+    } else if (POPS.test(flags) && (fh !== 0 || fl !== 0)) pop(s, th, tl);
+    return s.hi.length;
+  };
+
+  const callindent = (
+    w: PerfWhere,
+    names: AddressNames,
+    flags: string,
+    fh: number,
+    fl: number,
+    th: number,
+    tl: number,
+    depth: number,
+  ): string => {
+    // perf names a call (PERF_IP_FLAG_CALL) or trace begin by where it goes, the rest by where they are.
+    const isCall = PUSHES.test(flags) || flags.startsWith("tr strt");
+    const [hi, lo] = isCall ? [th, tl] : [fh, fl];
+    const hit = names.parts(w.pid, hi, lo);
+    const name = names.partSym ? hit.name : hi !== 0 || lo !== 0 ? hexText(hi, lo) : "";
+    const d = POPS.test(flags) ? depth + 1 : depth;
+    const text = `${" ".repeat(d * 4)}${name}`;
+    const len = text.length;
+    // perf keeps the width from changing often, so that the lines line up.
+    if (len > spacing || (len > 0 && len < spacing - 52)) spacing = Math.ceil((len + 4) / 32) * 32;
+    let s = len < spacing ? text.padEnd(spacing) : text;
+    if (show.dso && !show.ip && !show.addr) {
+      names.parts(w.pid, fh, fl);
+      s = `(${dsoText(names.partDso ?? "[unknown]", ctx.padDso)})\t${s}`;
+    }
+    return s;
+  };
+
+  const printed = (kind: "branch" | "insn"): boolean => {
+    if (skip > 0) {
+      skip--;
+      return false;
+    }
+    return kind === "branch" ? itrace.branches : itrace.insn;
+  };
+
+  return {
+    insn: (w, insn, names) => {
+      if (!itrace.insn || ++insnCount < itrace.period) return;
+      insnCount = 0;
+      const h = headOf(w);
+      if (!selected || !printed("insn")) return;
+      let line = h;
+      if (show.period) line += `${insnPeriod} `;
+      if (show.event) line += `${insnName}: `;
+      if (show.flags) line += `  ${"".padEnd(22)}`;
+      out.text(line);
+      if (show.ip) {
+        out.byte(0x20);
+        out.hex64(insn.ipHi, insn.ipLo, 16, 0x20);
+        if (names) out.text(symText(names, w.pid, insn.ipHi, insn.ipLo));
+      }
+      if (show.insnlen) out.text(` ilen: ${insn.size}`);
+      out.byte(0x0a);
+    },
+    block: () => {},
+    branch: (w, flags, fh, fl, th, tl, names) => {
+      const depth = show.callindent ? stackEvent(w, flags, fh, fl, th, tl) : 0;
+      if (!itrace.branches) return;
+      if (
+        !itrace.allBranches &&
+        !(itrace.calls && CALL_FLAGS.test(flags)) &&
+        !(itrace.returns && RETURN_FLAGS.test(flags))
+      )
+        return;
+      const h = headOf(w);
+      if (!selected || !printed("branch")) return;
+      let line = h;
+      if (show.period) line += "         1 ";
+      if (show.event) line += `${branchName}: `;
+      if (show.flags) line += `  ${flags.padEnd(22)}`;
+      if (show.callindent) line += callindent(w, names, flags, fh, fl, th, tl, depth);
+      out.text(line);
+      if (show.ip) {
+        out.byte(0x20);
+        out.hex64(fh, fl, 16, 0x20);
+        out.text(symText(names, w.pid, fh, fl));
+      }
+      if (show.addr) {
+        out.text(" => ");
+        out.hex64(th, tl, 16, 0x20);
+        out.text(symText(names, w.pid, th, tl));
+      }
+      out.byte(0x0a);
+    },
+    event: () => {},
+    error: (w, offset, message) => {
+      // A decode error ends perf's trace: the thread stacks start afresh.
+      stacks.clear();
+      if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);
+    },
+    switched: () => {},
+  };
+}
+
+function errorTime(w: PerfWhere): string {
+  return w.tscHi || w.tscLo ? ` at tsc ${hexText(w.tscHi, w.tscLo)}` : "";
+}
+
+function hexText(hi: number, lo: number): string {
+  return hi === 0
+    ? (lo >>> 0).toString(16)
+    : `${(hi >>> 0).toString(16)}${(lo >>> 0).toString(16).padStart(8, "0")}`;
+}
+
+/** --call-trace's dso column: padded to `pad` columns; a longer name cut to one less and a space. */
+function dsoText(name: string, pad: number): string {
+  if (pad === 0) return name;
+  return name.length < pad ? name.padEnd(pad) : `${name.slice(0, pad - 1)} `;
+}
