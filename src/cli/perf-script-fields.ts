@@ -96,7 +96,7 @@ export function scriptSink(
     sym: f("sym"),
     symoff: f("symoff"),
     dso: f("dso"),
-    addr: f("addr") || !fields.user,
+    addr: f("addr"),
     insnlen: f("insnlen"),
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
@@ -115,17 +115,18 @@ export function scriptSink(
   let selected = true;
   let insnCount = 0;
 
-  const headOf = (w: PerfWhere): string => {
-    if (w === headWhere && w.pid === headPid && w.tid === headTid && w.tscHi === headHi && w.tscLo === headLo)
+  // (A sample's time is TSC hi:lo.)
+  const headOf = (w: PerfWhere, hi: number, lo: number): string => {
+    if (w === headWhere && w.pid === headPid && w.tid === headTid && hi === headHi && lo === headLo)
       return head;
     headWhere = w;
     headPid = w.pid;
     headTid = w.tid;
-    headHi = w.tscHi;
-    headLo = w.tscLo;
+    headHi = hi;
+    headLo = lo;
     const ns =
-      ctx.conv && (w.tscHi !== 0 || w.tscLo !== 0)
-        ? tscToPerfTime((BigInt(w.tscHi >>> 0) << 32n) | BigInt(w.tscLo >>> 0), ctx.conv)
+      ctx.conv && (hi !== 0 || lo !== 0)
+        ? tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), ctx.conv)
         : 0n;
     const comm = show.comm || ctx.comms_ ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
     selected =
@@ -220,7 +221,8 @@ export function scriptSink(
     const hit = names.parts(w.pid, hi, lo);
     const name = names.partSym ? hit.name : hi !== 0 || lo !== 0 ? hexText(hi, lo) : "";
     const d = POPS.test(flags) ? depth + 1 : depth;
-    const text = `${" ".repeat(d * 4)}${name}`;
+    // perf prints nothing, not even the indent, for a call to nowhere (tracing stopped).
+    const text = name === "" ? "" : `${" ".repeat(d * 4)}${name}`;
     const len = text.length;
     // perf keeps the width from changing often, so that the lines line up.
     if (len > spacing || (len > 0 && len < spacing - 52)) spacing = Math.ceil((len + 4) / 32) * 32;
@@ -244,7 +246,7 @@ export function scriptSink(
     insn: (w, insn, names) => {
       if (!itrace.insn || ++insnCount < itrace.period) return;
       insnCount = 0;
-      const h = headOf(w);
+      const h = headOf(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
       let line = h;
       if (show.period) line += `${insnPeriod} `;
@@ -269,7 +271,7 @@ export function scriptSink(
         !(itrace.returns && RETURN_FLAGS.test(flags))
       )
         return;
-      const h = headOf(w);
+      const h = headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
       if (!selected || !printed("branch")) return;
       let line = h;
       if (show.period) line += "         1 ";

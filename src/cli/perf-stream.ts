@@ -38,6 +38,9 @@ export interface PerfWhere {
   /** The address after the instruction of the branch last handed to {@link PerfSink.branch} (a call's return address). */
   fallHi?: number;
   fallLo?: number;
+  /** The TSC when that branch's instruction ran (the sink hears of it when the next instruction shows where it went). */
+  branchTscHi?: number;
+  branchTscLo?: number;
 }
 
 export interface PerfSink {
@@ -144,6 +147,12 @@ export interface StreamContext {
   /** The decoder's configuration (for the block decoder, see {@link blockDecoderConfig}). */
   config: DecoderConfig;
   decoder: PerfDecoder;
+  /**
+   * Time each branch as perf does (PerfWhere.branchTsc): a direct call or jump by the
+   * time it ran, a branch that takes a packet (TIP, TNT) by that packet's time. Costs
+   * a decode of the block decoder's calls and jumps.
+   */
+  branchTimes?: boolean;
   images: ProcessImages;
   /** This stream's CPU's switches (per-thread streams: none), in time order. */
   switches: Timed<CpuSwitch>[];
@@ -189,6 +198,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let fromLo = 0;
   let fallHi = 0;
   let fallLo = 0;
+  let leftHi = 0;
+  let leftLo = 0;
+  // The branch is a direct call or jump (branchTimes): no packet, it happened at
+  // leftHi:leftLo; the others take their time from their packet, seen by the next instruction.
+  let leftDirect = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -245,6 +259,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
       arrive(pending, ev.fromHi, ev.fromLo);
     sink.event(where, ev, dec.offset);
+    // The branches the event makes happen at its time.
+    where.branchTscHi = where.tscHi;
+    where.branchTscLo = where.tscLo;
     if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
     else if (ev.type === EventType.AsyncBranch) {
       if (ev.ipSuppressed) sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
@@ -307,6 +324,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
       where.fallHi = fallHi;
       where.fallLo = fallLo;
+      where.branchTscHi = leftDirect ? leftHi : where.tscHi;
+      where.branchTscLo = leftDirect ? leftLo : where.tscLo;
       sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
     }
   }
@@ -318,6 +337,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     branchName = name ?? "";
     fromHi = hi;
     fromLo = lo;
+    leftHi = where.tscHi;
+    leftLo = where.tscLo;
+    leftDirect = iclass === InsnClass.Call || iclass === InsnClass.Jump;
     fallLo = (lo + size) >>> 0;
     fallHi = fallLo < size ? (hi + 1) >>> 0 : hi;
   }
@@ -378,7 +400,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     let iclass: number = InsnClass.Other;
-    if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
+    if (
+      fclass === FlowClass.FarCall ||
+      fclass === FlowClass.FarReturn ||
+      (s.branchTimes && (fclass === FlowClass.Call || fclass === FlowClass.Jump))
+    ) {
       const w = walker!;
       w.use(d.image);
       if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0)

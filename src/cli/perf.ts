@@ -346,6 +346,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
       trace: TraceBytes.read(streamSource(source, s), internal.windowSize),
       config: streamConfig,
       decoder,
+      branchTimes: script !== undefined,
       images: new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
       switches: perThread ? [] : cpuSwitches(tasks, cpu),
       cr3s: perThread || tasks.hasSwitchRecords ? undefined : new Cr3Threads(),
