@@ -219,7 +219,7 @@ export function scriptSink(
     const isCall = PUSHES.test(flags) || flags.startsWith("tr strt");
     const [hi, lo] = isCall ? [th, tl] : [fh, fl];
     const hit = names.parts(w.pid, hi, lo);
-    const name = names.partSym ? hit.name : hi !== 0 || lo !== 0 ? hexText(hi, lo) : "";
+    const name = names.partSym ? hit.name : hi !== 0 || lo !== 0 ? hexText(hi, lo).padStart(16) : "";
     const d = POPS.test(flags) ? depth + 1 : depth;
     // perf prints nothing, not even the indent, for a call to nowhere (tracing stopped).
     const text = name === "" ? "" : `${" ".repeat(d * 4)}${name}`;

@@ -93,6 +93,7 @@ const DEFAULT_HW: readonly Field[] = [
   "sym",
   "symoff",
   "dso",
+  "addr",
 ];
 
 export interface ScriptFields {
@@ -394,6 +395,8 @@ export function takePerfScriptOptions(
   }
   const fields = parseFields(values.fields ?? [], start);
   if (typeof fields === "string") return fields;
+  if (fields.hw.has("symoff") && !fields.hw.has("sym"))
+    return "-F: symoff without sym (perf script refuses it too).";
   const lists: Record<string, number[] | undefined> = {};
   for (const key of ["cpu", "pid", "tid"]) {
     const v = values[key];

@@ -258,7 +258,10 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
   const selectsNothing =
     (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
-    args.script.cpus?.map((c) => cpuProblem(args.file, c, allStreams)).find((p) => p !== undefined) ??
+    // A CPU list selects nothing only when none of its CPUs has a trace.
+    (args.script.cpus?.every((c) => cpuProblem(args.file, c, allStreams) !== undefined)
+      ? cpuProblem(args.file, args.script.cpus[0]!, allStreams)
+      : undefined) ??
     (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
   if (selectsNothing !== undefined) {
     io.stderr(`ptkit perf: ${selectsNothing}\n`);
