@@ -8,6 +8,8 @@
  * spaces, addresses `%16x`, `sym+0xoff`, `(dso)`, callindent (perf's thread stack:
  * 4 columns per call, names padded to a width that changes only now and then).
  */
+
+import { EventType } from "../event/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
@@ -34,6 +36,8 @@ export interface ScriptContext {
   pids: number[] | undefined;
   tids: number[] | undefined;
   comms_: string[] | undefined;
+  /** A one-line note to the user (stderr). */
+  note: (text: string) => void;
 }
 
 /** perf's event modifier of the Intel PT event (evsel__add_modifiers): `:u`, `:k`, `:HG`, ... */
@@ -114,6 +118,7 @@ export function scriptSink(
   let head = "";
   let selected = true;
   let insnCount = 0;
+  const noted = new Set<string>();
 
   // (A sample's time is TSC hi:lo.)
   const headOf = (w: PerfWhere, hi: number, lo: number): string => {
@@ -291,7 +296,19 @@ export function scriptSink(
       }
       out.byte(0x0a);
     },
-    event: () => {},
+    event: (_w, ev) => {
+      // Events perf would print that ptkit does not: said once each, not left out silently.
+      const what =
+        ev.type === EventType.Ptwrite && itrace.ptwrite
+          ? "ptwrite (--itrace w)"
+          : ev.type === EventType.Tsx && itrace.transactions
+            ? "transactions (--itrace x)"
+            : undefined;
+      if (what !== undefined && !noted.has(what)) {
+        noted.add(what);
+        ctx.note(`the trace has ${what} events: perf script prints them, ptkit perf does not`);
+      }
+    },
     error: (w, offset, message) => {
       // A decode error ends perf's trace: the thread stacks start afresh.
       stacks.clear();

@@ -149,6 +149,9 @@ export function parseItrace(text: string | undefined): Itrace | string {
       transactions: true,
       ptwrite: true,
     });
+    it.notes.push(
+      "perf script's default --itrace (calls, errors, power events, transactions, ptwrite): its power events (psb, cbr) are not shown",
+    );
     return it;
   }
   const bad = (why: string) => `--itrace=${text}: ${why}`;
@@ -225,6 +228,8 @@ export function parseItrace(text: string | undefined): Itrace | string {
   }
   // perf keeps branches when any of b, c or r is given; b means all of them.
   if (it.calls || it.returns) it.branches = true;
+  if (it.power)
+    it.notes.push("--itrace p: perf's power events (psb, cbr, mwait, pwre, exstop, pwrx) are not shown");
   return it;
 
   // e and d take flags: +a-b...

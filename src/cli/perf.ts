@@ -303,7 +303,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   // and the analysis times calls between them.
   if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
   const printed = script
-    ? perfScriptSink(out, script, reader, info, tasks.conversion, comms)
+    ? perfScriptSink(out, script, reader, info, tasks.conversion, comms, (text) => warn(`note: ${text}.`))
     : args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
@@ -387,6 +387,7 @@ function perfScriptSink(
   info: AuxtraceInfo | undefined,
   conv: TscConversion | undefined,
   comms: ScriptComms,
+  note: (text: string) => void,
 ) {
   const pt = reader.events.find(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
@@ -402,6 +403,7 @@ function perfScriptSink(
     pids: script.pids,
     tids: script.tids,
     comms_: script.comms,
+    note,
   });
 }
 
