@@ -45,6 +45,7 @@ import { fileSource } from "./node-source.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames, takeAnalysisOptions } from "./perf-analysis.js";
 import { cpuProblem, lookupDirWarnings, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
+import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { PERF_HELP } from "./perf-help.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
@@ -187,6 +188,8 @@ export interface PerfInternals {
   streams?: readonly number[];
   /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
   tables?: TablesOut;
+  /** perf's debug-file directory (default /usr/lib/debug): tests give their own. */
+  debugRoot?: string;
 }
 
 /** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
@@ -267,7 +270,11 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
     io.stderr(`ptkit perf: ${selectsNothing}\n`);
     return 1;
   }
-  const finder = new BinaryFinder(io, args, tasks.buildIds);
+  const finder = new BinaryFinder(
+    io,
+    { ...args, debugRoot: internal.debugRoot ?? DEBUG_ROOT },
+    tasks.buildIds,
+  );
   const recorded = tasks.changes.flatMap((c) => (c.kind === "mmap" ? [c.path] : []));
   const kernel = new Image("kernel");
   const warn = (w: string) => io.stderr(`ptkit perf: ${w}\n`);

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -268,4 +268,57 @@ describe("perf script's lines on the HASE captures", () => {
         assert.equal(outs[k], perfScript([...common, ...s], cwd), s.join(" "));
     });
   }
+});
+
+describe("symbol names from debug files (perf's /usr/lib/debug search)", () => {
+  const { code, exec } = loopProgram(BASE, 2);
+  const RECORDED = "/opt/app/loop";
+  const symfs = join(dir, "symfs");
+  const named = (prefix: string) =>
+    elfWithSymbolsLayout(BASE, code, [
+      { name: `${prefix}main`, value: BASE, size: 0x10 },
+      { name: `${prefix}f`, value: BASE + 0x10n, size: 1 },
+    ]);
+  // The binary's own table names main and f; the debug file's, dbg_main and dbg_f.
+  const binary = named("");
+  mkdirSync(join(symfs, "opt/app"), { recursive: true });
+  writeFileSync(join(symfs, RECORDED), binary.bytes);
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "loop", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(binary.segOffsets[0]!), RECORDED, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n)
+    .trace(traceOf(exec));
+  const data = join(dir, "debug.data");
+  writeFileSync(data, fileMode(file.built()));
+  const args = ["-i", data, "--symfs", symfs, "--itrace=c", "-F", "ip,sym,addr"];
+  const first = (out: string) => out.split("\n")[0];
+
+  test("without a debug file: the binary's names", () => {
+    assert.equal(first(ok(args)), `           400005 main =>           400010 f`);
+  });
+
+  test("<symfs>/usr/lib/debug/<path>: its names, as perf script finds them", () => {
+    const debug = join(symfs, "usr/lib/debug/opt/app");
+    mkdirSync(debug, { recursive: true });
+    writeFileSync(join(debug, "loop"), named("dbg_").bytes);
+    try {
+      const out = ok(args);
+      assert.equal(first(out), `           400005 dbg_main =>           400010 dbg_f`);
+      if (!noPerf) assert.equal(out, perfScript(args));
+    } finally {
+      rmSync(join(symfs, "usr"), { recursive: true, force: true });
+    }
+  });
+
+  test("a debug root of the test's own: <root><path>.debug before <root><path>", () => {
+    const root = join(dir, "debugroot");
+    mkdirSync(join(root, "opt/app"), { recursive: true });
+    writeFileSync(join(root, "opt/app/loop"), named("ubuntu_").bytes);
+    writeFileSync(join(root, "opt/app/loop.debug"), named("fedora_").bytes);
+    // The binary by --elf (no --symfs), the debug files under the root given.
+    const io = captureIo(dir);
+    const elfArgs = ["-i", data, "--elf", join(symfs, RECORDED), "--itrace=c", "-F", "ip,sym,addr"];
+    assert.equal(runPerf(elfArgs, io, EMPTY_HOME, { debugRoot: root }), 0, io.err.join(""));
+    assert.equal(first(io.out.join("")), `           400005 fedora_main =>           400010 fedora_f`);
+  });
 });
