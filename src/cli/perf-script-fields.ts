@@ -15,7 +15,7 @@ import { tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
-import type { AddressNames, PerfSink, PerfWhere } from "./perf-stream.js";
+import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
 // ASYNC or TRACE_END; r: RETURN or TRACE_BEGIN) and what it does to the thread stack.
@@ -101,6 +101,8 @@ export function scriptSink(
     symoff: f("symoff"),
     dso: f("dso"),
     addr: f("addr"),
+    // perf shows a branch sample's addr by default (its sample_type has ADDR), not an instruction's.
+    branchAddr: f("addr") || (!fields.user && !fields.noAddr),
     insnlen: f("insnlen"),
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
@@ -232,7 +234,7 @@ export function scriptSink(
     // perf keeps the width from changing often, so that the lines line up.
     if (len > spacing || (len > 0 && len < spacing - 52)) spacing = Math.ceil((len + 4) / 32) * 32;
     let s = len < spacing ? text.padEnd(spacing) : text;
-    if (show.dso && !show.ip && !show.addr) {
+    if (show.dso && !show.ip && !show.branchAddr) {
       names.parts(w.pid, fh, fl);
       s = `(${dsoText(names.partDso ?? "[unknown]", ctx.padDso)})\t${s}`;
     }
@@ -256,8 +258,11 @@ export function scriptSink(
       let line = h;
       if (show.period) line += `${insnPeriod} `;
       if (show.event) line += `${insnName}: `;
-      if (show.flags) line += `  ${"".padEnd(22)}`;
+      // An instruction's flags are its branch's (perf: also "tr end  ..." where tracing stopped there: not known here).
+      if (show.flags) line += `  ${(branchFlags(insn.iclass, insn.insnClass) ?? "").padEnd(22)}`;
       out.text(line);
+      // perf prints an instruction sample's addr (0) before its ip.
+      if (show.addr) out.text("               0");
       if (show.ip) {
         out.byte(0x20);
         out.hex64(insn.ipHi, insn.ipLo, 16, 0x20);
@@ -289,7 +294,7 @@ export function scriptSink(
         out.hex64(fh, fl, 16, 0x20);
         out.text(symText(names, w.pid, fh, fl));
       }
-      if (show.addr) {
+      if (show.branchAddr) {
         out.text(" => ");
         out.hex64(th, tl, 16, 0x20);
         out.text(symText(names, w.pid, th, tl));

@@ -93,7 +93,6 @@ const DEFAULT_HW: readonly Field[] = [
   "sym",
   "symoff",
   "dso",
-  "addr",
 ];
 
 export interface ScriptFields {
@@ -103,6 +102,8 @@ export interface ScriptFields {
   synth: Set<Field>;
   /** Whether -F set the fields (else addr is shown for branches, as perf's default does). */
   user: boolean;
+  /** -addr was given: perf's default addr of branch samples is off too. */
+  noAddr: boolean;
 }
 
 export interface PerfScriptOptions {
@@ -243,7 +244,7 @@ export function parseItrace(text: string | undefined): Itrace | string {
 
 /** perf's -F: a list of fields, or +field/-field changes to the defaults; `hw:`/`synth:` for one kind of event. */
 export function parseFields(specs: readonly string[], start: ScriptFields): ScriptFields | string {
-  const fields = { hw: new Set(start.hw), synth: new Set(start.synth), user: start.user };
+  const fields = { hw: new Set(start.hw), synth: new Set(start.synth), user: start.user, noAddr: start.noAddr };
   for (const spec of specs) {
     let kinds: Array<"hw" | "synth"> = ["hw", "synth"];
     let list = spec;
@@ -283,13 +284,15 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
       for (const f of removed) set.delete(f);
     }
     if (!isChange) fields.user = true;
+    if (removed.includes("addr")) fields.noAddr = true;
+    if (chosen.includes("addr")) fields.noAddr = false;
   }
   return fields;
 }
 
 /** Default fields (perf script's for hardware and synthesized events). */
 export function defaultFields(): ScriptFields {
-  return { hw: new Set(DEFAULT_HW), synth: new Set(DEFAULT_HW), user: false };
+  return { hw: new Set(DEFAULT_HW), synth: new Set(DEFAULT_HW), user: false, noAddr: false };
 }
 
 /** perf's CPU and thread lists: 0,2-3. */

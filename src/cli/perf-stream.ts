@@ -109,7 +109,7 @@ const FLAGS: Record<number, string> = {
  * (INTEL_PT_OP_IRET: iret, SYSRET/SYSEXIT: sysret, SYSCALL/SYSENTER: syscall, INT: int,
  * far CALL/RET: call/return); undefined: not a branch perf shows.
  */
-function branchFlags(fclass: number, iclass: number): string | undefined {
+export function branchFlags(fclass: number, iclass: number): string | undefined {
   if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
     switch (iclass) {
       case InsnClass.Iret:

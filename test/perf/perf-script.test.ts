@@ -103,7 +103,7 @@ describe("perf script's options", () => {
   });
 
   test("-F lists, +field/-field changes and hw:/synth: prefixes", () => {
-    const start = { hw: new Set(["comm", "ip"] as const), synth: new Set(["comm"] as const), user: false };
+    const start = { hw: new Set(["comm", "ip"] as const), synth: new Set(["comm"] as const), user: false, noAddr: false };
     const set = parseFields(["tid,ip,sym"], start);
     assert.ok(typeof set !== "string");
     assert.deepEqual([...set.hw], ["tid", "ip", "sym"]);
