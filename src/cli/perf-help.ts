@@ -68,9 +68,10 @@ script's lines instead of its own):
   --itrace[=<opts>]      which samples: i<n>i an instruction sample every n
                          instructions (i0ns: every one), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
-                         e errors (in ptkit's [offset: message] form), s<n>
-                         skip the first n samples; x, w, p, d, g, l, o, I, q,
-                         Z accepted with a note (their events are not printed).
+                         e errors (in ptkit's [offset: message] form), p power
+                         events (psb and cbr lines), s<n> skip the first n
+                         samples; x, w, d, g, l, o, I, q, Z accepted with a
+                         note (their events are not printed).
                          Without it, perf script's default: calls and errors
                          (ce, with p, x, w). Periods in time (i100us, perf's
                          default for a bare i) are refused: ptkit counts
@@ -93,9 +94,11 @@ script's lines instead of its own):
                          empty), as --time-range.
   Unknown options are reported as perf does (exit status 129).
   Where ptkit and perf script differ (measured on a 5 M instruction perf.data):
-  perf's psb/cbr power-event lines are not printed; a branch's time can be one
-  timing packet off where ptkit's decoder reads a TNT packet ahead (0.6% of the
-  --call-ret-trace lines, 1% of --itrace=be); event names come from the file's
+  a branch's time can be one timing packet off (a psb line then comes before
+  the branch instead of after) where ptkit's decoder reads a TNT packet ahead
+  (0.6% of the --call-ret-trace lines, 1% of --itrace=be); an instruction
+  sample's addr is 0 (perf: a taken branch's target) and its flags never
+  "tr end"; event names come from the file's
   event_desc, else perf's "unknown attr type: N"; an address with two symbols
   is named by ptkit's choice (perf: a non-weak one; labels only in .text); -F
   +field (more than one) and addr: perf's default shows addr only sometimes.

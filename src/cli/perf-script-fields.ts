@@ -9,7 +9,7 @@
  * 4 columns per call, names padded to a width that changes only now and then).
  */
 
-import { EventType } from "../event/index.js";
+import { EventType, type PtEvent } from "../event/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
@@ -38,6 +38,20 @@ export interface ScriptContext {
   comms_: string[] | undefined;
   /** A one-line note to the user (stderr). */
   note: (text: string) => void;
+  /** For cbr lines: the TSC's frequency (Hz, 0: unknown) and the maximum non-turbo ratio (0: unknown). */
+  tscHz: number;
+  maxNonTurbo: number;
+}
+
+/** perf's cbr line: the core:bus ratio, the frequency it means and its share of the non-turbo maximum. */
+export function cbrText(cbr: number, tscHz: number, maxNonTurbo: number): string {
+  // perf: the ratio from the TSC's frequency when AUXTRACE_INFO has none; kHz per ratio unit rounded down.
+  const ratio = maxNonTurbo || Math.floor((tscHz + 50_000_000) / 100_000_000);
+  if (ratio === 0) return `cbr: ${cbr}`;
+  const khz = Math.floor(tscHz / ratio / 1000);
+  const mhz = Math.floor((cbr * khz + 500) / 1000);
+  const pct = Math.floor((Math.floor((cbr * 1000) / ratio) + 5) / 10);
+  return `cbr: ${cbr} freq: ${mhz} MHz (${pct}%)`;
 }
 
 /** perf's event modifier of the Intel PT event (evsel__add_modifiers): `:u`, `:k`, `:HG`, ... */
@@ -79,12 +93,13 @@ interface ThreadStack {
   traceEnd: boolean[];
 }
 
+/** `finish`: after the last stream (power lines still held go out). */
 export function scriptSink(
   out: ByteLines,
   itrace: Itrace,
   fields: ScriptFields,
   ctx: ScriptContext,
-): PerfSink {
+): PerfSink & { finish(): void } {
   const f = (name: Field) => fields.hw.has(name);
   const show = {
     comm: f("comm"),
@@ -249,8 +264,97 @@ export function scriptSink(
     return kind === "branch" ? itrace.branches : itrace.insn;
   };
 
+  const synth = {
+    comm: fields.synth.has("comm"),
+    event: fields.synth.has("event"),
+    flags: fields.synth.has("flags"),
+    ip: fields.synth.has("ip"),
+    sym: fields.synth.has("sym"),
+    symoff: fields.synth.has("symoff"),
+    dso: fields.synth.has("dso"),
+    synth: fields.synth.has("synth"),
+  };
+  const cbrs = new Map<number, number>();
+  // perf's power event lines (psb, cbr): the head, the name, the text padded to 34 columns, the ip.
+  // Power lines of a PSB+ with tracing off wait for the IP where tracing starts (perf
+  // shows that IP): printed at the next tr strt with its IP, or with 0 before anything else.
+  const held: Array<{ line: string; pid: number }> = [];
+  let heldNames: AddressNames | undefined;
+  const release = (hi: number, lo: number) => {
+    for (const h of held) {
+      out.text(h.line);
+      powerIp(h.pid, hi, lo, heldNames);
+    }
+    held.length = 0;
+  };
+  const powerIp = (pid: number, hi: number, lo: number, names: AddressNames | undefined) => {
+    if (synth.ip) {
+      out.byte(0x20);
+      out.hex64(hi, lo, 16, 0x20);
+      if (names && (synth.sym || synth.dso)) {
+        const hit = names.parts(pid, hi, lo);
+        if (synth.sym)
+          out.text(
+            names.partSym
+              ? ` ${hit.name}${synth.symoff ? `+0x${hit.offset.toString(16)}` : ""}`
+              : " [unknown]",
+          );
+        if (synth.dso) out.text(` (${names.partDso ?? "[unknown]"})`);
+      }
+    }
+    out.byte(0x0a);
+  };
+  // The IP of the last PSB+ (its CBR is shown there too), and the streams that had one.
+  let psbHi = 0;
+  let psbLo = 0;
+  const synced = new Set<PerfWhere>();
+  const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
+    if (!itrace.power) return;
+    const h = headOf(w, w.tscHi, w.tscLo);
+    if (!selected) return;
+    // A new PSB: what the last one held goes out as it is.
+    if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);
+    let ipHi = ev.ipHi;
+    let ipLo = ev.ipLo;
+    if (name === "psb") {
+      psbHi = ipHi;
+      psbLo = ipLo;
+    } else {
+      ipHi = psbHi;
+      ipLo = psbLo;
+    }
+    let line = h;
+    if (synth.event) line += `${name.padStart(ctx.nameWidth)}: `;
+    if (synth.flags) line += `  ${"".padEnd(22)}`;
+    // The event's own text is perf's "synth" field.
+    if (synth.synth) line += ` ${text}`.padEnd(34);
+    if (ipHi === 0 && ipLo === 0 && synth.ip) {
+      held.push({ line, pid: w.pid });
+      heldNames = names;
+      return;
+    }
+    out.text(line);
+    powerIp(w.pid, ipHi, ipLo, names);
+  };
+  // A CBR perf shows when the ratio changes (per CPU).
+  const cbr = (w: PerfWhere, ev: PtEvent, names: AddressNames | undefined) => {
+    if (cbrs.get(w.cpu) === ev.ratio) return;
+    cbrs.set(w.cpu, ev.ratio);
+    power(w, "cbr", cbrText(ev.ratio, ctx.tscHz, ctx.maxNonTurbo), names, ev);
+  };
+
   return {
+    finish: () => release(0, 0),
+    status: (w, ev, _offset, names) => {
+      if (ev.psbOffset >= 0) {
+        // perf gives the PSB its first sync finds the offset it scanned from (0).
+        const offset = synced.has(w) ? ev.psbOffset : 0;
+        synced.add(w);
+        power(w, "psb", `psb offs: ${offset === 0 ? "0" : `0x${offset.toString(16)}`}`, names, ev);
+      } else if (ev.type === EventType.Cbr) cbr(w, ev, names);
+    },
     insn: (w, insn, names) => {
+      if (held.length > 0) release(0, 0);
       if (!itrace.insn || ++insnCount < itrace.period) return;
       insnCount = 0;
       const h = headOf(w, w.tscHi, w.tscLo);
@@ -273,6 +377,10 @@ export function scriptSink(
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
+      if (held.length > 0) {
+        if (flags.startsWith("tr strt")) release(th, tl);
+        else release(0, 0);
+      }
       const depth = show.callindent ? stackEvent(w, flags, fh, fl, th, tl) : 0;
       if (!itrace.branches) return;
       if (
@@ -301,20 +409,28 @@ export function scriptSink(
       }
       out.byte(0x0a);
     },
-    event: (_w, ev) => {
+    event: (w, ev, _offset, names) => {
+      if (ev.type === EventType.Cbr) cbr(w, ev, names);
       // Events perf would print that ptkit does not: said once each, not left out silently.
       const what =
         ev.type === EventType.Ptwrite && itrace.ptwrite
           ? "ptwrite (--itrace w)"
           : ev.type === EventType.Tsx && itrace.transactions
             ? "transactions (--itrace x)"
-            : undefined;
+            : (ev.type === EventType.Mwait ||
+                  ev.type === EventType.Pwre ||
+                  ev.type === EventType.Pwrx ||
+                  ev.type === EventType.Exstop) &&
+                itrace.power
+              ? "mwait, pwre, pwrx or exstop (--itrace p)"
+              : undefined;
       if (what !== undefined && !noted.has(what)) {
         noted.add(what);
         ctx.note(`the trace has ${what} events: perf script prints them, ptkit perf does not`);
       }
     },
     error: (w, offset, message) => {
+      if (held.length > 0) release(0, 0);
       // A decode error ends perf's trace: the thread stacks start afresh.
       stacks.clear();
       if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);

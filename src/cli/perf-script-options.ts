@@ -19,7 +19,7 @@ export interface Itrace {
   returns: boolean;
   /** e: decode errors. */
   errors: boolean;
-  /** p: power events (PSB, CBR, ...); x: transactions; w: ptwrite. */
+  /** p: power events (psb and cbr lines); x: transactions; w: ptwrite. */
   power: boolean;
   transactions: boolean;
   ptwrite: boolean;
@@ -48,6 +48,7 @@ export const FIELDS = [
   "insnlen",
   "insn",
   "srcline",
+  "synth",
 ] as const;
 export type Field = (typeof FIELDS)[number];
 
@@ -63,7 +64,6 @@ const UNPRINTED = new Set([
   "brstackinsn",
   "brstackinsnlen",
   "bpf-output",
-  "synth",
   "phys_addr",
   "metric",
   "misc",
@@ -150,9 +150,6 @@ export function parseItrace(text: string | undefined): Itrace | string {
       transactions: true,
       ptwrite: true,
     });
-    it.notes.push(
-      "perf script's default --itrace (calls, errors, power events, transactions, ptwrite): its power events (psb, cbr) are not shown",
-    );
     return it;
   }
   const bad = (why: string) => `--itrace=${text}: ${why}`;
@@ -229,8 +226,8 @@ export function parseItrace(text: string | undefined): Itrace | string {
   }
   // perf keeps branches when any of b, c or r is given; b means all of them.
   if (it.calls || it.returns) it.branches = true;
-  if (it.power)
-    it.notes.push("--itrace p: perf's power events (psb, cbr, mwait, pwre, exstop, pwrx) are not shown");
+  // With c or r, b adds nothing: perf keeps the calls and returns they ask for.
+  if (it.calls || it.returns) it.allBranches = false;
   return it;
 
   // e and d take flags: +a-b...
@@ -244,7 +241,12 @@ export function parseItrace(text: string | undefined): Itrace | string {
 
 /** perf's -F: a list of fields, or +field/-field changes to the defaults; `hw:`/`synth:` for one kind of event. */
 export function parseFields(specs: readonly string[], start: ScriptFields): ScriptFields | string {
-  const fields = { hw: new Set(start.hw), synth: new Set(start.synth), user: start.user, noAddr: start.noAddr };
+  const fields = {
+    hw: new Set(start.hw),
+    synth: new Set(start.synth),
+    user: start.user,
+    noAddr: start.noAddr,
+  };
   for (const spec of specs) {
     let kinds: Array<"hw" | "synth"> = ["hw", "synth"];
     let list = spec;
@@ -292,7 +294,7 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
 
 /** Default fields (perf script's for hardware and synthesized events). */
 export function defaultFields(): ScriptFields {
-  return { hw: new Set(DEFAULT_HW), synth: new Set(DEFAULT_HW), user: false, noAddr: false };
+  return { hw: new Set(DEFAULT_HW), synth: new Set([...DEFAULT_HW, "synth"]), user: false, noAddr: false };
 }
 
 /** perf's CPU and thread lists: 0,2-3. */

@@ -65,10 +65,13 @@ export interface PerfSink {
     toLo: number,
     names: AddressNames,
   ): void;
-  event(where: PerfWhere, ev: PtEvent, offset: number): void;
+  /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
+  event(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   error(where: PerfWhere, offset: number, message: string): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+  /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
+  status?(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   /**
    * The stream's time passed the end of --time-range (TSC toHi:toLo) with its thread
    * in the range: what came last in the range ran until then at most.
@@ -250,6 +253,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     )
       branchClass = 0;
     // Ticks (with --time-range) only move time on.
+    // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
+    if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
@@ -258,7 +263,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // when its destination is not traced).
     if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
       arrive(pending, ev.fromHi, ev.fromLo);
-    sink.event(where, ev, dec.offset);
+    sink.event(where, ev, dec.offset, images);
     // The branches the event makes happen at its time.
     where.branchTscHi = where.tscHi;
     where.branchTscLo = where.tscLo;

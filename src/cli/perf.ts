@@ -309,8 +309,20 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
   if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
-  const printed = script
-    ? perfScriptSink(out, script, reader, info, tasks.conversion, comms, (text) => warn(`note: ${text}.`))
+  const scriptOut = script
+    ? perfScriptSink(
+        out,
+        script,
+        reader,
+        info,
+        tasks.conversion,
+        comms,
+        (text) => warn(`note: ${text}.`),
+        config.nomFreq,
+      )
+    : undefined;
+  const printed = scriptOut
+    ? scriptOut
     : args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
@@ -375,6 +387,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
   } finally {
     // Even when the file cannot be read on: the outputs are complete up to there.
     finished = analysis?.finish();
+    scriptOut?.finish();
   }
   for (const [name, n] of needed)
     warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
@@ -395,6 +408,7 @@ function perfScriptSink(
   conv: TscConversion | undefined,
   comms: ScriptComms,
   note: (text: string) => void,
+  maxNonTurbo: number,
 ) {
   const pt = reader.events.find(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
@@ -411,7 +425,17 @@ function perfScriptSink(
     tids: script.tids,
     comms_: script.comms,
     note,
+    tscHz: tscHz(conv),
+    maxNonTurbo,
   });
+}
+
+/** TSC ticks per second by perf's conversion (perf's intel_pt_ns_to_ticks of 1 s), 0 without one. */
+function tscHz(conv: TscConversion | undefined): number {
+  if (!conv || conv.timeMult === 0n) return 0;
+  const s = 1_000_000_000n;
+  const shift = BigInt(conv.timeShift);
+  return Number(((s / conv.timeMult) << shift) + ((s % conv.timeMult) << shift) / conv.timeMult);
 }
 
 /** The demangler for --sym names, as perf script demangles them (none with --no-demangle, or when it cannot load). */

@@ -62,7 +62,7 @@ function ok(args: string[], cwd = dir): string {
   return r.out;
 }
 
-/** perf script's output, without the psb and cbr events ptkit does not make. */
+/** perf script's output. */
 function perfScript(args: string[], cwd = dir): string {
   const r = spawnSync("perf", ["script", ...args], {
     cwd,
@@ -70,10 +70,7 @@ function perfScript(args: string[], cwd = dir): string {
     env: { ...process.env, HOME: EMPTY_HOME },
   });
   assert.equal(r.status, 0, `perf script: ${r.stderr}`);
-  return r.stdout
-    .split("\n")
-    .filter((l) => !/psb offs: |cbr: \d+ freq/.test(l))
-    .join("\n");
+  return r.stdout;
 }
 
 describe("perf script's options", () => {
@@ -103,7 +100,12 @@ describe("perf script's options", () => {
   });
 
   test("-F lists, +field/-field changes and hw:/synth: prefixes", () => {
-    const start = { hw: new Set(["comm", "ip"] as const), synth: new Set(["comm"] as const), user: false, noAddr: false };
+    const start = {
+      hw: new Set(["comm", "ip"] as const),
+      synth: new Set(["comm"] as const),
+      user: false,
+      noAddr: false,
+    };
     const set = parseFields(["tid,ip,sym"], start);
     assert.ok(typeof set !== "string");
     assert.deepEqual([...set.hw], ["tid", "ip", "sym"]);
@@ -191,8 +193,12 @@ describe("perf script's lines on a generated perf.data", () => {
   test("--call-ret-trace: flags, (dso), the call depth and names", () => {
     const out = ok(["-i", data, "--call-ret-trace"]);
     const lines = out.split("\n").filter((l) => l !== "");
-    assert.equal(lines.length, 7);
+    assert.equal(lines.length, 9);
     const body = lines.map((l) => l.slice(l.indexOf(": ") + 2));
+    // The PSB+ at the start: its offset, and the core:bus ratio (37 of 37 at a TSC of 1 GHz).
+    assert.equal(body[0], `${" ".repeat(24)} psb offs: 0${" ".repeat(22)}`);
+    assert.equal(body[1], `${" ".repeat(24)} cbr: 37 freq: 1000 MHz (100%)    `);
+    body.splice(0, 2);
     const elf = join(dir, "loop3.elf");
     // Calls one deeper, f's name padded to 32 columns; the return at the depth of its call.
     assert.equal(body[0], `  call                  (${elf})\t    f${" ".repeat(27)}`);
@@ -205,9 +211,17 @@ describe("perf script's lines on a generated perf.data", () => {
 
   test("default fields (no -F, no --itrace): comm, tid, cpu, time, period, event, ip and addr with names", () => {
     const out = ok(["-i", data]);
-    const first = out.split("\n")[0]!;
+    const [psb, cbr, first] = out.split("\n");
     assert.match(
-      first,
+      psb!,
+      /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {18}psb: {2}psb offs: 0 {33}400000 main\+0x0 \(.*loop3\.elf\)$/,
+    );
+    assert.match(
+      cbr!,
+      /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {18}cbr: {2}cbr: 37 freq: 1000 MHz \(100%\) {15}400000 /,
+    );
+    assert.match(
+      first!,
       /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {10}1 {10}branches:HG: {12}400005 main\+0x5 \(.*loop3\.elf\) => {11}400010 f\+0x0 \(.*loop3\.elf\)$/,
     );
     if (!noPerf) assert.equal(out, perfScript(["-i", data]));
