@@ -286,6 +286,7 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
       for (const f of removed) set.delete(f);
     }
     if (!isChange) fields.user = true;
+    if (!isChange && chosen.length === 0) return `-F ${spec}: no fields given.`;
     if (removed.includes("addr")) fields.noAddr = true;
     if (chosen.includes("addr")) fields.noAddr = false;
   }
@@ -407,6 +408,13 @@ export function takePerfScriptOptions(
   if (typeof fields === "string") return fields;
   if (fields.hw.has("symoff") && !fields.hw.has("sym"))
     return "-F: symoff without sym (perf script refuses it too).";
+  // Fields ptkit accepts but does not print yet: said, not left out silently.
+  for (const f of ["insn", "srcline"] as const) {
+    if (!fields.hw.has(f)) continue;
+    fields.hw.delete(f);
+    const what = f === "insn" ? "the instruction bytes" : "file:line below each sample";
+    itrace.notes.push(`-F ${f} is not printed by ptkit perf (perf script prints ${what})`);
+  }
   const lists: Record<string, number[] | undefined> = {};
   for (const key of ["cpu", "pid", "tid"]) {
     const v = values[key];

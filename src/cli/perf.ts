@@ -74,6 +74,8 @@ interface PerfArgs {
   cpu: number | undefined;
   tid: number | undefined;
   range: [string, string] | undefined;
+  /** Whether --time-range (not perf's --time) gave the range. */
+  rangeGiven: boolean;
   show: PerfShow;
   jsonl: boolean;
   symbols: boolean;
@@ -155,6 +157,7 @@ function parse(
     cpu,
     tid,
     range: (range as [string, string] | undefined) ?? s.time,
+    rangeGiven: range !== undefined,
     // Quiet: errors only (as ptxed --quiet).
     show: v.quiet ? "errors" : v.branches ? "branches" : v.calls ? "calls" : "insn",
     jsonl: v.jsonl === true,
@@ -254,7 +257,7 @@ function decodeFile(io: CliIo, out: ByteLines, args: PerfArgs, internal: PerfInt
     io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
-    io.stderr(`ptkit perf: --time-range: ${range}\n`);
+    io.stderr(`ptkit perf: ${args.script.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);
     return 1;
   }
   const snapshot = info?.intelPt?.snapshotMode === 1n;

@@ -154,6 +154,17 @@ describe("perf script's options", () => {
     assert.match(short.err, /^ {2}Error: unknown switch `Q'\n/);
   });
 
+  test("what ptkit cannot print is said in a note, and errors name perf's option", () => {
+    const data = loopData(1);
+    const r = ptkit(["-i", data, "--itrace=c", "-F", "ip,srcline"]);
+    assert.equal(r.status, 0);
+    assert.match(r.err, /note: -F srcline is not printed by ptkit perf/);
+    const t = ptkit(["-i", data, "--time", "9,1"]);
+    assert.equal(t.status, 1);
+    assert.match(t.err, /^ptkit perf: --time: 9\.0 is after 1\.0/);
+    assert.match(ptkit(["-i", data, "-F", ",,"]).err, /-F ,,: no fields given/);
+  });
+
   test("no file: ./perf.data, as perf script reads", () => {
     const r = ptkit([]);
     assert.equal(r.status, 1);
