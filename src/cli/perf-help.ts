@@ -101,8 +101,9 @@ script's lines instead of its own):
   sample's addr is 0 (perf: a taken branch's target) and its flags never
   "tr end"; event names come from the file's
   event_desc, else perf's "unknown attr type: N"; an address with two symbols
-  is named by ptkit's choice (perf: a non-weak one; labels only in .text); -F
-  +field (more than one) and addr: perf's default shows addr only sometimes.
+  is named by ptkit's choice (perf: a non-weak one; labels only in .text).
+  As perf, a branch's addr is shown by default, after -F changes only for
+  -F +flags.
 
 analysis outputs (as ptkit flow writes them; any number at once):
   --timeline <file>      function-call timeline as Chrome trace-event JSON for

@@ -287,7 +287,9 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
     }
     if (!isChange) fields.user = true;
     if (!isChange && chosen.length === 0) return `-F ${spec}: no fields given.`;
-    if (removed.includes("addr")) fields.noAddr = true;
+    // perf shows a branch's addr by default after -F changes only when they add flags
+    // alone (-F +flags: yes; +pid, -cpu, +flags,+pid: no), as perf script 6.1 does.
+    if (removed.length > 0 || chosen.some((f) => f !== "flags")) fields.noAddr = true;
     if (chosen.includes("addr")) fields.noAddr = false;
   }
   return fields;

@@ -271,6 +271,9 @@ describe("perf script's lines on the HASE captures", () => {
       // (a NOTYPE label in .init; perf names labels in text sections only).
       if (run.includes("loopy"))
         sets.push(
+          ["--itrace=c", "-F", "+flags"],
+          ["--itrace=c", "-F", "+flags,+pid"],
+          ["--itrace=c", "-F", "-cpu"],
           ["--call-trace"],
           ["--call-ret-trace"],
           ["--itrace=cr", "-F", "tid,ip,sym,symoff,addr,flags"],
