@@ -97,10 +97,9 @@ script's lines instead of its own):
   Where ptkit and perf script differ (measured on a 5 M instruction perf.data):
   a branch's time can be one timing packet off (a psb line then comes before
   the branch instead of after) where ptkit's decoder reads a TNT packet ahead
-  (0.6% of the --call-ret-trace lines, 1% of --itrace=be); an instruction
-  sample's addr is 0 (perf: a taken branch's target) and its flags never
-  "tr end"; event names come from the file's
-  event_desc, else perf's "unknown attr type: N"; an address with two symbols
+  (0.6% of the --call-ret-trace lines, 1% of --itrace=be); insnlen is printed
+  for instruction samples only; event names come from the file's event_desc,
+  else perf's "unknown attr type: N"; an address with two symbols
   is named by ptkit's choice (perf: a non-weak one; labels only in .text).
   As perf, a branch's addr is shown by default, after -F changes only for
   -F +flags.

@@ -343,8 +343,27 @@ export function scriptSink(
     power(w, "cbr", cbrText(ev.ratio, ctx.tscHz, ctx.maxNonTurbo), names, ev);
   };
 
+  // perf's instruction sample: flags, addr (0, or a taken branch's target) before the ip.
+  let heldInsn: { head: string; tail: string; flags: string } | undefined;
+  const insnLine = (head: string, tail: string, flags: string, toHi: number, toLo: number) => {
+    let line = head;
+    if (show.flags) line += `  ${flags.padEnd(22)}`;
+    if (show.addr) line += hexText(toHi, toLo).padStart(16);
+    out.text(line);
+    out.text(tail);
+    out.byte(0x0a);
+  };
+  const flushInsn = () => {
+    if (!heldInsn) return;
+    insnLine(heldInsn.head, heldInsn.tail, heldInsn.flags, 0, 0);
+    heldInsn = undefined;
+  };
+
   return {
-    finish: () => release(0, 0),
+    finish: () => {
+      flushInsn();
+      release(0, 0);
+    },
     status: (w, ev, _offset, names) => {
       if (ev.psbOffset >= 0) {
         // perf gives the PSB its first sync finds the offset it scanned from (0).
@@ -355,6 +374,7 @@ export function scriptSink(
     },
     insn: (w, insn, names) => {
       if (held.length > 0) release(0, 0);
+      flushInsn();
       if (!itrace.insn || ++insnCount < itrace.period) return;
       insnCount = 0;
       const h = headOf(w, w.tscHi, w.tscLo);
@@ -362,21 +382,23 @@ export function scriptSink(
       let line = h;
       if (show.period) line += `${insnPeriod} `;
       if (show.event) line += `${insnName}: `;
-      // An instruction's flags are its branch's (perf: also "tr end  ..." where tracing stopped there: not known here).
-      if (show.flags) line += `  ${(branchFlags(insn.iclass, insn.insnClass) ?? "").padEnd(22)}`;
-      out.text(line);
-      // perf prints an instruction sample's addr (0) before its ip.
-      if (show.addr) out.text("               0");
-      if (show.ip) {
-        out.byte(0x20);
-        out.hex64(insn.ipHi, insn.ipLo, 16, 0x20);
-        if (names) out.text(symText(names, w.pid, insn.ipHi, insn.ipLo));
-      }
-      if (show.insnlen) out.text(` ilen: ${insn.size}`);
-      out.byte(0x0a);
+      let tail = "";
+      if (show.ip)
+        tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
+      if (show.insnlen) tail += ` ilen: ${insn.size}`;
+      const flags = branchFlags(insn.iclass, insn.insnClass);
+      // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
+      if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
+      else insnLine(line, tail, flags ?? "", 0, 0);
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
+      if (heldInsn) {
+        const { head: h, tail, flags: own } = heldInsn;
+        heldInsn = undefined;
+        // A conditional branch not taken has no target.
+        insnLine(h, tail, flags.startsWith("tr end") ? flags : own, th, tl);
+      }
       if (held.length > 0) {
         if (flags.startsWith("tr strt")) release(th, tl);
         else release(0, 0);
@@ -430,6 +452,7 @@ export function scriptSink(
       }
     },
     error: (w, offset, message) => {
+      flushInsn();
       if (held.length > 0) release(0, 0);
       // A decode error ends perf's trace: the thread stacks start afresh.
       stacks.clear();

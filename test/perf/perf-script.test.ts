@@ -271,6 +271,8 @@ describe("perf script's lines on the HASE captures", () => {
       // (a NOTYPE label in .init; perf names labels in text sections only).
       if (run.includes("loopy"))
         sets.push(
+          // Instruction samples: a branch's flags (tr end too) and target as perf gives them.
+          ["--itrace=i1ib", "-F", "ip,addr,flags,event"],
           ["--itrace=c", "-F", "+flags"],
           ["--itrace=c", "-F", "+flags,+pid"],
           ["--itrace=c", "-F", "-cpu"],
