@@ -85,6 +85,9 @@ export function eventNameWidth(events: readonly PerfEvent[], itrace: Itrace, mod
   return Math.max(0, ...names.map((n) => n.length));
 }
 
+/** Return addresses kept per thread for callindent. */
+const MAX_DEPTH = 1 << 16;
+
 /** A thread's call stack as perf's thread_stack keeps it: return addresses. */
 interface ThreadStack {
   hi: number[];
@@ -213,6 +216,13 @@ export function scriptSink(
       const rh = async ? fh : (w.fallHi ?? 0);
       const rl = async ? fl : (w.fallLo ?? 0);
       if (rh === th && rl === tl) return s.hi.length;
+      // Bounded memory whatever the trace: calls that never return (a hostile or
+      // corrupt trace) drop the oldest half beyond MAX_DEPTH (perf keeps them all).
+      if (s.hi.length >= MAX_DEPTH) {
+        s.hi.splice(0, MAX_DEPTH / 2);
+        s.lo.splice(0, MAX_DEPTH / 2);
+        s.traceEnd.splice(0, MAX_DEPTH / 2);
+      }
       s.hi.push(rh);
       s.lo.push(rl);
       s.traceEnd.push(flags.startsWith("tr end"));
