@@ -103,6 +103,8 @@ script's lines instead of its own):
   is named by ptkit's choice (perf: a non-weak one; labels only in .text).
   As perf, a branch's addr is shown by default, after -F changes only for
   -F +flags.
+  Only Intel PT's samples are printed: SAMPLE records of other events in the
+  file (cycles, ...) are not, nor perf's lines for ptwrite or transactions.
 
 analysis outputs (as ptkit flow writes them; any number at once):
   --timeline <file>      function-call timeline as Chrome trace-event JSON for
