@@ -86,6 +86,8 @@ async function decode(): Promise<void> {
     const m = e.data;
     if (m.kind === "progress") {
       progress.value = m.total > 0 ? m.done / m.total : 0;
+      if (m.done >= m.total)
+        setStatus(`Decoded the trace of ${perfData.name}; writing the outputs and tables…`);
       return;
     }
     progress.hidden = true;
@@ -228,13 +230,16 @@ function showDownloads(a: PerfAnswers): void {
   const items = (Object.keys(ANSWER_FILES) as Array<keyof typeof ANSWER_FILES>).flatMap((key) => {
     const bytes = a.files[key];
     if (bytes === undefined) return [];
-    const url = URL.createObjectURL(new Blob([bytes as BlobPart]));
-    urls.push(url);
+    // The file's Blob (a copy) is made when the link is first clicked, not for every result shown.
+    const link = el("a", ANSWER_FILES[key], { href: "#", download: ANSWER_FILES[key] });
+    link.addEventListener("click", () => {
+      if (link.getAttribute("href") !== "#") return;
+      const url = URL.createObjectURL(new Blob([bytes as BlobPart]));
+      urls.push(url);
+      link.href = url;
+    });
     const li = el("li");
-    li.append(
-      el("a", ANSWER_FILES[key], { href: url, download: ANSWER_FILES[key] }),
-      ` (${size(bytes.length)})`,
-    );
+    li.append(link, ` (${size(bytes.length)})`);
     return [li];
   });
   $("downloads").replaceChildren(...items);

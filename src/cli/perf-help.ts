@@ -1,5 +1,6 @@
 /** `ptkit perf --help`. */
 export const PERF_HELP = `usage: ptkit perf [<options>] <perf.data>
+       ptkit perf [-i <perf.data>] [--itrace=<opts>] [-F <fields>] ...
 
 Decode the Intel PT of a perf.data file (perf record -e intel_pt//) like
 perf script --itrace, from the file alone: each process's code comes from the
@@ -59,6 +60,51 @@ options:
                          instruction is printed (the block decoder, 4-5 times
                          faster, gives the same output).
   -h, --help             this text.
+
+perf script's options (perf 6.1's meaning; with any of -i, --itrace, -F,
+--call-trace, --call-ret-trace, or no file at all, ptkit perf prints perf
+script's lines instead of its own):
+  -i, --input <file>     the perf.data file (default ./perf.data).
+  --itrace[=<opts>]      which samples: i<n>i an instruction sample every n
+                         instructions (i0ns: every one), b all branches, c
+                         calls (and trace ends), r returns (and trace begins),
+                         e errors (in ptkit's [offset: message] form), p power
+                         events (psb and cbr lines), s<n> skip the first n
+                         samples; x, w, d, g, l, o, I, q, Z accepted with a
+                         note (their events are not printed).
+                         Without it, perf script's default: calls and errors
+                         (ce, with p, x, w). Periods in time (i100us, perf's
+                         default for a bare i) are refused: ptkit counts
+                         instructions, not time.
+  -F, --fields <list>    perf script's fields: comm, tid, pid, time, cpu,
+                         event, period, flags, callindent, ip, sym, symoff,
+                         dso, addr, insnlen, synth (insn, srcline and others
+                         of perf's: accepted, not printed, with a note for
+                         insn and srcline); +field/-field change the defaults
+                         (comm,tid,cpu,time,period,event,ip,sym,symoff,dso,
+                         addr), hw:<list> sets those of the samples only.
+                         Layout as perf script 6.1 prints it, byte for byte.
+  --call-trace           --itrace=cewp -F -ip,-addr,-event,-period,+callindent
+                         --ns, dsos padded to 50 columns (as perf).
+  --call-ret-trace       the same with returns (crewp) and +flags.
+  --ns                   times with 9 decimals (else perf's 6).
+  -C, --cpu <list>       only these CPUs' streams (0,2-3).
+  --pid, --tid <list>    only samples of these processes / threads.
+  --comm <list>          only samples of threads of these names.
+  --time <start>,<stop>  only between these perf times (seconds, either may be
+                         empty), as --time-range.
+  Unknown options are reported as perf does (exit status 129).
+  Where ptkit and perf script differ (measured on a 5 M instruction perf.data):
+  a branch's time can be one timing packet off (a psb line then comes before
+  the branch instead of after) where ptkit's decoder reads a TNT packet ahead
+  (0.6% of the --call-ret-trace lines, 1% of --itrace=be); insnlen is printed
+  for instruction samples only; event names come from the file's event_desc,
+  else perf's "unknown attr type: N"; an address with two symbols
+  is named by ptkit's choice (perf: a non-weak one; labels only in .text).
+  As perf, a branch's addr is shown by default, after -F changes only for
+  -F +flags.
+  Only Intel PT's samples are printed: SAMPLE records of other events in the
+  file (cycles, ...) are not, nor perf's lines for ptwrite or transactions.
 
 analysis outputs (as ptkit flow writes them; any number at once):
   --timeline <file>      function-call timeline as Chrome trace-event JSON for
@@ -120,6 +166,8 @@ examples:
   ptkit perf -q --timeline calls.json --folded stacks.folded perf.data
   ptkit perf -q --timeline calls.json --latency latency.json perf.data
   ptkit perf -q --db results.duckdb perf.data
+  ptkit perf --itrace=cr -F tid,ip,sym,symoff,addr,flags -i perf.data
+  ptkit perf --call-trace --pid 1234 --time 4711.2,4711.5
   ptkit perf -q --vmlinux vmlinux --folded t.folded --folded-weight time \\
              perf.data
 `;

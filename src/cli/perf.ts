@@ -11,6 +11,7 @@ import { ioErrorText, openError } from "../session/file-kind.js";
 import type { SessionIo } from "../session/io.js";
 import { takeAnalysisOptions } from "../session/perf-analysis.js";
 import { lookupDirWarnings } from "../session/perf-checks.js";
+import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../session/perf-script-options.js";
 import { decodePerf, type PerfInternals, type PerfOptions } from "../session/perf-session.js";
 import { loadDemangler } from "./demangle-loader.js";
 import { fileSource } from "./node-source.js";
@@ -45,14 +46,19 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-function parse(argv: readonly string[], home: string | undefined): PerfArgs | "help" | string {
-  const taken = takeAnalysisOptions(argv);
+function parse(
+  argv: readonly string[],
+  home: string | undefined,
+): PerfArgs | "help" | string | UnknownOption {
+  const script = takePerfScriptOptions(argv);
+  if (typeof script === "string") return script;
+  const taken = takeAnalysisOptions(script.rest);
   if (typeof taken === "string") return taken;
   let p: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
   try {
     p = parseArgs({ args: taken.rest, options: OPTIONS, allowPositionals: true });
   } catch (e) {
-    return (e as Error).message;
+    return unknownOption(e) ?? (e as Error).message;
   }
   const v = p.values;
   if (v.help) return "help";
@@ -66,7 +72,13 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   if (typeof tid === "string") return tid;
   const range = v["time-range"]?.split(",");
   if (range && range.length !== 2) return `--time-range: want <from>,<to>: ${v["time-range"]}.`;
-  if (p.positionals.length !== 1) return "expected exactly one perf.data file.";
+  // perf script reads ./perf.data unless told otherwise (-i, or ptkit's positional file).
+  const s = script.options;
+  if (p.positionals.length > 1 || (p.positionals.length === 1 && s.input !== undefined))
+    return "expected exactly one perf.data file.";
+  if (p.positionals.length === 0) s.active = true;
+  if (s.active && (v.branches || v.calls || v.jsonl))
+    return "--branches, --calls and --jsonl are ptkit's own outputs: not with perf script's options (-i, --itrace, -F, --call-trace).";
   // --sym names branch addresses; instructions are printed as addresses alone (as perf script --itrace=i).
   if (v.sym && !v.branches && !v.calls) return "--sym needs --branches or --calls.";
   const dirs: Array<[string, string]> = [];
@@ -74,7 +86,7 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
   else if (v.sysroot !== undefined) dirs.push(["--sysroot", v.sysroot]);
   if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
   return {
-    file: p.positionals[0]!,
+    file: p.positionals[0] ?? s.input ?? "perf.data",
     elfs: v.elf ?? [],
     symfs: v.symfs ?? v.sysroot,
     buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
@@ -82,7 +94,8 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     kernel: [...(v.kcore ?? []), ...(v.vmlinux ?? [])],
     cpu,
     tid,
-    range: range as [string, string] | undefined,
+    range: (range as [string, string] | undefined) ?? s.time,
+    rangeGiven: range !== undefined,
     // Quiet: errors only (as ptxed --quiet).
     show: v.quiet ? "errors" : v.branches ? "branches" : v.calls ? "calls" : "insn",
     jsonl: v.jsonl === true,
@@ -91,7 +104,21 @@ function parse(argv: readonly string[], home: string | undefined): PerfArgs | "h
     quiet: v.quiet === true,
     insnDecoder: v["insn-decoder"] === true,
     analysis: taken.options,
+    script: s,
   };
+}
+
+/** An option neither ptkit nor perf script knows: perf's message (perf then prints its usage and exits 129). */
+interface UnknownOption {
+  unknown: string;
+}
+
+function unknownOption(e: unknown): UnknownOption | undefined {
+  if ((e as NodeJS.ErrnoException).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const option = /'(-[^']*)'/.exec((e as Error).message)?.[1] ?? "";
+  const long = option.startsWith("--");
+  const name = long ? option.slice(2).split("=")[0] : option.slice(1, 2);
+  return { unknown: `  Error: unknown ${long ? "option" : "switch"} \`${name}'` };
 }
 
 /** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
@@ -106,6 +133,10 @@ export function runPerf(
   if (args === "help") {
     io.stdout(PERF_HELP);
     return 0;
+  }
+  if (typeof args === "object" && "unknown" in args) {
+    io.stderr(`${args.unknown}\n${PERF_SCRIPT_USAGE}`);
+    return 129;
   }
   if (typeof args === "string") {
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);

@@ -29,6 +29,7 @@ export function fastPathFits(s: StreamContext): boolean {
   const c = s.config;
   return (
     s.decoder === "block" &&
+    !s.branchTimes &&
     s.range === undefined &&
     s.tid === undefined &&
     s.gaps.length === 0 &&

@@ -17,6 +17,7 @@ import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
 import type { SessionIo } from "./io.js";
+import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 
 export interface LookupOptions {
@@ -25,6 +26,8 @@ export interface LookupOptions {
   symfs: string | undefined;
   /** The build-id cache root (~/.debug). */
   buildIdDir: string | undefined;
+  /** Where debug files are looked for (perf's /usr/lib/debug: see perf-debug-files.ts); none: not looked for. */
+  debugRoot?: string;
 }
 
 const baseName = (p: string) => p.slice(p.lastIndexOf("/") + 1);
@@ -94,14 +97,38 @@ export class BinaryFinder {
       elf = parsed instanceof ElfError ? undefined : parsed;
       this.elfs.set(path, elf);
     }
+    // The names from a debug file when there is one (perf's order), the code's layout from the binary.
+    const named = elf && this.debugFile(path);
     const at = Number(pgoff);
     const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
     if (!elf || !seg) return undefined;
     const vaddr = ((BigInt(seg.vaddrHi) << 32n) | BigInt(seg.vaddrLo)) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
     const key = `${bias.toString(16)}:${path}`;
-    if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(elf, { name: path, bias }));
+    if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
     return this.tables.get(key);
+  }
+
+  private readonly debugFiles = new Map<string, ElfFile | undefined>();
+
+  /** The debug file with `path`'s symbols (see perf-debug-files.ts), once per path. */
+  private debugFile(path: string): ElfFile | undefined {
+    if (this.debugFiles.has(path)) return this.debugFiles.get(path);
+    let found: ElfFile | undefined;
+    const { debugRoot, symfs, buildIdDir } = this.options;
+    if (debugRoot !== undefined) {
+      const id = this.buildIds.get(path);
+      for (const c of debugFileCandidates(path, id, { root: debugRoot, symfs, buildIdDir })) {
+        try {
+          found = asDebugFile(this.io.readFile(c), id);
+        } catch {
+          // not there: the next place
+        }
+        if (found) break;
+      }
+    }
+    this.debugFiles.set(path, found);
+    return found;
   }
 }
 
@@ -147,10 +174,24 @@ export class ProcessImages {
    * nothing but the text.
    */
   symbol(pid: number, hi: number, lo: number): string {
+    this.parts(pid, hi, lo);
     const h = this.symbolHit;
-    const sym = this.symbolizer(pid).lookup(hi, lo, h) ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
+    const sym = this.partSym ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
+    return `${sym} (${this.partDso ?? "[unknown]"})`;
+  }
+
+  /** Whether the last {@link parts} found a symbol (then in {@link symbolHit}). */
+  partSym = false;
+  /** The file the last {@link parts} found the address in. */
+  partDso: string | undefined;
+
+  /** Look hi:lo up in process pid: {@link partSym} (with {@link symbolHit}) and {@link partDso}. */
+  parts(pid: number, hi: number, lo: number): SymbolHit {
+    const h = this.symbolHit;
+    this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
-    return `${sym} (${found ? this.imageHit.section!.name : "[unknown]"})`;
+    this.partDso = found ? this.imageHit.section!.name : undefined;
+    return h;
   }
 
   private symbolizer(pid: number): Symbolizer {

@@ -43,11 +43,15 @@ import type { SessionIo } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
 import { cpuProblem, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
+import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
 import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
+import { ScriptComms } from "./perf-script-comms.js";
+import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
+import type { PerfScriptOptions } from "./perf-script-options.js";
 import {
   blockDecoderConfig,
   interleave,
@@ -78,6 +82,10 @@ export interface PerfOptions {
   /** --insn-decoder: the instruction decoder even where no instruction is printed. */
   insnDecoder: boolean;
   analysis: AnalysisOptions;
+  /** perf script's options (perf-script-options.ts); `active`: print perf script's lines. Absent: ptkit's own outputs. */
+  script?: PerfScriptOptions;
+  /** Whether --time-range (not perf's --time) gave the range. */
+  rangeGiven?: boolean;
 }
 
 /** Settings for tests and other commands. */
@@ -88,6 +96,8 @@ export interface PerfInternals {
   streams?: readonly number[];
   /** Record the shard tables' data here (`ptkit shard run`, `ptkit perf --db`). */
   tables?: TablesOut;
+  /** perf's debug-file directory (default /usr/lib/debug): tests give their own. */
+  debugRoot?: string;
   /** Filled with the binaries that could not be found: path -> addresses that needed it. */
   missing?: Map<string, number>;
   /** Told how much of the selected streams' trace has been read: bytes read, bytes in all. */
@@ -119,28 +129,40 @@ export function decodePerf(
   let info: AuxtraceInfo | undefined;
   const analyse = wantsAnalysis(args.analysis);
   const threads = new ThreadNames();
+  const script = args.script?.active ? args.script : undefined;
+  const comms = new ScriptComms();
   while (reader.next(rec)) {
     if (rec.type === RecordType.AuxtraceInfo) info = parseAuxtraceInfo(rec.bytes) ?? info;
     else if (analyse) threads.record(rec);
+    if (script) comms.record(rec, reader);
   }
+  for (const note of script?.notes ?? []) io.stderr(`ptkit perf: note: ${note}.\n`);
   const tasks = readTasks(reader);
   for (const p of tasks.problems)
     io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
-    io.stderr(`ptkit perf: --time-range: ${range}\n`);
+    io.stderr(`ptkit perf: ${args.script?.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);
     return 1;
   }
   const snapshot = info?.intelPt?.snapshotMode === 1n;
   const allStreams = auxStreams(source, auxtraceBuffers(reader), snapshot);
   const selectsNothing =
     (args.cpu === undefined ? undefined : cpuProblem(args.file, args.cpu, allStreams)) ??
+    // A CPU list selects nothing only when none of its CPUs has a trace.
+    (args.script?.cpus?.every((c) => cpuProblem(args.file, c, allStreams) !== undefined)
+      ? cpuProblem(args.file, args.script.cpus[0]!, allStreams)
+      : undefined) ??
     (args.tid === undefined ? undefined : tidProblem(args.file, args.tid, tasks, allStreams));
   if (selectsNothing !== undefined) {
     io.stderr(`ptkit perf: ${selectsNothing}\n`);
     return 1;
   }
-  const finder = new BinaryFinder(io, args, tasks.buildIds);
+  const finder = new BinaryFinder(
+    io,
+    { ...args, debugRoot: internal.debugRoot ?? DEBUG_ROOT },
+    tasks.buildIds,
+  );
   const recorded = tasks.changes.flatMap((c) => (c.kind === "mmap" ? [c.path] : []));
   const kernel = new Image("kernel");
   const warn = (w: string) => io.stderr(`ptkit perf: ${w}\n`);
@@ -149,7 +171,7 @@ export function decodePerf(
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
-  const wantSymbols = args.symbols || analyse;
+  const wantSymbols = args.symbols || analyse || script !== undefined;
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {
@@ -174,9 +196,22 @@ export function decodePerf(
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
-  if (range || wantsTime(args.analysis)) config.enableTickEvents = true;
-  const printed =
-    args.jsonl && !args.quiet
+  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
+  const scriptOut = script
+    ? perfScriptSink(
+        out,
+        script,
+        reader,
+        info,
+        tasks.conversion,
+        comms,
+        (text) => warn(`note: ${text}.`),
+        config.nomFreq,
+      )
+    : undefined;
+  const printed = scriptOut
+    ? scriptOut
+    : args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
   let analysis: PerfAnalysis | undefined;
@@ -199,8 +234,10 @@ export function decodePerf(
   }
   analysis = opened;
   // Blocks, unless instructions are listed.
-  const decoder: PerfDecoder = args.show === "insn" || args.insnDecoder ? "insn" : "block";
-  const streamConfig = decoder === "block" ? blockDecoderConfig(config, args.show === "branches") : config;
+  const decoder: PerfDecoder =
+    (script ? script.itrace.insn : args.show === "insn") || args.insnDecoder ? "insn" : "block";
+  const jumps = script ? script.itrace.allBranches : args.show === "branches";
+  const streamConfig = decoder === "block" ? blockDecoderConfig(config, jumps) : config;
   const needed = internal.missing ?? new Map<string, number>();
   const imagesBefore = internal.images?.length ?? 0;
   const processImages = (p: ProcessImages) => {
@@ -218,6 +255,7 @@ export function decodePerf(
     for (const s of allStreams) {
       if (internal.streams !== undefined && !internal.streams.includes(s.idx)) continue;
       if (args.cpu !== undefined && !s.cpus.includes(args.cpu)) continue;
+      if (args.script?.cpus && !s.cpus.some((c) => args.script!.cpus!.includes(c))) continue;
       const cpu = s.cpus[0] ?? -1;
       const perThread = cpu < 0;
       if (perThread && args.tid !== undefined && !s.tids.includes(args.tid)) continue;
@@ -225,13 +263,14 @@ export function decodePerf(
         // Printed by the decode before.
       } else if (args.jsonl && !args.quiet)
         out.line(`{"type":"stream","idx":${s.idx},"cpu":${cpu},"bytes":${s.size}}`);
-      else if (args.show === "insn")
+      else if (args.show === "insn" && !script)
         out.line(`[stream idx ${s.idx} cpu ${s.cpus.join(",")} tid ${s.tids.join(",")}: ${s.size} bytes]`);
       const where = startOf(tasks, cpu, s.tids[0] ?? -1);
       where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
       streams.push({
         trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
         config: streamConfig,
+        branchTimes: script !== undefined,
         decoder,
         images: processImages(
           new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
@@ -258,7 +297,8 @@ export function decodePerf(
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
     // The call-stack outputs or --calls alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
-    const one = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
+    const one =
+      streams.length === 1 && !args.jsonl && !script && !internal.generalDecode ? streams[0]! : undefined;
     if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
       const fast = fastPerfStream(one, analysis);
       internal.onFastPath?.(fast);
@@ -287,6 +327,7 @@ export function decodePerf(
   } finally {
     // Even when the file cannot be read on: the outputs are complete up to there.
     finished = analysis?.finish();
+    scriptOut?.finish();
   }
   for (const [name, n] of needed)
     warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
@@ -326,6 +367,45 @@ class TraceProgress {
       },
     };
   }
+}
+
+/** perf script's lines (-F, --itrace): the event names as perf gives them for this file. */
+function perfScriptSink(
+  out: ByteLines,
+  script: PerfScriptOptions,
+  reader: PerfDataReader,
+  info: AuxtraceInfo | undefined,
+  conv: TscConversion | undefined,
+  comms: ScriptComms,
+  note: (text: string) => void,
+  maxNonTurbo: number,
+) {
+  const pt = reader.events.find(
+    (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
+  );
+  const modifier = eventModifier(pt ?? reader.events[0]);
+  return scriptSink(out, script.itrace, script.fields, {
+    conv,
+    comms,
+    modifier,
+    nameWidth: eventNameWidth(reader.events, script.itrace, modifier),
+    ns: script.ns,
+    padDso: script.padDso,
+    pids: script.pids,
+    tids: script.tids,
+    comms_: script.comms,
+    note,
+    tscHz: tscHz(conv),
+    maxNonTurbo,
+  });
+}
+
+/** TSC ticks per second by perf's conversion (perf's intel_pt_ns_to_ticks of 1 s), 0 without one. */
+function tscHz(conv: TscConversion | undefined): number {
+  if (!conv || conv.timeMult === 0n) return 0;
+  const s = 1_000_000_000n;
+  const shift = BigInt(conv.timeShift);
+  return Number(((s / conv.timeMult) << shift) + ((s % conv.timeMult) << shift) / conv.timeMult);
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */

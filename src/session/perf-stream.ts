@@ -14,6 +14,7 @@
  * branches from each block's last instruction, which is its only branch when blocks
  * end at calls and jumps ({@link blockDecoderConfig}).
  */
+import type { SymbolHit } from "../analysis/index.js";
 import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
 import { Block, BlockDecoder, classify, FlowClass, Insn, InsnDecoder } from "../flow/index.js";
 import type { Image } from "../image/index.js";
@@ -34,11 +35,18 @@ export interface PerfWhere {
   tscHi: number;
   tscLo: number;
   inRange: boolean;
+  /** The address after the instruction of the branch last handed to {@link PerfSink.branch} (a call's return address). */
+  fallHi?: number;
+  fallLo?: number;
+  /** The TSC when that branch's instruction ran (the sink hears of it when the next instruction shows where it went). */
+  branchTscHi?: number;
+  branchTscLo?: number;
 }
 
 export interface PerfSink {
   /** An instruction (instruction decoder). */
-  insn(where: PerfWhere, insn: Insn): void;
+  /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
+  insn(where: PerfWhere, insn: Insn, names?: AddressNames): void;
   /**
    * A block of instructions in `image` (block decoder), not empty; `lastClass` is the
    * {@link FlowClass} of its last instruction (a call is always last: see {@link blockDecoderConfig}).
@@ -57,10 +65,13 @@ export interface PerfSink {
     toLo: number,
     names: AddressNames,
   ): void;
-  event(where: PerfWhere, ev: PtEvent, offset: number): void;
+  /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
+  event(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   error(where: PerfWhere, offset: number, message: string): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+  /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
+  status?(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   /**
    * The stream's time passed the end of --time-range (TSC toHi:toLo) with its thread
    * in the range: what came last in the range ran until then at most.
@@ -71,6 +82,10 @@ export interface PerfSink {
 /** Names addresses of a process: `name+0xoff (dso)` as perf script prints them. */
 export interface AddressNames {
   symbol(pid: number, hi: number, lo: number): string;
+  /** Look hi:lo up: the symbol when {@link partSym} (in the hit returned), the file it is in as {@link partDso}. */
+  parts(pid: number, hi: number, lo: number): SymbolHit;
+  readonly partSym: boolean;
+  readonly partDso: string | undefined;
 }
 
 /** Which part of the time line is shown: TSC bounds as halves (inclusive). */
@@ -135,6 +150,12 @@ export interface StreamContext {
   /** The decoder's configuration (for the block decoder, see {@link blockDecoderConfig}). */
   config: DecoderConfig;
   decoder: PerfDecoder;
+  /**
+   * Time each branch as perf does (PerfWhere.branchTsc): a direct call or jump by the
+   * time it ran, a branch that takes a packet (TIP, TNT) by that packet's time. Costs
+   * a decode of the block decoder's calls and jumps.
+   */
+  branchTimes?: boolean;
   images: ProcessImages;
   /** This stream's CPU's switches (per-thread streams: none), in time order. */
   switches: Timed<CpuSwitch>[];
@@ -180,6 +201,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let fromLo = 0;
   let fallHi = 0;
   let fallLo = 0;
+  let leftHi = 0;
+  let leftLo = 0;
+  // The branch is a direct call or jump (branchTimes): no packet, it happened at
+  // leftHi:leftLo; the others take their time from their packet, seen by the next instruction.
+  let leftDirect = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -227,6 +253,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     )
       branchClass = 0;
     // Ticks (with --time-range) only move time on.
+    // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
+    if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
@@ -235,7 +263,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // when its destination is not traced).
     if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
       arrive(pending, ev.fromHi, ev.fromLo);
-    sink.event(where, ev, dec.offset);
+    sink.event(where, ev, dec.offset, images);
+    // The branches the event makes happen at its time.
+    where.branchTscHi = where.tscHi;
+    where.branchTscLo = where.tscLo;
     if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
     else if (ev.type === EventType.AsyncBranch) {
       if (ev.ipSuppressed) sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
@@ -295,8 +326,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
 
   // The branch the last instruction (of FlowClass `fclass`, 0: none) took, if it did: execution went on at hi:lo.
   function arrive(fclass: number, hi: number, lo: number): void {
-    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo))
+    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
+      where.fallHi = fallHi;
+      where.fallLo = fallLo;
+      where.branchTscHi = leftDirect ? leftHi : where.tscHi;
+      where.branchTscLo = leftDirect ? leftLo : where.tscLo;
       sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
+    }
   }
 
   // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`).
@@ -306,6 +342,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     branchName = name ?? "";
     fromHi = hi;
     fromLo = lo;
+    leftHi = where.tscHi;
+    leftLo = where.tscLo;
+    leftDirect = iclass === InsnClass.Call || iclass === InsnClass.Jump;
     fallLo = (lo + size) >>> 0;
     fallHi = fallLo < size ? (hi + 1) >>> 0 : hi;
   }
@@ -321,7 +360,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
     if (where.inRange) {
       arrive(branchClass, insn.ipHi, insn.ipLo);
-      sink.insn(where, insn);
+      sink.insn(where, insn, images);
     }
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
     return status;
@@ -366,7 +405,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     let iclass: number = InsnClass.Other;
-    if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
+    if (
+      fclass === FlowClass.FarCall ||
+      fclass === FlowClass.FarReturn ||
+      (s.branchTimes && (fclass === FlowClass.Call || fclass === FlowClass.Jump))
+    ) {
       const w = walker!;
       w.use(d.image);
       if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0)

@@ -40,7 +40,7 @@ describe("ptkit perf", () => {
   test("--help, and bad arguments", () => {
     assert.match(run(["--help"]).out, /^usage: ptkit perf \[<options>\] <perf.data>[\s\S]*examples:/);
     assert.equal(run([]).code, 1);
-    assert.match(run(["--cpu", "x", "f"]).err, /--cpu: bad argument: x/);
+    assert.match(run(["--cpu", "x", "f"]).err, /--cpu: bad list: x \(want e.g. 0,2-3\)/);
   });
 
   for (const [perfData, elf, ref] of CASES) {

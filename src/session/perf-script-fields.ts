@@ -1,0 +1,489 @@
+/**
+ * perf script's sample lines for `ptkit perf` with perf's options (-F fields,
+ * --itrace, --call-trace): a {@link PerfSink} that prints each branch and
+ * instruction sample in perf script 6.1's layout, learnt by running it: comm
+ * right-aligned in 16 columns, tid `%5d` (pid/tid `%5d/%-5d`), cpu `[%03d]`, time
+ * `%5u.%06u:` (`--ns`: 9 digits), period `%10u`, the event name right-aligned to the
+ * longest event name of the session, flags left-aligned in 22 columns after two
+ * spaces, addresses `%16x`, `sym+0xoff`, `(dso)`, callindent (perf's thread stack:
+ * 4 columns per call, names padded to a width that changes only now and then).
+ */
+
+import { EventType, type PtEvent } from "../event/index.js";
+import type { PerfEvent, TscConversion } from "../perf/index.js";
+import { tscToPerfTime } from "../perf/index.js";
+import type { ByteLines } from "./byte-lines.js";
+import type { ScriptComms } from "./perf-script-comms.js";
+import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
+import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
+
+// perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
+// ASYNC or TRACE_END; r: RETURN or TRACE_BEGIN) and what it does to the thread stack.
+const CALL_FLAGS = /^(call|syscall|int|hw int|tr end)/;
+const RETURN_FLAGS = /^(return|sysret|iret|tr strt)/;
+const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr end {2}int)/;
+const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
+
+/** What the sink needs besides the options. */
+export interface ScriptContext {
+  conv: TscConversion | undefined;
+  comms: ScriptComms;
+  /** perf's event names of the session: the Intel PT event's modifiers and the names' width. */
+  modifier: string;
+  nameWidth: number;
+  ns: boolean;
+  padDso: number;
+  pids: number[] | undefined;
+  tids: number[] | undefined;
+  comms_: string[] | undefined;
+  /** A one-line note to the user (stderr). */
+  note: (text: string) => void;
+  /** For cbr lines: the TSC's frequency (Hz, 0: unknown) and the maximum non-turbo ratio (0: unknown). */
+  tscHz: number;
+  maxNonTurbo: number;
+}
+
+/** perf's cbr line: the core:bus ratio, the frequency it means and its share of the non-turbo maximum. */
+export function cbrText(cbr: number, tscHz: number, maxNonTurbo: number): string {
+  // perf: the ratio from the TSC's frequency when AUXTRACE_INFO has none; kHz per ratio unit rounded down.
+  const ratio = maxNonTurbo || Math.floor((tscHz + 50_000_000) / 100_000_000);
+  if (ratio === 0) return `cbr: ${cbr}`;
+  const khz = Math.floor(tscHz / ratio / 1000);
+  const mhz = Math.floor((cbr * khz + 500) / 1000);
+  const pct = Math.floor((Math.floor((cbr * 1000) / ratio) + 5) / 10);
+  return `cbr: ${cbr} freq: ${mhz} MHz (${pct}%)`;
+}
+
+/** perf's event modifier of the Intel PT event (evsel__add_modifiers): `:u`, `:k`, `:HG`, ... */
+export function eventModifier(event: PerfEvent | undefined): string {
+  if (!event) return "";
+  const set = new Set(event.attr.flagNames);
+  const ex = (n: string) => set.has(`exclude_${n}`);
+  let mod = "";
+  let guestDefault = false;
+  if (ex("user") || ex("kernel") || ex("hv")) {
+    if (!ex("kernel")) mod += "k";
+    if (!ex("user")) mod += "u";
+    if (!ex("hv")) mod += "h";
+    guestDefault = true;
+  }
+  if (ex("host") || ex("guest") === guestDefault) {
+    if (!ex("host")) mod += "H";
+    if (!ex("guest")) mod += "G";
+  }
+  return mod === "" ? "" : `:${mod}`;
+}
+
+/** The width perf gives event names: the longest name among the file's events and those --itrace adds. */
+export function eventNameWidth(events: readonly PerfEvent[], itrace: Itrace, modifier: string): number {
+  const names = events.map((e) => e.name ?? `unknown attr type: ${e.attr.type}`);
+  if (itrace.insn) names.push(`instructions${modifier}`);
+  if (itrace.branches) names.push(`branches${modifier}`);
+  if (itrace.transactions) names.push("transactions");
+  if (itrace.ptwrite) names.push("ptwrite");
+  if (itrace.power) names.push("psb", "cbr", "mwait", "pwre", "exstop", "pwrx");
+  return Math.max(0, ...names.map((n) => n.length));
+}
+
+/** Return addresses kept per thread for callindent. */
+const MAX_DEPTH = 1 << 16;
+
+/** A thread's call stack as perf's thread_stack keeps it: return addresses. */
+interface ThreadStack {
+  hi: number[];
+  lo: number[];
+  /** Pushed by a call that ended the trace (popped when tracing begins again). */
+  traceEnd: boolean[];
+}
+
+/** `finish`: after the last stream (power lines still held go out). */
+export function scriptSink(
+  out: ByteLines,
+  itrace: Itrace,
+  fields: ScriptFields,
+  ctx: ScriptContext,
+): PerfSink & { finish(): void } {
+  const f = (name: Field) => fields.hw.has(name);
+  const show = {
+    comm: f("comm"),
+    tid: f("tid"),
+    pid: f("pid"),
+    cpu: f("cpu"),
+    time: f("time"),
+    period: f("period"),
+    event: f("event"),
+    flags: f("flags"),
+    callindent: f("callindent"),
+    ip: f("ip"),
+    sym: f("sym"),
+    symoff: f("symoff"),
+    dso: f("dso"),
+    addr: f("addr"),
+    // perf shows a branch sample's addr by default (its sample_type has ADDR), not an instruction's.
+    branchAddr: f("addr") || (!fields.user && !fields.noAddr),
+    insnlen: f("insnlen"),
+  };
+  const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
+  const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
+  const insnPeriod = String(itrace.period).padStart(10);
+  let skip = itrace.skip;
+  const stacks = new Map<number, ThreadStack>();
+  let spacing = 0;
+  // The head (comm to time) changes only with the thread or the time: made again then.
+  let headWhere: PerfWhere | undefined;
+  let headPid = -2;
+  let headTid = -2;
+  let headHi = -1;
+  let headLo = -1;
+  let head = "";
+  let selected = true;
+  let insnCount = 0;
+  const noted = new Set<string>();
+
+  // (A sample's time is TSC hi:lo.)
+  const headOf = (w: PerfWhere, hi: number, lo: number): string => {
+    if (w === headWhere && w.pid === headPid && w.tid === headTid && hi === headHi && lo === headLo)
+      return head;
+    headWhere = w;
+    headPid = w.pid;
+    headTid = w.tid;
+    headHi = hi;
+    headLo = lo;
+    const ns =
+      ctx.conv && (hi !== 0 || lo !== 0)
+        ? tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), ctx.conv)
+        : 0n;
+    const comm = show.comm || ctx.comms_ ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
+    selected =
+      (ctx.pids === undefined || ctx.pids.includes(w.pid)) &&
+      (ctx.tids === undefined || ctx.tids.includes(w.tid)) &&
+      (ctx.comms_ === undefined || ctx.comms_.includes(comm));
+    let h = "";
+    if (show.comm) h += `${comm.padStart(16)} `;
+    if (show.pid && show.tid) h += `${String(w.pid).padStart(5)}/${String(w.tid).padEnd(5)} `;
+    else if (show.pid) h += `${String(w.pid).padStart(5)} `;
+    else if (show.tid) h += `${String(w.tid).padStart(5)} `;
+    if (show.cpu) h += `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
+    if (show.time) {
+      const frac = (ns % 1_000_000_000n).toString().padStart(9, "0");
+      h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.ns ? frac : frac.slice(0, 6)}: `;
+    }
+    head = h;
+    return head;
+  };
+
+  // ` sym+0xoff (dso)` of hi:lo as the fields ask.
+  const symText = (names: AddressNames, pid: number, hi: number, lo: number): string => {
+    if (!show.sym && !show.dso) return "";
+    const hit = names.parts(pid, hi, lo);
+    let s = "";
+    if (show.sym)
+      s += names.partSym ? ` ${hit.name}${show.symoff ? `+0x${hit.offset.toString(16)}` : ""}` : " [unknown]";
+    if (show.dso) s += ` (${names.partDso ?? "[unknown]"})`;
+    return s;
+  };
+
+  const stackOf = (tid: number): ThreadStack => {
+    let s = stacks.get(tid);
+    if (s === undefined) {
+      s = { hi: [], lo: [], traceEnd: [] };
+      stacks.set(tid, s);
+    }
+    return s;
+  };
+  const pop = (s: ThreadStack, hi: number, lo: number) => {
+    for (let i = s.hi.length - 1; i >= 0; i--) {
+      if (s.hi[i] === hi && s.lo[i] === lo) {
+        s.hi.length = s.lo.length = s.traceEnd.length = i;
+        return;
+      }
+    }
+  };
+  // perf's thread_stack__event for a branch: the depth of the line after it.
+  const stackEvent = (
+    w: PerfWhere,
+    flags: string,
+    fh: number,
+    fl: number,
+    th: number,
+    tl: number,
+  ): number => {
+    const s = stackOf(w.tid);
+    if (PUSHES.test(flags)) {
+      if (th === 0 && tl === 0) return s.hi.length;
+      // The return address: after the call (an asynchronous one: where it came).
+      const async = flags.startsWith("hw int") || flags.includes("async");
+      const rh = async ? fh : (w.fallHi ?? 0);
+      const rl = async ? fl : (w.fallLo ?? 0);
+      if (rh === th && rl === tl) return s.hi.length;
+      // Bounded memory whatever the trace: calls that never return (a hostile or
+      // corrupt trace) drop the oldest half beyond MAX_DEPTH (perf keeps them all).
+      if (s.hi.length >= MAX_DEPTH) {
+        s.hi.splice(0, MAX_DEPTH / 2);
+        s.lo.splice(0, MAX_DEPTH / 2);
+        s.traceEnd.splice(0, MAX_DEPTH / 2);
+      }
+      s.hi.push(rh);
+      s.lo.push(rl);
+      s.traceEnd.push(flags.startsWith("tr end"));
+    } else if (flags.startsWith("tr strt")) {
+      pop(s, th, tl);
+      while (s.traceEnd.length > 0 && s.traceEnd[s.traceEnd.length - 1]) {
+        s.hi.pop();
+        s.lo.pop();
+        s.traceEnd.pop();
+      }
+    } else if (POPS.test(flags) && (fh !== 0 || fl !== 0)) pop(s, th, tl);
+    return s.hi.length;
+  };
+
+  const callindent = (
+    w: PerfWhere,
+    names: AddressNames,
+    flags: string,
+    fh: number,
+    fl: number,
+    th: number,
+    tl: number,
+    depth: number,
+  ): string => {
+    // perf names a call (PERF_IP_FLAG_CALL) or trace begin by where it goes, the rest by where they are.
+    const isCall = PUSHES.test(flags) || flags.startsWith("tr strt");
+    const [hi, lo] = isCall ? [th, tl] : [fh, fl];
+    const hit = names.parts(w.pid, hi, lo);
+    const name = names.partSym ? hit.name : hi !== 0 || lo !== 0 ? hexText(hi, lo).padStart(16) : "";
+    const d = POPS.test(flags) ? depth + 1 : depth;
+    // perf prints nothing, not even the indent, for a call to nowhere (tracing stopped).
+    const text = name === "" ? "" : `${" ".repeat(d * 4)}${name}`;
+    const len = text.length;
+    // perf keeps the width from changing often, so that the lines line up.
+    if (len > spacing || (len > 0 && len < spacing - 52)) spacing = Math.ceil((len + 4) / 32) * 32;
+    let s = len < spacing ? text.padEnd(spacing) : text;
+    if (show.dso && !show.ip && !show.branchAddr) {
+      names.parts(w.pid, fh, fl);
+      s = `(${dsoText(names.partDso ?? "[unknown]", ctx.padDso)})\t${s}`;
+    }
+    return s;
+  };
+
+  const printed = (kind: "branch" | "insn"): boolean => {
+    if (skip > 0) {
+      skip--;
+      return false;
+    }
+    return kind === "branch" ? itrace.branches : itrace.insn;
+  };
+
+  const synth = {
+    comm: fields.synth.has("comm"),
+    event: fields.synth.has("event"),
+    flags: fields.synth.has("flags"),
+    ip: fields.synth.has("ip"),
+    sym: fields.synth.has("sym"),
+    symoff: fields.synth.has("symoff"),
+    dso: fields.synth.has("dso"),
+    synth: fields.synth.has("synth"),
+  };
+  const cbrs = new Map<number, number>();
+  // perf's power event lines (psb, cbr): the head, the name, the text padded to 34 columns, the ip.
+  // Power lines of a PSB+ with tracing off wait for the IP where tracing starts (perf
+  // shows that IP): printed at the next tr strt with its IP, or with 0 before anything else.
+  const held: Array<{ line: string; pid: number }> = [];
+  let heldNames: AddressNames | undefined;
+  const release = (hi: number, lo: number) => {
+    for (const h of held) {
+      out.text(h.line);
+      powerIp(h.pid, hi, lo, heldNames);
+    }
+    held.length = 0;
+  };
+  const powerIp = (pid: number, hi: number, lo: number, names: AddressNames | undefined) => {
+    if (synth.ip) {
+      out.byte(0x20);
+      out.hex64(hi, lo, 16, 0x20);
+      if (names && (synth.sym || synth.dso)) {
+        const hit = names.parts(pid, hi, lo);
+        if (synth.sym)
+          out.text(
+            names.partSym
+              ? ` ${hit.name}${synth.symoff ? `+0x${hit.offset.toString(16)}` : ""}`
+              : " [unknown]",
+          );
+        if (synth.dso) out.text(` (${names.partDso ?? "[unknown]"})`);
+      }
+    }
+    out.byte(0x0a);
+  };
+  // The IP of the last PSB+ (its CBR is shown there too), and the streams that had one.
+  let psbHi = 0;
+  let psbLo = 0;
+  const synced = new Set<PerfWhere>();
+  const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
+    if (!itrace.power) return;
+    const h = headOf(w, w.tscHi, w.tscLo);
+    if (!selected) return;
+    // A new PSB: what the last one held goes out as it is.
+    if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);
+    let ipHi = ev.ipHi;
+    let ipLo = ev.ipLo;
+    if (name === "psb") {
+      psbHi = ipHi;
+      psbLo = ipLo;
+    } else {
+      ipHi = psbHi;
+      ipLo = psbLo;
+    }
+    let line = h;
+    if (synth.event) line += `${name.padStart(ctx.nameWidth)}: `;
+    if (synth.flags) line += `  ${"".padEnd(22)}`;
+    // The event's own text is perf's "synth" field.
+    if (synth.synth) line += ` ${text}`.padEnd(34);
+    if (ipHi === 0 && ipLo === 0 && synth.ip) {
+      held.push({ line, pid: w.pid });
+      heldNames = names;
+      return;
+    }
+    out.text(line);
+    powerIp(w.pid, ipHi, ipLo, names);
+  };
+  // A CBR perf shows when the ratio changes (per CPU).
+  const cbr = (w: PerfWhere, ev: PtEvent, names: AddressNames | undefined) => {
+    if (cbrs.get(w.cpu) === ev.ratio) return;
+    cbrs.set(w.cpu, ev.ratio);
+    power(w, "cbr", cbrText(ev.ratio, ctx.tscHz, ctx.maxNonTurbo), names, ev);
+  };
+
+  // perf's instruction sample: flags, addr (0, or a taken branch's target) before the ip.
+  let heldInsn: { head: string; tail: string; flags: string } | undefined;
+  const insnLine = (head: string, tail: string, flags: string, toHi: number, toLo: number) => {
+    let line = head;
+    if (show.flags) line += `  ${flags.padEnd(22)}`;
+    if (show.addr) line += hexText(toHi, toLo).padStart(16);
+    out.text(line);
+    out.text(tail);
+    out.byte(0x0a);
+  };
+  const flushInsn = () => {
+    if (!heldInsn) return;
+    insnLine(heldInsn.head, heldInsn.tail, heldInsn.flags, 0, 0);
+    heldInsn = undefined;
+  };
+
+  return {
+    finish: () => {
+      flushInsn();
+      release(0, 0);
+    },
+    status: (w, ev, _offset, names) => {
+      if (ev.psbOffset >= 0) {
+        // perf gives the PSB its first sync finds the offset it scanned from (0).
+        const offset = synced.has(w) ? ev.psbOffset : 0;
+        synced.add(w);
+        power(w, "psb", `psb offs: ${offset === 0 ? "0" : `0x${offset.toString(16)}`}`, names, ev);
+      } else if (ev.type === EventType.Cbr) cbr(w, ev, names);
+    },
+    insn: (w, insn, names) => {
+      if (held.length > 0) release(0, 0);
+      flushInsn();
+      if (!itrace.insn || ++insnCount < itrace.period) return;
+      insnCount = 0;
+      const h = headOf(w, w.tscHi, w.tscLo);
+      if (!selected || !printed("insn")) return;
+      let line = h;
+      if (show.period) line += `${insnPeriod} `;
+      if (show.event) line += `${insnName}: `;
+      let tail = "";
+      if (show.ip)
+        tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
+      if (show.insnlen) tail += ` ilen: ${insn.size}`;
+      const flags = branchFlags(insn.iclass, insn.insnClass);
+      // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
+      if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
+      else insnLine(line, tail, flags ?? "", 0, 0);
+    },
+    block: () => {},
+    branch: (w, flags, fh, fl, th, tl, names) => {
+      if (heldInsn) {
+        const { head: h, tail, flags: own } = heldInsn;
+        heldInsn = undefined;
+        // A conditional branch not taken has no target.
+        insnLine(h, tail, flags.startsWith("tr end") ? flags : own, th, tl);
+      }
+      if (held.length > 0) {
+        if (flags.startsWith("tr strt")) release(th, tl);
+        else release(0, 0);
+      }
+      const depth = show.callindent ? stackEvent(w, flags, fh, fl, th, tl) : 0;
+      if (!itrace.branches) return;
+      if (
+        !itrace.allBranches &&
+        !(itrace.calls && CALL_FLAGS.test(flags)) &&
+        !(itrace.returns && RETURN_FLAGS.test(flags))
+      )
+        return;
+      const h = headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
+      if (!selected || !printed("branch")) return;
+      let line = h;
+      if (show.period) line += "         1 ";
+      if (show.event) line += `${branchName}: `;
+      if (show.flags) line += `  ${flags.padEnd(22)}`;
+      if (show.callindent) line += callindent(w, names, flags, fh, fl, th, tl, depth);
+      out.text(line);
+      if (show.ip) {
+        out.byte(0x20);
+        out.hex64(fh, fl, 16, 0x20);
+        out.text(symText(names, w.pid, fh, fl));
+      }
+      if (show.branchAddr) {
+        out.text(" => ");
+        out.hex64(th, tl, 16, 0x20);
+        out.text(symText(names, w.pid, th, tl));
+      }
+      out.byte(0x0a);
+    },
+    event: (w, ev, _offset, names) => {
+      if (ev.type === EventType.Cbr) cbr(w, ev, names);
+      // Events perf would print that ptkit does not: said once each, not left out silently.
+      const what =
+        ev.type === EventType.Ptwrite && itrace.ptwrite
+          ? "ptwrite (--itrace w)"
+          : ev.type === EventType.Tsx && itrace.transactions
+            ? "transactions (--itrace x)"
+            : (ev.type === EventType.Mwait ||
+                  ev.type === EventType.Pwre ||
+                  ev.type === EventType.Pwrx ||
+                  ev.type === EventType.Exstop) &&
+                itrace.power
+              ? "mwait, pwre, pwrx or exstop (--itrace p)"
+              : undefined;
+      if (what !== undefined && !noted.has(what)) {
+        noted.add(what);
+        ctx.note(`the trace has ${what} events: perf script prints them, ptkit perf does not`);
+      }
+    },
+    error: (w, offset, message) => {
+      flushInsn();
+      if (held.length > 0) release(0, 0);
+      // A decode error ends perf's trace: the thread stacks start afresh.
+      stacks.clear();
+      if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);
+    },
+    switched: () => {},
+  };
+}
+
+function errorTime(w: PerfWhere): string {
+  return w.tscHi || w.tscLo ? ` at tsc ${hexText(w.tscHi, w.tscLo)}` : "";
+}
+
+function hexText(hi: number, lo: number): string {
+  return hi === 0
+    ? (lo >>> 0).toString(16)
+    : `${(hi >>> 0).toString(16)}${(lo >>> 0).toString(16).padStart(8, "0")}`;
+}
+
+/** --call-trace's dso column: padded to `pad` columns; a longer name cut to one less and a space. */
+function dsoText(name: string, pad: number): string {
+  if (pad === 0) return name;
+  return name.length < pad ? name.padEnd(pad) : `${name.slice(0, pad - 1)} `;
+}

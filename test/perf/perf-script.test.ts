@@ -1,0 +1,354 @@
+/**
+ * `ptkit perf` with perf script's options (-i, --itrace, -F, --call-trace,
+ * --call-ret-trace, the filters): the options' parsing, and the exact lines perf
+ * script 6.1 prints on a generated perf.data (a loop calling f) and on the HASE
+ * captures, checked against Debian's perf where it is installed. Besides: an unknown
+ * option is reported as perf reports it (exit 129).
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { runPerf } from "../../src/cli/perf.js";
+import {
+  parseFields,
+  parseItrace,
+  parseList,
+  takePerfScriptOptions,
+} from "../../src/session/perf-script-options.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
+import { captureIo } from "../conformance/ptt.js";
+import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "./home.js";
+import { loopProgram, traceOf } from "./pt-file.js";
+
+const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
+const noPerf = perf.status === 0 ? false : "perf is not installed: compared with the expected lines only";
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-script-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const BASE = 0x400000n;
+
+/** A perfScript perf.data of `turns` turns of loopProgram (main; f at +0x10) run by pid 100 "prog" on CPU 2. */
+function loopData(turns: number): string {
+  const { code, exec } = loopProgram(BASE, turns);
+  const elf = elfWithSymbolsLayout(BASE, code, [
+    { name: "main", value: BASE, size: 0x10 },
+    { name: "f", value: BASE + 0x10n, size: 1 },
+  ]);
+  const prog = join(dir, `loop${turns}.elf`);
+  writeFileSync(prog, elf.bytes);
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "prog", TRACE_TSC - 100n, 2)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n, 2)
+    .trace(traceOf(exec), 2);
+  const data = join(dir, `loop${turns}.data`);
+  writeFileSync(data, fileMode(file.built()));
+  return data;
+}
+
+function ptkit(args: string[], cwd = dir): { status: number; out: string; err: string } {
+  const io = captureIo(cwd);
+  const status = runPerf(args, io, EMPTY_HOME);
+  return { status, out: io.out.join(""), err: io.err.join("") };
+}
+
+function ok(args: string[], cwd = dir): string {
+  const r = ptkit(args, cwd);
+  assert.equal(r.status, 0, r.err);
+  return r.out;
+}
+
+/** perf script's output. */
+function perfScript(args: string[], cwd = dir): string {
+  const r = spawnSync("perf", ["script", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, HOME: EMPTY_HOME },
+  });
+  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
+  return r.stdout;
+}
+
+describe("perf script's options", () => {
+  test("--itrace letters and periods", () => {
+    const dflt = parseItrace(undefined);
+    assert.ok(typeof dflt !== "string");
+    // perf script 6.1 without --itrace: calls (c), errors, power events, transactions, ptwrite.
+    assert.deepEqual(
+      [dflt.insn, dflt.branches, dflt.allBranches, dflt.calls, dflt.returns, dflt.errors, dflt.power],
+      [false, true, false, true, false, true, true],
+    );
+    const i = parseItrace("i100000ibe");
+    assert.ok(typeof i !== "string");
+    assert.deepEqual([i.insn, i.period, i.allBranches, i.errors], [true, 100000, true, true]);
+    const zero = parseItrace("i0ns");
+    assert.ok(typeof zero !== "string" && zero.period === 1);
+    const skip = parseItrace("crs25");
+    assert.ok(
+      typeof skip !== "string" && skip.skip === 25 && skip.calls && skip.returns && !skip.allBranches,
+    );
+    assert.match(parseItrace("i100us") as string, /--itrace=i100us: instruction periods in time .* \(i1i/);
+    assert.match(parseItrace("i") as string, /in time \(perf's default: 100us\)/);
+    assert.match(parseItrace("bk") as string, /unknown or unsupported letter 'k'/);
+    const notes = parseItrace("bdg16l");
+    assert.ok(typeof notes !== "string");
+    assert.equal(notes.notes.length, 3);
+  });
+
+  test("-F lists, +field/-field changes and hw:/synth: prefixes", () => {
+    const start = {
+      hw: new Set(["comm", "ip"] as const),
+      synth: new Set(["comm"] as const),
+      user: false,
+      noAddr: false,
+    };
+    const set = parseFields(["tid,ip,sym"], start);
+    assert.ok(typeof set !== "string");
+    assert.deepEqual([...set.hw], ["tid", "ip", "sym"]);
+    assert.equal(set.user, true);
+    const change = parseFields(["-comm,+flags,callindent"], start);
+    assert.ok(typeof change !== "string");
+    assert.deepEqual([...change.hw].sort(), ["callindent", "flags", "ip"]);
+    assert.equal(change.user, false);
+    const hw = parseFields(["hw:ip"], start);
+    assert.ok(typeof hw !== "string");
+    assert.deepEqual([[...hw.hw], [...hw.synth]], [["ip"], ["comm"]]);
+    assert.match(parseFields(["ip,bogus"], start) as string, /invalid field 'bogus'/);
+    assert.match(takePerfScriptOptions(["-F", "-sym"]) as string, /symoff without sym/);
+  });
+
+  test("CPU and thread lists; options taken out of the arguments", () => {
+    assert.deepEqual(parseList("-C", "0,2-4"), [0, 2, 3, 4]);
+    assert.match(parseList("-C", "1-x") as string, /-C: bad list/);
+    const t = takePerfScriptOptions([
+      "-i",
+      "a.data",
+      "-Fip,addr",
+      "--cpu",
+      "3",
+      "--tid",
+      "1,2",
+      "--time",
+      "5,6.5",
+      "--x",
+    ]);
+    assert.ok(typeof t !== "string");
+    // A single --cpu stays ptkit's own option; lists are perf's.
+    assert.deepEqual(t.rest, ["--cpu", "3", "--x"]);
+    assert.equal(t.options.input, "a.data");
+    assert.deepEqual(t.options.tids, [1, 2]);
+    assert.deepEqual(t.options.time, ["5.0", "6.5"]);
+    assert.equal(t.options.active, true);
+  });
+
+  test("an unknown option: perf's message and usage, exit 129", () => {
+    const long = ptkit(["--bogus", "x.data"]);
+    assert.equal(long.status, 129);
+    assert.match(long.err, /^ {2}Error: unknown option `bogus'\n\n Usage: ptkit perf/);
+    const short = ptkit(["-Q", "x.data"]);
+    assert.equal(short.status, 129);
+    assert.match(short.err, /^ {2}Error: unknown switch `Q'\n/);
+  });
+
+  test("what ptkit cannot print is said in a note, and errors name perf's option", () => {
+    const data = loopData(1);
+    const r = ptkit(["-i", data, "--itrace=c", "-F", "ip,srcline"]);
+    assert.equal(r.status, 0);
+    assert.match(r.err, /note: -F srcline is not printed by ptkit perf/);
+    const t = ptkit(["-i", data, "--time", "9,1"]);
+    assert.equal(t.status, 1);
+    assert.match(t.err, /^ptkit perf: --time: 9\.0 is after 1\.0/);
+    assert.match(ptkit(["-i", data, "-F", ",,"]).err, /-F ,,: no fields given/);
+  });
+
+  test("no file: ./perf.data, as perf script reads", () => {
+    const r = ptkit([]);
+    assert.equal(r.status, 1);
+    assert.match(r.err, /perf\.data/);
+  });
+});
+
+describe("perf script's lines on a generated perf.data", () => {
+  const data = loopData(3);
+  /** A line of -F tid,ip,sym,symoff,addr,flags. */
+  const line = (flags: string, from: bigint, to: bigint, fromSym: string, toSym: string) =>
+    `  100   ${flags.padEnd(22)} ${from.toString(16).padStart(16)} ${fromSym} => ${to.toString(16).padStart(16)} ${toSym}\n`;
+
+  test("--itrace=cr -F tid,ip,sym,symoff,addr,flags", () => {
+    const out = ok(["-i", data, "--itrace=cr", "-F", "tid,ip,sym,symoff,addr,flags"]);
+    const turn =
+      line("call", BASE + 5n, BASE + 0x10n, "main+0x5", "f+0x0") +
+      line("return", BASE + 0x10n, BASE + 0xan, "f+0x0", "main+0xa");
+    // Tracing ends at the hlt (the generator's end: a FUP and TIP.PGD).
+    const end = line("tr end  async", BASE + 0xen, 0n, "main+0xe", "[unknown]");
+    assert.equal(out, turn.repeat(3) + end);
+    if (!noPerf)
+      assert.equal(out, perfScript(["-i", data, "--itrace=cr", "-F", "tid,ip,sym,symoff,addr,flags"]));
+  });
+
+  test("--itrace=i5i -F tid,time,ip,sym --ns: every 5th instruction", () => {
+    const out = ok([data, "--itrace=i5i", "-F", "tid,time,ip,sym,insnlen", "--ns"]);
+    const lines = out.split("\n").filter((l) => l !== "");
+    // mov, then call, ret, dec, jnz per turn: the 5th is the first jnz, the 10th the third call.
+    assert.equal(lines.length, 2);
+    assert.match(lines[0]!, /^ {2}100 {4}\d+\.\d{9}: {12}40000c main ilen: 2$/);
+    assert.match(lines[1]!, /^ {2}100 {4}\d+\.\d{9}: {12}400005 main ilen: 5$/);
+    if (!noPerf)
+      assert.equal(out, perfScript(["-i", data, "--itrace=i5i", "-F", "tid,time,ip,sym,insnlen", "--ns"]));
+  });
+
+  test("--call-ret-trace: flags, (dso), the call depth and names", () => {
+    const out = ok(["-i", data, "--call-ret-trace"]);
+    const lines = out.split("\n").filter((l) => l !== "");
+    assert.equal(lines.length, 9);
+    const body = lines.map((l) => l.slice(l.indexOf(": ") + 2));
+    // The PSB+ at the start: its offset, and the core:bus ratio (37 of 37 at a TSC of 1 GHz).
+    assert.equal(body[0], `${" ".repeat(24)} psb offs: 0${" ".repeat(22)}`);
+    assert.equal(body[1], `${" ".repeat(24)} cbr: 37 freq: 1000 MHz (100%)    `);
+    body.splice(0, 2);
+    const elf = join(dir, "loop3.elf");
+    // Calls one deeper, f's name padded to 32 columns; the return at the depth of its call.
+    assert.equal(body[0], `  call                  (${elf})\t    f${" ".repeat(27)}`);
+    assert.equal(body[1], `  return                (${elf})\t    f${" ".repeat(27)}`);
+    assert.equal(body[6], `  tr end  async         (${elf})\tmain${" ".repeat(28)}`);
+    assert.match(lines[0]!, /^ {12}prog {3}100 \[002\] +\d+\.\d{9}: /);
+    if (!noPerf) assert.equal(out, perfScript(["-i", data, "--call-ret-trace"]));
+    if (!noPerf) assert.equal(ok(["-i", data, "--call-trace"]), perfScript(["-i", data, "--call-trace"]));
+  });
+
+  test("default fields (no -F, no --itrace): comm, tid, cpu, time, period, event, ip and addr with names", () => {
+    const out = ok(["-i", data]);
+    const [psb, cbr, first] = out.split("\n");
+    assert.match(
+      psb!,
+      /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {18}psb: {2}psb offs: 0 {33}400000 main\+0x0 \(.*loop3\.elf\)$/,
+    );
+    assert.match(
+      cbr!,
+      /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {18}cbr: {2}cbr: 37 freq: 1000 MHz \(100%\) {15}400000 /,
+    );
+    assert.match(
+      first!,
+      /^ {12}prog {3}100 \[002\] +\d+\.\d{6}: {10}1 {10}branches:HG: {12}400005 main\+0x5 \(.*loop3\.elf\) => {11}400010 f\+0x0 \(.*loop3\.elf\)$/,
+    );
+    if (!noPerf) assert.equal(out, perfScript(["-i", data]));
+  });
+
+  test("filters: --pid, --tid and --comm lists, -C", () => {
+    const all = ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags"]);
+    assert.equal(all.split("\n").length - 1, 7);
+    assert.equal(ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags", "--pid", "1,100"]), all);
+    assert.equal(ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags", "--comm", "prog"]), all);
+    assert.equal(ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags", "--tid", "7,8"]), "");
+    assert.equal(ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags", "--comm", "other"]), "");
+    assert.equal(ok(["-i", data, "--itrace=cr", "-F", "ip,addr,flags", "-C", "1-2"]), all);
+    const r = ptkit(["-i", data, "--itrace=cr", "-C", "0,1"]);
+    assert.equal(r.status, 1);
+    assert.match(r.err, /cpu 0/i);
+  });
+});
+
+const HASE = "real/hase";
+const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
+
+describe("perf script's lines on the HASE captures", () => {
+  for (const run of RUNS) {
+    test(run, { skip: skipUnlessCorpus(HASE, run) }, () => {
+      const cwd = corpusPath(HASE, run)!;
+      const common = ["-i", "perf.data.1", "--symfs", "binaries"];
+      const sets = [
+        ["--itrace=be", "-F", "ip,addr,flags"],
+        ["--itrace=cr", "-F", "ip,addr,flags"],
+        ["--itrace=i1i", "-F", "tid,time,ip,insnlen"],
+        ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,dso,addr,flags,period"],
+      ];
+      // Names differ on control_flow where ptkit's symbol tables choose otherwise than
+      // perf: 0x400770 is __init_tls (WEAK; perf: static_init_tls, LOCAL), 0x400158 _init
+      // (a NOTYPE label in .init; perf names labels in text sections only).
+      if (run.includes("loopy"))
+        sets.push(
+          // Instruction samples: a branch's flags (tr end too) and target as perf gives them.
+          ["--itrace=i1ib", "-F", "ip,addr,flags,event"],
+          ["--itrace=c", "-F", "+flags"],
+          ["--itrace=c", "-F", "+flags,+pid"],
+          ["--itrace=c", "-F", "-cpu"],
+          ["--call-trace"],
+          ["--call-ret-trace"],
+          ["--itrace=cr", "-F", "tid,ip,sym,symoff,addr,flags"],
+          ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,sym,dso,addr,flags,period"],
+        );
+      const outs = sets.map((s) => ok([...common, ...s], cwd));
+      // The loopy run: tracing starts at _start, stops at each syscall.
+      if (run.includes("loopy")) {
+        assert.equal(
+          outs[1]!.split("\n")[0],
+          "  tr strt                               0 =>           4000e8",
+        );
+        assert.equal(
+          outs[1]!.split("\n")[3],
+          "  tr end  syscall                  40010e =>                0",
+        );
+      }
+      if (noPerf) return;
+      for (const [k, s] of sets.entries())
+        assert.equal(outs[k], perfScript([...common, ...s], cwd), s.join(" "));
+    });
+  }
+});
+
+describe("symbol names from debug files (perf's /usr/lib/debug search)", () => {
+  const { code, exec } = loopProgram(BASE, 2);
+  const RECORDED = "/opt/app/loop";
+  const symfs = join(dir, "symfs");
+  const named = (prefix: string) =>
+    elfWithSymbolsLayout(BASE, code, [
+      { name: `${prefix}main`, value: BASE, size: 0x10 },
+      { name: `${prefix}f`, value: BASE + 0x10n, size: 1 },
+    ]);
+  // The binary's own table names main and f; the debug file's, dbg_main and dbg_f.
+  const binary = named("");
+  mkdirSync(join(symfs, "opt/app"), { recursive: true });
+  writeFileSync(join(symfs, RECORDED), binary.bytes);
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "loop", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(binary.segOffsets[0]!), RECORDED, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n)
+    .trace(traceOf(exec));
+  const data = join(dir, "debug.data");
+  writeFileSync(data, fileMode(file.built()));
+  const args = ["-i", data, "--symfs", symfs, "--itrace=c", "-F", "ip,sym,addr"];
+  const first = (out: string) => out.split("\n")[0];
+
+  test("without a debug file: the binary's names", () => {
+    assert.equal(first(ok(args)), `           400005 main =>           400010 f`);
+  });
+
+  test("<symfs>/usr/lib/debug/<path>: its names, as perf script finds them", () => {
+    const debug = join(symfs, "usr/lib/debug/opt/app");
+    mkdirSync(debug, { recursive: true });
+    writeFileSync(join(debug, "loop"), named("dbg_").bytes);
+    try {
+      const out = ok(args);
+      assert.equal(first(out), `           400005 dbg_main =>           400010 dbg_f`);
+      if (!noPerf) assert.equal(out, perfScript(args));
+    } finally {
+      rmSync(join(symfs, "usr"), { recursive: true, force: true });
+    }
+  });
+
+  test("a debug root of the test's own: <root><path>.debug before <root><path>", () => {
+    const root = join(dir, "debugroot");
+    mkdirSync(join(root, "opt/app"), { recursive: true });
+    writeFileSync(join(root, "opt/app/loop"), named("ubuntu_").bytes);
+    writeFileSync(join(root, "opt/app/loop.debug"), named("fedora_").bytes);
+    // The binary by --elf (no --symfs), the debug files under the root given.
+    const io = captureIo(dir);
+    const elfArgs = ["-i", data, "--elf", join(symfs, RECORDED), "--itrace=c", "-F", "ip,sym,addr"];
+    assert.equal(runPerf(elfArgs, io, EMPTY_HOME, { debugRoot: root }), 0, io.err.join(""));
+    assert.equal(first(io.out.join("")), `           400005 fedora_main =>           400010 fedora_f`);
+  });
+});
