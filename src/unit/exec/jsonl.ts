@@ -58,6 +58,14 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("ip", "u64", "v")],
   [f("if", "bool", "a")],
   [f("cr2", "u64", "v")],
+  TRANSFER,
+  [],
+  [f("from", "u64", "v")],
+  [f("vector", "u32", "a")],
+  [f("vector", "u32", "a"), ...TRANSFER],
+  [],
+  [f("vector", "u32", "a")],
+  [f("qual", "u64", "v")],
 ];
 const INSN_KEYS = new Set(["k", "ip", "size", "class", "zlc"]);
 const WAKE_NAMES: readonly [string, number][] = [

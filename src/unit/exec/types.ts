@@ -19,6 +19,14 @@
  * | `vmcs`      | vmcs (4 KiB aligned)                   | the current VMCS pointer from here on (VMPTRLD, VM entry/exit) |
  * | `if`        | if (true/false)                        | RFLAGS.IF from here on (CLI, STI, POPF; an interrupt gate clears it, IRET restores it) |
  * | `cr2`       | cr2                                    | CR2 from here on: after a page fault (`exception` 14), the faulting address |
+ * | `exit-qual` | qual                                   | after a `vmexit` whose reason has an exit qualification (SDM Vol. 3C "Exit Qualification"): its value |
+ * | `swint`     | vector (0..255)                        | after an `interrupt`-class instruction (INT n, INT3 = 3, INTO = 4, INT1 = 1): the vector it raised (optional) |
+ * | `smi`       | from, to                               | an SMI hit before the instruction at `from`; SMM code starts at `to` |
+ * | `rsm`       |                                        | after the RSM that leaves SMM (a `far-other` instruction); execution resumes at the next flow point |
+ * | `init`      | from                                   | an INIT signal hit before the instruction at `from`: the processor waits for a SIPI |
+ * | `sipi`      | vector (0..255)                        | a start-up IPI ends the wait; execution starts at the next flow point (vector × 4 KiB, real mode) |
+ * | `uintr`     | vector (0..63), from, to               | a user interrupt delivered before the instruction at `from` to the handler at `to` |
+ * | `uiret`     |                                        | after the UIRET (a `far-other` instruction) that returns from a user-interrupt handler |
  * | `interrupt` | vector (0..255), from, to              | an external interrupt, NMI or SMI hit before the instruction at `from`; execution continues at `to` |
  * | `exception` | vector (0..255), from, to              | an exception; `from` is the faulting instruction (faults) or the next one (traps) |
  * | `vmexit`    | reason (u32), from, to                 | an asynchronous VM exit (VMCALL and friends are `vm-exit` instructions instead) |
@@ -36,7 +44,7 @@
  * ## Where branches go
  *
  * The outcome of an instruction is implied by the next *flow point*: the next
- * `insn`'s ip, or the `from` of an `interrupt`/`exception`/`vmexit`/`tsx-abort`/`end`
+ * `insn`'s ip, or the `from` of an `interrupt`/`exception`/`vmexit`/`tsx-abort`/`smi`/`init`/`uintr`/`end`
  * that comes first. A conditional branch is taken iff that IP differs from ip + size;
  * an indirect or far branch goes there. State records (`cpl`, `cr3`, `mode`,
  * `nonroot`, `vmcs`, `if`, `cr2`) between a transfer and the next flow point describe the state at
@@ -111,11 +119,19 @@ export const ExecEvent = {
   End: 17,
   If: 18,
   Cr2: 19,
+  Smi: 20,
+  Rsm: 21,
+  Init: 22,
+  Sipi: 23,
+  Uintr: 24,
+  Uiret: 25,
+  SwInt: 26,
+  ExitQual: 27,
 } as const;
 export type ExecEvent = (typeof ExecEvent)[keyof typeof ExecEvent];
 
 /** Number of event kinds, for tables indexed by kind. */
-export const EXEC_EVENT_COUNT = 20;
+export const EXEC_EVENT_COUNT = 28;
 
 /** The `"k"` of each event kind in JSON Lines. */
 export const EXEC_EVENT_NAMES: readonly string[] = [
@@ -139,6 +155,14 @@ export const EXEC_EVENT_NAMES: readonly string[] = [
   "end",
   "if",
   "cr2",
+  "smi",
+  "rsm",
+  "init",
+  "sipi",
+  "uintr",
+  "uiret",
+  "swint",
+  "exit-qual",
 ];
 
 /** Bits of the `wake` reasons (the value of a Wake event). */
@@ -174,6 +198,14 @@ export const WakeReason = {
  * | End       |           |          | ip           |        |
  * | If        | 0/1       |          |              |        |
  * | Cr2       |           |          | cr2          |        |
+ * | Smi       |           |          | from         | to     |
+ * | Rsm       |           |          |              |        |
+ * | Init      |           |          | from         |        |
+ * | Sipi      | vector    |          |              |        |
+ * | Uintr     | vector    |          | from         | to     |
+ * | Uiret     |           |          |              |        |
+ * | SwInt     | vector    |          |              |        |
+ * | ExitQual  |           |          | qualification|        |
  */
 export const EventField = { A: 1, B: 2, Value: 4, To: 8 } as const;
 
@@ -200,6 +232,14 @@ export const EVENT_FIELDS: readonly number[] = [
   F.Value, // End
   F.A, // If
   F.Value, // Cr2
+  F.Value | F.To, // Smi
+  0, // Rsm
+  F.Value, // Init
+  F.A, // Sipi
+  F.A | F.Value | F.To, // Uintr
+  0, // Uiret
+  F.A, // SwInt
+  F.Value, // ExitQual
 ];
 
 /** Whether an event kind is a flow point: its `value` is the IP where it happened. */
@@ -209,6 +249,9 @@ export function isFlowEvent(kind: number): boolean {
     kind === ExecEvent.Exception ||
     kind === ExecEvent.VmExit ||
     kind === ExecEvent.TsxAbort ||
+    kind === ExecEvent.Smi ||
+    kind === ExecEvent.Init ||
+    kind === ExecEvent.Uintr ||
     kind === ExecEvent.End
   );
 }
@@ -283,7 +326,11 @@ export function checkEvent(
       return (lo & 0xfff) === 0 ? "" : "the VMCS pointer is not 4 KiB aligned";
     case ExecEvent.Interrupt:
     case ExecEvent.Exception:
+    case ExecEvent.Sipi:
+    case ExecEvent.SwInt:
       return a <= 255 ? "" : `vector ${a} is not in 0..255`;
+    case ExecEvent.Uintr:
+      return a <= 63 ? "" : `vector ${a} is not in 0..63`;
     case ExecEvent.Ptw:
       if (a !== 4 && a !== 8) return "bytes is not 4 or 8";
       return a === 4 && hi !== 0 ? "a 4-byte value is above 2^32-1" : "";

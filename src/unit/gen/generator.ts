@@ -25,9 +25,12 @@
  *   record) produces nothing that would need that IP.
  * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
  * - Event Trace (EventEn): see `GenRules.eventTrace` for the packets and where the
- *   seed documents give no text (seed 001's §33.2.4 is a bare heading); INT n,
- *   SMI/RSM, INIT/SIPI, shutdown and TSX aborts give no CFE, and CFE and EVD are
- *   not CYC-eligible (they are not in §36.3.6's list).
+ *   seed documents give no text (seed 001's §33.2.4 is a bare heading); CFE and EVD
+ *   are not CYC-eligible (they are not in §36.3.6's list). INT n/INT3/INTO/INT1 give
+ *   CFE(SWINTR, vector) when the execution gives the vector (`swint`), SMI/RSM,
+ *   INIT/SIPI and UINTR/UIRET their CFEs (rules.ts `smi` and on). TSX aborts give
+ *   none: the SDM's Event Trace list names them, but its CFE and EVD type tables as
+ *   libipt and Linux perf decode them have no type for one; shutdown is not modelled.
  * - The internal cycle counter never wraps unless `cycCounterBits` gives it a width
  *   (stand-alone CYCs, emitter.ts `standaloneCycs`).
  */
@@ -156,6 +159,11 @@ export class PacketGenerator extends GenRules {
         this.cr2Lo = lo;
         this.cr2Set = true;
         return;
+      case ExecEvent.ExitQual:
+        this.qualHi = hi;
+        this.qualLo = lo;
+        this.qualSet = true;
+        return;
     }
   }
 
@@ -182,7 +190,32 @@ export class PacketGenerator extends GenRules {
       case ExecEvent.Interrupt:
       case ExecEvent.Exception:
       case ExecEvent.VmExit:
+      case ExecEvent.Uintr:
         this.asyncTransfer(x, e, i);
+        break;
+      case ExecEvent.Smi:
+        this.nxKnown = true;
+        this.nxHi = x.evHi[e]!;
+        this.nxLo = x.evLo[e]!;
+        this.smi();
+        this.look(x, e + 1, i, true);
+        this.chg = 0;
+        break;
+      case ExecEvent.Rsm:
+        this.look(x, e + 1, i, true);
+        this.rsm();
+        break;
+      case ExecEvent.Init:
+        this.nxKnown = true;
+        this.nxHi = x.evHi[e]!;
+        this.nxLo = x.evLo[e]!;
+        this.init();
+        this.look(x, e + 1, i, true);
+        this.chg = 0;
+        break;
+      case ExecEvent.Sipi:
+        this.look(x, e + 1, i, true);
+        this.sipi(a);
         break;
       case ExecEvent.TsxAbort:
         this.inTx = false;
@@ -211,7 +244,8 @@ export class PacketGenerator extends GenRules {
         this.look(x, e + 1, i, false);
         this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!);
         break;
-      // Ptw and Mwait were read with their instruction; End only marks where execution stops.
+      // Ptw, Mwait, SwInt and Uiret were read with their instruction, ExitQual with its
+      // VM exit; End only marks where execution stops.
     }
     return e + 1;
   }
@@ -257,7 +291,12 @@ export class PacketGenerator extends GenRules {
           break;
         default:
           if (cls === InsnClass.Iret) this.eventTrace(CfeType.Iret, 0, hi, lo);
-          else if (cls === InsnClass.VmEntry) this.eventTrace(CfeType.VmEntry, 0, hi, lo, -1, 0, 0, true);
+          else if (cls === InsnClass.Interrupt) {
+            const v = this.markerAfter(x, e, i, ExecEvent.SwInt);
+            if (v >= 0) this.eventTrace(CfeType.SwIntr, x.evA[v]!, hi, lo);
+          } else if (cls === InsnClass.FarOther && this.markerAfter(x, e, i, ExecEvent.Uiret) >= 0) {
+            this.eventTrace(CfeType.Uiret, 0, hi, lo);
+          } else if (cls === InsnClass.VmEntry) this.eventTrace(CfeType.VmEntry, 0, hi, lo, -1, 0, 0, true);
           // INT n, INT3, UD and VM exits are not inferable from the code: FUP(CLIP) (Table 36-23).
           this.far(
             before,
@@ -308,6 +347,14 @@ export class PacketGenerator extends GenRules {
     return e;
   }
 
+  /** The `kind` record among the records right after instruction `i` (from event `e` to the next flow point), else -1. */
+  private markerAfter(x: Execution, e: number, i: number, kind: number): number {
+    for (; e < x.eventCount && x.evAt[e] === i + 1 && !isFlowEvent(x.evKind[e]!); e++) {
+      if (x.evKind[e] === kind) return e;
+    }
+    return -1;
+  }
+
   /** Whether event `e` is a `kind` record right after instruction `i`. */
   private payloadAt(x: Execution, e: number, i: number, kind: number): boolean {
     return e < x.eventCount && x.evAt[e] === i + 1 && x.evKind[e] === kind;
@@ -317,6 +364,7 @@ export class PacketGenerator extends GenRules {
   private asyncTransfer(x: Execution, e: number, i: number): void {
     const before = this.pe;
     this.cr2Set = false;
+    this.qualSet = false;
     this.look(x, e + 1, i, true);
     this.nxKnown = true;
     this.nxHi = x.evToHi[e]!;
@@ -327,6 +375,8 @@ export class PacketGenerator extends GenRules {
     const fromLo = x.evLo[e]!;
     if (kind === ExecEvent.VmExit) {
       this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
+    } else if (kind === ExecEvent.Uintr) {
+      this.eventTrace(CfeType.Uintr, a, fromHi, fromLo);
     } else if (kind === ExecEvent.Exception && a === 14 && this.cr2Set) {
       this.eventTrace(CfeType.Intr, a, fromHi, fromLo, EvdType.Cr2, this.cr2Hi, this.cr2Lo);
     } else if (kind !== ExecEvent.TsxAbort) {
