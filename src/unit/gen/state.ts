@@ -137,6 +137,7 @@ export class GenState {
     this.em.fullFup = p.fupIp.value === "none";
     this.em.fullTip = p.tipIp.value === "none";
     this.em.cycAfterFup = p.cycCompound.value === "after-fup";
+    this.em.ip32 = cfg.msrs.caps.linearAddressBits === 32;
     this.psbOrder = p.psbOrder.value;
     this.bdm70 = p.filteredPsb.value === "bdm70";
   }
