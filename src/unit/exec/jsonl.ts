@@ -15,11 +15,12 @@ import {
   INFO_ZLC,
   infoClass,
   infoSize,
+  MSR_LOAD_BY_NAMES,
   WakeReason,
 } from "./types.js";
 
 /** How a JSON value is read and where it goes: a, b (u32), v (value), t (to). */
-type FieldType = "u32" | "u64" | "bool" | "mode" | "reasons";
+type FieldType = "u32" | "u64" | "bool" | "mode" | "reasons" | "by";
 type Column = "a" | "b" | "v" | "t";
 interface FieldSpec {
   readonly key: string;
@@ -54,7 +55,7 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("n", "u64", "v")],
   [f("n", "u64", "v")],
   [f("ratio", "u32", "a")],
-  [f("msr", "u32", "a"), f("value", "u64", "v")],
+  [f("msr", "u32", "a"), f("value", "u64", "v"), f("by", "by", "b", true)],
   [f("ip", "u64", "v")],
   [f("if", "bool", "a")],
   [f("cr2", "u64", "v")],
@@ -167,6 +168,10 @@ function readEvent(rec: Record<string, unknown>, specs: readonly FieldSpec[]): v
         break;
       case "reasons":
         small = readReasons(v);
+        break;
+      case "by":
+        small = MSR_LOAD_BY_NAMES.indexOf(v as string);
+        if (small < 0) throw new FieldError(`by: expected one of ${MSR_LOAD_BY_NAMES.join(", ")}`);
         break;
     }
     if (s.column === "a") cols.a = small;
@@ -295,6 +300,10 @@ function eventLine(x: Execution, e: number): string {
         break;
       case "mode":
         text = String(EXEC_MODE_BITS[small as ExecMode]);
+        break;
+      case "by":
+        if (small === 0) continue;
+        text = `"${MSR_LOAD_BY_NAMES[small]}"`;
         break;
       case "reasons":
         if (small === 0) continue;

@@ -38,7 +38,7 @@
  * | `cycles`    | n (0..2^53-1)                          | n core clocks pass (the TSC and crystal clock follow at the current core:bus ratio) |
  * | `ticks`     | n (0..2^53-1)                          | n TSC ticks pass (core clocks follow, unless the core sleeps) |
  * | `cbr`       | ratio (1..255)                         | the core:bus ratio changes (frequency change) |
- * | `wrmsr`     | msr (u32), value                       | software writes an MSR (e.g. IA32_RTIT_CTL to set or clear TraceEn) |
+ * | `wrmsr`     | msr (u32), value, by                   | an MSR changes (e.g. IA32_RTIT_CTL to set or clear TraceEn); `by` (default `wrmsr`): `xrstors`, `xsaves` (which clears TraceEn after saving), `vm-entry` (the VMCS's guest IA32_RTIT_CTL or MSR-load list, after the `vm-entry` instruction) or `vm-exit` (the clear-IA32_RTIT_CTL control or the MSR-load list, after the `vmexit` record or `vm-exit` instruction) |
  * | `end`       | ip                                     | optional last record: the IP the next instruction would have had |
  *
  * ## Where branches go
@@ -194,7 +194,7 @@ export const WakeReason = {
  * | Cycles    |           |          | n            |        |
  * | Ticks     |           |          | n            |        |
  * | Cbr       | ratio     |          |              |        |
- * | Wrmsr     | msr       |          | value        |        |
+ * | Wrmsr     | msr       | MsrLoadBy| value        |        |
  * | End       |           |          | ip           |        |
  * | If        | 0/1       |          |              |        |
  * | Cr2       |           |          | cr2          |        |
@@ -228,7 +228,7 @@ export const EVENT_FIELDS: readonly number[] = [
   F.Value, // Cycles
   F.Value, // Ticks
   F.A, // Cbr
-  F.A | F.Value, // Wrmsr
+  F.A | F.B | F.Value, // Wrmsr
   F.Value, // End
   F.A, // If
   F.Value, // Cr2
@@ -241,6 +241,10 @@ export const EVENT_FIELDS: readonly number[] = [
   F.A, // SwInt
   F.Value, // ExitQual
 ];
+
+/** What changed an MSR (the `by` of a `wrmsr` record). */
+export const MsrLoadBy = { Wrmsr: 0, Xrstors: 1, Xsaves: 2, VmEntry: 3, VmExit: 4 } as const;
+export const MSR_LOAD_BY_NAMES: readonly string[] = ["wrmsr", "xrstors", "xsaves", "vm-entry", "vm-exit"];
 
 /** Whether an event kind is a flow point: its `value` is the IP where it happened. */
 export function isFlowEvent(kind: number): boolean {
@@ -347,6 +351,8 @@ export function checkEvent(
       return hi * TWO32 + lo <= MAX_TIME_STEP ? "" : "the count is above 2^53-1";
     case ExecEvent.Cbr:
       return a >= 1 && a <= 255 ? "" : `ratio ${a} is not in 1..255`;
+    case ExecEvent.Wrmsr:
+      return b < MSR_LOAD_BY_NAMES.length ? "" : `by ${b} is unknown`;
   }
   return "";
 }
@@ -525,8 +531,9 @@ export class ExecBuilder {
     return this.event(ExecEvent.Cbr, ratio);
   }
 
-  wrmsr(msr: number, hi: number, lo: number): this {
-    return this.event(ExecEvent.Wrmsr, msr, 0, hi, lo);
+  /** `by`: a {@link MsrLoadBy} (default WRMSR). */
+  wrmsr(msr: number, hi: number, lo: number, by = 0): this {
+    return this.event(ExecEvent.Wrmsr, msr, by, hi, lo);
   }
 
   end(ipHi: number, ipLo: number): this {

@@ -36,7 +36,15 @@
  */
 import { COFI_TYPE, CofiType, type ExecMode, InsnClass } from "../../isa/types.js";
 import { CfeType, EvdType, PacketType } from "../../packet/types.js";
-import { ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize, isFlowEvent } from "../exec/types.js";
+import {
+  ExecEvent,
+  type Execution,
+  INFO_ZLC,
+  infoClass,
+  infoSize,
+  isFlowEvent,
+  MsrLoadBy,
+} from "../exec/types.js";
 import type { MsrFault } from "../msr-file.js";
 import { Msr } from "../msr-layout.js";
 import { type GenOptions, resolveOptions } from "./config.js";
@@ -241,8 +249,9 @@ export class PacketGenerator extends GenRules {
         if (this.triggerEn) this.timing();
         break;
       case ExecEvent.Wrmsr:
+        if (e === this.loadedWithTransfer) break;
         this.look(x, e + 1, i, false);
-        this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!);
+        this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!, x.evB[e]!);
         break;
       // Ptw, Mwait, SwInt and Uiret were read with their instruction, ExitQual with its
       // VM exit; End only marks where execution stops.
@@ -290,6 +299,8 @@ export class PacketGenerator extends GenRules {
           this.indirect(before, cls, nextHi, nextLo);
           break;
         default:
+          if (cls === InsnClass.VmEntry) this.loadWithTransfer(x, e, i + 1, MsrLoadBy.VmEntry);
+          else if (cls === InsnClass.VmExit) this.loadWithTransfer(x, e, i + 1, MsrLoadBy.VmExit);
           if (cls === InsnClass.Iret) this.eventTrace(CfeType.Iret, 0, hi, lo);
           else if (cls === InsnClass.Interrupt) {
             const v = this.markerAfter(x, e, i, ExecEvent.SwInt);
@@ -373,6 +384,7 @@ export class PacketGenerator extends GenRules {
     const a = x.evA[e]!;
     const fromHi = x.evHi[e]!;
     const fromLo = x.evLo[e]!;
+    if (kind === ExecEvent.VmExit) this.loadWithTransfer(x, e + 1, i, MsrLoadBy.VmExit);
     if (kind === ExecEvent.VmExit) {
       this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
     } else if (kind === ExecEvent.Uintr) {
@@ -385,10 +397,31 @@ export class PacketGenerator extends GenRules {
     this.far(before, true, fromHi, fromLo);
   }
 
-  private wrmsr(address: number, hi: number, lo: number, record: number): void {
+  /**
+   * A VM entry's or exit's load of IA32_RTIT_CTL that clears TraceEn (a `wrmsr` record
+   * `by` it among the records after the transfer at position `at`, from event `e`):
+   * applied before the transfer's packets, which then end in TIP.PGD() (far's
+   * `loadOff`): the guest's or host's code is not traced, so no TIP names it. Loads
+   * that set TraceEn are left to the record (enable at the target, as after WRMSR).
+   * A load that faults is left to the record too, which reports it.
+   */
+  private loadWithTransfer(x: Execution, e: number, at: number, by: number): void {
+    const m = this.msrs;
+    for (; e < x.eventCount && x.evAt[e] === at && !isFlowEvent(x.evKind[e]!); e++) {
+      if (x.evKind[e] !== ExecEvent.Wrmsr || x.evB[e] !== by || x.evA[e] !== Msr.Ctl) continue;
+      if (!m.traceEn || (x.evLo[e]! & 1) !== 0) return;
+      if (m.wrmsr(Msr.Ctl, x.evHi[e]!, x.evLo[e]!) !== null) return;
+      this.loadedWithTransfer = e;
+      this.loadOff = true;
+      return;
+    }
+  }
+
+  /** A `wrmsr` record: the same rules whatever made the change (`by`, SDM §36.2.7.1), XRSTORS's own #GP first. */
+  private wrmsr(address: number, hi: number, lo: number, record: number, by: number): void {
     const m = this.msrs;
     const was = m.traceEn;
-    const fault = m.wrmsr(address, hi, lo);
+    const fault = (by === MsrLoadBy.Xrstors ? m.xrstorsFault(address) : null) ?? m.wrmsr(address, hi, lo);
     if (fault) {
       this.faults.push({ record, fault });
       return;

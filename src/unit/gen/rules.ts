@@ -82,6 +82,17 @@ export class GenRules extends GenState {
    * context is already applied (generator.ts `look`); `fup` adds FUP(fromHi:fromLo) first.
    */
   protected far(before: boolean, fup: boolean, fromHi: number, fromLo: number): void {
+    if (this.loadOff) {
+      // TraceEn cleared by the transfer itself (a VM entry/exit's IA32_RTIT_CTL load).
+      this.loadOff = false;
+      if (before) {
+        if (fup) this.em.compoundFup(fromHi, fromLo);
+        this.em.noIp(PacketType.TipPgd);
+      }
+      this.chg = 0;
+      this.traceOff();
+      return;
+    }
     if (this.triggerEn) this.contextEn = this.contextOk();
     this.land();
     const after = this.peAfter;
@@ -417,6 +428,12 @@ export class GenRules extends GenState {
       if (this.nxKnown) this.em.compoundFup(this.nxHi, this.nxLo);
       this.em.noIp(PacketType.TipPgd);
     }
+    this.traceOff();
+  }
+
+  /** What every TraceEn 1 -> 0 does after its packets: flush, stop, output disabled. */
+  protected traceOff(): void {
+    this.releasePsb();
     this.em.flushTnt();
     this.triggerEn = false;
     this.rets.clear();
