@@ -17,8 +17,17 @@
  *   next entry is reported by the write that filled the region.
  * - An END entry is followed as part of reaching the next entry; on an error the
  *   output MSRs point at the offending entry, OutputOffset 0.
- * - A single-output-region ToPA processor signals its INT PMI when the region fills
- *   (the SDM says such processors try to signal before; PMI skid is not modelled).
+ * - PMI skid (seed 001, "ToPA PMI": "This interrupt is not precise"): with `pmiSkid`
+ *   n, a PMI is signalled once n more bytes have been written after its trigger (or
+ *   when output stops first, by TraceEn cleared or a ToPA STOP: the model delivers it
+ *   then); PendTopaPMI is set at
+ *   the trigger. Default 0: at the trigger.
+ * - A processor with a single ToPA output region "will attempt to signal a ToPA PMI
+ *   interrupt before the output wraps and overwrites the top of the buffer" (seed 001,
+ *   "ToPA PMI and Single Output Region ToPA Implementation"): with `earlyPmi` n its
+ *   INT region's PMI triggers when n bytes of the region are left (default 0: when it
+ *   fills). With a skid of more than n bytes the output wraps before the PMI, as the
+ *   seed warns.
  * - Restricted memory (SMRR ranges, §33.2.7.4 Table 33-5, seed 001): stores there
  *   are dropped and the bytes read back as all ones (the model writes 0xFF there, as
  *   software reading the range would see); reaching it with the output pointer is an
@@ -86,6 +95,10 @@ export interface OutputUnitOptions {
   restrictedOutput?: "error" | "drop";
   /** IA32_APIC_BASE's page base (4 KiB aligned). Default 0xFEE00000, the reset value. */
   apicBase?: number;
+  /** Bytes written between a PMI's trigger and its delivery. Default 0. */
+  pmiSkid?: number;
+  /** Single-output-region ToPA: the INT PMI triggers this many bytes before the region fills. Default 0. */
+  earlyPmi?: number;
 }
 
 /** The reset value of IA32_APIC_BASE's base address. */
@@ -111,6 +124,13 @@ export class OutputUnit {
   private readonly restricted: readonly PhysRange[];
   private readonly restrictedError: boolean;
   private readonly apicBase: number;
+  private readonly pmiSkid: number;
+  private readonly earlyPmi: number;
+  /** A triggered PMI waiting out its skid ({@link skidLeft} bytes more), else null. */
+  private held: PmiEvent | null = null;
+  private skidLeft = 0;
+  /** The current region's early PMI has triggered (no second one when it fills). */
+  private earlyDone = false;
 
   private mode: OutputMode = "off";
   /** Whether bytes are being stored (enabled, not stopped, no error). */
@@ -144,6 +164,15 @@ export class OutputUnit {
         throw new RangeError(
           `OutputUnit: restricted range ${JSON.stringify(r)} is not a base >= 0 and a size > 0`,
         );
+    }
+    this.pmiSkid = options.pmiSkid ?? 0;
+    this.earlyPmi = options.earlyPmi ?? 0;
+    for (const [name, v] of [
+      ["pmiSkid", this.pmiSkid],
+      ["earlyPmi", this.earlyPmi],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 0)
+        throw new RangeError(`OutputUnit: ${name} ${v} is not an integer >= 0`);
     }
     if (!Number.isSafeInteger(this.apicBase) || this.apicBase % APIC_PAGE !== 0)
       throw new RangeError(`OutputUnit: apicBase ${this.apicBase} is not 4 KiB aligned`);
@@ -199,6 +228,7 @@ export class OutputUnit {
 
   /** TraceEn went 1 -> 0: the output MSRs hold the final pointers; TriggerEn is cleared. */
   disable(): void {
+    this.deliverHeld();
     if (this.active) this.syncPointers();
     this.active = false;
     this.mode = "off";
@@ -220,7 +250,10 @@ export class OutputUnit {
       if (this.mode === "topa") {
         while (left > 0 && this.active) {
           const reg = this.region;
-          const want = Math.min(reg.regionSize - this.offset, left);
+          // Stop at the region's end, an early PMI's trigger and a held PMI's delivery.
+          const early = this.earlyTrigger();
+          let want = Math.min((early > this.offset ? early : reg.regionSize) - this.offset, left);
+          if (this.held !== null) want = Math.min(want, this.skidLeft);
           const n = this.store(reg.regionBase + this.offset, bytes, pos, want);
           this.offset += n;
           pos += n;
@@ -230,6 +263,14 @@ export class OutputUnit {
           if (n < want) {
             this.restrictedFail(reg.regionBase + this.offset, reg.tableBase, reg.index);
             break;
+          }
+          if (this.held !== null) {
+            this.skidLeft -= n;
+            if (this.skidLeft === 0) r.pmis += this.deliverHeld();
+          }
+          if (this.offset === early) {
+            this.earlyDone = true;
+            r.pmis += this.pmiTriggered(reg.tableBase, reg.index, false);
           }
           if (this.offset === reg.regionSize) r.pmis += this.regionFilled();
         }
@@ -302,18 +343,55 @@ export class OutputUnit {
       this.setStatus(((this.msrs.statusLo | STOPPED) & ~TRIGGER_EN) >>> 0);
     }
     let pmis = 0;
-    if (reg.int) {
-      const pended = this.preservation();
-      if (pended) this.setStatus((this.msrs.statusLo | PEND_TOPA_PMI) >>> 0);
-      this.signal({ cause: "region-filled", tableBase, index, stopped, pended, byteCount: this.byteCount });
-      pmis = 1;
-    }
-    if (stopped) return pmis;
+    if (reg.int && !this.earlyDone) pmis += this.pmiTriggered(tableBase, index, stopped);
+    if (stopped) return pmis + this.deliverHeld();
     this.offset = 0;
+    this.earlyDone = false;
     const err =
       resolveTopa(this.memory, this.rules, tableBase, nextTopaIndex(index), reg) ?? this.tableRestricted();
     if (err) this.fail(err, true);
     return pmis;
+  }
+
+  // PMI skid and the early PMI.
+
+  /** The offset in the current region where its early PMI triggers, or -1. */
+  private earlyTrigger(): number {
+    const reg = this.region;
+    if (this.earlyPmi === 0 || !reg.int || this.earlyDone || this.rules.multipleEntries) return -1;
+    return Math.max(0, reg.regionSize - this.earlyPmi);
+  }
+
+  /** An INT region's PMI triggers: PendTopaPMI now, the PMI after the skid. Returns PMIs signalled now. */
+  private pmiTriggered(tableBase: number, index: number, stopped: boolean): number {
+    const pended = this.preservation();
+    if (pended) this.setStatus((this.msrs.statusLo | PEND_TOPA_PMI) >>> 0);
+    // One PMI waits at a time: an earlier one still held is delivered first.
+    const pmis = this.deliverHeld();
+    const e: PmiEvent = {
+      cause: "region-filled",
+      tableBase,
+      index,
+      stopped,
+      pended,
+      byteCount: this.byteCount,
+    };
+    if (this.pmiSkid === 0) {
+      this.signal(e);
+      return pmis + 1;
+    }
+    this.held = e;
+    this.skidLeft = this.pmiSkid;
+    return pmis;
+  }
+
+  /** Deliver a held PMI now (its skid has passed, or tracing stops). Returns PMIs signalled. */
+  private deliverHeld(): number {
+    const e = this.held;
+    if (e === null) return 0;
+    this.held = null;
+    this.signal({ ...e, byteCount: this.byteCount });
+    return 1;
   }
 
   // Restricted memory and the APIC page (§33.2.7.4).
