@@ -67,6 +67,7 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [],
   [f("vector", "u32", "a")],
   [f("qual", "u64", "v")],
+  [f("vector", "u32", "a")],
 ];
 const INSN_KEYS = new Set(["k", "ip", "size", "class", "zlc"]);
 const WAKE_NAMES: readonly [string, number][] = [

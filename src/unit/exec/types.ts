@@ -20,6 +20,7 @@
  * | `if`        | if (true/false)                        | RFLAGS.IF from here on (CLI, STI, POPF; an interrupt gate clears it, IRET restores it) |
  * | `cr2`       | cr2                                    | CR2 from here on: after a page fault (`exception` 14), the faulting address |
  * | `exit-qual` | qual                                   | after a `vmexit` whose reason has an exit qualification (SDM Vol. 3C "Exit Qualification"): its value |
+ * | `exit-vector` | vector (0..255)                      | after a `vmexit` caused by an interrupt, exception or NMI (exit reasons 0 and 1): its vector |
  * | `swint`     | vector (0..255)                        | after an `interrupt`-class instruction (INT n, INT3 = 3, INTO = 4, INT1 = 1): the vector it raised (optional) |
  * | `smi`       | from, to                               | an SMI hit before the instruction at `from`; SMM code starts at `to` |
  * | `rsm`       |                                        | after the RSM that leaves SMM (a `far-other` instruction); execution resumes at the next flow point |
@@ -127,11 +128,12 @@ export const ExecEvent = {
   Uiret: 25,
   SwInt: 26,
   ExitQual: 27,
+  ExitVector: 28,
 } as const;
 export type ExecEvent = (typeof ExecEvent)[keyof typeof ExecEvent];
 
 /** Number of event kinds, for tables indexed by kind. */
-export const EXEC_EVENT_COUNT = 28;
+export const EXEC_EVENT_COUNT = 29;
 
 /** The `"k"` of each event kind in JSON Lines. */
 export const EXEC_EVENT_NAMES: readonly string[] = [
@@ -163,6 +165,7 @@ export const EXEC_EVENT_NAMES: readonly string[] = [
   "uiret",
   "swint",
   "exit-qual",
+  "exit-vector",
 ];
 
 /** Bits of the `wake` reasons (the value of a Wake event). */
@@ -206,6 +209,7 @@ export const WakeReason = {
  * | Uiret     |           |          |              |        |
  * | SwInt     | vector    |          |              |        |
  * | ExitQual  |           |          | qualification|        |
+ * | ExitVector| vector    |          |              |        |
  */
 export const EventField = { A: 1, B: 2, Value: 4, To: 8 } as const;
 
@@ -240,6 +244,7 @@ export const EVENT_FIELDS: readonly number[] = [
   0, // Uiret
   F.A, // SwInt
   F.Value, // ExitQual
+  F.A, // ExitVector
 ];
 
 /** What changed an MSR (the `by` of a `wrmsr` record). */
@@ -332,6 +337,7 @@ export function checkEvent(
     case ExecEvent.Exception:
     case ExecEvent.Sipi:
     case ExecEvent.SwInt:
+    case ExecEvent.ExitVector:
       return a <= 255 ? "" : `vector ${a} is not in 0..255`;
     case ExecEvent.Uintr:
       return a <= 63 ? "" : `vector ${a} is not in 0..63`;

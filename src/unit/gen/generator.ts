@@ -172,6 +172,9 @@ export class PacketGenerator extends GenRules {
         this.qualLo = lo;
         this.qualSet = true;
         return;
+      case ExecEvent.ExitVector:
+        this.exitVector = a;
+        return;
     }
   }
 
@@ -253,8 +256,8 @@ export class PacketGenerator extends GenRules {
         this.look(x, e + 1, i, false);
         this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!, x.evB[e]!);
         break;
-      // Ptw, Mwait, SwInt and Uiret were read with their instruction, ExitQual with its
-      // VM exit; End only marks where execution stops.
+      // Ptw, Mwait, SwInt and Uiret were read with their instruction, ExitQual and
+      // ExitVector with their VM exit; End only marks where execution stops.
     }
     return e + 1;
   }
@@ -376,6 +379,7 @@ export class PacketGenerator extends GenRules {
     const before = this.pe;
     this.cr2Set = false;
     this.qualSet = false;
+    this.exitVector = -1;
     this.look(x, e + 1, i, true);
     this.nxKnown = true;
     this.nxHi = x.evToHi[e]!;
@@ -386,7 +390,11 @@ export class PacketGenerator extends GenRules {
     const fromLo = x.evLo[e]!;
     if (kind === ExecEvent.VmExit) this.loadWithTransfer(x, e + 1, i, MsrLoadBy.VmExit);
     if (kind === ExecEvent.VmExit) {
-      this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
+      // A VM exit an interrupt, exception or NMI caused: CFE(VMEXIT_INTR, vector)
+      // (libipt's ptet-vmexit-vmentry: EVD(1), EVD(2: 0), CFE(9: 14) for a #PF exit).
+      const v = this.exitVector;
+      if (v >= 0) this.eventTrace(CfeType.VmExitIntr, v, fromHi, fromLo, EvdType.VmxReason, 0, a);
+      else this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
     } else if (kind === ExecEvent.Uintr) {
       this.eventTrace(CfeType.Uintr, a, fromHi, fromLo);
     } else if (kind === ExecEvent.Exception && a === 14 && this.cr2Set) {

@@ -161,7 +161,7 @@ export class GenRules extends GenState {
     // gives it (`exit-qual`) for the exit reasons whose qualification the SDM defines
     // ("VM exits include the values written to the exit reason and exit qualification
     // VMCS fields", §33.2.4 in editions with Event Trace).
-    if (type === CfeType.VmExit && this.qualSet) {
+    if ((type === CfeType.VmExit || type === CfeType.VmExitIntr) && this.qualSet) {
       em.set(PacketType.Evd, EvdType.VmxQualification, 0, 0, this.qualHi, this.qualLo);
       em.put();
     }

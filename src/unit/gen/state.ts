@@ -81,6 +81,8 @@ export class GenState {
   protected qualHi = 0;
   protected qualLo = 0;
   protected qualSet = false;
+  /** The vector of the VM exit being handled (an `exit-vector` record came with it), else -1. */
+  protected exitVector = -1;
   /** INIT: the processor waits for a SIPI and executes nothing, so nothing is in context. */
   protected waitSipi = false;
   /** TraceEn as an SMI found it (saved and cleared on SMI, restored by RSM). */

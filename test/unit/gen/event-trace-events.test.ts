@@ -80,6 +80,24 @@ describe("Event Trace: VM exit qualification", () => {
     assert.deepEqual(afterPsb(gen(vmExit(false), { ctl: ET, caps })).slice(0, 2), ["evd 2 0x30", "cfe 8:0"]);
   });
 
+  test("a VM exit an exception caused: CFE(VMEXIT_INTR, vector) after both EVDs (ptet-vmexit-vmentry)", () => {
+    const x = vmExit(true).replace('{"k":"exit-qual"', '{"k":"exit-vector","vector":14}\n{"k":"exit-qual"');
+    assert.match(x, /exit-vector/);
+    assert.deepEqual(afterPsb(gen(x, { ctl: ET, caps })).slice(0, 4), [
+      "evd 1 0x181",
+      "evd 2 0x30",
+      "cfe 9:14",
+      "fup 0x1001",
+    ]);
+    const t = runInsns(genBytes(x, { ctl: ET, caps }), {
+      image: image([
+        [0, 0x1000, [NOP, NOP]],
+        [0xffffffff, 0x81000000, [NOP, NOP]],
+      ]),
+    });
+    assert.match(t.lines.join("\n"), /\[vmexit v14 0x1001 vmxr=0x30 vmxq=0x181\]/);
+  });
+
   test("ptkit reports both values on the VM exit", () => {
     const t = runInsns(genBytes(vmExit(true), { ctl: ET, caps }), {
       image: image([
