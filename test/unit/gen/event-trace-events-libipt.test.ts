@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { buildLibiptHarness, runInsnDecoder } from "../../../tools/libipt/harness.js";
-import { caps, ET, INIT, NOP, SMI, softInt, vmExit } from "./event-cases.js";
+import { caps, ET, INIT, NOP, SMI, softInt, UINTR, vmExit } from "./event-cases.js";
 import { genBytes } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-etev-"));
@@ -66,5 +66,12 @@ describe("Event Trace events decode with libipt 2.0.5", { skip }, () => {
       ["0xffffffff81000000", [NOP, NOP]],
     ]);
     assert.deepEqual(ips, ["0x1000", "0xffffffff81000000"]);
+  });
+  test("UINTR and UIRET", () => {
+    const ips = libipt("uintr", UINTR, [
+      ["0x1000", [NOP, NOP]],
+      ["0x2000", [NOP, 0xf3, 0x0f, 0x01, 0xec]],
+    ]);
+    assert.deepEqual(ips, ["0x1000", "0x2000", "0x2001", "0x1001"]);
   });
 });
