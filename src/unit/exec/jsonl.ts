@@ -55,7 +55,7 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("n", "u64", "v")],
   [f("n", "u64", "v")],
   [f("ratio", "u32", "a")],
-  [f("msr", "u32", "a"), f("value", "u64", "v"), f("by", "by", "b", true)],
+  [f("msr", "u32", "a"), f("value", "u64", "v")],
   [f("ip", "u64", "v")],
   [f("if", "bool", "a")],
   [f("cr2", "u64", "v")],
@@ -68,6 +68,7 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("vector", "u32", "a")],
   [f("qual", "u64", "v")],
   [f("vector", "u32", "a")],
+  [f("msr", "u32", "a"), f("value", "u64", "v"), f("by", "by", "b")],
 ];
 const INSN_KEYS = new Set(["k", "ip", "size", "class", "zlc"]);
 const WAKE_NAMES: readonly [string, number][] = [
@@ -172,7 +173,7 @@ function readEvent(rec: Record<string, unknown>, specs: readonly FieldSpec[]): v
         break;
       case "by":
         small = MSR_LOAD_BY_NAMES.indexOf(v as string);
-        if (small < 0) throw new FieldError(`by: expected one of ${MSR_LOAD_BY_NAMES.join(", ")}`);
+        if (small < 1) throw new FieldError(`by: expected one of ${MSR_LOAD_BY_NAMES.slice(1).join(", ")}`);
         break;
     }
     if (s.column === "a") cols.a = small;
@@ -303,7 +304,6 @@ function eventLine(x: Execution, e: number): string {
         text = String(EXEC_MODE_BITS[small as ExecMode]);
         break;
       case "by":
-        if (small === 0) continue;
         text = `"${MSR_LOAD_BY_NAMES[small]}"`;
         break;
       case "reasons":

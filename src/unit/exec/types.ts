@@ -39,7 +39,8 @@
  * | `cycles`    | n (0..2^53-1)                          | n core clocks pass (the TSC and crystal clock follow at the current core:bus ratio) |
  * | `ticks`     | n (0..2^53-1)                          | n TSC ticks pass (core clocks follow, unless the core sleeps) |
  * | `cbr`       | ratio (1..255)                         | the core:bus ratio changes (frequency change) |
- * | `wrmsr`     | msr (u32), value, by                   | an MSR changes (e.g. IA32_RTIT_CTL to set or clear TraceEn); `by` (default `wrmsr`): `xrstors`, `xsaves` (which clears TraceEn after saving), `vm-entry` (the VMCS's guest IA32_RTIT_CTL or MSR-load list, after the `vm-entry` instruction) or `vm-exit` (the clear-IA32_RTIT_CTL control or the MSR-load list, after the `vmexit` record or `vm-exit` instruction) |
+ * | `wrmsr`     | msr (u32), value                       | software writes an MSR (e.g. IA32_RTIT_CTL to set or clear TraceEn) |
+ * | `msr-load`  | msr (u32), value, by                   | an MSR changes by other means than WRMSR, with WRMSR's rules (SDM §36.2.7.1); `by`: `xrstors`, `xsaves` (which clears TraceEn after saving), `vm-entry` (the VMCS's guest IA32_RTIT_CTL or MSR-load list, after the `vm-entry` instruction) or `vm-exit` (the clear-IA32_RTIT_CTL control or the MSR-load list, after the `vmexit` record or `vm-exit` instruction) |
  * | `end`       | ip                                     | optional last record: the IP the next instruction would have had |
  *
  * ## Where branches go
@@ -129,11 +130,12 @@ export const ExecEvent = {
   SwInt: 26,
   ExitQual: 27,
   ExitVector: 28,
+  MsrLoad: 29,
 } as const;
 export type ExecEvent = (typeof ExecEvent)[keyof typeof ExecEvent];
 
 /** Number of event kinds, for tables indexed by kind. */
-export const EXEC_EVENT_COUNT = 29;
+export const EXEC_EVENT_COUNT = 30;
 
 /** The `"k"` of each event kind in JSON Lines. */
 export const EXEC_EVENT_NAMES: readonly string[] = [
@@ -166,6 +168,7 @@ export const EXEC_EVENT_NAMES: readonly string[] = [
   "swint",
   "exit-qual",
   "exit-vector",
+  "msr-load",
 ];
 
 /** Bits of the `wake` reasons (the value of a Wake event). */
@@ -197,7 +200,7 @@ export const WakeReason = {
  * | Cycles    |           |          | n            |        |
  * | Ticks     |           |          | n            |        |
  * | Cbr       | ratio     |          |              |        |
- * | Wrmsr     | msr       | MsrLoadBy| value        |        |
+ * | Wrmsr     | msr       |          | value        |        |
  * | End       |           |          | ip           |        |
  * | If        | 0/1       |          |              |        |
  * | Cr2       |           |          | cr2          |        |
@@ -210,6 +213,7 @@ export const WakeReason = {
  * | SwInt     | vector    |          |              |        |
  * | ExitQual  |           |          | qualification|        |
  * | ExitVector| vector    |          |              |        |
+ * | MsrLoad   | msr       | MsrLoadBy| value        |        |
  */
 export const EventField = { A: 1, B: 2, Value: 4, To: 8 } as const;
 
@@ -232,7 +236,7 @@ export const EVENT_FIELDS: readonly number[] = [
   F.Value, // Cycles
   F.Value, // Ticks
   F.A, // Cbr
-  F.A | F.B | F.Value, // Wrmsr
+  F.A | F.Value, // Wrmsr
   F.Value, // End
   F.A, // If
   F.Value, // Cr2
@@ -245,10 +249,12 @@ export const EVENT_FIELDS: readonly number[] = [
   F.A, // SwInt
   F.Value, // ExitQual
   F.A, // ExitVector
+  F.A | F.B | F.Value, // MsrLoad
 ];
 
-/** What changed an MSR (the `by` of a `wrmsr` record). */
+/** What changed an MSR: WRMSR (a `wrmsr` record), or the `by` of an `msr-load` record (1..4). */
 export const MsrLoadBy = { Wrmsr: 0, Xrstors: 1, Xsaves: 2, VmEntry: 3, VmExit: 4 } as const;
+/** Names of {@link MsrLoadBy} values, indexed by value. */
 export const MSR_LOAD_BY_NAMES: readonly string[] = ["wrmsr", "xrstors", "xsaves", "vm-entry", "vm-exit"];
 
 /** Whether an event kind is a flow point: its `value` is the IP where it happened. */
@@ -357,8 +363,10 @@ export function checkEvent(
       return hi * TWO32 + lo <= MAX_TIME_STEP ? "" : "the count is above 2^53-1";
     case ExecEvent.Cbr:
       return a >= 1 && a <= 255 ? "" : `ratio ${a} is not in 1..255`;
-    case ExecEvent.Wrmsr:
-      return b < MSR_LOAD_BY_NAMES.length ? "" : `by ${b} is unknown`;
+    case ExecEvent.MsrLoad:
+      return b >= 1 && b < MSR_LOAD_BY_NAMES.length
+        ? ""
+        : `by ${b} is not xrstors, xsaves, vm-entry or vm-exit`;
   }
   return "";
 }
@@ -537,9 +545,13 @@ export class ExecBuilder {
     return this.event(ExecEvent.Cbr, ratio);
   }
 
-  /** `by`: a {@link MsrLoadBy} (default WRMSR). */
-  wrmsr(msr: number, hi: number, lo: number, by = 0): this {
-    return this.event(ExecEvent.Wrmsr, msr, by, hi, lo);
+  wrmsr(msr: number, hi: number, lo: number): this {
+    return this.event(ExecEvent.Wrmsr, msr, 0, hi, lo);
+  }
+
+  /** An MSR change by XRSTORS, XSAVES or a VM entry/exit (`by`: {@link MsrLoadBy}, not Wrmsr). */
+  msrLoad(msr: number, hi: number, lo: number, by: number): this {
+    return this.event(ExecEvent.MsrLoad, msr, by, hi, lo);
   }
 
   end(ipHi: number, ipLo: number): this {

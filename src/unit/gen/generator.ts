@@ -53,7 +53,7 @@ import { Chg, TWO32 } from "./state.js";
 
 /** A WRMSR in the execution that faulted (#GP): it changed nothing. */
 export interface GenFault {
-  /** Index of the `wrmsr` record in the execution (instructions and events counted). */
+  /** Index of the `wrmsr` or `msr-load` record in the execution (instructions and events counted). */
   readonly record: number;
   readonly fault: MsrFault;
 }
@@ -252,6 +252,7 @@ export class PacketGenerator extends GenRules {
         if (this.triggerEn) this.timing();
         break;
       case ExecEvent.Wrmsr:
+      case ExecEvent.MsrLoad:
         if (e === this.loadedWithTransfer) break;
         this.look(x, e + 1, i, false);
         this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!, x.evB[e]!);
@@ -406,8 +407,8 @@ export class PacketGenerator extends GenRules {
   }
 
   /**
-   * A VM entry's or exit's load of IA32_RTIT_CTL that clears TraceEn (a `wrmsr` record
-   * `by` it among the records after the transfer at position `at`, from event `e`):
+   * A VM entry's or exit's load of IA32_RTIT_CTL that clears TraceEn (an `msr-load`
+   * record `by` it among the records after the transfer at position `at`, from event `e`):
    * applied before the transfer's packets, which then end in TIP.PGD() (far's
    * `loadOff`): the guest's or host's code is not traced, so no TIP names it. Loads
    * that set TraceEn are left to the record (enable at the target, as after WRMSR).
@@ -416,7 +417,7 @@ export class PacketGenerator extends GenRules {
   private loadWithTransfer(x: Execution, e: number, at: number, by: number): void {
     const m = this.msrs;
     for (; e < x.eventCount && x.evAt[e] === at && !isFlowEvent(x.evKind[e]!); e++) {
-      if (x.evKind[e] !== ExecEvent.Wrmsr || x.evB[e] !== by || x.evA[e] !== Msr.Ctl) continue;
+      if (x.evKind[e] !== ExecEvent.MsrLoad || x.evB[e] !== by || x.evA[e] !== Msr.Ctl) continue;
       if (!m.traceEn || (x.evLo[e]! & 1) !== 0) return;
       if (m.wrmsr(Msr.Ctl, x.evHi[e]!, x.evLo[e]!) !== null) return;
       this.loadedWithTransfer = e;
@@ -425,7 +426,7 @@ export class PacketGenerator extends GenRules {
     }
   }
 
-  /** A `wrmsr` record: the same rules whatever made the change (`by`, SDM §36.2.7.1), XRSTORS's own #GP first. */
+  /** A `wrmsr` or `msr-load` record: the same rules whatever made the change (`by`, SDM §36.2.7.1), XRSTORS's own #GP first. */
   private wrmsr(address: number, hi: number, lo: number, record: number, by: number): void {
     const m = this.msrs;
     const was = m.traceEn;

@@ -87,7 +87,7 @@ export class GenState {
   protected waitSipi = false;
   /** TraceEn as an SMI found it (saved and cleared on SMI, restored by RSM). */
   protected smmTraceEn = false;
-  /** The `wrmsr` record a VM entry or exit already applied (generator.ts `loadWithTransfer`), else -1. */
+  /** The `msr-load` record a VM entry or exit already applied (generator.ts `loadWithTransfer`), else -1. */
   protected loadedWithTransfer = -1;
   /** The transfer being handled clears TraceEn (a VM entry/exit's load): it ends in TIP.PGD(). */
   protected loadOff = false;

@@ -1,6 +1,6 @@
 /**
  * IA32_RTIT_* changes made by XRSTORS, XSAVES and VM entry/exit MSR loads as well as
- * WRMSR (the `by` of a `wrmsr` record): the same rules and packets whatever made the
+ * WRMSR (`msr-load` records and their `by`): the same rules and packets whatever made the
  * change (SDM Vol. 3C §36.2.7.1: the semantics of MSR writes "generally apply to
  * explicit WRMSR ..., using VM-exit or VM-entry MSR load list ..., XRSTORS ... and
  * the write to IA32_RTIT_CTL.TraceEn by XSAVES"), XRSTORS's own #GP with TraceEn=1
@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { readExecBinary, writeExecBinary } from "../../../src/unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../../../src/unit/exec/jsonl.js";
 import { generate } from "../../../src/unit/gen/index.js";
 import { Msr } from "../../../src/unit/msr-layout.js";
@@ -28,7 +29,8 @@ const CTL = Msr.Ctl;
  * XSAVES saves and clears.
  */
 function toggle(byOn?: string, byOff?: string): string {
-  const w = (value: string, by?: string) => ({ k: "wrmsr", msr: CTL, value, ...(by ? { by } : {}) });
+  const w = (value: string, by?: string) =>
+    by && by !== "wrmsr" ? { k: "msr-load", msr: CTL, value, by } : { k: "wrmsr", msr: CTL, value };
   return jsonl(
     insn(0x1000, 1),
     w(ON, byOn),
@@ -69,10 +71,15 @@ describe("MSR changes by XRSTORS and XSAVES", () => {
     const run = (by: string) =>
       generate(
         readExecJsonl(
-          jsonl(insn(0x1000, 1), { k: "wrmsr", msr: CTL, value: ON, by }, insn(0x1001, 1), {
-            k: "end",
-            ip: "0x1002",
-          }),
+          jsonl(
+            insn(0x1000, 1),
+            by === "wrmsr" ? { k: "wrmsr", msr: CTL, value: ON } : { k: "msr-load", msr: CTL, value: ON, by },
+            insn(0x1001, 1),
+            {
+              k: "end",
+              ip: "0x1002",
+            },
+          ),
         ),
         { msrs: msrs({ ctl: BRANCHES }), cyclesPerInsn: 0 },
       );
@@ -85,21 +92,27 @@ describe("MSR changes by XRSTORS and XSAVES", () => {
     assert.deepEqual(x.bytes, run("wrmsr").bytes);
   });
 
-  test("the by key round-trips (omitted for wrmsr) and bad names are refused with the line", () => {
-    const text = toggle("xrstors", "xsaves");
-    assert.equal(writeExecJsonl(readExecJsonl(text)), writeExecJsonl(readExecJsonl(text)));
-    assert.match(writeExecJsonl(readExecJsonl(text)), /"by":"xsaves"/);
-    assert.doesNotMatch(writeExecJsonl(readExecJsonl(toggle("wrmsr", "wrmsr"))), /"by"/);
+  test("msr-load records round-trip through JSON Lines and the binary form; bad values are refused", () => {
+    const x = readExecJsonl(toggle("xrstors", "xsaves"));
+    assert.equal(writeExecJsonl(readExecJsonl(writeExecJsonl(x))), writeExecJsonl(x));
+    assert.equal(writeExecJsonl(readExecBinary(writeExecBinary(x))), writeExecJsonl(x));
+    assert.match(writeExecJsonl(x), /"k":"msr-load","msr":1392,"value":"0x210c","by":"xsaves"/);
     assert.throws(
-      () => readExecJsonl(`{"k":"wrmsr","msr":${CTL},"value":1,"by":"mov"}\n`),
-      /line 1: by: expected one of/,
+      () => readExecJsonl(`{"k":"msr-load","msr":${CTL},"value":1,"by":"wrmsr"}\n`),
+      /line 1: by: expected one of xrstors, xsaves, vm-entry, vm-exit/,
+    );
+    assert.throws(() => readExecJsonl(`{"k":"msr-load","msr":${CTL},"value":1}\n`), /line 1: missing "by"/);
+    // wrmsr records keep their fields (and their binary layout).
+    assert.throws(
+      () => readExecJsonl(`{"k":"wrmsr","msr":${CTL},"value":1,"by":"xrstors"}\n`),
+      /unknown key "by"/,
     );
   });
 });
 
 describe("MSR loads of VM entries and exits", () => {
   test("a VM exit that clears IA32_RTIT_CTL ends in TIP.PGD(): the host is not named", () => {
-    const clear = { k: "wrmsr", msr: CTL, value: OFF, by: "vm-exit" };
+    const clear = { k: "msr-load", msr: CTL, value: OFF, by: "vm-exit" };
     assert.deepEqual(afterPsb(gen(vmExit(clear), { ctl: BRANCHES })), ["fup 0x1001", "tip.pgd -"]);
     // A WRMSR in the host instead: the exit is traced, the host's first instruction is where tracing stops.
     const wrmsr = { k: "wrmsr", msr: CTL, value: OFF };
@@ -114,7 +127,7 @@ describe("MSR loads of VM entries and exits", () => {
 
   test("with Event Trace: EVD and CFE(VMEXIT) first, then FUP and TIP.PGD()", () => {
     const clear = {
-      k: "wrmsr",
+      k: "msr-load",
       msr: CTL,
       value: hex(ctl({ ...BRANCHES, EventEn: 1, TraceEn: 0 })),
       by: "vm-exit",
@@ -126,7 +139,7 @@ describe("MSR loads of VM entries and exits", () => {
   });
 
   test("ptkit decodes the guest's instructions and the disable at the exit", () => {
-    const clear = { k: "wrmsr", msr: CTL, value: OFF, by: "vm-exit" };
+    const clear = { k: "msr-load", msr: CTL, value: OFF, by: "vm-exit" };
     const t = runInsns(genBytes(vmExit(clear), { ctl: BRANCHES }), {
       image: image([
         [0, 0x1000, [NOP, NOP]],
@@ -144,7 +157,7 @@ describe("MSR loads of VM entries and exits", () => {
     const x = jsonl(
       insn(0x5000, 3, "vm-entry"),
       { k: "nonroot", nr: true },
-      { k: "wrmsr", msr: CTL, value: ON, by: "vm-entry" },
+      { k: "msr-load", msr: CTL, value: ON, by: "vm-entry" },
       insn(0x1000, 1),
       { k: "end", ip: "0x1001" },
     );
@@ -155,7 +168,7 @@ describe("MSR loads of VM entries and exits", () => {
     const y = jsonl(
       insn(0x5000, 3, "vm-entry"),
       { k: "nonroot", nr: true },
-      { k: "wrmsr", msr: CTL, value: OFF, by: "vm-entry" },
+      { k: "msr-load", msr: CTL, value: OFF, by: "vm-entry" },
       insn(0x1000, 1),
       { k: "end", ip: "0x1001" },
     );
