@@ -84,6 +84,7 @@ const OPTIONS = {
   ptw: { type: "boolean" },
   "fup-on-ptw": { type: "boolean" },
   "pwr-evt": { type: "boolean" },
+  "event-trace": { type: "boolean" },
   "cr3-filter": { type: "string" },
   filter: { type: "string", multiple: true },
   stop: { type: "string", multiple: true },
@@ -233,6 +234,9 @@ function msrWrites(
   flag("ptw", CTL.PTWEn, 1);
   flag("fup-on-ptw", CTL.FUPonPTW, 1);
   flag("pwr-evt", CTL.PwrEvtEn, 1);
+  // Refused (the MSR model's #GP naming EventEn) where CPUID.14H.0:EBX[7] is 0: so far
+  // every preset, as none of the CPUID dumps they come from enumerates Event Trace.
+  flag("event-trace", CTL.EventEn, 1);
   for (const [name, enable, fieldOf] of [
     ["psb-freq", undefined, CTL.PSBFreq],
     ["mtc", CTL.MTCEn, CTL.MTCFreq],

@@ -66,6 +66,8 @@ and ToPA on a CPU without single-range output):
   --tsc                   TSC packets (TSCEn).
   --ptw, --fup-on-ptw     PTWRITE packets (PTWEn), with FUPs (FUPonPTW).
   --pwr-evt               power event packets (PwrEvtEn).
+  --event-trace           Event Trace: CFE/EVD packets, IF in MODE.Exec (EventEn;
+                          needs CPUID.14H.0:EBX[7], which no preset has yet).
   --cr3-filter VALUE      trace only while CR3 = VALUE (CR3Filter, IA32_RTIT_CR3_MATCH).
   --filter FROM-TO        trace only in [FROM, TO] (next ADDRn_CFG = 1, ADDRn_A/B);
                           may be repeated.

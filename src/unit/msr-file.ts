@@ -216,6 +216,24 @@ export class MsrFile {
   }
 
   /**
+   * XRSTORS restoring PT state (IA32_XSS[8]): "If XRSTORS would restore (or
+   * initialize) PT state and IA32_RTIT_CTL.TraceEn = 1, the instruction causes a #GP
+   * before modifying PT state" (SDM Vol. 1 §13.5.6), even where a WRMSR of the same
+   * value would be allowed; the fault, or null when the values may be loaded (each
+   * then with {@link wrmsr}'s rules, IA32_RTIT_CTL last: Vol. 3C §36.2.7.1 applies
+   * them to XRSTORS as to WRMSR).
+   */
+  xrstorsFault(address: number): MsrFault | null {
+    if (!this.traceEn) return null;
+    return fault(
+      address,
+      "TraceEn",
+      GpRule.CtlWhileTracing,
+      "XRSTORS restores PT state while IA32_RTIT_CTL.TraceEn=1 (#GP before any change)",
+    );
+  }
+
+  /**
    * A processor-side update (STATUS bits, output pointers, TraceEn cleared on #SMI):
    * stored as is, without the WRMSR rules. OUTPUT_MASK_PTRS[6:0] still read as ones.
    */

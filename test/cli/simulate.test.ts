@@ -217,6 +217,25 @@ describe("ptkit simulate", () => {
     assert.match(ranges.stderr, /IA32_RTIT_ADDR2_A .*#GP on skylake/);
   });
 
+  test("--event-trace sets EventEn, a one-line #GP on every preset (none has CPUID.14H.0:EBX[7])", async () => {
+    const parsed = parseSimulateArgs(["--event-trace", "-o", "x.pt", "run.jsonl"]);
+    assert.ok("writes" in parsed);
+    const ctl = parsed.writes.at(-1)!;
+    assert.equal(ctl.msr, Msr.Ctl);
+    assert.equal((ctl.value >> 31n) & 1n, 1n);
+    assert.equal(ctl.option, "--event-trace");
+    for (const cpu of PRESET_NAMES) {
+      const r = await ptkit("simulate", "--cpu", cpu, "--event-trace", "-o", "x.pt", "run.jsonl");
+      assert.equal(r.code, 1);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^ptkit simulate: WRMSR IA32_RTIT_CTL = 0x[0-9a-f]+ \\(--event-trace\\): #GP on ${cpu}: EventEn: [^\\n]+\\n$`,
+        ),
+      );
+    }
+  });
+
   test("bad arguments are reported", async () => {
     const cases: [string[], RegExp][] = [
       [["run.jsonl"], /-o\/--output <trace file> is required/],

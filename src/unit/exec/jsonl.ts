@@ -15,11 +15,12 @@ import {
   INFO_ZLC,
   infoClass,
   infoSize,
+  MSR_LOAD_BY_NAMES,
   WakeReason,
 } from "./types.js";
 
 /** How a JSON value is read and where it goes: a, b (u32), v (value), t (to). */
-type FieldType = "u32" | "u64" | "bool" | "mode" | "reasons";
+type FieldType = "u32" | "u64" | "bool" | "mode" | "reasons" | "by";
 type Column = "a" | "b" | "v" | "t";
 interface FieldSpec {
   readonly key: string;
@@ -58,6 +59,16 @@ const EVENT_SPECS: readonly (readonly FieldSpec[])[] = [
   [f("ip", "u64", "v")],
   [f("if", "bool", "a")],
   [f("cr2", "u64", "v")],
+  TRANSFER,
+  [],
+  [f("from", "u64", "v")],
+  [f("vector", "u32", "a")],
+  [f("vector", "u32", "a"), ...TRANSFER],
+  [],
+  [f("vector", "u32", "a")],
+  [f("qual", "u64", "v")],
+  [f("vector", "u32", "a")],
+  [f("msr", "u32", "a"), f("value", "u64", "v"), f("by", "by", "b")],
 ];
 const INSN_KEYS = new Set(["k", "ip", "size", "class", "zlc"]);
 const WAKE_NAMES: readonly [string, number][] = [
@@ -159,6 +170,10 @@ function readEvent(rec: Record<string, unknown>, specs: readonly FieldSpec[]): v
         break;
       case "reasons":
         small = readReasons(v);
+        break;
+      case "by":
+        small = MSR_LOAD_BY_NAMES.indexOf(v as string);
+        if (small < 1) throw new FieldError(`by: expected one of ${MSR_LOAD_BY_NAMES.slice(1).join(", ")}`);
         break;
     }
     if (s.column === "a") cols.a = small;
@@ -287,6 +302,9 @@ function eventLine(x: Execution, e: number): string {
         break;
       case "mode":
         text = String(EXEC_MODE_BITS[small as ExecMode]);
+        break;
+      case "by":
+        text = `"${MSR_LOAD_BY_NAMES[small]}"`;
         break;
       case "reasons":
         if (small === 0) continue;

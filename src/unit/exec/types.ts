@@ -19,6 +19,15 @@
  * | `vmcs`      | vmcs (4 KiB aligned)                   | the current VMCS pointer from here on (VMPTRLD, VM entry/exit) |
  * | `if`        | if (true/false)                        | RFLAGS.IF from here on (CLI, STI, POPF; an interrupt gate clears it, IRET restores it) |
  * | `cr2`       | cr2                                    | CR2 from here on: after a page fault (`exception` 14), the faulting address |
+ * | `exit-qual` | qual                                   | after a `vmexit` whose reason has an exit qualification (SDM Vol. 3C "Exit Qualification"): its value |
+ * | `exit-vector` | vector (0..255)                      | after a `vmexit` caused by an interrupt, exception or NMI (exit reasons 0 and 1): its vector |
+ * | `swint`     | vector (0..255)                        | after an `interrupt`-class instruction (INT n, INT3 = 3, INTO = 4, INT1 = 1): the vector it raised (optional) |
+ * | `smi`       | from, to                               | an SMI hit before the instruction at `from`; SMM code starts at `to` |
+ * | `rsm`       |                                        | after the RSM that leaves SMM (a `far-other` instruction); execution resumes at the next flow point |
+ * | `init`      | from                                   | an INIT signal hit before the instruction at `from`: the processor waits for a SIPI |
+ * | `sipi`      | vector (0..255)                        | a start-up IPI ends the wait; execution starts at the next flow point (vector × 4 KiB, real mode) |
+ * | `uintr`     | vector (0..63), from, to               | a user interrupt delivered before the instruction at `from` to the handler at `to` |
+ * | `uiret`     |                                        | after the UIRET (a `far-other` instruction) that returns from a user-interrupt handler |
  * | `interrupt` | vector (0..255), from, to              | an external interrupt, NMI or SMI hit before the instruction at `from`; execution continues at `to` |
  * | `exception` | vector (0..255), from, to              | an exception; `from` is the faulting instruction (faults) or the next one (traps) |
  * | `vmexit`    | reason (u32), from, to                 | an asynchronous VM exit (VMCALL and friends are `vm-exit` instructions instead) |
@@ -31,12 +40,13 @@
  * | `ticks`     | n (0..2^53-1)                          | n TSC ticks pass (core clocks follow, unless the core sleeps) |
  * | `cbr`       | ratio (1..255)                         | the core:bus ratio changes (frequency change) |
  * | `wrmsr`     | msr (u32), value                       | software writes an MSR (e.g. IA32_RTIT_CTL to set or clear TraceEn) |
+ * | `msr-load`  | msr (u32), value, by                   | an MSR changes by other means than WRMSR, with WRMSR's rules (SDM §36.2.7.1); `by`: `xrstors`, `xsaves` (which clears TraceEn after saving), `vm-entry` (the VMCS's guest IA32_RTIT_CTL or MSR-load list, after the `vm-entry` instruction) or `vm-exit` (the clear-IA32_RTIT_CTL control or the MSR-load list, after the `vmexit` record or `vm-exit` instruction) |
  * | `end`       | ip                                     | optional last record: the IP the next instruction would have had |
  *
  * ## Where branches go
  *
  * The outcome of an instruction is implied by the next *flow point*: the next
- * `insn`'s ip, or the `from` of an `interrupt`/`exception`/`vmexit`/`tsx-abort`/`end`
+ * `insn`'s ip, or the `from` of an `interrupt`/`exception`/`vmexit`/`tsx-abort`/`smi`/`init`/`uintr`/`end`
  * that comes first. A conditional branch is taken iff that IP differs from ip + size;
  * an indirect or far branch goes there. State records (`cpl`, `cr3`, `mode`,
  * `nonroot`, `vmcs`, `if`, `cr2`) between a transfer and the next flow point describe the state at
@@ -111,11 +121,21 @@ export const ExecEvent = {
   End: 17,
   If: 18,
   Cr2: 19,
+  Smi: 20,
+  Rsm: 21,
+  Init: 22,
+  Sipi: 23,
+  Uintr: 24,
+  Uiret: 25,
+  SwInt: 26,
+  ExitQual: 27,
+  ExitVector: 28,
+  MsrLoad: 29,
 } as const;
 export type ExecEvent = (typeof ExecEvent)[keyof typeof ExecEvent];
 
 /** Number of event kinds, for tables indexed by kind. */
-export const EXEC_EVENT_COUNT = 20;
+export const EXEC_EVENT_COUNT = 30;
 
 /** The `"k"` of each event kind in JSON Lines. */
 export const EXEC_EVENT_NAMES: readonly string[] = [
@@ -139,6 +159,16 @@ export const EXEC_EVENT_NAMES: readonly string[] = [
   "end",
   "if",
   "cr2",
+  "smi",
+  "rsm",
+  "init",
+  "sipi",
+  "uintr",
+  "uiret",
+  "swint",
+  "exit-qual",
+  "exit-vector",
+  "msr-load",
 ];
 
 /** Bits of the `wake` reasons (the value of a Wake event). */
@@ -174,6 +204,16 @@ export const WakeReason = {
  * | End       |           |          | ip           |        |
  * | If        | 0/1       |          |              |        |
  * | Cr2       |           |          | cr2          |        |
+ * | Smi       |           |          | from         | to     |
+ * | Rsm       |           |          |              |        |
+ * | Init      |           |          | from         |        |
+ * | Sipi      | vector    |          |              |        |
+ * | Uintr     | vector    |          | from         | to     |
+ * | Uiret     |           |          |              |        |
+ * | SwInt     | vector    |          |              |        |
+ * | ExitQual  |           |          | qualification|        |
+ * | ExitVector| vector    |          |              |        |
+ * | MsrLoad   | msr       | MsrLoadBy| value        |        |
  */
 export const EventField = { A: 1, B: 2, Value: 4, To: 8 } as const;
 
@@ -200,7 +240,22 @@ export const EVENT_FIELDS: readonly number[] = [
   F.Value, // End
   F.A, // If
   F.Value, // Cr2
+  F.Value | F.To, // Smi
+  0, // Rsm
+  F.Value, // Init
+  F.A, // Sipi
+  F.A | F.Value | F.To, // Uintr
+  0, // Uiret
+  F.A, // SwInt
+  F.Value, // ExitQual
+  F.A, // ExitVector
+  F.A | F.B | F.Value, // MsrLoad
 ];
+
+/** What changed an MSR: WRMSR (a `wrmsr` record), or the `by` of an `msr-load` record (1..4). */
+export const MsrLoadBy = { Wrmsr: 0, Xrstors: 1, Xsaves: 2, VmEntry: 3, VmExit: 4 } as const;
+/** Names of {@link MsrLoadBy} values, indexed by value. */
+export const MSR_LOAD_BY_NAMES: readonly string[] = ["wrmsr", "xrstors", "xsaves", "vm-entry", "vm-exit"];
 
 /** Whether an event kind is a flow point: its `value` is the IP where it happened. */
 export function isFlowEvent(kind: number): boolean {
@@ -209,6 +264,9 @@ export function isFlowEvent(kind: number): boolean {
     kind === ExecEvent.Exception ||
     kind === ExecEvent.VmExit ||
     kind === ExecEvent.TsxAbort ||
+    kind === ExecEvent.Smi ||
+    kind === ExecEvent.Init ||
+    kind === ExecEvent.Uintr ||
     kind === ExecEvent.End
   );
 }
@@ -283,7 +341,12 @@ export function checkEvent(
       return (lo & 0xfff) === 0 ? "" : "the VMCS pointer is not 4 KiB aligned";
     case ExecEvent.Interrupt:
     case ExecEvent.Exception:
+    case ExecEvent.Sipi:
+    case ExecEvent.SwInt:
+    case ExecEvent.ExitVector:
       return a <= 255 ? "" : `vector ${a} is not in 0..255`;
+    case ExecEvent.Uintr:
+      return a <= 63 ? "" : `vector ${a} is not in 0..63`;
     case ExecEvent.Ptw:
       if (a !== 4 && a !== 8) return "bytes is not 4 or 8";
       return a === 4 && hi !== 0 ? "a 4-byte value is above 2^32-1" : "";
@@ -300,6 +363,10 @@ export function checkEvent(
       return hi * TWO32 + lo <= MAX_TIME_STEP ? "" : "the count is above 2^53-1";
     case ExecEvent.Cbr:
       return a >= 1 && a <= 255 ? "" : `ratio ${a} is not in 1..255`;
+    case ExecEvent.MsrLoad:
+      return b >= 1 && b < MSR_LOAD_BY_NAMES.length
+        ? ""
+        : `by ${b} is not xrstors, xsaves, vm-entry or vm-exit`;
   }
   return "";
 }
@@ -480,6 +547,11 @@ export class ExecBuilder {
 
   wrmsr(msr: number, hi: number, lo: number): this {
     return this.event(ExecEvent.Wrmsr, msr, 0, hi, lo);
+  }
+
+  /** An MSR change by XRSTORS, XSAVES or a VM entry/exit (`by`: {@link MsrLoadBy}, not Wrmsr). */
+  msrLoad(msr: number, hi: number, lo: number, by: number): this {
+    return this.event(ExecEvent.MsrLoad, msr, by, hi, lo);
   }
 
   end(ipHi: number, ipLo: number): this {

@@ -5,6 +5,8 @@
  * is allocated (two scratch {@link Packet}s are reused).
  */
 import { compressIp, encodedSize, PacketEncoder } from "../../packet/encode.js";
+import { ErrorCode, PtError } from "../../packet/errors.js";
+import type { LastIp } from "../../packet/last-ip.js";
 import { Ipc, Packet, PacketType } from "../../packet/types.js";
 import type { Clock } from "./clock.js";
 
@@ -48,6 +50,23 @@ function uncompressedIp(hi: number, lo: number, p: Packet): void {
   p.lo = lo >>> 0;
 }
 
+/**
+ * An IP payload on a processor whose linear addresses are 32 bits (the IP's high half
+ * is 0): only the 2- and 4-byte forms, which replace bits 15:0 or 31:0 of the last IP
+ * (whose bits 63:32 stay 0 there), so the 6- and 8-byte forms are never needed; an
+ * uncompressed IP (`exact`, or no last IP since PSB/OVF) is the 4-byte form.
+ */
+function ip32(last: LastIp, lo: number, exact: boolean, p: Packet): void {
+  p.hi = 0;
+  if (!exact && last.have && last.hi === 0 && ((last.lo ^ lo) & 0xffff0000) === 0) {
+    p.a = Ipc.Update16;
+    p.lo = lo & 0xffff;
+  } else {
+    p.a = Ipc.Update32;
+    p.lo = lo >>> 0;
+  }
+}
+
 export class Emitter {
   readonly enc: PacketEncoder;
   /** The packet callers fill (with {@link set}) before {@link put}. */
@@ -89,6 +108,8 @@ export class Emitter {
   fullTip = false;
   /** A compound event's FUP gets no CYC: the next eligible packet does (profile `cycCompound`). */
   cycAfterFup = false;
+  /** Linear addresses are 32 bits (CPUID.80000008H:EAX[15:8] = 32): IP payloads of at most 4 bytes. */
+  ip32 = false;
 
   /**
    * Called once before the next packet is filled in ({@link set}), then forgotten:
@@ -130,10 +151,25 @@ export class Emitter {
 
   /** Emit an IP packet for hi:lo, compressed against the last IP as the profile says. */
   ip(type: PacketType, hi: number, lo: number): void {
-    const p = this.set(type);
-    if (type === PacketType.Fup ? this.fullFup : this.fullTip) uncompressedIp(hi, lo, p);
-    else compressIp(this.enc.last, hi, lo, p);
+    this.ipPayload(this.set(type), hi, lo, type === PacketType.Fup ? this.fullFup : this.fullTip);
     this.put();
+  }
+
+  /** The IP payload of `p` for hi:lo; `exact`: not compressed against the last IP. */
+  private ipPayload(p: Packet, hi: number, lo: number, exact: boolean): void {
+    if (this.ip32) {
+      if (hi !== 0) {
+        const ip = `0x${hi.toString(16)}${(lo >>> 0).toString(16).padStart(8, "0")}`;
+        throw new PtError(
+          ErrorCode.BadConfig,
+          0,
+          undefined,
+          `the IP ${ip} is above 2^32-1 on a processor with 32-bit linear addresses: give an execution with 32-bit IPs or a CPU with wider linear addresses`,
+        );
+      }
+      ip32(this.enc.last, lo, exact, p);
+    } else if (exact) uncompressedIp(hi, lo, p);
+    else compressIp(this.enc.last, hi, lo, p);
   }
 
   /**
@@ -146,8 +182,7 @@ export class Emitter {
       return;
     }
     const p = this.set(PacketType.Fup);
-    if (this.fullFup) uncompressedIp(hi, lo, p);
-    else compressIp(this.enc.last, hi, lo, p);
+    this.ipPayload(p, hi, lo, this.fullFup);
     this.flushTnt();
     this.out(p);
   }

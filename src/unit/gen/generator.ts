@@ -25,15 +25,26 @@
  *   record) produces nothing that would need that IP.
  * - Time steps of more than 4096 MTC periods emit only the last 4096 MTCs.
  * - Event Trace (EventEn): see `GenRules.eventTrace` for the packets and where the
- *   seed documents give no text (seed 001's §33.2.4 is a bare heading); INT n,
- *   SMI/RSM, INIT/SIPI, shutdown and TSX aborts give no CFE, and CFE and EVD are
- *   not CYC-eligible (they are not in §36.3.6's list).
+ *   seed documents give no text (seed 001's §33.2.4 is a bare heading); CFE and EVD
+ *   are not CYC-eligible (they are not in §36.3.6's list). INT n/INT3/INTO/INT1 give
+ *   CFE(SWINTR, vector) when the execution gives the vector (`swint`), SMI/RSM,
+ *   INIT/SIPI and UINTR/UIRET their CFEs (rules.ts `smi` and on). TSX aborts give
+ *   none: the SDM's Event Trace list names them, but its CFE and EVD type tables as
+ *   libipt and Linux perf decode them have no type for one; shutdown is not modelled.
  * - The internal cycle counter never wraps unless `cycCounterBits` gives it a width
  *   (stand-alone CYCs, emitter.ts `standaloneCycs`).
  */
 import { COFI_TYPE, CofiType, type ExecMode, InsnClass } from "../../isa/types.js";
 import { CfeType, EvdType, PacketType } from "../../packet/types.js";
-import { ExecEvent, type Execution, INFO_ZLC, infoClass, infoSize, isFlowEvent } from "../exec/types.js";
+import {
+  ExecEvent,
+  type Execution,
+  INFO_ZLC,
+  infoClass,
+  infoSize,
+  isFlowEvent,
+  MsrLoadBy,
+} from "../exec/types.js";
 import type { MsrFault } from "../msr-file.js";
 import { Msr } from "../msr-layout.js";
 import { type GenOptions, resolveOptions } from "./config.js";
@@ -42,7 +53,7 @@ import { Chg, TWO32 } from "./state.js";
 
 /** A WRMSR in the execution that faulted (#GP): it changed nothing. */
 export interface GenFault {
-  /** Index of the `wrmsr` record in the execution (instructions and events counted). */
+  /** Index of the `wrmsr` or `msr-load` record in the execution (instructions and events counted). */
   readonly record: number;
   readonly fault: MsrFault;
 }
@@ -156,6 +167,14 @@ export class PacketGenerator extends GenRules {
         this.cr2Lo = lo;
         this.cr2Set = true;
         return;
+      case ExecEvent.ExitQual:
+        this.qualHi = hi;
+        this.qualLo = lo;
+        this.qualSet = true;
+        return;
+      case ExecEvent.ExitVector:
+        this.exitVector = a;
+        return;
     }
   }
 
@@ -182,7 +201,32 @@ export class PacketGenerator extends GenRules {
       case ExecEvent.Interrupt:
       case ExecEvent.Exception:
       case ExecEvent.VmExit:
+      case ExecEvent.Uintr:
         this.asyncTransfer(x, e, i);
+        break;
+      case ExecEvent.Smi:
+        this.nxKnown = true;
+        this.nxHi = x.evHi[e]!;
+        this.nxLo = x.evLo[e]!;
+        this.smi();
+        this.look(x, e + 1, i, true);
+        this.chg = 0;
+        break;
+      case ExecEvent.Rsm:
+        this.look(x, e + 1, i, true);
+        this.rsm();
+        break;
+      case ExecEvent.Init:
+        this.nxKnown = true;
+        this.nxHi = x.evHi[e]!;
+        this.nxLo = x.evLo[e]!;
+        this.init();
+        this.look(x, e + 1, i, true);
+        this.chg = 0;
+        break;
+      case ExecEvent.Sipi:
+        this.look(x, e + 1, i, true);
+        this.sipi(a);
         break;
       case ExecEvent.TsxAbort:
         this.inTx = false;
@@ -208,10 +252,13 @@ export class PacketGenerator extends GenRules {
         if (this.triggerEn) this.timing();
         break;
       case ExecEvent.Wrmsr:
+      case ExecEvent.MsrLoad:
+        if (e === this.loadedWithTransfer) break;
         this.look(x, e + 1, i, false);
-        this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!);
+        this.wrmsr(a, x.evHi[e]!, x.evLo[e]!, e + x.evAt[e]!, x.evB[e]!);
         break;
-      // Ptw and Mwait were read with their instruction; End only marks where execution stops.
+      // Ptw, Mwait, SwInt and Uiret were read with their instruction, ExitQual and
+      // ExitVector with their VM exit; End only marks where execution stops.
     }
     return e + 1;
   }
@@ -256,8 +303,15 @@ export class PacketGenerator extends GenRules {
           this.indirect(before, cls, nextHi, nextLo);
           break;
         default:
+          if (cls === InsnClass.VmEntry) this.loadWithTransfer(x, e, i + 1, MsrLoadBy.VmEntry);
+          else if (cls === InsnClass.VmExit) this.loadWithTransfer(x, e, i + 1, MsrLoadBy.VmExit);
           if (cls === InsnClass.Iret) this.eventTrace(CfeType.Iret, 0, hi, lo);
-          else if (cls === InsnClass.VmEntry) this.eventTrace(CfeType.VmEntry, 0, hi, lo, -1, 0, 0, true);
+          else if (cls === InsnClass.Interrupt) {
+            const v = this.markerAfter(x, e, i, ExecEvent.SwInt);
+            if (v >= 0) this.eventTrace(CfeType.SwIntr, x.evA[v]!, hi, lo);
+          } else if (cls === InsnClass.FarOther && this.markerAfter(x, e, i, ExecEvent.Uiret) >= 0) {
+            this.eventTrace(CfeType.Uiret, 0, hi, lo);
+          } else if (cls === InsnClass.VmEntry) this.eventTrace(CfeType.VmEntry, 0, hi, lo, -1, 0, 0, true);
           // INT n, INT3, UD and VM exits are not inferable from the code: FUP(CLIP) (Table 36-23).
           this.far(
             before,
@@ -308,6 +362,14 @@ export class PacketGenerator extends GenRules {
     return e;
   }
 
+  /** The `kind` record among the records right after instruction `i` (from event `e` to the next flow point), else -1. */
+  private markerAfter(x: Execution, e: number, i: number, kind: number): number {
+    for (; e < x.eventCount && x.evAt[e] === i + 1 && !isFlowEvent(x.evKind[e]!); e++) {
+      if (x.evKind[e] === kind) return e;
+    }
+    return -1;
+  }
+
   /** Whether event `e` is a `kind` record right after instruction `i`. */
   private payloadAt(x: Execution, e: number, i: number, kind: number): boolean {
     return e < x.eventCount && x.evAt[e] === i + 1 && x.evKind[e] === kind;
@@ -317,6 +379,8 @@ export class PacketGenerator extends GenRules {
   private asyncTransfer(x: Execution, e: number, i: number): void {
     const before = this.pe;
     this.cr2Set = false;
+    this.qualSet = false;
+    this.exitVector = -1;
     this.look(x, e + 1, i, true);
     this.nxKnown = true;
     this.nxHi = x.evToHi[e]!;
@@ -325,8 +389,15 @@ export class PacketGenerator extends GenRules {
     const a = x.evA[e]!;
     const fromHi = x.evHi[e]!;
     const fromLo = x.evLo[e]!;
+    if (kind === ExecEvent.VmExit) this.loadWithTransfer(x, e + 1, i, MsrLoadBy.VmExit);
     if (kind === ExecEvent.VmExit) {
-      this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
+      // A VM exit an interrupt, exception or NMI caused: CFE(VMEXIT_INTR, vector)
+      // (libipt's ptet-vmexit-vmentry: EVD(1), EVD(2: 0), CFE(9: 14) for a #PF exit).
+      const v = this.exitVector;
+      if (v >= 0) this.eventTrace(CfeType.VmExitIntr, v, fromHi, fromLo, EvdType.VmxReason, 0, a);
+      else this.eventTrace(CfeType.VmExit, 0, fromHi, fromLo, EvdType.VmxReason, 0, a);
+    } else if (kind === ExecEvent.Uintr) {
+      this.eventTrace(CfeType.Uintr, a, fromHi, fromLo);
     } else if (kind === ExecEvent.Exception && a === 14 && this.cr2Set) {
       this.eventTrace(CfeType.Intr, a, fromHi, fromLo, EvdType.Cr2, this.cr2Hi, this.cr2Lo);
     } else if (kind !== ExecEvent.TsxAbort) {
@@ -335,10 +406,31 @@ export class PacketGenerator extends GenRules {
     this.far(before, true, fromHi, fromLo);
   }
 
-  private wrmsr(address: number, hi: number, lo: number, record: number): void {
+  /**
+   * A VM entry's or exit's load of IA32_RTIT_CTL that clears TraceEn (an `msr-load`
+   * record `by` it among the records after the transfer at position `at`, from event `e`):
+   * applied before the transfer's packets, which then end in TIP.PGD() (far's
+   * `loadOff`): the guest's or host's code is not traced, so no TIP names it. Loads
+   * that set TraceEn are left to the record (enable at the target, as after WRMSR).
+   * A load that faults is left to the record too, which reports it.
+   */
+  private loadWithTransfer(x: Execution, e: number, at: number, by: number): void {
+    const m = this.msrs;
+    for (; e < x.eventCount && x.evAt[e] === at && !isFlowEvent(x.evKind[e]!); e++) {
+      if (x.evKind[e] !== ExecEvent.MsrLoad || x.evB[e] !== by || x.evA[e] !== Msr.Ctl) continue;
+      if (!m.traceEn || (x.evLo[e]! & 1) !== 0) return;
+      if (m.wrmsr(Msr.Ctl, x.evHi[e]!, x.evLo[e]!) !== null) return;
+      this.loadedWithTransfer = e;
+      this.loadOff = true;
+      return;
+    }
+  }
+
+  /** A `wrmsr` or `msr-load` record: the same rules whatever made the change (`by`, SDM §36.2.7.1), XRSTORS's own #GP first. */
+  private wrmsr(address: number, hi: number, lo: number, record: number, by: number): void {
     const m = this.msrs;
     const was = m.traceEn;
-    const fault = m.wrmsr(address, hi, lo);
+    const fault = (by === MsrLoadBy.Xrstors ? m.xrstorsFault(address) : null) ?? m.wrmsr(address, hi, lo);
     if (fault) {
       this.faults.push({ record, fault });
       return;

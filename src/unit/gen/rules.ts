@@ -4,7 +4,7 @@
  * TraceEn. See generator.ts for the modelling choices.
  */
 import { InsnClass } from "../../isa/types.js";
-import { EvdType, Flag, PacketType } from "../../packet/types.js";
+import { CfeType, EvdType, Flag, PacketType } from "../../packet/types.js";
 import { getField } from "../bits.js";
 import { WakeReason } from "../exec/types.js";
 import { CTL, Msr, STATUS } from "../msr-layout.js";
@@ -82,6 +82,17 @@ export class GenRules extends GenState {
    * context is already applied (generator.ts `look`); `fup` adds FUP(fromHi:fromLo) first.
    */
   protected far(before: boolean, fup: boolean, fromHi: number, fromLo: number): void {
+    if (this.loadOff) {
+      // TraceEn cleared by the transfer itself (a VM entry/exit's IA32_RTIT_CTL load).
+      this.loadOff = false;
+      if (before) {
+        if (fup) this.em.compoundFup(fromHi, fromLo);
+        this.em.noIp(PacketType.TipPgd);
+      }
+      this.chg = 0;
+      this.traceOff();
+      return;
+    }
     if (this.triggerEn) this.contextEn = this.contextOk();
     this.land();
     const after = this.peAfter;
@@ -145,6 +156,15 @@ export class GenRules extends GenState {
     const src = this.contextEn && this.filterEn;
     if (!src && !(this.contextOk() && this.filter.filterEn(this.nxHi, this.nxLo))) return;
     const em = this.em;
+    // A VM exit's qualification goes before its reason (libipt's ptet-vmexit-vmentry:
+    // EVD(1), EVD(2), CFE), and like the reason whatever the context. The execution
+    // gives it (`exit-qual`) for the exit reasons whose qualification the SDM defines
+    // ("VM exits include the values written to the exit reason and exit qualification
+    // VMCS fields", §33.2.4 in editions with Event Trace).
+    if ((type === CfeType.VmExit || type === CfeType.VmExitIntr) && this.qualSet) {
+      em.set(PacketType.Evd, EvdType.VmxQualification, 0, 0, this.qualHi, this.qualLo);
+      em.put();
+    }
     if (evd >= 0 && (src || evd !== EvdType.Cr2)) {
       em.set(PacketType.Evd, evd, 0, 0, evdHi, evdLo);
       em.put();
@@ -153,6 +173,83 @@ export class GenRules extends GenState {
     em.set(PacketType.Cfe, type, vector, ownFup ? Flag.Ip : 0);
     em.put();
     if (ownFup) em.ip(PacketType.Fup, fromHi, fromLo);
+  }
+
+  /**
+   * A CFE without IP for an event whose source is never traced (RSM from SMM, SIPI
+   * from wait-for-SIPI): written when the target is (libipt's ptet-smi-rsm and
+   * ptet-init-sipi: CFE(RSM), CFE(SIPI, vector) before the TIP.PGE; ptet, with
+   * BranchEn=0, gives neither an IP; its decoder refuses one).
+   */
+  protected targetCfe(type: number, vector: number): void {
+    if (!this.eventEn || !this.triggerEn || !this.nxKnown) return;
+    if (!this.contextOk() || !this.filter.filterEn(this.nxHi, this.nxLo)) return;
+    this.em.set(PacketType.Cfe, type, vector);
+    this.em.put();
+  }
+
+  /**
+   * SMI (nx: where it hit): CFE(SMI), then TraceEn is saved and cleared (SMM is not
+   * traced; the register model's setByProcessor names this case) with the packets of
+   * any TraceEn 1 -> 0: FUP(CLIP), TIP.PGD() (libipt's ptet-smi-rsm: CFE(3), FUP,
+   * TIP.PGD()). The CFE has its own IP as for an interrupt.
+   */
+  protected smi(): void {
+    const m = this.msrs;
+    this.smmTraceEn = m.traceEn;
+    if (!m.traceEn) return;
+    this.eventTrace(CfeType.Smi, 0, this.nxHi, this.nxLo);
+    m.setByProcessor(Msr.Ctl, m.ctlHi, (m.ctlLo & ~1) >>> 0);
+    this.disable();
+  }
+
+  /**
+   * RSM (nx: where execution resumes): TraceEn as the SMI found it, restored like any
+   * TraceEn 0 -> 1 (PSB+ when PacketByteCnt is 0, else TSC/TMA/CBR; TIP.PGE), with
+   * CFE(RSM) before the TIP.PGE.
+   */
+  protected rsm(): void {
+    const m = this.msrs;
+    if (!this.smmTraceEn || m.traceEn) return;
+    this.smmTraceEn = false;
+    m.setByProcessor(Msr.Ctl, m.ctlHi, (m.ctlLo | 1) >>> 0);
+    this.enableCfe = CfeType.Rsm;
+    this.enable();
+    this.enableCfe = -1;
+    this.chg = 0;
+  }
+
+  /**
+   * INIT (nx: where it hit): CFE(INIT), then the processor waits for a SIPI: PacketEn
+   * drops as at any transfer into untraced code, FUP(CLIP), TIP.PGD() (libipt's
+   * ptet-init-sipi). TraceEn stays as it was: the same test traces on after the SIPI
+   * without a PSB+ (the SDM text in the seeds does not say what INIT does to
+   * IA32_RTIT_CTL; this follows libipt).
+   */
+  protected init(): void {
+    const before = this.pe;
+    this.eventTrace(CfeType.Init, 0, this.nxHi, this.nxLo);
+    if (before) {
+      this.em.compoundFup(this.nxHi, this.nxLo);
+      this.em.noIp(PacketType.TipPgd);
+    }
+    this.waitSipi = true;
+    if (this.triggerEn) this.contextEn = false;
+    this.settle(false);
+  }
+
+  /** SIPI (nx: where execution starts): CFE(SIPI, vector) without IP, then TIP.PGE there. */
+  protected sipi(vector: number): void {
+    if (!this.waitSipi) return;
+    this.waitSipi = false;
+    this.targetCfe(CfeType.Sipi, vector);
+    if (this.triggerEn) this.contextEn = this.contextOk();
+    this.land();
+    const after = this.peAfter;
+    if (this.contextEn) this.pipVmcs();
+    if (after && this.nxKnown) this.pge();
+    this.chg = 0;
+    this.settle(after);
   }
 
   /**
@@ -310,6 +407,7 @@ export class GenRules extends GenState {
     const pendPsb = (m.ctlHi & INJECT_HI) !== 0 && (m.statusLo & PEND_PSB) !== 0;
     const stops = this.contextEn && this.nxKnown && this.filter.stopsAt(this.nxHi, this.nxLo);
     const pge = this.pe && this.nxKnown && !stops;
+    if (this.enableCfe >= 0) this.targetCfe(this.enableCfe, 0);
     if (count === 0 || pendPsb || this.cfg.profile.enablePsb.value === "always") {
       if (pendPsb) m.setByProcessor(Msr.Status, m.statusHi, (m.statusLo & ~PEND_PSB) >>> 0);
       if (pge) this.pge();
@@ -330,6 +428,12 @@ export class GenRules extends GenState {
       if (this.nxKnown) this.em.compoundFup(this.nxHi, this.nxLo);
       this.em.noIp(PacketType.TipPgd);
     }
+    this.traceOff();
+  }
+
+  /** What every TraceEn 1 -> 0 does after its packets: flush, stop, output disabled. */
+  protected traceOff(): void {
+    this.releasePsb();
     this.em.flushTnt();
     this.triggerEn = false;
     this.rets.clear();

@@ -77,6 +77,22 @@ export class GenState {
   protected cr2Hi = 0;
   protected cr2Lo = 0;
   protected cr2Set = false;
+  /** The exit qualification of the VM exit being handled (an `exit-qual` record came with it). */
+  protected qualHi = 0;
+  protected qualLo = 0;
+  protected qualSet = false;
+  /** The vector of the VM exit being handled (an `exit-vector` record came with it), else -1. */
+  protected exitVector = -1;
+  /** INIT: the processor waits for a SIPI and executes nothing, so nothing is in context. */
+  protected waitSipi = false;
+  /** TraceEn as an SMI found it (saved and cleared on SMI, restored by RSM). */
+  protected smmTraceEn = false;
+  /** The `msr-load` record a VM entry or exit already applied (generator.ts `loadWithTransfer`), else -1. */
+  protected loadedWithTransfer = -1;
+  /** The transfer being handled clears TraceEn (a VM entry/exit's load): it ends in TIP.PGD(). */
+  protected loadOff = false;
+  /** A CFE type enable() writes before its TIP.PGE (RSM's), else -1. */
+  protected enableCfe = -1;
   /** Mode of the last MODE.Exec since the last PSB or OVF; -1: none. */
   protected lastMode = -1;
   /** The IF bit of the last MODE.Exec (meaningful with EventEn once {@link lastMode} is set). */
@@ -127,6 +143,7 @@ export class GenState {
     this.em.fullFup = p.fupIp.value === "none";
     this.em.fullTip = p.tipIp.value === "none";
     this.em.cycAfterFup = p.cycCompound.value === "after-fup";
+    this.em.ip32 = cfg.msrs.caps.linearAddressBits === 32;
     this.psbOrder = p.psbOrder.value;
     this.bdm70 = p.filteredPsb.value === "bdm70";
   }
@@ -142,6 +159,7 @@ export class GenState {
 
   /** The configured context: CPL against OS/User, CR3 against CR3_MATCH (§36.2.5.3). */
   protected contextOk(): boolean {
+    if (this.waitSipi) return false;
     if (this.cpl === 0 ? !this.os : !this.user) return false;
     if (!this.cr3Filter) return true;
     const m = this.msrs;

@@ -29,6 +29,14 @@ export const OutputError = {
   SingleEntryNeedsEnd: "single-entry-needs-end",
   /** ToPA with one output entry: the END entry does not point to the current table's base. */
   SingleEntryEndBase: "single-entry-end-base",
+  /**
+   * The output pointer reached restricted memory (an SMRR range, §33.2.7.4 Table 33-5:
+   * the processor "may signal an error and disable packet generation"; with the
+   * unit's `restrictedOutput` "error").
+   */
+  RestrictedOutput: "restricted-output",
+  /** The ToPA write pointer (table base + 8 × entry index) entered restricted memory (Table 33-5). */
+  RestrictedTable: "restricted-table",
 } as const;
 export type OutputError = (typeof OutputError)[keyof typeof OutputError];
 

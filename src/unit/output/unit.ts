@@ -17,9 +17,25 @@
  *   next entry is reported by the write that filled the region.
  * - An END entry is followed as part of reaching the next entry; on an error the
  *   output MSRs point at the offending entry, OutputOffset 0.
- * - A single-output-region ToPA processor signals its INT PMI when the region fills
- *   (the SDM says such processors try to signal before; PMI skid is not modelled).
- * - Restricted memory (SMRR, §33.2.7.4) and FabricEn output are not modelled.
+ * - PMI skid (seed 001, "ToPA PMI": "This interrupt is not precise"): with `pmiSkid`
+ *   n, a PMI is signalled once n more bytes have been written after its trigger (or
+ *   when output stops first, by TraceEn cleared or a ToPA STOP: the model delivers it
+ *   then); PendTopaPMI is set at
+ *   the trigger. Default 0: at the trigger.
+ * - A processor with a single ToPA output region "will attempt to signal a ToPA PMI
+ *   interrupt before the output wraps and overwrites the top of the buffer" (seed 001,
+ *   "ToPA PMI and Single Output Region ToPA Implementation"): with `earlyPmi` n its
+ *   INT region's PMI triggers when n bytes of the region are left (default 0: when it
+ *   fills). With a skid of more than n bytes the output wraps before the PMI, as the
+ *   seed warns.
+ * - Restricted memory (SMRR ranges, §33.2.7.4 Table 33-5, seed 001): stores there
+ *   are dropped and the bytes read back as all ones (the model writes 0xFF there, as
+ *   software reading the range would see); reaching it with the output pointer is an
+ *   operational error (`restrictedOutput` "error", the default) or not ("drop": output
+ *   resumes past the range), as the SDM allows both. A ToPA write pointer in it is an
+ *   error. The 4 KiB APIC page (IA32_APIC_BASE) takes no trace stores and signals no
+ *   error (§33.2.7.4): those bytes do not reach memory.
+ * - FabricEn output is not modelled.
  */
 import type { Halves } from "../bits.js";
 import type { MsrFile } from "../msr-file.js";
@@ -64,10 +80,31 @@ export interface WriteResult {
   pmis: number;
 }
 
+/** A physical address range [base, base + size). */
+export interface PhysRange {
+  readonly base: number;
+  readonly size: number;
+}
+
 export interface OutputUnitOptions {
   /** Called for every ToPA PMI, synchronously, inside write() or enable(). */
   onPmi?: (event: PmiEvent) => void;
+  /** Restricted memory (SMRR ranges) trace output may not be stored to. Default none. */
+  restricted?: readonly PhysRange[];
+  /** Reaching restricted memory: an operational error ("error", default) or dropped stores only ("drop"). */
+  restrictedOutput?: "error" | "drop";
+  /** IA32_APIC_BASE's page base (4 KiB aligned). Default 0xFEE00000, the reset value. */
+  apicBase?: number;
+  /** Bytes written between a PMI's trigger and its delivery. Default 0. */
+  pmiSkid?: number;
+  /** Single-output-region ToPA: the INT PMI triggers this many bytes before the region fills. Default 0. */
+  earlyPmi?: number;
 }
+
+/** The reset value of IA32_APIC_BASE's base address. */
+export const DEFAULT_APIC_BASE = 0xfee00000;
+const APIC_PAGE = 4096;
+const ALL_ONES = new Uint8Array(APIC_PAGE).fill(0xff);
 
 export type OutputMode = "off" | "single-range" | "topa";
 
@@ -81,6 +118,19 @@ export class OutputUnit {
   lastError: OutputErrorInfo | null = null;
   /** Bytes accepted since construction. */
   byteCount = 0;
+  /** Bytes dropped because they went to restricted memory, and to the APIC page. */
+  restrictedBytes = 0;
+  apicBytes = 0;
+  private readonly restricted: readonly PhysRange[];
+  private readonly restrictedError: boolean;
+  private readonly apicBase: number;
+  private readonly pmiSkid: number;
+  private readonly earlyPmi: number;
+  /** A triggered PMI waiting out its skid ({@link skidLeft} bytes more), else null. */
+  private held: PmiEvent | null = null;
+  private skidLeft = 0;
+  /** The current region's early PMI has triggered (no second one when it fills). */
+  private earlyDone = false;
 
   private mode: OutputMode = "off";
   /** Whether bytes are being stored (enabled, not stopped, no error). */
@@ -106,6 +156,26 @@ export class OutputUnit {
     this.memory = memory;
     this.rules = topaRules(msrs.caps);
     this.onPmi = options.onPmi;
+    this.restricted = options.restricted ?? [];
+    this.restrictedError = (options.restrictedOutput ?? "error") === "error";
+    this.apicBase = options.apicBase ?? DEFAULT_APIC_BASE;
+    for (const r of this.restricted) {
+      if (!(Number.isSafeInteger(r.base) && Number.isSafeInteger(r.size) && r.base >= 0 && r.size > 0))
+        throw new RangeError(
+          `OutputUnit: restricted range ${JSON.stringify(r)} is not a base >= 0 and a size > 0`,
+        );
+    }
+    this.pmiSkid = options.pmiSkid ?? 0;
+    this.earlyPmi = options.earlyPmi ?? 0;
+    for (const [name, v] of [
+      ["pmiSkid", this.pmiSkid],
+      ["earlyPmi", this.earlyPmi],
+    ] as const) {
+      if (!Number.isSafeInteger(v) || v < 0)
+        throw new RangeError(`OutputUnit: ${name} ${v} is not an integer >= 0`);
+    }
+    if (!Number.isSafeInteger(this.apicBase) || this.apicBase % APIC_PAGE !== 0)
+      throw new RangeError(`OutputUnit: apicBase ${this.apicBase} is not 4 KiB aligned`);
   }
 
   /** The output scheme in use ("off" before enable and after disable). */
@@ -158,6 +228,7 @@ export class OutputUnit {
 
   /** TraceEn went 1 -> 0: the output MSRs hold the final pointers; TriggerEn is cleared. */
   disable(): void {
+    this.deliverHeld();
     if (this.active) this.syncPointers();
     this.active = false;
     this.mode = "off";
@@ -179,27 +250,46 @@ export class OutputUnit {
       if (this.mode === "topa") {
         while (left > 0 && this.active) {
           const reg = this.region;
-          const n = Math.min(reg.regionSize - this.offset, left);
-          this.memory.write(reg.regionBase + this.offset, bytes, pos, n);
+          // Stop at the region's end, an early PMI's trigger and a held PMI's delivery.
+          const early = this.earlyTrigger();
+          let want = Math.min((early > this.offset ? early : reg.regionSize) - this.offset, left);
+          if (this.held !== null) want = Math.min(want, this.skidLeft);
+          const n = this.store(reg.regionBase + this.offset, bytes, pos, want);
           this.offset += n;
           pos += n;
           left -= n;
           r.accepted += n;
           this.byteCount += n;
+          if (n < want) {
+            this.restrictedFail(reg.regionBase + this.offset, reg.tableBase, reg.index);
+            break;
+          }
+          if (this.held !== null) {
+            this.skidLeft -= n;
+            if (this.skidLeft === 0) r.pmis += this.deliverHeld();
+          }
+          if (this.offset === early) {
+            this.earlyDone = true;
+            r.pmis += this.pmiTriggered(reg.tableBase, reg.index, false);
+          }
           if (this.offset === reg.regionSize) r.pmis += this.regionFilled();
         }
       } else {
         const size = this.srMask + 1;
         const base = this.srBase - (this.srBase % size);
         while (left > 0) {
-          const n = Math.min(size - this.offset, left);
-          this.memory.write(base + this.offset, bytes, pos, n);
+          const want = Math.min(size - this.offset, left);
+          const n = this.store(base + this.offset, bytes, pos, want);
           this.offset += n;
-          if (this.offset === size) this.offset = 0;
           pos += n;
           left -= n;
           r.accepted += n;
           this.byteCount += n;
+          if (n < want) {
+            this.restrictedFail(base + this.offset, this.srBase, -1);
+            break;
+          }
+          if (this.offset === size) this.offset = 0;
         }
       }
       this.syncPointers();
@@ -227,7 +317,7 @@ export class OutputUnit {
         reason: `table base ${hex(tableBase)} is not 4 KiB aligned`,
       };
     }
-    const err = resolveTopa(this.memory, this.rules, tableBase, index, this.region);
+    const err = resolveTopa(this.memory, this.rules, tableBase, index, this.region) ?? this.tableRestricted();
     if (err) return err;
     if (this.offset >= this.region.regionSize) {
       return {
@@ -253,17 +343,126 @@ export class OutputUnit {
       this.setStatus(((this.msrs.statusLo | STOPPED) & ~TRIGGER_EN) >>> 0);
     }
     let pmis = 0;
-    if (reg.int) {
-      const pended = this.preservation();
-      if (pended) this.setStatus((this.msrs.statusLo | PEND_TOPA_PMI) >>> 0);
-      this.signal({ cause: "region-filled", tableBase, index, stopped, pended, byteCount: this.byteCount });
-      pmis = 1;
-    }
-    if (stopped) return pmis;
+    if (reg.int && !this.earlyDone) pmis += this.pmiTriggered(tableBase, index, stopped);
+    if (stopped) return pmis + this.deliverHeld();
     this.offset = 0;
-    const err = resolveTopa(this.memory, this.rules, tableBase, nextTopaIndex(index), reg);
+    this.earlyDone = false;
+    const err =
+      resolveTopa(this.memory, this.rules, tableBase, nextTopaIndex(index), reg) ?? this.tableRestricted();
     if (err) this.fail(err, true);
     return pmis;
+  }
+
+  // PMI skid and the early PMI.
+
+  /** The offset in the current region where its early PMI triggers, or -1. */
+  private earlyTrigger(): number {
+    const reg = this.region;
+    if (this.earlyPmi === 0 || !reg.int || this.earlyDone || this.rules.multipleEntries) return -1;
+    return Math.max(0, reg.regionSize - this.earlyPmi);
+  }
+
+  /** An INT region's PMI triggers: PendTopaPMI now, the PMI after the skid. Returns PMIs signalled now. */
+  private pmiTriggered(tableBase: number, index: number, stopped: boolean): number {
+    const pended = this.preservation();
+    if (pended) this.setStatus((this.msrs.statusLo | PEND_TOPA_PMI) >>> 0);
+    // One PMI waits at a time: an earlier one still held is delivered first.
+    const pmis = this.deliverHeld();
+    const e: PmiEvent = {
+      cause: "region-filled",
+      tableBase,
+      index,
+      stopped,
+      pended,
+      byteCount: this.byteCount,
+    };
+    if (this.pmiSkid === 0) {
+      this.signal(e);
+      return pmis + 1;
+    }
+    this.held = e;
+    this.skidLeft = this.pmiSkid;
+    return pmis;
+  }
+
+  /** Deliver a held PMI now (its skid has passed, or tracing stops). Returns PMIs signalled. */
+  private deliverHeld(): number {
+    const e = this.held;
+    if (e === null) return 0;
+    this.held = null;
+    this.signal({ ...e, byteCount: this.byteCount });
+    return 1;
+  }
+
+  // Restricted memory and the APIC page (§33.2.7.4).
+
+  /** The ToPA write pointer of the entry reached, if it is in restricted memory. */
+  private tableRestricted(): OutputErrorInfo | null {
+    const reg = this.region;
+    const at = reg.tableBase + 8 * reg.index;
+    if (this.restrictedEnd(at) < 0) return null;
+    return {
+      kind: OutputError.RestrictedTable,
+      tableBase: reg.tableBase,
+      index: reg.index,
+      reason: `the ToPA entry at ${hex(at)} is in restricted memory`,
+    };
+  }
+
+  /** The end of the restricted range holding `addr`, or -1. */
+  private restrictedEnd(addr: number): number {
+    for (const r of this.restricted) if (addr >= r.base && addr < r.base + r.size) return r.base + r.size;
+    return -1;
+  }
+
+  /**
+   * Store `n` bytes at physical `addr`: restricted memory and the APIC page take none
+   * (restricted bytes then read as all ones). Returns how many bytes were passed on
+   * before the output pointer reached restricted memory with `restrictedOutput`
+   * "error" (n when it did not).
+   */
+  private store(addr: number, bytes: Uint8Array, pos: number, n: number): number {
+    let done = 0;
+    while (done < n) {
+      const a = addr + done;
+      const left = n - done;
+      const rEnd = this.restrictedEnd(a);
+      if (rEnd >= 0) {
+        if (this.restrictedError) return done;
+        const k = Math.min(left, rEnd - a);
+        for (let w = 0; w < k; w += APIC_PAGE)
+          this.memory.write(a + w, ALL_ONES, 0, Math.min(APIC_PAGE, k - w));
+        this.restrictedBytes += k;
+        done += k;
+        continue;
+      }
+      if (a >= this.apicBase && a < this.apicBase + APIC_PAGE) {
+        const k = Math.min(left, this.apicBase + APIC_PAGE - a);
+        this.apicBytes += k;
+        done += k;
+        continue;
+      }
+      // Up to the next blocked byte.
+      let k = left;
+      for (const r of this.restricted) if (r.base > a && r.base - a < k) k = r.base - a;
+      if (this.apicBase > a && this.apicBase - a < k) k = this.apicBase - a;
+      this.memory.write(a, bytes, pos + done, k);
+      done += k;
+    }
+    return n;
+  }
+
+  /** The output pointer reached restricted memory at `addr`: operational error, pointers there. */
+  private restrictedFail(addr: number, tableBase: number, index: number): void {
+    this.fail(
+      {
+        kind: OutputError.RestrictedOutput,
+        tableBase,
+        index,
+        reason: `the output pointer reached restricted memory at ${hex(addr)}`,
+      },
+      true,
+    );
   }
 
   // Single range.

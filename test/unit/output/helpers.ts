@@ -7,7 +7,7 @@ import { MsrFile } from "../../../src/unit/msr-file.js";
 import { Msr } from "../../../src/unit/msr-layout.js";
 import { PhysMemory } from "../../../src/unit/output/memory.js";
 import type { OutputPointers } from "../../../src/unit/output/reader.js";
-import { OutputUnit, type PmiEvent } from "../../../src/unit/output/unit.js";
+import { OutputUnit, type OutputUnitOptions, type PmiEvent } from "../../../src/unit/output/unit.js";
 import { type PresetName, presetCapabilities } from "../../../src/unit/presets.js";
 
 export const caps = (name: PresetName, patch: Partial<PtCapabilities> = {}): PtCapabilities => ({
@@ -98,6 +98,7 @@ export function rig(
   c: PtCapabilities,
   o: { toPA: boolean; base: number; mask?: number; index?: number; offset?: number; inject?: boolean },
   memory = new PhysMemory(),
+  unitOptions: Omit<OutputUnitOptions, "onPmi"> = {},
 ): Rig & { enableError: ReturnType<OutputUnit["enable"]> } {
   const msrs = new MsrFile(c);
   assert.equal(msrs.writeMsr(Msr.OutputBase, BigInt(o.base)), null);
@@ -117,7 +118,7 @@ export function rig(
     null,
   );
   const pmis: PmiEvent[] = [];
-  const unit = new OutputUnit(msrs, memory, { onPmi: (e) => pmis.push(e) });
+  const unit = new OutputUnit(msrs, memory, { ...unitOptions, onPmi: (e) => pmis.push(e) });
   const enableError = unit.enable();
   return { msrs, memory, unit, pmis, start, enableError };
 }
