@@ -228,18 +228,19 @@ function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTM
 
 function showDownloads(a: PerfAnswers): void {
   const items = (Object.keys(ANSWER_FILES) as Array<keyof typeof ANSWER_FILES>).flatMap((key) => {
-    const bytes = a.files[key];
-    if (bytes === undefined) return [];
+    const chunks = a.files[key];
+    if (chunks === undefined) return [];
+    const bytes = chunks.reduce((n, c) => n + c.length, 0);
     // The file's Blob (a copy) is made when the link is first clicked, not for every result shown.
     const link = el("a", ANSWER_FILES[key], { href: "#", download: ANSWER_FILES[key] });
     link.addEventListener("click", () => {
       if (link.getAttribute("href") !== "#") return;
-      const url = URL.createObjectURL(new Blob([bytes as BlobPart]));
+      const url = URL.createObjectURL(new Blob([...chunks] as BlobPart[]));
       urls.push(url);
       link.href = url;
     });
     const li = el("li");
-    li.append(link, ` (${size(bytes.length)})`);
+    li.append(link, ` (${size(bytes)})`);
     return [li];
   });
   $("downloads").replaceChildren(...items);
@@ -252,6 +253,7 @@ function showTimeline(a: PerfAnswers, name: string, minDuration: number): void {
   const frame = $("timeline") as HTMLIFrameElement;
   const note = $("timeline-note");
   const json = a.files.timeline;
+  const jsonBytes = json?.reduce((n, c) => n + c.length, 0) ?? 0;
   frame.hidden = true;
   note.replaceChildren();
   if (json === undefined) return;
@@ -260,18 +262,18 @@ function showTimeline(a: PerfAnswers, name: string, minDuration: number): void {
       `The file is large: calls shorter than ${minDuration / 1000} µs are left out of the timeline (the tables, folded stacks, coverage and latencies count every call). `,
     );
   const open = () => {
-    const url = URL.createObjectURL(new Blob([json as BlobPart], { type: "application/json" }));
+    const url = URL.createObjectURL(new Blob([...json] as BlobPart[], { type: "application/json" }));
     urls.push(url);
     const hash = `profileURL=${encodeURIComponent(url)}&title=${encodeURIComponent(name)}`;
     // A new query each time: a src that differs only after the '#' would not reload speedscope.
     frame.src = `speedscope/index.html?${++timelines}#${hash}`;
     frame.hidden = false;
   };
-  if (json.length <= AUTO_TIMELINE_BYTES) {
+  if (jsonBytes <= AUTO_TIMELINE_BYTES) {
     open();
     return;
   }
-  const button = el("button", `Open the timeline (${size(json.length)}) in speedscope`, { type: "button" });
+  const button = el("button", `Open the timeline (${size(jsonBytes)}) in speedscope`, { type: "button" });
   button.addEventListener("click", () => {
     button.remove();
     open();

@@ -65,10 +65,10 @@ scope.onmessage = async (e) => {
     const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
     // The page lists the first SHOWN functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
     answers.coverage = answers.coverage.map((r, i) => (i < SHOWN ? r : { ...r, list: [] }));
-    // Each output is a view of its own buffer: copy each to its own length and hand those over.
-    for (const [key, bytes] of Object.entries(answers.files))
-      answers.files[key as keyof typeof answers.files] = bytes.slice();
-    const buffers = Object.values(answers.files).map((b) => b.buffer as ArrayBuffer);
+    // Each chunk is a copy with a buffer of its own: hand them over rather than copy them again.
+    const buffers = Object.values(answers.files).flatMap((chunks) =>
+      chunks.map((c) => c.buffer as ArrayBuffer),
+    );
     scope.postMessage({ kind: "done", answers, timelineMinDuration, ms: performance.now() - start }, buffers);
   } catch (err) {
     scope.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });

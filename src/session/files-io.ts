@@ -6,6 +6,7 @@
  * writes (`--timeline` and the other outputs) is kept in memory, and its standard
  * output and error as text, up to a bound.
  */
+import { concatBytes } from "../perf/bytes.js";
 import type { ByteSource } from "../perf/index.js";
 import { type FileWriter, NOT_REGULAR, type SessionIo } from "./io.js";
 import { resolvePath } from "./paths.js";
@@ -18,32 +19,16 @@ function fileError(code: string, path: string): Error {
   return Object.assign(new Error(`${code}: ${path}`), { code });
 }
 
-/** Bytes appended to a buffer that doubles as it fills: one copy of each chunk (writers reuse theirs). */
-class GrowingBytes {
-  private buf = new Uint8Array(1 << 12);
-  private used = 0;
-
-  add(chunk: Uint8Array): void {
-    if (this.used + chunk.length > this.buf.length) {
-      const grown = new Uint8Array(Math.max(this.buf.length * 2, this.used + chunk.length));
-      grown.set(this.buf.subarray(0, this.used));
-      this.buf = grown;
-    }
-    this.buf.set(chunk, this.used);
-    this.used += chunk.length;
-  }
-
-  bytes(): Uint8Array {
-    return this.buf.subarray(0, this.used);
-  }
-}
-
 export class FilesIo implements SessionIo {
   readonly cwd = "/";
   readonly stderrIsTty = false;
   private readonly files = new Map<string, ByteSource>();
-  /** What the pipeline wrote, by absolute path. */
-  private readonly written = new Map<string, GrowingBytes>();
+  /**
+   * What the pipeline wrote, by absolute path: a copy of each chunk (writers fill
+   * theirs again). Kept as chunks: one large buffer costs more to fill than the
+   * copies (its pages are touched anew), and a Blob takes the chunks as they are.
+   */
+  private readonly written = new Map<string, Uint8Array[]>();
   private out = "";
   private err = "";
   /** Characters of output and error text dropped past {@link MAX_TEXT}. */
@@ -54,9 +39,15 @@ export class FilesIo implements SessionIo {
     this.files.set(resolvePath(this.cwd, path), source);
   }
 
-  /** The file written at `path` (a view of it: valid until it is written again), or undefined when none was. */
+  /** The chunks of the file written at `path`, or undefined when none was. */
+  outputChunks(path: string): readonly Uint8Array[] | undefined {
+    return this.written.get(resolvePath(this.cwd, path));
+  }
+
+  /** The file written at `path` in one piece, or undefined when none was. */
   output(path: string): Uint8Array | undefined {
-    return this.written.get(resolvePath(this.cwd, path))?.bytes();
+    const chunks = this.outputChunks(path);
+    return chunks && concatBytes(chunks);
   }
 
   get stdoutText(): string {
@@ -96,17 +87,15 @@ export class FilesIo implements SessionIo {
   }
 
   writeFile(path: string, bytes: Uint8Array): void {
-    const file = new GrowingBytes();
-    file.add(bytes);
-    this.written.set(resolvePath(this.cwd, path), file);
+    this.written.set(resolvePath(this.cwd, path), [bytes.slice()]);
   }
 
   openWrite(path: string): FileWriter {
-    const file = new GrowingBytes();
-    this.written.set(resolvePath(this.cwd, path), file);
+    const chunks: Uint8Array[] = [];
+    this.written.set(resolvePath(this.cwd, path), chunks);
     const encoder = new TextEncoder();
     return {
-      write: (chunk) => file.add(typeof chunk === "string" ? encoder.encode(chunk) : chunk),
+      write: (chunk) => chunks.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk.slice()),
       close: () => {},
     };
   }

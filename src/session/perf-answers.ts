@@ -67,8 +67,8 @@ export interface PerfAnswers {
   coverage: CoverageRow[];
   /** The hottest functions' instructions, each with how often it ran (annotate.ts). */
   annotated: AnnotatedFunction[];
-  /** The output files written. */
-  files: Partial<Record<AnswerFile, Uint8Array>>;
+  /** The output files written, each as its chunks (a Blob takes them as they are; concatBytes joins them). */
+  files: Partial<Record<AnswerFile, readonly Uint8Array[]>>;
 }
 
 export interface PerfAnswersOptions {
@@ -149,8 +149,7 @@ export function perfAnswers(
     .filter((l) => l !== "")
     .map((l) => l.replace(/^ptkit perf: /, ""));
   if (status !== 0 && error === undefined) error = warnings.at(-1) ?? "the file could not be decoded";
-  const text = (b: Uint8Array | undefined) => (b === undefined ? "" : new TextDecoder().decode(b));
-  const annotated = annotateCoverage(text(io.output(ANSWER_FILES.coverage)), (hi, lo, out, size) => {
+  const annotated = annotateCoverage(textOf(io.outputChunks(ANSWER_FILES.coverage)), (hi, lo, out, size) => {
     for (const p of images) {
       const n = p.readCode(hi, lo, out, size);
       if (n > 0) return n;
@@ -161,8 +160,8 @@ export function perfAnswers(
     io.writeFile(ANSWER_FILES.annotate, new TextEncoder().encode(annotationText(annotated)));
   const files: PerfAnswers["files"] = {};
   for (const [key, name] of Object.entries(ANSWER_FILES) as Array<[AnswerFile, string]>) {
-    const bytes = io.output(name);
-    if (bytes !== undefined) files[key] = bytes;
+    const chunks = io.outputChunks(name);
+    if (chunks !== undefined) files[key] = chunks;
   }
   return {
     status,
@@ -170,11 +169,20 @@ export function perfAnswers(
     summary: io.stdoutText.trim().split("\n").at(-1) ?? "",
     warnings: warnings.filter((w) => !/^warning: no binary for /.test(w)),
     missing: [...missing].map(([path, addresses]) => ({ path, addresses })),
-    functions: functionRows(text(files.folded), text(files.latency)),
-    coverage: coverageRows(text(files.coverage)),
+    functions: functionRows(textOf(files.folded), textOf(files.latency)),
+    coverage: coverageRows(textOf(files.coverage)),
     annotated,
     files,
   };
+}
+
+/** UTF-8 chunks as one string ("" for none), decoded a chunk at a time. */
+function textOf(chunks: readonly Uint8Array[] | undefined): string {
+  if (chunks === undefined) return "";
+  const decoder = new TextDecoder();
+  const parts = chunks.map((c) => decoder.decode(c, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.join("");
 }
 
 /**

@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
 import { coverageRows, FilesIo, functionRows, perfAnswers } from "../../src/session/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -90,11 +91,11 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
     assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
     assert.deepEqual(
       new Uint8Array(written.get(join(dir, "f.txt")) ?? written.get("f.txt")!),
-      a.files.folded,
+      concatBytes(a.files.folded!),
     );
     assert.deepEqual(
       new Uint8Array(written.get(join(dir, "t.json")) ?? written.get("t.json")!),
-      a.files.timeline,
+      concatBytes(a.files.timeline!),
     );
     // Every instruction is some function's own; coverage counts the same instructions.
     assert.equal(
@@ -119,7 +120,7 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
         f.name,
       );
     }
-    const text = new TextDecoder().decode(a.files.annotate);
+    const text = new TextDecoder().decode(concatBytes(a.files.annotate!));
     assert.match(text, /^main: 131 instructions run$/m);
     assert.match(text, /^ +1 +0x400180: {2}\S/m);
   });
