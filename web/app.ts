@@ -195,7 +195,10 @@ function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTM
     rows.slice(0, MAX_ROWS).map((r) => [r.name, r.blocks, r.entries, r.insns]),
     [false, true, true, true],
   );
-  const detail = el("div", undefined, { "data-ptkit": "blocks" });
+  // A function's blocks and code go below the tables (the coverage box scrolls).
+  const detail = $("blocks");
+  detail.replaceChildren();
+  detail.parentElement!.hidden = true;
   t.tBodies[0]!.addEventListener("click", (e) => {
     const tr = (e.target as HTMLElement).closest("tr");
     const name = tr?.cells[0]?.textContent;
@@ -211,18 +214,25 @@ function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTM
       : el("p", "Not annotated: only the functions that ran the most instructions are.");
     const annotation = el("div", undefined, { "data-ptkit": "annotate" });
     annotation.append(listing);
-    detail.replaceChildren(
-      el("h3", name),
+    detail.parentElement!.hidden = false;
+    const blockBox = el("div", undefined, { class: "table-box" });
+    blockBox.append(
       table(
         ["block", "end", "insns", "entries", "symbol"],
         own.map((b) => [b.start, b.end, b.insns, b.count, b.symbol ?? ""]),
         [false, false, true, true, false],
       ),
-      el("h3", "Annotated disassembly"),
-      annotation,
     );
+    annotation.classList.add("table-box");
+    const grid = el("div", undefined, { class: "grid" });
+    const left = el("div");
+    left.append(el("h3", "Blocks"), blockBox);
+    const right = el("div");
+    right.append(el("h3", "Annotated disassembly: runs of each instruction"), annotation);
+    grid.append(left, right);
+    detail.replaceChildren(el("h3", name), grid);
   });
-  d.append(t, detail);
+  d.append(t);
   return d;
 }
 
