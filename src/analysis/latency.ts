@@ -287,8 +287,8 @@ export class CallLatency implements CallSink {
       callers.push({ caller: caller < 0 ? null : this.fnNames[caller]!, ...durationStats(durations) });
     }
     callers.sort((a, b) => b.total - a.total || b.calls - a.calls);
-    const all = joined(parts);
-    all.sort();
+    // Each caller's durations are sorted: merge them rather than sort them all again.
+    const all = mergedSorted(parts);
     const stats: DurationStats =
       all.length > 0
         ? durationStats(all)
@@ -362,6 +362,30 @@ export class CallLatency implements CallSink {
 }
 
 /** The arrays one after the other. */
+/** Sorted arrays merged into one sorted array (the one part itself when there is one). */
+function mergedSorted(parts: readonly Float64Array[]): Float64Array {
+  if (parts.length === 0) return new Float64Array(0);
+  let runs = [...parts];
+  while (runs.length > 1) {
+    const next: Float64Array[] = [];
+    for (let i = 0; i + 1 < runs.length; i += 2) next.push(mergeTwo(runs[i]!, runs[i + 1]!));
+    if (runs.length % 2 === 1) next.push(runs[runs.length - 1]!);
+    runs = next;
+  }
+  return runs[0]!;
+}
+
+function mergeTwo(a: Float64Array, b: Float64Array): Float64Array {
+  const out = new Float64Array(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
+  while (i < a.length) out[k++] = a[i++]!;
+  while (j < b.length) out[k++] = b[j++]!;
+  return out;
+}
+
 function joined(parts: readonly Float64Array[]): Float64Array {
   let n = 0;
   for (const p of parts) n += p.length;
