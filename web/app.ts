@@ -97,6 +97,7 @@ async function decode(): Promise<void> {
   };
   worker.onerror = (e) => {
     progress.hidden = true;
+    ($("decode") as HTMLButtonElement).disabled = false;
     setStatus(`Decoding failed: ${e.message}`, true);
   };
   const request: DecodeRequest = { files, perfData: perfData.name };

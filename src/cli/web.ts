@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import { basename, extname, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { ioErrorText } from "../session/file-kind.js";
 import type { SessionIo } from "../session/io.js";
 
 const HELP = `usage: ptkit web [--port <n>] [--no-open] [<file>...]
@@ -128,9 +129,7 @@ export async function runWeb(argv: readonly string[], io: SessionIo): Promise<nu
     try {
       if (!statSync(path).isFile()) throw new Error("not a regular file");
     } catch (e) {
-      io.stderr(
-        `ptkit web: cannot read ${f}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`,
-      );
+      io.stderr(`ptkit web: cannot read ${f}: ${ioErrorText(e)}\n`);
       return 1;
     }
     files.set(basename(path), path);
