@@ -78,9 +78,10 @@ script's lines instead of its own):
                          instructions, not time.
   -F, --fields <list>    perf script's fields: comm, tid, pid, time, cpu,
                          event, period, flags, callindent, ip, sym, symoff,
-                         dso, addr, insnlen, synth (insn, srcline and others
-                         of perf's: accepted, not printed, with a note for
-                         insn and srcline); +field/-field change the defaults
+                         dso, addr, insnlen, insn (the bytes, as perf without
+                         --xed), synth (srcline and others of perf's: accepted,
+                         not printed, with a note for srcline); +field/-field
+                         change the defaults
                          (comm,tid,cpu,time,period,event,ip,sym,symoff,dso,
                          addr), hw:<list> sets those of the samples only.
                          Layout as perf script 6.1 prints it, byte for byte.

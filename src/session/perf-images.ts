@@ -194,6 +194,10 @@ export class ProcessImages {
     return h;
   }
 
+  code(pid: number, hi: number, lo: number, out: Uint8Array, size: number): number {
+    return Math.max(0, this.image(pid).read(hi, lo, out, size));
+  }
+
   private symbolizer(pid: number): Symbolizer {
     let s = this.symbolizers.get(pid);
     if (!s) {

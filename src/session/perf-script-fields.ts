@@ -10,6 +10,7 @@
  */
 
 import { EventType, type PtEvent } from "../event/index.js";
+import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
@@ -122,6 +123,26 @@ export function scriptSink(
     // perf shows a branch sample's addr by default (its sample_type has ADDR), not an instruction's.
     branchAddr: f("addr") || (!fields.user && !fields.noAddr),
     insnlen: f("insnlen"),
+    insn: f("insn"),
+  };
+  // The branch instruction's bytes, for a branch sample's ilen and insn.
+  const code = new Uint8Array(MAX_INSN_LENGTH);
+  const codeInfo = new InsnInfo();
+  /** perf's " ilen: N" and " insn: xx xx" of the `size` bytes in `bytes`, as -F asks. */
+  const insnText = (bytes: Uint8Array, size: number): string => {
+    let text = show.insnlen ? ` ilen: ${size}` : "";
+    if (show.insn && size > 0) {
+      text += " insn:";
+      for (let i = 0; i < size; i++) text += ` ${bytes[i]!.toString(16).padStart(2, "0")}`;
+    }
+    return text;
+  };
+  const lastInsns = new Map<PerfWhere, { bytes: Uint8Array; size: number }>();
+  /** The length of the instruction at hi:lo in process pid (0: none there, or the branch came from nowhere). */
+  const insnAt = (names: AddressNames | undefined, pid: number, hi: number, lo: number): number => {
+    if (names === undefined || (hi === 0 && lo === 0)) return 0;
+    const n = names.code(pid, hi, lo, code, code.length);
+    return n > 0 ? Math.max(0, decodeInsn(code.subarray(0, n), 0, hi, lo, ExecMode.Bits64, codeInfo)) : 0;
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
   const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
@@ -395,7 +416,7 @@ export function scriptSink(
       let tail = "";
       if (show.ip)
         tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
-      if (show.insnlen) tail += ` ilen: ${insn.size}`;
+      if (show.insnlen || show.insn) tail += insnText(insn.raw, insn.size);
       const flags = branchFlags(insn.iclass, insn.insnClass);
       // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
       if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
@@ -438,6 +459,23 @@ export function scriptSink(
         out.text(" => ");
         out.hex64(th, tl, 16, 0x20);
         out.text(symText(names, w.pid, th, tl));
+      }
+      if (show.insnlen || show.insn) {
+        // perf's tr strt (a branch from nowhere) shows the stream's last branch instruction again.
+        let last = lastInsns.get(w);
+        if (last === undefined) {
+          last = { bytes: new Uint8Array(MAX_INSN_LENGTH), size: 0 };
+          lastInsns.set(w, last);
+        }
+        // An asynchronous end (an interrupt) shows none, as perf does on the bench perf.data
+        // (1,483 of 1,483; HASE loopy's first one, right after tracing starts, shows the
+        // instruction at its IP: not modelled).
+        if (flags.startsWith("tr end  async")) last.size = 0;
+        else if (fh !== 0 || fl !== 0) {
+          last.size = insnAt(names, w.pid, fh, fl);
+          last.bytes.set(code.subarray(0, last.size));
+        }
+        out.text(insnText(last.bytes, last.size));
       }
       out.byte(0x0a);
     },

@@ -411,11 +411,11 @@ export function takePerfScriptOptions(
   if (fields.hw.has("symoff") && !fields.hw.has("sym"))
     return "-F: symoff without sym (perf script refuses it too).";
   // Fields ptkit accepts but does not print yet: said, not left out silently.
-  for (const f of ["insn", "srcline"] as const) {
-    if (!fields.hw.has(f)) continue;
-    fields.hw.delete(f);
-    const what = f === "insn" ? "the instruction bytes" : "file:line below each sample";
-    itrace.notes.push(`-F ${f} is not printed by ptkit perf (perf script prints ${what})`);
+  if (fields.hw.has("srcline")) {
+    fields.hw.delete("srcline");
+    itrace.notes.push(
+      "-F srcline is not printed by ptkit perf (perf script prints file:line below each sample)",
+    );
   }
   const lists: Record<string, number[] | undefined> = {};
   for (const key of ["cpu", "pid", "tid"]) {

@@ -159,6 +159,7 @@ describe("perf script's options", () => {
     const r = ptkit(["-i", data, "--itrace=c", "-F", "ip,srcline"]);
     assert.equal(r.status, 0);
     assert.match(r.err, /note: -F srcline is not printed by ptkit perf/);
+    assert.doesNotMatch(ptkit(["-i", data, "--itrace=c", "-F", "ip,insn"]).err, /note: -F insn/);
     const t = ptkit(["-i", data, "--time", "9,1"]);
     assert.equal(t.status, 1);
     assert.match(t.err, /^ptkit perf: --time: 9\.0 is after 1\.0/);
@@ -264,6 +265,7 @@ describe("perf script's lines on the HASE captures", () => {
         ["--itrace=be", "-F", "ip,addr,flags"],
         ["--itrace=cr", "-F", "ip,addr,flags"],
         ["--itrace=i1i", "-F", "tid,time,ip,insnlen"],
+        ["--itrace=i1i", "-F", "ip,insn,insnlen"],
         ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,dso,addr,flags,period"],
       ];
       // Names differ on control_flow where ptkit's symbol tables choose otherwise than
@@ -284,6 +286,14 @@ describe("perf script's lines on the HASE captures", () => {
       const outs = sets.map((s) => ok([...common, ...s], cwd));
       // The loopy run: tracing starts at _start, stops at each syscall.
       if (run.includes("loopy")) {
+        // insn: the bytes (a branch sample's are its branch's; tr strt repeats the last one's).
+        assert.equal(outs[3]!.split("\n")[0], "           4000e8 ilen: 4 insn: 4c 8b 04 24");
+        const branches = ok([...common, "--itrace=be", "-F", "ip,addr,flags,insn,insnlen"], cwd).split("\n");
+        assert.deepEqual(branches.slice(3, 6), [
+          "  tr end  syscall                  40010e =>                0 ilen: 2 insn: 0f 05",
+          "  tr strt                               0 =>           400110 ilen: 2 insn: 0f 05",
+          "  jcc                              400117 =>           4000ec ilen: 2 insn: 75 d3",
+        ]);
         assert.equal(
           outs[1]!.split("\n")[0],
           "  tr strt                               0 =>           4000e8",
