@@ -149,7 +149,8 @@ export function perfAnswers(
     .filter((l) => l !== "")
     .map((l) => l.replace(/^ptkit perf: /, ""));
   if (status !== 0 && error === undefined) error = warnings.at(-1) ?? "the file could not be decoded";
-  const annotated = annotateCoverage(textOf(io.outputChunks(ANSWER_FILES.coverage)), (hi, lo, out, size) => {
+  const coverageJson = textOf(io.outputChunks(ANSWER_FILES.coverage));
+  const annotated = annotateCoverage(coverageJson, (hi, lo, out, size) => {
     for (const p of images) {
       const n = p.readCode(hi, lo, out, size);
       if (n > 0) return n;
@@ -170,7 +171,7 @@ export function perfAnswers(
     warnings: warnings.filter((w) => !/^warning: no binary for /.test(w)),
     missing: [...missing].map(([path, addresses]) => ({ path, addresses })),
     functions: functionRows(textOf(files.folded), textOf(files.latency)),
-    coverage: coverageRows(textOf(files.coverage)),
+    coverage: coverageRows(coverageJson),
     annotated,
     files,
   };
