@@ -7,12 +7,9 @@
  * and scripts read carry `data-ptkit` names.
  */
 
-import { ANSWER_FILES } from "../src/session/answer-files.js";
+import { ANSWER_FILES, SHOWN_ROWS } from "../src/session/answer-files.js";
 import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
-
-/** Rows shown in the function and coverage tables. */
-const MAX_ROWS = 200;
 
 const $ = <T extends HTMLElement>(name: string): T => {
   const el = document.querySelector<T>(`[data-ptkit="${name}"]`);
@@ -158,7 +155,7 @@ function table(head: string[], rows: Array<Array<string | number>>, numeric: boo
 
 function functionTable(rows: FunctionRow[]): HTMLElement {
   const all = rows.reduce((n, r) => n + r.self, 0) || 1;
-  const shown = rows.slice(0, MAX_ROWS);
+  const shown = rows.slice(0, SHOWN_ROWS);
   const t = table(
     ["function", "self insns", "self %", "total insns", "calls", "time in calls (µs)"],
     shown.map((r) => [
@@ -171,8 +168,8 @@ function functionTable(rows: FunctionRow[]): HTMLElement {
     ]),
     [false, true, true, true, true, true],
   );
-  return rows.length > MAX_ROWS
-    ? wrap(t, `The ${MAX_ROWS} of ${rows.length} functions that ran the most instructions.`)
+  return rows.length > SHOWN_ROWS
+    ? wrap(t, `The ${SHOWN_ROWS} of ${rows.length} functions that ran the most instructions.`)
     : t;
 }
 
@@ -193,7 +190,7 @@ function coverageTable(rows: CoverageRow[], annotated: AnnotatedFunction[]): HTM
   );
   const t = table(
     ["function", "blocks", "block entries", "insns run"],
-    rows.slice(0, MAX_ROWS).map((r) => [r.name, r.blocks, r.entries, r.insns]),
+    rows.slice(0, SHOWN_ROWS).map((r) => [r.name, r.blocks, r.entries, r.insns]),
     [false, true, true, true],
   );
   // A function's blocks and code go below the tables (the coverage box scrolls).

@@ -7,7 +7,7 @@
 import { Demangler } from "../src/analysis/index.js";
 import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
-import { FilesIo, perfAnswers, timelineBoundFor } from "../src/session/index.js";
+import { FilesIo, perfAnswers, SHOWN_ROWS, timelineBoundFor } from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 declare class FileReaderSync {
@@ -19,9 +19,6 @@ interface WorkerScope {
   postMessage(message: WorkerMessage, transfer?: Transferable[]): void;
 }
 const scope = globalThis as unknown as WorkerScope;
-
-/** Rows of the page's tables (app.ts's MAX_ROWS). */
-const SHOWN = 200;
 
 /** Progress messages at most this often (ms). */
 const PROGRESS_EVERY = 100;
@@ -63,8 +60,8 @@ scope.onmessage = async (e) => {
     const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
     const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === perfData)?.size ?? 0);
     const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
-    // The page lists the first SHOWN functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
-    answers.coverage = answers.coverage.map((r, i) => (i < SHOWN ? r : { ...r, list: [] }));
+    // The page lists the first SHOWN_ROWS functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
+    answers.coverage = answers.coverage.map((r, i) => (i < SHOWN_ROWS ? r : { ...r, list: [] }));
     // Each chunk is a copy with a buffer of its own: hand them over rather than copy them again.
     const buffers = Object.values(answers.files).flatMap((chunks) =>
       chunks.map((c) => c.buffer as ArrayBuffer),

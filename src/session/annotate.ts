@@ -7,7 +7,7 @@
  * mode) and named by iced-x86 (isa's formatInsn).
  */
 import { decodeInsn, ExecMode, formatInsn, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
-import { blockFunction } from "./answer-files.js";
+import type { CoverageRow } from "./coverage-rows.js";
 
 /** Reads code at hi:lo into `out`: the bytes read, 0 where nothing is mapped. */
 export type CodeReader = (hi: number, lo: number, out: Uint8Array, size: number) => number;
@@ -28,14 +28,6 @@ export interface AnnotatedFunction {
   lines: AnnotatedLine[];
 }
 
-interface Block {
-  start: string;
-  end: string;
-  insns: number;
-  count: number;
-  symbol?: string;
-}
-
 export interface AnnotateLimits {
   /** Functions annotated, those that ran the most instructions first. */
   functions: number;
@@ -45,31 +37,18 @@ export interface AnnotateLimits {
 
 export const DEFAULT_ANNOTATE_LIMITS: AnnotateLimits = { functions: 100, lines: 2000 };
 
-/** Annotate the functions of a `ptkit-coverage` file's blocks, reading their code with `read`. */
+/** Annotate the first of `rows` (coverageRows: those that ran the most instructions first), reading their code with `read`. */
 export function annotateCoverage(
-  coverageJson: string,
+  rows: readonly CoverageRow[],
   read: CodeReader,
   limits: AnnotateLimits = DEFAULT_ANNOTATE_LIMITS,
 ): AnnotatedFunction[] {
-  if (coverageJson === "") return [];
-  const blocks = (JSON.parse(coverageJson) as { blocks?: Block[] }).blocks ?? [];
-  const byFunction = new Map<string, Block[]>();
-  for (const b of blocks) {
-    const name = blockFunction(b.symbol);
-    const list = byFunction.get(name);
-    if (list) list.push(b);
-    else byFunction.set(name, [b]);
-  }
-  const ranked = [...byFunction]
-    .map(([name, bs]) => ({ name, bs, insns: bs.reduce((n, b) => n + b.insns * b.count, 0) }))
-    .sort((a, b) => b.insns - a.insns || (a.name < b.name ? -1 : 1))
-    .slice(0, limits.functions);
   const code = new Uint8Array(MAX_INSN_LENGTH);
   const insn = new InsnInfo();
-  return ranked.map(({ name, bs, insns }) => {
+  return rows.slice(0, limits.functions).map(({ name, list, insns }) => {
     // Each instruction's runs, by its address as 16 hex digits (which sort as the addresses do).
     const counts = new Map<string, number>();
-    for (const b of bs) {
+    for (const b of list) {
       const end = BigInt(b.end);
       let ip = BigInt(b.start);
       for (let i = 0; i < b.insns && ip <= end; i++) {

@@ -16,3 +16,6 @@ export type AnswerFile = keyof typeof ANSWER_FILES;
 /** The function a coverage block's symbol (`name` or `name+0xoff`) is in. */
 export const blockFunction = (symbol: string | undefined): string =>
   symbol ? symbol.replace(/\+0x[0-9a-f]+$/, "") : "[unknown]";
+
+/** Rows of the web app's tables (its worker sends no more coverage blocks than these rows have). */
+export const SHOWN_ROWS = 200;

@@ -12,16 +12,14 @@ export {
   annotationText,
   type CodeReader,
 } from "./annotate.js";
-export { ANSWER_FILES, type AnswerFile, blockFunction } from "./answer-files.js";
+export { ANSWER_FILES, type AnswerFile, blockFunction, SHOWN_ROWS } from "./answer-files.js";
 export { ByteLines } from "./byte-lines.js";
+export { type CoverageBlock, type CoverageRow, coverageRows } from "./coverage-rows.js";
 export { FilesIo } from "./files-io.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";
 export {
-  type CoverageBlock,
-  type CoverageRow,
-  coverageRows,
   type FunctionRow,
   functionRows,
   type PerfAnswers,

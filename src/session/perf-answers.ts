@@ -10,8 +10,9 @@ import type { Demangler } from "../analysis/index.js";
 import { PerfError } from "../perf/index.js";
 import { defaultAnalysisOptions } from "./analysis-options.js";
 import { type AnnotatedFunction, annotateCoverage, annotationText } from "./annotate.js";
-import { ANSWER_FILES, type AnswerFile, blockFunction } from "./answer-files.js";
+import { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
 import { ByteLines } from "./byte-lines.js";
+import { type CoverageRow, coverageRows } from "./coverage-rows.js";
 import type { FilesIo } from "./files-io.js";
 import type { ProcessImages } from "./perf-images.js";
 import { decodePerf } from "./perf-session.js";
@@ -26,29 +27,6 @@ export interface FunctionRow {
   /** Calls that returned, and their total duration in ns (0 where the trace has no time). */
   calls: number;
   ns: number;
-}
-
-/** A basic block that ran, as the coverage file has it. */
-export interface CoverageBlock {
-  /** Its first and last instruction's addresses, 0x-hex. */
-  start: string;
-  end: string;
-  insns: number;
-  /** Times it was entered. */
-  count: number;
-  /** `function` or `function+0xoff`. */
-  symbol?: string;
-}
-
-/** Coverage of one function: its basic blocks that ran, how often, and the instructions run there. */
-export interface CoverageRow {
-  name: string;
-  blocks: number;
-  /** Block entries. */
-  entries: number;
-  insns: number;
-  /** The blocks, by address. */
-  list: CoverageBlock[];
 }
 
 export interface PerfAnswers {
@@ -149,8 +127,8 @@ export function perfAnswers(
     .filter((l) => l !== "")
     .map((l) => l.replace(/^ptkit perf: /, ""));
   if (status !== 0 && error === undefined) error = warnings.at(-1) ?? "the file could not be decoded";
-  const coverageJson = textOf(io.outputChunks(ANSWER_FILES.coverage));
-  const annotated = annotateCoverage(coverageJson, (hi, lo, out, size) => {
+  const coverage = coverageRows(textOf(io.outputChunks(ANSWER_FILES.coverage)));
+  const annotated = annotateCoverage(coverage, (hi, lo, out, size) => {
     for (const p of images) {
       const n = p.readCode(hi, lo, out, size);
       if (n > 0) return n;
@@ -171,7 +149,7 @@ export function perfAnswers(
     warnings: warnings.filter((w) => !/^warning: no binary for /.test(w)),
     missing: [...missing].map(([path, addresses]) => ({ path, addresses })),
     functions: functionRows(textOf(files.folded), textOf(files.latency)),
-    coverage: coverageRows(coverageJson),
+    coverage,
     annotated,
     files,
   };
@@ -222,24 +200,4 @@ export function functionRows(folded: string, latencyJson: string): FunctionRow[]
   return [...rows.values()].sort(
     (a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1),
   );
-}
-
-/** Coverage by function from a `ptkit-coverage` file's blocks (`symbol` is `name` or `name+0xoff`). */
-export function coverageRows(coverageJson: string): CoverageRow[] {
-  if (coverageJson === "") return [];
-  const doc = JSON.parse(coverageJson) as { blocks?: CoverageBlock[] };
-  const rows = new Map<string, CoverageRow>();
-  for (const b of doc.blocks ?? []) {
-    const name = blockFunction(b.symbol);
-    let r = rows.get(name);
-    if (r === undefined) {
-      r = { name, blocks: 0, entries: 0, insns: 0, list: [] };
-      rows.set(name, r);
-    }
-    r.blocks++;
-    r.entries += b.count;
-    r.insns += b.insns * b.count;
-    r.list.push(b);
-  }
-  return [...rows.values()].sort((a, b) => b.insns - a.insns || (a.name < b.name ? -1 : 1));
 }
