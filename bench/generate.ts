@@ -26,11 +26,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { ProcessImage } from "../src/cli/simulate-image.js";
-import { parseSimulateArgs } from "../src/cli/simulate-options.js";
-import { runUnderLackey, VALGRIND_HINT, valgrindVersion } from "../src/cli/valgrind.js";
+import { traceWordsWrites } from "../src/node/trace-words.js";
+import { runUnderLackey, VALGRIND_HINT, valgrindVersion } from "../src/node/valgrind.js";
 import { readExecBinary, writeExecBinary } from "../src/unit/exec/binary.js";
 import { LackeyConverter } from "../src/unit/exec/lackey.js";
+import { ProcessImage } from "../src/unit/exec/process-image.js";
 import type { Execution } from "../src/unit/exec/types.js";
 import { type GenOptions, generate } from "../src/unit/gen/index.js";
 import { MsrFile, presetCapabilities } from "../src/unit/index.js";
@@ -160,8 +160,8 @@ export function generateTrace(
   argv: readonly string[],
   extra: Omit<GenOptions, "msrs"> = {},
 ): Uint8Array {
-  const args = parseSimulateArgs([...argv, "-o", "-", "-"]);
-  if (!("writes" in args)) throw new Error(`bad options ${argv.join(" ")}`);
+  const args = traceWordsWrites(argv);
+  if (typeof args === "string") throw new Error(`bad options ${argv.join(" ")}: ${args}`);
   const msrs = new MsrFile(presetCapabilities(args.preset));
   for (const w of args.writes) if (msrs.writeMsr(w.msr, w.value)) throw new Error(`#GP: ${argv.join(" ")}`);
   return generate(execution, { ...extra, msrs }).bytes;

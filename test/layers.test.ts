@@ -1,6 +1,7 @@
 /**
- * The architecture, checked: lower layers never import higher ones, and library
- * layers use no Node-only API (only src/cli touches files and processes).
+ * The architecture, checked: lower layers never import higher ones; library layers
+ * use no Node-only API (only the Node adapters in src/node and the CLI touch files and
+ * processes); the benchmarks, the tools and the web app use the library, not the CLI.
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -16,13 +17,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   isa: ["packet", "cpu"],
   image: ["packet", "cpu"],
   event: ["packet", "cpu", "time"],
-  unit: ["packet", "cpu", "time", "isa"],
+  unit: ["packet", "cpu", "time", "isa", "image"],
   flow: ["packet", "cpu", "time", "event", "isa", "image"],
   perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
   analysis: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
   shard: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
   session: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis", "shard"],
-  cli: [
+  node: [
     "packet",
     "cpu",
     "time",
@@ -36,8 +37,23 @@ const ALLOWED: Record<string, readonly string[]> = {
     "shard",
     "session",
   ],
+  cli: [
+    "packet",
+    "cpu",
+    "time",
+    "event",
+    "isa",
+    "image",
+    "unit",
+    "flow",
+    "perf",
+    "analysis",
+    "shard",
+    "session",
+    "node",
+  ],
 };
-const NODE_ALLOWED = new Set(["cli"]);
+const NODE_ALLOWED = new Set(["node", "cli"]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -65,6 +81,41 @@ test("layers import only the layers below them, and library layers no node: modu
       const target = relative(src, resolve(dirname(file), spec)).split("/")[0]!;
       if (target !== layer && !allowed.includes(target)) {
         problems.push(`${relative(REPO_ROOT, file)}: layer '${layer}' imports '${target}'`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+/**
+ * What each folder outside src may import from it. The benchmarks measure the library
+ * and the web app runs it, so neither reaches into the CLI; of the tools, only the
+ * fuzzer and the sample regenerator, whose subject is the command itself, run it, and
+ * only through its entry (src/cli/ptkit.ts: `runCli`, `main`).
+ */
+const OUTSIDE: Record<string, { web: boolean; cliEntry: boolean }> = {
+  bench: { web: false, cliEntry: false },
+  tools: { web: false, cliEntry: true },
+  web: { web: true, cliEntry: false },
+};
+
+test("benchmarks, tools and the web app use the library, not the CLI; the web app nothing of Node", () => {
+  const src = join(REPO_ROOT, "src");
+  const problems: string[] = [];
+  for (const [dir, rule] of Object.entries(OUTSIDE)) {
+    for (const file of sources(join(REPO_ROOT, dir))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*)"([^"]+)"/g)) {
+        const spec = m[1]!;
+        const where = relative(REPO_ROOT, file);
+        if (rule.web && (spec.startsWith("node:") || /^(fs|path|os|child_process|util)$/.test(spec)))
+          problems.push(`${where}: imports ${spec}`);
+        if (!spec.startsWith(".")) continue;
+        const target = relative(src, resolve(dirname(file), spec));
+        if (target.startsWith("..")) continue;
+        const layer = target.split("/")[0]!;
+        if (layer === "cli" && !(rule.cliEntry && target === "cli/ptkit.js"))
+          problems.push(`${where}: imports src/${target}`);
+        if (rule.web && NODE_ALLOWED.has(layer)) problems.push(`${where}: imports src/${target}`);
       }
     }
   }

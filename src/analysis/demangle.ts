@@ -9,7 +9,7 @@
  * // Browser: serve node_modules/gecko-profiler-demangle/index_bg.wasm (here as
  * // /index_bg.wasm) and compile it asynchronously.
  * const demangler = await Demangler.instantiate(await (await fetch("/index_bg.wasm")).arrayBuffer());
- * // Node: loadDemangler() in src/cli/demangle-loader.ts reads the file and does
+ * // Node: loadDemangler() in src/node/demangle-loader.ts reads the file and does
  * // Demangler.instantiateSync(bytes).
  * demangler.demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"); // std::vector<int, std::allocator<int> >::push_back(int const&)
  * const symbols = new Symbolizer({ demangler }); // hits name functions demangled

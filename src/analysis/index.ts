@@ -67,5 +67,6 @@ export {
   log2Histogram,
   nearestRank,
 } from "./latency-stats.js";
+export { type FunctionCount, Profile, type ProfileSummary } from "./run-profile.js";
 export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
 export { Symbolizer } from "./symbolizer.js";

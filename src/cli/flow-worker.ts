@@ -2,11 +2,12 @@
  * `ptkit flow` in a decoding thread: the command's setup (its code loaded once per
  * thread and command line), then the flow of each piece it is given.
  */
+
+import { nodeIo } from "../node/io.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { LineWriter } from "../session/io.js";
 import { type FlowSetup, setupFlow } from "./flow.js";
 import { type FlowPiece, flowPiece } from "./flow-pieces.js";
-import { nodeIo } from "./node-io.js";
 
 let cached: { key: string; setup: FlowSetup } | undefined;
 

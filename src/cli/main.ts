@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `ptkit` executable. */
-import { nodeIo } from "./node-io.js";
+import { nodeIo } from "../node/io.js";
 import { runCli } from "./ptkit.js";
 
 // The isa layer loads iced-x86 (for instruction text) on its first use through process.getBuiltinModule

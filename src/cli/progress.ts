@@ -3,8 +3,8 @@
  * pipes or files); redrawn at most every 100 ms.
  */
 
+import { nowMs } from "../node/clock.js";
 import type { SessionIo } from "../session/io.js";
-import { nowMs } from "./clock.js";
 
 export class Progress {
   private shown = false;

@@ -12,11 +12,11 @@ type Run = (argv: readonly string[], io: SessionIo) => number | Promise<number>;
 
 const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = {
   demo: {
-    load: async () => (await import("./demo.js")).runDemo,
+    load: async () => (await import("./demo/demo.js")).runDemo,
     summary: "decode the bundled sample: a summary and a timeline (npm start)",
   },
   dump: {
-    load: async () => (await import("./dump.js")).runDump,
+    load: async () => (await import("./dump/dump.js")).runDump,
     summary: "print every packet of a trace (libipt ptdump compatible)",
   },
   flow: {
@@ -24,43 +24,43 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     summary: "print the executed instructions of a trace (libipt ptxed compatible)",
   },
   latency: {
-    load: async () => (await import("./latency.js")).runLatency,
+    load: async () => (await import("./latency/latency.js")).runLatency,
     summary: "how long each function's calls take: exact percentiles, callers, slowest calls",
   },
   perf: {
-    load: async () => (await import("./perf-db.js")).runPerfCommand,
+    load: async () => (await import("./perf/db.js")).runPerfCommand,
     summary: "decode the Intel PT in a perf.data file, like perf script --itrace",
   },
   "perf-dump": {
-    load: async () => (await import("./perf-dump.js")).runPerfDump,
+    load: async () => (await import("./perf/dump.js")).runPerfDump,
     summary: "list a perf.data file's records; extract its Intel PT",
   },
   query: {
-    load: async () => (await import("./query.js")).runQuery,
+    load: async () => (await import("./query/query.js")).runQuery,
     summary: "run SQL on a results database (ptkit shard merge, ptkit perf --db)",
   },
   record: {
-    load: async () => (await import("./record.js")).runRecord,
+    load: async () => (await import("./record/record.js")).runRecord,
     summary: "record Intel PT with perf around a command, then decode it",
   },
   shard: {
-    load: async () => (await import("./shard.js")).runShardCommand,
+    load: async () => (await import("./shard/shard.js")).runShardCommand,
     summary: "decode many recordings on many machines: plan shards, run each, merge into DuckDB",
   },
   simulate: {
-    load: async () => (await import("./simulate.js")).runSimulate,
+    load: async () => (await import("./simulate/simulate.js")).runSimulate,
     summary: "the trace of an execution, or of a program run under valgrind",
   },
   stats: {
-    load: async () => (await import("./stats.js")).runStats,
+    load: async () => (await import("./stats/stats.js")).runStats,
     summary: "packet counts, PSB segments, errors and decode speed",
   },
   symbols: {
-    load: async () => (await import("./symbols-cmd.js")).runSymbols,
+    load: async () => (await import("./symbols/symbols.js")).runSymbols,
     summary: "function, offset and source line of addresses in an ELF file",
   },
   web: {
-    load: async () => (await import("./web.js")).runWeb,
+    load: async () => (await import("./web/web.js")).runWeb,
     summary: "the web app: drop a perf.data, see where time went (decoded in the browser)",
   },
 };

@@ -121,6 +121,16 @@ export type PresetName = keyof typeof PRESETS;
 
 export const PRESET_NAMES = Object.keys(PRESETS) as PresetName[];
 
+/**
+ * The preset `--cpu NAME` names (Skylake without one), or the message for a name that
+ * is not a preset.
+ */
+export function presetNamed(name: string | undefined): { preset: PresetName } | { error: string } {
+  if (name === undefined) return { preset: "skylake" };
+  if ((PRESET_NAMES as string[]).includes(name)) return { preset: name as PresetName };
+  return { error: `--cpu: '${name}' is not one of ${PRESET_NAMES.join(", ")}` };
+}
+
 /** The decoded capabilities of a preset. */
 export function presetCapabilities(name: PresetName): PtCapabilities {
   const p: Preset = PRESETS[name];

@@ -14,8 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
 import { Demangler, SymbolHit, SymbolTable } from "../../src/analysis/index.js";
-import { loadDemangler } from "../../src/cli/demangle-loader.js";
 import { parseElf } from "../../src/image/elf.js";
+import { loadDemangler } from "../../src/node/demangle-loader.js";
 
 function tool(name: string, arg = "--version"): boolean {
   try {

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Demangler, isMangled, SymbolHit, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
-import { demanglerWasmPath, loadDemangler } from "../../src/cli/demangle-loader.js";
 import { parseElf } from "../../src/image/elf.js";
+import { demanglerWasmPath, loadDemangler } from "../../src/node/demangle-loader.js";
 import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
 
 // First, before anything instantiates it synchronously: the asynchronous form a browser uses.

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
-import { parseSimulateArgs } from "../../src/cli/simulate-options.js";
+import { parseSimulateArgs } from "../../src/cli/simulate/options.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { MsrFile, presetCapabilities } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";

@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { BUNDLED_SAMPLE } from "../../src/cli/demo-sample.js";
+import { BUNDLED_SAMPLE } from "../../src/cli/demo/sample.js";
 import { main } from "../../src/cli/ptkit.js";
 import { Packet, PacketEncoder, PacketType } from "../../src/packet/index.js";
 import { captureIo } from "../conformance/ptt.js";

@@ -1,5 +1,5 @@
 /**
- * The process's file reads (node-io.ts): readRangeInto puts a file's bytes where it
+ * The process's file reads (src/node/io.ts): readRangeInto puts a file's bytes where it
  * is told in the caller's buffer and says how many, fewer only at the end of the
  * file; readRange gives the same bytes in a buffer of their own.
  */
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { nodeIo } from "../../src/cli/node-io.js";
+import { nodeIo } from "../../src/node/io.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-node-io-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

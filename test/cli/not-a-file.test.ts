@@ -1,15 +1,15 @@
 /**
  * A directory (or a file that cannot be read) where a command wants a file: every
  * command says so in one line naming it and fails, with the real process's file
- * access (node-io.ts), never an internal error with a stack trace.
+ * access (src/node/io.ts), never an internal error with a stack trace.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { nodeIo } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
+import { nodeIo } from "../../src/node/io.js";
 import type { SessionIo } from "../../src/session/io.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { sampleFile } from "../perf/sample-file.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
-import { nodeRecordEnv, type RecordEnv, runRecord } from "../../src/cli/record.js";
+import { nodeRecordEnv, type RecordEnv, runRecord } from "../../src/cli/record/record.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const root = mkdtempSync(join(tmpdir(), "ptkit-record-"));

@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { runQuery } from "../../src/cli/query.js";
-import { runShardCommand, shardIndex } from "../../src/cli/shard.js";
+import { runQuery } from "../../src/cli/query/query.js";
+import { runShardCommand, shardIndex } from "../../src/cli/shard/shard.js";
 import { captureIo } from "../conformance/ptt.js";
 import { migrateWorkload } from "../shard/workload.js";
 

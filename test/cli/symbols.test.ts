@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
-import { parseAddr2line, parseLlvmJson, SourceLines, toolRuns } from "../../src/cli/srcline.js";
+import { parseAddr2line, parseLlvmJson, SourceLines, toolRuns } from "../../src/node/srcline.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const HAVE_GCC = toolRuns("gcc");

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runWeb, webHandler } from "../../src/cli/web.js";
+import { runWeb, webHandler } from "../../src/cli/web/web.js";
 import { captureIo } from "../conformance/ptt.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-web-cli-"));

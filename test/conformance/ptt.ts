@@ -4,8 +4,8 @@
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { regularFileSize } from "../../src/cli/node-io.js";
 import { main } from "../../src/cli/ptkit.js";
+import { regularFileSize } from "../../src/node/io.js";
 import type { SessionIo } from "../../src/session/io.js";
 import { corpusPath } from "../corpus.js";
 

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { FlowClass, Insn } from "../../src/flow/index.js";
 import { tryParseElf } from "../../src/image/index.js";
 import type { PerfTasks } from "../../src/perf/index.js";

@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { concat } from "../../tools/perf/perf-data-writer.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { BinaryFinder } from "../../src/session/perf-images.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";

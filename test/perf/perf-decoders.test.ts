@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { type PerfInternals, runPerf } from "../../src/cli/perf.js";
+import { type PerfInternals, runPerf } from "../../src/cli/perf/perf.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { FastCoverage } from "../../src/analysis/index.js";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";

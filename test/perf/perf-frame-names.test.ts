@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";

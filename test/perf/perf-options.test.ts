@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import type { AuxStream } from "../../src/perf/index.js";
 import { cpuProblem } from "../../src/session/perf-checks.js";
 import { captureIo } from "../conformance/ptt.js";

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { keptFrames } from "../analysis/min-duration.js";
 import { perfettoTimeline } from "../analysis/perfetto-frames.js";
 import { type TimelineEvent, type TimelineFrame, timelineFrames } from "../analysis/timeline-frames.js";

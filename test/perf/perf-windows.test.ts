@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { nodeIo } from "../../src/cli/node-io.js";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
+import { nodeIo } from "../../src/node/io.js";
 import { isPsbAt, Packet, PacketDecoder, TraceBytes } from "../../src/packet/index.js";
 import {
   auxStreamBytes,

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import fc from "fast-check";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import {
   auxStreamBytes,
   auxStreams,

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { main } from "../../src/cli/ptkit.js";
-import { valgrindVersion } from "../../src/cli/valgrind.js";
+import { valgrindVersion } from "../../src/node/valgrind.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
 import { Packet, PacketType } from "../../src/packet/types.js";
 import { captureIo } from "../conformance/ptt.js";

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
-import { valgrindVersion } from "../../src/cli/valgrind.js";
+import { valgrindVersion } from "../../src/node/valgrind.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
 import { PACKET_NAMES, Packet, PacketType } from "../../src/packet/types.js";
 import { captureIo } from "../conformance/ptt.js";

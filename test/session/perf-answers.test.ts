@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { runPerf } from "../../src/cli/perf.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
 import { coverageRows, FilesIo, functionRows, perfAnswers } from "../../src/session/index.js";

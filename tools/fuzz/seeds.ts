@@ -6,9 +6,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { nodeIo } from "../../src/cli/node-io.js";
 import { runCli } from "../../src/cli/ptkit.js";
 import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
+import { nodeIo } from "../../src/node/io.js";
 import { writeExecBinary } from "../../src/unit/exec/binary.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { type Driver, INPUT, SCRATCH } from "./types.js";

@@ -15,12 +15,12 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Symbolizer, SymbolTable } from "../../src/analysis/index.js";
-import { Profile, type ProfileSummary } from "../../src/cli/demo-profile.js";
-import { nodeIo } from "../../src/cli/node-io.js";
+import { Profile, type ProfileSummary } from "../../src/analysis/run-profile.js";
 import { main } from "../../src/cli/ptkit.js";
-import { parseSimulateArgs } from "../../src/cli/simulate-options.js";
-import { valgrindVersion } from "../../src/cli/valgrind.js";
 import { parseElf } from "../../src/image/index.js";
+import { nodeIo } from "../../src/node/io.js";
+import { traceWordsWrites } from "../../src/node/trace-words.js";
+import { valgrindVersion } from "../../src/node/valgrind.js";
 import {
   CTL,
   ExecEvent,
@@ -126,9 +126,8 @@ function describe(elf: Uint8Array, execBytes: Uint8Array, compiler: string, valg
 
 /** The trace unit as `ptkit simulate` programs it for SIMULATE_OPTIONS, with the generator's clocks. */
 function traceUnit() {
-  // The input file name does not matter to the configuration.
-  const parsed = parseSimulateArgs([...SIMULATE_OPTIONS, "-o", "sample.pt", "input"]);
-  if ("help" in parsed || "error" in parsed) throw new Error("bad SIMULATE_OPTIONS");
+  const parsed = traceWordsWrites(SIMULATE_OPTIONS);
+  if (typeof parsed === "string") throw new Error(`bad SIMULATE_OPTIONS: ${parsed}`);
   const msrs = new MsrFile(presetCapabilities(parsed.preset));
   for (const w of parsed.writes) msrs.writeMsr(w.msr, w.value);
   const clocks = resolveOptions({ msrs });

@@ -12,7 +12,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { parseSimulateArgs } from "../../../src/cli/simulate-options.js";
+import { parseSimulateArgs } from "../../../src/cli/simulate/options.js";
 import { InsnFlag } from "../../../src/isa/index.js";
 import { collectStats, PACKET_NAMES, PacketType, type TraceStats } from "../../../src/packet/index.js";
 import { DEFAULT_CR3 } from "../../../src/unit/exec/lackey.js";

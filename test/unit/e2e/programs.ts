@@ -7,10 +7,10 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ProcessImage } from "../../../src/cli/simulate-image.js";
-import { runUnderLackey, VALGRIND_HINT, valgrindVersion } from "../../../src/cli/valgrind.js";
+import { runUnderLackey, VALGRIND_HINT, valgrindVersion } from "../../../src/node/valgrind.js";
 import { convertLackey, type LackeyResult } from "../../../src/unit/exec/lackey.js";
 import { KERNEL_CODE } from "../../../src/unit/exec/lackey-kernel.js";
+import { ProcessImage } from "../../../src/unit/exec/process-image.js";
 import { REPO_ROOT } from "../../corpus.js";
 
 export const PROGRAMS_DIR = join(REPO_ROOT, "test", "fixtures", "programs");

@@ -1,0 +1,169 @@
+/**
+ * `ptkit perf`: decode the Intel PT of a perf.data file like `perf script --itrace`.
+ * This parses the options, opens the file (or standard input) and reports errors;
+ * the pipeline itself is the session layer's (session/perf-session.ts).
+ */
+import { parseArgs } from "node:util";
+import { loadDemangler } from "../../node/demangle-loader.js";
+import { fileSource } from "../../node/source.js";
+import { PerfError } from "../../perf/index.js";
+import type { LatencyReport } from "../../session/analysis-outputs.js";
+import { ByteLines } from "../../session/byte-lines.js";
+import { ioErrorText, openError } from "../../session/file-kind.js";
+import type { SessionIo } from "../../session/io.js";
+import { takeAnalysisOptions } from "../../session/perf-analysis.js";
+import { lookupDirWarnings } from "../../session/perf-checks.js";
+import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
+import { decodePerf, type PerfInternals, type PerfOptions } from "../../session/perf-session.js";
+import { PERF_HELP } from "./help.js";
+
+export type { PerfInternals } from "../../session/perf-session.js";
+
+/** `ptkit perf`'s options as the command line gave them (perf-session.ts has what they mean). */
+interface PerfArgs extends PerfOptions {
+  /** The directories named by options (option, path): --symfs/--sysroot, --buildid-dir. */
+  dirs: Array<[string, string]>;
+  demangle: boolean;
+}
+
+const OPTIONS = {
+  elf: { type: "string", multiple: true },
+  symfs: { type: "string" },
+  sysroot: { type: "string" },
+  "buildid-dir": { type: "string" },
+  kcore: { type: "string", multiple: true },
+  vmlinux: { type: "string", multiple: true },
+  cpu: { type: "string" },
+  tid: { type: "string" },
+  "time-range": { type: "string" },
+  branches: { type: "boolean" },
+  calls: { type: "boolean" },
+  jsonl: { type: "boolean" },
+  sym: { type: "boolean" },
+  "no-demangle": { type: "boolean" },
+  quiet: { type: "boolean", short: "q" },
+  "insn-decoder": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+function parse(
+  argv: readonly string[],
+  home: string | undefined,
+): PerfArgs | "help" | string | UnknownOption {
+  const script = takePerfScriptOptions(argv);
+  if (typeof script === "string") return script;
+  const taken = takeAnalysisOptions(script.rest);
+  if (typeof taken === "string") return taken;
+  let p: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>;
+  try {
+    p = parseArgs({ args: taken.rest, options: OPTIONS, allowPositionals: true });
+  } catch (e) {
+    return unknownOption(e) ?? (e as Error).message;
+  }
+  const v = p.values;
+  if (v.help) return "help";
+  const count = (name: string, s: string | undefined): number | undefined | string => {
+    if (s === undefined) return undefined;
+    return /^\d+$/.test(s) ? Number(s) : `--${name}: bad argument: ${s}.`;
+  };
+  const cpu = count("cpu", v.cpu);
+  if (typeof cpu === "string") return cpu;
+  const tid = count("tid", v.tid);
+  if (typeof tid === "string") return tid;
+  const range = v["time-range"]?.split(",");
+  if (range && range.length !== 2) return `--time-range: want <from>,<to>: ${v["time-range"]}.`;
+  // perf script reads ./perf.data unless told otherwise (-i, or ptkit's positional file).
+  const s = script.options;
+  if (p.positionals.length > 1 || (p.positionals.length === 1 && s.input !== undefined))
+    return "expected exactly one perf.data file.";
+  if (p.positionals.length === 0) s.active = true;
+  if (s.active && (v.branches || v.calls || v.jsonl))
+    return "--branches, --calls and --jsonl are ptkit's own outputs: not with perf script's options (-i, --itrace, -F, --call-trace).";
+  // --sym names branch addresses; instructions are printed as addresses alone (as perf script --itrace=i).
+  if (v.sym && !v.branches && !v.calls) return "--sym needs --branches or --calls.";
+  const dirs: Array<[string, string]> = [];
+  if (v.symfs !== undefined) dirs.push(["--symfs", v.symfs]);
+  else if (v.sysroot !== undefined) dirs.push(["--sysroot", v.sysroot]);
+  if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
+  return {
+    file: p.positionals[0] ?? s.input ?? "perf.data",
+    elfs: v.elf ?? [],
+    symfs: v.symfs ?? v.sysroot,
+    buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
+    dirs,
+    kernel: [...(v.kcore ?? []), ...(v.vmlinux ?? [])],
+    cpu,
+    tid,
+    range: (range as [string, string] | undefined) ?? s.time,
+    rangeGiven: range !== undefined,
+    // Quiet: errors only (as ptxed --quiet).
+    show: v.quiet ? "errors" : v.branches ? "branches" : v.calls ? "calls" : "insn",
+    jsonl: v.jsonl === true,
+    symbols: v.sym === true,
+    demangle: v["no-demangle"] !== true,
+    quiet: v.quiet === true,
+    insnDecoder: v["insn-decoder"] === true,
+    analysis: taken.options,
+    script: s,
+  };
+}
+
+/** An option neither ptkit nor perf script knows: perf's message (perf then prints its usage and exits 129). */
+interface UnknownOption {
+  unknown: string;
+}
+
+function unknownOption(e: unknown): UnknownOption | undefined {
+  if ((e as NodeJS.ErrnoException).code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION") return undefined;
+  const option = /'(-[^']*)'/.exec((e as Error).message)?.[1] ?? "";
+  const long = option.startsWith("--");
+  const name = long ? option.slice(2).split("=")[0] : option.slice(1, 2);
+  return { unknown: `  Error: unknown ${long ? "option" : "switch"} \`${name}'` };
+}
+
+/** Run `ptkit perf` with `argv`; `latency`: the report `ptkit latency` prints (it runs this decode). */
+export function runPerf(
+  argv: readonly string[],
+  io: SessionIo,
+  home = process.env.HOME,
+  internal: PerfInternals = {},
+  latency?: LatencyReport,
+): number {
+  const args = parse(argv, home);
+  if (args === "help") {
+    io.stdout(PERF_HELP);
+    return 0;
+  }
+  if (typeof args === "object" && "unknown" in args) {
+    io.stderr(`${args.unknown}\n${PERF_SCRIPT_USAGE}`);
+    return 129;
+  }
+  if (typeof args === "string") {
+    io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
+    return 1;
+  }
+  if (latency !== undefined) args.analysis.latencyReport = latency;
+  if (internal.tables !== undefined) args.analysis.tables = internal.tables;
+  const unreadable = args.file === "-" ? undefined : openError(io, args.file);
+  if (unreadable !== undefined) {
+    io.stderr(`ptkit perf: ${unreadable}\n`);
+    return 1;
+  }
+  for (const w of lookupDirWarnings(io, args.dirs)) io.stderr(`ptkit perf: ${w}\n`);
+  const out = new ByteLines(io);
+  try {
+    return decodePerf(io, out, perfOptions(args), fileSource(io, args.file), internal);
+  } catch (e) {
+    out.flush();
+    if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
+    io.stderr(`ptkit perf: ${args.file}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
+    return 1;
+  } finally {
+    out.flush();
+  }
+}
+
+/** The session's options for `args`: the demangler loads from node_modules. */
+function perfOptions(args: PerfArgs): PerfOptions {
+  return args.demangle ? { ...args, demangler: loadDemangler } : args;
+}

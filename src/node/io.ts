@@ -1,0 +1,114 @@
+/** The real process's {@link SessionIo}: files, stdout and stderr. */
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+import { type ChunkRunner, type FileWriter, NOT_REGULAR, type SessionIo } from "../session/io.js";
+
+/** The error for a path that names something other than a regular file, coded like a system error. */
+function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
+  const e: NodeJS.ErrnoException = new Error(
+    `${directory ? "EISDIR: a directory" : "not a regular file"}, '${path}'`,
+  );
+  e.code = directory ? "EISDIR" : NOT_REGULAR;
+  e.path = path;
+  return e;
+}
+
+/**
+ * The size of the regular file at `path`; throws like fs.statSync, or with code
+ * EISDIR or NOT_REGULAR when it is something else (what SessionIo.fileSize promises).
+ */
+export function regularFileSize(path: string): number {
+  const st = statSync(path);
+  if (!st.isFile()) throw notAFile(path, st.isDirectory());
+  return st.size;
+}
+
+/** Write all of `text` to a file descriptor, even when it is a pipe that takes it in parts. */
+function writeAll(fd: number, text: string | Uint8Array): void {
+  const bytes = typeof text === "string" ? Buffer.from(text) : text;
+  let done = 0;
+  while (done < bytes.length) {
+    try {
+      done += writeSync(fd, bytes, done);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // The reader went away (`ptkit dump x | head`): stop quietly, like C tools.
+      if (code === "EPIPE") process.exit(0);
+      // A non-blocking pipe that is full: try again.
+      if (code !== "EAGAIN") throw e;
+    }
+  }
+}
+
+/** A file written through its descriptor, chunk by chunk. */
+function openWrite(path: string): FileWriter {
+  const fd = openSync(path, "w");
+  return {
+    write: (chunk) => {
+      const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      let done = 0;
+      while (done < bytes.length) done += writeSync(fd, bytes, done);
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+/** Read `length` bytes at `offset` of the file at `path` into `into` from `at`: the bytes read (fewer at the end of the file). */
+function readFileInto(path: string, offset: number, into: Uint8Array, at: number, length: number): number {
+  const fd = openSync(path, "r");
+  try {
+    let done = 0;
+    while (done < length) {
+      const n = readSync(fd, into, at + done, length - done, offset + done);
+      if (n === 0) break;
+      done += n;
+    }
+    return done;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
+export function nodeIo(cwd = process.cwd()): SessionIo {
+  return {
+    cwd,
+    readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
+    writeFile: (path, bytes) => writeFileSync(resolve(cwd, path), bytes),
+    openWrite: (path) => openWrite(resolve(cwd, path)),
+    fileSize: (path) => regularFileSize(resolve(cwd, path)),
+    readRange: (path, offset, length) => {
+      const buf = new Uint8Array(length);
+      const done = readFileInto(resolve(cwd, path), offset, buf, 0, length);
+      return done === length ? buf : buf.subarray(0, done);
+    },
+    readRangeInto: (path, offset, into, at, length) =>
+      readFileInto(resolve(cwd, path), offset, into, at, length),
+    stdout: (text) => writeAll(1, text),
+    stdoutBytes: (bytes) => writeAll(1, bytes),
+    stderr: (text) => writeAll(2, text),
+    stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
+    chunks: workerThreads(),
+  };
+}
+
+/** Worker threads, loaded when a command first uses them (most runs never do). */
+function workerThreads(): ChunkRunner {
+  return {
+    threads: availableParallelism(),
+    run: async (threads, tasks, onResult) => {
+      const { WorkerPool } = await import("../cli/node-workers.js");
+      return new WorkerPool().run(threads, tasks, onResult);
+    },
+  };
+}
