@@ -6,6 +6,7 @@
  * benchmarks and the tools use these; the layers below never do.
  */
 export { nowMs } from "./clock.js";
+export { contentType } from "./content-type.js";
 export { demanglerWasmPath, loadDemangler } from "./demangle-loader.js";
 export { type QueryResult, queryDatabase, sqlString, writeDatabase } from "./duckdb.js";
 export { nodeIo, regularFileSize } from "./io.js";

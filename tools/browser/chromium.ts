@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type Browser, chromium } from "playwright-core";
+import { contentType } from "../../src/node/content-type.js";
 
 export const CHROMIUM = process.env.PTKIT_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -39,21 +40,9 @@ export interface ServedFile {
   body: string | Uint8Array;
 }
 
-const TYPES: Record<string, string> = {
-  css: "text/css",
-  html: "text/html",
-  ico: "image/x-icon",
-  js: "text/javascript",
-  json: "application/json",
-  png: "image/png",
-  txt: "text/plain",
-  wasm: "application/wasm",
-  woff2: "font/woff2",
-};
-
 /** A file to serve, its content type from its extension. */
 export function servedFile(name: string, body: string | Uint8Array): ServedFile {
-  return { type: TYPES[name.slice(name.lastIndexOf(".") + 1)] ?? "application/octet-stream", body };
+  return { type: contentType(name), body };
 }
 
 export interface StaticServer {

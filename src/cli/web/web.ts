@@ -8,9 +8,10 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { basename, extname, join, normalize, resolve, sep } from "node:path";
+import { basename, join, normalize, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { contentType } from "../../node/content-type.js";
 import { ioErrorText } from "../../session/file-kind.js";
 import type { SessionIo } from "../../session/io.js";
 
@@ -28,18 +29,6 @@ options:
   --no-open     do not open a browser.
   -h, --help    this text.
 `;
-
-const TYPES: Record<string, string> = {
-  ".css": "text/css",
-  ".html": "text/html; charset=utf-8",
-  ".ico": "image/x-icon",
-  ".js": "text/javascript",
-  ".json": "application/json",
-  ".png": "image/png",
-  ".txt": "text/plain",
-  ".wasm": "application/wasm",
-  ".woff2": "font/woff2",
-};
 
 /** The built app: dist/web beside the bundled CLI (dist/cli) or the compiled one (dist/src/cli/web). */
 export function webRoot(): string | undefined {
@@ -66,7 +55,7 @@ export function webHandler(root: string, files: ReadonlyMap<string, string>) {
     } catch {
       return [400, "text/plain", "bad path\n"];
     }
-    if (path === "/files.json") return [200, TYPES[".json"]!, list];
+    if (path === "/files.json") return [200, contentType("files.json"), list];
     if (path.startsWith("/files/")) {
       const file = files.get(path.slice("/files/".length));
       if (file === undefined) return notFound;
@@ -80,7 +69,7 @@ export function webHandler(root: string, files: ReadonlyMap<string, string>) {
     if (!full.startsWith(inRoot)) return [403, "text/plain", "forbidden\n"];
     try {
       if (!statSync(full).isFile()) return notFound;
-      return [200, TYPES[extname(full)] ?? "application/octet-stream", readFileSync(full)];
+      return [200, contentType(full), readFileSync(full)];
     } catch {
       return notFound;
     }
