@@ -11,9 +11,9 @@
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { LineWriter } from "../session/io.js";
+import { TextBytes } from "../session/text-bytes.js";
 import type { DumpOptions } from "./dump-options.js";
 import { type DumpCarry, Dumper } from "./dumper.js";
-import { TextBytes } from "./text-bytes.js";
 
 /** A piece's listing, and where and in what state its decode stopped (offsets relative to its start). */
 export interface DumpPiece {
