@@ -28,4 +28,13 @@ export {
   type RawDecoderSettings,
   rawAnswers,
 } from "./raw-answers.js";
-export { decodeRaw, type RawInput, type RawSetup, setupRaw } from "./raw-session.js";
+export { defaultFlowOutput, type FlowOutput, type RawStep } from "./raw-options.js";
+export {
+  decodeRaw,
+  type RawDecodeOptions,
+  type RawInput,
+  type RawPieces,
+  type RawSetup,
+  setupRaw,
+} from "./raw-session.js";
+export { defaultSidebandOptions, type SidebandOptions } from "./sideband-config.js";
