@@ -1,6 +1,7 @@
 /**
- * The web app's page: choose or drop a perf.data file and the binaries it ran, and see
- * where time went. Decoding runs in a worker (worker.ts) with a progress bar, so the
+ * The web app's page: choose or drop a perf.data file and the binaries it ran (or a
+ * raw trace, the ELF files it ran and, in a small form, the decoder settings a
+ * perf.data would have recorded), and see where time went. Decoding runs in a worker (worker.ts) with a progress bar, so the
  * page never freezes; the answers are shown as a summary, the hottest functions, a
  * timeline and flame graph (speedscope, served beside the page, opens the timeline),
  * coverage by function and block, and downloads of every output. Elements that tests
@@ -8,7 +9,15 @@
  */
 
 import { ANSWER_FILES, SHOWN_ROWS } from "../src/session/answer-files.js";
-import type { AnnotatedFunction, CoverageRow, FunctionRow, PerfAnswers } from "../src/session/index.js";
+import { fileKind, HEAD_BYTES } from "../src/session/file-kind.js";
+import type {
+  AnnotatedFunction,
+  CoverageRow,
+  FunctionRow,
+  PerfAnswers,
+  RawCodeFile,
+  RawDecoderSettings,
+} from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 const $ = <T extends HTMLElement>(name: string): T => {
@@ -43,6 +52,7 @@ function setStatus(text: string, error = false): void {
 }
 
 function showFiles(): void {
+  $("raw").hidden = true;
   const list = $("files");
   list.replaceChildren(...[...chosen.values()].map((f) => el("li", `${f.name} (${size(f.size)})`)));
   ($("decode") as HTMLButtonElement).disabled = chosen.size === 0;
@@ -56,48 +66,116 @@ function choose(files: Iterable<File>): void {
 const size = (n: number): string =>
   n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
 
-/** Whether `file` starts like a perf.data file ("PERFILE2", as written by perf record, to a file or a pipe). */
-async function isPerfData(file: File): Promise<boolean> {
-  return (await file.slice(0, 8).text()) === "PERFILE2";
+/** What the first bytes of `file` say it is (session/file-kind.ts): "perf", "elf", "trace", ... */
+async function kindOf(file: File): Promise<string | undefined> {
+  return fileKind(new Uint8Array(await file.slice(0, HEAD_BYTES).arrayBuffer()));
 }
 
 async function decode(): Promise<void> {
   const files = [...chosen.values()];
-  let perfData: File | undefined;
-  for (const f of files) if (await isPerfData(f)) perfData = perfData ?? f;
-  if (perfData === undefined) {
+  const kinds = await Promise.all(files.map(kindOf));
+  const perfData = files.find((_, i) => kinds[i] === "perf");
+  $("raw").hidden = true;
+  if (perfData !== undefined) {
+    run({ kind: "perf", files, perfData: perfData.name }, perfData.name);
+    return;
+  }
+  const traces = files.filter((_, i) => kinds[i] === "trace");
+  if (traces.length === 0) {
     setStatus(
-      `None of the files is a perf.data file (perf record -e intel_pt//): ${files.map((f) => f.name).join(", ")}.`,
+      `None of the files is a perf.data file (perf record -e intel_pt//) or a raw Intel PT trace: ${files.map((f) => f.name).join(", ")}.`,
       true,
     );
     return;
   }
+  rawForm(files, kinds, traces[0]!);
+}
+
+/**
+ * The form for a raw trace: which file is the trace, the decoder settings a raw trace
+ * does not hold (ptxed's options of the same names), and where each other file's code
+ * was loaded (an ELF file: its own addresses unless given; raw bytes: needed).
+ */
+function rawForm(files: File[], kinds: Array<string | undefined>, trace: File): void {
+  setStatus(
+    `${trace.name} is a raw Intel PT trace: give the decoder the settings of the machine that traced it (perf.data records them; a raw trace does not), then decode.`,
+  );
+  const select = $("raw-trace") as HTMLSelectElement;
+  select.replaceChildren(
+    ...files
+      .filter((_, i) => kinds[i] !== "elf")
+      .map((f) => el("option", f.name, f === trace ? { value: f.name, selected: "" } : { value: f.name })),
+  );
+  const codeRows = () => {
+    const rows = files
+      .filter((f) => f.name !== select.value)
+      .map((f) => {
+        const elf = kinds[files.indexOf(f)] === "elf";
+        const input = el("input", undefined, {
+          "data-ptkit": "raw-base",
+          "data-file": f.name,
+          placeholder: elf ? "its own addresses" : "needed: e.g. 0x400000",
+          size: "22",
+        });
+        const tr = el("tr");
+        const cell = el("td");
+        cell.append(input);
+        tr.append(el("td", f.name), el("td", elf ? "ELF file" : "raw bytes"), cell);
+        return tr;
+      });
+    $("raw-code").replaceChildren(...rows);
+  };
+  select.onchange = codeRows;
+  codeRows();
+  $("raw").hidden = false;
+}
+
+/** The form's request: the trace, the code with its load addresses, the settings. */
+function rawRequest(): Extract<DecodeRequest, { kind: "raw" }> {
+  const files = [...chosen.values()];
+  const trace = ($("raw-trace") as HTMLSelectElement).value;
+  const code: RawCodeFile[] = [...document.querySelectorAll<HTMLInputElement>('[data-ptkit="raw-base"]')].map(
+    (input) => ({ name: input.dataset.file!, base: input.value.trim() }),
+  );
+  const value = (name: string) => ($(name) as HTMLInputElement).value.trim();
+  const number = (name: string) => (value(name) === "" ? undefined : Number(value(name)));
+  const settings: RawDecoderSettings = {
+    cpu: value("raw-cpu"),
+    mtcFreq: number("raw-mtc"),
+    nomFreq: number("raw-nom"),
+    cpuid15Eax: number("raw-cpuid-eax"),
+    cpuid15Ebx: number("raw-cpuid-ebx"),
+  };
+  return { kind: "raw", files, trace, code, settings };
+}
+
+/** Decode in a fresh worker, showing progress, then the answers. */
+function run(request: DecodeRequest, name: string): void {
   worker?.terminate();
   worker = new Worker(new URL("worker.js", import.meta.url), { type: "module" });
   const progress = $("progress") as HTMLProgressElement;
   progress.hidden = false;
   progress.value = 0;
-  ($("decode") as HTMLButtonElement).disabled = true;
-  setStatus(`Decoding ${perfData.name}…`);
+  const buttons = [$("decode"), $("raw-decode")] as HTMLButtonElement[];
+  for (const b of buttons) b.disabled = true;
+  setStatus(`Decoding ${name}…`);
   worker.onmessage = (e: MessageEvent<WorkerMessage>) => {
     const m = e.data;
     if (m.kind === "progress") {
       progress.value = m.total > 0 ? m.done / m.total : 0;
-      if (m.done >= m.total)
-        setStatus(`Decoded the trace of ${perfData.name}; writing the outputs and tables…`);
+      if (m.done >= m.total) setStatus(`Decoded the trace of ${name}; writing the outputs and tables…`);
       return;
     }
     progress.hidden = true;
-    ($("decode") as HTMLButtonElement).disabled = false;
+    for (const b of buttons) b.disabled = false;
     if (m.kind === "failed") setStatus(`Decoding failed: ${m.message}`, true);
-    else show(m.answers, perfData.name, m.ms, m.timelineMinDuration);
+    else show(m.answers, name, m.ms, m.timelineMinDuration);
   };
   worker.onerror = (e) => {
     progress.hidden = true;
-    ($("decode") as HTMLButtonElement).disabled = false;
+    for (const b of buttons) b.disabled = false;
     setStatus(`Decoding failed: ${e.message}`, true);
   };
-  const request: DecodeRequest = { files, perfData: perfData.name };
   worker.postMessage(request);
 }
 
@@ -312,6 +390,10 @@ function start(): void {
     if (input.files) choose(input.files);
   });
   $("decode").addEventListener("click", () => void decode());
+  $("raw-decode").addEventListener("click", () => {
+    const request = rawRequest();
+    run(request, request.trace);
+  });
   $("clear").addEventListener("click", () => {
     chosen.clear();
     showFiles();

@@ -3,13 +3,14 @@
  * (worker.ts). Files travel as File objects (the worker reads them a slice at a
  * time); results come back with their output files as transferred buffers.
  */
-import type { PerfAnswers } from "../src/session/index.js";
+import type { PerfAnswers, RawCodeFile, RawDecoderSettings } from "../src/session/index.js";
 
-/** Page -> worker: decode `perfData` (one of `files`) with the others as its binaries. */
-export interface DecodeRequest {
-  files: File[];
-  perfData: string;
-}
+/** Page -> worker: what to decode. */
+export type DecodeRequest =
+  /** `perfData` (one of `files`) with the others as its binaries. */
+  | { kind: "perf"; files: File[]; perfData: string }
+  /** The raw trace `trace` (one of `files`) against `code` (the others), with the decoder settings. */
+  | { kind: "raw"; files: File[]; trace: string; code: RawCodeFile[]; settings: RawDecoderSettings };
 
 /** Worker -> page. */
 export type WorkerMessage =

@@ -1,13 +1,21 @@
 /**
- * The web app's decoding worker: the session layer's perf.data pipeline over the
- * files the page hands in, read a slice at a time (FileReaderSync: a 100 MB perf.data
- * is never held whole), so the page never freezes. Reports progress as the share of
- * the trace decoded so far.
+ * The web app's decoding worker: the session layer's perf.data pipeline (perfAnswers),
+ * or its raw-trace pipeline (rawAnswers), over the files the page hands in, read a
+ * slice at a time (FileReaderSync: a 100 MB perf.data is never held whole), so the
+ * page never freezes. Reports progress as the share of the trace decoded so far (of
+ * a raw trace: read so far).
  */
 import { Demangler } from "../src/analysis/index.js";
 import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
-import { FilesIo, perfAnswers, SHOWN_ROWS, timelineBoundFor } from "../src/session/index.js";
+import {
+  FilesIo,
+  type PerfAnswers,
+  perfAnswers,
+  rawAnswers,
+  SHOWN_ROWS,
+  timelineBoundFor,
+} from "../src/session/index.js";
 import type { DecodeRequest, WorkerMessage } from "./protocol.js";
 
 declare class FileReaderSync {
@@ -44,12 +52,12 @@ async function loadDemangler(): Promise<Demangler | undefined> {
 const ready = Promise.all([initIsa(), loadDemangler()]);
 
 scope.onmessage = async (e) => {
-  const { files, perfData } = e.data;
+  const request = e.data;
+  const { files } = request;
   try {
     const [, demangler] = await ready;
     const start = performance.now();
     const io = new FilesIo();
-    for (const f of files) io.add(f.name, fileSource(f));
     let last = 0;
     const progress = (done: number, total: number) => {
       const now = performance.now();
@@ -57,9 +65,18 @@ scope.onmessage = async (e) => {
       last = now;
       scope.postMessage({ kind: "progress", done, total });
     };
-    const binaries = files.map((f) => f.name).filter((n) => n !== perfData);
-    const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === perfData)?.size ?? 0);
-    const answers = perfAnswers(io, perfData, binaries, { demangler, timelineMinDuration, progress });
+    const input = request.kind === "perf" ? request.perfData : request.trace;
+    for (const f of files) {
+      const source = fileSource(f);
+      // A raw trace is read once, front to back: how far the reads are is how far the decode is.
+      io.add(f.name, request.kind === "raw" && f.name === input ? readProgress(source, progress) : source);
+    }
+    const timelineMinDuration = timelineBoundFor(files.find((f) => f.name === input)?.size ?? 0);
+    let answers: PerfAnswers;
+    if (request.kind === "perf") {
+      const binaries = files.map((f) => f.name).filter((n) => n !== input);
+      answers = perfAnswers(io, input, binaries, { demangler, timelineMinDuration, progress });
+    } else answers = await rawAnswers(io, input, request.code, request.settings, { timelineMinDuration });
     // The page lists the first SHOWN_ROWS functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
     answers.coverage = answers.coverage.map((r, i) => (i < SHOWN_ROWS ? r : { ...r, list: [] }));
     // Each chunk is a copy with a buffer of its own: hand them over rather than copy them again.
@@ -71,3 +88,14 @@ scope.onmessage = async (e) => {
     scope.postMessage({ kind: "failed", message: err instanceof Error ? err.message : String(err) });
   }
 };
+
+/** `source`, telling `progress` how far into it each read ends. */
+function readProgress(source: ByteSource, progress: (done: number, total: number) => void): ByteSource {
+  return {
+    size: source.size,
+    read: (offset, length) => {
+      progress(Math.min(offset + length, source.size), source.size);
+      return source.read(offset, length);
+    },
+  };
+}

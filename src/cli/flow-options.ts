@@ -16,42 +16,19 @@ import {
   defaultAnalysisOptions,
   parseAnalysisOption,
 } from "../session/analysis-options.js";
+import {
+  defaultFlowOutput,
+  type FlowDecoderKind,
+  type FlowOutput,
+  type RawStep,
+} from "../session/raw-options.js";
+import { defaultSidebandOptions, type SidebandOptions } from "../session/sideband-config.js";
 import { parseCUintMax } from "./numbers.js";
-import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "./sideband-options.js";
+import { parseSidebandOption } from "./sideband-options.js";
 
-export type FlowDecoderKind = "insn" | "block";
-
-/** What ptxed prints and checks; these apply to the whole run. */
-export interface FlowOutput {
-  /** AT&T instead of Intel syntax (ptkit's default is Intel). */
-  att: boolean;
-  noInst: boolean;
-  quiet: boolean;
-  offset: boolean;
-  time: boolean;
-  rawInsn: boolean;
-  check: boolean;
-  resyncOnError: boolean;
-  eventTime: boolean;
-  eventIp: boolean;
-  showBlocks: boolean;
-  /** --stat or one of --stat:insn / --stat:blocks. */
-  stats: boolean;
-  statInsn: boolean;
-  statBlocks: boolean;
-  /** `-j/--jobs`, as given (see jobs.ts). */
-  jobs: string | undefined;
-}
-
+/** A step of loading code and opening the trace, or one that ends the options. */
 export type FlowStep =
-  /** `--raw file[:from[-to]]:base`, the argument as given. */
-  | { kind: "raw"; arg: string }
-  /** `--elf file[:base]`; `verbose` lists the sections it maps. */
-  | { kind: "elf"; arg: string; verbose: boolean }
-  /** `--pevent:kcore file[:base]`: an ELF (a kernel core dump) loaded into the sideband's kernel image. */
-  | { kind: "kcore"; arg: string; verbose: boolean }
-  /** `--pt file[:from[-to]]` with the configuration at that point. */
-  | { kind: "pt"; arg: string; decoder: FlowDecoderKind; cpu: Cpu | undefined; config: DecoderConfig }
+  | RawStep
   | { kind: "help" }
   | { kind: "version" }
   /** A bad option: the steps before it run, then the command fails with this message. */
@@ -67,26 +44,6 @@ export interface FlowArgs {
   analysis: AnalysisOptions;
   /** Options that were accepted but change nothing (ptxed ignores them silently). */
   warnings: string[];
-}
-
-export function defaultFlowOutput(): FlowOutput {
-  return {
-    att: false,
-    noInst: false,
-    quiet: false,
-    offset: false,
-    time: false,
-    rawInsn: false,
-    check: false,
-    resyncOnError: false,
-    eventTime: false,
-    eventIp: false,
-    showBlocks: false,
-    stats: false,
-    statInsn: false,
-    statBlocks: false,
-    jobs: undefined,
-  };
 }
 
 /** Decoder flags as ptxed keeps them: one set per decoder, chosen at `--pt`. */

@@ -5,11 +5,12 @@
 
 import { nodeIo } from "../node/io.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
+import { type FlowPiece, flowPiece } from "../session/flow-pieces.js";
 import { LineWriter } from "../session/io.js";
-import { type FlowSetup, setupFlow } from "./flow.js";
-import { type FlowPiece, flowPiece } from "./flow-pieces.js";
+import type { RawSetup } from "../session/raw-session.js";
+import { setupFlow } from "./flow.js";
 
-let cached: { key: string; setup: FlowSetup } | undefined;
+let cached: { key: string; setup: RawSetup } | undefined;
 
 export function flowPieceIn(
   words: string[],

@@ -13,18 +13,28 @@ export {
   type CodeReader,
 } from "./annotate.js";
 export { ANSWER_FILES, type AnswerFile, blockFunction, SHOWN_ROWS } from "./answer-files.js";
+export { type FunctionRow, functionRows, type PerfAnswers } from "./answers.js";
 export { ByteLines } from "./byte-lines.js";
 export { type CoverageBlock, type CoverageRow, coverageRows } from "./coverage-rows.js";
 export { FilesIo } from "./files-io.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";
-export {
-  type FunctionRow,
-  functionRows,
-  type PerfAnswers,
-  type PerfAnswersOptions,
-  perfAnswers,
-  timelineBoundFor,
-} from "./perf-answers.js";
+export { type PerfAnswersOptions, perfAnswers, timelineBoundFor } from "./perf-answers.js";
 export { decodePerf, type PerfInternals, type PerfOptions } from "./perf-session.js";
+export {
+  type RawAnswersOptions,
+  type RawCodeFile,
+  type RawDecoderSettings,
+  rawAnswers,
+} from "./raw-answers.js";
+export { defaultFlowOutput, type FlowOutput, type RawStep } from "./raw-options.js";
+export {
+  decodeRaw,
+  type RawDecodeOptions,
+  type RawInput,
+  type RawPieces,
+  type RawSetup,
+  setupRaw,
+} from "./raw-session.js";
+export { defaultSidebandOptions, type SidebandOptions } from "./sideband-config.js";

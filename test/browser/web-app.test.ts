@@ -4,11 +4,13 @@
  * add), then with its program; the page decodes it in its worker and shows the same
  * functions, coverage and summary as the session layer computes in Node, the timeline
  * opens in speedscope, and every output is offered for download. Files named on
- * `ptkit web`'s command line are loaded and decoded without a click.
+ * `ptkit web`'s command line are loaded and decoded without a click. A raw trace
+ * (DynamoRIO's drpt2trace capture and its program) gets the decoder settings form,
+ * and is decoded with them as rawAnswers and `ptkit flow` decode it in Node.
  */
 // test:quick skips this file: runs headless Chromium.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +18,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
-import { FilesIo, type PerfAnswers, perfAnswers } from "../../src/session/index.js";
+import { FilesIo, type PerfAnswers, perfAnswers, rawAnswers } from "../../src/session/index.js";
 import { CHROMIUM_SKIP, launchChromium } from "../../tools/browser/chromium.js";
 import { readSandwich } from "../../tools/browser/speedscope.js";
 import { corpusPath, REPO_ROOT, skipUnlessCorpus } from "../corpus.js";
@@ -25,6 +27,15 @@ const DIR = ["real", "hase", "2018-04-04", "control_flow"];
 const PERF = "control_flow-20180404T163033.perf";
 const PROGRAM = "control_flow";
 const CLI = join(REPO_ROOT, "dist", "cli", "ptkit.js");
+const RAW_DIR = ["real", "dynamorio-drpt2trace", "test_simple.raw"];
+/** The settings of DynamoRIO's drpt2trace test (its cmake excerpt in the corpus), as the form takes them. */
+const RAW_FORM: Record<string, string> = {
+  "raw-cpu": "6/85/4",
+  "raw-mtc": "3",
+  "raw-nom": "37",
+  "raw-cpuid-eax": "2",
+  "raw-cpuid-ebx": "308",
+};
 
 /** `ptkit web --port 0 --no-open ...files` and the URL it serves. */
 async function startWeb(files: string[]): Promise<{ child: ChildProcess; url: string }> {
@@ -206,6 +217,115 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
       (await page.locator('[data-ptkit="status"]').textContent()) ?? "",
       /None of the files is a perf\.data file/,
     );
+    await page.close();
+  });
+});
+
+describe("the web app with a raw trace", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...RAW_DIR) }, () => {
+  const dir = corpusPath(...RAW_DIR)!;
+  let browser: Browser;
+  let expected: PerfAnswers;
+  const children: ChildProcess[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), "ptkit-web-raw-"));
+
+  before(async () => {
+    const io = new FilesIo();
+    for (const n of ["pt.bin", "hello"]) io.add(n, bytesSource(readFileSync(join(dir, n))));
+    expected = await rawAnswers(io, "pt.bin", [{ name: "hello" }], {
+      cpu: "6/85/4",
+      mtcFreq: 3,
+      nomFreq: 37,
+      cpuid15Eax: 2,
+      cpuid15Ebx: 308,
+    });
+    assert.equal(expected.status, 0, expected.error);
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+    for (const c of children) c.kill();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  test("the settings form, then the answers rawAnswers and ptkit flow give", async () => {
+    const web = await startWeb([]);
+    children.push(web.child);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(web.url);
+    await page.locator('[data-ptkit="input"]').setInputFiles([join(dir, "pt.bin"), join(dir, "hello")]);
+    await page.locator('[data-ptkit="decode"]').click();
+    const form = page.locator('[data-ptkit="raw"]');
+    await form.waitFor({ state: "visible", timeout: 30_000 });
+    assert.match(
+      (await page.locator('[data-ptkit="status"]').textContent()) ?? "",
+      /^pt\.bin is a raw Intel PT trace: /,
+    );
+    assert.equal(await page.locator('[data-ptkit="raw-trace"]').inputValue(), "pt.bin");
+    // The program's load address defaults to its own.
+    const base = page.locator('[data-ptkit="raw-base"][data-file="hello"]');
+    assert.equal(await base.inputValue(), "");
+    for (const [name, value] of Object.entries(RAW_FORM))
+      await page.locator(`[data-ptkit="${name}"]`).fill(value);
+    await page.locator('[data-ptkit="raw-decode"]').click();
+    await page.locator('[data-ptkit="functions"] tbody tr').first().waitFor({ timeout: 60_000 });
+    const functions = await tableRows(page, "functions");
+    assert.deepEqual(
+      functions.map((r) => [r[0], r[1], r[3], r[4], r[5]]),
+      expected.functions.map((f) => [
+        f.name,
+        f.self.toLocaleString("en-US"),
+        f.total.toLocaleString("en-US"),
+        `${f.calls}`,
+        (f.ns / 1000).toFixed(3),
+      ]),
+    );
+    assert.ok(functions.some((r) => r[0] === "_start" && r[1] === "8"));
+    assert.equal(
+      (await page.locator('[data-ptkit="summary"]').textContent()) ?? "",
+      expected.summary.replace(/^wrote [^:]*: /, ""),
+    );
+    assert.match((await page.locator('[data-ptkit="status"]').textContent()) ?? "", /^Decoded pt\.bin in /);
+    // Downloads: the latencies (their times need the settings) as rawAnswers and ptkit flow write them.
+    const download = page.waitForEvent("download");
+    await page.locator('[data-ptkit="downloads"] a', { hasText: "latency.json" }).click();
+    const saved = join(tmp, "latency.json");
+    await (await download).saveAs(saved);
+    const got = new Uint8Array(readFileSync(saved));
+    assert.deepEqual(got, concatBytes(expected.files.latency!));
+    const flowOut = join(tmp, "flow-latency.json");
+    const flow = spawnSync(
+      process.execPath,
+      [
+        CLI,
+        "flow",
+        "--cpu",
+        "6/85/4",
+        "--mtc-freq",
+        "3",
+        "--nom-freq",
+        "37",
+        "--cpuid-0x15.eax",
+        "2",
+        "--cpuid-0x15.ebx",
+        "308",
+        "--elf",
+        "hello",
+        "--pt",
+        "pt.bin",
+        "--quiet",
+        "--timeline",
+        join(tmp, "flow-timeline.json"),
+        "--latency",
+        flowOut,
+      ],
+      { cwd: dir, encoding: "utf8" },
+    );
+    assert.equal(flow.status, 0, flow.stderr);
+    assert.deepEqual(got, new Uint8Array(readFileSync(flowOut)));
+    assert.match(new TextDecoder().decode(got), /"clock":"ns"/);
+    assert.deepEqual(errors, []);
     await page.close();
   });
 });

@@ -97,7 +97,7 @@ export async function runDump(
   }
   const trace = TraceBytes.read(source, internal.windowSize);
   if (options.sideband.channels.length > 0) {
-    const { openSideband } = await import("../sideband.js"); // the perf layer, only with --pevent
+    const { openSideband } = await import("../../session/sideband.js"); // the perf layer, only with --pevent
     const session = openSideband(io, out, options.sideband, "dump");
     if (typeof session === "string") return fail(session);
     dumper.sideband = session;

@@ -3,8 +3,9 @@
  * trace file comes last; `--time` and `--tcal` exclude each other).
  */
 import { type Cpu, parseCpu } from "../../cpu/index.js";
+import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
 import { parseCUintMax } from "../numbers.js";
-import { defaultSidebandOptions, parseSidebandOption, type SidebandOptions } from "../sideband-options.js";
+import { parseSidebandOption } from "../sideband-options.js";
 
 export interface DumpOptions {
   noSync: boolean;

@@ -11,7 +11,7 @@
  */
 import type { TraceBytes } from "../../packet/trace-bytes.js";
 import { LineWriter } from "../../session/io.js";
-import { TextBytes } from "../text-bytes.js";
+import { TextBytes } from "../../session/text-bytes.js";
 import { type DumpCarry, Dumper } from "./dumper.js";
 import type { DumpOptions } from "./options.js";
 

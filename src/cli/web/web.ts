@@ -19,7 +19,8 @@ const HELP = `usage: ptkit web [--port <n>] [--no-open] [<file>...]
 
 Serve ptkit's web app on http://127.0.0.1:<port>/: drop a perf.data file and the
 binaries it ran into the page (or name them here: the page loads and decodes them
-at once) and see a summary, the hottest functions, per-thread call timelines and a
+at once), or a raw trace and the ELF files it ran (the page asks for the decoder
+settings, as ptkit flow takes them), and see a summary, the hottest functions, per-thread call timelines and a
 flame graph (speedscope), coverage by function and block, and downloads of every
 output. Decoding runs in the browser, in a worker; nothing is uploaded. The app is
 static files: 'npm run web -- DIR' writes them for any web server.

@@ -4,10 +4,10 @@
  */
 import { Block, type BlockDecoder } from "../flow/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
-import type { CodeWalker } from "../session/flow-walk.js";
 import { checkBlock } from "./flow-check.js";
 import type { FlowSession, FlowUnit } from "./flow-session.js";
 import { disassembly, insnPrefix, rawBytes } from "./flow-text.js";
+import type { CodeWalker } from "./flow-walk.js";
 
 export class BlockUnit implements FlowUnit {
   /** The last block decoded (errors are reported against it). */

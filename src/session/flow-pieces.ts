@@ -32,19 +32,13 @@ import { BlockDecoder, InsnDecoder } from "../flow/index.js";
 import { seam, sliceSource } from "../packet/chunks.js";
 import { ErrorCode } from "../packet/index.js";
 import { TraceBytes } from "../packet/trace-bytes.js";
-import { wantsAnalysis } from "../session/analysis-options.js";
-import { CodeWalker } from "../session/flow-walk.js";
-import {
-  type ChunkRunner,
-  type ChunkTask,
-  LineWriter,
-  type SessionIo,
-  writeStdoutBytes,
-} from "../session/io.js";
-import type { FlowSetup } from "./flow.js";
+import { wantsAnalysis } from "./analysis-options.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { InsnUnit } from "./flow-insn-unit.js";
 import { FlowSession } from "./flow-session.js";
+import { CodeWalker } from "./flow-walk.js";
+import { type ChunkRunner, type ChunkTask, LineWriter, type SessionIo, writeStdoutBytes } from "./io.js";
+import type { RawSetup } from "./raw-session.js";
 import { TextBytes } from "./text-bytes.js";
 
 /** A piece's flow, counts, and how its decode ended. */
@@ -70,7 +64,7 @@ export interface FlowPiece {
 }
 
 /** Whether a flow with this setup comes out the same from pieces. */
-export function flowsInPieces(setup: FlowSetup): boolean {
+export function flowsInPieces(setup: RawSetup): boolean {
   const o = setup.output;
   const config = setup.pt?.step.config;
   return (
@@ -103,7 +97,7 @@ interface Mark {
  * sync does not have (such as an indirect branch whose TIP comes after the PSB+)
  * would change.
  */
-export function flowPiece(setup: FlowSetup, trace: TraceBytes, base: number, stop: number): FlowPiece {
+export function flowPiece(setup: RawSetup, trace: TraceBytes, base: number, stop: number): FlowPiece {
   const text = new TextBytes();
   const out = new LineWriter((chunk) => text.append(chunk));
   const session = new FlowSession(setup.output, out, new PtEvent());
@@ -188,7 +182,7 @@ export async function flowInPieces(
   jobs: number,
   tasks: readonly ChunkTask[],
   starts: readonly number[],
-  setup: FlowSetup,
+  setup: RawSetup,
   out: LineWriter,
   io: SessionIo,
 ): Promise<FlowCounts> {
@@ -240,7 +234,7 @@ export async function flowInPieces(
  * Decode all of `trace` and print the flow from where the decoder reads the PSB at
  * `from` on: the counts of that part.
  */
-function flowFrom(setup: FlowSetup, trace: TraceBytes, from: number, out: LineWriter): FlowCounts {
+function flowFrom(setup: RawSetup, trace: TraceBytes, from: number, out: LineWriter): FlowCounts {
   let muted = from > 0;
   out.flush();
   const lines = new LineWriter((text) => {
@@ -263,7 +257,7 @@ function flowFrom(setup: FlowSetup, trace: TraceBytes, from: number, out: LineWr
   return { insnCount: session.insnCount - insn, blockCount: session.blockCount - blocks, noPsb: false };
 }
 
-function unitFor(setup: FlowSetup, trace: TraceBytes, session: FlowSession): BlockUnit | InsnUnit {
+function unitFor(setup: RawSetup, trace: TraceBytes, session: FlowSession): BlockUnit | InsnUnit {
   const step = setup.pt!.step;
   // One thread's pieces share what was decoded of the code (a fresh cache per piece costs more than the piece).
   setup.caches ??= new WeakMap();

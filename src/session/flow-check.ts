@@ -9,7 +9,7 @@ import { type Block, FlowClass, type Insn } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { INSN_CLASS_NAMES, InsnClass } from "../isa/index.js";
 import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
-import type { CodeWalker } from "../session/flow-walk.js";
+import type { CodeWalker } from "./flow-walk.js";
 
 /** ptxed's names for the flow classes (its `visualize_iclass`). */
 const FLOW_CLASS_TEXT = [

@@ -11,11 +11,11 @@ import type { FlowTracker } from "../analysis/index.js";
 import { EventType, type PtEvent } from "../event/index.js";
 import type { Image } from "../image/index.js";
 import { errorMessage } from "../packet/index.js";
-import { BlockInsns } from "../session/analysis-blocks.js";
-import type { CodeWalker } from "../session/flow-walk.js";
+import { BlockInsns } from "./analysis-blocks.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import type { InsnUnit } from "./flow-insn-unit.js";
 import type { FlowDecoderCalls, FlowSession, FlowUnit } from "./flow-session.js";
+import type { CodeWalker } from "./flow-walk.js";
 
 export class AnalysisUnit implements FlowUnit {
   readonly decoder: FlowDecoderCalls;

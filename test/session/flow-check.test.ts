@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { checkBlock, checkInsn } from "../../src/cli/flow-check.js";
 import { Block, FlowClass, Insn } from "../../src/flow/index.js";
 import { Image } from "../../src/image/index.js";
 import { ExecMode } from "../../src/isa/index.js";
+import { checkBlock, checkInsn } from "../../src/session/flow-check.js";
 import { CodeWalker } from "../../src/session/flow-walk.js";
 
 /** mov eax, 1; cmp rax, 1; je +2; nop; nop; jmp rax */

@@ -7,10 +7,10 @@
 import type { Image } from "../image/index.js";
 import { errorMessage } from "../packet/index.js";
 import { type PeventConfig, SidebandSession, sidebandWarningText } from "../perf/index.js";
-import { ioErrorText } from "../session/file-kind.js";
-import { parseFileRange } from "../session/file-range.js";
-import type { LineWriter, SessionIo } from "../session/io.js";
-import type { SidebandOptions, SidebandTool } from "./sideband-options.js";
+import { ioErrorText } from "./file-kind.js";
+import { parseFileRange } from "./file-range.js";
+import type { LineWriter, SessionIo } from "./io.js";
+import type { SidebandOptions, SidebandTool } from "./sideband-config.js";
 
 /**
  * Make the session (its process images starting from `kernel`, if given) and load its

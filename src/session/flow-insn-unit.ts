@@ -2,10 +2,10 @@
 import { Status } from "../event/index.js";
 import { FlowClass, Insn, type InsnDecoder } from "../flow/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
-import type { CodeWalker } from "../session/flow-walk.js";
 import { checkInsn } from "./flow-check.js";
 import type { FlowSession, FlowUnit } from "./flow-session.js";
 import { disassembly, insnPrefix, rawBytes } from "./flow-text.js";
+import type { CodeWalker } from "./flow-walk.js";
 
 export class InsnUnit implements FlowUnit {
   /** The last instruction decoded (errors are reported against it). */

@@ -9,12 +9,12 @@ import { Status } from "../event/index.js";
 import type { Image } from "../image/index.js";
 import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
 import type { SidebandSession } from "../perf/index.js";
-import { eventText } from "../session/flow-event-text.js";
-import type { LineWriter } from "../session/io.js";
 import { U64 } from "../time/index.js";
-import type { FlowOutput } from "./flow-options.js";
+import { eventText } from "./flow-event-text.js";
 import { diagText } from "./flow-text.js";
-import type { SidebandOptions } from "./sideband-options.js";
+import type { LineWriter } from "./io.js";
+import type { FlowOutput } from "./raw-options.js";
+import type { SidebandOptions } from "./sideband-config.js";
 
 /** The decoder calls the loop makes, common to InsnDecoder and BlockDecoder. */
 export interface FlowDecoderCalls {

@@ -1,0 +1,130 @@
+/**
+ * What the web page shows for a decoded trace, read back from the analysis outputs
+ * the decode wrote into a {@link FilesIo} (the {@link ANSWER_FILES}): the hottest
+ * functions, coverage by function, the annotated disassembly of the functions that
+ * ran most, and every output file. Shared by perfAnswers (perf-answers.ts) and
+ * rawAnswers (raw-answers.ts).
+ */
+import { type AnalysisOptions, defaultAnalysisOptions } from "./analysis-options.js";
+import { type AnnotatedFunction, annotateCoverage, annotationText, type CodeReader } from "./annotate.js";
+import { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
+import { type CoverageRow, coverageRows } from "./coverage-rows.js";
+import type { FilesIo } from "./files-io.js";
+
+/** One function: instructions it ran itself and under it, and its calls (from the latencies). */
+export interface FunctionRow {
+  name: string;
+  /** Instructions run in the function itself. */
+  self: number;
+  /** Instructions run in it and in what it called (each call path counted once). */
+  total: number;
+  /** Calls that returned, and their total duration in ns (0 where the trace has no time). */
+  calls: number;
+  ns: number;
+}
+
+/** What a page shows for a decoded trace (perf.data: perf-answers.ts; raw: raw-answers.ts). */
+export interface PerfAnswers {
+  /** 0 when decoded; otherwise the decode's exit status and `error` says why. */
+  status: number;
+  error?: string;
+  /** The decode's summary line (instructions, calls, threads, processes). */
+  summary: string;
+  /** Warnings, one line each, as `ptkit perf` prints them. */
+  warnings: string[];
+  /** Binaries the file names that were not given: path and the addresses that needed them. */
+  missing: Array<{ path: string; addresses: number }>;
+  /** Functions by instructions run in them, most first. */
+  functions: FunctionRow[];
+  /** Functions by instructions run, most first. */
+  coverage: CoverageRow[];
+  /** The hottest functions' instructions, each with how often it ran (annotate.ts). */
+  annotated: AnnotatedFunction[];
+  /** The output files written, each as its chunks (a Blob takes them as they are; concatBytes joins them). */
+  files: Partial<Record<AnswerFile, readonly Uint8Array[]>>;
+}
+
+/** The analysis outputs the answers are read from, each written to its {@link ANSWER_FILES} name. */
+export function answerAnalysis(timelineMinDuration: number | undefined): AnalysisOptions {
+  const analysis = defaultAnalysisOptions();
+  analysis.timeline = ANSWER_FILES.timeline;
+  if (timelineMinDuration) analysis.minDuration = timelineMinDuration;
+  analysis.folded = ANSWER_FILES.folded;
+  analysis.coverage = ANSWER_FILES.coverage;
+  analysis.aflMap = ANSWER_FILES.aflMap;
+  analysis.latency = ANSWER_FILES.latency;
+  return analysis;
+}
+
+/** How the decode went, in the answers' words. */
+export type DecodeOutcome = Pick<PerfAnswers, "status" | "error" | "summary" | "warnings" | "missing">;
+
+/**
+ * The answers from the outputs of {@link answerAnalysis} in `io`, after a decode that
+ * went as `outcome` says; the annotation (written to `io` too) reads code with `read`.
+ */
+export function readAnswers(io: FilesIo, outcome: DecodeOutcome, read: CodeReader): PerfAnswers {
+  const coverage = coverageRows(textOf(io.outputChunks(ANSWER_FILES.coverage)));
+  const annotated = annotateCoverage(coverage, read);
+  if (annotated.length > 0)
+    io.writeFile(ANSWER_FILES.annotate, new TextEncoder().encode(annotationText(annotated)));
+  const files: PerfAnswers["files"] = {};
+  for (const [key, name] of Object.entries(ANSWER_FILES) as Array<[AnswerFile, string]>) {
+    const chunks = io.outputChunks(name);
+    if (chunks !== undefined) files[key] = chunks;
+  }
+  return {
+    ...outcome,
+    functions: functionRows(textOf(files.folded), textOf(files.latency)),
+    coverage,
+    annotated,
+    files,
+  };
+}
+
+/** UTF-8 chunks as one string ("" for none), decoded a chunk at a time. */
+function textOf(chunks: readonly Uint8Array[] | undefined): string {
+  if (chunks === undefined) return "";
+  const decoder = new TextDecoder();
+  const parts = chunks.map((c) => decoder.decode(c, { stream: true }));
+  parts.push(decoder.decode());
+  return parts.join("");
+}
+
+/**
+ * Functions from folded stacks (`thread;outer;...;inner weight` lines: the first
+ * frame names the thread) and the latency report's calls and durations.
+ */
+export function functionRows(folded: string, latencyJson: string): FunctionRow[] {
+  const rows = new Map<string, FunctionRow>();
+  const row = (name: string): FunctionRow => {
+    let r = rows.get(name);
+    if (r === undefined) {
+      r = { name, self: 0, total: 0, calls: 0, ns: 0 };
+      rows.set(name, r);
+    }
+    return r;
+  };
+  for (const line of folded.split("\n")) {
+    const space = line.lastIndexOf(" ");
+    if (space < 0) continue;
+    const weight = Number(line.slice(space + 1));
+    const frames = line.slice(0, space).split(";").slice(1);
+    if (!Number.isFinite(weight) || frames.length === 0) continue;
+    row(frames.at(-1)!).self += weight;
+    for (const name of new Set(frames)) row(name).total += weight;
+  }
+  if (latencyJson !== "") {
+    const report = JSON.parse(latencyJson) as {
+      functions?: Array<{ name: string; calls: number; total: number }>;
+    };
+    for (const f of report.functions ?? []) {
+      const r = row(f.name);
+      r.calls += f.calls;
+      r.ns += f.total;
+    }
+  }
+  return [...rows.values()].sort(
+    (a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1),
+  );
+}

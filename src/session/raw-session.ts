@@ -1,0 +1,261 @@
+/**
+ * The raw-trace pipeline, browser-safe: decode a raw Intel PT trace against the code
+ * loaded from `--raw` dumps and `--elf` files, as libipt's ptxed does (its decode
+ * loop, diagnostics and output: flow-session.ts), with on request the analysis
+ * outputs (timeline, folded stacks, coverage, ...: analysis-outputs.ts), the --pevent
+ * sideband (sideband.ts), and --jobs pieces on other threads (flow-pieces.ts). Files
+ * come through the {@link SessionIo} given: `ptkit flow` passes the process's (after
+ * turning ptxed's option words into {@link RawInput}), the web app its dropped files.
+ */
+import { cpuErrata } from "../cpu/index.js";
+import { PtEvent } from "../event/index.js";
+import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
+import { Image } from "../image/index.js";
+import { ErrorCode, errorMessage } from "../packet/index.js";
+import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
+import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
+import type { AnalysisOutputs } from "./analysis-outputs.js";
+import { noPsbHint, traceFileProblem } from "./file-kind.js";
+import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
+import { BlockUnit } from "./flow-block-unit.js";
+import { loadElf, loadRaw } from "./flow-image.js";
+import { InsnUnit } from "./flow-insn-unit.js";
+import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
+import { FlowSession } from "./flow-session.js";
+import { statsText } from "./flow-text.js";
+import { CodeWalker } from "./flow-walk.js";
+import type { ChunkTask, LineWriter, SessionIo } from "./io.js";
+import type { FlowOutput, RawStep } from "./raw-options.js";
+import type { SidebandOptions } from "./sideband-config.js";
+
+type PtStep = Extract<RawStep, { kind: "pt" }>;
+
+/**
+ * The largest piece of trace a thread decodes at a time: its flow (when printed,
+ * tens of bytes of text a byte of trace) is held until it is its turn to be written.
+ */
+const FLOW_PIECE = 1 << 20;
+
+/** What to decode and print. */
+export interface RawInput {
+  /** Loading code and opening the trace, in order (as ptxed reads its options). */
+  steps: readonly RawStep[];
+  output: FlowOutput;
+  sideband: SidebandOptions;
+  analysis: AnalysisOptions;
+}
+
+/** What the steps set up before decoding: the code, the trace, and how to decode and print. */
+export interface RawSetup {
+  steps: readonly RawStep[];
+  image: Image;
+  /** What --pevent:kcore loads: the start of every sideband process image. */
+  kernel: Image;
+  pt: { step: PtStep; range: FileRange; source: TraceSource } | undefined;
+  output: FlowOutput;
+  sideband: SidebandOptions;
+  analysis: AnalysisOptions;
+  /** The section caches of the decoders of pieces (see flow-pieces.ts). */
+  caches?: SectionCaches;
+}
+
+/**
+ * Run the steps in order (loading code, then opening the trace); what ptxed prints
+ * while loading (--verbose, a bad --cpu) goes to `out`, warnings to `warn`. The
+ * setup, or an error message (without the program name).
+ */
+export function setupRaw(
+  io: SessionIo,
+  out: LineWriter,
+  input: RawInput,
+  warn: (text: string) => void,
+): RawSetup | string {
+  const image = new Image("ptkit flow");
+  const kernel = new Image("kernel");
+  let pt: RawSetup["pt"];
+  for (const step of input.steps) {
+    switch (step.kind) {
+      case "raw": {
+        const err = loadRaw(io, image, step.arg);
+        if (err) return err;
+        break;
+      }
+      case "elf":
+      case "kcore": {
+        const verbose = step.verbose ? (line: string) => out.line(line) : undefined;
+        const into = step.kind === "elf" ? image : kernel;
+        const err = loadElf(io, into, step.arg, verbose, warn);
+        if (err) return err;
+        break;
+      }
+      case "pt": {
+        if (step.cpu) {
+          const errata = cpuErrata(step.cpu);
+          // Like ptxed: say so on stdout and decode without errata workarounds.
+          if (errata) step.config.errata = errata;
+          else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
+        }
+        const range = parseFileRange(step.arg);
+        if (typeof range === "string") return `bad file ${step.arg}: ${range}.`;
+        const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
+        if (typeof source === "string") return source;
+        pt = { step, range, source };
+        break;
+      }
+    }
+  }
+  const { steps, output, sideband, analysis } = input;
+  return { steps, image, kernel, pt, output, sideband, analysis };
+}
+
+/** How to decode on other threads (`--jobs`, through `io.chunks`). */
+export interface RawPieces {
+  /** The threads to use, or an error message (a bad --jobs). */
+  threads: number | string;
+  /** Where the pieces of `source` start for `threads` threads ([0]: one piece); `maxChunk` bounds a piece. */
+  starts(source: TraceSource, threads: number, maxChunk: number | undefined): number[];
+  /** The task of each piece (piece i is [starts[i], starts[i+1]) of the trace). */
+  tasks(setup: RawSetup, starts: readonly number[]): ChunkTask[];
+}
+
+export interface RawDecodeOptions {
+  /** Warnings, one line each (without the program name). */
+  warn: (text: string) => void;
+  internal?: TraceInternals;
+  /** Absent: one thread. */
+  pieces?: RawPieces;
+}
+
+/**
+ * Decode the trace of `setup` (its pt step) and print the flow to `out`, as ptxed
+ * prints it (diagnostics included), then the statistics asked for; the analysis
+ * outputs are written to their files. Resolves to undefined when done, or an error
+ * message (without the program name; `out` holds what was printed before it). The
+ * analysis outputs and the sideband (the analysis and perf layers) are imported only
+ * when asked for.
+ */
+export async function decodeRaw(
+  io: SessionIo,
+  out: LineWriter,
+  setup: RawSetup,
+  options: RawDecodeOptions,
+): Promise<string | undefined> {
+  const { image, kernel, output, sideband, analysis, steps, pt } = setup;
+  const internal = options.internal ?? {};
+  if (!pt) return "no pt file (--pt).";
+  const config = pt.step.config;
+  let outputs: AnalysisOutputs | undefined;
+  // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
+  const hideTicks = wantsTime(analysis) && !config.enableTickEvents;
+  if (wantsAnalysis(analysis)) {
+    const code = steps.flatMap((s) => (s.kind === "elf" || s.kind === "raw" ? [s] : []));
+    // The nominal frequency (MSR_PLATFORM_INFO[15:8]) times 100 MHz is the TSC frequency.
+    const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
+    const warn = (w: string) => options.warn(`warning: ${w}`);
+    const { AnalysisOutputs } = await import("./analysis-outputs.js");
+    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
+    if (typeof opened === "string") return opened;
+    outputs = opened;
+    if (hideTicks) config.enableTickEvents = true;
+  }
+  const pieces = options.pieces;
+  // Printed instructions run on one thread unless -j asks: a piece's text is held
+  // until its turn, and what a MiB of trace prints has no bound (code that loops
+  // prints on without consuming trace), where one thread streams it.
+  const jobs = pieces === undefined || (output.jobs === undefined && !output.quiet) ? 1 : pieces.threads;
+  if (typeof jobs === "string") return `${jobs}.`;
+  const starts =
+    pieces !== undefined && !outputs && flowsInPieces(setup)
+      ? pieces.starts(pt.source, jobs, output.quiet ? undefined : FLOW_PIECE)
+      : [0];
+  if (starts.length > 1 && io.chunks && pieces) {
+    out.flush(); // what loading printed
+    const counts = await flowInPieces(io.chunks, jobs, pieces.tasks(setup, starts), starts, setup, out, io);
+    if (output.stats) {
+      const insn = output.statInsn ? counts.insnCount : undefined;
+      const blocks = output.statBlocks ? counts.blockCount : undefined;
+      for (const line of statsText(insn, blocks)) out.line(line);
+    }
+    out.flush();
+    return counts.noPsb ? `${noPsbHint(io, pt.range)}.` : undefined;
+  }
+  const fast =
+    outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
+  if (fast !== undefined) {
+    if (output.stats) for (const line of statsText(fast, undefined)) out.line(line);
+    out.flush();
+    return outputs!.finish();
+  }
+  const trace = TraceBytes.read(pt.source, internal.windowSize);
+  const decoderOptions = { image, config };
+  const session = new FlowSession(output, out, new PtEvent());
+  if (internal.stopAt !== undefined) {
+    session.stop = internal.stopAt;
+    session.onStop = () => false;
+  }
+  if (sideband.channels.length > 0) {
+    const { openSideband } = await import("./sideband.js");
+    const sb = openSideband(io, out, sideband, "flow", kernel);
+    if (typeof sb === "string") return sb;
+    session.sideband = { session: sb, options: sideband };
+  }
+  const walker = new CodeWalker();
+  const decode =
+    pt.step.decoder === "insn"
+      ? new InsnUnit(new InsnDecoder(trace, decoderOptions), session, walker)
+      : new BlockUnit(new BlockDecoder(trace, decoderOptions), session, walker);
+  if (outputs) {
+    const { AnalysisUnit } = await import("./flow-analysis-unit.js");
+    session.run(new AnalysisUnit(decode, session, walker, outputs.stream(), hideTicks));
+  } else session.run(decode);
+  if (output.stats) {
+    const insn = output.statInsn ? session.insnCount : undefined;
+    const blocks = output.statBlocks ? session.blockCount : undefined;
+    for (const line of statsText(insn, blocks)) out.line(line);
+  }
+  out.flush();
+  // ptxed prints nothing for a file without PSB; say what it looks like instead.
+  if (session.noPsb) return `${noPsbHint(io, pt.range)}.`;
+  return outputs?.finish();
+}
+
+/**
+ * Outputs made at the end without time (coverage; folded stacks weighed by
+ * instructions), made by the fast decode of analysis/coverage-decode.ts where it
+ * covers the trace and nothing else is printed: coverage alone straight into its
+ * tables, else through the call-stack tracker. The instruction count, or undefined
+ * when the general decode must make them (they are then empty again).
+ */
+async function fastCoverage(
+  setup: RawSetup,
+  outputs: AnalysisOutputs,
+  internal: TraceInternals,
+): Promise<number | undefined> {
+  const { output, pt, sideband } = setup;
+  const coverage = outputs.coverageOnly();
+  if (pt === undefined || (coverage === undefined && !outputs.feedable())) return undefined;
+  const config = pt.step.config;
+  if (
+    !output.quiet ||
+    output.check ||
+    (output.stats && output.statBlocks) ||
+    sideband.channels.length > 0 ||
+    Object.values(config.errata).some((on) => on) ||
+    config.addrFilter.cfg.some((c) => c !== 0) ||
+    config.enableIflagsEvents ||
+    config.enableTickEvents
+  )
+    return undefined;
+  const { decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
+  const trace = TraceBytes.read(pt.source, internal.windowSize);
+  const graph = new DecisionGraph(setup.image);
+  const result =
+    coverage !== undefined
+      ? decodeCoverage(trace, graph, coverage)
+      : decodeFeed(trace, graph, outputs.stream());
+  internal.onFastCoverage?.(result);
+  if (result.status === 0) return result.insns;
+  if (coverage !== undefined) coverage.clear();
+  else outputs.reset();
+  return undefined;
+}
