@@ -55,6 +55,9 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 const NODE_ALLOWED = new Set(["node", "cli"]);
 
+/** A module a file imports: statically (`from "…"`) or on demand (`import("…")`). */
+const IMPORT = /(?:from\s+|import\s*\(\s*)"([^"]+)"/g;
+
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
@@ -71,7 +74,7 @@ test("layers import only the layers below them, and library layers no node: modu
       problems.push(`${relative(REPO_ROOT, file)}: layer '${layer}' is not in the layer table`);
       continue;
     }
-    for (const m of readFileSync(file, "utf8").matchAll(/from\s+"([^"]+)"/g)) {
+    for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
       const spec = m[1]!;
       if (spec.startsWith("node:") || /^(fs|path|os|child_process|util|process|buffer)$/.test(spec)) {
         if (!NODE_ALLOWED.has(layer)) problems.push(`${relative(REPO_ROOT, file)}: imports ${spec}`);
@@ -104,7 +107,7 @@ test("benchmarks, tools and the web app use the library, not the CLI; the web ap
   const problems: string[] = [];
   for (const [dir, rule] of Object.entries(OUTSIDE)) {
     for (const file of sources(join(REPO_ROOT, dir))) {
-      for (const m of readFileSync(file, "utf8").matchAll(/(?:from\s+|import\s*\(\s*)"([^"]+)"/g)) {
+      for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
         const spec = m[1]!;
         const where = relative(REPO_ROOT, file);
         if (rule.web && (spec.startsWith("node:") || /^(fs|path|os|child_process|util)$/.test(spec)))

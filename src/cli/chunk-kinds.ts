@@ -15,7 +15,7 @@ export const PIECE_DECODERS: Record<string, PieceDecoder> = {
     return collectStats(trace, { stop, ...(options as { maxErrors: number }) });
   },
   flow: async (trace, stop, options, start) => {
-    const { flowPieceIn } = await import("./flow-worker.js");
+    const { flowPieceIn } = await import("./flow/worker.js");
     const { words, cwd } = options as { words: string[]; cwd: string };
     return flowPieceIn(words, cwd, trace, start, stop);
   },

@@ -1,14 +1,14 @@
 /**
- * The entry of a decoding thread (see node-workers.ts): decodes the pieces it is
+ * The entry of a decoding thread (see src/node/workers.ts): decodes the pieces it is
  * given, reading the file itself, and posts back what the piece decoder returns.
  */
 import { parentPort } from "node:worker_threads";
 import { nodeIo } from "../node/io.js";
+import type { ChunkReply } from "../node/workers.js";
 import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
 import { fileSlice } from "../session/file-range.js";
 import type { ChunkTask } from "../session/io.js";
 import { PIECE_DECODERS } from "./chunk-kinds.js";
-import type { ChunkReply } from "./node-workers.js";
 
 const io = nodeIo();
 const port = parentPort;

@@ -5,8 +5,17 @@
  * would load every library layer, iced-x86 and the demangler whatever the command,
  * and that dominates the start-up of a command on a small file.
  */
+import { nodeIo } from "../node/io.js";
 import type { SessionIo } from "../session/io.js";
 import { VERSION } from "./version.js";
+
+/** The module the CLI's decoding threads run: its piece decoders (chunk-worker.ts). */
+export const CHUNK_WORKER = new URL("./chunk-worker.js", import.meta.url);
+
+/** The process's io, with the CLI's decoding threads (`--jobs`); paths from `cwd`. */
+export function commandIo(cwd = process.cwd()): SessionIo {
+  return nodeIo(cwd, CHUNK_WORKER);
+}
 
 type Run = (argv: readonly string[], io: SessionIo) => number | Promise<number>;
 
@@ -20,7 +29,7 @@ const COMMANDS: Record<string, { load: () => Promise<Run>; summary: string }> = 
     summary: "print every packet of a trace (libipt ptdump compatible)",
   },
   flow: {
-    load: async () => (await import("./flow.js")).runFlow,
+    load: async () => (await import("./flow/flow.js")).runFlow,
     summary: "print the executed instructions of a trace (libipt ptxed compatible)",
   },
   latency: {

@@ -79,8 +79,12 @@ function readFileInto(path: string, offset: number, into: Uint8Array, at: number
   }
 }
 
-/** The process's io; relative paths from `cwd` (a decoding thread is given its command's). */
-export function nodeIo(cwd = process.cwd()): SessionIo {
+/**
+ * The process's io; relative paths from `cwd` (a decoding thread is given its
+ * command's). `workerEntry`: the module decoding threads run (see workers.ts); without
+ * one, commands decode on this thread alone.
+ */
+export function nodeIo(cwd = process.cwd(), workerEntry?: URL): SessionIo {
   return {
     cwd,
     readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
@@ -98,17 +102,17 @@ export function nodeIo(cwd = process.cwd()): SessionIo {
     stdoutBytes: (bytes) => writeAll(1, bytes),
     stderr: (text) => writeAll(2, text),
     stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
-    chunks: workerThreads(),
+    ...(workerEntry === undefined ? {} : { chunks: workerThreads(workerEntry) }),
   };
 }
 
 /** Worker threads, loaded when a command first uses them (most runs never do). */
-function workerThreads(): ChunkRunner {
+function workerThreads(entry: URL): ChunkRunner {
   return {
     threads: availableParallelism(),
     run: async (threads, tasks, onResult) => {
-      const { WorkerPool } = await import("../cli/node-workers.js");
-      return new WorkerPool().run(threads, tasks, onResult);
+      const { WorkerPool } = await import("./workers.js");
+      return new WorkerPool(entry).run(threads, tasks, onResult);
     },
   };
 }

@@ -19,7 +19,7 @@ import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
 import { Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
-import { runFlow } from "../../src/cli/flow.js";
+import { runFlow } from "../../src/cli/flow/flow.js";
 import { DecisionGraph } from "../../src/flow/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";

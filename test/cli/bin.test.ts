@@ -150,7 +150,7 @@ describe("the bundle", () => {
     );
     // Other commands' code stays in their own chunks, loaded on demand.
     assert.deepEqual(
-      files.filter((f) => /^(dump|flow|perf|demo|simulate|record|symbols|node-workers)-/.test(f)),
+      files.filter((f) => /^(dump|flow|perf|demo|simulate|record|symbols|workers)-/.test(f)),
       [],
     );
     assert.deepEqual(

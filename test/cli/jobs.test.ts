@@ -8,15 +8,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import { generateTrace } from "../../bench/synthetic-trace.js";
-import { WorkerPool } from "../../src/cli/node-workers.js";
-import { main } from "../../src/cli/ptkit.js";
+import { CHUNK_WORKER, main } from "../../src/cli/ptkit.js";
+import { WorkerPool } from "../../src/node/workers.js";
 import type { ChunkRunner } from "../../src/session/io.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { CORPUS_DIR, corpusPath } from "../corpus.js";
 import { makeProgram } from "../flow/program.js";
 
 /** Workers kept for the whole file; pieces as small as 32 bytes, so that even tiny traces are cut. */
-const pool = new WorkerPool(true, 32);
+const pool = new WorkerPool(CHUNK_WORKER, true, 32);
 after(() => pool.close());
 
 interface Run {

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, test } from "node:test";
 import { runDump } from "../../src/cli/dump/dump.js";
-import { runFlow } from "../../src/cli/flow.js";
+import { runFlow } from "../../src/cli/flow/flow.js";
 import { runStats } from "../../src/cli/stats/stats.js";
 import { nodeIo } from "../../src/node/io.js";
 import type { TraceInternals } from "../../src/session/file-range.js";

@@ -9,7 +9,7 @@
  * - ptkit.js is the executable (package.json's "bin"): main.js's `#!/usr/bin/env node`
  *   line is kept and the file made executable (as is dist/src/cli/main.js).
  * - chunk-worker.js is the decoding threads' entry, beside the modules that start them
- *   (node-workers.ts names it relative to itself). It is bundled on its own, into
+ *   (cli/ptkit.ts names it relative to itself). It is bundled on its own, into
  *   worker-*.js files: a thread has its own modules anyway, and the command's bundle
  *   then splits into fewer files (esbuild makes a file for each set of entry points that
  *   share code).

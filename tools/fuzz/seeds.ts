@@ -6,9 +6,8 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../../src/cli/ptkit.js";
+import { commandIo, runCli } from "../../src/cli/ptkit.js";
 import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
-import { nodeIo } from "../../src/node/io.js";
 import { writeExecBinary } from "../../src/unit/exec/binary.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { type Driver, INPUT, SCRATCH } from "./types.js";
@@ -326,7 +325,7 @@ function realSeeds(root: string, add: Add): void {
  */
 async function lackeyLog(dir: string, elf: Uint8Array): Promise<Uint8Array> {
   const out: string[] = [];
-  const io = { ...nodeIo(), stdout: (t: string) => out.push(t), stderr: () => {}, stderrIsTty: false };
+  const io = { ...commandIo(), stdout: (t: string) => out.push(t), stderr: () => {}, stderrIsTty: false };
   await runCli(["flow", "--elf", join(dir, "sample.elf"), "--pt", `${join(dir, "sample.pt")}:0x0-0x400`], io);
   const lines = [
     `--1-- Reading syms from ${join(dir, "sample.elf")}`,

@@ -6,10 +6,9 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli } from "../../src/cli/ptkit.js";
+import { commandIo, runCli } from "../../src/cli/ptkit.js";
 import { defaultDecoderConfig, EventDecoder, PtEvent } from "../../src/event/index.js";
 import { parseElf } from "../../src/image/elf.js";
-import { nodeIo } from "../../src/node/io.js";
 import { ErrorCode, PtError } from "../../src/packet/errors.js";
 import { PerfError } from "../../src/perf/errors.js";
 import { readExecBinary } from "../../src/unit/exec/binary.js";
@@ -66,7 +65,7 @@ async function runCommand(
   process.chdir(c.cwd);
   const out = new Captured();
   const io = {
-    ...nodeIo(),
+    ...commandIo(),
     stdout: (t: string) => out.add(t, false),
     stderr: (t: string) => out.add(t, true),
     stderrIsTty: false,

@@ -16,9 +16,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { Profile, type ProfileSummary } from "../../src/analysis/run-profile.js";
-import { main } from "../../src/cli/ptkit.js";
+import { commandIo, main } from "../../src/cli/ptkit.js";
 import { parseElf } from "../../src/image/index.js";
-import { nodeIo } from "../../src/node/io.js";
 import { traceWordsWrites } from "../../src/node/trace-words.js";
 import { valgrindVersion } from "../../src/node/valgrind.js";
 import {
@@ -85,7 +84,7 @@ export async function generateSample(source: string): Promise<SampleFiles> {
     const out: string[] = [];
     const err: string[] = [];
     const io = {
-      ...nodeIo(),
+      ...commandIo(),
       cwd: dir,
       stdout: (t: string) => out.push(t),
       stderr: (t: string) => err.push(t),

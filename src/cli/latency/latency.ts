@@ -93,7 +93,7 @@ export async function runLatency(argv: readonly string[], io: SessionIo): Promis
   };
   const quiet = decodeIo(io);
   if (args.rest.includes("--pt")) {
-    const { runFlow } = await import("../flow.js");
+    const { runFlow } = await import("../flow/flow.js");
     return runFlow(["--quiet", ...args.rest], quiet, {}, report);
   }
   const input = args.rest.at(-1);

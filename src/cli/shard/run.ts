@@ -20,7 +20,7 @@ import {
   TABLES_VERSION,
 } from "../../shard/tables.js";
 import { TablesOut } from "../../shard/tables-out.js";
-import { runFlow } from "../flow.js";
+import { runFlow } from "../flow/flow.js";
 import { runPerf } from "../perf/perf.js";
 
 export const DONE_SCHEMA = "ptkit-shard-done";

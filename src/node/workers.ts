@@ -1,14 +1,12 @@
 /**
- * The {@link ChunkRunner} of the real process: worker_threads running chunk-worker.js.
- * Each worker decodes one piece at a time; results are handed on in task order, and
- * a new piece is started only while fewer than two per thread wait to be handed on
+ * The {@link ChunkRunner} of the real process: worker_threads, each running the
+ * thread entry the front end names (the CLI's: src/cli/chunk-worker.ts). Each worker
+ * decodes one piece at a time; results are handed on in task order, and a new piece is started only while fewer than two per thread wait to be handed on
  * (memory stays bounded however large the trace).
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { ChunkRunner, ChunkTask } from "../session/io.js";
-
-const ENTRY = new URL("./chunk-worker.js", import.meta.url);
 
 /**
  * What a worker posts back: a result, or the stack of what went wrong, with the
@@ -24,11 +22,14 @@ export class WorkerPool implements ChunkRunner {
   private readonly workers: Worker[] = [];
 
   /**
+   * @param entry the module each thread runs: it answers the {@link ChunkTask}s it is
+   *   posted with {@link ChunkReply}s.
    * @param keepAlive keep the workers between runs (until {@link close}) instead of
    *   ending them after each; they do not keep the process alive.
    * @param minChunk see {@link ChunkRunner.minChunk}.
    */
   constructor(
+    private readonly entry: URL,
     private readonly keepAlive = false,
     readonly minChunk?: number,
   ) {}
@@ -40,7 +41,7 @@ export class WorkerPool implements ChunkRunner {
   ): Promise<void> {
     const n = Math.max(1, Math.min(threads, tasks.length));
     while (this.workers.length < n) {
-      const w = new Worker(ENTRY);
+      const w = new Worker(this.entry);
       if (this.keepAlive) w.unref();
       this.workers.push(w);
     }

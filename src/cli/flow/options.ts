@@ -9,22 +9,22 @@
  * snapshots of the configuration at `--pt`, and the output options, which apply to the
  * whole run wherever they appear.
  */
-import { type Cpu, parseCpu } from "../cpu/index.js";
-import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
+import { type Cpu, parseCpu } from "../../cpu/index.js";
+import { type DecoderConfig, defaultDecoderConfig } from "../../event/index.js";
 import {
   type AnalysisOptions,
   defaultAnalysisOptions,
   parseAnalysisOption,
-} from "../session/analysis-options.js";
+} from "../../session/analysis-options.js";
 import {
   defaultFlowOutput,
   type FlowDecoderKind,
   type FlowOutput,
   type RawStep,
-} from "../session/raw-options.js";
-import { defaultSidebandOptions, type SidebandOptions } from "../session/sideband-config.js";
-import { parseCUintMax } from "./numbers.js";
-import { parseSidebandOption } from "./sideband-options.js";
+} from "../../session/raw-options.js";
+import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
+import { parseCUintMax } from "../numbers.js";
+import { parseSidebandOption } from "../sideband-options.js";
 
 /** A step of loading code and opening the trace, or one that ends the options. */
 export type FlowStep =

@@ -5,15 +5,15 @@
  * layer's (session/raw-session.ts). Diagnostics go to stdout as ptxed prints them,
  * problems with the command line and files to stderr.
  */
-import type { LatencyReport } from "../session/analysis-options.js";
-import type { TraceInternals } from "../session/file-range.js";
-import { LineWriter, type SessionIo } from "../session/io.js";
-import { decodeRaw, type RawPieces, type RawSetup, setupRaw } from "../session/raw-session.js";
-import { expandArgFiles } from "./arg-files.js";
-import { FLOW_HELP } from "./flow-help.js";
-import { parseFlowArgs } from "./flow-options.js";
-import { parseJobs, pieceTasks, planPieces } from "./jobs.js";
-import { VERSION } from "./version.js";
+import type { LatencyReport } from "../../session/analysis-options.js";
+import type { TraceInternals } from "../../session/file-range.js";
+import { LineWriter, type SessionIo } from "../../session/io.js";
+import { decodeRaw, type RawPieces, type RawSetup, setupRaw } from "../../session/raw-session.js";
+import { expandArgFiles } from "../arg-files.js";
+import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
+import { VERSION } from "../version.js";
+import { FLOW_HELP } from "./help.js";
+import { parseFlowArgs } from "./options.js";
 
 /**
  * Run `ptkit flow` with `argv` (options, no command name); resolves to the exit code.

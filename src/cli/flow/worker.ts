@@ -3,11 +3,11 @@
  * thread and command line), then the flow of each piece it is given.
  */
 
-import { nodeIo } from "../node/io.js";
-import type { TraceBytes } from "../packet/trace-bytes.js";
-import { type FlowPiece, flowPiece } from "../session/flow-pieces.js";
-import { LineWriter } from "../session/io.js";
-import type { RawSetup } from "../session/raw-session.js";
+import { nodeIo } from "../../node/io.js";
+import type { TraceBytes } from "../../packet/trace-bytes.js";
+import { type FlowPiece, flowPiece } from "../../session/flow-pieces.js";
+import { LineWriter } from "../../session/io.js";
+import type { RawSetup } from "../../session/raw-session.js";
 import { setupFlow } from "./flow.js";
 
 let cached: { key: string; setup: RawSetup } | undefined;
