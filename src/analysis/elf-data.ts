@@ -4,6 +4,7 @@
  * string table, and the diagnostics that name the offset of skipped input.
  */
 
+import { toBigInt } from "../base/halves.js";
 import { nulAt, utf8Text } from "../image/c-string.js";
 import type { ElfFile, ElfSection } from "../image/elf.js";
 
@@ -37,7 +38,7 @@ export const MASK64 = (1n << 64n) - 1n;
 
 /** A section's `sh_addr` as a BigInt. */
 export function sectionAddr(s: ElfSection): bigint {
-  return (BigInt(s.addrHi) << 32n) | BigInt(s.addrLo);
+  return toBigInt(s.addrHi, s.addrLo);
 }
 
 /** Word reads at absolute file offsets; the caller checks bounds first. */

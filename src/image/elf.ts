@@ -17,8 +17,9 @@
  * absurd.
  */
 
-import { ErrorCode, PtError } from "../packet/errors.js";
-import { addSize, cmp64, hex, hex0x, MAX_SIZE, sum, TWO_32 } from "./addr.js";
+import { ErrorCode, PtError } from "../base/errors.js";
+import { cmp64, hex0x } from "../base/halves.js";
+import { addSize, hex, MAX_SIZE, sum, TWO_32 } from "./addr.js";
 import { cString } from "./c-string.js";
 
 /** `e_type` values. */

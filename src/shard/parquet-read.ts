@@ -8,6 +8,7 @@
  * with an Error saying what: the shard merge reads its own files this way, without a
  * database and a row object per value.
  */
+import { toBigInt } from "../base/halves.js";
 import { CompactReader, type CompactStruct, type CompactValue } from "./thrift-compact.js";
 
 /** A table read back: its columns' names and values, and its key-value metadata. */
@@ -183,7 +184,7 @@ function decodePlain(
         const lo = view.getUint32(8 * i, true);
         const hi = view.getUint32(8 * i + 4, true);
         if (hi < 0x200000) out.push(hi * 0x1_0000_0000 + lo);
-        else if (unsigned) out.push((BigInt(hi) << 32n) | BigInt(lo));
+        else if (unsigned) out.push(toBigInt(hi, lo));
         else if (hi >= 0xffe00000) out.push((hi | 0) * 0x1_0000_0000 + lo);
         else out.push(view.getBigInt64(8 * i, true));
       }

@@ -6,11 +6,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ErrorCode, PtError } from "../../src/base/errors.js";
 import { nodeIo } from "../../src/cli/node-io.js";
 import { runCli } from "../../src/cli/ptkit.js";
 import { defaultDecoderConfig, EventDecoder, PtEvent } from "../../src/event/index.js";
 import { parseElf } from "../../src/image/elf.js";
-import { ErrorCode, PtError } from "../../src/packet/errors.js";
 import { PerfError } from "../../src/perf/errors.js";
 import { readExecBinary } from "../../src/unit/exec/binary.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";

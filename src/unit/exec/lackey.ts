@@ -43,10 +43,11 @@
  * The hot path (one instruction line) allocates nothing: IPs travel as halves and
  * decoded instructions are cached by IP ({@link InsnCache}).
  */
+
+import { hex64, splitBigInt, toBigInt } from "../../base/halves.js";
 import { InsnCache } from "../../isa/cache.js";
 import { decodeInsn, MAX_INSN_LENGTH } from "../../isa/decode.js";
 import { CofiType, cofiType, ExecMode, InsnClass, InsnFlag, InsnInfo } from "../../isa/types.js";
-import { hex64, splitBigInt } from "../../packet/u64.js";
 import {
   IRET_CLASS,
   IRET_OFFSET,
@@ -232,7 +233,7 @@ export class LackeyConverter implements LackeyLogSink {
     this.stats.objects++;
     // Code may now be different at addresses seen before (dlclose, then dlopen).
     this.cache.clear();
-    this.onObject?.(path, (BigInt(biasHi) << 32n) | BigInt(biasLo));
+    this.onObject?.(path, toBigInt(biasHi, biasLo));
   }
 
   signal(signo: number, resumeHi: number, resumeLo: number, pos: LinePos): void {
