@@ -44,6 +44,7 @@
  * decoded instructions are cached by IP ({@link InsnCache}).
  */
 
+import type { Diagnostic } from "../../base/diagnostic.js";
 import { hex64, splitBigInt, toBigInt } from "../../base/halves.js";
 import { InsnCache } from "../../isa/cache.js";
 import { decodeInsn, MAX_INSN_LENGTH } from "../../isa/decode.js";
@@ -86,12 +87,10 @@ export interface LackeyOptions {
 /** The CR3 given to the process unless {@link LackeyOptions.cr3} says otherwise. */
 export const DEFAULT_CR3 = 0x3d4e5000n;
 
-/** A problem in the log. */
-export interface LackeyIssue {
-  /** Line number (1-based) and byte offset of the line in the log. */
-  line: number;
-  offset: number;
-  message: string;
+/** A problem in the log: a base {@link Diagnostic} at the line's byte offset, and the line's number. */
+export interface LackeyIssue extends Diagnostic {
+  /** Line number (1-based). */
+  readonly line: number;
 }
 
 export interface LackeyStats {
