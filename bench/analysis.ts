@@ -21,10 +21,10 @@ import {
   SymbolTable,
   TimelineWriter,
 } from "../src/analysis/index.js";
+import { ErrorCode } from "../src/base/errors.js";
 import { type DecoderConfig, defaultDecoderConfig, PtEvent, Status } from "../src/event/index.js";
 import { Block, BlockDecoder } from "../src/flow/index.js";
 import { type Image, parseElf } from "../src/image/index.js";
-import { ErrorCode } from "../src/packet/errors.js";
 import { BlockInsns } from "../src/session/analysis-blocks.js";
 import { CodeWalker } from "../src/session/flow-walk.js";
 import { ProcessImage } from "../src/unit/exec/process-image.js";

@@ -15,10 +15,10 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ErrorCode } from "../src/base/errors.js";
 import { type DecoderConfig, defaultDecoderConfig, PtEvent, Status } from "../src/event/index.js";
 import { Block, BlockDecoder, Insn, InsnDecoder } from "../src/flow/index.js";
 import type { Image } from "../src/image/index.js";
-import { ErrorCode } from "../src/packet/errors.js";
 import { KERNEL_CODE } from "../src/unit/exec/lackey-kernel.js";
 import { ProcessImage } from "../src/unit/exec/process-image.js";
 import { buildLibiptHarness, INSTALL_HINT } from "../tools/libipt/harness.js";

@@ -14,8 +14,8 @@
  */
 import { closeSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { hex64 } from "../src/base/halves.js";
 import { InsnClass } from "../src/isa/types.js";
-import { hex64 } from "../src/packet/u64.js";
 import { type Execution, infoClass, infoSize } from "../src/unit/exec/types.js";
 import { FUZZ_LAYOUT, FuzzRun } from "./fuzz-run.js";
 import { generateTrace } from "./generate.js";

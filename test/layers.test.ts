@@ -9,21 +9,23 @@ import { dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { REPO_ROOT } from "./corpus.js";
 
-/** Each layer and the layers it may import. */
+/** Each layer and the layers it may import: every layer may import base, which imports nothing. */
 const ALLOWED: Record<string, readonly string[]> = {
-  packet: [],
-  cpu: ["packet"],
-  time: ["packet", "cpu"],
-  isa: ["packet", "cpu"],
-  image: ["packet", "cpu"],
-  event: ["packet", "cpu", "time"],
-  unit: ["packet", "cpu", "time", "isa", "image"],
-  flow: ["packet", "cpu", "time", "event", "isa", "image"],
-  perf: ["packet", "cpu", "time", "event", "isa", "image", "flow"],
-  analysis: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
-  shard: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
-  session: ["packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis", "shard"],
+  base: [],
+  packet: ["base"],
+  cpu: ["base", "packet"],
+  time: ["base", "packet", "cpu"],
+  isa: ["base", "packet", "cpu"],
+  image: ["base", "packet", "cpu"],
+  event: ["base", "packet", "cpu", "time"],
+  unit: ["base", "packet", "cpu", "time", "isa", "image"],
+  flow: ["base", "packet", "cpu", "time", "event", "isa", "image"],
+  perf: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow"],
+  analysis: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
+  shard: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
+  session: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis", "shard"],
   node: [
+    "base",
     "packet",
     "cpu",
     "time",
@@ -38,6 +40,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     "session",
   ],
   cli: [
+    "base",
     "packet",
     "cpu",
     "time",

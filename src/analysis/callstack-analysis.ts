@@ -17,7 +17,7 @@
  * analysis.finish();
  * ```
  */
-import { hex64 } from "../packet/u64.js";
+import { hex64 } from "../base/halves.js";
 import { DEFAULT_DEPTH_LIMIT } from "./callstack.js";
 import { DEFAULT_LOOKAHEAD } from "./callstack-clock.js";
 import { type CallSink, type ClockInfo, ThreadTrack } from "./callstack-sink.js";

@@ -32,10 +32,11 @@
  * Without call-stack outputs (timeline, folded stacks, JSON Lines) no stack is kept
  * per instruction: coverage alone needs only the transfers.
  */
+
+import { hex64 } from "../base/halves.js";
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
 import type { Insn } from "../flow/records.js";
-import { hex64 } from "../packet/u64.js";
 import { FrameEnd as End, FrameKind, type FrameListener } from "./callstack.js";
 import type { CallAnalysis } from "./callstack-analysis.js";
 import { TimedOps } from "./callstack-clock.js";

@@ -16,7 +16,7 @@
  *
  * Every push and pop of a stored frame is reported to the {@link FrameListener}.
  */
-import { hex64 } from "../packet/u64.js";
+import { hex64 } from "../base/halves.js";
 
 /** What kind of frame. */
 export const FrameKind = {

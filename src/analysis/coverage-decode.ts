@@ -27,6 +27,7 @@
  * transfer runs.
  */
 
+import * as errors from "../base/errors.js";
 import type { Clock } from "../event/clock.js";
 import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
@@ -34,7 +35,6 @@ import { FlowClass } from "../flow/flow-class.js";
 import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import type { Image } from "../image/image.js";
 import * as decode from "../packet/decode.js";
-import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
 import { syncForwardIn } from "../packet/sync.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";

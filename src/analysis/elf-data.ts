@@ -4,14 +4,13 @@
  * string table, and the diagnostics that name the offset of skipped input.
  */
 
+import type { Diagnostic } from "../base/diagnostic.js";
+import { toBigInt } from "../base/halves.js";
 import { nulAt, utf8Text } from "../image/c-string.js";
 import type { ElfFile, ElfSection } from "../image/elf.js";
 
 /** Something skipped in a hostile or unusual file, with the file offset it was read from. */
-export interface SymbolDiagnostic {
-  readonly offset: number;
-  readonly message: string;
-}
+export type SymbolDiagnostic = Diagnostic;
 
 /** Diagnostics kept per table; further ones are only counted. */
 export const MAX_DIAGNOSTICS = 64;
@@ -37,7 +36,7 @@ export const MASK64 = (1n << 64n) - 1n;
 
 /** A section's `sh_addr` as a BigInt. */
 export function sectionAddr(s: ElfSection): bigint {
-  return (BigInt(s.addrHi) << 32n) | BigInt(s.addrLo);
+  return toBigInt(s.addrHi, s.addrLo);
 }
 
 /** Word reads at absolute file offsets; the caller checks bounds first. */

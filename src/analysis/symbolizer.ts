@@ -6,7 +6,7 @@
  * been demangled).
  */
 
-import { hex64 } from "../packet/u64.js";
+import { hex64 } from "../base/halves.js";
 import type { Demangler } from "./demangle.js";
 import { SymbolHit, type SymbolTable } from "./symbol-table.js";
 

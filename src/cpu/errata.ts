@@ -5,8 +5,9 @@
  * `pt_cpu_errata` does). A CPU not in the table is "unknown": decoding follows the
  * specification and callers may report that no errata could be determined.
  */
+
+import { parseCInt } from "../base/c-int.js";
 import { DecodeQuirk } from "../packet/decode.js";
-import { parseCInt } from "./c-int.js";
 
 export interface Cpu {
   family: number;

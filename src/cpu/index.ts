@@ -1,4 +1,4 @@
-export { parseCInt, parseCUint } from "./c-int.js";
+export { parseCInt, parseCUint } from "../base/c-int.js";
 export {
   type Cpu,
   cpuErrata,

@@ -7,7 +7,7 @@
  * destination the next TIP (or TIP.PGD: an asynchronous disable) gives. A TIP-family
  * packet publishes its own event first, then the events bound to it.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
 import type { Packet } from "../packet/types.js";
 import * as fupIp from "./fup-ip.js";
 import * as queue from "./queue.js";

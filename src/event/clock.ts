@@ -7,7 +7,7 @@
  * are swallowed: they only make the estimate less precise and show up as lost
  * MTC/CYC counts. Every other error is returned and stops event decoding, as in libipt.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
 import type { Packet } from "../packet/types.js";
 import { TimeCalibrator, type TimeConfig, TimeTracker, TscQuery, U64 } from "../time/index.js";
 import type { PtEvent } from "./types.js";

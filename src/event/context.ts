@@ -4,7 +4,7 @@
  * they take effect at the branch target; alone they take effect where the flow
  * decoder finds the instruction that changed the context.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { Flag, type Packet } from "../packet/types.js";
 import { IGNORE } from "./branch.js";
 import { tsxFlags } from "./psb.js";

@@ -8,10 +8,10 @@
  * the BIP block context a BBP opens.
  */
 
+import * as errors from "../base/errors.js";
 import type { BlockContext } from "../packet/decode.js";
 import * as decode from "../packet/decode.js";
 import { PacketDecoder } from "../packet/decoder.js";
-import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import type { Packet } from "../packet/types.js";
 import * as packetTypes from "../packet/types.js";

@@ -15,7 +15,7 @@
  *
  * Nothing is allocated per packet or event; errors are returned, never thrown.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
 import { TraceBytes } from "../packet/trace-bytes.js";
 import * as packetTypes from "../packet/types.js";
 import type { TimeTracker } from "../time/index.js";

@@ -12,7 +12,7 @@
  * which case normal decoding diagnoses the trace), or -error. Timing packets skipped
  * on the way keep the clock up to date.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { Flag, type Packet, PacketType } from "../packet/types.js";
 import type { Clock } from "./clock.js";
 import { recoverAtIp, recoverDisabled, standaloneOverflow } from "./overflow.js";

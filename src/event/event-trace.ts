@@ -7,7 +7,7 @@
  * that follows them. Unknown CFE and EVD types are skipped: they add information but
  * are not needed to follow the flow.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { CfeType, EvdType, Flag, type Packet } from "../packet/types.js";
 import { IGNORE } from "./branch.js";
 import { Binding } from "./queue.js";

@@ -2,7 +2,7 @@
  * Packets that report rather than change the flow: CBR, MNT, TraceStop and PTWRITE
  * (which, with IP, binds to the FUP giving the PTWRITE instruction).
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { Flag, type Packet } from "../packet/types.js";
 import { Binding } from "./queue.js";
 import type { DecoderState } from "./state.js";

@@ -5,7 +5,7 @@
  * a TIP.PGE will enable it later. The errata that break this rule (SKD010, APL11,
  * APL12) are handled in errata.ts.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { type Packet, PacketType } from "../packet/types.js";
 import type { Clock } from "./clock.js";
 import type { PacketCursor } from "./cursor.js";

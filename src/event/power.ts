@@ -2,7 +2,7 @@
  * Power events: MWAIT and EXSTOP (execution stopped; with IP, a FUP gives the
  * instruction), PWRE (C-state entry, published at the PWRX that ends it) and PWRX.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { Flag, type Packet } from "../packet/types.js";
 import { Binding } from "./queue.js";
 import type { DecoderState } from "./state.js";

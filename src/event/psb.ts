@@ -4,7 +4,7 @@
  * PSBEND, where they are published as status updates carrying the IP and time of
  * the whole header; the first one says whether tracing is enabled.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { Flag, Ipc, type Packet, PacketType } from "../packet/types.js";
 import type { PacketCursor } from "./cursor.js";
 import { ALL_BINDINGS, Binding } from "./queue.js";

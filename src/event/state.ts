@@ -10,8 +10,9 @@
  * fetching sees its packet again on the next call (to publish further events that
  * packet completes).
  */
+
+import * as errors from "../base/errors.js";
 import { packetQuirks } from "../cpu/errata.js";
-import * as errors from "../packet/errors.js";
 import { LastIp } from "../packet/last-ip.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as packetTypes from "../packet/types.js";

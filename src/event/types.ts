@@ -46,7 +46,7 @@
  * flushes with their IP suppressed carry no time at all (all 0), as in libipt. `tsc`
  * and the loss counts are filled even when `hasTsc` is false (no TSC seen yet).
  */
-import { toBigInt } from "../packet/u64.js";
+import { toBigInt } from "../base/halves.js";
 
 /** libipt's `pt_event_type`, same numbers. */
 export const EventType = {

@@ -6,8 +6,9 @@
  *
  * The ranges are split into 32-bit halves once, so that checks need no BigInt.
  */
+
+import { splitBigInt } from "../base/halves.js";
 import type { AddrFilter } from "../event/index.js";
-import { splitBigInt } from "../packet/u64.js";
 
 /** ADDRn_CFG values (SDM "IA32_RTIT_CTL"). */
 export const AddrCfg = {

@@ -32,13 +32,14 @@
  * one for trace that the code does not match. The instructions before the error are
  * reported as usual, the same ones from the block and the instruction decoder.
  */
+
+import * as errors from "../base/errors.js";
+import { toBigInt } from "../base/halves.js";
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";
 import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
-import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
-import { toBigInt } from "../packet/u64.js";
 import { BlockEvents } from "./block-events.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowOptions } from "./flow-state.js";

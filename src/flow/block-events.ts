@@ -7,9 +7,9 @@
  * Results are status flags ({@link Status}) or -error, as the API returns them.
  */
 
+import * as errors from "../base/errors.js";
 import type { PtEvent } from "../event/types.js";
 import * as eventTypes from "../event/types.js";
-import * as errors from "../packet/errors.js";
 import * as blockStep from "./block-step.js";
 import { BlockWalk } from "./block-walk.js";
 import * as flowClass from "./flow-class.js";

@@ -8,8 +8,9 @@
  * stack, entering instructions innermost first, as libipt does: where entries exist
  * decides where blocks end, which users see (`--block:show-blocks`).
  */
+
+import * as errors from "../base/errors.js";
 import * as addr from "../image/addr.js";
-import * as errors from "../packet/errors.js";
 import { BlockStep } from "./block-step.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowInsn } from "./flow-insn.js";

@@ -3,7 +3,7 @@
  * walking without trace to an instruction of some kind or to an address (libipt's
  * `pt_blk_proceed_one_insn`, `pt_blk_proceed_to_insn`, `pt_blk_proceed_to_ip`).
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
 import * as flowClass from "./flow-class.js";
 import * as flowInsn from "./flow-insn.js";
 import { FlowInsn } from "./flow-insn.js";

@@ -9,8 +9,9 @@
  * {@link BlockFill} for how entries are made). The fields of {@link Block} are filled
  * as libipt fills them.
  */
+
+import * as errors from "../base/errors.js";
 import * as addr from "../image/addr.js";
-import * as errors from "../packet/errors.js";
 import * as blockFill from "./block-fill.js";
 import { BlockFill } from "./block-fill.js";
 import * as blockStep from "./block-step.js";

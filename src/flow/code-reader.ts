@@ -9,9 +9,10 @@
  * cache only when the block decoder's own lookup brought it in
  * ({@link lookupForBlocks}); until then it is decoded one instruction at a time.
  */
+
+import * as errors from "../base/errors.js";
 import { ASID_ANY, Image, ImageHit, type ImageSet, type Section } from "../image/index.js";
 import * as isa from "../isa/index.js";
-import * as errors from "../packet/errors.js";
 import type { FlowInsn } from "./flow-insn.js";
 import type { SectionCache } from "./section-cache.js";
 import * as sectionView from "./section-view.js";

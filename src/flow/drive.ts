@@ -23,8 +23,9 @@
  * locals) is still best written by hand: here the sink's callbacks are calls through
  * an object.
  */
+
+import * as errors from "../base/errors.js";
 import { PtEvent, Status } from "../event/types.js";
-import * as errors from "../packet/errors.js";
 import type { BlockDecoder } from "./block-decoder.js";
 import type { InsnDecoder } from "./insn-decoder.js";
 import type { Block, Insn } from "./records.js";

@@ -3,10 +3,11 @@
  * its `pt_insn_ext`), and the questions the decoders ask about it. A few instances
  * are preallocated per decoder and reused.
  */
+
+import * as errors from "../base/errors.js";
+import * as u64 from "../base/u64.js";
+import { U64 } from "../base/u64.js";
 import * as addr from "../image/addr.js";
-import * as errors from "../packet/errors.js";
-import * as u64 from "../time/u64.js";
-import { U64 } from "../time/u64.js";
 import * as flowClass from "./flow-class.js";
 import { MAX_RAW } from "./records.js";
 

@@ -12,6 +12,8 @@
  * The per-block paths test booleans with `=== true` / `=== false`: V8 keeps no type
  * for boolean fields, and a bare `if (this.flag)` becomes a full truthiness test.
  */
+
+import * as errors from "../base/errors.js";
 import type { DecoderConfig } from "../event/config.js";
 import { EventDecoder } from "../event/decoder.js";
 import * as eventTypes from "../event/types.js";
@@ -20,7 +22,6 @@ import * as addr from "../image/addr.js";
 import type { Image, ImageSet } from "../image/index.js";
 import * as isa from "../isa/index.js";
 import { PSB_SIZE } from "../packet/decode.js";
-import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { AddrFilterCheck } from "./addr-filter.js";
 import { CodeReader, type SectionCaches } from "./code-reader.js";

@@ -19,12 +19,13 @@
  * isid in the record with `iclass` Unknown. Code that loops without trace ends in
  * -BadQuery as in the block decoder (its loop guard), after the same instructions.
  */
+
+import * as errors from "../base/errors.js";
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";
 import * as eventTypes from "../event/types.js";
 import type { Image } from "../image/index.js";
 import type { InsnClass } from "../isa/index.js";
-import * as errors from "../packet/errors.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import { BlockDecoder } from "./block-decoder.js";
 import * as flowClass from "./flow-class.js";

@@ -4,8 +4,9 @@
  * every field is a number (64-bit addresses as unsigned 32-bit halves) and the
  * getters at the bottom give BigInts at the API edge.
  */
+
+import { toBigInt } from "../base/halves.js";
 import * as isa from "../isa/index.js";
-import { toBigInt } from "../packet/u64.js";
 import * as flowClass from "./flow-class.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported

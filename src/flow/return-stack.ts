@@ -7,7 +7,7 @@
  * A ring of 65 slots over two typed arrays (one slot stays free so that full and
  * empty differ); nothing is allocated after construction.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 
 export const RETURN_STACK_SIZE = 64;
 

@@ -4,11 +4,12 @@
  * in it are offsets from an origin (plain small integers), which is what the block
  * decoder's fast path and the instruction decoder's walk work in.
  */
+
+import * as errors from "../base/errors.js";
 import * as addr from "../image/addr.js";
 import type { Image, ImageHit, Section } from "../image/index.js";
 import * as isa from "../isa/index.js";
 import { type InsnClass, InsnInfo } from "../isa/index.js";
-import * as errors from "../packet/errors.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowInsn } from "./flow-insn.js";
 import * as sectionCache from "./section-cache.js";

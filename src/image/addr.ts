@@ -4,10 +4,8 @@
  * Addresses (kernel text at 0xffffffff81000000, CR3 values) are kept exact as
  * `hi`/`lo` pairs. Only sizes and distances inside one section are plain Numbers, and
  * those are validated to stay below 2^53 (see {@link MAX_SIZE}), so every Number here
- * is an exact integer.
+ * is an exact integer. Comparing and printing halves is the base layer's (halves.ts).
  */
-
-import { hex64 } from "../packet/u64.js";
 
 export const TWO_32 = 0x1_0000_0000;
 // The module's own code reads copies: exports are module bindings, which V8 (Node 20)
@@ -38,13 +36,6 @@ export function addSize(hi: number, lo: number, delta: number): void {
   out.carry = h >= T32 ? 1 : 0;
 }
 
-/** -1, 0 or 1 as (aHi:aLo) is below, equal to or above (bHi:bLo). */
-export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): number {
-  if (aHi !== bHi) return aHi < bHi ? -1 : 1;
-  if (aLo !== bLo) return aLo < bLo ? -1 : 1;
-  return 0;
-}
-
 /**
  * a - b for a >= b, as a Number: exact when the difference is below 2^53, otherwise
  * a value of at least 2^53 (never smaller than the truth), which is all callers need
@@ -52,11 +43,6 @@ export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): numbe
  */
 export function diff64(aHi: number, aLo: number, bHi: number, bLo: number): number {
   return (aHi - bHi) * T32 + (aLo - bLo);
-}
-
-/** The exact value as `0x...` (lower-case hex, no padding). */
-export function hex0x(hi: number, lo: number): string {
-  return `0x${hex64(hi, lo, 1)}`;
 }
 
 /** A Number (exact integer) as `0x...`. */

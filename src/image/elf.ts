@@ -4,8 +4,8 @@
  * headers and the GNU build-id note) and validates every field it uses.
  *
  * Hostile input is normal input. Every truncated, overlapping or absurd field is
- * reported as an {@link ElfError} that names the field and the byte offset it was read
- * from, e.g. `program header 3: p_offset 0x5000 + p_filesz 0x2000 beyond file size
+ * reported as an {@link ElfError} (a PtError, so the base layer's FileDiagnostic) that
+ * names the field and the byte offset it was read from, e.g. `program header 3: p_offset 0x5000 + p_filesz 0x2000 beyond file size
  * 0x6000`. Nothing is read out of bounds (every structure is bounds-checked before its
  * fields are read), every loop is bounded by the file size or by a fixed limit, and
  * nothing is allocated from a header value: `p_memsz` beyond `p_filesz` is zero fill
@@ -17,8 +17,9 @@
  * absurd.
  */
 
-import { ErrorCode, PtError } from "../packet/errors.js";
-import { addSize, cmp64, hex, hex0x, MAX_SIZE, sum, TWO_32 } from "./addr.js";
+import { ErrorCode, PtError } from "../base/errors.js";
+import { cmp64, hex0x } from "../base/halves.js";
+import { addSize, hex, MAX_SIZE, sum, TWO_32 } from "./addr.js";
 import { cString } from "./c-string.js";
 
 /** `e_type` values. */

@@ -19,9 +19,9 @@
  * Numbers below 2^53. Nothing here throws on a hot path or uses a Node-only API.
  */
 
-import { ErrorCode } from "../packet/errors.js";
-import { toBigInt } from "../packet/u64.js";
-import { addSize, cmp64, diff64, MAX_SIZE, sum, TWO_32 } from "./addr.js";
+import { ErrorCode } from "../base/errors.js";
+import { cmp64, hex0x, toBigInt } from "../base/halves.js";
+import { addSize, diff64, MAX_SIZE, sum, TWO_32 } from "./addr.js";
 import { type ElfFile, lowestLoad } from "./elf.js";
 
 /**
@@ -612,7 +612,5 @@ export class ImageSet {
 }
 
 function hex2(hi: number, lo: number): string {
-  return hi === ASID_ANY && lo === ASID_ANY
-    ? "any"
-    : `0x${hi === 0 ? lo.toString(16) : hi.toString(16) + lo.toString(16).padStart(8, "0")}`;
+  return hi === ASID_ANY && lo === ASID_ANY ? "any" : hex0x(hi, lo);
 }

@@ -1,4 +1,5 @@
-export { hex0x, MAX_SIZE } from "./addr.js";
+export { hex0x } from "../base/halves.js";
+export { MAX_SIZE } from "./addr.js";
 export {
   buildIdHex,
   ElfError,

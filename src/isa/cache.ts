@@ -12,7 +12,7 @@
  * {@link InsnCache.invalidate} for self-modifying, patched or relocated code and
  * {@link InsnCache.invalidateAsid} when an address space goes away.
  */
-import { ErrorCode } from "../packet/errors.js";
+import { ErrorCode } from "../base/errors.js";
 import { decodeInsn, MAX_INSN_LENGTH } from "./decode.js";
 import type { ExecMode, InsnClass, InsnInfo } from "./types.js";
 

@@ -20,8 +20,8 @@
  * knows that needs no option.
  */
 import type * as Iced from "iced-x86";
-import { ErrorCode } from "../packet/errors.js";
-import { toBigInt } from "../packet/u64.js";
+import { ErrorCode } from "../base/errors.js";
+import { toBigInt } from "../base/halves.js";
 import { ildFill, ildLength } from "./ild.js";
 import { jmpabsLength, jmpabsTarget } from "./jmpabs.js";
 import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";

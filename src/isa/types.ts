@@ -9,7 +9,7 @@
  * Nothing in this module knows about the x86 decoder behind it: the rest of ptkit
  * sees only these numbers.
  */
-import { toBigInt } from "../packet/u64.js";
+import { toBigInt } from "../base/halves.js";
 
 /**
  * Execution modes, numbered like libipt's `pt_exec_mode` (`ptem_unknown`,

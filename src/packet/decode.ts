@@ -6,7 +6,7 @@
  * at or past `end`, never allocates and never throws, whatever the bytes are.
  */
 // biome-ignore-all lint/suspicious/noAssignInExpressions: `return (pkt.size = n)` records and returns a packet's size in one step, keeping decodePacket's bytecode small enough for V8 to inline.
-import * as errors from "./errors.js";
+import * as errors from "../base/errors.js";
 import type { Packet } from "./types.js";
 import * as types from "./types.js";
 

@@ -3,8 +3,9 @@
  * a `Uint8Array`, or over a trace read a window at a time ({@link TraceBytes}). For
  * the tightest loops call {@link decodePacket} directly.
  */
+
+import { ErrorCode } from "../base/errors.js";
 import { type BlockContext, decodePacket, nextBlockContext, PSB_SIZE } from "./decode.js";
-import { ErrorCode } from "./errors.js";
 import { syncBackward, syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
 import { type Packet, PacketType } from "./types.js";

@@ -6,8 +6,9 @@
  * field it does not use must be 0, so a successful encode always decodes back to the
  * very same fields. It never allocates, never throws and never uses BigInt.
  */
+
+import { ErrorCode } from "../base/errors.js";
 import { EXT2_MNT, ExtOpcode, Opcode, PSB_SIZE } from "./decode.js";
-import { ErrorCode } from "./errors.js";
 import { LastIp } from "./last-ip.js";
 import { Flag, IPC_PAYLOAD_BYTES, Ipc, Packet, PacketType } from "./types.js";
 

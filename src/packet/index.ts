@@ -1,3 +1,5 @@
+export { ErrorCode, errorMessage, PtError } from "../base/errors.js";
+export { type Halves, hex64, splitBigInt, toBigInt } from "../base/halves.js";
 export {
   type BlockContext,
   DecodeQuirk,
@@ -10,7 +12,6 @@ export {
 } from "./decode.js";
 export { PacketDecoder } from "./decoder.js";
 export { compressIp, encodedSize, encodePacket, PacketEncoder } from "./encode.js";
-export { ErrorCode, errorMessage, PtError } from "./errors.js";
 export { LastIp } from "./last-ip.js";
 export { collectStats, type DecodeErrorRecord, type StatsOptions, type TraceStats } from "./stats.js";
 export { isPsbAt, syncBackward, syncForward, syncForwardIn } from "./sync.js";
@@ -26,4 +27,3 @@ export {
   Packet,
   PacketType,
 } from "./types.js";
-export { type Halves, hex64, splitBigInt, toBigInt } from "./u64.js";

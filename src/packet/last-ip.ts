@@ -1,9 +1,9 @@
 /**
  * Last-IP tracking and IP reconstruction (SDM Table 36-18), in 32-bit halves.
  */
-import { ErrorCode } from "./errors.js";
+import { ErrorCode } from "../base/errors.js";
+import { toBigInt } from "../base/halves.js";
 import { Ipc, type Packet } from "./types.js";
-import { toBigInt } from "./u64.js";
 
 export class LastIp {
   lo = 0;

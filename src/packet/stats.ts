@@ -2,8 +2,9 @@
  * Whole-trace packet statistics: counts and bytes per packet type, PSB segments,
  * decode errors with their offsets, and the bytes that could not be decoded.
  */
+
+import { ErrorCode } from "../base/errors.js";
 import { type BlockContext, decodePacket, nextBlockContext } from "./decode.js";
-import { ErrorCode } from "./errors.js";
 import { syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
 import { PACKET_TYPE_COUNT, Packet, PacketType } from "./types.js";

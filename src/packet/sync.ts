@@ -5,8 +5,9 @@
  * start of the buffer) holding the repeating 02 82 pattern, then takes the last 16
  * bytes of that run of pattern bytes as the PSB. Any whole PSB contains such a window.
  */
+
+import { ErrorCode } from "../base/errors.js";
 import { PSB_SIZE } from "./decode.js";
-import { ErrorCode } from "./errors.js";
 import type { TraceBytes } from "./trace-bytes.js";
 
 function isPatternWindow(buf: Uint8Array, p: number): boolean {

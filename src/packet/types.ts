@@ -35,7 +35,7 @@
  * | Trig                  |                      | TRBV              | icnt            | Ip, Mult, Icntv    |
  */
 
-import { splitBigInt, toBigInt } from "./u64.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 
 /** Packet types. Numbering is ptkit's own; names follow the SDM. */
 export const PacketType = {

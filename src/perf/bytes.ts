@@ -3,6 +3,8 @@
  * never allocate except the string and BigInt helpers meant for API edges.
  */
 
+import { toBigInt } from "../base/halves.js";
+
 export function u16(b: Uint8Array, p: number): number {
   return b[p]! | (b[p + 1]! << 8);
 }
@@ -22,7 +24,7 @@ export function u64n(b: Uint8Array, p: number): number {
 
 /** A u64, exact (API edge only). */
 export function u64(b: Uint8Array, p: number): bigint {
-  return (BigInt(u32(b, p + 4)) << 32n) | BigInt(u32(b, p));
+  return toBigInt(u32(b, p + 4), u32(b, p));
 }
 
 export { cString } from "../image/c-string.js";

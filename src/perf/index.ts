@@ -1,4 +1,6 @@
 /** ptkit/perf: perf.data files (perf record -e intel_pt//) read as a stream. */
+
+export { diagnosticText } from "../base/diagnostic.js";
 export {
   ATTR_SIZE_VER0,
   type PerfEvent,
@@ -29,7 +31,7 @@ export {
   parseAuxtraceInfo,
 } from "./auxtrace-info.js";
 export { auxFlagNames, type DecodedRecord, decodeRecord, type FieldValue } from "./decode.js";
-export { diagnosticText, type PerfDiagnostic, PerfError } from "./errors.js";
+export { type PerfDiagnostic, PerfError } from "./errors.js";
 export type { BuildIdEntry, PerfFeatures } from "./features.js";
 export { type FileSection, type PerfFileHeader, parseFileHeader, rawHeader } from "./file-header.js";
 export {

@@ -6,6 +6,7 @@
  * time converted back with TIME_CONV or AUXTRACE_INFO). One pass over the records;
  * BigInt per record, not per instruction.
  */
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { parseAuxtraceInfo } from "./auxtrace-info.js";
 import { decodeRecord } from "./decode.js";
 import type { PerfDiagnostic } from "./errors.js";
@@ -136,9 +137,10 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
   const rec = new PerfRecord();
   const sid = new SampleId();
   const timed = <T>(v: T): Timed<T> => {
-    const time = sid.present ? (BigInt(sid.timeHi >>> 0) << 32n) | BigInt(sid.timeLo >>> 0) : 0n;
+    const time = sid.present ? toBigInt(sid.timeHi, sid.timeLo) : 0n;
     const tsc = conversion && time !== 0n ? (perfTimeToTsc(time, conversion) ?? 0n) : 0n;
-    return { ...v, time, tscHi: Number(tsc >> 32n), tscLo: Number(tsc & 0xffffffffn) };
+    const { hi, lo } = splitBigInt(tsc, { hi: 0, lo: 0 });
+    return { ...v, time, tscHi: hi, tscLo: lo };
   };
   while (reader.next(rec)) {
     const t = rec.type;

@@ -8,7 +8,7 @@
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
 import type { FoldedWeight } from "../analysis/index.js";
-import { parseCUint } from "../cpu/c-int.js";
+import { parseCUint } from "../base/c-int.js";
 import type { TablesOut } from "../shard/tables-out.js";
 
 /** `ptkit latency`'s report, printed instead of written to a file. */

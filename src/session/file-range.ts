@@ -3,7 +3,7 @@
  * at the last ':' only when it parses; otherwise the ':' belongs to the file name.
  */
 
-import { parseCUint } from "../cpu/c-int.js";
+import { parseCUint } from "../base/c-int.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import type { TablesOut } from "../shard/tables-out.js";
 import { ioErrorText } from "./file-kind.js";

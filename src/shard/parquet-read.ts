@@ -4,10 +4,14 @@
  * out whole (no row objects): INT32 and DOUBLE as Numbers, INT64 (signed or UINT_64)
  * as Numbers where exact (|v| < 2^53) and bigints past that, BYTE_ARRAY as strings,
  * BOOLEAN as booleans.
- * Anything else (other encodings, compression, nested or optional columns) is refused
- * with an Error saying what: the shard merge reads its own files this way, without a
- * database and a row object per value.
+ * Anything else (other encodings, compression, nested or optional columns), and any
+ * damage, is refused with a {@link FileDiagnostic} saying what and at which byte
+ * offset: the shard merge reads its own files this way, without a database and a row
+ * object per value.
  */
+import { FileDiagnostic } from "../base/diagnostic.js";
+import { ErrorCode } from "../base/errors.js";
+import { toBigInt } from "../base/halves.js";
 import { CompactReader, type CompactStruct, type CompactValue } from "./thrift-compact.js";
 
 /** A table read back: its columns' names and values, and its key-value metadata. */
@@ -24,21 +28,26 @@ const Physical = { BOOLEAN: 0, INT32: 1, INT64: 2, DOUBLE: 5, BYTE_ARRAY: 6 } as
 const UINT_64 = 14;
 const decoder = new TextDecoder();
 
+/** The file cannot be read on: what is wrong at byte offset `at`. */
+const bad = (at: number, what: string): FileDiagnostic =>
+  new FileDiagnostic(ErrorCode.BadFile, at, `parquet: ${what}`);
+
 const struct = (s: CompactStruct, id: number): CompactStruct | undefined => {
   const v = s.get(id);
   return v instanceof Map ? v : undefined;
 };
-const int = (s: CompactStruct | undefined, id: number): number => {
+/** Field `id` of a struct read at byte offset `at` (a footer or a page header). */
+const int = (s: CompactStruct | undefined, id: number, at: number): number => {
   const v = s?.get(id);
-  if (typeof v !== "number") throw new Error(`parquet: field ${id} missing`);
+  if (typeof v !== "number") throw bad(at, `field ${id} missing`);
   return v;
 };
 /** A list of structs (an absent field: none). */
-const structs = (s: CompactStruct | undefined, id: number): CompactStruct[] => {
+const structs = (s: CompactStruct | undefined, id: number, at: number): CompactStruct[] => {
   const v = s?.get(id);
   if (v === undefined) return [];
   if (!Array.isArray(v) || !v.every((e) => e instanceof Map))
-    throw new Error(`parquet: field ${id} is not a list of structs`);
+    throw bad(at, `field ${id} is not a list of structs`);
   return v as CompactStruct[];
 };
 const text = (v: CompactValue | undefined): string => (v instanceof Uint8Array ? decoder.decode(v) : "");
@@ -46,54 +55,57 @@ const text = (v: CompactValue | undefined): string => (v instanceof Uint8Array ?
 export function readParquet(bytes: Uint8Array): ParquetTable {
   const n = bytes.length;
   if (n < 12 || MAGIC.some((b, i) => bytes[i] !== b || bytes[n - 4 + i] !== b))
-    throw new Error("parquet: not a Parquet file (no PAR1 at both ends)");
+    throw bad(0, "not a Parquet file (no PAR1 at both ends)");
   const footerLength = new DataView(bytes.buffer, bytes.byteOffset + n - 8, 4).getUint32(0, true);
-  if (footerLength > n - 12) throw new Error("parquet: the footer's length is past the file");
-  const meta = new CompactReader(bytes, n - 8 - footerLength).struct();
-  const schema = structs(meta, 2);
+  if (footerLength > n - 12) throw bad(n - 8, "the footer's length is past the file");
+  // Footer fields are reported at the footer's start (its structs carry no offsets).
+  const footer = n - 8 - footerLength;
+  const meta = new CompactReader(bytes, footer).struct();
+  const schema = structs(meta, 2, footer);
   const leaves = schema.slice(1);
   const columns = leaves.map((e) => text(e.get(4)));
   const kinds = leaves.map((e) => {
-    if (e.get(3) !== 0) throw new Error(`parquet: column ${text(e.get(4))} is not REQUIRED`);
-    return { physical: int(e, 1), unsigned: e.get(6) === UINT_64 };
+    if (e.get(3) !== 0) throw bad(footer, `column ${text(e.get(4))} is not REQUIRED`);
+    return { physical: int(e, 1, footer), unsigned: e.get(6) === UINT_64 };
   });
-  if (int(schema[0], 5) !== leaves.length) throw new Error("parquet: nested columns");
-  const rows = int(meta, 3);
+  if (int(schema[0], 5, footer) !== leaves.length) throw bad(footer, "nested columns");
+  const rows = int(meta, 3, footer);
   // Every value takes a bit at least: more rows than that is a damaged footer.
-  if (!Number.isSafeInteger(rows) || rows < 0 || rows > 8 * n) throw new Error(`parquet: ${rows} rows`);
+  if (!Number.isSafeInteger(rows) || rows < 0 || rows > 8 * n) throw bad(footer, `${rows} rows`);
   const values = kinds.map((k) => new Column(k.physical, rows));
-  for (const group of structs(meta, 4)) {
-    structs(group, 1).forEach((chunk, c) => {
+  for (const group of structs(meta, 4, footer)) {
+    structs(group, 1, footer).forEach((chunk, c) => {
       const cm = struct(chunk, 3);
       const kind = kinds[c];
-      if (kind === undefined) throw new Error("parquet: more column chunks than columns");
-      if (int(cm, 4) !== 0) throw new Error(`parquet: column ${columns[c]} is compressed`);
-      let want = int(cm, 5);
-      let at = int(cm, 9);
+      if (kind === undefined) throw bad(footer, "more column chunks than columns");
+      if (int(cm, 4, footer) !== 0) throw bad(footer, `column ${columns[c]} is compressed`);
+      let want = int(cm, 5, footer);
+      let at = int(cm, 9, footer);
       const out = values[c]!;
       while (want > 0) {
+        if (!Number.isSafeInteger(at) || at < 0 || at >= n)
+          throw bad(footer, `column ${columns[c]}: a page at ${at}, outside the file`);
         const reader = new CompactReader(bytes, at);
         const header = reader.struct();
-        const size = int(header, 3);
+        const size = int(header, 3, at);
         const page = struct(header, 5);
-        if (int(header, 1) !== 0 || page === undefined)
-          throw new Error(`parquet: column ${columns[c]}: not a v1 data page`);
-        if (int(page, 2) !== 0) throw new Error(`parquet: column ${columns[c]}: not PLAIN`);
-        const count = int(page, 1);
-        if (size < 0 || count <= 0) throw new Error(`parquet: column ${columns[c]}: a bad page header`);
-        if (reader.at + size > n || count > want)
-          throw new Error(`parquet: column ${columns[c]}: a page past its end`);
-        decodePlain(bytes.subarray(reader.at, reader.at + size), count, kind.physical, kind.unsigned, out);
+        if (int(header, 1, at) !== 0 || page === undefined)
+          throw bad(at, `column ${columns[c]}: not a v1 data page`);
+        if (int(page, 2, at) !== 0) throw bad(at, `column ${columns[c]}: not PLAIN`);
+        const count = int(page, 1, at);
+        if (size < 0 || count <= 0) throw bad(at, `column ${columns[c]}: a bad page header`);
+        if (reader.at + size > n || count > want) throw bad(at, `column ${columns[c]}: a page past its end`);
+        const pageBytes = bytes.subarray(reader.at, reader.at + size);
+        decodePlain(pageBytes, reader.at, count, kind.physical, kind.unsigned, out);
         at = reader.at + size;
         want -= count;
       }
     });
   }
   for (const [c, v] of values.entries())
-    if (v.length !== rows)
-      throw new Error(`parquet: column ${columns[c]} has ${v.length} values for ${rows} rows`);
+    if (v.length !== rows) throw bad(footer, `column ${columns[c]} has ${v.length} values for ${rows} rows`);
   const keyValue: Record<string, string> = {};
-  for (const kv of structs(meta, 5)) keyValue[text(kv.get(1))] = text(kv.get(2));
+  for (const kv of structs(meta, 5, footer)) keyValue[text(kv.get(1))] = text(kv.get(2));
   return { columns, values: values.map((v) => v.values()), rows, keyValue };
 }
 
@@ -157,8 +169,10 @@ class Column {
   }
 }
 
+/** Decode a page's `count` values; `pageAt` is the page's byte offset in the file (for errors). */
 function decodePlain(
   page: Uint8Array,
+  pageAt: number,
   count: number,
   physical: number,
   unsigned: boolean,
@@ -166,7 +180,7 @@ function decodePlain(
 ): void {
   const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
   const need = (bytes: number) => {
-    if (bytes > page.length) throw new Error("parquet: a page shorter than its values");
+    if (bytes > page.length) throw bad(pageAt, "a page shorter than its values");
   };
   switch (physical) {
     case Physical.INT32:
@@ -183,7 +197,7 @@ function decodePlain(
         const lo = view.getUint32(8 * i, true);
         const hi = view.getUint32(8 * i + 4, true);
         if (hi < 0x200000) out.push(hi * 0x1_0000_0000 + lo);
-        else if (unsigned) out.push((BigInt(hi) << 32n) | BigInt(lo));
+        else if (unsigned) out.push(toBigInt(hi, lo));
         else if (hi >= 0xffe00000) out.push((hi | 0) * 0x1_0000_0000 + lo);
         else out.push(view.getBigInt64(8 * i, true));
       }
@@ -204,6 +218,6 @@ function decodePlain(
       return;
     }
     default:
-      throw new Error(`parquet: physical type ${physical} not read`);
+      throw bad(pageAt, `physical type ${physical} not read`);
   }
 }

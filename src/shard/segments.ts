@@ -47,7 +47,7 @@ import {
   type Marker,
   type ThreadTrack,
 } from "../analysis/index.js";
-import { hex64 } from "../packet/u64.js";
+import { hex64 } from "../base/halves.js";
 
 /** A level node's first key word (frames have their parent's id there, always smaller). */
 const LEVEL = 0xffffffff;

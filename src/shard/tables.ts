@@ -4,7 +4,9 @@
  * gaps, the shards), as Parquet columns. Schema "ptkit-shard-tables" version 1; the
  * result tables are documented in the README ("Past one machine").
  */
+
 import { EdgeKind, edgeKindName, KeyTable } from "../analysis/index.js";
+import { toBigInt } from "../base/halves.js";
 import { FunctionNames } from "./names.js";
 import type { ParquetColumn, ParquetType } from "./parquet.js";
 import type { FrameRow, GapRow, NodeRow, SegmentRow } from "./segments.js";
@@ -43,7 +45,7 @@ function table<R>(columns: readonly Column<R>[], rows: readonly R[]): TableData 
   };
 }
 
-const u64 = (hi: number, lo: number): bigint => (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+const u64 = toBigInt;
 
 /** An edge from 64-bit addresses (exact Numbers below 2^53, else bigints). */
 function edgeRow(from: bigint | number, to: bigint | number, kind: number, count: number): EdgeRow {

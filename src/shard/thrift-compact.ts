@@ -9,6 +9,8 @@
  * Integers here are Numbers: the footer's i64s are sizes, offsets and counts, all
  * below 2^53 (|v| < 2^52 for the zigzag to stay exact).
  */
+import { FileDiagnostic } from "../base/diagnostic.js";
+import { ErrorCode } from "../base/errors.js";
 import type { ByteBuf } from "./byte-buf.js";
 
 /** Compact protocol types, as field headers and list headers give them. */
@@ -134,8 +136,9 @@ export type CompactValue = number | boolean | Uint8Array | CompactStruct | Compa
 
 /**
  * A reader of the compact protocol: whole structs into {@link CompactStruct}s (what
- * Parquet's footer and page headers need; no maps). Throws an Error on bytes that are
- * not a struct it can read (past the end, an unknown type, nesting past 64 levels).
+ * Parquet's footer and page headers need; no maps). Throws a {@link FileDiagnostic} at
+ * the offending byte on bytes that are not a struct it can read (past the end, an
+ * unknown type, nesting past 64 levels).
  */
 export class CompactReader {
   constructor(
@@ -144,7 +147,7 @@ export class CompactReader {
   ) {}
 
   struct(depth = 0): CompactStruct {
-    if (depth > 64) throw new Error("thrift: structs nested too deep");
+    if (depth > 64) throw this.bad("structs nested too deep");
     const out: CompactStruct = new Map();
     let id = 0;
     for (;;) {
@@ -192,17 +195,22 @@ export class CompactReader {
       case CType.Struct:
         return this.struct(depth + 1);
       default:
-        throw new Error(`thrift: unknown type ${type} at byte ${this.at}`);
+        throw this.bad(`unknown type ${type}`);
     }
   }
 
+  /** The bytes cannot be read on at the current offset. */
+  private bad(what: string): FileDiagnostic {
+    return new FileDiagnostic(ErrorCode.BadFile, this.at, `thrift: ${what}`);
+  }
+
   private byte(): number {
-    if (this.at < 0 || this.at >= this.bytes.length) throw new Error("thrift: ends early");
+    if (this.at < 0 || this.at >= this.bytes.length) throw this.bad("ends early");
     return this.bytes[this.at++]!;
   }
 
   private skip(n: number): void {
-    if (this.at < 0 || this.at + n > this.bytes.length) throw new Error("thrift: ends early");
+    if (this.at < 0 || this.at + n > this.bytes.length) throw this.bad("ends early");
     this.at += n;
   }
 
@@ -216,7 +224,7 @@ export class CompactReader {
       if (b < 0x80) return v;
       scale *= 128;
     }
-    throw new Error("thrift: varint too long");
+    throw this.bad("varint too long");
   }
 
   private zigzag(): number {

@@ -6,13 +6,13 @@
  * Sources, best first: cycles counted between two MTCs; cycles between two TSCs in
  * PSB+ (only while no MTC was seen); the nominal frequency divided by the CBR ratio.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
+import * as u64 from "../base/u64.js";
+import { U64, type U64Like } from "../base/u64.js";
 import type { Packet } from "../packet/types.js";
 import { type TimeConfig, TimeParams } from "./config.js";
 import * as ctc from "./ctc.js";
 import * as fcr from "./fcr.js";
-import * as u64 from "./u64.js";
-import { U64, type U64Like } from "./u64.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.

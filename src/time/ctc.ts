@@ -2,10 +2,10 @@
  * Crystal-clock (CTC) helpers shared by the time tracker and the calibrator.
  * CTC values are unsigned 32-bit numbers: MTC payloads shifted left by MTCFreq.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
+import type { U64 } from "../base/u64.js";
+import * as u64 from "../base/u64.js";
 import type { TimeParams } from "./config.js";
-import type { U64 } from "./u64.js";
-import * as u64 from "./u64.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.

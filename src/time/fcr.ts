@@ -2,7 +2,7 @@
  * The fast-counter:cycles ratio's fixed-point format, and printing it as ptdump does
  * (`fcr / 256` as a C double with `%.3f`, deltas with `%+.3f`).
  */
-import type { U64Like } from "./u64.js";
+import type { U64Like } from "../base/u64.js";
 
 /** Fraction bits of an fcr value. */
 export const FCR_SHIFT = 8;

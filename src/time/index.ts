@@ -1,5 +1,5 @@
+export { add64, div64, lt64, mul64, mulHi32, shl64, shr64, sub64, U64, type U64Like } from "../base/u64.js";
 export { TimeCalibrator } from "./calibrator.js";
 export { defaultTimeConfig, type TimeConfig } from "./config.js";
 export { FCR_SHIFT, fcrToNumber, formatFcr, formatFcrDelta, formatFixed3 } from "./fcr.js";
 export { TimeTracker, TscQuery } from "./time-tracker.js";
-export { add64, div64, lt64, mul64, mulHi32, shl64, shr64, sub64, U64, type U64Like } from "./u64.js";

@@ -6,14 +6,14 @@
  * TMA fast counter), `fc` the fast-counter ticks since, accumulated from TMA and CYC.
  * All 64-bit state is kept as exact 32-bit halves and wraps modulo 2^64 as in C.
  */
-import * as errors from "../packet/errors.js";
+import * as errors from "../base/errors.js";
+import { toBigInt } from "../base/halves.js";
+import * as u64 from "../base/u64.js";
+import { U64, type U64Like } from "../base/u64.js";
 import type { Packet } from "../packet/types.js";
-import { toBigInt } from "../packet/u64.js";
 import { type TimeConfig, TimeParams } from "./config.js";
 import * as ctc from "./ctc.js";
 import * as fcr from "./fcr.js";
-import * as u64 from "./u64.js";
-import { U64, type U64Like } from "./u64.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.

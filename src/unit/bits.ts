@@ -5,7 +5,7 @@
  * field is read and written with one shift and one mask on that half; nothing here
  * allocates or uses BigInt.
  */
-import type { Halves } from "../packet/u64.js";
+import type { Halves } from "../base/halves.js";
 
 export type { Halves };
 

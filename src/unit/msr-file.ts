@@ -8,7 +8,7 @@
  * travel as unsigned 32-bit halves and a fault object is made only when a write fails.
  * `writeMsr`/`readMsr` are the BigInt API edge.
  */
-import { splitBigInt, toBigInt } from "../packet/u64.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { type BitField, bitRanges, getField, type Halves, hex, setBits } from "./bits.js";
 import { effectiveAddressRanges, type PtCapabilities } from "./capabilities.js";
 import { ENCODING_GATES, FEATURE_GATES } from "./ctl-gates.js";

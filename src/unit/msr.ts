@@ -10,7 +10,7 @@
  *
  * These views allocate; the register file's hot path works on raw halves instead.
  */
-import { splitBigInt, toBigInt } from "../packet/u64.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { type BitField, fieldsMask, getField, type Halves, lowMask, setField } from "./bits.js";
 import {
   CR3_MATCH_RESERVED_LO,

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { ByteChunks, immediate } from "../../src/analysis/export/byte-chunks.js";
-import { hex64 } from "../../src/packet/u64.js";
+import { hex64 } from "../../src/base/halves.js";
 
 type Piece =
   | { k: "text"; s: string }

@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
 import { cpuErrata, noErrata, parseCpu } from "../../src/cpu/errata.js";
 import type { DecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { EventType, PtEvent } from "../../src/event/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { config } from "./helpers.js";
 

@@ -3,14 +3,15 @@
  * loop collecting events, and a one-line description of an event per type, so that
  * tests compare readable event lists.
  */
+
+import { ErrorCode, errorMessage } from "../../src/base/errors.js";
+import { hex64, splitBigInt } from "../../src/base/halves.js";
 import { noErrata } from "../../src/cpu/errata.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { EVENT_NAMES, EventFlag, EventType, PtEvent } from "../../src/event/types.js";
 import { PacketEncoder } from "../../src/packet/encode.js";
-import { ErrorCode, errorMessage } from "../../src/packet/errors.js";
 import { Flag, PACKET_NAMES, Packet, PacketType } from "../../src/packet/types.js";
-import { hex64, splitBigInt } from "../../src/packet/u64.js";
 
 /** Builds a trace packet by packet; IPs are compressed like the processor does. */
 export class Trace {

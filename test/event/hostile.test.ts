@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { EVENT_TYPE_COUNT, EventType, PtEvent } from "../../src/event/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { hostileBytes } from "../packet/hostile.js";
 import { anyConfig, coherentStream, mutatedStream } from "./arbitraries.js";
 import { describe } from "./helpers.js";

@@ -13,11 +13,11 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ErrorCode, errorMessage } from "../../src/base/errors.js";
 import { ERRATA_NAMES } from "../../src/cpu/errata.js";
 import type { DecoderConfig } from "../../src/event/config.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { PtEvent } from "../../src/event/types.js";
-import { ErrorCode, errorMessage } from "../../src/packet/errors.js";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { describe } from "./helpers.js";
 

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
 import { EventDecoder } from "../../src/event/decoder.js";
 import { PtEvent } from "../../src/event/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { config, describe, Trace } from "./helpers.js";
 
 function drain(dec: EventDecoder, max = 1000): { events: string[]; status: number } {

@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
 import { PtEvent, Status } from "../../src/event/types.js";
 import { Block, BlockDecoder, FlowClass, Insn, InsnDecoder } from "../../src/flow/index.js";
 import { Image } from "../../src/image/index.js";
 import { InsnClass } from "../../src/isa/index.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { config as makeConfig, Trace } from "../event/helpers.js";
 import { Asm, addCode } from "./asm.js";
 import { decodeBoth, hx, runBlocks } from "./run.js";

@@ -6,6 +6,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
+import { toBigInt } from "../../src/base/halves.js";
 import {
   AddrFilterCheck,
   classify,
@@ -15,8 +17,6 @@ import {
   ReturnStack,
 } from "../../src/flow/index.js";
 import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
-import { ErrorCode } from "../../src/packet/errors.js";
-import { toBigInt } from "../../src/packet/u64.js";
 import { hex } from "../isa/helpers.js";
 
 test("return stack: pops what was pushed, the newest 64 at most", () => {

@@ -4,12 +4,13 @@
  * error, so that tests compare readable transcripts. Blocks are expanded into their
  * instructions, so block and instruction decoders give comparable transcripts.
  */
+
+import { ErrorCode, errorMessage } from "../../src/base/errors.js";
 import type { DecoderConfig } from "../../src/event/config.js";
 import { EventFlag, EventType, PtEvent, Status } from "../../src/event/types.js";
 import { Block, BlockDecoder, Insn, InsnDecoder } from "../../src/flow/index.js";
 import type { Image, ImageSet } from "../../src/image/index.js";
 import { decodeInsn, ExecMode, InsnClass, InsnFlag, InsnInfo } from "../../src/isa/index.js";
-import { ErrorCode, errorMessage } from "../../src/packet/errors.js";
 import { describe } from "../event/helpers.js";
 
 export interface RunOptions {

@@ -1,7 +1,7 @@
 /** Shared checks for the image tests. */
 import assert from "node:assert/strict";
+import { PtError } from "../../src/base/errors.js";
 import { ElfError, type ElfFile, parseElf } from "../../src/image/elf.js";
-import { PtError } from "../../src/packet/errors.js";
 
 export const big = (hi: number, lo: number): bigint => (BigInt(hi) << 32n) | BigInt(lo);
 export const halves = (v: bigint): [number, number] => [

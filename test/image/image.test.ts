@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { parseElf } from "../../src/image/elf.js";
 import { ASID_ANY, Image, ImageHit, ImageSet, ZERO_FILL } from "../../src/image/image.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import {
   ET_DYN,
   ET_EXEC,

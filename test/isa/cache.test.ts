@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { ANY_ASID, InsnCache } from "../../src/isa/cache.js";
 import { decodeInsn } from "../../src/isa/decode.js";
 import { ExecMode, InsnClass, InsnFlag, InsnInfo } from "../../src/isa/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { hex } from "./helpers.js";
 
 const { Bits16, Bits32, Bits64 } = ExecMode;

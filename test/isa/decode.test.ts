@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
 import { decodeInsn, formatInsn } from "../../src/isa/decode.js";
 import {
   COFI_TYPE,
@@ -18,7 +19,6 @@ import {
   InsnFlag,
   InsnInfo,
 } from "../../src/isa/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { decode, hex } from "./helpers.js";
 
 const { Bits16, Bits32, Bits64 } = ExecMode;

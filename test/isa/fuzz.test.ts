@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Code, Decoder, DecoderOptions, FlowControl, Instruction, OpKind } from "iced-x86";
+import { ErrorCode } from "../../src/base/errors.js";
 import { decodeInsn, formatInsn } from "../../src/isa/decode.js";
 import { ildLength } from "../../src/isa/ild.js";
 import { jmpabsLength } from "../../src/isa/jmpabs.js";
@@ -21,7 +22,6 @@ import {
   InsnFlag,
   InsnInfo,
 } from "../../src/isa/types.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 
 const RUNS = 20000;
 const mode = fc.constantFrom(ExecMode.Bits16, ExecMode.Bits32, ExecMode.Bits64);

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { decodePacket } from "../../src/packet/decode.js";
 import { encodedSize, encodePacket, PacketEncoder } from "../../src/packet/encode.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { CfeType, EvdType, Flag, Ipc, Packet, PacketType } from "../../src/packet/types.js";
 import {
   ALL_TYPES,

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { type BlockContext, DecodeQuirk, decodePacket } from "../../src/packet/decode.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { syncBackward, syncForward } from "../../src/packet/sync.js";
 import { IPC_PAYLOAD_BYTES, PACKET_NAMES, Packet, PacketType } from "../../src/packet/types.js";
 import { ALL_TYPES, ARBITRARIES, contextFor, encode, IP_OPCODE, IP_TYPES, u8 } from "./helpers.js";

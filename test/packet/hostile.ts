@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { isPsbAt } from "../../src/packet/sync.js";
 import { Packet } from "../../src/packet/types.js";
 import { anyPacket, encode } from "./helpers.js";

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { decodePacket } from "../../src/packet/decode.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
 import { compressIp, encodePacket, PacketEncoder } from "../../src/packet/encode.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { LastIp } from "../../src/packet/last-ip.js";
 import { IPC_PAYLOAD_BYTES, Ipc, Packet, PacketType } from "../../src/packet/types.js";
 import { IP_OPCODE, IP_TYPES, makePacket } from "./helpers.js";

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import fc from "fast-check";
+import { ErrorCode } from "../../src/base/errors.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { isPsbAt, syncBackward, syncForward } from "../../src/packet/sync.js";
 import { Packet, PacketType } from "../../src/packet/types.js";
 import { ALL_TYPES, ARBITRARIES, encode } from "./helpers.js";

@@ -1,12 +1,13 @@
 /**
  * readParquet reads back what writeParquet writes, value for value (64-bit integers as
  * Numbers where exact, bigints past 2^53; several row groups and pages), and refuses
- * what it cannot read (not Parquet, cut short, damaged footers) with an Error, never a
- * wrong table.
+ * what it cannot read (not Parquet, cut short, damaged footers) with a FileDiagnostic
+ * naming the byte offset, never a wrong table.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
+import { FileDiagnostic } from "../../src/base/index.js";
 import { type ParquetColumn, readParquet, writeParquet } from "../../src/shard/index.js";
 
 /** What readParquet gives for a written value: exact Numbers below 2^53, else bigints. */
@@ -96,7 +97,7 @@ test("random tables read back as written", () => {
   );
 });
 
-test("what is not a readable Parquet file is refused with an Error", () => {
+test("what is not a readable Parquet file is refused with a FileDiagnostic", () => {
   const good = writeParquet([{ name: "x", type: "int64" }], [[1, 2, 3]]);
   assert.throws(() => readParquet(new Uint8Array(0)), /not a Parquet file/);
   assert.throws(() => readParquet(new TextEncoder().encode("PAR1 hello PAR1")), /parquet|thrift/);
@@ -110,7 +111,39 @@ test("what is not a readable Parquet file is refused with an Error", () => {
       assert.equal(t.values.length, t.columns.length);
       for (const v of t.values) assert.equal(v.length, t.rows);
     } catch (e) {
-      assert.ok(e instanceof Error && /parquet|thrift/.test(e.message), String(e));
+      assert.ok(e instanceof FileDiagnostic && /^(parquet|thrift): /.test(e.problem), String(e));
+      assert.ok(e.offset >= 0 && e.offset <= bad.length, String(e));
     }
   }
+});
+
+test("a damaged file is refused at the byte offset of the damage", () => {
+  const good = writeParquet([{ name: "x", type: "int64" }], [[1, 2, 3]]);
+  const n = good.length;
+  const refusal = (bytes: Uint8Array): FileDiagnostic => {
+    try {
+      readParquet(bytes);
+    } catch (e) {
+      assert.ok(e instanceof FileDiagnostic, String(e));
+      return e;
+    }
+    assert.fail("read a damaged file");
+  };
+  const notParquet = refusal(new Uint8Array(8));
+  assert.equal(notParquet.offset, 0);
+  assert.equal(notParquet.message, "parquet: not a Parquet file (no PAR1 at both ends) at offset 0x0");
+  // The footer's length (the u32 before the closing PAR1) pointing before the file.
+  const long = good.slice();
+  new DataView(long.buffer).setUint32(n - 8, n, true);
+  assert.equal(refusal(long).offset, n - 8);
+  // The first page header follows "PAR1": its type (field 1, zigzag in byte 5) made 1, not DATA_PAGE.
+  assert.deepEqual(Array.from(good.subarray(4, 6)), [0x15, 0]);
+  const page = good.slice();
+  page[5] = 2;
+  const e = refusal(page);
+  assert.deepEqual([e.offset, e.problem], [4, "parquet: column x: not a v1 data page"]);
+  // A thrift field of an unknown type (13) where the page header starts.
+  const thrift = good.slice();
+  thrift[4] = 0x1d;
+  assert.deepEqual([refusal(thrift).offset, refusal(thrift).problem], [5, "thrift: unknown type 13"]);
 });

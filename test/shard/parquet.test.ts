@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import fc from "fast-check";
-import { toBigInt } from "../../src/packet/u64.js";
+import { toBigInt } from "../../src/base/halves.js";
 import {
   type HalvesColumn,
   type ParquetColumn,

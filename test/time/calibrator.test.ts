@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
 import { noErrata } from "../../src/cpu/index.js";
-import { ErrorCode } from "../../src/packet/errors.js";
 import { TimeCalibrator, type TimeConfig, U64 } from "../../src/time/index.js";
 import { cbrPacket, cycPacket, mtcPacket, tscPacket } from "./packets.js";
 

@@ -9,6 +9,7 @@
 import { initIsa } from "../../src/isa/index.js";
 
 export * as analysis from "../../src/analysis/index.js";
+export * as base from "../../src/base/index.js";
 export * as cpu from "../../src/cpu/index.js";
 export * as event from "../../src/event/index.js";
 export * as flow from "../../src/flow/index.js";

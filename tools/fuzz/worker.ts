@@ -6,11 +6,11 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { FileDiagnostic } from "../../src/base/diagnostic.js";
+import { ErrorCode } from "../../src/base/errors.js";
 import { commandIo, runCli } from "../../src/cli/ptkit.js";
 import { defaultDecoderConfig, EventDecoder, PtEvent } from "../../src/event/index.js";
 import { parseElf } from "../../src/image/elf.js";
-import { ErrorCode, PtError } from "../../src/packet/errors.js";
-import { PerfError } from "../../src/perf/errors.js";
 import { readExecBinary } from "../../src/unit/exec/binary.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import type { Execution } from "../../src/unit/exec/types.js";
@@ -116,9 +116,9 @@ function errorText(e: unknown): string {
   return e instanceof Error ? (e.stack ?? `${e.name}: ${e.message}`) : `non-Error thrown: ${String(e)}`;
 }
 
-/** Library errors that report bad input the way their layer promises. */
+/** Library errors that report bad input the way their layer promises (PtError, ElfError, PerfError, ...). */
 function isLayerError(e: unknown): boolean {
-  return e instanceof PtError || e instanceof PerfError;
+  return e instanceof FileDiagnostic;
 }
 
 /** A library call: only the layer's own error classes may come out. */

@@ -43,8 +43,9 @@
  * ```
  * Addresses are hex strings (64-bit exact); blocks and edges are sorted by address.
  */
+
+import { hex64 } from "../../base/halves.js";
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
-import { hex64 } from "../../packet/u64.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 

@@ -17,7 +17,7 @@
  * string literal's) in one byte arena, so writers copy bytes instead of encoding
  * strings.
  */
-import { hex64 } from "../../packet/u64.js";
+import { hex64 } from "../../base/halves.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
 import { growUint32, KeyTable } from "../key-table.js";

@@ -19,10 +19,11 @@
  * {"type":"error","icount":20,"offset":4096,"message":"..."}          a gap: decode error or overflow
  * ```
  */
+
+import { hex64 } from "../../base/halves.js";
 import type { PtEvent } from "../../event/types.js";
 import { EVENT_NAMES, EventType } from "../../event/types.js";
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
-import { hex64 } from "../../packet/u64.js";
 import { FRAME_END_NAMES, FRAME_KIND_NAMES, type FrameEnd, type FrameKind } from "../callstack.js";
 import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";

@@ -6,12 +6,12 @@
  */
 import type { FlowTracker, Symbolizer } from "../../analysis/index.js";
 import { Profile, type ProfileSummary } from "../../analysis/run-profile.js";
+import { toBigInt } from "../../base/halves.js";
 import type { DecoderConfig } from "../../event/index.js";
 import { drive, FlowClass, Insn, InsnDecoder } from "../../flow/index.js";
 import type { Image } from "../../image/index.js";
 import { InsnClass } from "../../isa/index.js";
 import { errorMessage } from "../../packet/index.js";
-import { toBigInt } from "../../packet/u64.js";
 
 export interface TraceDecode {
   profile: ProfileSummary;

@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { PtError } from "../../base/errors.js";
 import { runUnderLackey } from "../../node/valgrind.js";
-import { PtError } from "../../packet/errors.js";
 import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "../../session/file-kind.js";
 import type { SessionIo } from "../../session/io.js";
 import { readExecBinary, writeExecBinary } from "../../unit/exec/binary.js";

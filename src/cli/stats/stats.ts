@@ -1,7 +1,7 @@
 /** `ptkit stats`: what a trace holds and how fast it decodes. */
 import { parseArgs } from "node:util";
+import { errorMessage } from "../../base/errors.js";
 import { nowMs } from "../../node/clock.js";
-import { errorMessage } from "../../packet/errors.js";
 import { collectStats, type StatsPiece, type TraceStats } from "../../packet/stats.js";
 import { StatsMerge } from "../../packet/stats-merge.js";
 import { TraceBytes } from "../../packet/trace-bytes.js";

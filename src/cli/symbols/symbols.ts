@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Demangler, SymbolHit, SymbolTable } from "../../analysis/index.js";
+import { hex64, splitBigInt } from "../../base/halves.js";
 import { parseCUint } from "../../cpu/index.js";
 import { tryParseElf } from "../../image/index.js";
 import { loadDemangler } from "../../node/demangle-loader.js";
@@ -18,7 +19,6 @@ import {
   type SourceLineTool,
   toolRuns,
 } from "../../node/srcline.js";
-import { hex64, splitBigInt } from "../../packet/u64.js";
 import { ioErrorText } from "../../session/file-kind.js";
 import { LineWriter, type SessionIo } from "../../session/io.js";
 

@@ -5,8 +5,8 @@
  * of the offending record.
  */
 
+import { ErrorCode, PtError } from "../../base/errors.js";
 import { InsnFlag } from "../../isa/types.js";
-import { ErrorCode, PtError } from "../../packet/errors.js";
 import {
   EVENT_FIELDS,
   EventField,

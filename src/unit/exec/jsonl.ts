@@ -4,9 +4,10 @@
  * takes back unchanged. This is an API edge: it allocates freely and reports errors
  * by throwing {@link PtError} (`BadFile`).
  */
+
+import { ErrorCode, PtError } from "../../base/errors.js";
+import { hex64, splitBigInt } from "../../base/halves.js";
 import { EXEC_MODE_BITS, type ExecMode, INSN_CLASS_NAMES, InsnClass, InsnFlag } from "../../isa/types.js";
-import { ErrorCode, PtError } from "../../packet/errors.js";
-import { hex64 } from "../../packet/u64.js";
 import {
   EXEC_EVENT_NAMES,
   ExecBuilder,
@@ -102,8 +103,7 @@ function readU64(v: unknown, key: string, out: { hi: number; lo: number }): void
   if (/^[0-9]{1,20}$/.test(v)) {
     const big = BigInt(v);
     if (big >> 64n !== 0n) throw new FieldError(`${key}: ${v} is above 2^64-1`);
-    out.hi = Number(big >> 32n);
-    out.lo = Number(big & 0xffffffffn);
+    splitBigInt(big, out);
     return;
   }
   throw new FieldError(`${key}: "${v}" is not 0x-hex or decimal digits`);

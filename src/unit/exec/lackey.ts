@@ -43,10 +43,12 @@
  * The hot path (one instruction line) allocates nothing: IPs travel as halves and
  * decoded instructions are cached by IP ({@link InsnCache}).
  */
+
+import type { Diagnostic } from "../../base/diagnostic.js";
+import { hex64, splitBigInt, toBigInt } from "../../base/halves.js";
 import { InsnCache } from "../../isa/cache.js";
 import { decodeInsn, MAX_INSN_LENGTH } from "../../isa/decode.js";
 import { CofiType, cofiType, ExecMode, InsnClass, InsnFlag, InsnInfo } from "../../isa/types.js";
-import { hex64, splitBigInt } from "../../packet/u64.js";
 import {
   IRET_CLASS,
   IRET_OFFSET,
@@ -85,12 +87,10 @@ export interface LackeyOptions {
 /** The CR3 given to the process unless {@link LackeyOptions.cr3} says otherwise. */
 export const DEFAULT_CR3 = 0x3d4e5000n;
 
-/** A problem in the log. */
-export interface LackeyIssue {
-  /** Line number (1-based) and byte offset of the line in the log. */
-  line: number;
-  offset: number;
-  message: string;
+/** A problem in the log: a base {@link Diagnostic} at the line's byte offset, and the line's number. */
+export interface LackeyIssue extends Diagnostic {
+  /** Line number (1-based). */
+  readonly line: number;
 }
 
 export interface LackeyStats {
@@ -232,7 +232,7 @@ export class LackeyConverter implements LackeyLogSink {
     this.stats.objects++;
     // Code may now be different at addresses seen before (dlclose, then dlopen).
     this.cache.clear();
-    this.onObject?.(path, (BigInt(biasHi) << 32n) | BigInt(biasLo));
+    this.onObject?.(path, toBigInt(biasHi, biasLo));
   }
 
   signal(signo: number, resumeHi: number, resumeLo: number, pos: LinePos): void {

@@ -4,8 +4,9 @@
  * ptkit {@link Image} for classifying instructions and decoding traces, and as
  * `file:from-to:address` ranges for ptxed's `--raw` and the libipt harness's `--map`.
  */
+
+import { splitBigInt, toBigInt } from "../../base/halves.js";
 import { ElfError, Image, lowestLoad, SegmentFlag, tryParseElf } from "../../image/index.js";
-import { splitBigInt, toBigInt } from "../../packet/u64.js";
 import { KERNEL_BASE_HI, KERNEL_BASE_LO, KERNEL_CODE } from "./lackey-kernel.js";
 
 const U64 = (1n << 64n) - 1n;

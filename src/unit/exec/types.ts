@@ -96,8 +96,8 @@
  * `readExecBinary`/`writeExecBinary` (binary.ts).
  */
 
+import { ErrorCode, PtError } from "../../base/errors.js";
 import { ExecMode, INSN_CLASS_COUNT, InsnClass, InsnFlag } from "../../isa/types.js";
-import { ErrorCode, PtError } from "../../packet/errors.js";
 
 /** Event kinds (record kinds other than `insn`). Numbering is ptkit's own. */
 export const ExecEvent = {

@@ -8,7 +8,7 @@
  * The TSC is a 64-bit hi/lo pair; the crystal clock and the cycle count are Numbers
  * (exact below 2^53: decades of crystal ticks).
  */
-import { U64 } from "../../time/u64.js";
+import { U64 } from "../../base/u64.js";
 
 const TWO32 = 2 ** 32;
 /** Steps below this times a 32-bit ratio stay exact without splitting. */

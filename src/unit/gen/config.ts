@@ -2,7 +2,7 @@
  * What the packet generator needs besides the execution: the trace unit's registers,
  * the machine's clocks, and the modelling choices the SDM leaves to implementations.
  */
-import { ErrorCode, PtError } from "../../packet/errors.js";
+import { ErrorCode, PtError } from "../../base/errors.js";
 import type { MsrFile } from "../msr-file.js";
 import type { OutputUnit } from "../output/unit.js";
 import { type CpuProfile, SDM_PROFILE } from "../profiles.js";

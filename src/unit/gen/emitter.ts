@@ -4,8 +4,9 @@
  * generator makes goes through {@link Emitter.put} into a {@link PacketEncoder}; none
  * is allocated (two scratch {@link Packet}s are reused).
  */
+
+import { ErrorCode, PtError } from "../../base/errors.js";
 import { compressIp, encodedSize, PacketEncoder } from "../../packet/encode.js";
-import { ErrorCode, PtError } from "../../packet/errors.js";
 import type { LastIp } from "../../packet/last-ip.js";
 import { Ipc, Packet, PacketType } from "../../packet/types.js";
 import type { Clock } from "./clock.js";

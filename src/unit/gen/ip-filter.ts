@@ -3,7 +3,7 @@
  * (inclusive) whose IA32_RTIT_CTL.ADDRn_CFG is 1 (FilterEn range) or 2 (TraceStop
  * range), loaded from the register file when tracing is enabled.
  */
-import { lt64 } from "../../time/u64.js";
+import { lt64 } from "../../base/u64.js";
 import { getField } from "../bits.js";
 import type { MsrFile } from "../msr-file.js";
 import { AddrCfg, CTL_ADDR_CFG } from "../msr-layout.js";

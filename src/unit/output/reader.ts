@@ -10,7 +10,7 @@
  * overwrite). Regions whose STOP entry filled, where the last packet may be cut, are
  * named.
  */
-import { ErrorCode, PtError } from "../../packet/errors.js";
+import { ErrorCode, PtError } from "../../base/errors.js";
 import { syncForward } from "../../packet/sync.js";
 import type { PtCapabilities } from "../capabilities.js";
 import type { OutputErrorInfo } from "./errors.js";

@@ -4,8 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { PtError } from "../../../src/base/errors.js";
 import { ExecMode, InsnClass, InsnFlag } from "../../../src/isa/types.js";
-import { PtError } from "../../../src/packet/errors.js";
 import { readExecBinary, writeExecBinary } from "../../../src/unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../../../src/unit/exec/jsonl.js";
 import { ExecBuilder, ExecEvent, type Execution, WakeReason } from "../../../src/unit/exec/types.js";

@@ -2,10 +2,11 @@
  * Test helpers for the packet generator: register files configured by field name,
  * executions from JSON Lines, and packet lists in a compact text form.
  */
+
+import { hex64 } from "../../../src/base/halves.js";
 import { PacketDecoder } from "../../../src/packet/decoder.js";
 import { LastIp } from "../../../src/packet/last-ip.js";
 import { Flag, Ipc, Packet, PacketType } from "../../../src/packet/types.js";
-import { hex64 } from "../../../src/packet/u64.js";
 import type { BitField } from "../../../src/unit/bits.js";
 import { setField } from "../../../src/unit/bits.js";
 import type { PtCapabilities } from "../../../src/unit/capabilities.js";

@@ -10,7 +10,7 @@
  * kept below 2^53 by splitting 32-bit words into 16-bit limbs.
  */
 
-import { type Halves, splitBigInt, toBigInt } from "../packet/u64.js";
+import { type Halves, splitBigInt, toBigInt } from "./halves.js";
 
 const TWO_32 = 0x1_0000_0000;
 const TWO_16 = 0x1_0000;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { add64, div64, lt64, mul64, mulHi32, shl64, shr64, sub64, U64 } from "../../src/time/u64.js";
+import { add64, div64, lt64, mul64, mulHi32, shl64, shr64, sub64, U64 } from "../../src/base/u64.js";
 
 const M64 = (1n << 64n) - 1n;
 const big = (hi: number, lo: number): bigint => (BigInt(hi) << 32n) | BigInt(lo);

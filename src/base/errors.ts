@@ -3,6 +3,8 @@
  * so that messages match ptdump/ptxed output. Functions return `-code` (a negative
  * number) on failure, as libipt does; hot loops never throw.
  */
+import { FileDiagnostic } from "./diagnostic.js";
+
 export const ErrorCode = {
   Ok: 0,
   Internal: 1,
@@ -72,20 +74,18 @@ export function errorMessage(code: number): string {
   return MESSAGES[index] ?? "internal error.";
 }
 
-/** Thrown only at API edges (never inside decode loops), carrying the offending offset and byte. */
-export class PtError extends Error {
-  readonly code: ErrorCode;
-  readonly offset: number;
+/**
+ * A decoding error at an offset, thrown only at API edges (never inside decode loops):
+ * a {@link FileDiagnostic} whose message also names the libipt error, as
+ * `detail: bad packet at offset 0x10`.
+ */
+export class PtError extends FileDiagnostic {
   readonly byte: number | undefined;
 
   constructor(code: number, offset: number, byte?: number, detail?: string) {
-    const c = (code < 0 ? -code : code) as ErrorCode;
-    const at = `at offset 0x${offset.toString(16)}`;
     const b = byte === undefined ? "" : ` (byte 0x${byte.toString(16).padStart(2, "0")})`;
-    super(`${detail ? `${detail}: ` : ""}${errorMessage(c)} ${at}${b}`);
+    super(code, offset, `${detail ? `${detail}: ` : ""}${errorMessage(code)}${b}`);
     this.name = "PtError";
-    this.code = c;
-    this.offset = offset;
     this.byte = byte;
   }
 }

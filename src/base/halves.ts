@@ -1,6 +1,7 @@
 /**
  * 64-bit values as two unsigned 32-bit halves, the one representation every layer
- * uses: joining and splitting at the BigInt API edge, and printing in hex.
+ * uses: joining and splitting at the BigInt API edge, comparing, and printing in hex.
+ * Arithmetic on halves is in u64.ts.
  */
 
 /** Anything with unsigned 32-bit `hi`/`lo` halves. */
@@ -25,4 +26,16 @@ export function splitBigInt<T extends Halves>(value: bigint, out: T): T {
 export function hex64(hi: number, lo: number, width = 16): string {
   const s = hi === 0 ? lo.toString(16) : hi.toString(16) + lo.toString(16).padStart(8, "0");
   return s.padStart(width, "0");
+}
+
+/** The exact value as `0x...` (lower-case hex, no padding). */
+export function hex0x(hi: number, lo: number): string {
+  return `0x${hex64(hi, lo, 1)}`;
+}
+
+/** -1, 0 or 1 as (aHi:aLo) is below, equal to or above (bHi:bLo), unsigned. */
+export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): number {
+  if (aHi !== bHi) return aHi < bHi ? -1 : 1;
+  if (aLo !== bLo) return aLo < bLo ? -1 : 1;
+  return 0;
 }
