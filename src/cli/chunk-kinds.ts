@@ -4,7 +4,7 @@
  * the command merges (see packet/chunks.ts for the contract).
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
-import type { DumpOptions } from "./dump/options.js";
+import type { DumpOptions } from "../session/dump-options.js";
 
 /** Decode `trace`, a piece starting at trace offset `start`, up to `stop` (relative). */
 export type PieceDecoder = (trace: TraceBytes, stop: number, options: unknown, start: number) => unknown;
@@ -20,7 +20,7 @@ export const PIECE_DECODERS: Record<string, PieceDecoder> = {
     return flowPieceIn(words, cwd, trace, start, stop);
   },
   dump: async (trace, stop, options, start) => {
-    const { dumpPiece } = await import("./dump/pieces.js");
+    const { dumpPiece } = await import("../session/dump-pieces.js");
     return dumpPiece(options as DumpOptions, trace, start, stop);
   },
 };

@@ -16,6 +16,8 @@ export { ANSWER_FILES, type AnswerFile, blockFunction, SHOWN_ROWS } from "./answ
 export { type FunctionRow, functionRows, type PerfAnswers } from "./answers.js";
 export { ByteLines } from "./byte-lines.js";
 export { type CoverageBlock, type CoverageRow, coverageRows } from "./coverage-rows.js";
+export { Dumper } from "./dump-listing.js";
+export { type DumpOptions, defaultDumpOptions } from "./dump-options.js";
 export { FilesIo } from "./files-io.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
 export { NOT_REGULAR } from "./io.js";

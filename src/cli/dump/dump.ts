@@ -1,6 +1,9 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
 import { seam, sliceSource } from "../../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../../packet/trace-bytes.js";
+import { type DumpCarry, Dumper } from "../../session/dump-listing.js";
+import type { DumpOptions } from "../../session/dump-options.js";
+import { type DumpPiece, dumpPiece, dumpsInPieces } from "../../session/dump-pieces.js";
 import { noPsbHint, traceFileProblem } from "../../session/file-kind.js";
 import {
   type FileRange,
@@ -12,9 +15,7 @@ import { type ChunkRunner, LineWriter, type SessionIo, writeStdoutBytes } from "
 import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
 import { Progress } from "../progress.js";
 import { VERSION } from "../version.js";
-import { type DumpCarry, Dumper } from "./dumper.js";
-import { DUMP_HELP, type DumpOptions, parseDumpArgs } from "./options.js";
-import { type DumpPiece, dumpPiece, dumpsInPieces } from "./pieces.js";
+import { DUMP_HELP, parseDumpArgs } from "./options.js";
 
 /**
  * The largest piece of trace a thread dumps at a time: its listing (some 20 bytes of

@@ -2,67 +2,11 @@
  * `ptkit dump` options: libipt ptdump's, parsed in order like ptdump does (the
  * trace file comes last; `--time` and `--tcal` exclude each other).
  */
-import { type Cpu, parseCpu } from "../../cpu/index.js";
-import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
+import { parseCpu } from "../../cpu/index.js";
+import { type DumpOptions, defaultDumpOptions } from "../../session/dump-options.js";
+import { defaultSidebandOptions } from "../../session/sideband-config.js";
 import { parseCUintMax } from "../numbers.js";
 import { parseSidebandOption } from "../sideband-options.js";
-
-export interface DumpOptions {
-  noSync: boolean;
-  quiet: boolean;
-  noPad: boolean;
-  noTiming: boolean;
-  noCyc: boolean;
-  showOffset: boolean;
-  showRaw: boolean;
-  showLastIp: boolean;
-  showExecMode: boolean;
-  trackTime: boolean;
-  showTime: boolean;
-  showTcal: boolean;
-  timeDelta: boolean;
-  noTcal: boolean;
-  noWallClock: boolean;
-  keepTcalOnOvf: boolean;
-  cpu: Cpu | undefined;
-  mtcFreq: number;
-  nomFreq: number;
-  cpuid15Eax: number;
-  cpuid15Ebx: number;
-  file: string | undefined;
-  sideband: SidebandOptions;
-  /** `-j/--jobs`, as given (see jobs.ts). */
-  jobs: string | undefined;
-}
-
-export function defaultDumpOptions(): DumpOptions {
-  return {
-    noSync: false,
-    quiet: false,
-    noPad: false,
-    noTiming: false,
-    noCyc: false,
-    showOffset: true,
-    showRaw: false,
-    showLastIp: false,
-    showExecMode: false,
-    trackTime: false,
-    showTime: false,
-    showTcal: false,
-    timeDelta: false,
-    noTcal: false,
-    noWallClock: false,
-    keepTcalOnOvf: false,
-    cpu: undefined,
-    mtcFreq: 0,
-    nomFreq: 0,
-    cpuid15Eax: 0,
-    cpuid15Ebx: 0,
-    file: undefined,
-    sideband: defaultSidebandOptions(),
-    jobs: undefined,
-  };
-}
 
 const FLAGS: Record<string, (o: DumpOptions) => void> = {
   "--no-sync": (o) => {

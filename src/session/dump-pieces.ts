@@ -9,11 +9,11 @@
  * does not reset it at PSB), time and calibration (`--time`, `--tcal`, and the
  * sideband printed as time passes). Dumps with those run in one piece.
  */
-import type { TraceBytes } from "../../packet/trace-bytes.js";
-import { LineWriter } from "../../session/io.js";
-import { TextBytes } from "../../session/text-bytes.js";
-import { type DumpCarry, Dumper } from "./dumper.js";
-import type { DumpOptions } from "./options.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
+import { type DumpCarry, Dumper } from "./dump-listing.js";
+import type { DumpOptions } from "./dump-options.js";
+import { LineWriter } from "./io.js";
+import { TextBytes } from "./text-bytes.js";
 
 /** A piece's listing, and where and in what state its decode stopped (offsets relative to its start). */
 export interface DumpPiece {

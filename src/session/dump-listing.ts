@@ -2,7 +2,7 @@
  * The ptdump-compatible packet listing: sync, decode every packet, track last IP and
  * time, print one line per packet and one bracketed line per diagnostic.
  */
-import { cpuErrata, noErrata, packetQuirks } from "../../cpu/index.js";
+import { cpuErrata, noErrata, packetQuirks } from "../cpu/index.js";
 import {
   type BlockContext,
   ErrorCode,
@@ -16,9 +16,8 @@ import {
   PacketType,
   PSB_SIZE,
   type TraceBytes,
-} from "../../packet/index.js";
-import type { SidebandSession } from "../../perf/index.js";
-import type { LineWriter } from "../../session/io.js";
+} from "../packet/index.js";
+import type { SidebandSession } from "../perf/index.js";
 import {
   formatFcr,
   formatFcrDelta,
@@ -29,8 +28,9 @@ import {
   TimeTracker,
   TscQuery,
   U64,
-} from "../../time/index.js";
-import type { DumpOptions } from "./options.js";
+} from "../time/index.js";
+import type { DumpOptions } from "./dump-options.js";
+import type { LineWriter } from "./io.js";
 import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
 
 /** Packets between progress reports. */

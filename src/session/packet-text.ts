@@ -2,7 +2,7 @@
  * Packet payloads as ptdump prints them. Each function returns the payload column
  * for one packet type; fields are truncated like ptdump's fixed-size buffers.
  */
-import { Flag, hex64, Ipc, type Packet, PacketType } from "../../packet/index.js";
+import { Flag, hex64, Ipc, type Packet, PacketType } from "../packet/index.js";
 
 /** Column widths of ptdump's buffers (their C sizes, NUL included). */
 export const Width = { offset: 17, raw: 33, opcode: 10, payload: 25, extended: 48, trackId: 5, track: 17 };
