@@ -35,7 +35,7 @@ export interface SimulateArgs {
    * (src/unit/exec/perf-env.ts); `toggle`: TraceEn cleared and set in every kernel
    * visit (default with `--cpu broadwell`, as its captures show).
    */
-  env: { toggleEveryVisit: boolean } | undefined;
+  env: { toggleEveryVisit: boolean; dataFaults: boolean } | undefined;
   preset: PresetName;
   /**
    * `--cpu` was given: the model takes that core's behaviour profile. Without it,
@@ -153,14 +153,16 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
   }
   let env: SimulateArgs["env"];
   if (values.env !== undefined) {
-    const [name, how, ...rest] = (values.env as string).split(":");
-    if (
-      name !== "perf-user" ||
-      rest.length > 0 ||
-      (how !== undefined && how !== "toggle" && how !== "no-toggle")
-    )
-      return { error: `--env: '${values.env}' is not perf-user, perf-user:toggle or perf-user:no-toggle` };
-    env = { toggleEveryVisit: how === undefined ? preset === "broadwell" : how === "toggle" };
+    const [name, ...how] = (values.env as string).split(":");
+    const known = ["toggle", "no-toggle", "no-data"];
+    if (name !== "perf-user" || how.some((h) => !known.includes(h)) || new Set(how).size < how.length)
+      return {
+        error: `--env: '${values.env}' is not perf-user with any of :toggle or :no-toggle, and :no-data`,
+      };
+    const toggle = how.includes("toggle") ? true : how.includes("no-toggle") ? false : undefined;
+    if (how.includes("toggle") && how.includes("no-toggle"))
+      return { error: "--env: :toggle or :no-toggle, not both" };
+    env = { toggleEveryVisit: toggle ?? preset === "broadwell", dataFaults: !how.includes("no-data") };
   }
   let layout: OutputLayout | string | undefined;
   if (values["single-range"] !== undefined && values.topa !== undefined)

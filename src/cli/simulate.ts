@@ -7,7 +7,7 @@ import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "../
 import type { SessionIo } from "../session/io.js";
 import { readExecBinary, writeExecBinary } from "../unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../unit/exec/jsonl.js";
-import { LackeyConverter } from "../unit/exec/lackey.js";
+import { LackeyConverter, type PageTouches } from "../unit/exec/lackey.js";
 import { applyPerfEnv } from "../unit/exec/perf-env.js";
 import type { Execution } from "../unit/exec/types.js";
 import { generate } from "../unit/gen/index.js";
@@ -43,12 +43,17 @@ input and output:
   --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
   --save-log FILE         keep valgrind's log (with -- <command>).
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
-  --env perf-user[:toggle|:no-toggle]
+  --env perf-user[:toggle|:no-toggle][:no-data]
                           perf's environment (perf record -e intel_pt//u): tracing
-                          enabled in the kernel during exec, a page fault at the
-                          first fetch from each code page; toggle: TraceEn cleared
-                          and set in every kernel visit (default with --cpu broadwell,
-                          as its captures show). See src/unit/exec/perf-env.ts.
+                          enabled in the kernel during exec; demand-paging faults
+                          (FUP, TIP.PGD, TIP.PGE) at the first fetch from a code page
+                          and the first load or store to a data page of the program's
+                          segments, with Linux's fault-around and copy on write
+                          (no-data: code pages only); toggle: TraceEn cleared and set
+                          in every kernel visit (default with --cpu broadwell, as its
+                          captures show). Not modelled: the stack, heap and mmap'ed
+                          memory (valgrind's own), other processes, interrupts. See
+                          src/unit/exec/perf-env.ts.
   --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
                           ${PRESET_NAMES.join(", ")}
                           (default: skylake's capabilities with the SDM's choices
@@ -154,9 +159,16 @@ function simulate(args: SimulateArgs, io: SessionIo): number {
   let execution = input.execution;
   let envLine: string | undefined;
   if (args.env !== undefined) {
-    const env = applyPerfEnv(execution, { ctlHi: msrs.ctlHi, ctlLo: msrs.ctlLo, ...args.env });
+    const env = applyPerfEnv(execution, {
+      ctlHi: msrs.ctlHi,
+      ctlLo: msrs.ctlLo,
+      toggleEveryVisit: args.env.toggleEveryVisit,
+      ...(image === undefined ? {} : { segments: image.segments }),
+      ...(args.env.dataFaults ? { dataTouches: input.dataTouches } : {}),
+    });
     execution = env.execution;
-    envLine = `env          perf-user: ${env.faults.length} code page faults, ${env.toggles} TraceEn toggles`;
+    const code = env.faults.length - env.dataFaults;
+    envLine = `env          perf-user: ${code} code page faults, ${env.dataFaults} data page faults, ${env.toggles} TraceEn toggles`;
   }
   if (args.saveExec !== undefined) {
     const bytes = args.saveExec.endsWith(".jsonl")
@@ -245,6 +257,8 @@ interface Loaded {
   execution: Execution;
   /** The process image, for executions converted from lackey. */
   image?: ProcessImage;
+  /** First touches of data pages, for executions converted from lackey. */
+  dataTouches?: PageTouches;
 }
 
 /** The execution the arguments name, or an error message. */
@@ -313,6 +327,7 @@ function convertLog(path: string, args: SimulateArgs, io: SessionIo): Loaded | s
     code: image.image,
     onObject: (p, bias) => image.map(p, bias),
     ...(args.cr3 === undefined ? {} : { cr3: args.cr3 }),
+    dataPages: args.env?.dataFaults ?? false,
   });
   const size = io.fileSize(path);
   const progress = new Progress(io, "converting the lackey log", size);
@@ -328,5 +343,9 @@ function convertLog(path: string, args: SimulateArgs, io: SessionIo): Loaded | s
     io.stderr(`ptkit simulate: ... ${r.stats.issues - r.issues.length} more problems\n`);
   if (r.fatal !== undefined)
     return `${path}:${r.fatal.line} (byte ${r.fatal.offset}): conversion stopped: ${r.fatal.message}`;
-  return { execution: r.execution, image };
+  return {
+    execution: r.execution,
+    image,
+    ...(r.dataTouches === undefined ? {} : { dataTouches: r.dataTouches }),
+  };
 }

@@ -11,9 +11,10 @@
  * - loopy: equal, on Skylake (2018-04-04, i5-6500: `--cpu skylake --env perf-user
  *   --user --tsc --mtc 3 --psb-freq 3`) and Broadwell (2018-05, i7-5600U: `--cpu
  *   broadwell --env perf-user --user --tsc`).
- * - control_flow (Skylake): equal up to the first data-page fault, which the model
- *   leaves out (src/unit/exec/perf-env.ts): the capture's FUP at 0x400560, `call
- *   *(%rbx)` reading .init_array on page 0x600000; the test names that packet.
+ * - control_flow (Skylake): equal up to musl's auxv walk (valgrind's auxv is not the
+ *   kernel's), which the test names; both page faults, on the code page at the entry
+ *   point and on the data page at `call *(%rbx)` reading .init_array (0x400560, page
+ *   0x600000), are in model and capture alike.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -54,6 +55,11 @@ function packets(bytes: Uint8Array): string[] {
 function firstDifference(a: readonly string[], b: readonly string[]): number {
   for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
   return -1;
+}
+
+/** The FUPs of page faults and other asynchronous events: those a TIP.PGD follows. */
+export function faultFups(list: readonly string[]): string[] {
+  return list.filter((p, k) => p.startsWith("fup ") && list[k + 1]?.startsWith("tip.pgd "));
 }
 
 const PROGRAMS = {
@@ -108,7 +114,7 @@ describe("ptkit simulate --env perf-user against the HASE captures, timing packe
       process.env = saved;
     }
     assert.equal(code, 0, io.err.join(""));
-    assert.match(io.out.join(""), /env {10}perf-user: 1 code page faults/);
+    assert.match(io.out.join(""), /env {10}perf-user: 1 code page faults, \d+ data page faults/);
     return packets(new Uint8Array(readFileSync(trace)));
   }
 
@@ -130,7 +136,7 @@ describe("ptkit simulate --env perf-user against the HASE captures, timing packe
     assert.deepEqual(got, want);
   });
 
-  test("control_flow, Skylake (control_flow-20180404, aux idx 1): equal up to the first data-page fault", async () => {
+  test("control_flow, Skylake (control_flow-20180404, aux idx 1): equal up to the auxv walk, the same page faults", async () => {
     const want = capture("control_flow-20180404-aux-idx1");
     // musl's __init_libc walks envp, then auxv: 19 environment variables under valgrind
     // make the envp walk the capture's (found by trying counts); auxv is valgrind's own.
@@ -152,8 +158,9 @@ describe("ptkit simulate --env perf-user against the HASE captures, timing packe
     ]);
     assert.equal(want[at], "tnt.8 6 0 0:38");
     assert.equal(got[at], "tnt.8 6 0 0:5");
-    // Further on, the capture's data-page fault, which the model does not make.
-    assert.ok(want.includes("fup 3 0 0:400560"));
-    assert.ok(!got.includes("fup 3 0 0:400560"));
+    // The page faults (a FUP then TIP.PGD): the entry point's code page, then the data
+    // page of .init_array, read by `call *(%rbx)`.
+    assert.deepEqual(faultFups(got), ["fup 3 0 0:400202", "fup 3 0 0:400560"]);
+    assert.deepEqual(faultFups(want), faultFups(got));
   });
 });
