@@ -24,43 +24,9 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
-import { PacketDecoder } from "../../src/packet/decoder.js";
-import { PACKET_NAMES, Packet, PacketType } from "../../src/packet/types.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-
-const TIMING: ReadonlySet<number> = new Set([
-  PacketType.Pad,
-  PacketType.Tsc,
-  PacketType.Mtc,
-  PacketType.Cyc,
-  PacketType.Tma,
-  PacketType.Cbr,
-]);
-
-/** Every packet but timing and PAD, as "name a b hi:lo" (the decoder's fields). */
-function packets(bytes: Uint8Array): string[] {
-  const d = new PacketDecoder(bytes);
-  const p = new Packet();
-  const out: string[] = [];
-  if (d.syncForward() < 0) return out;
-  while (d.next(p) >= 0) {
-    if (TIMING.has(p.type)) continue;
-    out.push(`${PACKET_NAMES[p.type]} ${p.a} ${p.b} ${p.hi.toString(16)}:${p.lo.toString(16)}`);
-  }
-  return out;
-}
-
-/** The index of the first packet where the lists differ, or -1. */
-function firstDifference(a: readonly string[], b: readonly string[]): number {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
-  return -1;
-}
-
-/** The FUPs of page faults and other asynchronous events: those a TIP.PGD follows. */
-export function faultFups(list: readonly string[]): string[] {
-  return list.filter((p, k) => p.startsWith("fup ") && list[k + 1]?.startsWith("tip.pgd "));
-}
+import { faultFups, firstDifference, packets } from "./packet-list.js";
 
 const PROGRAMS = {
   loopy: ["real", "hase", "2018-04-04", "loopy", "loopy"],
