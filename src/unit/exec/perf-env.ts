@@ -84,6 +84,8 @@ const MSR_RTIT_CTL = 0x570;
 const PAGE_FAULT = 14;
 /** See {@link PerfEnvOptions.execTicks}. */
 const EXEC_TICKS = 82 * 8 * 133;
+/** See {@link PerfEnvOptions.kernelTicks}. */
+const KERNEL_TICKS = 2000;
 /** 2^20: pages of 4 KiB per 2^32 bytes. */
 const PAGES_PER_HI = 0x100000;
 /** Linux's fault_around_bytes default, 64 KiB, in pages. */
@@ -122,6 +124,13 @@ export interface PerfEnvOptions {
    * made due, in its CPL 0 form (no MODE.Exec, no FUP), as the capture shows.
    */
   execTicks?: number;
+  /**
+   * TSC ticks each kernel visit takes (a system call, a page fault; default 2,000:
+   * about 1.6 MTC periods at MTCFreq 3, where the HASE Skylake captures show 1 to 20
+   * and DynamoRIO's hello 5 to 86). In cycle-accurate mode it gives the TIP.PGE back
+   * to user space its CYC, as every one in hello has.
+   */
+  kernelTicks?: number;
   /** Fault on the first fetch from each code page. Default true. */
   codeFaults?: boolean;
   /** Code pages (address >> 12) present from the start: no fault on them. */
@@ -223,6 +232,7 @@ export function applyPerfEnv(x: Execution, options: PerfEnvOptions): PerfEnvResu
   const toggleEvery = options.toggleEveryVisit ?? false;
   const atEnd = options.togglesAtEnd ?? 1;
   const codeFaults = options.codeFaults ?? true;
+  const kernelTicks = options.kernelTicks ?? KERNEL_TICKS;
   const pages = new PageTable(
     options.segments,
     Math.max(1, options.faultAroundPages ?? FAULT_AROUND_PAGES),
@@ -245,6 +255,7 @@ export function applyPerfEnv(x: Execution, options: PerfEnvOptions): PerfEnvResu
     faults.push([i, page * 4096]);
     b.transfer(ExecEvent.Exception, PAGE_FAULT, hi, lo, KERNEL_BASE_HI, (KERNEL_BASE_LO + IRET_OFFSET) >>> 0);
     b.cpl(0);
+    if (kernelTicks > 0) b.ticks(kernelTicks);
     if (toggleEvery) toggle();
     iretq();
     b.cpl(3);
@@ -280,6 +291,7 @@ export function applyPerfEnv(x: Execution, options: PerfEnvOptions): PerfEnvResu
     const hi = x.ipHi[i]!;
     const lo = x.ipLo[i]!;
     if (cpl === 0) {
+      if (kernelTicks > 0) b.ticks(kernelTicks);
       if (toggleEvery) toggle();
     } else {
       if (codeFaults) {

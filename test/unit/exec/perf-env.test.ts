@@ -116,8 +116,9 @@ describe("applyPerfEnv", () => {
     // Each fault: FUP at the instruction, which then retires after the kernel's IRETQ.
     const l = lines(r.execution);
     const k = l.indexOf('{"k":"exception","vector":14,"from":"0x411008","to":"0xffffffff81000010"}');
-    assert.deepEqual(l.slice(k + 1, k + 4), [
+    assert.deepEqual(l.slice(k + 1, k + 5), [
       '{"k":"cpl","cpl":0}',
+      '{"k":"ticks","n":"0x7d0"}', // the kernel's time: kernelTicks, 2,000 by default
       '{"k":"insn","ip":"0xffffffff81000010","size":2,"class":"iret"}',
       '{"k":"cpl","cpl":3}',
     ]);
