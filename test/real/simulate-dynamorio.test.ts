@@ -14,8 +14,9 @@
  * TNT bits, the faults at 0x4469f0 (code), 0x446a22 (a load from .data). The 35th
  * packet is the first the program's environment changes: glibc's auxv walk
  * (`_dl_aux_init`), where the capture's first auxv entry goes straight to the jump
- * table (`ja` at 0x446ac8 not taken: TNT "0") and valgrind's auxv sends its first
- * two entries to the default case first (TNT "11110"). Past that point the page
+ * table (`ja` at 0x446ac8 not taken: TNT "0") and valgrind's auxv (built from the
+ * host kernel's) sends its first entries to the default case first (on the host this
+ * was measured on, two: TNT "11110"). Past that point the page
  * faults still line up: both have 19, and the first 13 are at the same instructions.
  * The rest differ where glibc picks functions by CPUID, which valgrind changes.
  */
@@ -94,7 +95,9 @@ describe("ptkit simulate --env perf-user against DynamoRIO's hello capture, timi
     // The first difference: the capture's byte offset, both packets.
     assert.equal(capture.offsets[at], 0x856);
     assert.equal(want[at], "tnt.8 1 0 0:0");
-    assert.equal(got[at], "tnt.8 5 0 0:1e");
+    // Valgrind's auxv comes from the host kernel's (here its first two entries go to
+    // the default case: TNT 11110): only that it is a TNT is fixed.
+    assert.match(got[at]!, /^tnt\.8 /);
     // Both then fault at the jump table's load (.rodata), and go on faulting alike.
     assert.equal(want[at + 1], "fup 3 0 0:446aca");
     assert.equal(got[at + 1], "fup 3 0 0:446aca");

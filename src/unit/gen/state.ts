@@ -138,7 +138,7 @@ export class GenState {
     this.out = cfg.output;
     this.clock = new Clock(cfg.nominalRatio, cfg.ctcEax, cfg.ctcEbx, cfg.cbr, cfg.tsc);
     this.em = new Emitter(this.clock, 1 << 16);
-    this.em.tntCapacity = cfg.longTnt ? 47 : 6;
+    this.em.tntCapacity = cfg.tntBits;
     this.em.capacity = cfg.bufferBytes;
     this.em.drainPerCycle = cfg.drainPerCycle;
     this.em.cycMax = cfg.cycMax;
