@@ -31,11 +31,13 @@ export interface SimulateArgs {
   /** CR3 of the process converted from a lackey log. */
   cr3: bigint | undefined;
   /**
-   * `--env perf-user[:toggle|:no-toggle]`: perf's environment around the program
-   * (src/unit/exec/perf-env.ts); `toggle`: TraceEn cleared and set in every kernel
-   * visit (default with `--cpu broadwell`, as its captures show).
+   * `--env perf-user|perf-kernel|perf-all[:toggle|:no-toggle][:no-data]`: perf's
+   * environment around the program (src/unit/exec/perf-env.ts), tracing CPL 3, CPL 0
+   * or both (User/OS, unless --user or --kernel says otherwise); `toggle`: TraceEn
+   * cleared and set in every kernel visit (default with `--cpu broadwell`, as its
+   * captures show); `no-data`: no data-page faults.
    */
-  env: { toggleEveryVisit: boolean; dataFaults: boolean } | undefined;
+  env: { name: EnvName; toggleEveryVisit: boolean; dataFaults: boolean } | undefined;
   preset: PresetName;
   /**
    * `--cpu` was given: the model takes that core's behaviour profile. Without it,
@@ -49,6 +51,10 @@ export interface SimulateArgs {
   /** WRMSRs in order; `option` names what asked for the value, for messages. */
   writes: { msr: number; value: bigint; option: string }[];
 }
+
+/** perf's environments: `perf record -e intel_pt//u`, `//k`, `//uk` around the program. */
+export const ENV_NAMES = ["perf-user", "perf-kernel", "perf-all"] as const;
+export type EnvName = (typeof ENV_NAMES)[number];
 
 export type SimulateParse = SimulateArgs | { help: true } | { error: string };
 
@@ -155,14 +161,22 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
   if (values.env !== undefined) {
     const [name, ...how] = (values.env as string).split(":");
     const known = ["toggle", "no-toggle", "no-data"];
-    if (name !== "perf-user" || how.some((h) => !known.includes(h)) || new Set(how).size < how.length)
+    if (
+      !(ENV_NAMES as readonly string[]).includes(name!) ||
+      how.some((h) => !known.includes(h)) ||
+      new Set(how).size < how.length
+    )
       return {
-        error: `--env: '${values.env}' is not perf-user with any of :toggle or :no-toggle, and :no-data`,
+        error: `--env: '${values.env}' is not ${ENV_NAMES.join(", ")} or one of them with :toggle or :no-toggle, and :no-data`,
       };
-    const toggle = how.includes("toggle") ? true : how.includes("no-toggle") ? false : undefined;
     if (how.includes("toggle") && how.includes("no-toggle"))
       return { error: "--env: :toggle or :no-toggle, not both" };
-    env = { toggleEveryVisit: toggle ?? preset === "broadwell", dataFaults: !how.includes("no-data") };
+    const toggle = how.includes("toggle") ? true : how.includes("no-toggle") ? false : undefined;
+    env = {
+      name: name as EnvName,
+      toggleEveryVisit: toggle ?? preset === "broadwell",
+      dataFaults: !how.includes("no-data"),
+    };
   }
   let layout: OutputLayout | string | undefined;
   if (values["single-range"] !== undefined && values.topa !== undefined)
@@ -172,7 +186,7 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
   if (typeof layout === "string") return { error: layout };
   if (values.memory !== undefined && layout === undefined)
     return { error: "--memory needs --single-range or --topa" };
-  const writes = msrWrites(values, layout, preset as PresetName);
+  const writes = msrWrites(values, layout, preset as PresetName, env?.name);
   if (typeof writes === "string") return { error: writes };
   return {
     input,
@@ -195,6 +209,7 @@ function msrWrites(
   values: Values,
   layout: OutputLayout | undefined,
   preset: PresetName,
+  env: EnvName | undefined,
 ): SimulateArgs["writes"] | string {
   const raw = new Map<number, { value: bigint; option: string }>();
   for (const [name, msr] of Object.entries(RAW_MSRS)) {
@@ -229,6 +244,11 @@ function msrWrites(
     setField(ctl, CTL.User, values.user ? 1 : 0);
     setField(ctl, CTL.OS, values.kernel ? 1 : 0);
     named.push(values.user ? "--user" : "--kernel");
+  } else if (env !== undefined) {
+    // perf's //u, //k, //uk.
+    setField(ctl, CTL.User, env === "perf-kernel" ? 0 : 1);
+    setField(ctl, CTL.OS, env === "perf-user" ? 0 : 1);
+    named.push(`--env ${env}`);
   }
   flag("no-retc", CTL.DisRETC, 1);
   flag("no-branch", CTL.BranchEn, 0);

@@ -43,16 +43,22 @@ input and output:
   --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
   --save-log FILE         keep valgrind's log (with -- <command>).
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
-  --env perf-user[:toggle|:no-toggle][:no-data]
-                          perf's environment (perf record -e intel_pt//u): tracing
-                          enabled in the kernel during exec; demand-paging faults
-                          (FUP, TIP.PGD, TIP.PGE) at the first fetch from a code page
-                          and the first load or store to a data page of the program's
-                          segments, with Linux's fault-around and copy on write
-                          (no-data: code pages only); toggle: TraceEn cleared and set
-                          in every kernel visit (default with --cpu broadwell, as its
-                          captures show). Not modelled: the stack, heap and mmap'ed
-                          memory (valgrind's own), other processes, interrupts. See
+  --env perf-user|perf-kernel|perf-all[:toggle|:no-toggle][:no-data]
+                          perf's environment around the program (perf record -e
+                          intel_pt//u, //k, //uk; sets User/OS unless --user or
+                          --kernel is given): tracing enabled in the kernel during
+                          exec; demand-paging faults at the first fetch from a code
+                          page and the first load or store to a data page of the
+                          program's segments, with Linux's fault-around and copy on
+                          write (no-data: code pages only); each kernel visit takes
+                          time; toggle: TraceEn cleared and set in every kernel
+                          visit (default with --cpu broadwell, as its captures show).
+                          perf-kernel traces only the kernel's side: one stand-in
+                          instruction per visit (exec's return, each system call and
+                          page fault), TIP.PGE into it and TIP.PGD out of it; the
+                          program's own code writes nothing. Not modelled: the real
+                          kernel's code paths, the stack, heap and mmap'ed memory
+                          (valgrind's own), interrupts, other processes. See
                           src/unit/exec/perf-env.ts.
   --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
                           ${PRESET_NAMES.join(", ")}
@@ -168,7 +174,7 @@ function simulate(args: SimulateArgs, io: SessionIo): number {
     });
     execution = env.execution;
     const code = env.faults.length - env.dataFaults;
-    envLine = `env          perf-user: ${code} code page faults, ${env.dataFaults} data page faults, ${env.toggles} TraceEn toggles`;
+    envLine = `env          ${args.env.name}: ${code} code page faults, ${env.dataFaults} data page faults, ${env.toggles} TraceEn toggles`;
   }
   if (args.saveExec !== undefined) {
     const bytes = args.saveExec.endsWith(".jsonl")

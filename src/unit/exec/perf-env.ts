@@ -51,6 +51,14 @@
  *    {@link PerfEnvOptions.togglesAtEnd} toggles (Skylake loopy: 9 TSC/TMA/CBR after
  *    the last TIP.PGD; Broadwell loopy: 1 PSB+).
  *
+ * **Kernel tracing** (`--env perf-kernel`, `perf record -e intel_pt//k`; `perf-all`,
+ * `//uk`): the same transformation, traced with OS = 1 (and User = 0 for perf-kernel).
+ * Then exec's enable is at CPL 0 with PacketEn = 1 (a PSB+ with MODE.Exec and the
+ * kernel's FUP), every kernel visit (exec's return, each page fault and system call)
+ * is a TIP.PGE into the stand-in kernel's one instruction and a TIP.PGD out of it,
+ * and the program's own code writes nothing. The kernel is that stand-in: its real
+ * code paths (the syscall handler, the fault handler, exec itself) are not there.
+ *
  * What it cannot model:
  * - **Memory outside the program's segments.** Under valgrind the stack, the heap
  *   (brk) and mmap'ed memory are at valgrind's addresses with its own initial stack,
