@@ -38,6 +38,30 @@ export function packetList(bytes: Uint8Array): PacketList {
   return list;
 }
 
+/**
+ * {@link packets}, each marked "cyc " when a CYC comes right before it (only PADs
+ * between): where cycle-accurate mode puts its CYCs, whatever their values.
+ */
+export function packetsWithCyc(bytes: Uint8Array): string[] {
+  const d = new PacketDecoder(bytes);
+  const p = new Packet();
+  const out: string[] = [];
+  if (d.syncForward() < 0) return out;
+  let cyc = false;
+  while (d.next(p) >= 0) {
+    if (p.type === PacketType.Pad) continue;
+    if (p.type === PacketType.Cyc || TIMING.has(p.type)) {
+      cyc = p.type === PacketType.Cyc;
+      continue;
+    }
+    out.push(
+      `${cyc ? "cyc " : ""}${PACKET_NAMES[p.type]} ${p.a} ${p.b} ${p.hi.toString(16)}:${p.lo.toString(16)}`,
+    );
+    cyc = false;
+  }
+  return out;
+}
+
 /** {@link packetList}'s packets only. */
 export function packets(bytes: Uint8Array): string[] {
   return packetList(bytes).packets;

@@ -18,7 +18,10 @@
  * host kernel's) sends its first entries to the default case first (on the host this
  * was measured on, two: TNT "11110"). Past that point the page
  * faults still line up: both have 19, and the first 13 are at the same instructions.
- * The rest differ where glibc picks functions by CPUID, which valgrind changes.
+ * The rest differ where glibc picks functions by CPUID, which valgrind changes. In
+ * the 34 equal packets the CYCs are in the same places too (a CYC before each MTC,
+ * also in exec's kernel time; before each TIP.PGD and each TIP.PGE back from the
+ * kernel; none before the faults' FUPs).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -30,7 +33,7 @@ import { main } from "../../src/cli/ptkit.js";
 import { valgrindVersion } from "../../src/cli/valgrind.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
-import { faultFups, firstDifference, packetList } from "./packet-list.js";
+import { faultFups, firstDifference, packetList, packetsWithCyc } from "./packet-list.js";
 
 const TRACEDIR = ["real", "dynamorio-drpt2trace", "test_simple.tracedir-2aad718"] as const;
 
@@ -106,5 +109,11 @@ describe("ptkit simulate --env perf-user against DynamoRIO's hello capture, timi
     assert.equal(wantFaults.length, 19);
     assert.equal(gotFaults.length, 19);
     assert.deepEqual(gotFaults.slice(0, 13), wantFaults.slice(0, 13));
+    // Cycle-accurate mode: the same packets get a CYC right before them in the first 34
+    // (MODE.Exec, TIP.PGD, each TIP.PGE back from the kernel and TNT; no FUP).
+    const cycWant = packetsWithCyc(new Uint8Array(readFileSync(corpusPath(...TRACEDIR, "pt.bin")!)));
+    const cycGot = packetsWithCyc(new Uint8Array(readFileSync(trace)));
+    assert.deepEqual(cycGot.slice(0, at), cycWant.slice(0, at));
+    assert.equal(cycWant.slice(0, at).filter((l) => l.startsWith("cyc tip.pge")).length, 5);
   });
 });

@@ -102,7 +102,7 @@ export class GenState {
   protected mtcNext = 0;
   /** 2^MTCFreq. */
   protected mtcDiv = 1;
-  /** The crystal clock and total core cycles when time last passed (see afterTime). */
+  /** The crystal clock (with its fraction) and total core cycles when time last passed (see afterTime). */
   protected stepCtc = 0;
   protected stepCycles = 0;
   /** An MWAIT retired whose MWAIT packet waits for the C-state entry. */
