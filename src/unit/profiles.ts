@@ -68,6 +68,11 @@ export interface CpuProfile {
   readonly filteredPsb: Behaviour<FilteredPsb>;
   readonly cycCompound: Behaviour<CycCompound>;
   /**
+   * Most branch outcomes one TNT packet carries: 6, short TNT only; more (the SDM
+   * allows up to 47), a long TNT when more than 6 are sent together.
+   */
+  readonly tnt: Behaviour<number>;
+  /**
    * libipt's errata for the core. Only BDM70 changes what the model writes (through
    * `filteredPsb`); the others are decoder workarounds the model does not reproduce.
    */
@@ -103,6 +108,10 @@ export const SDM_PROFILE: CpuProfile = {
   enablePsb: { value: "byte-count", evidence: SDM.enable },
   filteredPsb: { value: "sdm", evidence: "SDM: MODE.Exec and FUP only while PacketEn = 1" },
   cycCompound: { value: "first-packet", evidence: SDM.cyc },
+  tnt: {
+    value: 6,
+    evidence: "SDM 'Taken/Not-taken (TNT) Packet': either form; no capture of this core at hand, so short",
+  },
   errata: { value: [], evidence: "no particular core" },
 };
 
@@ -139,6 +148,13 @@ export const BROADWELL_PROFILE: CpuProfile = {
   cycCompound: {
     value: "first-packet",
     evidence: "Broadwell has no cycle-accurate mode (CPUID.14H.0:EBX[1] = 0): never applies",
+  },
+  tnt: {
+    value: 44,
+    evidence:
+      "HASE Broadwell control_flow: 6/11 TNTs long, 3 of them with 44 outcomes, then 34, 17 and 9 " +
+      "(none above 44: a long run of outcomes goes out 44 at a time); the 5 short ones 1 to 3; " +
+      "loopy: 6 short TNTs, none above 6 outcomes",
   },
   errata: { value: erratumNames(0x3d), evidence: "libipt's pt_cpu_errata for 6/0x3d, 0x47, 0x4f, 0x56" },
 };
@@ -180,6 +196,12 @@ export const SKYLAKE_PROFILE: CpuProfile = {
     evidence:
       "DynamoRIO hello (Skylake-SP, CYC on): 0/19 interrupt FUPs preceded by a CYC, 19/19 of their " +
       "TIP.PGDs (30/30 TIP.PGDs in all) preceded by one",
+  },
+  tnt: {
+    value: 6,
+    evidence:
+      "HASE Skylake control_flow: runs of outcomes as 6-outcome short TNTs, no long TNT; DynamoRIO " +
+      "hello 2,810 TNTs, quipper (6/78/3) 138,986: all short",
   },
   errata: {
     value: erratumNames(0x5e),

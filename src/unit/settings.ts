@@ -51,6 +51,10 @@ export const TRACE_OPTIONS = {
   >),
 } as const;
 
+/** perf's environments around a program: `perf record -e intel_pt//u`, `//k`, `//uk` (exec/perf-env.ts). */
+export const ENV_NAMES = ["perf-user", "perf-kernel", "perf-all"] as const;
+export type EnvName = (typeof ENV_NAMES)[number];
+
 /** Option values by name, as `parseArgs` gives them. */
 export type TraceOptionValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -84,11 +88,15 @@ function field4(option: string, text: string): number | string {
   return Number(v);
 }
 
-/** The WRMSRs the options ask for, CTL last; or an error message. */
+/**
+ * The WRMSRs the options ask for, CTL last; or an error message. `env`: perf's
+ * environment, which traces CPL 3, CPL 0 or both unless `--user`/`--kernel` say.
+ */
 export function traceWrites(
   values: TraceOptionValues,
   preset: PresetName,
   output?: OutputRegisters,
+  env?: EnvName,
 ): MsrWrite[] | string {
   const raw = new Map<number, { value: bigint; option: string }>();
   for (const [name, msr] of Object.entries(RAW_MSRS)) {
@@ -123,6 +131,11 @@ export function traceWrites(
     setField(ctl, CTL.User, values.user ? 1 : 0);
     setField(ctl, CTL.OS, values.kernel ? 1 : 0);
     named.push(values.user ? "--user" : "--kernel");
+  } else if (env !== undefined) {
+    // perf's //u, //k, //uk.
+    setField(ctl, CTL.User, env === "perf-kernel" ? 0 : 1);
+    setField(ctl, CTL.OS, env === "perf-user" ? 0 : 1);
+    named.push(`--env ${env}`);
   }
   flag("no-retc", CTL.DisRETC, 1);
   flag("no-branch", CTL.BranchEn, 0);

@@ -6,6 +6,8 @@
 import { parseArgs } from "node:util";
 import { type PresetName, presetNamed } from "../../unit/presets.js";
 import {
+  ENV_NAMES,
+  type EnvName,
   type MsrWrite,
   optionU64,
   TRACE_OPTIONS,
@@ -30,11 +32,13 @@ export interface SimulateArgs {
   /** CR3 of the process converted from a lackey log. */
   cr3: bigint | undefined;
   /**
-   * `--env perf-user[:toggle|:no-toggle]`: perf's environment around the program
-   * (src/unit/exec/perf-env.ts); `toggle`: TraceEn cleared and set in every kernel
-   * visit (default with `--cpu broadwell`, as its captures show).
+   * `--env perf-user|perf-kernel|perf-all[:toggle|:no-toggle][:no-data]`: perf's
+   * environment around the program (src/unit/exec/perf-env.ts), tracing CPL 3, CPL 0
+   * or both (User/OS, unless --user or --kernel says otherwise); `toggle`: TraceEn
+   * cleared and set in every kernel visit (default with `--cpu broadwell`, as its
+   * captures show); `no-data`: no data-page faults.
    */
-  env: { toggleEveryVisit: boolean } | undefined;
+  env: { name: EnvName; toggleEveryVisit: boolean; dataFaults: boolean } | undefined;
   preset: PresetName;
   /**
    * `--cpu` was given: the model takes that core's behaviour profile. Without it,
@@ -109,14 +113,24 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
   }
   let env: SimulateArgs["env"];
   if (values.env !== undefined) {
-    const [name, how, ...rest] = (values.env as string).split(":");
+    const [name, ...how] = (values.env as string).split(":");
+    const known = ["toggle", "no-toggle", "no-data"];
     if (
-      name !== "perf-user" ||
-      rest.length > 0 ||
-      (how !== undefined && how !== "toggle" && how !== "no-toggle")
+      !(ENV_NAMES as readonly string[]).includes(name!) ||
+      how.some((h) => !known.includes(h)) ||
+      new Set(how).size < how.length
     )
-      return { error: `--env: '${values.env}' is not perf-user, perf-user:toggle or perf-user:no-toggle` };
-    env = { toggleEveryVisit: how === undefined ? preset === "broadwell" : how === "toggle" };
+      return {
+        error: `--env: '${values.env}' is not ${ENV_NAMES.join(", ")} or one of them with :toggle or :no-toggle, and :no-data`,
+      };
+    if (how.includes("toggle") && how.includes("no-toggle"))
+      return { error: "--env: :toggle or :no-toggle, not both" };
+    const toggle = how.includes("toggle") ? true : how.includes("no-toggle") ? false : undefined;
+    env = {
+      name: name as EnvName,
+      toggleEveryVisit: toggle ?? preset === "broadwell",
+      dataFaults: !how.includes("no-data"),
+    };
   }
   let layout: OutputLayout | string | undefined;
   if (values["single-range"] !== undefined && values.topa !== undefined)
@@ -135,6 +149,7 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateParse {
       topa: layout!.kind === "topa",
       ...registers,
     },
+    env?.name,
   );
   if (typeof writes === "string") return { error: writes };
   return {

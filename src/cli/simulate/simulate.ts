@@ -8,7 +8,7 @@ import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "../
 import type { SessionIo } from "../../session/io.js";
 import { readExecBinary, writeExecBinary } from "../../unit/exec/binary.js";
 import { readExecJsonl, writeExecJsonl } from "../../unit/exec/jsonl.js";
-import { LackeyConverter } from "../../unit/exec/lackey.js";
+import { LackeyConverter, type PageTouches } from "../../unit/exec/lackey.js";
 import { applyPerfEnv } from "../../unit/exec/perf-env.js";
 import { KERNEL_ADDRESS, KERNEL_CODE, ProcessImage } from "../../unit/exec/process-image.js";
 import type { Execution } from "../../unit/exec/types.js";
@@ -43,12 +43,23 @@ input and output:
   --save-exec FILE        also write the execution (.jsonl: JSON Lines, else binary).
   --save-log FILE         keep valgrind's log (with -- <command>).
   --cr3 VALUE             CR3 of the process in a lackey log (default 0x3d4e5000).
-  --env perf-user[:toggle|:no-toggle]
-                          perf's environment (perf record -e intel_pt//u): tracing
-                          enabled in the kernel during exec, a page fault at the
-                          first fetch from each code page; toggle: TraceEn cleared
-                          and set in every kernel visit (default with --cpu broadwell,
-                          as its captures show). See src/unit/exec/perf-env.ts.
+  --env perf-user|perf-kernel|perf-all[:toggle|:no-toggle][:no-data]
+                          perf's environment around the program (perf record -e
+                          intel_pt//u, //k, //uk; sets User/OS unless --user or
+                          --kernel is given): tracing enabled in the kernel during
+                          exec; demand-paging faults at the first fetch from a code
+                          page and the first load or store to a data page of the
+                          program's segments, with Linux's fault-around and copy on
+                          write (no-data: code pages only); each kernel visit takes
+                          time; toggle: TraceEn cleared and set in every kernel
+                          visit (default with --cpu broadwell, as its captures show).
+                          perf-kernel traces only the kernel's side: one stand-in
+                          instruction per visit (exec's return, each system call and
+                          page fault), TIP.PGE into it and TIP.PGD out of it; the
+                          program's own code writes nothing. Not modelled: the real
+                          kernel's code paths, the stack, heap and mmap'ed memory
+                          (valgrind's own), interrupts, other processes. See
+                          src/unit/exec/perf-env.ts.
   --cpu NAME              capabilities (CPUID 14H) and behaviour profile of:
                           ${PRESET_NAMES.join(", ")}
                           (default: skylake's capabilities with the SDM's choices
@@ -154,9 +165,16 @@ function simulate(args: SimulateArgs, io: SessionIo): number {
   let execution = input.execution;
   let envLine: string | undefined;
   if (args.env !== undefined) {
-    const env = applyPerfEnv(execution, { ctlHi: msrs.ctlHi, ctlLo: msrs.ctlLo, ...args.env });
+    const env = applyPerfEnv(execution, {
+      ctlHi: msrs.ctlHi,
+      ctlLo: msrs.ctlLo,
+      toggleEveryVisit: args.env.toggleEveryVisit,
+      ...(image === undefined ? {} : { segments: image.segments }),
+      ...(args.env.dataFaults ? { dataTouches: input.dataTouches } : {}),
+    });
     execution = env.execution;
-    envLine = `env          perf-user: ${env.faults.length} code page faults, ${env.toggles} TraceEn toggles`;
+    const code = env.faults.length - env.dataFaults;
+    envLine = `env          ${args.env.name}: ${code} code page faults, ${env.dataFaults} data page faults, ${env.toggles} TraceEn toggles`;
   }
   if (args.saveExec !== undefined) {
     const bytes = args.saveExec.endsWith(".jsonl")
@@ -245,6 +263,8 @@ interface Loaded {
   execution: Execution;
   /** The process image, for executions converted from lackey. */
   image?: ProcessImage;
+  /** First touches of data pages, for executions converted from lackey. */
+  dataTouches?: PageTouches;
 }
 
 /** The execution the arguments name, or an error message. */
@@ -313,6 +333,7 @@ function convertLog(path: string, args: SimulateArgs, io: SessionIo): Loaded | s
     code: image.image,
     onObject: (p, bias) => image.map(p, bias),
     ...(args.cr3 === undefined ? {} : { cr3: args.cr3 }),
+    dataPages: args.env?.dataFaults ?? false,
   });
   const size = io.fileSize(path);
   const progress = new Progress(io, "converting the lackey log", size);
@@ -328,5 +349,9 @@ function convertLog(path: string, args: SimulateArgs, io: SessionIo): Loaded | s
     io.stderr(`ptkit simulate: ... ${r.stats.issues - r.issues.length} more problems\n`);
   if (r.fatal !== undefined)
     return `${path}:${r.fatal.line} (byte ${r.fatal.offset}): conversion stopped: ${r.fatal.message}`;
-  return { execution: r.execution, image };
+  return {
+    execution: r.execution,
+    image,
+    ...(r.dataTouches === undefined ? {} : { dataTouches: r.dataTouches }),
+  };
 }

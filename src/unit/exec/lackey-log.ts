@@ -6,7 +6,7 @@
  * | line                                                | means |
  * |-----------------------------------------------------|-------|
  * | `I  0401ab70,3`                                     | an instruction executed at 0x401ab70, 3 bytes long (lackey) |
- * | ` S 1fff000778,8`, ` L ...`, ` M ...`               | data accesses: ignored |
+ * | ` S 1fff000778,8`, ` L ...`, ` M ...`               | the data accesses of the instruction line above: store, load, modify (8 bytes at 0x1fff000778) |
  * | `--PID-- Reading syms from /usr/lib/.../libc.so.6`  | valgrind loads an object's symbols (`-v -v`) ... |
  * | `--PID--    svma 0x0000026380, avma 0x000486b380`   | ... whose `.text` is linked at svma and mapped at avma |
  * | `--PID-- push_signal_frame (thread 1): signal 14`   | a signal is delivered (`--trace-signals=yes`) ... |
@@ -42,6 +42,11 @@ export interface LackeyLogSink {
   object(path: string, biasHi: number, biasLo: number, pos: LinePos): void;
   /** A signal delivered; execution resumes at `resumeHi:resumeLo` when the handler returns. */
   signal(signo: number, resumeHi: number, resumeLo: number, pos: LinePos): void;
+  /**
+   * A data access of the last instruction: `write` for S and M lines. Optional: the
+   * lines are not parsed for a sink without it (or when the scanner is told not to).
+   */
+  data?(write: boolean, hi: number, lo: number, size: number, pos: LinePos): void;
   /** A line that looks like one of ours but is not well formed. */
   malformed(reason: string, pos: LinePos): void;
 }
@@ -51,6 +56,9 @@ const CR = 0x0d;
 const SPACE = 0x20;
 const COMMA = 0x2c;
 const I = 0x49;
+const L = 0x4c;
+const S = 0x53;
+const M = 0x4d;
 const DASH = 0x2d;
 const EQ = 0x3d;
 
@@ -93,7 +101,11 @@ export class LackeyLogScanner {
   /** The signal of the last push_signal_frame line, until its "at" line; else -1. */
   private pendingSignal = -1;
 
-  constructor(private readonly sink: LackeyLogSink) {}
+  /** `data`: parse data lines for the sink's {@link LackeyLogSink.data} (default: if it has one). */
+  constructor(
+    private readonly sink: LackeyLogSink,
+    private readonly data = sink.data !== undefined,
+  ) {}
 
   /** Scan the next bytes of the log. */
   push(chunk: Uint8Array): void {
@@ -153,13 +165,19 @@ export class LackeyLogScanner {
     if (to > from && buf[to - 1] === CR) to--;
     if (to - from < 2) return;
     const c = buf[from];
-    if (c === I && buf[from + 1] === SPACE) this.insnLine(buf, from + 2, to, pos);
-    else if ((c === DASH && buf[from + 1] === DASH) || (c === EQ && buf[from + 1] === EQ))
+    if (c === I && buf[from + 1] === SPACE) this.accessLine(buf, from + 2, to, pos, -1);
+    else if (c === SPACE && this.data && to - from > 3 && buf[from + 2] === SPACE) {
+      const k = buf[from + 1];
+      if (k === L || k === S || k === M) this.accessLine(buf, from + 3, to, pos, k === L ? 0 : 1);
+    } else if ((c === DASH && buf[from + 1] === DASH) || (c === EQ && buf[from + 1] === EQ))
       this.messageLine(this.decoder.decode(buf.subarray(from, to)), pos);
   }
 
-  /** `I  hex,dec` from the first byte after "I ". */
-  private insnLine(buf: Uint8Array, at: number, to: number, pos: LinePos): void {
+  /**
+   * `I  hex,dec` from the first byte after "I " (`write` < 0), or a data line's
+   * `hex,dec` after " L ", " S " or " M " (`write` 0 for loads, 1 for stores and modifies).
+   */
+  private accessLine(buf: Uint8Array, at: number, to: number, pos: LinePos, write: number): void {
     while (at < to && buf[at] === SPACE) at++;
     let hi = 0;
     let lo = 0;
@@ -172,7 +190,7 @@ export class LackeyLogScanner {
       digits++;
     }
     if (digits === 0 || digits > 16 || at >= to || buf[at] !== COMMA) {
-      this.sink.malformed("expected 'I  <hex address>,<size>'", pos);
+      this.sink.malformed(`expected '${write < 0 ? "I " : "L"} <hex address>,<size>'`, pos);
       return;
     }
     at++;
@@ -186,10 +204,14 @@ export class LackeyLogScanner {
       if (sizeDigits > 3) break;
     }
     if (sizeDigits === 0 || sizeDigits > 3 || at !== to) {
-      this.sink.malformed("expected a decimal instruction size after the comma", pos);
+      this.sink.malformed(
+        `expected a decimal ${write < 0 ? "instruction" : "access"} size after the comma`,
+        pos,
+      );
       return;
     }
-    this.sink.insn(hi, lo, size, pos);
+    if (write < 0) this.sink.insn(hi, lo, size, pos);
+    else this.sink.data!(write === 1, hi, lo, size, pos);
   }
 
   private messageLine(text: string, pos: LinePos): void {

@@ -30,6 +30,11 @@
  * - XBEGIN: valgrind runs no transactions, so it goes to its fallback: a `tsx-abort`.
  * - The last SYSCALL (exit_group) ends in the kernel: `cpl 0`, `end` at the kernel.
  *
+ * With {@link LackeyOptions.dataPages}, the data lines (` L`, ` S`, ` M`) give the
+ * first load and the first store to each 4 KiB page, with the instruction that made
+ * it ({@link PageTouches}; perf-env.ts turns them into page faults). An access that
+ * crosses a page boundary touches both pages.
+ *
  * Without `--trace-signals=yes`, a jump the code cannot explain is taken as an
  * interrupt at the instruction's fall-through (or direct target) and counted in
  * {@link LackeyStats.guessed}. Limits: one thread (lackey does not say which thread
@@ -80,6 +85,8 @@ export interface LackeyOptions {
   cr3?: bigint;
   /** 32-bit valgrind (x86) logs: ExecMode.Bits32. Default 64-bit. */
   mode?: ExecMode;
+  /** Keep the first load and store to each data page ({@link LackeyResult.dataTouches}). Default false. */
+  dataPages?: boolean;
   /** Most problems kept in {@link LackeyResult.issues} (default 100; all are counted). */
   maxIssues?: number;
 }
@@ -120,8 +127,21 @@ export interface LackeyStats {
   issues: number;
 }
 
+/**
+ * First touches of data pages, in execution order: touch k is instruction `insn[k]`
+ * (its index in the execution) loading from (`write[k]` 0) or storing to (1) page
+ * `page[k]` (address / 4096) for the first time. At most two per page.
+ */
+export interface PageTouches {
+  insn: number[];
+  page: number[];
+  write: number[];
+}
+
 export interface LackeyResult {
   execution: Execution;
+  /** With {@link LackeyOptions.dataPages}: the first touches of data pages. */
+  dataTouches: PageTouches | undefined;
   stats: LackeyStats;
   /** The first {@link LackeyOptions.maxIssues} problems. */
   issues: LackeyIssue[];
@@ -142,9 +162,14 @@ const INTERRUPT_VECTOR = 32;
 /** Most instructions lackey can lose before a fault (its buffer holds four events). */
 const MAX_LOST = 8;
 const TWO_32 = 4294967296;
+/** 2^20: pages of 4 KiB per 2^32 bytes. */
+const PAGES_PER_HI = 0x100000;
+/** Bits of {@link LackeyConverter}'s page map: a load seen, a store seen. */
+const LOADED = 1;
+const STORED = 2;
 
 export class LackeyConverter implements LackeyLogSink {
-  private readonly scanner = new LackeyLogScanner(this);
+  private readonly scanner: LackeyLogScanner;
   private readonly builder = new ExecBuilder();
   private readonly cache = new InsnCache({ maxEntries: 1 << 16 });
   private readonly info = new InsnInfo();
@@ -156,6 +181,11 @@ export class LackeyConverter implements LackeyLogSink {
   private readonly maxIssues: number;
   private readonly issues: LackeyIssue[] = [];
   private fatal: LackeyIssue | undefined;
+  /** With dataPages: what was seen of each page (LOADED | STORED), and the touches so far. */
+  private readonly pages: Map<number, number> | undefined;
+  private readonly touches: PageTouches | undefined;
+  /** First touches by the held instruction, given its index when it is written. */
+  private pendingTouches = 0;
   private readonly stats: LackeyStats = {
     lines: 0,
     insnLines: 0,
@@ -190,6 +220,11 @@ export class LackeyConverter implements LackeyLogSink {
     this.onObject = options.onObject;
     this.mode = options.mode ?? ExecMode.Bits64;
     this.maxIssues = options.maxIssues ?? 100;
+    this.scanner = new LackeyLogScanner(this, options.dataPages ?? false);
+    if (options.dataPages) {
+      this.pages = new Map();
+      this.touches = { insn: [], page: [], write: [] };
+    }
     for (let n = 0; n <= MAX_INSN_LENGTH; n++) this.views.push(this.bytes.subarray(0, n));
     const cr3 = splitBigInt(options.cr3 ?? DEFAULT_CR3, { hi: 0, lo: 0 });
     this.builder.cpl(3).cr3(cr3.hi, cr3.lo);
@@ -205,9 +240,19 @@ export class LackeyConverter implements LackeyLogSink {
   finish(): LackeyResult {
     if (this.fatal === undefined) this.scanner.end();
     this.flushAtEnd();
+    if (this.pendingTouches > 0) {
+      // Their instruction was never written (it faulted last, or conversion stopped).
+      const t = this.touches!;
+      const keep = t.insn.length - this.pendingTouches;
+      t.insn.length = keep;
+      t.page.length = keep;
+      t.write.length = keep;
+      this.pendingTouches = 0;
+    }
     this.stats.lines = this.scanner.lines;
     return {
       execution: this.builder.build(),
+      dataTouches: this.touches,
       stats: { ...this.stats },
       issues: this.issues,
       fatal: this.fatal,
@@ -268,6 +313,25 @@ export class LackeyConverter implements LackeyLogSink {
     }
     if (sync) this.stats.faults++;
     this.toKernel(kind, v, resumeHi, resumeLo);
+  }
+
+  data(write: boolean, hi: number, lo: number, size: number): void {
+    const pages = this.pages;
+    if (pages === undefined || this.fatal !== undefined || size === 0) return;
+    const bit = write ? STORED : LOADED;
+    const first = hi * PAGES_PER_HI + (lo >>> 12);
+    const last = first + Math.floor(((lo & 0xfff) + size - 1) / 4096);
+    for (let page = first; page <= last; page++) {
+      const seen = pages.get(page) ?? 0;
+      if (seen & bit) continue;
+      pages.set(page, seen | bit);
+      // The instruction's index is known when it is written (emitHeld).
+      const t = this.touches!;
+      t.insn.push(-1);
+      t.page.push(page);
+      t.write.push(write ? 1 : 0);
+      this.pendingTouches++;
+    }
   }
 
   malformed(reason: string, pos: LinePos): void {
@@ -439,6 +503,13 @@ export class LackeyConverter implements LackeyLogSink {
 
   private emitHeld(): void {
     this.held = false;
+    if (this.pendingTouches > 0) {
+      // Touches of an instruction that did not retire (a fault) go with the next one written.
+      const at = this.builder.insnCount;
+      const insn = this.touches!.insn;
+      for (let k = insn.length - this.pendingTouches; k < insn.length; k++) insn[k] = at;
+      this.pendingTouches = 0;
+    }
     this.builder.insn(this.hIpHi, this.hIpLo, this.hSize, this.hClass, this.hFlags);
     this.stats.insns++;
     if (this.hClass === InsnClass.Syscall || this.hClass === InsnClass.Interrupt) this.stats.syscalls++;

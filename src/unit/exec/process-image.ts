@@ -8,6 +8,7 @@
 import { splitBigInt, toBigInt } from "../../base/halves.js";
 import { ElfError, Image, lowestLoad, SegmentFlag, tryParseElf } from "../../image/index.js";
 import { KERNEL_BASE_HI, KERNEL_BASE_LO, KERNEL_CODE } from "./lackey-kernel.js";
+import type { LoadedSegment } from "./perf-env.js";
 
 const U64 = (1n << 64n) - 1n;
 
@@ -30,6 +31,8 @@ export class ProcessImage {
   readonly ranges: MappedRange[] = [];
   /** The ELF files mapped, in mapping order, each with its load bias. */
   readonly objects: { path: string; bias: bigint; base: bigint }[] = [];
+  /** Every PT_LOAD mapped, as addresses below 2^53 (perf-env.ts's page faults). */
+  readonly segments: LoadedSegment[] = [];
   /** Objects that could not be mapped, with why. */
   readonly problems: string[] = [];
 
@@ -63,6 +66,11 @@ export class ProcessImage {
       return;
     }
     this.objects.push({ path, bias, base: toBigInt(base.hi, base.lo) });
+    for (const s of elf.loads) {
+      const start = Number((toBigInt(s.vaddrHi, s.vaddrLo) + bias) & U64);
+      if (start + s.memsz <= Number.MAX_SAFE_INTEGER)
+        this.segments.push({ start, fileEnd: start + s.filesz, end: start + s.memsz });
+    }
     // Only code matters to decoders.
     for (const s of elf.loads) {
       if (s.filesz === 0 || !(s.flags & SegmentFlag.X)) continue;

@@ -435,6 +435,11 @@ export class ExecBuilder {
     return this.nInsn + this.nEv;
   }
 
+  /** Instructions appended so far (the index the next one gets). */
+  get insnCount(): number {
+    return this.nInsn;
+  }
+
   /** Append a retired instruction. `flags` may hold {@link InsnFlag.ZeroLengthCall}. */
   insn(ipHi: number, ipLo: number, size: number, iclass: number, flags = 0): this {
     this.fail(this.tryInsn(ipHi, ipLo, size, iclass, flags));

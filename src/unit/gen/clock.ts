@@ -83,6 +83,11 @@ export class Clock {
     this.addTicks(n);
   }
 
+  /** The crystal clock with the fraction of the current tick (for placing events inside a step). */
+  crystal(): number {
+    return this.ctc + this.ctcRem / this.ebx;
+  }
+
   /** TMA's FastCounter: TSC ticks since the current crystal tick began (9 bits). */
   fastCounter(): number {
     return Math.floor(this.ctcRem / this.eax) & 0x1ff;

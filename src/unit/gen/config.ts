@@ -31,7 +31,7 @@ export interface GenOptions {
   tsc?: bigint;
   /** Core cycles each retired instruction takes (0 allowed). Default 1. */
   cyclesPerInsn?: number;
-  /** Long TNT packets (up to 47 bits; first generations emit them), else short TNT only. Default false. */
+  /** Long TNT packets (up to 47 bits), else short TNT only. Default: the profile's `tnt`. */
   longTnt?: boolean;
   /** The processor has TSX: PSB+ carries MODE.TSX. Default true. */
   tsx?: boolean;
@@ -76,7 +76,8 @@ export interface GenConfig {
   readonly cbr: number;
   readonly tsc: bigint;
   readonly cyclesPerInsn: number;
-  readonly longTnt: boolean;
+  /** Most outcomes one TNT packet carries: 6 (short TNT only) or up to 47 (long TNT above 6). */
+  readonly tntBits: number;
   readonly tsx: boolean;
   readonly bufferBytes: number;
   readonly drainPerCycle: number;
@@ -126,7 +127,7 @@ export function resolveOptions(o: GenOptions): GenConfig {
     cbr: positive("cbr", o.cbr ?? nominalRatio, 255),
     tsc,
     cyclesPerInsn: nonNegative("cyclesPerInsn", o.cyclesPerInsn ?? 1),
-    longTnt: o.longTnt ?? false,
+    tntBits: o.longTnt === undefined ? (o.profile ?? SDM_PROFILE).tnt.value : o.longTnt ? 47 : 6,
     tsx: o.tsx ?? true,
     bufferBytes: buf ? positive("internalBuffer.bytes", buf.bytes, 2 ** 30) : 0,
     drainPerCycle: buf ? nonNegative("internalBuffer.drainPerCycle", buf.drainPerCycle) : 0,

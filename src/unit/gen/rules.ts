@@ -342,6 +342,11 @@ export class GenRules extends GenState {
   /** Drain the internal buffer and send the MTCs that came due. */
   protected afterTime(): void {
     const c = this.clock;
+    const stepCtc = this.stepCtc;
+    const stepCycles = this.stepCycles;
+    const now = c.crystal();
+    this.stepCtc = now;
+    this.stepCycles = c.total;
     if (this.triggerEn) this.em.standaloneCycs();
     if (this.em.capacity > 0) {
       this.em.drain(c.total - this.drained);
@@ -351,9 +356,18 @@ export class GenRules extends GenState {
     const period = Math.floor(c.ctc / this.mtcDiv);
     this.mtcNext = (period + 1) * this.mtcDiv;
     if (this.triggerEn && this.mtcEn && !c.sleeping) {
+      // Time passed in one step (a long instruction, ticks in the kernel) is continuous
+      // for the processor: each MTC's CYC counts the cycles up to its crystal tick,
+      // the cycles after the last MTC wait for the next packet (DynamoRIO hello, CYC
+      // threshold 0: a CYC before each of the 82 MTCs while exec runs in the kernel).
+      const span = now - stepCtc;
+      const cycles = c.total - stepCycles;
       for (let p = Math.max(this.mtcPeriod + 1, period - MAX_MTC_PER_STEP + 1); p <= period; p++) {
+        const after = span > 0 ? Math.min(c.cyc, Math.floor((cycles * (now - p * this.mtcDiv)) / span)) : 0;
+        c.cyc -= after;
         this.em.set(PacketType.Mtc, p & 0xff);
         this.em.put();
+        c.cyc += after;
       }
     }
     this.mtcPeriod = period;
@@ -403,6 +417,8 @@ export class GenRules extends GenState {
     this.em.cycOwed = false;
     this.mtcPeriod = Math.floor(this.clock.ctc / this.mtcDiv);
     this.mtcNext = (this.mtcPeriod + 1) * this.mtcDiv;
+    this.stepCtc = this.clock.crystal();
+    this.stepCycles = this.clock.total;
     const count = getField(m.statusHi, m.statusLo, STATUS.PacketByteCnt);
     const pendPsb = (m.ctlHi & INJECT_HI) !== 0 && (m.statusLo & PEND_PSB) !== 0;
     const stops = this.contextEn && this.nxKnown && this.filter.stopsAt(this.nxHi, this.nxLo);

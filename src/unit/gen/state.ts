@@ -102,6 +102,9 @@ export class GenState {
   protected mtcNext = 0;
   /** 2^MTCFreq. */
   protected mtcDiv = 1;
+  /** The crystal clock (with its fraction) and total core cycles when time last passed (see afterTime). */
+  protected stepCtc = 0;
+  protected stepCycles = 0;
   /** An MWAIT retired whose MWAIT packet waits for the C-state entry. */
   protected mwaitPending = false;
   protected mwaitHints = 0;
@@ -135,7 +138,7 @@ export class GenState {
     this.out = cfg.output;
     this.clock = new Clock(cfg.nominalRatio, cfg.ctcEax, cfg.ctcEbx, cfg.cbr, cfg.tsc);
     this.em = new Emitter(this.clock, 1 << 16);
-    this.em.tntCapacity = cfg.longTnt ? 47 : 6;
+    this.em.tntCapacity = cfg.tntBits;
     this.em.capacity = cfg.bufferBytes;
     this.em.drainPerCycle = cfg.drainPerCycle;
     this.em.cycMax = cfg.cycMax;

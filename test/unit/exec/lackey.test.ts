@@ -420,6 +420,64 @@ describe("lackey conversion of hostile logs", () => {
   });
 });
 
+describe("lackey data pages", () => {
+  test("dataPages: the first load and the first store of each page, with the instruction that made it", () => {
+    const text = log(
+      I(0x400000, 3),
+      " L 00601ff8,16", // crosses into page 0x602: a load on each page
+      I(0x400003, 2), // jne, not taken
+      I(0x400005, 2), // rep movsb
+      " L 00601000,1", // page 0x601 loaded before
+      " S 00603000,1",
+      I(0x400005, 2), // the next iteration: the same instruction
+      " S 00603001,1",
+      " M 00604000,8", // modify: a store
+      I(0x400007, 2), // syscall: the kernel's SYSRETQ is instruction 4
+      I(0x400009, 1),
+      " L 00603000,4", // the first load on a page stored to before
+      " S 00601000,8",
+      " L zz,4",
+      I(0x40000a, 5),
+    );
+    const r = convertLackey(text, { code, dataPages: true });
+    assert.equal(r.fatal, undefined);
+    assert.deepEqual(r.dataTouches, {
+      insn: [0, 0, 2, 2, 5, 5],
+      page: [0x601, 0x602, 0x603, 0x604, 0x603, 0x601],
+      write: [0, 0, 1, 1, 0, 1],
+    });
+    assert.deepEqual(
+      r.issues.map((i) => [i.line, i.message]),
+      [[14, "expected 'L <hex address>,<size>'"]],
+    );
+    // The execution is the same with or without them; without, no touches are kept.
+    const plain = convertLackey(text, { code });
+    assert.equal(plain.dataTouches, undefined);
+    assert.deepEqual(records(plain.execution), records(r.execution));
+    assert.equal(plain.issues.length, 0);
+  });
+
+  test("the touches of an instruction that did not retire go with the next one; at the end they are dropped", () => {
+    const r = convertLackey(
+      log(
+        I(0x400009, 1),
+        " S 00700000,8",
+        "--1-- push_signal_frame (thread 1): signal 11",
+        "==1==    at 0x400009: ???",
+        I(0x400009, 1),
+        " S 00701000,8",
+        I(0x40000a, 5),
+        " L 00702000,8",
+        I(0x400012, 2), // ud2 at the end: #UD, never retires
+        " L 00703000,4",
+      ),
+      { code, dataPages: true },
+    );
+    // Instruction 0 is the kernel's IRETQ after the fault; the NOP retires as 1.
+    assert.deepEqual(r.dataTouches, { insn: [1, 1, 2], page: [0x700, 0x701, 0x702], write: [1, 1, 0] });
+  });
+});
+
 describe("lackey log scanner", () => {
   test("skips over-long lines, counting them, and keeps offsets right", () => {
     const seen: number[] = [];

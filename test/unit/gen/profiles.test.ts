@@ -72,6 +72,7 @@ describe("every preset has a profile, every behaviour its evidence", () => {
         "enablePsb",
         "filteredPsb",
         "cycCompound",
+        "tnt",
         "errata",
       ] as const) {
         assert.ok(p[key].evidence.length > 10, `${name}.${key} has no evidence`);
@@ -82,6 +83,19 @@ describe("every preset has a profile, every behaviour its evidence", () => {
     assert.equal(PRESETS.alderlakeP.profile, GOLDEN_COVE_PROFILE);
     assert.equal(PRESETS.sapphireRapids.profile, GOLDEN_COVE_PROFILE);
     assert.ok(BROADWELL_PROFILE.errata.value.includes("bdm70"));
+  });
+});
+
+describe("TNT form", () => {
+  test("Broadwell: long TNTs of up to 44 outcomes; Skylake and the SDM profile: short TNTs of up to 6", () => {
+    const recs: object[] = [];
+    for (let k = 0; k < 53; k++) recs.push(insn(0x1000 + 2 * k, 2, "cond-branch"));
+    recs.push(insn(0x1000 + 2 * 53, 2, "jump-indirect"), insn(0x2000, 1));
+    const tnts = (profile: CpuProfile) =>
+      run(profile, jsonl(...recs), { ...BRANCHES, User: 1 }).filter((l) => l.startsWith("tnt"));
+    assert.deepEqual(tnts(BROADWELL_PROFILE), [`tnt64 ${"N".repeat(44)}`, "tnt64 NNNNNNNNN"]);
+    for (const profile of [SKYLAKE_PROFILE, SDM_PROFILE])
+      assert.deepEqual(tnts(profile), [...Array(8).fill("tnt NNNNNN"), "tnt NNNNN"]);
   });
 });
 

@@ -120,6 +120,23 @@ describe("CYC", () => {
     ]);
   });
 
+  test("time passed in one step: each MTC gets a CYC with the cycles up to its crystal tick", () => {
+    // 20,000 TSC ticks at CBR = nominal (20,000 cycles) in one event, MTCFreq 3: an MTC
+    // every 8 crystal ticks, 1,232 TSC ticks (DynamoRIO hello: a CYC before every MTC).
+    const y = jsonl(insn(0x1000, 1), { k: "ticks", n: 20_000 }, insn(0x1001, 1));
+    const p = afterPsb(gen(y, { ctl: { ...BRANCHES, CYCEn: 1, MTCEn: 1, MTCFreq: 3 } }));
+    const mtcs = p.flatMap((l, k) => (l.startsWith("mtc") ? [k] : []));
+    assert.ok(mtcs.length >= 15);
+    for (const k of mtcs) assert.match(p[k - 1]!, /^cyc /);
+    const cycs = p.filter((l) => l.startsWith("cyc")).map((l) => Number(l.slice(4)));
+    // Between two MTCs, one MTC period (to a cycle: whole cycles); in all, every cycle once.
+    for (const c of cycs.slice(1, mtcs.length)) assert.ok(Math.abs(c - 1232) <= 1, `cyc ${c}`);
+    assert.equal(
+      cycs.reduce((a, b) => a + b, 0),
+      20_000,
+    );
+  });
+
   test("a TNT's CYC times its oldest branch", () => {
     const y = jsonl(
       insn(0x1000, 2, "jump-indirect"),
