@@ -66,16 +66,18 @@ perf script's options (perf 6.1's meaning; with any of -i, --itrace, -F,
 script's lines instead of its own):
   -i, --input <file>     the perf.data file (default ./perf.data).
   --itrace[=<opts>]      which samples: i<n>i an instruction sample every n
-                         instructions (i0ns: every one), b all branches, c
+                         instructions, i<n>ns/us/ms/t every period of time
+                         (a bare i: 100us; a number alone: ns; i0ns: every
+                         instruction), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
                          e errors (in ptkit's [offset: message] form), p power
                          events (psb and cbr lines), s<n> skip the first n
                          samples; x, w, d, g, l, o, I, q, Z accepted with a
                          note (their events are not printed).
                          Without it, perf script's default: calls and errors
-                         (ce, with p, x, w). Periods in time (i100us, perf's
-                         default for a bare i) are refused: ptkit counts
-                         instructions, not time.
+                         (ce, with p, x, w). A period in time is perf's:
+                         rounded down to a power of two of TSC ticks, on the
+                         clock of the last timestamp plus a tick an instruction.
   -F, --fields <list>    perf script's fields: comm, tid, pid, time, cpu,
                          event, period, flags, callindent, ip, sym, symoff,
                          dso, addr, insnlen, insn (the bytes, as perf without
@@ -99,7 +101,10 @@ script's lines instead of its own):
   a branch's time can be one timing packet off (a psb line then comes before
   the branch instead of after) where ptkit's decoder reads a TNT packet ahead
   (0.6% of the --call-ret-trace lines, 1% of --itrace=be); insnlen is printed
-  for instruction samples only; event names come from the file's event_desc,
+  for instruction samples only; with CYC, ptkit's timestamps between timing
+  packets are libipt's (an instruction sample's time, and so which instruction
+  a period in time samples, can differ from perf's: i100us on that file gives
+  62 samples to perf's 51); event names come from the file's event_desc,
   else perf's "unknown attr type: N"; an address with two symbols
   is named by ptkit's choice (perf: a non-weak one; labels only in .text).
   As perf, a branch's addr is shown by default, after -F changes only for

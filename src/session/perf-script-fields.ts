@@ -16,6 +16,7 @@ import { tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
+import { InsnPeriod } from "./perf-script-period.js";
 import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
@@ -39,6 +40,8 @@ export interface ScriptContext {
   comms_: string[] | undefined;
   /** A one-line note to the user (stderr). */
   note: (text: string) => void;
+  /** --itrace=i in time: the period in TSC ticks (perf's intel_pt_ns_to_ticks of ns periods). */
+  periodTicks: number;
   /** For cbr lines: the TSC's frequency (Hz, 0: unknown) and the maximum non-turbo ratio (0: unknown). */
   tscHz: number;
   maxNonTurbo: number;
@@ -146,7 +149,18 @@ export function scriptSink(
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
   const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
-  const insnPeriod = String(itrace.period).padStart(10);
+  // Each stream's instruction sampling (perf: one decoder per queue).
+  const periods = new Map<PerfWhere, InsnPeriod>();
+  // A time period of no ticks (perf: of 0 ticks) is every instruction.
+  const insnEvery = itrace.periodUnit === "i" ? itrace.period : ctx.periodTicks > 0 ? 0 : 1;
+  const periodOf = (w: PerfWhere): InsnPeriod => {
+    let p = periods.get(w);
+    if (p === undefined) {
+      p = new InsnPeriod(insnEvery, ctx.periodTicks);
+      periods.set(w, p);
+    }
+    return p;
+  };
   let skip = itrace.skip;
   const stacks = new Map<number, ThreadStack>();
   let spacing = 0;
@@ -158,7 +172,6 @@ export function scriptSink(
   let headLo = -1;
   let head = "";
   let selected = true;
-  let insnCount = 0;
   const noted = new Set<string>();
 
   // (A sample's time is TSC hi:lo.)
@@ -406,18 +419,20 @@ export function scriptSink(
     insn: (w, insn, names) => {
       if (held.length > 0) release(0, 0);
       flushInsn();
-      if (!itrace.insn || ++insnCount < itrace.period) return;
-      insnCount = 0;
+      if (!itrace.insn) return;
+      const flags = branchFlags(insn.iclass, insn.insnClass);
+      const period = periodOf(w);
+      if (!period.take(w.tscHi, w.tscLo, flags !== undefined)) return;
+      const n = period.period();
       const h = headOf(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
       let line = h;
-      if (show.period) line += `${insnPeriod} `;
+      if (show.period) line += `${String(n).padStart(10)} `;
       if (show.event) line += `${insnName}: `;
       let tail = "";
       if (show.ip)
         tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
       if (show.insnlen || show.insn) tail += insnText(insn.raw, insn.size);
-      const flags = branchFlags(insn.iclass, insn.insnClass);
       // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
       if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
       else insnLine(line, tail, flags ?? "", 0, 0);
@@ -481,6 +496,7 @@ export function scriptSink(
     },
     event: (w, ev, _offset, names) => {
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
+      if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
       // Events perf would print that ptkit does not: said once each, not left out silently.
       const what =
         ev.type === EventType.Ptwrite && itrace.ptwrite
@@ -502,8 +518,9 @@ export function scriptSink(
     error: (w, offset, message) => {
       flushInsn();
       if (held.length > 0) release(0, 0);
-      // A decode error ends perf's trace: the thread stacks start afresh.
+      // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
       stacks.clear();
+      periods.get(w)?.stop();
       if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);
     },
     switched: () => {},

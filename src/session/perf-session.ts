@@ -196,7 +196,10 @@ export function decodePerf(
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
-  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
+  // Instruction samples by time (--itrace=i100us) go by every timestamp too.
+  const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
+  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time") || timePeriod)
+    config.enableTickEvents = true;
   const scriptOut = script
     ? perfScriptSink(
         out,
@@ -395,6 +398,12 @@ function perfScriptSink(
     tids: script.tids,
     comms_: script.comms,
     note,
+    periodTicks:
+      script.itrace.periodUnit === "t"
+        ? script.itrace.period
+        : script.itrace.periodUnit === "ns"
+          ? nsToTicks(conv, script.itrace.period)
+          : 0,
     tscHz: tscHz(conv),
     maxNonTurbo,
   });
@@ -402,10 +411,15 @@ function perfScriptSink(
 
 /** TSC ticks per second by perf's conversion (perf's intel_pt_ns_to_ticks of 1 s), 0 without one. */
 function tscHz(conv: TscConversion | undefined): number {
+  return nsToTicks(conv, 1_000_000_000);
+}
+
+/** perf's intel_pt_ns_to_ticks: TSC ticks in `ns` nanoseconds by the file's conversion, 0 without one. */
+function nsToTicks(conv: TscConversion | undefined, ns: number): number {
   if (!conv || conv.timeMult === 0n) return 0;
-  const s = 1_000_000_000n;
+  const n = BigInt(ns);
   const shift = BigInt(conv.timeShift);
-  return Number(((s / conv.timeMult) << shift) + ((s % conv.timeMult) << shift) / conv.timeMult);
+  return Number(((n / conv.timeMult) << shift) + ((n % conv.timeMult) << shift) / conv.timeMult);
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */

@@ -31,21 +31,24 @@ const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-script-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const BASE = 0x400000n;
 
-/** A perfScript perf.data of `turns` turns of loopProgram (main; f at +0x10) run by pid 100 "prog" on CPU 2. */
-function loopData(turns: number): string {
+/**
+ * A perfScript perf.data of `turns` turns of loopProgram (main; f at +0x10) run by pid
+ * 100 "prog" on CPU 2; `extra`: IA32_RTIT_CTL fields of the trace (traceOf's: TSC, MTC, CYC).
+ */
+function loopData(turns: number, extra: Record<string, number> = {}, name = `loop${turns}`): string {
   const { code, exec } = loopProgram(BASE, turns);
   const elf = elfWithSymbolsLayout(BASE, code, [
     { name: "main", value: BASE, size: 0x10 },
     { name: "f", value: BASE + 0x10n, size: 1 },
   ]);
-  const prog = join(dir, `loop${turns}.elf`);
+  const prog = join(dir, `${name}.elf`);
   writeFileSync(prog, elf.bytes);
   const file = new PtFile({ perfScript: true })
     .comm(100, "prog", TRACE_TSC - 100n, 2)
     .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n, 2)
-    .trace(traceOf(exec), 2);
-  const data = join(dir, `loop${turns}.data`);
+    .trace(traceOf(exec, extra), 2);
+  const data = join(dir, `${name}.data`);
   writeFileSync(data, fileMode(file.built()));
   return data;
 }
@@ -86,13 +89,23 @@ describe("perf script's options", () => {
     assert.ok(typeof i !== "string");
     assert.deepEqual([i.insn, i.period, i.allBranches, i.errors], [true, 100000, true, true]);
     const zero = parseItrace("i0ns");
-    assert.ok(typeof zero !== "string" && zero.period === 1);
+    assert.ok(typeof zero !== "string" && zero.period === 1 && zero.periodUnit === "i");
+    // Periods in time, as perf reads them: a bare i is 100us, a number without a unit ns.
+    const time = (t: string) => {
+      const it = parseItrace(t);
+      assert.ok(typeof it !== "string", it as string);
+      return [it.period, it.periodUnit];
+    };
+    assert.deepEqual(time("i"), [100_000, "ns"]);
+    assert.deepEqual(time("i100us"), [100_000, "ns"]);
+    assert.deepEqual(time("i1msb"), [1_000_000, "ns"]);
+    assert.deepEqual(time("i100"), [100, "ns"]);
+    assert.deepEqual(time("i64t"), [64, "t"]);
+    assert.match(parseItrace("i100b") as string, /--itrace=i100b: the period 100 wants a unit/);
     const skip = parseItrace("crs25");
     assert.ok(
       typeof skip !== "string" && skip.skip === 25 && skip.calls && skip.returns && !skip.allBranches,
     );
-    assert.match(parseItrace("i100us") as string, /--itrace=i100us: instruction periods in time .* \(i1i/);
-    assert.match(parseItrace("i") as string, /in time \(perf's default: 100us\)/);
     assert.match(parseItrace("bk") as string, /unknown or unsupported letter 'k'/);
     const notes = parseItrace("bdg16l");
     assert.ok(typeof notes !== "string");
@@ -253,6 +266,47 @@ describe("perf script's lines on a generated perf.data", () => {
   });
 });
 
+describe("instruction samples by time (--itrace=i<period> in t, ns, us, ms)", () => {
+  // TSC and MTC (no CYC): 3 cycles an instruction, a TSC tick a cycle (the generator's
+  // 1 GHz TSC); 3000 turns: 12,001 instructions over about 36 us.
+  const data = loopData(3000, { CYCEn: 0 }, "mtc3000");
+  const lines = (out: string) => out.split("\n").filter((l) => l !== "");
+
+  test("i0ns and i1t: every instruction; longer periods: fewer samples, periods adding up", () => {
+    const every = lines(ok(["-i", data, "--itrace=i0ns", "-F", "ip,period"]));
+    assert.equal(every.length, 12_001);
+    assert.ok(every.every((l) => /^ {9}1 /.test(l)));
+    let last = 0;
+    for (const period of ["i16t", "i100t", "i1us", "i10us"]) {
+      const out = ok(["-i", data, `--itrace=${period}`, "-F", "ip,sym,period"]);
+      const samples = lines(out).map((l) => Number(l.trim().split(/\s+/)[0]));
+      // A sample every P ticks (the period rounded down to a power of two) of perf's
+      // clock: the last timestamp plus a tick an instruction, while an instruction
+      // takes 3 ticks: from P/3 to P instructions a sample.
+      const ticks = { i16t: 16, i100t: 64, i1us: 512, i10us: 8192 }[period]!;
+      const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
+      assert.ok(mean >= ticks / 3 - 1 && mean <= ticks + 1, `${period}: ${mean} instructions a sample`);
+      assert.ok(samples.reduce((a, b) => a + b, 0) <= 12_001);
+      assert.ok(last === 0 || samples.length < last, period);
+      last = samples.length;
+      if (!noPerf)
+        assert.equal(out, perfScript(["-i", data, `--itrace=${period}`, "-F", "ip,sym,period"]), period);
+    }
+  });
+
+  test("the sample's time: the stream's (TSC only)", () => {
+    const tscOnly = loopData(3000, { CYCEn: 0, MTCEn: 0 }, "tsc3000");
+    const args = ["-i", tscOnly, "--itrace=i1us", "-F", "tid,time,ip,sym,period", "--ns"];
+    const out = ok(args);
+    assert.ok(lines(out).length > 10);
+    if (!noPerf) assert.equal(out, perfScript(args));
+  });
+
+  test("a bare i is perf's 100us: none in a 36 us run", () => {
+    assert.equal(ok(["-i", data, "--itrace=i", "-F", "ip"]), "");
+  });
+});
+
 const HASE = "real/hase";
 const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
 
@@ -266,6 +320,9 @@ describe("perf script's lines on the HASE captures", () => {
         ["--itrace=cr", "-F", "ip,addr,flags"],
         ["--itrace=i1i", "-F", "tid,time,ip,insnlen"],
         ["--itrace=i1i", "-F", "ip,insn,insnlen"],
+        ["--itrace=i2t", "-F", "tid,time,ip,period"],
+        ["--itrace=i16t", "-F", "tid,time,ip,period"],
+        ["--itrace=i100", "-F", "tid,time,ip,period"],
         ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,dso,addr,flags,period"],
       ];
       // Names differ on control_flow where ptkit's symbol tables choose otherwise than
