@@ -81,8 +81,9 @@ script's lines instead of its own):
   -F, --fields <list>    perf script's fields: comm, tid, pid, time, cpu,
                          event, period, flags, callindent, ip, sym, symoff,
                          dso, addr, insnlen, insn (the bytes, as perf without
-                         --xed), synth (srcline and others of perf's: accepted,
-                         not printed, with a note for srcline); +field/-field
+                         --xed), srcline (file:line below the sample, from
+                         DWARF by addr2line or llvm-symbolizer, as perf),
+                         synth (others of perf's: accepted, not printed); +field/-field
                          change the defaults
                          (comm,tid,cpu,time,period,event,ip,sym,symoff,dso,
                          addr), hw:<list> sets those of the samples only.

@@ -9,14 +9,15 @@
  * 4 columns per call, names padded to a width that changes only now and then).
  */
 
+import type { ByteChunks } from "../analysis/export/byte-chunks.js";
 import { EventType, type PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
-import type { ByteLines } from "./byte-lines.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
 import { InsnPeriod } from "./perf-script-period.js";
+import type { SourceAddress, SourceLineBatch } from "./perf-script-srcline.js";
 import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
@@ -40,6 +41,8 @@ export interface ScriptContext {
   comms_: string[] | undefined;
   /** A one-line note to the user (stderr). */
   note: (text: string) => void;
+  /** -F srcline: where the sink's lines go (`out` is its `lines`) and their source lines. */
+  sourceLines?: SourceLineBatch;
   /** --itrace=i in time: the period in TSC ticks (perf's intel_pt_ns_to_ticks of ns periods). */
   periodTicks: number;
   /** For cbr lines: the TSC's frequency (Hz, 0: unknown) and the maximum non-turbo ratio (0: unknown). */
@@ -102,7 +105,7 @@ interface ThreadStack {
 
 /** `finish`: after the last stream (power lines still held go out). */
 export function scriptSink(
-  out: ByteLines,
+  out: ByteChunks & { line(text: string): void },
   itrace: Itrace,
   fields: ScriptFields,
   ctx: ScriptContext,
@@ -127,7 +130,15 @@ export function scriptSink(
     branchAddr: f("addr") || (!fields.user && !fields.noAddr),
     insnlen: f("insnlen"),
     insn: f("insn"),
+    srcline: f("srcline") && ctx.sourceLines !== undefined,
   };
+  /** Where a sample's source line goes: that of hi:lo in process pid. */
+  const sourceAt = (
+    names: AddressNames | undefined,
+    pid: number,
+    hi: number,
+    lo: number,
+  ): SourceAddress | undefined => names?.source?.(pid, hi, lo);
   // The branch instruction's bytes, for a branch sample's ilen and insn.
   const code = new Uint8Array(MAX_INSN_LENGTH);
   const codeInfo = new InsnInfo();
@@ -317,6 +328,7 @@ export function scriptSink(
     symoff: fields.synth.has("symoff"),
     dso: fields.synth.has("dso"),
     synth: fields.synth.has("synth"),
+    srcline: fields.synth.has("srcline") && ctx.sourceLines !== undefined,
   };
   const cbrs = new Map<number, number>();
   // perf's power event lines (psb, cbr): the head, the name, the text padded to 34 columns, the ip.
@@ -346,6 +358,7 @@ export function scriptSink(
         if (synth.dso) out.text(` (${names.partDso ?? "[unknown]"})`);
       }
     }
+    if (synth.srcline) ctx.sourceLines!.at(sourceAt(names, pid, hi, lo));
     out.byte(0x0a);
   };
   // The IP of the last PSB+ (its CBR is shown there too), and the streams that had one.
@@ -388,18 +401,31 @@ export function scriptSink(
   };
 
   // perf's instruction sample: flags, addr (0, or a taken branch's target) before the ip.
-  let heldInsn: { head: string; tail: string; flags: string } | undefined;
-  const insnLine = (head: string, tail: string, flags: string, toHi: number, toLo: number) => {
+  let heldInsn:
+    | { head: string; tail: string; bytes: string; flags: string; src: SourceAddress | undefined }
+    | undefined;
+  // (perf prints the srcline before the instruction's bytes.)
+  const insnLine = (
+    head: string,
+    tail: string,
+    bytes: string,
+    flags: string,
+    toHi: number,
+    toLo: number,
+    src: SourceAddress | undefined,
+  ) => {
     let line = head;
     if (show.flags) line += `  ${flags.padEnd(22)}`;
     if (show.addr) line += hexText(toHi, toLo).padStart(16);
     out.text(line);
     out.text(tail);
+    if (show.srcline) ctx.sourceLines!.at(src);
+    out.text(bytes);
     out.byte(0x0a);
   };
   const flushInsn = () => {
     if (!heldInsn) return;
-    insnLine(heldInsn.head, heldInsn.tail, heldInsn.flags, 0, 0);
+    insnLine(heldInsn.head, heldInsn.tail, heldInsn.bytes, heldInsn.flags, 0, 0, heldInsn.src);
     heldInsn = undefined;
   };
 
@@ -407,6 +433,7 @@ export function scriptSink(
     finish: () => {
       flushInsn();
       release(0, 0);
+      ctx.sourceLines?.flush();
     },
     status: (w, ev, _offset, names) => {
       if (ev.psbOffset >= 0) {
@@ -432,18 +459,20 @@ export function scriptSink(
       let tail = "";
       if (show.ip)
         tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
-      if (show.insnlen || show.insn) tail += insnText(insn.raw, insn.size);
+      const bytes = show.insnlen || show.insn ? insnText(insn.raw, insn.size) : "";
+      const src = show.srcline ? sourceAt(names, w.pid, insn.ipHi, insn.ipLo) : undefined;
       // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
-      if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
-      else insnLine(line, tail, flags ?? "", 0, 0);
+      if (flags !== undefined && (show.flags || show.addr))
+        heldInsn = { head: line, tail, bytes, flags, src };
+      else insnLine(line, tail, bytes, flags ?? "", 0, 0, src);
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (heldInsn) {
-        const { head: h, tail, flags: own } = heldInsn;
+        const { head: h, tail, bytes, flags: own, src } = heldInsn;
         heldInsn = undefined;
         // A conditional branch not taken has no target.
-        insnLine(h, tail, flags.startsWith("tr end") ? flags : own, th, tl);
+        insnLine(h, tail, bytes, flags.startsWith("tr end") ? flags : own, th, tl, src);
       }
       if (held.length > 0) {
         if (flags.startsWith("tr strt")) release(th, tl);
@@ -475,6 +504,7 @@ export function scriptSink(
         out.hex64(th, tl, 16, 0x20);
         out.text(symText(names, w.pid, th, tl));
       }
+      if (show.srcline) ctx.sourceLines!.at(sourceAt(names, w.pid, fh, fl));
       if (show.insnlen || show.insn) {
         // perf's tr strt (a branch from nowhere) shows the stream's last branch instruction again.
         let last = lastInsns.get(w);

@@ -427,13 +427,8 @@ export function takePerfScriptOptions(
   if (typeof fields === "string") return fields;
   if (fields.hw.has("symoff") && !fields.hw.has("sym"))
     return "-F: symoff without sym (perf script refuses it too).";
-  // Fields ptkit accepts but does not print yet: said, not left out silently.
-  if (fields.hw.has("srcline")) {
-    fields.hw.delete("srcline");
-    itrace.notes.push(
-      "-F srcline is not printed by ptkit perf (perf script prints file:line below each sample)",
-    );
-  }
+  if (fields.hw.has("srcline") && !fields.hw.has("ip"))
+    return "-F: srcline without ip: no address to look the source line up (perf script refuses it too).";
   const lists: Record<string, number[] | undefined> = {};
   for (const key of ["cpu", "pid", "tid"]) {
     const v = values[key];

@@ -52,6 +52,7 @@ import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
 import type { PerfScriptOptions } from "./perf-script-options.js";
+import { SourceLineBatch, type SourceLineLookup } from "./perf-script-srcline.js";
 import {
   blockDecoderConfig,
   interleave,
@@ -82,6 +83,8 @@ export interface PerfOptions {
   /** --insn-decoder: the instruction decoder even where no instruction is printed. */
   insnDecoder: boolean;
   analysis: AnalysisOptions;
+  /** Source lines for perf script's srcline field (absent, or a string saying why not: none are printed). */
+  sourceLines?: () => SourceLineLookup | string;
   /** perf script's options (perf-script-options.ts); `active`: print perf script's lines. Absent: ptkit's own outputs. */
   script?: PerfScriptOptions;
   /** Whether --time-range (not perf's --time) gave the range. */
@@ -210,6 +213,7 @@ export function decodePerf(
         comms,
         (text) => warn(`note: ${text}.`),
         config.nomFreq,
+        args.sourceLines,
       )
     : undefined;
   const printed = scriptOut
@@ -382,12 +386,21 @@ function perfScriptSink(
   comms: ScriptComms,
   note: (text: string) => void,
   maxNonTurbo: number,
+  sourceLines: PerfOptions["sourceLines"],
 ) {
+  // -F srcline: the lines are held in batches for the source-line lookups.
+  let batch: SourceLineBatch | undefined;
+  if (script.fields.hw.has("srcline") || script.fields.synth.has("srcline")) {
+    const lookup = sourceLines?.() ?? "no source-line lookup here";
+    if (typeof lookup === "string") note(`-F srcline: ${lookup}; no source lines are printed`);
+    batch = new SourceLineBatch(out, typeof lookup === "string" ? undefined : lookup, note);
+  }
   const pt = reader.events.find(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
   );
   const modifier = eventModifier(pt ?? reader.events[0]);
-  return scriptSink(out, script.itrace, script.fields, {
+  return scriptSink(batch?.lines ?? out, script.itrace, script.fields, {
+    sourceLines: batch,
     conv,
     comms,
     modifier,

@@ -86,6 +86,8 @@ export interface AddressNames {
   parts(pid: number, hi: number, lo: number): SymbolHit;
   readonly partSym: boolean;
   readonly partDso: string | undefined;
+  /** Where hi:lo of process pid is for a source-line lookup (see perf-script-srcline.ts); undefined: in no file. */
+  source?(pid: number, hi: number, lo: number): { file: string; addr: bigint } | undefined;
   /** Read up to `size` bytes of code at hi:lo in process pid into `out`: the bytes read, 0 where none is mapped. */
   code(pid: number, hi: number, lo: number, out: Uint8Array, size: number): number;
 }

@@ -7,11 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf.js";
+import { parseElf } from "../../src/image/index.js";
+import { decodeInsn, ExecMode, InsnClass, InsnInfo } from "../../src/isa/index.js";
 import {
   parseFields,
   parseItrace,
@@ -23,7 +25,7 @@ import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-fil
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";
-import { loopProgram, traceOf } from "./pt-file.js";
+import { insn, loopProgram, traceOf } from "./pt-file.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed: compared with the expected lines only";
@@ -169,9 +171,9 @@ describe("perf script's options", () => {
 
   test("what ptkit cannot print is said in a note, and errors name perf's option", () => {
     const data = loopData(1);
-    const r = ptkit(["-i", data, "--itrace=c", "-F", "ip,srcline"]);
-    assert.equal(r.status, 0);
-    assert.match(r.err, /note: -F srcline is not printed by ptkit perf/);
+    const r = ptkit(["-i", data, "--itrace=c", "-F", "sym,srcline"]);
+    assert.equal(r.status, 1);
+    assert.match(r.err, /-F: srcline without ip/);
     assert.doesNotMatch(ptkit(["-i", data, "--itrace=c", "-F", "ip,insn"]).err, /note: -F insn/);
     const t = ptkit(["-i", data, "--time", "9,1"]);
     assert.equal(t.status, 1);
@@ -306,6 +308,131 @@ describe("instruction samples by time (--itrace=i<period> in t, ns, us, ms)", ()
     assert.equal(ok(["-i", data, "--itrace=i", "-F", "ip"]), "");
   });
 });
+
+const addr2line = spawnSync("addr2line", ["--version"]).status === 0;
+const gcc = spawnSync("gcc", ["--version"]).status === 0;
+
+describe("-F srcline: the source line below each sample (addr2line, as perf)", () => {
+  const noTool = addr2line ? false : "addr2line is not installed";
+  const lines = (out: string) => out.split("\n");
+
+  test("without debug information: the binary's name and address (perf's)", {
+    skip: noTool,
+  }, () => {
+    const data = loopData(3000, { CYCEn: 0 }, "nodebug3000");
+    const args = ["-i", data, "--itrace=i1i", "-F", "ip,sym,srcline"];
+    const out = lines(ok(args));
+    // 12,001 samples, each followed by its srcline line.
+    assert.equal(out.length, 2 * 12_001 + 1);
+    assert.equal(out[0], "           400000 main");
+    // perf's address in the file (objdump's): the file offset plus .text's address less
+    // its offset; elfWithSymbolsLayout's .text is 0x20 bytes after its PT_LOAD's offset.
+    assert.equal(out[1], "  nodebug3000.elf[3fffe0]");
+    assert.equal(out[3], "  nodebug3000.elf[3fffe5]");
+    if (!noPerf) assert.equal(out.join("\n"), perfScript(args));
+  });
+
+  test("a program built with -g: file:line of each instruction", {
+    skip: noTool || (gcc ? false : "gcc is not installed"),
+  }, () => {
+    const prog = join(dir, "src", "t");
+    mkdirSync(join(dir, "src"), { recursive: true });
+    writeFileSync(
+      `${prog}.c`,
+      [
+        "int g;",
+        "void f(void)",
+        "{",
+        "  g += 1;",
+        "  g *= 3;",
+        "}",
+        "void _start(void)",
+        "{",
+        "  f();",
+        "  g += 2;",
+        "  f();",
+        "  for (;;)",
+        "    ;",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const cc = spawnSync(
+      "gcc",
+      [
+        "-g",
+        "-O0",
+        "-nostdlib",
+        "-static",
+        "-no-pie",
+        "-fno-pie",
+        "-fcf-protection=none",
+        "-o",
+        prog,
+        `${prog}.c`,
+      ],
+      { encoding: "utf8" },
+    );
+    assert.equal(cc.status, 0, cc.stderr);
+    const data = gccProgramData(prog);
+    const args = ["-i", data, "--itrace=cr", "-F", "ip,sym,srcline,addr,flags"];
+    const out = lines(ok(args));
+    // The two calls of f (lines 9 and 11) and its returns (line 6), then the end in the loop (12).
+    assert.equal(out.length, 11);
+    assert.deepEqual(
+      out.filter((_, k) => k % 2 === 1),
+      ["  t.c:9", "  t.c:6", "  t.c:11", "  t.c:6", "  t.c:12"],
+    );
+    assert.match(out[0]!, /^ {2}call +[0-9a-f]+ _start => +[0-9a-f]+ f$/);
+    // srcline comes before the instruction's bytes.
+    const bytes = lines(ok(["-i", data, "--itrace=c", "-F", "ip,srcline,insn"]));
+    assert.match(bytes[1]!, /^ {2}t\.c:9 insn: e8( [0-9a-f]{2}){4}$/);
+    if (noPerf) return;
+    assert.equal(out.join("\n"), perfScript(args));
+    for (const more of [
+      ["--itrace=i1i", "-F", "ip,sym,srcline"],
+      ["-F", "+srcline"],
+      ["--itrace=be", "-F", "ip,srcline,addr,flags,insn,insnlen"],
+    ])
+      assert.equal(ok(["-i", data, ...more]), perfScript(["-i", data, ...more]), more.join(" "));
+  });
+});
+
+/** A perf.data of `prog` (a static, non-PIE ELF from gcc, .text at 0x401000 from file offset 0x1000) run from _start to its endless loop. */
+function gccProgramData(prog: string): string {
+  const bytes = new Uint8Array(readFileSync(prog));
+  const elf = parseElf(bytes);
+  const text = elf.sections.find((s) => s.name === ".text")!;
+  const start = elf.entryLo;
+  const info = new InsnInfo();
+  const exec: string[] = [];
+  const stack: number[] = [];
+  let ip = start;
+  for (let n = 0; n < 1000; n++) {
+    const len = decodeInsn(bytes, text.offset + (ip - text.addrLo), 0, ip, ExecMode.Bits64, info);
+    assert.ok(len > 0);
+    if (info.iclass === InsnClass.Jump && info.targetLo === ip) {
+      exec.push(JSON.stringify({ k: "end", ip: `0x${ip.toString(16)}` }));
+      break;
+    }
+    const cls =
+      info.iclass === InsnClass.Call ? "call" : info.iclass === InsnClass.Return ? "return" : "other";
+    exec.push(insn(BigInt(ip), len, cls));
+    if (cls === "call") {
+      stack.push(ip + len);
+      ip = info.targetLo;
+    } else if (cls === "return") ip = stack.pop()!;
+    else ip += len;
+  }
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "t", TRACE_TSC - 100n, 0)
+    .mmap2(100, BigInt(text.addrLo & ~0xfff), 0x1000n, BigInt(text.offset & ~0xfff), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n, 0)
+    .trace(traceOf(exec, { CYCEn: 0 }), 0);
+  const data = `${prog}.data`;
+  writeFileSync(data, fileMode(file.built()));
+  return data;
+}
 
 const HASE = "real/hase";
 const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
