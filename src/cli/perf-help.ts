@@ -71,9 +71,10 @@ script's lines instead of its own):
                          instruction), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
                          e errors (in ptkit's [offset: message] form), p power
-                         events (psb and cbr lines), s<n> skip the first n
-                         samples; x, w, d, g, l, o, I, q, Z accepted with a
-                         note (their events are not printed).
+                         events (psb, cbr, mwait, pwre, exstop, pwrx lines), x
+                         transactions, w ptwrite (perf's lines), s<n> skip the
+                         first n samples; d, g, l, o, I, q, Z accepted with a
+                         note.
                          Without it, perf script's default: calls and errors
                          (ce, with p, x, w). A period in time is perf's:
                          rounded down to a power of two of TSC ticks, on the
@@ -111,7 +112,9 @@ script's lines instead of its own):
   As perf, a branch's addr is shown by default, after -F changes only for
   -F +flags.
   Only Intel PT's samples are printed: SAMPLE records of other events in the
-  file (cycles, ...) are not, nor perf's lines for ptwrite or transactions.
+  file (cycles, ...) are not. An event without an IP of its own (pwre, pwrx, a
+  ptwrite without FUP) shows the last IP the trace gave (a PSB's, an event's),
+  where perf's decoder may have walked on.
 
 analysis outputs (as ptkit flow writes them; any number at once):
   --timeline <file>      function-call timeline as Chrome trace-event JSON for

@@ -10,7 +10,7 @@
  */
 
 import type { ByteChunks } from "../analysis/export/byte-chunks.js";
-import { EventType, type PtEvent } from "../event/index.js";
+import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
@@ -183,7 +183,6 @@ export function scriptSink(
   let headLo = -1;
   let head = "";
   let selected = true;
-  const noted = new Set<string>();
 
   // (A sample's time is TSC hi:lo.)
   const headOf = (w: PerfWhere, hi: number, lo: number): string => {
@@ -311,12 +310,12 @@ export function scriptSink(
     return s;
   };
 
-  const printed = (kind: "branch" | "insn"): boolean => {
+  const printed = (kind: "branch" | "insn" | "transaction"): boolean => {
     if (skip > 0) {
       skip--;
       return false;
     }
-    return kind === "branch" ? itrace.branches : itrace.insn;
+    return kind === "branch" ? itrace.branches : kind === "insn" ? itrace.insn : true;
   };
 
   const synth = {
@@ -329,6 +328,7 @@ export function scriptSink(
     dso: fields.synth.has("dso"),
     synth: fields.synth.has("synth"),
     srcline: fields.synth.has("srcline") && ctx.sourceLines !== undefined,
+    addr: fields.synth.has("addr"),
   };
   const cbrs = new Map<number, number>();
   // perf's power event lines (psb, cbr): the head, the name, the text padded to 34 columns, the ip.
@@ -361,19 +361,20 @@ export function scriptSink(
     if (synth.srcline) ctx.sourceLines!.at(sourceAt(names, pid, hi, lo));
     out.byte(0x0a);
   };
-  // The IP of the last PSB+ (its CBR is shown there too), and the streams that had one.
+  // The IP perf's decoder was last given (a PSB+'s FUP, an event's): where it shows the
+  // events that have none of their own (CBR, PWRE, PWRX, a PTWRITE without FUP).
   let psbHi = 0;
   let psbLo = 0;
   const synced = new Set<PerfWhere>();
   const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
-    if (!itrace.power) return;
+    if (!(name === "ptwrite" ? itrace.ptwrite : itrace.power)) return;
     const h = headOf(w, w.tscHi, w.tscLo);
     if (!selected) return;
     // A new PSB: what the last one held goes out as it is.
     if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);
     let ipHi = ev.ipHi;
     let ipLo = ev.ipLo;
-    if (name === "psb") {
+    if (name === "psb" || (OWN_IP.has(name) && !ev.ipSuppressed)) {
       psbHi = ipHi;
       psbLo = ipLo;
     } else {
@@ -385,6 +386,8 @@ export function scriptSink(
     if (synth.flags) line += `  ${"".padEnd(22)}`;
     // The event's own text is perf's "synth" field.
     if (synth.synth) line += ` ${text}`.padEnd(34);
+    // (These events have no address: perf prints 0.)
+    if (synth.addr) line += "0".padStart(16);
     if (ipHi === 0 && ipLo === 0 && synth.ip) {
       held.push({ line, pid: w.pid });
       heldNames = names;
@@ -429,13 +432,50 @@ export function scriptSink(
     heldInsn = undefined;
   };
 
+  // perf's transactions samples (--itrace=x): at the MODE.TSX's IP, flags x (in a
+  // transaction), none (committed) or tx abrt (aborted: its addr is where execution went,
+  // known at the branch that follows, which perf names tx abrt too).
+  let heldAbort: { head: string; tail: string; src: SourceAddress | undefined } | undefined;
+  const abortPending = new Set<PerfWhere>();
+  const transaction = (w: PerfWhere, ev: PtEvent, names: AddressNames | undefined) => {
+    const aborted = (ev.flags & EventFlag.Aborted) !== 0;
+    if (aborted) abortPending.add(w);
+    if (!itrace.transactions) return;
+    flushInsn();
+    const h = headOf(w, w.tscHi, w.tscLo);
+    if (!selected || !printed("transaction")) return;
+    let line = h;
+    if (show.period) line += `${"1".padStart(10)} `;
+    if (show.event) line += `${"transactions".padStart(ctx.nameWidth)}: `;
+    let tail = "";
+    if (show.ip)
+      tail += ` ${hexText(ev.ipHi, ev.ipLo).padStart(16)}${names ? symText(names, w.pid, ev.ipHi, ev.ipLo) : ""}`;
+    const src = show.srcline ? sourceAt(names, w.pid, ev.ipHi, ev.ipLo) : undefined;
+    if (aborted && show.addr) heldAbort = { head: line, tail, src };
+    else
+      insnLine(line, tail, "", aborted ? "tx abrt" : ev.flags & EventFlag.Speculative ? "x" : "", 0, 0, src);
+  };
+
+  let heldExstop: { w: PerfWhere; names: AddressNames | undefined; ev: PtEvent } | undefined;
+  const exstopEvent = new PtEvent();
+  const flushExstop = () => {
+    if (!heldExstop) return;
+    const { w, names, ev } = heldExstop;
+    heldExstop = undefined;
+    power(w, "exstop", `IP: ${ev.ipSuppressed ? 0 : 1}`, names, ev);
+  };
+
   return {
     finish: () => {
+      flushExstop();
+      if (heldAbort) insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", 0, 0, heldAbort.src);
+      heldAbort = undefined;
       flushInsn();
       release(0, 0);
       ctx.sourceLines?.flush();
     },
     status: (w, ev, _offset, names) => {
+      flushExstop();
       if (ev.psbOffset >= 0) {
         // perf gives the PSB its first sync finds the offset it scanned from (0).
         const offset = synced.has(w) ? ev.psbOffset : 0;
@@ -444,6 +484,7 @@ export function scriptSink(
       } else if (ev.type === EventType.Cbr) cbr(w, ev, names);
     },
     insn: (w, insn, names) => {
+      flushExstop();
       if (held.length > 0) release(0, 0);
       flushInsn();
       if (!itrace.insn) return;
@@ -467,7 +508,14 @@ export function scriptSink(
       else insnLine(line, tail, bytes, flags ?? "", 0, 0, src);
     },
     block: () => {},
-    branch: (w, flags, fh, fl, th, tl, names) => {
+    branch: (w, flags_, fh, fl, th, tl, names) => {
+      flushExstop();
+      let flags = flags_;
+      if (abortPending.delete(w) && flags === "hw int") flags = "tx abrt";
+      if (heldAbort) {
+        insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", th, tl, heldAbort.src);
+        heldAbort = undefined;
+      }
       if (heldInsn) {
         const { head: h, tail, bytes, flags: own, src } = heldInsn;
         heldInsn = undefined;
@@ -527,25 +575,58 @@ export function scriptSink(
     event: (w, ev, _offset, names) => {
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
       if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
-      // Events perf would print that ptkit does not: said once each, not left out silently.
-      const what =
-        ev.type === EventType.Ptwrite && itrace.ptwrite
-          ? "ptwrite (--itrace w)"
-          : ev.type === EventType.Tsx && itrace.transactions
-            ? "transactions (--itrace x)"
-            : (ev.type === EventType.Mwait ||
-                  ev.type === EventType.Pwre ||
-                  ev.type === EventType.Pwrx ||
-                  ev.type === EventType.Exstop) &&
-                itrace.power
-              ? "mwait, pwre, pwrx or exstop (--itrace p)"
-              : undefined;
-      if (what !== undefined && !noted.has(what)) {
-        noted.add(what);
-        ctx.note(`the trace has ${what} events: perf script prints them, ptkit perf does not`);
+      if (ev.type !== EventType.Pwre) flushExstop();
+      switch (ev.type) {
+        case EventType.Ptwrite:
+          power(
+            w,
+            "ptwrite",
+            `IP: ${ev.ipSuppressed ? 0 : 1} payload: 0x${hexText(ev.payloadHi, ev.payloadLo)}`,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Mwait:
+          power(
+            w,
+            "mwait",
+            `hints: 0x${ev.hints.toString(16)} extensions: 0x${ev.ext.toString(16)}`,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Pwre:
+          power(
+            w,
+            "pwre",
+            `hw: ${ev.flags & EventFlag.Hw ? 1 : 0} cstate: ${ev.state} sub-cstate: ${ev.subState}`,
+            names,
+            ev,
+          );
+          flushExstop();
+          break;
+        case EventType.Exstop:
+          // Held: a PWRE the decoder gives after it goes first (perf shows the FUP's
+          // events in the order MWAIT, PWRE, EXSTOP).
+          heldExstop = { w, names, ev: exstopEvent.copyFrom(ev) };
+          return;
+        case EventType.Pwrx:
+          // (perf's pwrx text ends in a space.)
+          power(
+            w,
+            "pwrx",
+            `deepest cstate: ${ev.deepest} last cstate: ${ev.last} wake reason: 0x${wakeReason(ev.flags).toString(16)} `,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Tsx:
+          transaction(w, ev, names);
+          break;
       }
     },
     error: (w, offset, message) => {
+      flushExstop();
       flushInsn();
       if (held.length > 0) release(0, 0);
       // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
@@ -555,6 +636,18 @@ export function scriptSink(
     },
     switched: () => {},
   };
+}
+
+/** Events whose own IP perf shows (bound to a FUP); the others show the last IP perf's decoder had. */
+const OWN_IP = new Set(["mwait", "exstop", "ptwrite"]);
+
+/** perf's pwrx wake reason: interrupt 1, store 4, autonomous (hardware) 8. */
+function wakeReason(flags: number): number {
+  return (
+    (flags & EventFlag.Interrupt ? 1 : 0) |
+    (flags & EventFlag.Store ? 4 : 0) |
+    (flags & EventFlag.Autonomous ? 8 : 0)
+  );
 }
 
 function errorTime(w: PerfWhere): string {

@@ -20,10 +20,13 @@ import {
   parseList,
   takePerfScriptOptions,
 } from "../../src/session/perf-script-options.js";
+import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { generate } from "../../src/unit/gen/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { EMPTY_HOME } from "./home.js";
 import { insn, loopProgram, traceOf } from "./pt-file.js";
 
@@ -433,6 +436,87 @@ function gccProgramData(prog: string): string {
   writeFileSync(data, fileMode(file.built()));
   return data;
 }
+
+describe("x, w and p: transactions, PTWRITE and power events (perf's lines)", () => {
+  // nop; nop; ptwrite eax; nop; mwait; nop; xbegin; nop; xend; xbegin; nop; nop; hlt,
+  // run with a PTWRITE (no FUP), an MWAIT into C2.1 and a wake by interrupt, a
+  // committed transaction and an aborted one.
+  const code = Uint8Array.from([
+    0x90, 0x90, 0xf3, 0x0f, 0xae, 0xe0, 0x90, 0x0f, 0x01, 0xc9, 0x90, 0xc7, 0xf8, 0x07, 0, 0, 0, 0x90, 0x0f,
+    0x01, 0xd5, 0xc7, 0xf8, 0x02, 0, 0, 0, 0x90, 0x90, 0xf4,
+  ]);
+  const at = (off: number) => `0x${(BASE + BigInt(off)).toString(16)}`;
+  const exec = [
+    insn(BASE, 1),
+    insn(BASE + 1n, 1),
+    insn(BASE + 2n, 4, "ptwrite"),
+    JSON.stringify({ k: "ptw", value: "0x11223344", bytes: 4 }),
+    insn(BASE + 6n, 1),
+    insn(BASE + 7n, 3, "mwait"),
+    JSON.stringify({ k: "mwait", hints: 0x20, ext: 1 }),
+    JSON.stringify({ k: "sleep", cstate: 2, substate: 1 }),
+    JSON.stringify({ k: "ticks", n: 1000 }),
+    JSON.stringify({ k: "wake", last: 2, deepest: 3, reasons: ["interrupt"] }),
+    insn(BASE + 0xan, 1),
+    insn(BASE + 0xbn, 6, "xbegin"),
+    insn(BASE + 0x11n, 1),
+    insn(BASE + 0x12n, 3, "xend"),
+    insn(BASE + 0x15n, 6, "xbegin"),
+    insn(BASE + 0x1bn, 1),
+    JSON.stringify({ k: "tsx-abort", from: at(0x1c), to: at(0x1d) }),
+    JSON.stringify({ k: "end", ip: at(0x1d) }),
+  ];
+  const elf = elfWithSymbolsLayout(BASE, code, [{ name: "main", value: BASE, size: code.length }]);
+  const prog = join(dir, "events.elf");
+  writeFileSync(prog, elf.bytes);
+  const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, PTWEn: 1, PwrEvtEn: 1 };
+  const m = msrs({ ctl, caps: { ptwrite: true, powerEventTrace: true } });
+  const trace = generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: m, cyclesPerInsn: 3 }).bytes;
+  // perf synthesizes power and ptwrite events only when the event's config asks for them (pwr_evt, ptw).
+  const file = new PtFile({ perfScript: true, config: (1n << 4n) | (1n << 12n) })
+    .comm(100, "ev", TRACE_TSC - 100n, 1)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n, 1)
+    .trace(trace, 1);
+  const data = join(dir, "events.data");
+  writeFileSync(data, fileMode(file.built()));
+
+  test("--itrace=xwp -F ip,synth,event: perf's texts and the IPs it shows", () => {
+    const args = ["-i", data, "--itrace=xwp", "-F", "ip,synth,event,flags"];
+    const out = ok(args);
+    const pad = (name: string, text: string, ip: number) =>
+      `${name.padStart(20)}:   ${"".padEnd(22)}${` ${text}`.padEnd(34)} ${(0x400000 + ip).toString(16).padStart(16)}`;
+    const tx = (flags: string, ip: number) =>
+      `${"transactions".padStart(20)}:   ${flags.padEnd(22)} ${(0x400000 + ip).toString(16).padStart(16)}`;
+    assert.deepEqual(out.split("\n").slice(2, -1), [
+      // No FUP: the IP perf's decoder had (the PSB's); IP: 0.
+      pad("ptwrite", "IP: 0 payload: 0x11223344", 0),
+      pad("mwait", "hints: 0x20 extensions: 0x1", 7),
+      // PWRE before the EXSTOP of the same FUP; pwrx's text ends in a space.
+      pad("pwre", "hw: 0 cstate: 2 sub-cstate: 1", 7),
+      pad("exstop", "IP: 1", 7),
+      pad("pwrx", "deepest cstate: 3 last cstate: 2 wake reason: 0x1 ", 7),
+      // Transactions: x at a begin, nothing at the commit, tx abrt at the abort.
+      tx("x", 0xb),
+      tx("", 0x12),
+      tx("x", 0x15),
+      tx("tx abrt", 0x1c),
+    ]);
+    if (!noPerf) assert.equal(out, perfScript(args));
+  });
+
+  test("default fields, --itrace=bx with addr (the abort is a tx abrt branch), --call-ret-trace", {
+    skip: noPerf,
+  }, () => {
+    for (const args of [
+      [],
+      ["--itrace=xwpeb", "-F", "time,ip,sym,flags,synth,event,addr", "--ns"],
+      ["--itrace=bx", "-F", "ip,flags,addr"],
+      ["--call-ret-trace"],
+    ])
+      assert.equal(ok(["-i", data, ...args]), perfScript(["-i", data, ...args]), args.join(" "));
+  });
+});
 
 const HASE = "real/hase";
 const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
