@@ -70,7 +70,9 @@ script's lines instead of its own):
                          (a bare i: 100us; a number alone: ns; i0ns: every
                          instruction), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
-                         e errors (in ptkit's [offset: message] form), p power
+                         e errors (perf's "instruction trace error" lines with
+                         its codes and messages; ptkit resynchronises at the
+                         next PSB, perf sooner, so their counts differ), p power
                          events (psb, cbr, mwait, pwre, exstop, pwrx lines), x
                          transactions, w ptwrite (perf's lines), s<n> skip the
                          first n samples; d, g, l, o, I, q, Z accepted with a

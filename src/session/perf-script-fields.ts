@@ -12,6 +12,7 @@
 import type { ByteChunks } from "../analysis/export/byte-chunks.js";
 import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
+import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import type { ScriptComms } from "./perf-script-comms.js";
@@ -456,6 +457,7 @@ export function scriptSink(
       insnLine(line, tail, "", aborted ? "tx abrt" : ev.flags & EventFlag.Speculative ? "x" : "", 0, 0, src);
   };
 
+  let errors = 0;
   let heldExstop: { w: PerfWhere; names: AddressNames | undefined; ev: PtEvent } | undefined;
   const exstopEvent = new PtEvent();
   const flushExstop = () => {
@@ -468,6 +470,7 @@ export function scriptSink(
   return {
     finish: () => {
       flushExstop();
+      if (errors > 0) ctx.note(`${errors} instruction trace error${errors === 1 ? "" : "s"} (as perf warns)`);
       if (heldAbort) insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", 0, 0, heldAbort.src);
       heldAbort = undefined;
       flushInsn();
@@ -625,14 +628,27 @@ export function scriptSink(
           break;
       }
     },
-    error: (w, offset, message) => {
+    error: (w, _offset, _message, code, ipHi = 0, ipLo = 0) => {
       flushExstop();
       flushInsn();
       if (held.length > 0) release(0, 0);
       // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
       stacks.clear();
       periods.get(w)?.stop();
-      if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);
+      if (!itrace.errors) return;
+      errors++;
+      // perf's line for an instruction trace error (perf_event__fprintf_auxtrace_error).
+      const [n, what] = perfError(code);
+      const ns =
+        ctx.conv && (w.tscHi !== 0 || w.tscLo !== 0)
+          ? tscToPerfTime((BigInt(w.tscHi >>> 0) << 32n) | BigInt(w.tscLo >>> 0), ctx.conv)
+          : 0n;
+      const time =
+        ns === 0n ? "0" : `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
+      const ip = ipHi === 0 && ipLo === 0 ? "0" : `0x${hexText(ipHi, ipLo)}`;
+      out.line(
+        ` instruction trace error type 1 time ${time} cpu ${w.cpu} pid ${w.pid} tid ${w.tid} ip ${ip} code ${n}: ${what}`,
+      );
     },
     switched: () => {},
   };
@@ -650,8 +666,42 @@ function wakeReason(flags: number): number {
   );
 }
 
-function errorTime(w: PerfWhere): string {
-  return w.tscHi || w.tscLo ? ` at tsc ${hexText(w.tscHi, w.tscLo)}` : "";
+/**
+ * perf's code and message for a ptkit decode error (ErrorCode; undefined: lost trace
+ * data), perf 6.1's INTEL_PT_ERR_* numbers.
+ */
+function perfError(code: number | undefined): [number, string] {
+  switch (code) {
+    case undefined:
+      return [8, "Lost trace data"];
+    case ErrorCode.NoMem:
+      return [1, "Memory allocation failed"];
+    case ErrorCode.Internal:
+      return [2, "Internal error"];
+    case ErrorCode.NoSync:
+    case ErrorCode.BadOpcode:
+    case ErrorCode.BadPacket:
+    case ErrorCode.BadContext:
+    case ErrorCode.BadStatusUpdate:
+      return [3, "Bad packet"];
+    case ErrorCode.Eos:
+      return [4, "No more data"];
+    case ErrorCode.NoMap:
+    case ErrorCode.BadImage:
+    case ErrorCode.BadInsn:
+      return [5, "Failed to get instruction"];
+    case ErrorCode.BadQuery:
+    case ErrorCode.NoIp:
+    case ErrorCode.IpSuppressed:
+    case ErrorCode.RetStackEmpty:
+    case ErrorCode.BadRetComp:
+    case ErrorCode.NoEnable:
+      return [6, "Trace doesn't match instruction"];
+    case ErrorCode.Overflow:
+      return [7, "Overflow packet"];
+    default:
+      return [9, "Unknown error!"];
+  }
 }
 
 function hexText(hi: number, lo: number): string {

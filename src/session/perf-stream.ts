@@ -67,7 +67,11 @@ export interface PerfSink {
   ): void;
   /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
   event(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
-  error(where: PerfWhere, offset: number, message: string): void;
+  /**
+   * A decode error (`code`: its ErrorCode, at IP ipHi:ipLo where the decode stopped) or
+   * lost trace data (no code).
+   */
+  error(where: PerfWhere, offset: number, message: string, code?: number, ipHi?: number, ipLo?: number): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
   /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
@@ -301,7 +305,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         return;
       }
       const charged = status === -ErrorCode.NoMap && images.charge(where.pid, failHi, failLo);
-      if (!charged && where.inRange) sink.error(where, dec.offset, errorMessage(status));
+      if (!charged && where.inRange)
+        sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
       branchClass = 0;
       status = dec.syncForward();
       continue;

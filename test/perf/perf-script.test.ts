@@ -518,6 +518,33 @@ describe("x, w and p: transactions, PTWRITE and power events (perf's lines)", ()
   });
 });
 
+describe("--itrace=e: decode errors in perf's words", () => {
+  test("a corrupt trace: perf's error line (type, time, cpu, pid, tid, ip, code and message)", () => {
+    const good = readFileSync(loopData(3000, { CYCEn: 0 }, "corrupt3000"));
+    // 40 bytes of the trace (the middle of the file) overwritten.
+    const bad = Uint8Array.from(good);
+    for (let k = 0; k < 40; k++) bad[(bad.length >> 1) + k] = (k * 37 + 11) & 0xff;
+    const data = join(dir, "corrupt.data");
+    writeFileSync(data, bad);
+    const r = ptkit(["-i", data, "--itrace=e"]);
+    assert.equal(r.status, 0, r.err);
+    const lines = r.out.split("\n").filter((l) => l !== "");
+    assert.ok(lines.length >= 1);
+    for (const l of lines)
+      assert.match(
+        l,
+        /^ instruction trace error type 1 time \d+\.\d{9} cpu 2 pid 100 tid 100 ip (0|0x[0-9a-f]+) code \d+: [A-Z][\w' !]+$/,
+      );
+    // The return compression the corrupt bytes break: perf's "Trace doesn't match instruction" at f.
+    assert.match(lines[0]!, / ip 0x400010 code 6: Trace doesn't match instruction$/);
+    assert.match(r.err, /note: 1 instruction trace error \(as perf warns\)/);
+    if (noPerf) return;
+    // perf resynchronises otherwise after the first error (it reports more): the first lines' ip, code and message agree.
+    const first = perfScript(["-i", data, "--itrace=e"]).split("\n")[0]!;
+    assert.equal(lines[0]!.replace(/ time \S+/, ""), first.replace(/ time \S+/, ""));
+  });
+});
+
 const HASE = "real/hase";
 const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
 
