@@ -137,6 +137,17 @@ analysis outputs (as ptkit flow writes them; any number at once):
   --min-duration <d>     leave out of both timelines the calls shorter than d
                          (10us, 500ns, 2ms; a bare number is ns), and all they
                          called; --time-range cuts them in time.
+  --timeline-summary     timelines that viewers open whatever the trace's size
+                         (chrome://tracing: 256 MB of JSON, the Perfetto UI:
+                         about 1 GB): the file is decoded twice, first to find
+                         the shortest power-of-two duration whose longer calls
+                         fit (240 MB JSON, 960 MB Perfetto), then the calls
+                         shorter are left out (said on stderr); their count and
+                         total per function are in the JSON's otherData.summary.
+                         Without it, a timeline the perf.data's size makes too
+                         large is said before writing.
+  --timeline-budget <n>  --timeline-summary with this budget (bytes; 64K, 200M,
+                         1G) for each timeline.
   --folded <file>        folded stacks for flame graphs (flamegraph.pl, inferno,
                          speedscope): thread name;outer;...;inner weight.
   --folded-weight insn|time

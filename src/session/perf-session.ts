@@ -62,6 +62,7 @@ import {
   type StreamContext,
   type TscRange,
 } from "./perf-stream.js";
+import { planSummary, timelineSizeNote } from "./perf-timeline-summary.js";
 
 /** What to decode and print: `ptkit perf`'s options, parsed. */
 export interface PerfOptions {
@@ -126,6 +127,27 @@ export function decodePerf(
   args: PerfOptions,
   source: ByteSource,
   internal: PerfInternals = {},
+): number {
+  const a = args.analysis;
+  const timelines = a.timeline !== undefined || a.perfetto !== undefined;
+  const note = timelines ? timelineSizeNote(args, source.size) : undefined;
+  if (note !== undefined) io.stderr(`ptkit perf: ${note}\n`);
+  // --timeline-summary: a first decode finds the bound that fits the budget.
+  if (timelines && a.timelineSummary && a.summaryPlan === undefined && a.summaryProbe === undefined) {
+    const { windowSize, streams, debugRoot, generalDecode } = internal;
+    const first = { windowSize, streams, debugRoot, generalDecode };
+    const plan = planSummary(io, args, source, (i, o, opts, src) => decodeOnce(i, o, opts, src, first));
+    if (plan) args = { ...args, analysis: { ...a, summaryPlan: plan } };
+  }
+  return decodeOnce(io, out, args, source, internal);
+}
+
+function decodeOnce(
+  io: SessionIo,
+  out: ByteLines,
+  args: PerfOptions,
+  source: ByteSource,
+  internal: PerfInternals,
 ): number {
   const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
   const rec = new PerfRecord();
