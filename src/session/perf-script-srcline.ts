@@ -11,7 +11,7 @@
  * {@link BATCH} samples are held, with the addresses they need, and looked up
  * together: one call per binary and batch.
  */
-import { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { ByteChunks, immediate } from "../analysis/export/byte-chunks.js";
 import type { ElfFile } from "../image/index.js";
 import type { ByteLines } from "./byte-lines.js";
 
@@ -40,13 +40,20 @@ export interface SourceAddress {
  * segment's address at that offset. Undefined: no segment holds it.
  */
 export function objdumpAddress(elf: ElfFile, offset: number): bigint | undefined {
-  const text = elf.sections.find((s) => s.name === ".text");
-  if (text)
-    return BigInt(offset) + ((BigInt(text.addrHi) << 32n) | BigInt(text.addrLo)) - BigInt(text.offset);
+  let delta = textDelta.get(elf);
+  if (delta === undefined) {
+    const text = elf.sections.find((s) => s.name === ".text");
+    delta = text ? ((BigInt(text.addrHi) << 32n) | BigInt(text.addrLo)) - BigInt(text.offset) : null;
+    textDelta.set(elf, delta);
+  }
+  if (delta !== null) return BigInt(offset) + delta;
   const seg = elf.loads.find((l) => l.offset <= offset && offset < l.offset + l.filesz);
   if (!seg) return undefined;
   return ((BigInt(seg.vaddrHi) << 32n) | BigInt(seg.vaddrLo)) + BigInt(offset - seg.offset);
 }
+
+/** Each ELF file's .text address less its file offset (null: no .text). */
+const textDelta = new WeakMap<ElfFile, bigint | null>();
 
 /** The base name of a path. */
 function baseName(path: string): string {
@@ -71,9 +78,8 @@ export class SourceLineBatch {
     private readonly note: (text: string) => void,
   ) {
     const parts = this.parts;
-    const chunks = new ByteChunks((chunk) => {
-      parts.push(chunk.slice());
-    });
+    // Copied out at once: the one buffer is reused (not a fresh 64 KiB one per sample).
+    const chunks = new ByteChunks(immediate((chunk) => parts.push(chunk.slice())));
     this.lines = Object.assign(chunks, {
       line(text: string) {
         chunks.text(text);
