@@ -49,6 +49,12 @@ export {
   type TimelineOptions,
   TimelineWriter,
 } from "./export/timeline.js";
+export {
+  DroppedTotals,
+  FrameDurations,
+  SUMMARY_BUDGET,
+  summaryBound,
+} from "./export/timeline-summary.js";
 export { growFloat64, growInt32, growUint32, KeyTable } from "./key-table.js";
 export {
   type CallerLatency,

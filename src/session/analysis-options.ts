@@ -7,7 +7,7 @@
  * need.
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
-import type { FoldedWeight } from "../analysis/index.js";
+import type { FoldedWeight, FrameDurations } from "../analysis/index.js";
 import { parseCUint } from "../base/c-int.js";
 import type { TablesOut } from "../shard/tables-out.js";
 
@@ -29,6 +29,17 @@ export interface AnalysisOptions {
   perfetto?: string;
   /** Timelines leave out frames shorter than this (whole clock units: ns, or ticks or instructions shown as ns). */
   minDuration?: number;
+  /**
+   * `--timeline-summary` (or `--timeline-budget BYTES`): timelines bounded to what
+   * viewers open (see timeline-summary.ts); `timelineBudget`: bytes per file
+   * (default: the viewers' limits).
+   */
+  timelineSummary?: boolean;
+  timelineBudget?: number;
+  /** Set by the summary's first decode (no option): what it measures, no file written. */
+  summaryProbe?: SummaryProbe;
+  /** Set after the summary's first decode (no option): the bound and what it leaves out. */
+  summaryPlan?: SummaryPlan;
   /** The JSON timeline's times in perf time (`ptkit perf --perf-time`). */
   perfTime?: boolean;
   folded?: string;
@@ -55,6 +66,19 @@ export interface AnalysisOptions {
   depthLimit: number;
 }
 
+/** The summary's first decode: frames by duration, and the bytes of the unbounded timelines. */
+export interface SummaryProbe {
+  durations: FrameDurations;
+  timelineBytes: number;
+  perfettoBytes: number;
+}
+
+/** The summary's bound (whole clock units; calls shorter are left out) and its budget. */
+export interface SummaryPlan {
+  bound: number;
+  budget: number;
+}
+
 export function defaultAnalysisOptions(): AnalysisOptions {
   return { foldedWeight: "insn", symbolFiles: [], depthLimit: DEFAULT_DEPTH_LIMIT };
 }
@@ -70,6 +94,7 @@ export function wantsAnalysis(o: AnalysisOptions): boolean {
     o.edges !== undefined ||
     o.jsonl !== undefined ||
     o.tables !== undefined ||
+    o.summaryProbe !== undefined ||
     wantsLatency(o)
   );
 }
@@ -86,6 +111,7 @@ export function wantsTime(o: AnalysisOptions): boolean {
     o.perfetto !== undefined ||
     o.jsonl !== undefined ||
     o.tables !== undefined ||
+    o.summaryProbe !== undefined ||
     wantsLatency(o) ||
     (o.folded !== undefined && o.foldedWeight === "time")
   );
@@ -115,12 +141,29 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
     o.symbolFiles.push(value);
     return 2;
   }
+  if (arg === "--timeline-summary") {
+    o.timelineSummary = true;
+    return 1;
+  }
   const file = FILE_OPTIONS[arg];
-  if (file === undefined && arg !== "--folded-weight" && arg !== "--stack-depth" && arg !== "--min-duration")
+  if (
+    file === undefined &&
+    arg !== "--folded-weight" &&
+    arg !== "--stack-depth" &&
+    arg !== "--min-duration" &&
+    arg !== "--timeline-budget"
+  )
     return 0;
   if (value === undefined || value === "" || value.startsWith("--")) return `${arg}: missing argument.`;
   if (file !== undefined) o[file] = value;
-  else if (arg === "--min-duration") {
+  else if (arg === "--timeline-budget") {
+    const m = /^(\d+)([kKmMgG]?)[bB]?$/.exec(value);
+    const bytes = m ? Number(m[1]) * { "": 1, k: 1024, m: 1 << 20, g: 1 << 30 }[m[2]!.toLowerCase()]! : 0;
+    if (!(bytes >= 1024 && Number.isSafeInteger(bytes)))
+      return `${arg}: want a size of at least 1K such as 200M or 1G: ${value}.`;
+    o.timelineBudget = bytes;
+    o.timelineSummary = true;
+  } else if (arg === "--min-duration") {
     const d = parseDuration(value);
     if (d === undefined)
       return `${arg}: want a duration such as 10us, 500ns, 2ms or a number of ns: ${value}.`;

@@ -30,6 +30,7 @@ import {
   type ChunkOut,
   type ClockInfo,
   Coverage,
+  DroppedTotals,
   type FlowTracker,
   FoldedStacks,
   FrameNames,
@@ -140,16 +141,54 @@ export class AnalysisOutputs {
     const timelines: CallSink[] = [];
     let jsonl: JsonlWriter | undefined;
     const origin = (clock: ClockInfo) => context.perfOrigin?.(clock) ?? 0;
+    // --timeline-summary: the calls left out, per function, go in the JSON timeline's metadata.
+    const plan = options.summaryPlan;
+    const dropped = plan ? new DroppedTotals(names) : undefined;
+    const summary = plan
+      ? () => `"summary":{"minDuration":${plan.bound},"budget":${plan.budget},${dropped!.json()}}`
+      : undefined;
     for (const { kind, path, file } of files) {
       const write = immediate((chunk: Uint8Array) => file.write(chunk));
       if (kind === "timeline") {
         const json = this.jsonWarning(path, write);
-        timelines.push(new TimelineWriter(json, names, options.perfTime ? { origin } : {}));
+        timelines.push(
+          new TimelineWriter(json, names, {
+            origin: options.perfTime ? origin : undefined,
+            otherData: summary,
+          }),
+        );
       } else if (kind === "perfetto") timelines.push(new PerfettoWriter(write, names, { origin }));
       else if (kind === "jsonl") jsonl = new JsonlWriter(write, names);
     }
-    if (options.minDuration !== undefined && timelines.length > 0)
-      sinks.push(new ShortFrameFilter(timelines, options.minDuration));
+    const probe = options.summaryProbe;
+    if (probe) {
+      // The summary's first decode: frames by duration and what unbounded timelines weigh (nothing kept).
+      sinks.push(probe.durations);
+      const count = (add: (n: number) => void) => immediate((chunk: Uint8Array) => add(chunk.length));
+      sinks.push(
+        new TimelineWriter(
+          count((n) => (probe.timelineBytes += n)),
+          names,
+          {},
+        ),
+      );
+      sinks.push(
+        new PerfettoWriter(
+          count((n) => (probe.perfettoBytes += n)),
+          names,
+          { origin },
+        ),
+      );
+    }
+    const min = Math.max(options.minDuration ?? 0, plan?.bound ?? 0);
+    if (min > 0 && timelines.length > 0)
+      sinks.push(
+        new ShortFrameFilter(
+          timelines,
+          min,
+          dropped ? (k, hi, lo, sc, d) => dropped.add(k, hi, lo, sc, d) : undefined,
+        ),
+      );
     else sinks.push(...timelines);
     if (options.folded !== undefined) {
       this.folded = new FoldedStacks(names);

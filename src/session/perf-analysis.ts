@@ -247,9 +247,9 @@ export function bothSinks(a: PerfSink, b: PerfSink): PerfSink {
       a.event(w, ev, offset);
       b.event(w, ev, offset);
     },
-    error: (w, offset, message) => {
-      a.error(w, offset, message);
-      b.error(w, offset, message);
+    error: (w, offset, message, code, ipHi, ipLo) => {
+      a.error(w, offset, message, code, ipHi, ipLo);
+      b.error(w, offset, message, code, ipHi, ipLo);
     },
     switched: (w) => {
       a.switched(w);

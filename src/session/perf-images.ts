@@ -19,6 +19,7 @@ import { lt64 } from "../time/index.js";
 import type { SessionIo } from "./io.js";
 import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
+import { objdumpAddress, type SourceAddress } from "./perf-script-srcline.js";
 
 export interface LookupOptions {
   /** --elf files, by recorded path or file name. */
@@ -65,12 +66,20 @@ export class BinaryFinder {
     return out;
   }
 
+  /** The file read for a recorded path (see {@link read}), if any. */
+  localPath(path: string): string | undefined {
+    return this.located.get(path);
+  }
+
+  private readonly located = new Map<string, string>();
+
   read(path: string): Uint8Array | undefined {
     if (this.cache.has(path)) return this.cache.get(path);
     let bytes: Uint8Array | undefined;
     for (const c of this.candidates(path)) {
       try {
         bytes = this.io.readFile(c);
+        this.located.set(path, c);
         break;
       } catch {
         // try the next place
@@ -90,13 +99,7 @@ export class BinaryFinder {
    * it is not found or not an ELF file. Built once per path and bias.
    */
   symbols(path: string, addr: bigint, pgoff: bigint): SymbolTable | undefined {
-    let elf = this.elfs.get(path);
-    if (!this.elfs.has(path)) {
-      const bytes = this.read(path);
-      const parsed = bytes && tryParseElf(bytes, { strict: false });
-      elf = parsed instanceof ElfError ? undefined : parsed;
-      this.elfs.set(path, elf);
-    }
+    const elf = this.elf(path);
     // The names from a debug file when there is one (perf's order), the code's layout from the binary.
     const named = elf && this.debugFile(path);
     const at = Number(pgoff);
@@ -107,6 +110,16 @@ export class BinaryFinder {
     const key = `${bias.toString(16)}:${path}`;
     if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
     return this.tables.get(key);
+  }
+
+  /** The ELF file of a recorded path, parsed once; undefined when not found or not ELF. */
+  elf(path: string): ElfFile | undefined {
+    if (this.elfs.has(path)) return this.elfs.get(path);
+    const bytes = this.read(path);
+    const parsed = bytes && tryParseElf(bytes, { strict: false });
+    const elf = parsed instanceof ElfError ? undefined : parsed;
+    this.elfs.set(path, elf);
+    return elf;
   }
 
   private readonly debugFiles = new Map<string, ElfFile | undefined>();
@@ -192,6 +205,16 @@ export class ProcessImages {
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
     this.partDso = found ? this.imageHit.section!.name : undefined;
     return h;
+  }
+
+  /** Where hi:lo of process pid is for a source-line lookup: the local binary and perf's objdump address in it. */
+  source(pid: number, hi: number, lo: number): SourceAddress | undefined {
+    if ((hi === 0 && lo === 0) || this.image(pid).find(hi, lo, this.imageHit) < 0) return undefined;
+    const path = this.imageHit.section!.name;
+    const file = this.finder.localPath(path);
+    const elf = this.finder.elf(path);
+    const addr = elf && objdumpAddress(elf, this.imageHit.offset);
+    return file !== undefined && addr !== undefined ? { file, addr } : undefined;
   }
 
   code(pid: number, hi: number, lo: number, out: Uint8Array, size: number): number {

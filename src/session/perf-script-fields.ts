@@ -9,13 +9,16 @@
  * 4 columns per call, names padded to a width that changes only now and then).
  */
 
-import { EventType, type PtEvent } from "../event/index.js";
+import type { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
+import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
-import type { ByteLines } from "./byte-lines.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
+import { InsnPeriod } from "./perf-script-period.js";
+import type { SourceAddress, SourceLineBatch } from "./perf-script-srcline.js";
 import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
@@ -39,6 +42,10 @@ export interface ScriptContext {
   comms_: string[] | undefined;
   /** A one-line note to the user (stderr). */
   note: (text: string) => void;
+  /** -F srcline: where the sink's lines go (`out` is its `lines`) and their source lines. */
+  sourceLines?: SourceLineBatch;
+  /** --itrace=i in time: the period in TSC ticks (perf's intel_pt_ns_to_ticks of ns periods). */
+  periodTicks: number;
   /** For cbr lines: the TSC's frequency (Hz, 0: unknown) and the maximum non-turbo ratio (0: unknown). */
   tscHz: number;
   maxNonTurbo: number;
@@ -99,7 +106,7 @@ interface ThreadStack {
 
 /** `finish`: after the last stream (power lines still held go out). */
 export function scriptSink(
-  out: ByteLines,
+  out: ByteChunks & { line(text: string): void },
   itrace: Itrace,
   fields: ScriptFields,
   ctx: ScriptContext,
@@ -124,7 +131,15 @@ export function scriptSink(
     branchAddr: f("addr") || (!fields.user && !fields.noAddr),
     insnlen: f("insnlen"),
     insn: f("insn"),
+    srcline: f("srcline") && ctx.sourceLines !== undefined,
   };
+  /** Where a sample's source line goes: that of hi:lo in process pid. */
+  const sourceAt = (
+    names: AddressNames | undefined,
+    pid: number,
+    hi: number,
+    lo: number,
+  ): SourceAddress | undefined => names?.source?.(pid, hi, lo);
   // The branch instruction's bytes, for a branch sample's ilen and insn.
   const code = new Uint8Array(MAX_INSN_LENGTH);
   const codeInfo = new InsnInfo();
@@ -146,7 +161,18 @@ export function scriptSink(
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
   const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
-  const insnPeriod = String(itrace.period).padStart(10);
+  // Each stream's instruction sampling (perf: one decoder per queue).
+  const periods = new Map<PerfWhere, InsnPeriod>();
+  // A time period of no ticks (perf: of 0 ticks) is every instruction.
+  const insnEvery = itrace.periodUnit === "i" ? itrace.period : ctx.periodTicks > 0 ? 0 : 1;
+  const periodOf = (w: PerfWhere): InsnPeriod => {
+    let p = periods.get(w);
+    if (p === undefined) {
+      p = new InsnPeriod(insnEvery, ctx.periodTicks);
+      periods.set(w, p);
+    }
+    return p;
+  };
   let skip = itrace.skip;
   const stacks = new Map<number, ThreadStack>();
   let spacing = 0;
@@ -158,8 +184,6 @@ export function scriptSink(
   let headLo = -1;
   let head = "";
   let selected = true;
-  let insnCount = 0;
-  const noted = new Set<string>();
 
   // (A sample's time is TSC hi:lo.)
   const headOf = (w: PerfWhere, hi: number, lo: number): string => {
@@ -287,12 +311,12 @@ export function scriptSink(
     return s;
   };
 
-  const printed = (kind: "branch" | "insn"): boolean => {
+  const printed = (kind: "branch" | "insn" | "transaction"): boolean => {
     if (skip > 0) {
       skip--;
       return false;
     }
-    return kind === "branch" ? itrace.branches : itrace.insn;
+    return kind === "branch" ? itrace.branches : kind === "insn" ? itrace.insn : true;
   };
 
   const synth = {
@@ -304,6 +328,8 @@ export function scriptSink(
     symoff: fields.synth.has("symoff"),
     dso: fields.synth.has("dso"),
     synth: fields.synth.has("synth"),
+    srcline: fields.synth.has("srcline") && ctx.sourceLines !== undefined,
+    addr: fields.synth.has("addr"),
   };
   const cbrs = new Map<number, number>();
   // perf's power event lines (psb, cbr): the head, the name, the text padded to 34 columns, the ip.
@@ -333,21 +359,23 @@ export function scriptSink(
         if (synth.dso) out.text(` (${names.partDso ?? "[unknown]"})`);
       }
     }
+    if (synth.srcline) ctx.sourceLines!.at(sourceAt(names, pid, hi, lo));
     out.byte(0x0a);
   };
-  // The IP of the last PSB+ (its CBR is shown there too), and the streams that had one.
+  // The IP perf's decoder was last given (a PSB+'s FUP, an event's): where it shows the
+  // events that have none of their own (CBR, PWRE, PWRX, a PTWRITE without FUP).
   let psbHi = 0;
   let psbLo = 0;
   const synced = new Set<PerfWhere>();
   const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
-    if (!itrace.power) return;
+    if (!(name === "ptwrite" ? itrace.ptwrite : itrace.power)) return;
     const h = headOf(w, w.tscHi, w.tscLo);
     if (!selected) return;
     // A new PSB: what the last one held goes out as it is.
     if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);
     let ipHi = ev.ipHi;
     let ipLo = ev.ipLo;
-    if (name === "psb") {
+    if (name === "psb" || (OWN_IP.has(name) && !ev.ipSuppressed)) {
       psbHi = ipHi;
       psbLo = ipLo;
     } else {
@@ -359,6 +387,8 @@ export function scriptSink(
     if (synth.flags) line += `  ${"".padEnd(22)}`;
     // The event's own text is perf's "synth" field.
     if (synth.synth) line += ` ${text}`.padEnd(34);
+    // (These events have no address: perf prints 0.)
+    if (synth.addr) line += "0".padStart(16);
     if (ipHi === 0 && ipLo === 0 && synth.ip) {
       held.push({ line, pid: w.pid });
       heldNames = names;
@@ -375,27 +405,80 @@ export function scriptSink(
   };
 
   // perf's instruction sample: flags, addr (0, or a taken branch's target) before the ip.
-  let heldInsn: { head: string; tail: string; flags: string } | undefined;
-  const insnLine = (head: string, tail: string, flags: string, toHi: number, toLo: number) => {
+  let heldInsn:
+    | { head: string; tail: string; bytes: string; flags: string; src: SourceAddress | undefined }
+    | undefined;
+  // (perf prints the srcline before the instruction's bytes.)
+  const insnLine = (
+    head: string,
+    tail: string,
+    bytes: string,
+    flags: string,
+    toHi: number,
+    toLo: number,
+    src: SourceAddress | undefined,
+  ) => {
     let line = head;
     if (show.flags) line += `  ${flags.padEnd(22)}`;
     if (show.addr) line += hexText(toHi, toLo).padStart(16);
     out.text(line);
     out.text(tail);
+    if (show.srcline) ctx.sourceLines!.at(src);
+    out.text(bytes);
     out.byte(0x0a);
   };
   const flushInsn = () => {
     if (!heldInsn) return;
-    insnLine(heldInsn.head, heldInsn.tail, heldInsn.flags, 0, 0);
+    insnLine(heldInsn.head, heldInsn.tail, heldInsn.bytes, heldInsn.flags, 0, 0, heldInsn.src);
     heldInsn = undefined;
+  };
+
+  // perf's transactions samples (--itrace=x): at the MODE.TSX's IP, flags x (in a
+  // transaction), none (committed) or tx abrt (aborted: its addr is where execution went,
+  // known at the branch that follows, which perf names tx abrt too).
+  let heldAbort: { head: string; tail: string; src: SourceAddress | undefined } | undefined;
+  const abortPending = new Set<PerfWhere>();
+  const transaction = (w: PerfWhere, ev: PtEvent, names: AddressNames | undefined) => {
+    const aborted = (ev.flags & EventFlag.Aborted) !== 0;
+    if (aborted) abortPending.add(w);
+    if (!itrace.transactions) return;
+    flushInsn();
+    const h = headOf(w, w.tscHi, w.tscLo);
+    if (!selected || !printed("transaction")) return;
+    let line = h;
+    if (show.period) line += `${"1".padStart(10)} `;
+    if (show.event) line += `${"transactions".padStart(ctx.nameWidth)}: `;
+    let tail = "";
+    if (show.ip)
+      tail += ` ${hexText(ev.ipHi, ev.ipLo).padStart(16)}${names ? symText(names, w.pid, ev.ipHi, ev.ipLo) : ""}`;
+    const src = show.srcline ? sourceAt(names, w.pid, ev.ipHi, ev.ipLo) : undefined;
+    if (aborted && show.addr) heldAbort = { head: line, tail, src };
+    else
+      insnLine(line, tail, "", aborted ? "tx abrt" : ev.flags & EventFlag.Speculative ? "x" : "", 0, 0, src);
+  };
+
+  let errors = 0;
+  let heldExstop: { w: PerfWhere; names: AddressNames | undefined; ev: PtEvent } | undefined;
+  const exstopEvent = new PtEvent();
+  const flushExstop = () => {
+    if (!heldExstop) return;
+    const { w, names, ev } = heldExstop;
+    heldExstop = undefined;
+    power(w, "exstop", `IP: ${ev.ipSuppressed ? 0 : 1}`, names, ev);
   };
 
   return {
     finish: () => {
+      flushExstop();
+      if (errors > 0) ctx.note(`${errors} instruction trace error${errors === 1 ? "" : "s"} (as perf warns)`);
+      if (heldAbort) insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", 0, 0, heldAbort.src);
+      heldAbort = undefined;
       flushInsn();
       release(0, 0);
+      ctx.sourceLines?.flush();
     },
     status: (w, ev, _offset, names) => {
+      flushExstop();
       if (ev.psbOffset >= 0) {
         // perf gives the PSB its first sync finds the offset it scanned from (0).
         const offset = synced.has(w) ? ev.psbOffset : 0;
@@ -404,31 +487,43 @@ export function scriptSink(
       } else if (ev.type === EventType.Cbr) cbr(w, ev, names);
     },
     insn: (w, insn, names) => {
+      flushExstop();
       if (held.length > 0) release(0, 0);
       flushInsn();
-      if (!itrace.insn || ++insnCount < itrace.period) return;
-      insnCount = 0;
+      if (!itrace.insn) return;
+      const flags = branchFlags(insn.iclass, insn.insnClass);
+      const period = periodOf(w);
+      if (!period.take(w.tscHi, w.tscLo, flags !== undefined)) return;
+      const n = period.period();
       const h = headOf(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
       let line = h;
-      if (show.period) line += `${insnPeriod} `;
+      if (show.period) line += `${String(n).padStart(10)} `;
       if (show.event) line += `${insnName}: `;
       let tail = "";
       if (show.ip)
         tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
-      if (show.insnlen || show.insn) tail += insnText(insn.raw, insn.size);
-      const flags = branchFlags(insn.iclass, insn.insnClass);
+      const bytes = show.insnlen || show.insn ? insnText(insn.raw, insn.size) : "";
+      const src = show.srcline ? sourceAt(names, w.pid, insn.ipHi, insn.ipLo) : undefined;
       // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
-      if (flags !== undefined && (show.flags || show.addr)) heldInsn = { head: line, tail, flags };
-      else insnLine(line, tail, flags ?? "", 0, 0);
+      if (flags !== undefined && (show.flags || show.addr))
+        heldInsn = { head: line, tail, bytes, flags, src };
+      else insnLine(line, tail, bytes, flags ?? "", 0, 0, src);
     },
     block: () => {},
-    branch: (w, flags, fh, fl, th, tl, names) => {
+    branch: (w, flags_, fh, fl, th, tl, names) => {
+      flushExstop();
+      let flags = flags_;
+      if (abortPending.delete(w) && flags === "hw int") flags = "tx abrt";
+      if (heldAbort) {
+        insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", th, tl, heldAbort.src);
+        heldAbort = undefined;
+      }
       if (heldInsn) {
-        const { head: h, tail, flags: own } = heldInsn;
+        const { head: h, tail, bytes, flags: own, src } = heldInsn;
         heldInsn = undefined;
         // A conditional branch not taken has no target.
-        insnLine(h, tail, flags.startsWith("tr end") ? flags : own, th, tl);
+        insnLine(h, tail, bytes, flags.startsWith("tr end") ? flags : own, th, tl, src);
       }
       if (held.length > 0) {
         if (flags.startsWith("tr strt")) release(th, tl);
@@ -460,6 +555,7 @@ export function scriptSink(
         out.hex64(th, tl, 16, 0x20);
         out.text(symText(names, w.pid, th, tl));
       }
+      if (show.srcline) ctx.sourceLines!.at(sourceAt(names, w.pid, fh, fl));
       if (show.insnlen || show.insn) {
         // perf's tr strt (a branch from nowhere) shows the stream's last branch instruction again.
         let last = lastInsns.get(w);
@@ -481,37 +577,131 @@ export function scriptSink(
     },
     event: (w, ev, _offset, names) => {
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
-      // Events perf would print that ptkit does not: said once each, not left out silently.
-      const what =
-        ev.type === EventType.Ptwrite && itrace.ptwrite
-          ? "ptwrite (--itrace w)"
-          : ev.type === EventType.Tsx && itrace.transactions
-            ? "transactions (--itrace x)"
-            : (ev.type === EventType.Mwait ||
-                  ev.type === EventType.Pwre ||
-                  ev.type === EventType.Pwrx ||
-                  ev.type === EventType.Exstop) &&
-                itrace.power
-              ? "mwait, pwre, pwrx or exstop (--itrace p)"
-              : undefined;
-      if (what !== undefined && !noted.has(what)) {
-        noted.add(what);
-        ctx.note(`the trace has ${what} events: perf script prints them, ptkit perf does not`);
+      if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
+      if (ev.type !== EventType.Pwre) flushExstop();
+      switch (ev.type) {
+        case EventType.Ptwrite:
+          power(
+            w,
+            "ptwrite",
+            `IP: ${ev.ipSuppressed ? 0 : 1} payload: 0x${hexText(ev.payloadHi, ev.payloadLo)}`,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Mwait:
+          power(
+            w,
+            "mwait",
+            `hints: 0x${ev.hints.toString(16)} extensions: 0x${ev.ext.toString(16)}`,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Pwre:
+          power(
+            w,
+            "pwre",
+            `hw: ${ev.flags & EventFlag.Hw ? 1 : 0} cstate: ${ev.state} sub-cstate: ${ev.subState}`,
+            names,
+            ev,
+          );
+          flushExstop();
+          break;
+        case EventType.Exstop:
+          // Held: a PWRE the decoder gives after it goes first (perf shows the FUP's
+          // events in the order MWAIT, PWRE, EXSTOP).
+          heldExstop = { w, names, ev: exstopEvent.copyFrom(ev) };
+          return;
+        case EventType.Pwrx:
+          // (perf's pwrx text ends in a space.)
+          power(
+            w,
+            "pwrx",
+            `deepest cstate: ${ev.deepest} last cstate: ${ev.last} wake reason: 0x${wakeReason(ev.flags).toString(16)} `,
+            names,
+            ev,
+          );
+          break;
+        case EventType.Tsx:
+          transaction(w, ev, names);
+          break;
       }
     },
-    error: (w, offset, message) => {
+    error: (w, _offset, _message, code, ipHi = 0, ipLo = 0) => {
+      flushExstop();
       flushInsn();
       if (held.length > 0) release(0, 0);
-      // A decode error ends perf's trace: the thread stacks start afresh.
+      // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
       stacks.clear();
-      if (itrace.errors) out.line(`[${offset.toString(16)}: ${message}${errorTime(w)}]`);
+      periods.get(w)?.stop();
+      if (!itrace.errors) return;
+      errors++;
+      // perf's line for an instruction trace error (perf_event__fprintf_auxtrace_error).
+      const [n, what] = perfError(code);
+      const ns =
+        ctx.conv && (w.tscHi !== 0 || w.tscLo !== 0)
+          ? tscToPerfTime((BigInt(w.tscHi >>> 0) << 32n) | BigInt(w.tscLo >>> 0), ctx.conv)
+          : 0n;
+      const time =
+        ns === 0n ? "0" : `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
+      const ip = ipHi === 0 && ipLo === 0 ? "0" : `0x${hexText(ipHi, ipLo)}`;
+      out.line(
+        ` instruction trace error type 1 time ${time} cpu ${w.cpu} pid ${w.pid} tid ${w.tid} ip ${ip} code ${n}: ${what}`,
+      );
     },
     switched: () => {},
   };
 }
 
-function errorTime(w: PerfWhere): string {
-  return w.tscHi || w.tscLo ? ` at tsc ${hexText(w.tscHi, w.tscLo)}` : "";
+/** Events whose own IP perf shows (bound to a FUP); the others show the last IP perf's decoder had. */
+const OWN_IP = new Set(["mwait", "exstop", "ptwrite"]);
+
+/** perf's pwrx wake reason: interrupt 1, store 4, autonomous (hardware) 8. */
+function wakeReason(flags: number): number {
+  return (
+    (flags & EventFlag.Interrupt ? 1 : 0) |
+    (flags & EventFlag.Store ? 4 : 0) |
+    (flags & EventFlag.Autonomous ? 8 : 0)
+  );
+}
+
+/**
+ * perf's code and message for a ptkit decode error (ErrorCode; undefined: lost trace
+ * data), perf 6.1's INTEL_PT_ERR_* numbers.
+ */
+function perfError(code: number | undefined): [number, string] {
+  switch (code) {
+    case undefined:
+      return [8, "Lost trace data"];
+    case ErrorCode.NoMem:
+      return [1, "Memory allocation failed"];
+    case ErrorCode.Internal:
+      return [2, "Internal error"];
+    case ErrorCode.NoSync:
+    case ErrorCode.BadOpcode:
+    case ErrorCode.BadPacket:
+    case ErrorCode.BadContext:
+    case ErrorCode.BadStatusUpdate:
+      return [3, "Bad packet"];
+    case ErrorCode.Eos:
+      return [4, "No more data"];
+    case ErrorCode.NoMap:
+    case ErrorCode.BadImage:
+    case ErrorCode.BadInsn:
+      return [5, "Failed to get instruction"];
+    case ErrorCode.BadQuery:
+    case ErrorCode.NoIp:
+    case ErrorCode.IpSuppressed:
+    case ErrorCode.RetStackEmpty:
+    case ErrorCode.BadRetComp:
+    case ErrorCode.NoEnable:
+      return [6, "Trace doesn't match instruction"];
+    case ErrorCode.Overflow:
+      return [7, "Overflow packet"];
+    default:
+      return [9, "Unknown error!"];
+  }
 }
 
 function hexText(hi: number, lo: number): string {

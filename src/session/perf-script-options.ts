@@ -9,9 +9,13 @@
 
 /** What --itrace asks for (perf's letters). */
 export interface Itrace {
-  /** i: instruction samples, one every `period` instructions. */
+  /**
+   * i: instruction samples, one every `period` of `periodUnit`: instructions (i), TSC
+   * ticks (t) or nanoseconds (ns, us and ms are given in ns). perf's default: 100us.
+   */
   insn: boolean;
   period: number;
+  periodUnit: "i" | "t" | "ns";
   /** Branch samples: `allBranches` (b) every branch, else calls (c: and trace ends) and returns (r: and trace begins). */
   branches: boolean;
   allBranches: boolean;
@@ -129,6 +133,7 @@ export function parseItrace(text: string | undefined): Itrace | string {
   const it: Itrace = {
     insn: false,
     period: 0,
+    periodUnit: "i",
     branches: false,
     allBranches: false,
     calls: false,
@@ -163,16 +168,28 @@ export function parseItrace(text: string | undefined): Itrace | string {
     const c = text[i++]!;
     switch (c) {
       case "i": {
+        // perf's itrace_do_parse_synth_opts: a number, then its unit (i, t, ns, us, ms);
+        // a number ending the text is in ns; no number: the default, 100us.
         it.insn = true;
         const n = digits();
-        const unit = /^(ms|us|ns|i|t)/.exec(text.slice(i))?.[0] ?? "";
-        i += unit.length;
-        if (n !== "" && Number(n) === 0) it.period = 1;
-        else if (unit === "i" && n !== "") it.period = Number(n);
-        else
-          return bad(
-            `instruction periods in time (perf's default: 100us) cannot be honoured exactly: ptkit samples by instruction count (i1i, i100000i; i0ns is every instruction).`,
-          );
+        if (n === "") {
+          it.period = 100_000;
+          it.periodUnit = "ns";
+          break;
+        }
+        const unit = /^(ms|us|ns|i|t)/.exec(text.slice(i))?.[0];
+        if (unit === undefined && i < text.length)
+          return bad(`the period ${n} wants a unit: i (instructions), t (ticks), ns, us or ms.`);
+        i += unit?.length ?? 0;
+        const scale = unit === "ms" ? 1_000_000 : unit === "us" ? 1000 : 1;
+        it.period = Number(n) * scale;
+        it.periodUnit = unit === "i" ? "i" : unit === "t" ? "t" : "ns";
+        if (!Number.isSafeInteger(it.period)) return bad(`the period ${n}${unit ?? ""} is too large.`);
+        // A period of 0 is every instruction.
+        if (it.period === 0) {
+          it.period = 1;
+          it.periodUnit = "i";
+        }
         break;
       }
       case "b":
@@ -410,13 +427,8 @@ export function takePerfScriptOptions(
   if (typeof fields === "string") return fields;
   if (fields.hw.has("symoff") && !fields.hw.has("sym"))
     return "-F: symoff without sym (perf script refuses it too).";
-  // Fields ptkit accepts but does not print yet: said, not left out silently.
-  if (fields.hw.has("srcline")) {
-    fields.hw.delete("srcline");
-    itrace.notes.push(
-      "-F srcline is not printed by ptkit perf (perf script prints file:line below each sample)",
-    );
-  }
+  if (fields.hw.has("srcline") && !fields.hw.has("ip"))
+    return "-F: srcline without ip: no address to look the source line up (perf script refuses it too).";
   const lists: Record<string, number[] | undefined> = {};
   for (const key of ["cpu", "pid", "tid"]) {
     const v = values[key];

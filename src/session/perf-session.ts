@@ -52,6 +52,7 @@ import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
 import type { PerfScriptOptions } from "./perf-script-options.js";
+import { SourceLineBatch, type SourceLineLookup } from "./perf-script-srcline.js";
 import {
   blockDecoderConfig,
   interleave,
@@ -61,6 +62,7 @@ import {
   type StreamContext,
   type TscRange,
 } from "./perf-stream.js";
+import { planSummary, timelineSizeNote } from "./perf-timeline-summary.js";
 
 /** What to decode and print: `ptkit perf`'s options, parsed. */
 export interface PerfOptions {
@@ -82,6 +84,8 @@ export interface PerfOptions {
   /** --insn-decoder: the instruction decoder even where no instruction is printed. */
   insnDecoder: boolean;
   analysis: AnalysisOptions;
+  /** Source lines for perf script's srcline field (absent, or a string saying why not: none are printed). */
+  sourceLines?: () => SourceLineLookup | string;
   /** perf script's options (perf-script-options.ts); `active`: print perf script's lines. Absent: ptkit's own outputs. */
   script?: PerfScriptOptions;
   /** Whether --time-range (not perf's --time) gave the range. */
@@ -123,6 +127,27 @@ export function decodePerf(
   args: PerfOptions,
   source: ByteSource,
   internal: PerfInternals = {},
+): number {
+  const a = args.analysis;
+  const timelines = a.timeline !== undefined || a.perfetto !== undefined;
+  const note = timelines ? timelineSizeNote(args, source.size) : undefined;
+  if (note !== undefined) io.stderr(`ptkit perf: ${note}\n`);
+  // --timeline-summary: a first decode finds the bound that fits the budget.
+  if (timelines && a.timelineSummary && a.summaryPlan === undefined && a.summaryProbe === undefined) {
+    const { windowSize, streams, debugRoot, generalDecode } = internal;
+    const first = { windowSize, streams, debugRoot, generalDecode };
+    const plan = planSummary(io, args, source, (i, o, opts, src) => decodeOnce(i, o, opts, src, first));
+    if (plan) args = { ...args, analysis: { ...a, summaryPlan: plan } };
+  }
+  return decodeOnce(io, out, args, source, internal);
+}
+
+function decodeOnce(
+  io: SessionIo,
+  out: ByteLines,
+  args: PerfOptions,
+  source: ByteSource,
+  internal: PerfInternals,
 ): number {
   const reader = new PerfDataReader(source, { onDiagnostic: (d) => out.line(diagnosticText(d)) });
   const rec = new PerfRecord();
@@ -196,7 +221,10 @@ export function decodePerf(
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
-  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time")) config.enableTickEvents = true;
+  // Instruction samples by time (--itrace=i100us) go by every timestamp too.
+  const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
+  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time") || timePeriod)
+    config.enableTickEvents = true;
   const scriptOut = script
     ? perfScriptSink(
         out,
@@ -207,6 +235,7 @@ export function decodePerf(
         comms,
         (text) => warn(`note: ${text}.`),
         config.nomFreq,
+        args.sourceLines,
       )
     : undefined;
   const printed = scriptOut
@@ -379,12 +408,21 @@ function perfScriptSink(
   comms: ScriptComms,
   note: (text: string) => void,
   maxNonTurbo: number,
+  sourceLines: PerfOptions["sourceLines"],
 ) {
+  // -F srcline: the lines are held in batches for the source-line lookups.
+  let batch: SourceLineBatch | undefined;
+  if (script.fields.hw.has("srcline") || script.fields.synth.has("srcline")) {
+    const lookup = sourceLines?.() ?? "no source-line lookup here";
+    if (typeof lookup === "string") note(`-F srcline: ${lookup}; no source lines are printed`);
+    batch = new SourceLineBatch(out, typeof lookup === "string" ? undefined : lookup, note);
+  }
   const pt = reader.events.find(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
   );
   const modifier = eventModifier(pt ?? reader.events[0]);
-  return scriptSink(out, script.itrace, script.fields, {
+  return scriptSink(batch?.lines ?? out, script.itrace, script.fields, {
+    sourceLines: batch,
     conv,
     comms,
     modifier,
@@ -395,6 +433,12 @@ function perfScriptSink(
     tids: script.tids,
     comms_: script.comms,
     note,
+    periodTicks:
+      script.itrace.periodUnit === "t"
+        ? script.itrace.period
+        : script.itrace.periodUnit === "ns"
+          ? nsToTicks(conv, script.itrace.period)
+          : 0,
     tscHz: tscHz(conv),
     maxNonTurbo,
   });
@@ -402,10 +446,15 @@ function perfScriptSink(
 
 /** TSC ticks per second by perf's conversion (perf's intel_pt_ns_to_ticks of 1 s), 0 without one. */
 function tscHz(conv: TscConversion | undefined): number {
+  return nsToTicks(conv, 1_000_000_000);
+}
+
+/** perf's intel_pt_ns_to_ticks: TSC ticks in `ns` nanoseconds by the file's conversion, 0 without one. */
+function nsToTicks(conv: TscConversion | undefined, ns: number): number {
   if (!conv || conv.timeMult === 0n) return 0;
-  const s = 1_000_000_000n;
+  const n = BigInt(ns);
   const shift = BigInt(conv.timeShift);
-  return Number(((s / conv.timeMult) << shift) + ((s % conv.timeMult) << shift) / conv.timeMult);
+  return Number(((n / conv.timeMult) << shift) + ((n % conv.timeMult) << shift) / conv.timeMult);
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */

@@ -67,7 +67,11 @@ export interface PerfSink {
   ): void;
   /** `names`: as for {@link branch} (given by the stream; callers elsewhere may leave it out). */
   event(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
-  error(where: PerfWhere, offset: number, message: string): void;
+  /**
+   * A decode error (`code`: its ErrorCode, at IP ipHi:ipLo where the decode stopped) or
+   * lost trace data (no code).
+   */
+  error(where: PerfWhere, offset: number, message: string, code?: number, ipHi?: number, ipLo?: number): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
   /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
@@ -86,6 +90,8 @@ export interface AddressNames {
   parts(pid: number, hi: number, lo: number): SymbolHit;
   readonly partSym: boolean;
   readonly partDso: string | undefined;
+  /** Where hi:lo of process pid is for a source-line lookup (see perf-script-srcline.ts); undefined: in no file. */
+  source?(pid: number, hi: number, lo: number): { file: string; addr: bigint } | undefined;
   /** Read up to `size` bytes of code at hi:lo in process pid into `out`: the bytes read, 0 where none is mapped. */
   code(pid: number, hi: number, lo: number, out: Uint8Array, size: number): number;
 }
@@ -299,7 +305,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         return;
       }
       const charged = status === -ErrorCode.NoMap && images.charge(where.pid, failHi, failLo);
-      if (!charged && where.inRange) sink.error(where, dec.offset, errorMessage(status));
+      if (!charged && where.inRange)
+        sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
       branchClass = 0;
       status = dec.syncForward();
       continue;

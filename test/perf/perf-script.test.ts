@@ -7,23 +7,28 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runPerf } from "../../src/cli/perf/perf.js";
+import { parseElf } from "../../src/image/index.js";
+import { decodeInsn, ExecMode, InsnClass, InsnInfo } from "../../src/isa/index.js";
 import {
   parseFields,
   parseItrace,
   parseList,
   takePerfScriptOptions,
 } from "../../src/session/perf-script-options.js";
+import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { generate } from "../../src/unit/gen/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { EMPTY_HOME } from "./home.js";
-import { loopProgram, traceOf } from "./pt-file.js";
+import { insn, loopProgram, traceOf } from "./pt-file.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed: compared with the expected lines only";
@@ -31,21 +36,24 @@ const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-script-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const BASE = 0x400000n;
 
-/** A perfScript perf.data of `turns` turns of loopProgram (main; f at +0x10) run by pid 100 "prog" on CPU 2. */
-function loopData(turns: number): string {
+/**
+ * A perfScript perf.data of `turns` turns of loopProgram (main; f at +0x10) run by pid
+ * 100 "prog" on CPU 2; `extra`: IA32_RTIT_CTL fields of the trace (traceOf's: TSC, MTC, CYC).
+ */
+function loopData(turns: number, extra: Record<string, number> = {}, name = `loop${turns}`): string {
   const { code, exec } = loopProgram(BASE, turns);
   const elf = elfWithSymbolsLayout(BASE, code, [
     { name: "main", value: BASE, size: 0x10 },
     { name: "f", value: BASE + 0x10n, size: 1 },
   ]);
-  const prog = join(dir, `loop${turns}.elf`);
+  const prog = join(dir, `${name}.elf`);
   writeFileSync(prog, elf.bytes);
   const file = new PtFile({ perfScript: true })
     .comm(100, "prog", TRACE_TSC - 100n, 2)
     .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n, 2)
-    .trace(traceOf(exec), 2);
-  const data = join(dir, `loop${turns}.data`);
+    .trace(traceOf(exec, extra), 2);
+  const data = join(dir, `${name}.data`);
   writeFileSync(data, fileMode(file.built()));
   return data;
 }
@@ -86,13 +94,23 @@ describe("perf script's options", () => {
     assert.ok(typeof i !== "string");
     assert.deepEqual([i.insn, i.period, i.allBranches, i.errors], [true, 100000, true, true]);
     const zero = parseItrace("i0ns");
-    assert.ok(typeof zero !== "string" && zero.period === 1);
+    assert.ok(typeof zero !== "string" && zero.period === 1 && zero.periodUnit === "i");
+    // Periods in time, as perf reads them: a bare i is 100us, a number without a unit ns.
+    const time = (t: string) => {
+      const it = parseItrace(t);
+      assert.ok(typeof it !== "string", it as string);
+      return [it.period, it.periodUnit];
+    };
+    assert.deepEqual(time("i"), [100_000, "ns"]);
+    assert.deepEqual(time("i100us"), [100_000, "ns"]);
+    assert.deepEqual(time("i1msb"), [1_000_000, "ns"]);
+    assert.deepEqual(time("i100"), [100, "ns"]);
+    assert.deepEqual(time("i64t"), [64, "t"]);
+    assert.match(parseItrace("i100b") as string, /--itrace=i100b: the period 100 wants a unit/);
     const skip = parseItrace("crs25");
     assert.ok(
       typeof skip !== "string" && skip.skip === 25 && skip.calls && skip.returns && !skip.allBranches,
     );
-    assert.match(parseItrace("i100us") as string, /--itrace=i100us: instruction periods in time .* \(i1i/);
-    assert.match(parseItrace("i") as string, /in time \(perf's default: 100us\)/);
     assert.match(parseItrace("bk") as string, /unknown or unsupported letter 'k'/);
     const notes = parseItrace("bdg16l");
     assert.ok(typeof notes !== "string");
@@ -156,9 +174,9 @@ describe("perf script's options", () => {
 
   test("what ptkit cannot print is said in a note, and errors name perf's option", () => {
     const data = loopData(1);
-    const r = ptkit(["-i", data, "--itrace=c", "-F", "ip,srcline"]);
-    assert.equal(r.status, 0);
-    assert.match(r.err, /note: -F srcline is not printed by ptkit perf/);
+    const r = ptkit(["-i", data, "--itrace=c", "-F", "sym,srcline"]);
+    assert.equal(r.status, 1);
+    assert.match(r.err, /-F: srcline without ip/);
     assert.doesNotMatch(ptkit(["-i", data, "--itrace=c", "-F", "ip,insn"]).err, /note: -F insn/);
     const t = ptkit(["-i", data, "--time", "9,1"]);
     assert.equal(t.status, 1);
@@ -253,6 +271,280 @@ describe("perf script's lines on a generated perf.data", () => {
   });
 });
 
+describe("instruction samples by time (--itrace=i<period> in t, ns, us, ms)", () => {
+  // TSC and MTC (no CYC): 3 cycles an instruction, a TSC tick a cycle (the generator's
+  // 1 GHz TSC); 3000 turns: 12,001 instructions over about 36 us.
+  const data = loopData(3000, { CYCEn: 0 }, "mtc3000");
+  const lines = (out: string) => out.split("\n").filter((l) => l !== "");
+
+  test("i0ns and i1t: every instruction; longer periods: fewer samples, periods adding up", () => {
+    const every = lines(ok(["-i", data, "--itrace=i0ns", "-F", "ip,period"]));
+    assert.equal(every.length, 12_001);
+    assert.ok(every.every((l) => /^ {9}1 /.test(l)));
+    let last = 0;
+    for (const period of ["i16t", "i100t", "i1us", "i10us"]) {
+      const out = ok(["-i", data, `--itrace=${period}`, "-F", "ip,sym,period"]);
+      const samples = lines(out).map((l) => Number(l.trim().split(/\s+/)[0]));
+      // A sample every P ticks (the period rounded down to a power of two) of perf's
+      // clock: the last timestamp plus a tick an instruction, while an instruction
+      // takes 3 ticks: from P/3 to P instructions a sample.
+      const ticks = { i16t: 16, i100t: 64, i1us: 512, i10us: 8192 }[period]!;
+      const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
+      assert.ok(mean >= ticks / 3 - 1 && mean <= ticks + 1, `${period}: ${mean} instructions a sample`);
+      assert.ok(samples.reduce((a, b) => a + b, 0) <= 12_001);
+      assert.ok(last === 0 || samples.length < last, period);
+      last = samples.length;
+      if (!noPerf)
+        assert.equal(out, perfScript(["-i", data, `--itrace=${period}`, "-F", "ip,sym,period"]), period);
+    }
+  });
+
+  test("the sample's time: the stream's (TSC only)", () => {
+    const tscOnly = loopData(3000, { CYCEn: 0, MTCEn: 0 }, "tsc3000");
+    const args = ["-i", tscOnly, "--itrace=i1us", "-F", "tid,time,ip,sym,period", "--ns"];
+    const out = ok(args);
+    assert.ok(lines(out).length > 10);
+    if (!noPerf) assert.equal(out, perfScript(args));
+  });
+
+  test("a bare i is perf's 100us: none in a 36 us run", () => {
+    assert.equal(ok(["-i", data, "--itrace=i", "-F", "ip"]), "");
+  });
+});
+
+const addr2line = spawnSync("addr2line", ["--version"]).status === 0;
+const gcc = spawnSync("gcc", ["--version"]).status === 0;
+
+describe("-F srcline: the source line below each sample (addr2line, as perf)", () => {
+  const noTool = addr2line ? false : "addr2line is not installed";
+  const lines = (out: string) => out.split("\n");
+
+  test("without debug information: the binary's name and address (perf's)", {
+    skip: noTool,
+  }, () => {
+    const data = loopData(3000, { CYCEn: 0 }, "nodebug3000");
+    const args = ["-i", data, "--itrace=i1i", "-F", "ip,sym,srcline"];
+    const out = lines(ok(args));
+    // 12,001 samples, each followed by its srcline line.
+    assert.equal(out.length, 2 * 12_001 + 1);
+    assert.equal(out[0], "           400000 main");
+    // perf's address in the file (objdump's): the file offset plus .text's address less
+    // its offset; elfWithSymbolsLayout's .text is 0x20 bytes after its PT_LOAD's offset.
+    assert.equal(out[1], "  nodebug3000.elf[3fffe0]");
+    assert.equal(out[3], "  nodebug3000.elf[3fffe5]");
+    if (!noPerf) assert.equal(out.join("\n"), perfScript(args));
+  });
+
+  test("a program built with -g: file:line of each instruction", {
+    skip: noTool || (gcc ? false : "gcc is not installed"),
+  }, () => {
+    const prog = join(dir, "src", "t");
+    mkdirSync(join(dir, "src"), { recursive: true });
+    writeFileSync(
+      `${prog}.c`,
+      [
+        "int g;",
+        "void f(void)",
+        "{",
+        "  g += 1;",
+        "  g *= 3;",
+        "}",
+        "void _start(void)",
+        "{",
+        "  f();",
+        "  g += 2;",
+        "  f();",
+        "  for (;;)",
+        "    ;",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const cc = spawnSync(
+      "gcc",
+      [
+        "-g",
+        "-O0",
+        "-nostdlib",
+        "-static",
+        "-no-pie",
+        "-fno-pie",
+        "-fcf-protection=none",
+        "-o",
+        prog,
+        `${prog}.c`,
+      ],
+      { encoding: "utf8" },
+    );
+    assert.equal(cc.status, 0, cc.stderr);
+    const data = gccProgramData(prog);
+    const args = ["-i", data, "--itrace=cr", "-F", "ip,sym,srcline,addr,flags"];
+    const out = lines(ok(args));
+    // The two calls of f (lines 9 and 11) and its returns (line 6), then the end in the loop (12).
+    assert.equal(out.length, 11);
+    assert.deepEqual(
+      out.filter((_, k) => k % 2 === 1),
+      ["  t.c:9", "  t.c:6", "  t.c:11", "  t.c:6", "  t.c:12"],
+    );
+    assert.match(out[0]!, /^ {2}call +[0-9a-f]+ _start => +[0-9a-f]+ f$/);
+    // srcline comes before the instruction's bytes.
+    const bytes = lines(ok(["-i", data, "--itrace=c", "-F", "ip,srcline,insn"]));
+    assert.match(bytes[1]!, /^ {2}t\.c:9 insn: e8( [0-9a-f]{2}){4}$/);
+    if (noPerf) return;
+    assert.equal(out.join("\n"), perfScript(args));
+    for (const more of [
+      ["--itrace=i1i", "-F", "ip,sym,srcline"],
+      ["-F", "+srcline"],
+      ["--itrace=be", "-F", "ip,srcline,addr,flags,insn,insnlen"],
+    ])
+      assert.equal(ok(["-i", data, ...more]), perfScript(["-i", data, ...more]), more.join(" "));
+  });
+});
+
+/** A perf.data of `prog` (a static, non-PIE ELF from gcc, .text at 0x401000 from file offset 0x1000) run from _start to its endless loop. */
+function gccProgramData(prog: string): string {
+  const bytes = new Uint8Array(readFileSync(prog));
+  const elf = parseElf(bytes);
+  const text = elf.sections.find((s) => s.name === ".text")!;
+  const start = elf.entryLo;
+  const info = new InsnInfo();
+  const exec: string[] = [];
+  const stack: number[] = [];
+  let ip = start;
+  for (let n = 0; n < 1000; n++) {
+    const len = decodeInsn(bytes, text.offset + (ip - text.addrLo), 0, ip, ExecMode.Bits64, info);
+    assert.ok(len > 0);
+    if (info.iclass === InsnClass.Jump && info.targetLo === ip) {
+      exec.push(JSON.stringify({ k: "end", ip: `0x${ip.toString(16)}` }));
+      break;
+    }
+    const cls =
+      info.iclass === InsnClass.Call ? "call" : info.iclass === InsnClass.Return ? "return" : "other";
+    exec.push(insn(BigInt(ip), len, cls));
+    if (cls === "call") {
+      stack.push(ip + len);
+      ip = info.targetLo;
+    } else if (cls === "return") ip = stack.pop()!;
+    else ip += len;
+  }
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "t", TRACE_TSC - 100n, 0)
+    .mmap2(100, BigInt(text.addrLo & ~0xfff), 0x1000n, BigInt(text.offset & ~0xfff), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n, 0)
+    .trace(traceOf(exec, { CYCEn: 0 }), 0);
+  const data = `${prog}.data`;
+  writeFileSync(data, fileMode(file.built()));
+  return data;
+}
+
+describe("x, w and p: transactions, PTWRITE and power events (perf's lines)", () => {
+  // nop; nop; ptwrite eax; nop; mwait; nop; xbegin; nop; xend; xbegin; nop; nop; hlt,
+  // run with a PTWRITE (no FUP), an MWAIT into C2.1 and a wake by interrupt, a
+  // committed transaction and an aborted one.
+  const code = Uint8Array.from([
+    0x90, 0x90, 0xf3, 0x0f, 0xae, 0xe0, 0x90, 0x0f, 0x01, 0xc9, 0x90, 0xc7, 0xf8, 0x07, 0, 0, 0, 0x90, 0x0f,
+    0x01, 0xd5, 0xc7, 0xf8, 0x02, 0, 0, 0, 0x90, 0x90, 0xf4,
+  ]);
+  const at = (off: number) => `0x${(BASE + BigInt(off)).toString(16)}`;
+  const exec = [
+    insn(BASE, 1),
+    insn(BASE + 1n, 1),
+    insn(BASE + 2n, 4, "ptwrite"),
+    JSON.stringify({ k: "ptw", value: "0x11223344", bytes: 4 }),
+    insn(BASE + 6n, 1),
+    insn(BASE + 7n, 3, "mwait"),
+    JSON.stringify({ k: "mwait", hints: 0x20, ext: 1 }),
+    JSON.stringify({ k: "sleep", cstate: 2, substate: 1 }),
+    JSON.stringify({ k: "ticks", n: 1000 }),
+    JSON.stringify({ k: "wake", last: 2, deepest: 3, reasons: ["interrupt"] }),
+    insn(BASE + 0xan, 1),
+    insn(BASE + 0xbn, 6, "xbegin"),
+    insn(BASE + 0x11n, 1),
+    insn(BASE + 0x12n, 3, "xend"),
+    insn(BASE + 0x15n, 6, "xbegin"),
+    insn(BASE + 0x1bn, 1),
+    JSON.stringify({ k: "tsx-abort", from: at(0x1c), to: at(0x1d) }),
+    JSON.stringify({ k: "end", ip: at(0x1d) }),
+  ];
+  const elf = elfWithSymbolsLayout(BASE, code, [{ name: "main", value: BASE, size: code.length }]);
+  const prog = join(dir, "events.elf");
+  writeFileSync(prog, elf.bytes);
+  const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, PTWEn: 1, PwrEvtEn: 1 };
+  const m = msrs({ ctl, caps: { ptwrite: true, powerEventTrace: true } });
+  const trace = generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: m, cyclesPerInsn: 3 }).bytes;
+  // perf synthesizes power and ptwrite events only when the event's config asks for them (pwr_evt, ptw).
+  const file = new PtFile({ perfScript: true, config: (1n << 4n) | (1n << 12n) })
+    .comm(100, "ev", TRACE_TSC - 100n, 1)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n, 1)
+    .trace(trace, 1);
+  const data = join(dir, "events.data");
+  writeFileSync(data, fileMode(file.built()));
+
+  test("--itrace=xwp -F ip,synth,event: perf's texts and the IPs it shows", () => {
+    const args = ["-i", data, "--itrace=xwp", "-F", "ip,synth,event,flags"];
+    const out = ok(args);
+    const pad = (name: string, text: string, ip: number) =>
+      `${name.padStart(20)}:   ${"".padEnd(22)}${` ${text}`.padEnd(34)} ${(0x400000 + ip).toString(16).padStart(16)}`;
+    const tx = (flags: string, ip: number) =>
+      `${"transactions".padStart(20)}:   ${flags.padEnd(22)} ${(0x400000 + ip).toString(16).padStart(16)}`;
+    assert.deepEqual(out.split("\n").slice(2, -1), [
+      // No FUP: the IP perf's decoder had (the PSB's); IP: 0.
+      pad("ptwrite", "IP: 0 payload: 0x11223344", 0),
+      pad("mwait", "hints: 0x20 extensions: 0x1", 7),
+      // PWRE before the EXSTOP of the same FUP; pwrx's text ends in a space.
+      pad("pwre", "hw: 0 cstate: 2 sub-cstate: 1", 7),
+      pad("exstop", "IP: 1", 7),
+      pad("pwrx", "deepest cstate: 3 last cstate: 2 wake reason: 0x1 ", 7),
+      // Transactions: x at a begin, nothing at the commit, tx abrt at the abort.
+      tx("x", 0xb),
+      tx("", 0x12),
+      tx("x", 0x15),
+      tx("tx abrt", 0x1c),
+    ]);
+    if (!noPerf) assert.equal(out, perfScript(args));
+  });
+
+  test("default fields, --itrace=bx with addr (the abort is a tx abrt branch), --call-ret-trace", {
+    skip: noPerf,
+  }, () => {
+    for (const args of [
+      [],
+      ["--itrace=xwpeb", "-F", "time,ip,sym,flags,synth,event,addr", "--ns"],
+      ["--itrace=bx", "-F", "ip,flags,addr"],
+      ["--call-ret-trace"],
+    ])
+      assert.equal(ok(["-i", data, ...args]), perfScript(["-i", data, ...args]), args.join(" "));
+  });
+});
+
+describe("--itrace=e: decode errors in perf's words", () => {
+  test("a corrupt trace: perf's error line (type, time, cpu, pid, tid, ip, code and message)", () => {
+    const good = readFileSync(loopData(3000, { CYCEn: 0 }, "corrupt3000"));
+    // 40 bytes of the trace (the middle of the file) overwritten.
+    const bad = Uint8Array.from(good);
+    for (let k = 0; k < 40; k++) bad[(bad.length >> 1) + k] = (k * 37 + 11) & 0xff;
+    const data = join(dir, "corrupt.data");
+    writeFileSync(data, bad);
+    const r = ptkit(["-i", data, "--itrace=e"]);
+    assert.equal(r.status, 0, r.err);
+    const lines = r.out.split("\n").filter((l) => l !== "");
+    assert.ok(lines.length >= 1);
+    for (const l of lines)
+      assert.match(
+        l,
+        /^ instruction trace error type 1 time \d+\.\d{9} cpu 2 pid 100 tid 100 ip (0|0x[0-9a-f]+) code \d+: [A-Z][\w' !]+$/,
+      );
+    // The return compression the corrupt bytes break: perf's "Trace doesn't match instruction" at f.
+    assert.match(lines[0]!, / ip 0x400010 code 6: Trace doesn't match instruction$/);
+    assert.match(r.err, /note: 1 instruction trace error \(as perf warns\)/);
+    if (noPerf) return;
+    // perf resynchronises otherwise after the first error (it reports more): the first lines' ip, code and message agree.
+    const first = perfScript(["-i", data, "--itrace=e"]).split("\n")[0]!;
+    assert.equal(lines[0]!.replace(/ time \S+/, ""), first.replace(/ time \S+/, ""));
+  });
+});
+
 const HASE = "real/hase";
 const RUNS = ["2018-05/loopy-20180514T145114", "2018-05/control_flow-20180515T180451"];
 
@@ -266,6 +558,9 @@ describe("perf script's lines on the HASE captures", () => {
         ["--itrace=cr", "-F", "ip,addr,flags"],
         ["--itrace=i1i", "-F", "tid,time,ip,insnlen"],
         ["--itrace=i1i", "-F", "ip,insn,insnlen"],
+        ["--itrace=i2t", "-F", "tid,time,ip,period"],
+        ["--itrace=i16t", "-F", "tid,time,ip,period"],
+        ["--itrace=i100", "-F", "tid,time,ip,period"],
         ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,dso,addr,flags,period"],
       ];
       // Names differ on control_flow where ptkit's symbol tables choose otherwise than

@@ -37,9 +37,11 @@ export class PtFile {
    * `perfScript`: also what Linux perf needs to decode the file (`perf script
    * --itrace`): IP in the PT event's sample_type (perf checks it for -F ip,addr) and
    * a HEADER_AUXTRACE feature (an empty index: perf then finds the AUXTRACE records
-   * itself), without which perf refuses the fields or decodes nothing.
+   * itself), without which perf refuses the fields or decodes nothing. `config`: more
+   * bits of the intel_pt event's config (perf's format: pwr_evt 1<<4, ptw 1<<12, ...;
+   * perf synthesizes power and ptwrite events only when the event asked for them).
    */
-  constructor(private readonly options: { perfScript?: boolean } = {}) {
+  constructor(private readonly options: { perfScript?: boolean; config?: bigint } = {}) {
     if (options.perfScript) this.features.set(18, new Le().u64(0).done());
     // AUXTRACE_INFO: the 17 Intel PT words (pmu 8, TSC bit 10, MTC bit 9 with period
     // bits 14-17, CYC bit 1, TSC:CTC 308/2, nominal ratio 37), then TIME_CONV.
@@ -123,7 +125,7 @@ export class PtFile {
         {
           attr: {
             type: 8,
-            config: (1n << 10n) | (1n << 9n) | (3n << 14n) | 2n,
+            config: (1n << 10n) | (1n << 9n) | (3n << 14n) | 2n | (this.options.config ?? 0n),
             sampleType: this.options.perfScript ? DUMMY_SAMPLE_TYPE : PT_SAMPLE_TYPE,
             sampleIdAll: true,
           },

@@ -47,10 +47,20 @@ export class ShortFrameFilter implements CallSink {
   /** Frames dropped for being short (each callee of a dropped frame counts too). */
   dropped = 0;
 
-  /** `min`: the shortest duration kept, in whole clock units (> 0). */
+  /**
+   * `min`: the shortest duration kept, in whole clock units (> 0); `onDropped`: told of
+   * each frame dropped (callees too), with its duration (a summary's totals).
+   */
   constructor(
     private readonly sinks: readonly CallSink[],
     private readonly min: number,
+    private readonly onDropped?: (
+      kind: FrameKind,
+      hi: number,
+      lo: number,
+      scope: number,
+      duration: number,
+    ) => void,
   ) {}
 
   begin(clock: ClockInfo): void {
@@ -96,6 +106,11 @@ export class ShortFrameFilter implements CallSink {
     if (h.from !== 0 && depth >= h.from) {
       // Still held at its end: shorter than the bound (its callees ended before it).
       this.dropped++;
+      if (this.onDropped) {
+        const i = depth - 1;
+        const d = Math.round(time) - Math.round(h.time[i]!);
+        this.onDropped(h.kind[i] as FrameKind, h.hi[i]!, h.lo[i]!, h.scope[i]!, d);
+      }
       if (depth === h.from) h.from = 0;
       return;
     }

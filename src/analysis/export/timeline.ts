@@ -105,6 +105,8 @@ export interface TimelineOptions {
    * time; `otherData.origin` then says what was added. Default 0.
    */
   origin?: (clock: ClockInfo) => number;
+  /** More members of `otherData`, asked for at the end (`--timeline-summary`'s `"summary":{...}`). */
+  otherData?: () => string;
 }
 
 export class TimelineWriter implements CallSink {
@@ -207,7 +209,8 @@ export class TimelineWriter implements CallSink {
     this.flushEnd();
     const c = this.clock;
     const unit = TIME_UNITS[c?.unit ?? "insn"].unit;
-    const origin = this.origin === 0 ? "" : `,"origin":${this.origin}`;
+    const extra = this.options.otherData?.();
+    const origin = `${this.origin === 0 ? "" : `,"origin":${this.origin}`}${extra ? `,${extra}` : ""}`;
     const other = c
       ? `"clock":"${c.unit}","timeUnit":"${unit}","tscBase":"${c.tscBase}","nsPerTick":${c.nsPerTick}${origin}`
       : `"clock":"insn","timeUnit":"${unit}","tscBase":"","nsPerTick":0`;

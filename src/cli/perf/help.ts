@@ -66,21 +66,27 @@ perf script's options (perf 6.1's meaning; with any of -i, --itrace, -F,
 script's lines instead of its own):
   -i, --input <file>     the perf.data file (default ./perf.data).
   --itrace[=<opts>]      which samples: i<n>i an instruction sample every n
-                         instructions (i0ns: every one), b all branches, c
+                         instructions, i<n>ns/us/ms/t every period of time
+                         (a bare i: 100us; a number alone: ns; i0ns: every
+                         instruction), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
-                         e errors (in ptkit's [offset: message] form), p power
-                         events (psb and cbr lines), s<n> skip the first n
-                         samples; x, w, d, g, l, o, I, q, Z accepted with a
-                         note (their events are not printed).
+                         e errors (perf's "instruction trace error" lines with
+                         its codes and messages; ptkit resynchronises at the
+                         next PSB, perf sooner, so their counts differ), p power
+                         events (psb, cbr, mwait, pwre, exstop, pwrx lines), x
+                         transactions, w ptwrite (perf's lines), s<n> skip the
+                         first n samples; d, g, l, o, I, q, Z accepted with a
+                         note.
                          Without it, perf script's default: calls and errors
-                         (ce, with p, x, w). Periods in time (i100us, perf's
-                         default for a bare i) are refused: ptkit counts
-                         instructions, not time.
+                         (ce, with p, x, w). A period in time is perf's:
+                         rounded down to a power of two of TSC ticks, on the
+                         clock of the last timestamp plus a tick an instruction.
   -F, --fields <list>    perf script's fields: comm, tid, pid, time, cpu,
                          event, period, flags, callindent, ip, sym, symoff,
                          dso, addr, insnlen, insn (the bytes, as perf without
-                         --xed), synth (srcline and others of perf's: accepted,
-                         not printed, with a note for srcline); +field/-field
+                         --xed), srcline (file:line below the sample, from
+                         DWARF by addr2line or llvm-symbolizer, as perf),
+                         synth (others of perf's: accepted, not printed); +field/-field
                          change the defaults
                          (comm,tid,cpu,time,period,event,ip,sym,symoff,dso,
                          addr), hw:<list> sets those of the samples only.
@@ -99,13 +105,18 @@ script's lines instead of its own):
   a branch's time can be one timing packet off (a psb line then comes before
   the branch instead of after) where ptkit's decoder reads a TNT packet ahead
   (0.6% of the --call-ret-trace lines, 1% of --itrace=be); insnlen is printed
-  for instruction samples only; event names come from the file's event_desc,
+  for instruction samples only; with CYC, ptkit's timestamps between timing
+  packets are libipt's (an instruction sample's time, and so which instruction
+  a period in time samples, can differ from perf's: i100us on that file gives
+  62 samples to perf's 51); event names come from the file's event_desc,
   else perf's "unknown attr type: N"; an address with two symbols
   is named by ptkit's choice (perf: a non-weak one; labels only in .text).
   As perf, a branch's addr is shown by default, after -F changes only for
   -F +flags.
   Only Intel PT's samples are printed: SAMPLE records of other events in the
-  file (cycles, ...) are not, nor perf's lines for ptwrite or transactions.
+  file (cycles, ...) are not. An event without an IP of its own (pwre, pwrx, a
+  ptwrite without FUP) shows the last IP the trace gave (a PSB's, an event's),
+  where perf's decoder may have walked on.
 
 analysis outputs (as ptkit flow writes them; any number at once):
   --timeline <file>      function-call timeline as Chrome trace-event JSON for
@@ -126,6 +137,17 @@ analysis outputs (as ptkit flow writes them; any number at once):
   --min-duration <d>     leave out of both timelines the calls shorter than d
                          (10us, 500ns, 2ms; a bare number is ns), and all they
                          called; --time-range cuts them in time.
+  --timeline-summary     timelines that viewers open whatever the trace's size
+                         (chrome://tracing: 256 MB of JSON, the Perfetto UI:
+                         about 1 GB): the file is decoded twice, first to find
+                         the shortest power-of-two duration whose longer calls
+                         fit (240 MB JSON, 960 MB Perfetto), then the calls
+                         shorter are left out (said on stderr); their count and
+                         total per function are in the JSON's otherData.summary.
+                         Without it, a timeline the perf.data's size makes too
+                         large is said before writing.
+  --timeline-budget <n>  --timeline-summary with this budget (bytes; 64K, 200M,
+                         1G) for each timeline.
   --folded <file>        folded stacks for flame graphs (flamegraph.pl, inferno,
                          speedscope): thread name;outer;...;inner weight.
   --folded-weight insn|time

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { loadDemangler } from "../../node/demangle-loader.js";
 import { fileSource } from "../../node/source.js";
+import { findSourceLineTool, SOURCE_LINE_HINT, SourceLines, toolRuns } from "../../node/srcline.js";
 import { PerfError } from "../../perf/index.js";
 import type { LatencyReport } from "../../session/analysis-outputs.js";
 import { ByteLines } from "../../session/byte-lines.js";
@@ -14,6 +15,7 @@ import type { SessionIo } from "../../session/io.js";
 import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
 import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
+import type { SourceLineLookup as SessionSourceLines } from "../../session/perf-script-srcline.js";
 import { decodePerf, type PerfInternals, type PerfOptions } from "../../session/perf-session.js";
 import { PERF_HELP } from "./help.js";
 
@@ -163,7 +165,18 @@ export function runPerf(
   }
 }
 
-/** The session's options for `args`: the demangler loads from node_modules. */
+/** The session's options for `args`: the demangler loads from node_modules, source lines from addr2line or llvm-symbolizer. */
 function perfOptions(args: PerfArgs): PerfOptions {
-  return args.demangle ? { ...args, demangler: loadDemangler } : args;
+  return { ...args, demangler: args.demangle ? loadDemangler : undefined, sourceLines: loadSourceLines };
+}
+
+/** perf script's srcline lookups through the installed tool (addr2line first: perf 6.1 runs it). */
+function loadSourceLines(): SessionSourceLines | string {
+  const tool = toolRuns("addr2line") ? "addr2line" : findSourceLineTool();
+  if (tool === undefined) return `no addr2line or llvm-symbolizer (${SOURCE_LINE_HINT})`;
+  const lines = new SourceLines(tool);
+  return (file, addrs) => {
+    const frames = lines.lookup(file, addrs);
+    return typeof frames === "string" ? frames : frames.map((f) => f[0]);
+  };
 }
