@@ -392,6 +392,7 @@ describe("ptkit flow", () => {
       [["--pt", "t.pt", "--filter:addr0_a", "0x1000"], /specify --filter:addr0_a before --pt/],
       [["--pt", "t.pt", "--pt", "t.pt"], /duplicate pt sources: t\.pt\./],
       [["--iscache-limit", "lots"], /--iscache-limit: bad argument: lots\./],
+      [["--timeline", "t.json", "--timeline-summary"], /--timeline-summary: only ptkit perf bounds a timeline/],
       [[...RAW], /no pt file/],
       [["--raw", "code.bin", "--pt", "t.pt"], /--raw code\.bin: failed to parse the base address/],
     ];

@@ -277,6 +277,9 @@ function option(s: State, argv: readonly string[], i: number): number | string {
   }
   const sideband = parseSidebandOption(s.sideband, argv, i, "flow");
   if (sideband !== 0) return sideband;
+  // The two-pass bounded timeline is ptkit perf's so far (src/session/perf-timeline-summary.ts).
+  if (arg === "--timeline-summary" || arg === "--timeline-budget")
+    return `${arg}: only ptkit perf bounds a timeline this way so far; leave out short calls with --min-duration.`;
   const analysis = parseAnalysisOption(s.analysis, argv, i);
   if (analysis !== 0) return analysis;
   return `unknown option: ${arg}.`;
