@@ -76,7 +76,11 @@ scope.onmessage = async (e) => {
     if (request.kind === "perf") {
       const binaries = files.map((f) => f.name).filter((n) => n !== input);
       answers = perfAnswers(io, input, binaries, { demangler, timelineMinDuration, progress });
-    } else answers = await rawAnswers(io, input, request.code, request.settings, { timelineMinDuration });
+    } else
+      answers = await rawAnswers(io, input, request.code, request.settings, {
+        demangler,
+        timelineMinDuration,
+      });
     // The page lists the first SHOWN_ROWS functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
     answers.coverage = answers.coverage.map((r, i) => (i < SHOWN_ROWS ? r : { ...r, list: [] }));
     // Each chunk is a copy with a buffer of its own: hand them over rather than copy them again.

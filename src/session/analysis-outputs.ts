@@ -30,6 +30,7 @@ import {
   type ChunkOut,
   type ClockInfo,
   Coverage,
+  type Demangler,
   type FlowTracker,
   FoldedStacks,
   FrameNames,
@@ -74,6 +75,8 @@ export interface AnalysisContext {
   name: string;
   /** Names from this symbolizer instead of the `code`'s (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
+  /** Demangles the `code`'s C++ and Rust names (absent: names as the symbol tables spell them). */
+  demangler?: Demangler;
   /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
   /**
@@ -209,7 +212,8 @@ export class AnalysisOutputs {
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: SessionIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
     const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
-    const code = context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn);
+    const code =
+      context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn, context.demangler);
     if (typeof code === "string") return code;
     const files: Output[] = [];
     for (const kind of FILE_KINDS) {

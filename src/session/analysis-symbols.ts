@@ -15,7 +15,7 @@
  * why once per code region, with the remedy: raw bytes that are not an ELF file, a
  * stripped ELF file (no .symtab), or code that no file given holds.
  */
-import { Symbolizer, SymbolTable } from "../analysis/index.js";
+import { type Demangler, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
 import { parseFileRange } from "./file-range.js";
@@ -49,14 +49,19 @@ const REMEDY_SYMBOLS = "add its symbols with --symbols FILE[:BASE]";
 
 /** The symbols of the code a decode loads, and where frames must go without names. */
 export class CodeSymbols {
-  readonly symbolizer = new Symbolizer();
+  readonly symbolizer: Symbolizer;
   private readonly regions: Region[] = [];
   /** Where symbols-only files put their symbols: they name the code regions they overlap. */
   private readonly named: { start: bigint; end: bigint }[] = [];
   private readonly tables = new Set<string>();
   private readonly reported = new Set<Region | "nowhere">();
 
-  constructor(private readonly warn: ((text: string) => void) | undefined) {}
+  constructor(
+    private readonly warn: ((text: string) => void) | undefined,
+    demangler?: Demangler,
+  ) {
+    this.symbolizer = new Symbolizer({ demangler });
+  }
 
   /**
    * A frame at (hi:lo) is named by its address (no symbol covers it): say why, once per
@@ -176,14 +181,16 @@ function addRaw(io: SessionIo, code: CodeSymbols, arg: string): void {
 
 /**
  * The symbols of `sources` (in any order), or an error message; `warn` (if given) is
- * told once per region where frames go unnamed.
+ * told once per region where frames go unnamed; `demangler` (if given) names C++ and
+ * Rust symbols.
  */
 export function loadCodeSymbols(
   io: SessionIo,
   sources: readonly SymbolSource[],
   warn?: (text: string) => void,
+  demangler?: Demangler,
 ): CodeSymbols | string {
-  const code = new CodeSymbols(warn);
+  const code = new CodeSymbols(warn, demangler);
   for (const source of sources) {
     if (source.kind === "raw") addRaw(io, code, source.arg);
     else {

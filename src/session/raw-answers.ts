@@ -7,6 +7,7 @@
  * `ptkit flow --cpu F/M/S --mtc-freq ... --elf FILE[:BASE] --pt TRACE --quiet
  * --timeline ... --folded ... --coverage ... --afl-map ... --latency ...`.
  */
+import type { Demangler } from "../analysis/index.js";
 import { parseCpu, parseCUint } from "../cpu/index.js";
 import { defaultDecoderConfig } from "../event/index.js";
 import { PerfError } from "../perf/index.js";
@@ -43,6 +44,8 @@ export interface RawDecoderSettings {
 }
 
 export interface RawAnswersOptions {
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
   /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
   timelineMinDuration?: number;
 }
@@ -121,7 +124,7 @@ export async function rawAnswers(
     if (typeof setup === "string") error = setup;
     else {
       try {
-        error = await decodeRaw(io, out, setup, { warn });
+        error = await decodeRaw(io, out, setup, { warn, demangler: options.demangler });
       } catch (e) {
         if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
         error = `${trace}: ${e instanceof PerfError ? e.message : ioErrorText(e)}`;

@@ -7,6 +7,7 @@
  * come through the {@link SessionIo} given: `ptkit flow` passes the process's (after
  * turning ptxed's option words into {@link RawInput}), the web app its dropped files.
  */
+import type { Demangler } from "../analysis/index.js";
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
 import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
@@ -121,6 +122,8 @@ export interface RawPieces {
 export interface RawDecodeOptions {
   /** Warnings, one line each (without the program name). */
   warn: (text: string) => void;
+  /** Demangles the analysis outputs' C++ and Rust function names (absent: as the symbol tables spell them). */
+  demangler?: Demangler;
   internal?: TraceInternals;
   /** Absent: one thread. */
   pieces?: RawPieces;
@@ -153,7 +156,13 @@ export async function decodeRaw(
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
     const warn = (w: string) => options.warn(`warning: ${w}`);
     const { AnalysisOutputs } = await import("./analysis-outputs.js");
-    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
+    const opened = AnalysisOutputs.open(io, analysis, {
+      code,
+      nsPerTick,
+      name: pt.step.arg,
+      warn,
+      demangler: options.demangler,
+    });
     if (typeof opened === "string") return opened;
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;

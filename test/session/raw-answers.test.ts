@@ -3,13 +3,16 @@
  * into what the web app shows. Checked against `ptkit flow` with the same options
  * (the same output files, byte for byte) on DynamoRIO's drpt2trace capture (every
  * decoder setting: CPU, MTC and nominal frequency, CPUID 0x15) and HASE's
- * control_flow (a static program: functions by name), and on bad input.
+ * control_flow (a static program: functions by name), and on bad input; C++ names
+ * demangled with the demangler given.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Demangler } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
+import { loadDemangler } from "../../src/node/demangle-loader.js";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
 import {
@@ -67,6 +70,40 @@ const text = (chunks: readonly Uint8Array[] | undefined) =>
   new TextDecoder().decode(concatBytes(chunks ?? []));
 
 const DR = ["real", "dynamorio-drpt2trace", "test_simple.raw"];
+
+describe("rawAnswers names C++ functions with the demangler given", { skip: skipUnlessCorpus(...DR) }, () => {
+  const dir = corpusPath(...DR)!;
+  /**
+   * The DynamoRIO program with its `_start` renamed in its symbol table to `_Z2abv`
+   * (C++'s mangled name of `ab()`, as long as `_start`), so its code has a C++ name.
+   */
+  function mangledIo(): FilesIo {
+    const elf = readFileSync(join(dir, "hello"));
+    const at = elf.indexOf("_start\0");
+    assert.ok(at > 0);
+    elf.set(new TextEncoder().encode("_Z2abv"), at);
+    const io = filesOf(dir, ["pt.bin"]);
+    io.add("hello", bytesSource(elf));
+    return io;
+  }
+
+  test("with the demangler: ab(); without: the mangled name", async () => {
+    const demangler = loadDemangler();
+    assert.ok(demangler instanceof Demangler, String(demangler));
+    const named = await rawAnswers(mangledIo(), "pt.bin", [{ name: "hello" }], {}, { demangler });
+    assert.equal(named.status, 0, named.error);
+    assert.deepEqual(
+      named.functions.filter((f) => f.self > 0).map((f) => [f.name, f.self]),
+      [["ab()", 8]],
+    );
+    assert.equal(text(named.files.folded), "pt.bin;ab() 8\n");
+    const plain = await rawAnswers(mangledIo(), "pt.bin", [{ name: "hello" }]);
+    assert.deepEqual(
+      plain.functions.filter((f) => f.self > 0).map((f) => [f.name, f.self]),
+      [["_Z2abv", 8]],
+    );
+  });
+});
 describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(...DR) }, () => {
   const dir = corpusPath(...DR)!;
   // The settings of DynamoRIO's drpt2trace test (its cmake excerpt in the corpus).
