@@ -211,7 +211,7 @@ export class AnalysisOutputs {
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: SessionIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
-    const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
+    const extra = options.symbolFiles.map((file): SymbolSource => ({ kind: "symbols", file }));
     const code =
       context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn, context.demangler);
     if (typeof code === "string") return code;

@@ -18,17 +18,13 @@
 import { type Demangler, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
-import { parseFileRange } from "./file-range.js";
-import { readElfArg, splitBase } from "./flow-image.js";
+import { type CodeFile, type RawBytes, readCodeFile } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
 
-/** Code loaded for the decode (`--elf`, `--raw`) or symbols alone (`--symbols`), as the argument was given. */
-export interface SymbolSource {
-  kind: "elf" | "raw" | "symbols";
-  arg: string;
-}
+/** Code loaded for the decode (an ELF file, raw bytes) or symbols alone (`--symbols`). */
+export type SymbolSource = { kind: "elf" | "symbols"; file: CodeFile } | { kind: "raw"; raw: RawBytes };
 
 /** Why frames in a region cannot be named, and what to do. */
 interface Problem {
@@ -132,10 +128,14 @@ function strippedProblem(name: string): Problem {
 }
 
 /** `--elf` and `--symbols`: the file's symbols at the bias its base implies. */
-function addElf(io: SessionIo, code: CodeSymbols, source: SymbolSource): string | undefined {
-  const read = readElfArg(io, source.arg);
-  if (typeof read === "string") return `--${source.kind} ${source.arg}: ${read}`;
-  const { name, base, elf } = read;
+function addElf(
+  io: SessionIo,
+  code: CodeSymbols,
+  source: Extract<SymbolSource, { kind: "elf" | "symbols" }>,
+): string | undefined {
+  const elf = readCodeFile(io, source.file);
+  if (typeof elf === "string") return `cannot read symbols: ${elf}`;
+  const { name, base } = source.file;
   const low = lowestLoad(elf);
   const bias = base && low ? (base - toBigInt(low.hi, low.lo)) & MASK64 : 0n;
   code.addTable(name, elf, bias);
@@ -146,11 +146,9 @@ function addElf(io: SessionIo, code: CodeSymbols, source: SymbolSource): string 
   return undefined;
 }
 
-/** `--raw file[:from[-to]]:base`: symbols when the file is an ELF file. (The decode has checked the argument.) */
-function addRaw(io: SessionIo, code: CodeSymbols, arg: string): void {
-  const { name, base } = splitBase(arg);
-  const range = parseFileRange(name);
-  if (base === undefined || typeof range === "string") return;
+/** `--raw file[:from[-to]]:base`: symbols when the file is an ELF file. */
+function addRaw(io: SessionIo, code: CodeSymbols, raw: RawBytes): void {
+  const { range, base } = raw;
   let size: number;
   let elf: ElfFile | ElfError | undefined;
   try {
@@ -192,7 +190,7 @@ export function loadCodeSymbols(
 ): CodeSymbols | string {
   const code = new CodeSymbols(warn, demangler);
   for (const source of sources) {
-    if (source.kind === "raw") addRaw(io, code, source.arg);
+    if (source.kind === "raw") addRaw(io, code, source.raw);
     else {
       const problem = addElf(io, code, source);
       if (problem !== undefined) return problem;

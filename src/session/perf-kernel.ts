@@ -85,7 +85,7 @@ export function loadKernel(
   const elf = tryParseElf(bytes, { strict: false });
   if (elf instanceof ElfError) return { error: `${path}: ${elf.message}.` };
   if (elf.type === ElfType.Core) {
-    const error = loadElf(io, image, path, undefined, warn);
+    const error = loadElf(io, image, { name: path, base: undefined }, undefined, warn);
     return error ? { error } : {};
   }
   let reloc = 0n;

@@ -38,7 +38,7 @@ import {
 import type { TablesOut } from "../shard/tables-out.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import type { ByteLines } from "./byte-lines.js";
-import { loadElf, splitBase } from "./flow-image.js";
+import { loadElf, parseCodeFile, splitBase } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
 import { cpuProblem, tidProblem } from "./perf-checks.js";
@@ -181,7 +181,7 @@ export function decodePerf(
     if (symbols) kernelSymbols.push(symbols);
   }
   for (const elf of global) {
-    const problem = loadElf(io, kernel, elf, undefined, warn);
+    const problem = loadElf(io, kernel, parseCodeFile(elf), undefined, warn);
     if (problem) {
       warn(problem);
       return 1;

@@ -50,6 +50,8 @@ export interface RawAnswersOptions {
   timelineMinDuration?: number;
 }
 
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
+
 /** Decode errors listed as warnings (the rest are counted). */
 const SHOWN_ERRORS = 100;
 
@@ -70,7 +72,8 @@ function rawSteps(
   const steps: RawStep[] = [];
   for (const { name, base } of code) {
     const given = base?.trim() ?? "";
-    if (given !== "" && parseCUint(given) === undefined)
+    const at = given === "" ? undefined : parseCUint(given);
+    if (given !== "" && (at === undefined || at > U64_MAX))
       return `${name}: bad load address: ${given} (want a number such as 0x400000).`;
     try {
       io.fileSize(name);
@@ -78,10 +81,11 @@ function rawSteps(
       return `${name}: ${ioErrorText(e)}.`;
     }
     const elf = fileKind(readHead(io, name)) === "elf";
-    if (elf) steps.push({ kind: "elf", arg: given === "" ? name : `${name}:${given}`, verbose: false });
-    else if (given === "")
+    // Names are files' own: a name such as libfoo.so:1 holds no load address or range.
+    if (elf) steps.push({ kind: "elf", file: { name, base: at }, verbose: false });
+    else if (at === undefined)
       return `${name} is not an ELF file: give the address its bytes were loaded at to decode it as raw memory.`;
-    else steps.push({ kind: "raw", arg: `${name}:${given}` });
+    else steps.push({ kind: "raw", raw: { range: { path: name, from: 0, to: undefined }, base: at } });
   }
   const config = defaultDecoderConfig();
   for (const key of Object.keys(NUMBER_LIMITS) as Array<keyof typeof NUMBER_LIMITS>) {
@@ -95,7 +99,7 @@ function rawSteps(
   const cpu = cpuText === "" ? undefined : parseCpu(cpuText);
   if (cpu === undefined && cpuText !== "")
     return `cpu: want family/model[/stepping], e.g. 6/85/4: ${cpuText}.`;
-  steps.push({ kind: "pt", arg: trace, decoder: "block", cpu, config });
+  steps.push({ kind: "pt", range: { path: trace, from: 0, to: undefined }, decoder: "block", cpu, config });
   return steps;
 }
 

@@ -17,7 +17,7 @@ import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
+import { type FileRange, fileRangeSource, type TraceInternals } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { loadElf, loadRaw } from "./flow-image.js";
 import { InsnUnit } from "./flow-insn-unit.js";
@@ -77,7 +77,7 @@ export function setupRaw(
   for (const step of input.steps) {
     switch (step.kind) {
       case "raw": {
-        const err = loadRaw(io, image, step.arg);
+        const err = loadRaw(io, image, step.raw);
         if (err) return err;
         break;
       }
@@ -85,7 +85,7 @@ export function setupRaw(
       case "kcore": {
         const verbose = step.verbose ? (line: string) => out.line(line) : undefined;
         const into = step.kind === "elf" ? image : kernel;
-        const err = loadElf(io, into, step.arg, verbose, warn);
+        const err = loadElf(io, into, step.file, verbose, warn);
         if (err) return err;
         break;
       }
@@ -96,8 +96,7 @@ export function setupRaw(
           if (errata) step.config.errata = errata;
           else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
         }
-        const range = parseFileRange(step.arg);
-        if (typeof range === "string") return `bad file ${step.arg}: ${range}.`;
+        const range = step.range;
         const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
         if (typeof source === "string") return source;
         pt = { step, range, source };
@@ -159,7 +158,7 @@ export async function decodeRaw(
     const opened = AnalysisOutputs.open(io, analysis, {
       code,
       nsPerTick,
-      name: pt.step.arg,
+      name: pt.step.label ?? pt.range.path,
       warn,
       demangler: options.demangler,
     });

@@ -171,6 +171,23 @@ describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(.
     assert.match(text(a.files.latency), /"clock":"tsc"/);
   });
 
+  test("files are taken by name: names ending in :<number> hold no address or range", async () => {
+    const io = new FilesIo();
+    io.add("trace.pt:0x10", bytesSource(readFileSync(join(dir, "pt.bin"))));
+    io.add("libhello.so:1", bytesSource(readFileSync(join(dir, "hello"))));
+    const a = await rawAnswers(io, "trace.pt:0x10", [{ name: "libhello.so:1" }], settings);
+    assert.equal(a.status, 0, a.error);
+    assert.match(a.summary, /: 8 instructions, 0 decode errors$/);
+    assert.ok(a.functions.some((f) => f.name === "_start" && f.self === 8));
+    // Raw bytes too: the program's code segment (file offset 0x1000) where it was linked to run.
+    const raw = new FilesIo();
+    raw.add("trace.pt:0x10", bytesSource(readFileSync(join(dir, "pt.bin"))));
+    raw.add("code.bin:1", bytesSource(readFileSync(join(dir, "hello")).subarray(0x1000, 0x1027)));
+    const b = await rawAnswers(raw, "trace.pt:0x10", [{ name: "code.bin:1", base: "0x401000" }], settings);
+    assert.equal(b.status, 0, b.error);
+    assert.match(b.summary, /: 8 instructions, 0 decode errors$/);
+  });
+
   test("a load address moves the ELF file's code: nothing decodes where the trace ran", async () => {
     const code: RawCodeFile[] = [{ name: "hello", base: "0x10000000" }];
     const a = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", code, settings);

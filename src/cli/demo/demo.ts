@@ -127,7 +127,7 @@ function openTimeline(io: SessionIo, sample: Sample, path: string): AnalysisOutp
     { ...defaultAnalysisOptions(), timeline: path },
     // The TSC runs at nomFreq × 100 MHz: 10 / nomFreq ns per tick.
     {
-      code: [{ kind: "elf", arg: join(sample.dir, sample.program) }],
+      code: [{ kind: "elf", file: { name: join(sample.dir, sample.program), base: undefined } }],
       nsPerTick: nomFreq > 0 ? 10 / nomFreq : 0,
       name: sample.program,
     },

@@ -79,6 +79,6 @@ export function setupFlow(
   out.flush();
   if (last.kind === "help") io.stdout(FLOW_HELP);
   else if (last.kind === "version") io.stdout(`ptkit flow ${VERSION}\n`);
-  else return fail(last.message, true);
+  else return fail(last.message, last.usage);
   return 0;
 }
