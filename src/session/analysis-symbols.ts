@@ -19,6 +19,7 @@ import { type Demangler, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
 import { type CodeFile, type RawBytes, readCodeFile } from "./flow-image.js";
+import { type InputHints, withHint } from "./hints.js";
 import type { SessionIo } from "./io.js";
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
@@ -41,7 +42,14 @@ interface Region {
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-const REMEDY_SYMBOLS = "add its symbols with --symbols FILE[:BASE]";
+export interface CodeSymbolsOptions {
+  /** Told once per region where frames go unnamed, why and what to do. */
+  warn?: (text: string) => void;
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
+  /** The front end's remedies in those warnings. */
+  hints?: InputHints;
+}
 
 /** The symbols of the code a decode loads, and where frames must go without names. */
 export class CodeSymbols {
@@ -52,11 +60,14 @@ export class CodeSymbols {
   private readonly tables = new Set<string>();
   private readonly reported = new Set<Region | "nowhere">();
 
-  constructor(
-    private readonly warn: ((text: string) => void) | undefined,
-    demangler?: Demangler,
-  ) {
-    this.symbolizer = new Symbolizer({ demangler });
+  private readonly warn: ((text: string) => void) | undefined;
+  /** The front end's remedies (see hints.ts). */
+  readonly hints: InputHints;
+
+  constructor(options: CodeSymbolsOptions = {}) {
+    this.warn = options.warn;
+    this.hints = options.hints ?? {};
+    this.symbolizer = new Symbolizer({ demangler: options.demangler });
   }
 
   /**
@@ -78,7 +89,7 @@ export class CodeSymbols {
     this.reported.add(key);
     this.warn(
       region === undefined
-        ? `no symbols for ${hex(at)}: no --elf or --raw file holds it (code from the sideband?), so frames there are named by address; ${REMEDY_SYMBOLS}.`
+        ? `no symbols for ${hex(at)}: no ${this.hints.codeFiles ?? "file of code given"} holds it (code from the sideband?), so frames there are named by address; ${addSymbols(this.hints)}.`
         : `${region.problem!.why} (first at ${hex(at)}); ${region.problem!.remedy}.`,
     );
   }
@@ -120,12 +131,15 @@ function loadRange(elf: ElfFile, bias: bigint): { start: bigint; end: bigint } {
 
 const hasSymtab = (elf: ElfFile) => elf.sections.some((s) => s.type === SectionType.Symtab);
 
-function strippedProblem(name: string): Problem {
+function strippedProblem(name: string, hints: InputHints): Problem {
   return {
     why: `${name} has no symbol table (stripped): its functions without a dynamic symbol are named by address`,
-    remedy: "pass an unstripped copy or its debug file with --symbols FILE[:BASE]",
+    remedy: `pass an unstripped copy or its debug file${withHint(hints.symbolsFile)}`,
   };
 }
+
+/** The remedy for code without symbols. */
+const addSymbols = (hints: InputHints) => `add its symbols${withHint(hints.symbolsFile)}`;
 
 /** `--elf` and `--symbols`: the file's symbols at the bias its base implies. */
 function addElf(
@@ -142,7 +156,8 @@ function addElf(
   const range = loadRange(elf, bias);
   if (source.kind === "symbols") {
     if (hasSymtab(elf)) code.addNamed(range.start, range.end);
-  } else code.addRegion(range.start, range.end, hasSymtab(elf) ? undefined : strippedProblem(name));
+  } else
+    code.addRegion(range.start, range.end, hasSymtab(elf) ? undefined : strippedProblem(name, code.hints));
   return undefined;
 }
 
@@ -168,27 +183,24 @@ function addRaw(io: SessionIo, code: CodeSymbols, raw: RawBytes): void {
     const what = elf === undefined ? "raw bytes, not an ELF file" : "no ELF segment holds these bytes";
     code.addRegion(base, end, {
       why: `no symbols for ${hex(base)}-${hex(end)} (${range.path}: ${what}): frames there are named by address`,
-      remedy: `load the ELF file the code comes from with --elf FILE[:BASE], or ${REMEDY_SYMBOLS}`,
+      remedy: `load the ELF file the code comes from${withHint(code.hints.elfFile)}, or ${addSymbols(code.hints)}`,
     });
     return;
   }
   const linked = toBigInt(segment.vaddrHi, segment.vaddrLo) + BigInt(range.from - segment.offset);
   code.addTable(range.path, elf, (base - linked) & MASK64);
-  code.addRegion(base, end, hasSymtab(elf) ? undefined : strippedProblem(range.path));
+  code.addRegion(base, end, hasSymtab(elf) ? undefined : strippedProblem(range.path, code.hints));
 }
 
 /**
- * The symbols of `sources` (in any order), or an error message; `warn` (if given) is
- * told once per region where frames go unnamed; `demangler` (if given) names C++ and
- * Rust symbols.
+ * The symbols of `sources` (in any order), or an error message.
  */
 export function loadCodeSymbols(
   io: SessionIo,
   sources: readonly SymbolSource[],
-  warn?: (text: string) => void,
-  demangler?: Demangler,
+  options: CodeSymbolsOptions = {},
 ): CodeSymbols | string {
-  const code = new CodeSymbols(warn, demangler);
+  const code = new CodeSymbols(options);
   for (const source of sources) {
     if (source.kind === "raw") addRaw(io, code, source.raw);
     else {

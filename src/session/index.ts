@@ -17,6 +17,8 @@ export { type FunctionRow, functionRows, type PerfAnswers } from "./answers.js";
 export { ByteLines } from "./byte-lines.js";
 export { type CoverageBlock, type CoverageRow, coverageRows } from "./coverage-rows.js";
 export { FilesIo } from "./files-io.js";
+export type { CodeFile, RawBytes } from "./flow-image.js";
+export type { InputHints } from "./hints.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";

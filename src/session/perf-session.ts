@@ -39,6 +39,7 @@ import type { TablesOut } from "../shard/tables-out.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import type { ByteLines } from "./byte-lines.js";
 import { loadElf, parseCodeFile, splitBase } from "./flow-image.js";
+import type { InputHints } from "./hints.js";
 import type { SessionIo } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
 import { cpuProblem, tidProblem } from "./perf-checks.js";
@@ -66,6 +67,8 @@ import {
 export interface PerfOptions {
   /** The perf.data file (for messages; the bytes come from the source given). */
   file: string;
+  /** The front end's remedies in warnings (see hints.ts). */
+  hints?: InputHints;
   elfs: string[];
   symfs: string | undefined;
   buildIdDir: string | undefined;
@@ -225,6 +228,7 @@ export function decodePerf(
       symbols,
       perfNsPerTick(tasks.conversion, config.nomFreq),
       (text) => warn(`warning: ${text}`),
+      args.hints,
     );
   };
   const opened = openAnalysis();

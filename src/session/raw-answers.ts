@@ -15,6 +15,7 @@ import { ANSWER_FILES } from "./answer-files.js";
 import { answerAnalysis, type PerfAnswers, readAnswers } from "./answers.js";
 import { fileKind, ioErrorText, readHead } from "./file-kind.js";
 import type { FilesIo } from "./files-io.js";
+import type { InputHints } from "./hints.js";
 import { LineWriter } from "./io.js";
 import { defaultFlowOutput, type RawStep } from "./raw-options.js";
 import { decodeRaw, type RawInput, setupRaw } from "./raw-session.js";
@@ -46,6 +47,8 @@ export interface RawDecoderSettings {
 export interface RawAnswersOptions {
   /** Names C++ and Rust symbols. */
   demangler?: Demangler;
+  /** The page's remedies in errors and warnings (see hints.ts), e.g. its fields' names. */
+  hints?: InputHints;
   /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
   timelineMinDuration?: number;
 }
@@ -123,7 +126,13 @@ export async function rawAnswers(
   const steps = rawSteps(io, trace, code, settings);
   if (typeof steps === "string") error = steps;
   else {
-    const input: RawInput = { steps, output, sideband: defaultSidebandOptions(), analysis };
+    const input: RawInput = {
+      steps,
+      output,
+      sideband: defaultSidebandOptions(),
+      analysis,
+      hints: options.hints,
+    };
     const setup = setupRaw(io, out, input, warn);
     if (typeof setup === "string") error = setup;
     else {

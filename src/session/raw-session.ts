@@ -25,6 +25,7 @@ import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
 import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
+import type { InputHints } from "./hints.js";
 import type { ChunkTask, LineWriter, SessionIo } from "./io.js";
 import type { FlowOutput, RawStep } from "./raw-options.js";
 import type { SidebandOptions } from "./sideband-config.js";
@@ -44,6 +45,8 @@ export interface RawInput {
   output: FlowOutput;
   sideband: SidebandOptions;
   analysis: AnalysisOptions;
+  /** The front end's remedies for what is missing or wrong (see hints.ts). */
+  hints?: InputHints;
 }
 
 /** What the steps set up before decoding: the code, the trace, and how to decode and print. */
@@ -56,6 +59,7 @@ export interface RawSetup {
   output: FlowOutput;
   sideband: SidebandOptions;
   analysis: AnalysisOptions;
+  hints: InputHints;
   /** The section caches of the decoders of pieces (see flow-pieces.ts). */
   caches?: SectionCaches;
 }
@@ -97,7 +101,7 @@ export function setupRaw(
           else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
         }
         const range = step.range;
-        const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
+        const source = traceFileProblem(io, range, input.hints) ?? fileRangeSource(io, range);
         if (typeof source === "string") return source;
         pt = { step, range, source };
         break;
@@ -105,7 +109,7 @@ export function setupRaw(
     }
   }
   const { steps, output, sideband, analysis } = input;
-  return { steps, image, kernel, pt, output, sideband, analysis };
+  return { steps, image, kernel, pt, output, sideband, analysis, hints: input.hints ?? {} };
 }
 
 /** How to decode on other threads (`--jobs`, through `io.chunks`). */
@@ -142,9 +146,9 @@ export async function decodeRaw(
   setup: RawSetup,
   options: RawDecodeOptions,
 ): Promise<string | undefined> {
-  const { image, kernel, output, sideband, analysis, steps, pt } = setup;
+  const { image, kernel, output, sideband, analysis, steps, pt, hints } = setup;
   const internal = options.internal ?? {};
-  if (!pt) return "no pt file (--pt).";
+  if (!pt) return "no trace file to decode.";
   const config = pt.step.config;
   let outputs: AnalysisOutputs | undefined;
   // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
@@ -161,6 +165,7 @@ export async function decodeRaw(
       name: pt.step.label ?? pt.range.path,
       warn,
       demangler: options.demangler,
+      hints,
     });
     if (typeof opened === "string") return opened;
     outputs = opened;
@@ -185,7 +190,7 @@ export async function decodeRaw(
       for (const line of statsText(insn, blocks)) out.line(line);
     }
     out.flush();
-    return counts.noPsb ? `${noPsbHint(io, pt.range)}.` : undefined;
+    return counts.noPsb ? `${noPsbHint(io, pt.range, hints)}.` : undefined;
   }
   const fast =
     outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
@@ -223,7 +228,7 @@ export async function decodeRaw(
   }
   out.flush();
   // ptxed prints nothing for a file without PSB; say what it looks like instead.
-  if (session.noPsb) return `${noPsbHint(io, pt.range)}.`;
+  if (session.noPsb) return `${noPsbHint(io, pt.range, hints)}.`;
   return outputs?.finish();
 }
 

@@ -169,6 +169,18 @@ describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(.
     const a = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", [{ name: "hello" }], rest);
     assert.equal(a.status, 0, a.error);
     assert.match(text(a.files.latency), /"clock":"tsc"/);
+    // Said in no front end's words (no command-line option) unless the front end gives its own.
+    const ticks = (w: readonly string[]) => w.filter((x) => x.includes("times are TSC ticks"));
+    assert.deepEqual(ticks(a.warnings), [
+      "warning: the timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown.",
+    ]);
+    const hints = { nomFreq: "the Nominal frequency field", outputs: { timeline: "Timeline" } };
+    const b = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", [{ name: "hello" }], rest, {
+      hints,
+    });
+    assert.deepEqual(ticks(b.warnings), [
+      "warning: Timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with the Nominal frequency field.",
+    ]);
   });
 
   test("files are taken by name: names ending in :<number> hold no address or range", async () => {
@@ -255,7 +267,20 @@ describe("rawAnswers on bad input: an error in words", { skip: skipUnlessCorpus(
   test("a file that is not a trace, and a truncated trace", async () => {
     const elf = await rawAnswers(io(), "hello", [{ name: "hello" }]);
     assert.equal(elf.status, 1);
-    assert.match(elf.error ?? "", /^hello is an ELF file .*not a trace/);
+    assert.equal(elf.error, "hello is an ELF file (a program or library), not a trace");
+    const hinted = await rawAnswers(
+      io(),
+      "hello",
+      [{ name: "hello" }],
+      {},
+      {
+        hints: { elfNotTrace: (path) => `give ${path} as code` },
+      },
+    );
+    assert.equal(
+      hinted.error,
+      "hello is an ELF file (a program or library), not a trace: give hello as code",
+    );
     const cut = new FilesIo();
     cut.add("pt.bin", bytesSource(readFileSync(join(dir, "pt.bin")).subarray(0, 1500)));
     cut.add("hello", bytesSource(readFileSync(join(dir, "hello"))));

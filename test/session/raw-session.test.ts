@@ -80,6 +80,6 @@ describe("decodeRaw over a FilesIo", { skip: skipUnlessCorpus(...DR) }, () => {
     const out = new LineWriter((t) => io.stdout(t));
     const setup = setupRaw(io, out, input, () => {});
     assert.ok(typeof setup === "object");
-    assert.equal(await decodeRaw(io, out, setup, { warn: () => {} }), "no pt file (--pt).");
+    assert.equal(await decodeRaw(io, out, setup, { warn: () => {} }), "no trace file to decode.");
   });
 });

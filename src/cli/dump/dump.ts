@@ -11,6 +11,7 @@ import {
 import { type ChunkRunner, LineWriter, type SessionIo, writeStdoutBytes } from "../../session/io.js";
 import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
 import { Progress } from "../progress.js";
+import { FLOW_HINTS } from "../session-hints.js";
 import { VERSION } from "../version.js";
 import { type DumpCarry, Dumper } from "./dumper.js";
 import { DUMP_HELP, type DumpOptions, parseDumpArgs } from "./options.js";
@@ -71,7 +72,7 @@ export async function runDump(
   });
   const jobs = parseJobs(io, options.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
-  const problem = traceFileProblem(io, range);
+  const problem = traceFileProblem(io, range, FLOW_HINTS);
   if (problem !== undefined) return fail(problem);
   const source = fileRangeSource(io, range);
   if (typeof source === "string") return fail(source);
@@ -92,7 +93,7 @@ export async function runDump(
     };
     const synced = await dumpInPieces(io, io.chunks, jobs, options, range, source, starts, write, warn, bar);
     bar.done();
-    if (!synced) return fail(`${noPsbHint(io, range)}.`);
+    if (!synced) return fail(`${noPsbHint(io, range, FLOW_HINTS)}.`);
     return 0;
   }
   const trace = TraceBytes.read(source, internal.windowSize);
@@ -109,7 +110,7 @@ export async function runDump(
   out.flush();
   bar.done();
   // Nothing to dump is an error (without --no-sync, which starts at the first byte).
-  if (!dumper.synced) return fail(`${noPsbHint(io, range)}.`);
+  if (!dumper.synced) return fail(`${noPsbHint(io, range, FLOW_HINTS)}.`);
   return 0;
 }
 

@@ -15,6 +15,7 @@ import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
 import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
 import { decodePerf, type PerfInternals, type PerfOptions } from "../../session/perf-session.js";
+import { PERF_HINTS } from "../session-hints.js";
 import { PERF_HELP } from "./help.js";
 
 export type { PerfInternals } from "../../session/perf-session.js";
@@ -163,7 +164,8 @@ export function runPerf(
   }
 }
 
-/** The session's options for `args`: the demangler loads from node_modules. */
+/** The session's options for `args`: the demangler loads from node_modules; remedies name ptkit perf's options. */
 function perfOptions(args: PerfArgs): PerfOptions {
-  return args.demangle ? { ...args, demangler: loadDemangler } : args;
+  const options: PerfOptions = { ...args, hints: PERF_HINTS };
+  return args.demangle ? { ...options, demangler: loadDemangler } : options;
 }

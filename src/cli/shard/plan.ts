@@ -18,6 +18,7 @@ import {
 import { fileKind, ioErrorText, notATraceHint, openError, readHead } from "../../session/file-kind.js";
 import type { SessionIo } from "../../session/io.js";
 import { makePlan, type PlanInput, type PlanShard, planText } from "../../shard/plan.js";
+import { FLOW_HINTS } from "../session-hints.js";
 
 /** A raw trace's shards are about this many bytes (--shard-size). */
 export const DEFAULT_SHARD_SIZE = 64 << 20;
@@ -45,7 +46,7 @@ export function planShards(
     }
     const kind = fileKind(readHead(io, path));
     if (kind !== "perf" && kind !== "trace") {
-      const hint = kind === undefined ? undefined : notATraceHint(path, kind);
+      const hint = kind === undefined ? undefined : notATraceHint(path, kind, FLOW_HINTS);
       io.stderr(
         `ptkit shard plan: ${hint ?? `${path}: neither a perf.data file nor an Intel PT trace (no PSB near its start)`}\n`,
       );
