@@ -3,6 +3,7 @@
  * for, and what a file that is not what the command wants looks like instead (with
  * the command that takes it).
  */
+import { diagnosticLine } from "../base/diagnostic.js";
 import { PacketDecoder } from "../packet/decoder.js";
 import type { FileRange } from "./file-range.js";
 import type { InputHints } from "./hints.js";
@@ -158,7 +159,10 @@ export function noPsbHint(io: SessionIo, range: FileRange, hints: InputHints = {
   const looks = kind === undefined ? undefined : notATraceHint(path, kind, hints);
   return (
     looks ??
-    `no PSB packet in ${path}: it is not an Intel PT trace, or a piece of one that holds no sync point` +
-      (hints.noSync === undefined ? "" : ` (${hints.noSync})`)
+    diagnosticLine(path, {
+      offset: range.from,
+      message: "no PSB packet (not an Intel PT trace, or a piece of one without a sync point)",
+      hint: hints.noSync,
+    })
   );
 }

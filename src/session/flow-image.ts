@@ -4,6 +4,7 @@
  * file[:base]` mapping only each PT_LOAD's file bytes, a base of 0 meaning none).
  * Problems are returned as messages without the program name.
  */
+import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCUint } from "../cpu/index.js";
 import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image/index.js";
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
@@ -91,7 +92,7 @@ export function readCodeFile(io: SessionIo, file: CodeFile): ElfFile | string {
     return `failed to open ${name}: ${ioErrorText(e)}.`;
   }
   const elf = tryParseElf(bytes, { strict: false });
-  return elf instanceof ElfError ? `${name}: ${elf.message}.` : elf;
+  return elf instanceof ElfError ? `${diagnosticLine(name, elf)}.` : elf;
 }
 
 /**

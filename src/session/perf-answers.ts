@@ -6,7 +6,9 @@
  * session layer does (the web app's worker, tests in Node): files come from a
  * {@link FilesIo}.
  */
+
 import type { Demangler } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { PerfError } from "../perf/index.js";
 import { answerAnalysis, type PerfAnswers, readAnswers } from "./answers.js";
 import { ByteLines } from "./byte-lines.js";
@@ -77,7 +79,7 @@ export function perfAnswers(
   } catch (e) {
     if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
     status = 1;
-    error = `${perfData}: ${(e as Error).message}`;
+    error = e instanceof PerfError ? diagnosticLine(perfData, e) : `${perfData}: ${(e as Error).message}`;
   } finally {
     out.flush();
   }

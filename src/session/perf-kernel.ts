@@ -11,6 +11,7 @@
 import { Diagnostics, ElfData } from "../analysis/elf-data.js";
 import { readElfSymbols } from "../analysis/elf-symbols.js";
 import { SymbolTable } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { ElfError, type ElfFile, ElfType, type Image, tryParseElf } from "../image/index.js";
 import { splitBigInt } from "../packet/index.js";
 import type { PerfTasks } from "../perf/index.js";
@@ -83,7 +84,7 @@ export function loadKernel(
     return { error: `failed to open ${path}: ${ioErrorText(e)}.` };
   }
   const elf = tryParseElf(bytes, { strict: false });
-  if (elf instanceof ElfError) return { error: `${path}: ${elf.message}.` };
+  if (elf instanceof ElfError) return { error: `${diagnosticLine(path, elf)}.` };
   if (elf.type === ElfType.Core) {
     const error = loadElf(io, image, { name: path, base: undefined }, undefined, warn);
     return error ? { error } : {};

@@ -10,7 +10,9 @@
  * come through the {@link SessionIo} given: `ptkit perf` passes the process's, the
  * web app its dropped files.
  */
+
 import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -141,8 +143,7 @@ export function decodePerf(
   }
   for (const note of script?.notes ?? []) io.stderr(`ptkit perf: note: ${note}.\n`);
   const tasks = readTasks(reader);
-  for (const p of tasks.problems)
-    io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
+  for (const p of tasks.problems) io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, p)}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: ${args.script?.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);

@@ -7,7 +7,9 @@
  * `ptkit flow --cpu F/M/S --mtc-freq ... --elf FILE[:BASE] --pt TRACE --quiet
  * --timeline ... --folded ... --coverage ... --afl-map ... --latency ...`.
  */
+
 import type { Demangler } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCpu, parseCUint } from "../cpu/index.js";
 import { defaultDecoderConfig } from "../event/index.js";
 import { PerfError } from "../perf/index.js";
@@ -140,7 +142,7 @@ export async function rawAnswers(
         error = await decodeRaw(io, out, setup, { warn, demangler: options.demangler });
       } catch (e) {
         if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
-        error = `${trace}: ${e instanceof PerfError ? e.message : ioErrorText(e)}`;
+        error = e instanceof PerfError ? diagnosticLine(trace, e) : `${trace}: ${ioErrorText(e)}`;
       }
       out.flush();
       const read = (hi: number, lo: number, into: Uint8Array, size: number) =>

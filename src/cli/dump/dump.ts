@@ -1,4 +1,5 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { seam, sliceSource } from "../../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../../packet/trace-bytes.js";
 import { noPsbHint, traceFileProblem } from "../../session/file-kind.js";
@@ -13,7 +14,7 @@ import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
 import { Progress } from "../progress.js";
 import { FLOW_HINTS } from "../session-hints.js";
 import { VERSION } from "../version.js";
-import { type DumpCarry, Dumper } from "./dumper.js";
+import { type DumpCarry, Dumper, type DumpNote } from "./dumper.js";
 import { DUMP_HELP, type DumpOptions, parseDumpArgs } from "./options.js";
 import { type DumpPiece, dumpPiece, dumpsInPieces } from "./pieces.js";
 
@@ -66,9 +67,10 @@ export async function runDump(
     return 1;
   };
   // Errata diagnostics come before loading, as in ptdump.
+  const noteText = (note: DumpNote) => (typeof note === "string" ? note : diagnosticLine(range.path, note));
   const dumper = new Dumper(options, out, (note) => {
     progress?.done();
-    io.stderr(`ptkit dump: ${note}\n`);
+    io.stderr(`ptkit dump: ${noteText(note)}\n`);
   });
   const jobs = parseJobs(io, options.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
@@ -83,9 +85,9 @@ export async function runDump(
     out.flush(); // the errata diagnostic
     const bar = new Progress(io, "dumping", source.size);
     progress = bar;
-    const warn = (note: string) => {
+    const warn = (note: DumpNote) => {
       bar.done();
-      io.stderr(`ptkit dump: ${note}\n`);
+      io.stderr(`ptkit dump: ${noteText(note)}\n`);
     };
     const write = (bytes: Uint8Array) => {
       bar.done();
@@ -129,7 +131,7 @@ async function dumpInPieces(
   source: TraceSource,
   starts: readonly number[],
   write: (bytes: Uint8Array) => void,
-  warn: (note: string) => void,
+  warn: (note: DumpNote) => void,
   progress: Progress,
 ): Promise<boolean> {
   const size = source.size;

@@ -3,7 +3,9 @@
  * This parses the options, opens the file (or standard input) and reports errors;
  * the pipeline itself is the session layer's (session/perf-session.ts).
  */
+
 import { parseArgs } from "node:util";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { loadDemangler } from "../../node/demangle-loader.js";
 import { fileSource } from "../../node/source.js";
 import { PerfError } from "../../perf/index.js";
@@ -157,7 +159,9 @@ export function runPerf(
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
-    io.stderr(`ptkit perf: ${args.file}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
+    io.stderr(
+      `ptkit perf: ${e instanceof PerfError ? diagnosticLine(args.file, e) : `${args.file}: ${ioErrorText(e)}`}\n`,
+    );
     return 1;
   } finally {
     out.flush();

@@ -2,7 +2,9 @@
  * `ptkit shard plan`: the shards of a set of perf.data files, one per Intel PT stream,
  * and raw traces, cut at PSBs (see src/shard/plan.ts), written as a plan file.
  */
+
 import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { fileSource } from "../../node/source.js";
 import { planChunks } from "../../packet/chunks.js";
 import {
@@ -60,7 +62,7 @@ export function planShards(
     if (kind === "perf") {
       const streams = perfStreams(io, path);
       if (typeof streams === "string") {
-        io.stderr(`ptkit shard plan: ${path}: ${streams}\n`);
+        io.stderr(`ptkit shard plan: ${streams}\n`);
         return 1;
       }
       planned.push({ path: inPlan, kind: "perf.data", bytes });
@@ -107,8 +109,8 @@ function perfStreams(
       size: s.size,
     }));
   } catch (e) {
-    if (e instanceof PerfError) return e.message;
-    if ((e as NodeJS.ErrnoException).code) return ioErrorText(e);
+    if (e instanceof PerfError) return diagnosticLine(path, e);
+    if ((e as NodeJS.ErrnoException).code) return `${path}: ${ioErrorText(e)}`;
     throw e;
   }
 }
