@@ -12,8 +12,8 @@
  * the analysis' frame names ({@link AllProcessSymbols}).
  */
 import { SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
-import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
 import type { SessionIo } from "./io.js";
@@ -102,7 +102,7 @@ export class BinaryFinder {
     const at = Number(pgoff);
     const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
     if (!elf || !seg) return undefined;
-    const vaddr = ((BigInt(seg.vaddrHi) << 32n) | BigInt(seg.vaddrLo)) + BigInt(at - seg.offset);
+    const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
     const key = `${bias.toString(16)}:${path}`;
     if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
@@ -255,7 +255,7 @@ export class ProcessImages {
     let name: string | undefined;
     if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : "[kernel] (use --kcore or --vmlinux)";
     else {
-      const ip = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+      const ip = toBigInt(hi, lo);
       name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;
     }
     if (name === undefined) return false;

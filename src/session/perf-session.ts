@@ -13,6 +13,7 @@
 
 import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
+import { splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -452,9 +453,8 @@ function tscRange(bounds: [string, string], conv: TscConversion | undefined): Ts
   const to = tsc(bounds[1], 0xffff_ffff_ffff_ffffn);
   if (typeof to === "string") return to;
   if (from > to) return `${bounds[0]} is after ${bounds[1]}: want <from>,<to>.`;
-  const half = (v: bigint) => [Number(v >> 32n), Number(v & 0xffffffffn)] as const;
-  const [fromHi, fromLo] = half(from);
-  const [toHi, toLo] = half(to);
+  const { hi: fromHi, lo: fromLo } = splitBigInt(from, { hi: 0, lo: 0 });
+  const { hi: toHi, lo: toLo } = splitBigInt(to, { hi: 0, lo: 0 });
   return { fromHi, fromLo, toHi, toLo };
 }
 
