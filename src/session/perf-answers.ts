@@ -58,7 +58,8 @@ export function perfAnswers(
       out,
       {
         file: perfData,
-        elfs: [...binaries],
+        // Dropped files by their own names (a name such as libfoo.so:1 holds no base).
+        elfs: binaries.map((name) => ({ name, base: undefined })),
         symfs: undefined,
         buildIdDir: undefined,
         kernel: [],

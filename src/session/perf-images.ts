@@ -16,13 +16,14 @@ import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
+import type { CodeFile } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 
 export interface LookupOptions {
-  /** --elf files, by recorded path or file name. */
-  elfs: string[];
+  /** --elf files, by recorded path or file name (those with a base are loaded for every process instead). */
+  elfs: readonly CodeFile[];
   symfs: string | undefined;
   /** The build-id cache root (~/.debug). */
   buildIdDir: string | undefined;
@@ -52,7 +53,7 @@ export class BinaryFinder {
   /** The candidates for a recorded path, in lookup order. */
   candidates(path: string): string[] {
     const { elfs, symfs, buildIdDir } = this.options;
-    const out = elfs.filter((e) => sameBinary(e, path));
+    const out = elfs.flatMap((e) => (e.base === undefined && sameBinary(e.name, path) ? [e.name] : []));
     const id = this.buildIds.get(path);
     if (buildIdDir && id) {
       const link = `${buildIdDir}/.build-id/${id.slice(0, 2)}/${id.slice(2)}`;

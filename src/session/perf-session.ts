@@ -41,7 +41,7 @@ import {
 import type { TablesOut } from "../shard/tables-out.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import type { ByteLines } from "./byte-lines.js";
-import { loadElf, parseCodeFile, splitBase } from "./flow-image.js";
+import { type CodeFile, loadElf } from "./flow-image.js";
 import type { InputHints } from "./hints.js";
 import type { SessionIo } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
@@ -72,7 +72,11 @@ export interface PerfOptions {
   file: string;
   /** The front end's remedies in warnings (see hints.ts). */
   hints?: InputHints;
-  elfs: string[];
+  /**
+   * Binaries (`--elf FILE[:BASE]`): one without a base stands for the mmaps of the same
+   * path or file name, one with a base (or that no mmap names) is loaded for every process.
+   */
+  elfs: CodeFile[];
   symfs: string | undefined;
   buildIdDir: string | undefined;
   kernel: string[];
@@ -172,7 +176,7 @@ export function decodePerf(
   const kernel = new Image("kernel");
   const warn = (w: string) => io.stderr(`ptkit perf: ${w}\n`);
   const global = args.elfs.filter(
-    (e) => splitBase(e).base !== undefined || !recorded.some((path) => sameBinary(e, path)),
+    (e) => e.base !== undefined || !recorded.some((path) => sameBinary(e.name, path)),
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
@@ -186,7 +190,7 @@ export function decodePerf(
     if (symbols) kernelSymbols.push(symbols);
   }
   for (const elf of global) {
-    const problem = loadElf(io, kernel, parseCodeFile(elf), undefined, warn);
+    const problem = loadElf(io, kernel, elf, undefined, warn);
     if (problem) {
       warn(problem);
       return 1;

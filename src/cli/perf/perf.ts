@@ -12,6 +12,7 @@ import { PerfError } from "../../perf/index.js";
 import type { LatencyReport } from "../../session/analysis-outputs.js";
 import { ByteLines } from "../../session/byte-lines.js";
 import { ioErrorText, openError } from "../../session/file-kind.js";
+import { parseCodeFile } from "../../session/flow-image.js";
 import type { SessionIo } from "../../session/io.js";
 import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
@@ -90,7 +91,7 @@ function parse(
   if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
   return {
     file: p.positionals[0] ?? s.input ?? "perf.data",
-    elfs: v.elf ?? [],
+    elfs: (v.elf ?? []).map(parseCodeFile),
     symfs: v.symfs ?? v.sysroot,
     buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
     dirs,
