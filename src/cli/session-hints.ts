@@ -25,4 +25,8 @@ export const FLOW_HINTS: InputHints = {
 };
 
 /** `ptkit perf`. */
-export const PERF_HINTS: InputHints = { ...COMMON, tracePart: "--time-range" };
+export const PERF_HINTS: InputHints = {
+  ...COMMON,
+  tracePart: "--time-range",
+  kernelFiles: "--kcore or --vmlinux",
+};

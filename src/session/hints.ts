@@ -23,6 +23,8 @@ export interface InputHints {
   codeFiles?: string;
   /** How to give a file for its symbols only (ptkit flow: "--symbols FILE[:BASE]"). */
   symbolsFile?: string;
+  /** How to give the kernel's code (ptkit perf: "--kcore or --vmlinux"). */
+  kernelFiles?: string;
   /** How to load an ELF file's code (ptkit flow: "--elf FILE[:BASE]"). */
   elfFile?: string;
   /** The analysis outputs' names (ptkit: their options, "--timeline"); absent: described. */

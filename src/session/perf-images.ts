@@ -31,6 +31,9 @@ export interface LookupOptions {
   debugRoot?: string;
 }
 
+/** What a missing kernel is called (a front end says how to give it: see InputHints.kernelFiles). */
+export const KERNEL_NAME = "[kernel]";
+
 const baseName = (p: string) => p.slice(p.lastIndexOf("/") + 1);
 
 /** Whether --elf `file` stands for the recorded `path`: the same path or file name. */
@@ -254,7 +257,7 @@ export class ProcessImages {
   /** Charge a decode stopping at ip hi:lo in process pid to the binary that was missing there; false if none was. */
   charge(pid: number, hi: number, lo: number): boolean {
     let name: string | undefined;
-    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : "[kernel] (use --kcore or --vmlinux)";
+    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : KERNEL_NAME;
     else {
       const ip = toBigInt(hi, lo);
       name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;

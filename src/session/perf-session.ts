@@ -50,7 +50,7 @@ import { Cr3Threads } from "./perf-cr3.js";
 import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
-import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
+import { BinaryFinder, KERNEL_NAME, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
@@ -339,8 +339,11 @@ export function decodePerf(
     finished = analysis?.finish();
     scriptOut?.finish();
   }
-  for (const [name, n] of needed)
-    warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  const kernelHint = args.hints?.kernelFiles;
+  for (const [name, n] of needed) {
+    const how = name === KERNEL_NAME && kernelHint !== undefined ? ` (use ${kernelHint})` : "";
+    warn(`warning: no binary for ${name}${how}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  }
   if (finished?.error) {
     warn(finished.error);
     return 1;

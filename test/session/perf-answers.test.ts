@@ -158,6 +158,20 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
   });
 });
 
+const QUIPPER = ["real", "quipper-perf-data", "perf.data.intel_pt-4.14"];
+test("perfAnswers names a missing kernel without ptkit perf's options", {
+  skip: skipUnlessCorpus(...QUIPPER),
+}, () => {
+  const io = new FilesIo();
+  io.add("perf.data", bytesSource(readFileSync(corpusPath(...QUIPPER)!)));
+  const a = perfAnswers(io, "perf.data", []);
+  assert.equal(a.status, 0, a.error);
+  assert.deepEqual(
+    a.missing.filter((m) => m.path.startsWith("[")),
+    [{ path: "[kernel]", addresses: 5 }],
+  );
+});
+
 describe("the tables from the outputs", () => {
   test("functionRows: self is the innermost frame's, total counts each path once per function", () => {
     const rows = functionRows(
