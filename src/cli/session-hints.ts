@@ -12,6 +12,8 @@ const COMMON: InputHints = {
   execNotTrace: (path) => `make its trace with 'ptkit simulate -o trace.pt ${path}'`,
   noSync: "ptkit dump --no-sync decodes from its first byte",
   outputs: { timeline: "--timeline", perfetto: "--perfetto", foldedTime: "--folded-weight time" },
+  smallerTimeline:
+    "write Perfetto's own format instead (--perfetto FILE), or leave out short calls (--min-duration, e.g. 10us)",
 };
 
 /** `ptkit flow` (and the commands that decode as it does: dump, stats, latency). */

@@ -204,10 +204,15 @@ export class AnalysisOutputs {
     return immediate((chunk: Uint8Array) => {
       const before = bytes;
       bytes += chunk.length;
-      if (before < limit && bytes >= limit)
+      if (before < limit && bytes >= limit) {
+        const hints = this.context.hints ?? {};
+        const size = limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`;
+        const remedy =
+          hints.smallerTimeline ?? "write Perfetto's own format instead, or leave out short calls";
         this.context.warn?.(
-          `--timeline: ${path} has passed ${limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`}: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; write Perfetto's own format instead (--perfetto FILE), or leave out short calls (--min-duration, e.g. 10us).`,
+          `${hints.outputs?.timeline ?? "the timeline"}: ${path} has passed ${size}: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; ${remedy}.`,
         );
+      }
       write(chunk);
     });
   }

@@ -27,6 +27,8 @@ export interface InputHints {
   kernelFiles?: string;
   /** How to load an ELF file's code (ptkit flow: "--elf FILE[:BASE]"). */
   elfFile?: string;
+  /** How to make a smaller timeline (ptkit: "write Perfetto's own format instead (--perfetto FILE), ..."). */
+  smallerTimeline?: string;
   /** The analysis outputs' names (ptkit: their options, "--timeline"); absent: described. */
   outputs?: Partial<Record<"timeline" | "perfetto" | "foldedTime", string>>;
 }
