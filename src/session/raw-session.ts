@@ -38,6 +38,9 @@ type PtStep = Extract<RawStep, { kind: "pt" }>;
  */
 const FLOW_PIECE = 1 << 20;
 
+/** What ptxed prints on stdout at --pt for a CPU it knows no errata of. */
+export const CPU_CONFIG_ERROR = `[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`;
+
 /** What to decode and print. */
 export interface RawInput {
   /** Loading code and opening the trace, in order (as ptxed reads its options). */
@@ -98,7 +101,7 @@ export function setupRaw(
           const errata = cpuErrata(step.cpu);
           // Like ptxed: say so on stdout and decode without errata workarounds.
           if (errata) step.config.errata = errata;
-          else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
+          else out.line(CPU_CONFIG_ERROR);
         }
         const range = step.range;
         const source = traceFileProblem(io, range, input.hints) ?? fileRangeSource(io, range);

@@ -340,6 +340,11 @@ describe("ptkit flow", () => {
     const r = await run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt");
     assert.equal(r.lines[0], "[0, 0: config error: unknown cpu]");
     assert.equal(insnLines(r.lines).length, 8);
+    // As ptxed: the CPU is checked at --pt before its file argument is read.
+    const bad = await run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt:8-4");
+    assert.equal(bad.code, 1);
+    assert.deepEqual(bad.lines, ["[0, 0: config error: unknown cpu]"]);
+    assert.equal(bad.err, "ptkit flow: bad file t.pt:8-4: invalid argument.\n");
   });
 
   test("--raw ranges map parts of a file; an instruction beyond them is an error at its IP", async () => {

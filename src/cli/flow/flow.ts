@@ -80,6 +80,9 @@ export function setupFlow(
   out.flush();
   if (last.kind === "help") io.stdout(FLOW_HELP);
   else if (last.kind === "version") io.stdout(`ptkit flow ${VERSION}\n`);
-  else return fail(last.message, last.usage);
+  else {
+    for (const line of last.stdout ?? []) out.line(line);
+    return fail(last.message, last.usage);
+  }
   return 0;
 }

@@ -9,7 +9,7 @@
  * snapshots of the configuration at `--pt`, and the output options, which apply to the
  * whole run wherever they appear.
  */
-import { type Cpu, parseCpu } from "../../cpu/index.js";
+import { type Cpu, cpuErrata, parseCpu } from "../../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../../event/index.js";
 import {
   type AnalysisOptions,
@@ -24,6 +24,7 @@ import {
   type FlowOutput,
   type RawStep,
 } from "../../session/raw-options.js";
+import { CPU_CONFIG_ERROR } from "../../session/raw-session.js";
 import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
 import { parseCUintMax } from "../numbers.js";
 import { parseSidebandOption } from "../sideband-options.js";
@@ -35,9 +36,9 @@ export type FlowStep =
   | { kind: "version" }
   /**
    * A bad option: the steps before it run, then the command fails with this message
-   * (and the line pointing at --help when `usage`).
+   * (and the line pointing at --help when `usage`), after printing `stdout` (lines).
    */
-  | { kind: "error"; message: string; usage: boolean };
+  | { kind: "error"; message: string; usage: boolean; stdout?: string[] };
 
 export interface FlowArgs {
   /** In command-line order; help, version and error end the list. */
@@ -196,8 +197,11 @@ function snapshot(s: State, arg: string): FlowStep {
     endOnJump: s.decoder === "block" && flags.endOnJump,
   };
   const range = parseFileRange(arg);
-  if (typeof range === "string")
-    return { kind: "error", message: `bad file ${arg}: ${range}.`, usage: false };
+  if (typeof range === "string") {
+    // ptxed checks the CPU before it reads the file argument.
+    const stdout = s.cpu && !cpuErrata(s.cpu) ? [CPU_CONFIG_ERROR] : [];
+    return { kind: "error", message: `bad file ${arg}: ${range}.`, usage: false, stdout };
+  }
   return { kind: "pt", range, label: arg, decoder: s.decoder, cpu: s.cpu, config };
 }
 
