@@ -10,6 +10,7 @@ import { initIsa } from "../src/isa/index.js";
 import type { ByteSource } from "../src/perf/index.js";
 import {
   FilesIo,
+  type InputHints,
   type PerfAnswers,
   perfAnswers,
   rawAnswers,
@@ -51,6 +52,12 @@ async function loadDemangler(): Promise<Demangler | undefined> {
 
 const ready = Promise.all([initIsa(), loadDemangler()]);
 
+/** The session's remedies in the page's words: its form's fields (web/index.html). */
+const PAGE_HINTS: InputHints = {
+  nomFreq: "the Nominal frequency field",
+  elfNotTrace: () => "choose the trace in the Trace field; ELF files are the code it ran",
+};
+
 scope.onmessage = async (e) => {
   const request = e.data;
   const { files } = request;
@@ -76,7 +83,12 @@ scope.onmessage = async (e) => {
     if (request.kind === "perf") {
       const binaries = files.map((f) => f.name).filter((n) => n !== input);
       answers = perfAnswers(io, input, binaries, { demangler, timelineMinDuration, progress });
-    } else answers = await rawAnswers(io, input, request.code, request.settings, { timelineMinDuration });
+    } else
+      answers = await rawAnswers(io, input, request.code, request.settings, {
+        demangler,
+        timelineMinDuration,
+        hints: PAGE_HINTS,
+      });
     // The page lists the first SHOWN_ROWS functions' blocks: the rest stay here (fewer objects to clone in the page's thread).
     answers.coverage = answers.coverage.map((r, i) => (i < SHOWN_ROWS ? r : { ...r, list: [] }));
     // Each chunk is a copy with a buffer of its own: hand them over rather than copy them again.

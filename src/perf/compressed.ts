@@ -6,7 +6,7 @@
  * comes from fzstd (pure JavaScript, no Node API).
  */
 import { Decompress } from "fzstd";
-import { u32 } from "./bytes.js";
+import { concatBytes, u32 } from "./bytes.js";
 
 /** The most decompressed bytes taken from one record, and the largest window accepted. */
 export const MAX_DECOMPRESSED = 64 << 20;
@@ -70,12 +70,7 @@ export class ZstdRecordStream {
         : `bad Zstandard data (${(e as Error).message})`;
     }
     if (this.chunks.length === 1) return this.chunks[0]!;
-    const out = new Uint8Array(this.total);
-    let at = 0;
-    for (const c of this.chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
+    const out = concatBytes(this.chunks);
     this.chunks = [];
     return out;
   }

@@ -120,7 +120,7 @@ function conversionOf(reader: PerfDataReader): {
     conversion === undefined
       ? "decoding without TSC conversion (sideband times unknown: threads and mmaps may be placed wrongly; no perf times)"
       : `using ${conversion === fromTimeConv ? "TIME_CONV" : "AUXTRACE_INFO"}'s TSC conversion instead`;
-  const problems = bad.map((b) => ({ offset: b.offset, message: `${b.record} ${b.problem}: ${instead}` }));
+  const problems = bad.map((b) => ({ offset: b.offset, message: `${b.record} ${b.problem}`, hint: instead }));
   return { conversion, problems };
 }
 

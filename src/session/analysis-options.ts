@@ -10,6 +10,7 @@ import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
 import type { FoldedWeight, FrameDurations } from "../analysis/index.js";
 import { parseCUint } from "../base/c-int.js";
 import type { TablesOut } from "../shard/tables-out.js";
+import { type CodeFile, parseCodeFile } from "./flow-image.js";
 
 /** `ptkit latency`'s report, printed instead of written to a file. */
 export interface LatencyReport {
@@ -61,7 +62,7 @@ export interface AnalysisOptions {
    * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
    * bare `--symbols` is accepted and changes nothing: names are on by default.)
    */
-  symbolFiles: string[];
+  symbolFiles: CodeFile[];
   /** Stored frames per thread. */
   depthLimit: number;
 }
@@ -138,7 +139,7 @@ export function parseAnalysisOption(o: AnalysisOptions, argv: readonly string[],
   if (arg === "--symbols") {
     // Before names were on by default this was a flag: a file argument is optional.
     if (value === undefined || value === "" || value.startsWith("-")) return 1;
-    o.symbolFiles.push(value);
+    o.symbolFiles.push(parseCodeFile(value));
     return 2;
   }
   if (arg === "--timeline-summary") {

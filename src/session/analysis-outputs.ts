@@ -30,6 +30,7 @@ import {
   type ChunkOut,
   type ClockInfo,
   Coverage,
+  type Demangler,
   DroppedTotals,
   type FlowTracker,
   FoldedStacks,
@@ -53,6 +54,7 @@ import { type AnalysisOptions, type FILE_OPTIONS, wantsLatency } from "./analysi
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
 import { ioErrorText } from "./file-kind.js";
 import { CodeWalker } from "./flow-walk.js";
+import { type InputHints, withHint } from "./hints.js";
 import type { FileWriter, SessionIo } from "./io.js";
 
 export {
@@ -75,6 +77,10 @@ export interface AnalysisContext {
   name: string;
   /** Names from this symbolizer instead of the `code`'s (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
+  /** Demangles the `code`'s C++ and Rust names (absent: names as the symbol tables spell them). */
+  demangler?: Demangler;
+  /** The front end's remedies in warnings (see hints.ts). */
+  hints?: InputHints;
   /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
   /**
@@ -237,18 +243,29 @@ export class AnalysisOutputs {
     return immediate((chunk: Uint8Array) => {
       const before = bytes;
       bytes += chunk.length;
-      if (before < limit && bytes >= limit)
+      if (before < limit && bytes >= limit) {
+        const hints = this.context.hints ?? {};
+        const size = limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`;
+        const remedy =
+          hints.smallerTimeline ?? "write Perfetto's own format instead, or leave out short calls";
         this.context.warn?.(
-          `--timeline: ${path} has passed ${limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`}: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; write Perfetto's own format instead (--perfetto FILE), or leave out short calls (--min-duration, e.g. 10us).`,
+          `${hints.outputs?.timeline ?? "the timeline"}: ${path} has passed ${size}: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; ${remedy}.`,
         );
+      }
       write(chunk);
     });
   }
 
   /** Open the files `options` name (and read the symbols): the outputs, or an error message. */
   static open(io: SessionIo, options: AnalysisOptions, context: AnalysisContext): AnalysisOutputs | string {
-    const extra = options.symbolFiles.map((arg): SymbolSource => ({ kind: "symbols", arg }));
-    const code = context.symbolizer ?? loadCodeSymbols(io, [...context.code, ...extra], context.warn);
+    const extra = options.symbolFiles.map((file): SymbolSource => ({ kind: "symbols", file }));
+    const code =
+      context.symbolizer ??
+      loadCodeSymbols(io, [...context.code, ...extra], {
+        warn: context.warn,
+        demangler: context.demangler,
+        hints: context.hints,
+      });
     if (typeof code === "string") return code;
     const files: Output[] = [];
     for (const kind of FILE_KINDS) {
@@ -296,7 +313,7 @@ export class AnalysisOutputs {
   }
 
   private warnClock(): void {
-    const warning = clockWarning(this.options, this.analysis.clock);
+    const warning = clockWarning(this.options, this.analysis.clock, this.context.hints ?? {});
     if (warning !== undefined) this.context.warn?.(warning);
   }
 
@@ -304,8 +321,9 @@ export class AnalysisOutputs {
   private warnDropped(): void {
     const d = this.coverage?.dropped();
     if (d === undefined || d.blocks + d.edges === 0) return;
+    const tracePart = this.context.hints?.tracePart;
     this.context.warn?.(
-      `coverage: over ${d.limit} distinct blocks or edges: ${d.blocks} block and ${d.edges} edge runs not counted (the JSON's "dropped"); decode part of the trace at a time (flow: --pt FILE:FROM-TO; perf: --time-range) to count them all.`,
+      `coverage: over ${d.limit} distinct blocks or edges: ${d.blocks} block and ${d.edges} edge runs not counted (the JSON's "dropped"); decode part of the trace at a time${tracePart === undefined ? "" : ` (${tracePart})`} to count them all.`,
     );
   }
 
@@ -354,16 +372,23 @@ export class AnalysisOutputs {
  * Outputs with times in a clock that is not real time: say so once (the files say it
  * too: the timeline's otherData.timeUnit and process names).
  */
-function clockWarning(options: AnalysisOptions, clock: ClockInfo | undefined): string | undefined {
+function clockWarning(
+  options: AnalysisOptions,
+  clock: ClockInfo | undefined,
+  hints: InputHints,
+): string | undefined {
+  const named = hints.outputs ?? {};
   const timed = [
-    ...(options.timeline === undefined ? [] : ["--timeline"]),
-    ...(options.perfetto === undefined ? [] : ["--perfetto"]),
-    ...(options.folded !== undefined && options.foldedWeight === "time" ? ["--folded-weight time"] : []),
+    ...(options.timeline === undefined ? [] : [named.timeline ?? "the timeline"]),
+    ...(options.perfetto === undefined ? [] : [named.perfetto ?? "the Perfetto trace"]),
+    ...(options.folded !== undefined && options.foldedWeight === "time"
+      ? [named.foldedTime ?? "the folded stacks weighed by time"]
+      : []),
   ];
   if (timed.length === 0 || clock === undefined || clock.unit === "ns") return undefined;
   const what = timed.join(" and ");
   return clock.unit === "tsc"
-    ? `${what}: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with --nom-freq N (N x 100 MHz) before --pt.`
+    ? `${what}: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown${hints.nomFreq === undefined ? "" : `; give it${withHint(hints.nomFreq)}`}.`
     : `${what}: times are instruction counts, written as if nanoseconds: the trace has no timing packets (TSC) to go by; trace with TSC packets (TSCEn) for times.`;
 }
 

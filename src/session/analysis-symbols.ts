@@ -15,20 +15,17 @@
  * why once per code region, with the remedy: raw bytes that are not an ELF file, a
  * stripped ELF file (no .symtab), or code that no file given holds.
  */
-import { Symbolizer, SymbolTable } from "../analysis/index.js";
+import { type Demangler, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
-import { parseFileRange } from "./file-range.js";
-import { readElfArg, splitBase } from "./flow-image.js";
+import { type CodeFile, type RawBytes, readCodeFile } from "./flow-image.js";
+import { type InputHints, withHint } from "./hints.js";
 import type { SessionIo } from "./io.js";
 
 const MASK64 = 0xffff_ffff_ffff_ffffn;
 
-/** Code loaded for the decode (`--elf`, `--raw`) or symbols alone (`--symbols`), as the argument was given. */
-export interface SymbolSource {
-  kind: "elf" | "raw" | "symbols";
-  arg: string;
-}
+/** Code loaded for the decode (an ELF file, raw bytes) or symbols alone (`--symbols`). */
+export type SymbolSource = { kind: "elf" | "symbols"; file: CodeFile } | { kind: "raw"; raw: RawBytes };
 
 /** Why frames in a region cannot be named, and what to do. */
 interface Problem {
@@ -45,18 +42,33 @@ interface Region {
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
-const REMEDY_SYMBOLS = "add its symbols with --symbols FILE[:BASE]";
+export interface CodeSymbolsOptions {
+  /** Told once per region where frames go unnamed, why and what to do. */
+  warn?: (text: string) => void;
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
+  /** The front end's remedies in those warnings. */
+  hints?: InputHints;
+}
 
 /** The symbols of the code a decode loads, and where frames must go without names. */
 export class CodeSymbols {
-  readonly symbolizer = new Symbolizer();
+  readonly symbolizer: Symbolizer;
   private readonly regions: Region[] = [];
   /** Where symbols-only files put their symbols: they name the code regions they overlap. */
   private readonly named: { start: bigint; end: bigint }[] = [];
   private readonly tables = new Set<string>();
   private readonly reported = new Set<Region | "nowhere">();
 
-  constructor(private readonly warn: ((text: string) => void) | undefined) {}
+  private readonly warn: ((text: string) => void) | undefined;
+  /** The front end's remedies (see hints.ts). */
+  readonly hints: InputHints;
+
+  constructor(options: CodeSymbolsOptions = {}) {
+    this.warn = options.warn;
+    this.hints = options.hints ?? {};
+    this.symbolizer = new Symbolizer({ demangler: options.demangler });
+  }
 
   /**
    * A frame at (hi:lo) is named by its address (no symbol covers it): say why, once per
@@ -77,7 +89,7 @@ export class CodeSymbols {
     this.reported.add(key);
     this.warn(
       region === undefined
-        ? `no symbols for ${hex(at)}: no --elf or --raw file holds it (code from the sideband?), so frames there are named by address; ${REMEDY_SYMBOLS}.`
+        ? `no symbols for ${hex(at)}: no ${this.hints.codeFiles ?? "file of code given"} holds it (code from the sideband?), so frames there are named by address; ${addSymbols(this.hints)}.`
         : `${region.problem!.why} (first at ${hex(at)}); ${region.problem!.remedy}.`,
     );
   }
@@ -119,33 +131,39 @@ function loadRange(elf: ElfFile, bias: bigint): { start: bigint; end: bigint } {
 
 const hasSymtab = (elf: ElfFile) => elf.sections.some((s) => s.type === SectionType.Symtab);
 
-function strippedProblem(name: string): Problem {
+function strippedProblem(name: string, hints: InputHints): Problem {
   return {
     why: `${name} has no symbol table (stripped): its functions without a dynamic symbol are named by address`,
-    remedy: "pass an unstripped copy or its debug file with --symbols FILE[:BASE]",
+    remedy: `pass an unstripped copy or its debug file${withHint(hints.symbolsFile)}`,
   };
 }
 
+/** The remedy for code without symbols. */
+const addSymbols = (hints: InputHints) => `add its symbols${withHint(hints.symbolsFile)}`;
+
 /** `--elf` and `--symbols`: the file's symbols at the bias its base implies. */
-function addElf(io: SessionIo, code: CodeSymbols, source: SymbolSource): string | undefined {
-  const read = readElfArg(io, source.arg);
-  if (typeof read === "string") return `--${source.kind} ${source.arg}: ${read}`;
-  const { name, base, elf } = read;
+function addElf(
+  io: SessionIo,
+  code: CodeSymbols,
+  source: Extract<SymbolSource, { kind: "elf" | "symbols" }>,
+): string | undefined {
+  const elf = readCodeFile(io, source.file);
+  if (typeof elf === "string") return `cannot read symbols: ${elf}`;
+  const { name, base } = source.file;
   const low = lowestLoad(elf);
   const bias = base && low ? (base - toBigInt(low.hi, low.lo)) & MASK64 : 0n;
   code.addTable(name, elf, bias);
   const range = loadRange(elf, bias);
   if (source.kind === "symbols") {
     if (hasSymtab(elf)) code.addNamed(range.start, range.end);
-  } else code.addRegion(range.start, range.end, hasSymtab(elf) ? undefined : strippedProblem(name));
+  } else
+    code.addRegion(range.start, range.end, hasSymtab(elf) ? undefined : strippedProblem(name, code.hints));
   return undefined;
 }
 
-/** `--raw file[:from[-to]]:base`: symbols when the file is an ELF file. (The decode has checked the argument.) */
-function addRaw(io: SessionIo, code: CodeSymbols, arg: string): void {
-  const { name, base } = splitBase(arg);
-  const range = parseFileRange(name);
-  if (base === undefined || typeof range === "string") return;
+/** `--raw file[:from[-to]]:base`: symbols when the file is an ELF file. */
+function addRaw(io: SessionIo, code: CodeSymbols, raw: RawBytes): void {
+  const { range, base } = raw;
   let size: number;
   let elf: ElfFile | ElfError | undefined;
   try {
@@ -165,27 +183,26 @@ function addRaw(io: SessionIo, code: CodeSymbols, arg: string): void {
     const what = elf === undefined ? "raw bytes, not an ELF file" : "no ELF segment holds these bytes";
     code.addRegion(base, end, {
       why: `no symbols for ${hex(base)}-${hex(end)} (${range.path}: ${what}): frames there are named by address`,
-      remedy: `load the ELF file the code comes from with --elf FILE[:BASE], or ${REMEDY_SYMBOLS}`,
+      remedy: `load the ELF file the code comes from${withHint(code.hints.elfFile)}, or ${addSymbols(code.hints)}`,
     });
     return;
   }
   const linked = toBigInt(segment.vaddrHi, segment.vaddrLo) + BigInt(range.from - segment.offset);
   code.addTable(range.path, elf, (base - linked) & MASK64);
-  code.addRegion(base, end, hasSymtab(elf) ? undefined : strippedProblem(range.path));
+  code.addRegion(base, end, hasSymtab(elf) ? undefined : strippedProblem(range.path, code.hints));
 }
 
 /**
- * The symbols of `sources` (in any order), or an error message; `warn` (if given) is
- * told once per region where frames go unnamed.
+ * The symbols of `sources` (in any order), or an error message.
  */
 export function loadCodeSymbols(
   io: SessionIo,
   sources: readonly SymbolSource[],
-  warn?: (text: string) => void,
+  options: CodeSymbolsOptions = {},
 ): CodeSymbols | string {
-  const code = new CodeSymbols(warn);
+  const code = new CodeSymbols(options);
   for (const source of sources) {
-    if (source.kind === "raw") addRaw(io, code, source.arg);
+    if (source.kind === "raw") addRaw(io, code, source.raw);
     else {
       const problem = addElf(io, code, source);
       if (problem !== undefined) return problem;

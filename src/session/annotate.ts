@@ -6,6 +6,7 @@
  * decode used; instructions are decoded as 64-bit code (the coverage file keeps no
  * mode) and named by iced-x86 (isa's formatInsn).
  */
+import { type Halves, splitBigInt } from "../base/halves.js";
 import { decodeInsn, ExecMode, formatInsn, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import type { CoverageRow } from "./coverage-rows.js";
 
@@ -64,8 +65,7 @@ export function annotateCoverage(
       .slice(0, limits.lines)
       .map((key) => {
         const ip = BigInt(`0x${key}`);
-        const hi = Number(ip >> 32n);
-        const lo = Number(ip & 0xffffffffn);
+        const { hi, lo } = splitBigInt(ip, at);
         const n = read(hi, lo, code, code.length);
         const text = n > 0 ? formatInsn(code.subarray(0, n), 0, hi, lo, ExecMode.Bits64) : "(no code)";
         return { ip: `0x${ip.toString(16)}`, count: counts.get(key)!, text };
@@ -74,10 +74,12 @@ export function annotateCoverage(
   });
 }
 
+/** Where an address is split into halves (one object: the annotation runs on one thread). */
+const at: Halves = { hi: 0, lo: 0 };
+
 /** The length of the instruction at `ip`, or 0 where its code cannot be read or decoded. */
 function decodeAt(ip: bigint, read: CodeReader, code: Uint8Array, insn: InsnInfo): number {
-  const hi = Number(ip >> 32n);
-  const lo = Number(ip & 0xffffffffn);
+  const { hi, lo } = splitBigInt(ip, at);
   const n = read(hi, lo, code, code.length);
   return n > 0 ? Math.max(0, decodeInsn(code.subarray(0, n), 0, hi, lo, ExecMode.Bits64, insn)) : 0;
 }

@@ -2,6 +2,7 @@
  * The ptdump-compatible packet listing: sync, decode every packet, track last IP and
  * time, print one line per packet and one bracketed line per diagnostic.
  */
+import type { Diagnostic } from "../base/diagnostic.js";
 import { cpuErrata, noErrata, packetQuirks } from "../cpu/index.js";
 import {
   type BlockContext,
@@ -31,6 +32,10 @@ import {
 } from "../time/index.js";
 import type { DumpOptions } from "./dump-options.js";
 import type { LineWriter } from "./io.js";
+
+/** A note for standard error: text, or a problem at an offset of the trace. */
+export type DumpNote = string | Diagnostic;
+
 import { cfeTypeName, evdTypeName, fit, payloadText, usesExtendedPayload, Width } from "./packet-text.js";
 
 /** Packets between progress reports. */
@@ -81,14 +86,15 @@ export class Dumper {
 
   /**
    * @param warn receives notes that ptdump does not print (stdout stays ptdump's),
-   *   such as a packet cut off by the end of the trace.
+   *   such as a packet cut off by the end of the trace (a problem at an offset of the
+   *   trace: the front end names the file).
    * @param piece dumps a piece of the trace: the notes of its start (an unknown
    *   --cpu) are the whole dump's, not the piece's.
    */
   constructor(
     private readonly options: DumpOptions,
     private readonly out: LineWriter,
-    private readonly warn: (text: string) => void,
+    private readonly warn: (note: DumpNote) => void,
     piece = false,
   ) {
     let errata = noErrata();
@@ -154,11 +160,11 @@ export class Dumper {
       status = decoder.next(pkt);
       if (status === -ErrorCode.Eos) {
         const left = decoder.end - offset;
-        const bytes = `${left} byte${left === 1 ? "" : "s"}`;
         if (left > 0)
-          this.warn(
-            `${bytes} at offset 0x${(this.base + offset).toString(16)}: a packet cut off by the end of the trace`,
-          );
+          this.warn({
+            offset: this.base + offset,
+            message: `a packet cut off by the end of the trace (${left} byte${left === 1 ? "" : "s"})`,
+          });
         this.dumpAllSideband();
         return decoder.end;
       }

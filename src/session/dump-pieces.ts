@@ -10,7 +10,7 @@
  * sideband printed as time passes). Dumps with those run in one piece.
  */
 import type { TraceBytes } from "../packet/trace-bytes.js";
-import { type DumpCarry, Dumper } from "./dump-listing.js";
+import { type DumpCarry, Dumper, type DumpNote } from "./dump-listing.js";
 import type { DumpOptions } from "./dump-options.js";
 import { LineWriter } from "./io.js";
 import { TextBytes } from "./text-bytes.js";
@@ -20,7 +20,7 @@ export interface DumpPiece {
   /** Standard output, UTF-8, in parts. */
   text: Uint8Array[];
   /** Notes for standard error (ptkit's own, not ptdump's). */
-  notes: string[];
+  notes: DumpNote[];
   /** Whether it found a place to start. */
   synced: boolean;
   stopAt: number;
@@ -44,7 +44,7 @@ export function dumpPiece(
   carry?: DumpCarry,
 ): DumpPiece {
   const text = new TextBytes();
-  const notes: string[] = [];
+  const notes: DumpNote[] = [];
   const out = new LineWriter((chunk) => text.append(chunk));
   const dumper = new Dumper(options, out, (note) => notes.push(note), true);
   dumper.base = base;

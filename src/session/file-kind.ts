@@ -3,8 +3,10 @@
  * for, and what a file that is not what the command wants looks like instead (with
  * the command that takes it).
  */
+import { diagnosticLine } from "../base/diagnostic.js";
 import { PacketDecoder } from "../packet/decoder.js";
 import type { FileRange } from "./file-range.js";
+import type { InputHints } from "./hints.js";
 import { NOT_REGULAR, type SessionIo } from "./io.js";
 import { resolvePath } from "./paths.js";
 
@@ -56,17 +58,27 @@ export function isSureKind(kind: FileKind | undefined): boolean {
   return kind !== undefined && kind !== "lackey" && kind !== "exec-jsonl" && kind !== "text";
 }
 
-/** What to say about a file of `kind` given where a raw Intel PT trace was expected. */
-export function notATraceHint(path: string, kind: FileKind): string | undefined {
+/** `what`, then `: remedy` when the front end gives one. */
+const remedied = (what: string, remedy: string | undefined) =>
+  remedy === undefined ? what : `${what}: ${remedy}`;
+
+/**
+ * What to say about a file of `kind` given where a raw Intel PT trace was expected,
+ * with the front end's remedy from `hints`.
+ */
+export function notATraceHint(path: string, kind: FileKind, hints: InputHints = {}): string | undefined {
   switch (kind) {
     case "elf":
-      return `${path} is an ELF file (a program or library), not a trace: decode a trace against it with 'ptkit flow --elf ${path} --pt <trace>'`;
+      return remedied(
+        `${path} is an ELF file (a program or library), not a trace`,
+        hints.elfNotTrace?.(path),
+      );
     case "perf":
-      return `${path} looks like a perf.data file: use 'ptkit perf ${path}' (or 'ptkit perf-dump --aux <dir> ${path}' to extract its Intel PT)`;
+      return remedied(`${path} looks like a perf.data file`, hints.perfNotTrace?.(path));
     case "exec-binary":
     case "exec-jsonl":
     case "lackey":
-      return `${path} looks like an execution or a valgrind lackey log: make its trace with 'ptkit simulate -o trace.pt ${path}'`;
+      return remedied(`${path} looks like an execution or a valgrind lackey log`, hints.execNotTrace?.(path));
     case "compressed":
       return `${path} is compressed: decompress it first`;
     case "text":
@@ -130,24 +142,27 @@ export function notADirectory(io: SessionIo, path: string): string | undefined {
  * Why `path` cannot be read as a raw Intel PT trace (it cannot be opened, or its
  * magic number says it is something else), or undefined when it may be one.
  */
-export function traceFileProblem(io: SessionIo, range: FileRange): string | undefined {
+export function traceFileProblem(io: SessionIo, range: FileRange, hints?: InputHints): string | undefined {
   const path = range.path;
   const open = openError(io, path);
   if (open !== undefined) return open;
   // Only the bytes of the range count (output never depends on bytes past its end).
   const kind = fileKind(readHead(io, path, range.from, range.to));
-  return isSureKind(kind) ? notATraceHint(path, kind!) : undefined;
+  return isSureKind(kind) ? notATraceHint(path, kind!, hints) : undefined;
 }
 
 /** What to say when no PSB was found in the range: what its bytes look like, or how to go on. */
-export function noPsbHint(io: SessionIo, range: FileRange): string {
+export function noPsbHint(io: SessionIo, range: FileRange, hints: InputHints = {}): string {
   const path = range.path;
   // What the decoded bytes look like: those of the range, not the rest of the file.
   const kind = fileKind(readHead(io, path, range.from, range.to));
-  const looks = kind === undefined ? undefined : notATraceHint(path, kind);
+  const looks = kind === undefined ? undefined : notATraceHint(path, kind, hints);
   return (
     looks ??
-    `no PSB packet in ${path}: it is not an Intel PT trace, or a piece of one that holds no sync point ` +
-      "(ptkit dump --no-sync decodes from its first byte)"
+    diagnosticLine(path, {
+      offset: range.from,
+      message: "no PSB packet (not an Intel PT trace, or a piece of one without a sync point)",
+      hint: hints.noSync,
+    })
   );
 }

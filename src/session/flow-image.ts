@@ -4,11 +4,12 @@
  * file[:base]` mapping only each PT_LOAD's file bytes, a base of 0 meaning none).
  * Problems are returned as messages without the program name.
  */
+import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCUint } from "../cpu/index.js";
 import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image/index.js";
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
 import { ioErrorText } from "./file-kind.js";
-import { parseFileRange } from "./file-range.js";
+import { type FileRange, parseFileRange } from "./file-range.js";
 import type { SessionIo } from "./io.js";
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
@@ -26,13 +27,40 @@ function hex(n: bigint | number): string {
   return `0x${n.toString(16)}`;
 }
 
-/** Map `--raw file[:from[-to]]:base` into `image`; returns an error message or undefined. */
-export function loadRaw(io: SessionIo, image: Image, arg: string): string | undefined {
+/** A file of code to load: an ELF file at `base` (its lowest segment there; undefined or 0: its own addresses). */
+export interface CodeFile {
+  name: string;
+  base: bigint | undefined;
+}
+
+/**
+ * Raw bytes of memory to load: the bytes [from, to) of a file (to the end when `to` is
+ * undefined) at `base`.
+ */
+export interface RawBytes {
+  range: FileRange;
+  base: bigint;
+}
+
+/**
+ * ptxed's `file[:from[-to]]:base` (`--raw`): the base is required. Undefined when the
+ * base does not parse, the error message of a bad range.
+ */
+export function parseRawBytes(arg: string): RawBytes | string | undefined {
   const { name, base } = splitBase(arg);
-  if (base === undefined)
-    return `--raw ${arg}: failed to parse the base address (want file[:from[-to]]:base).`;
+  if (base === undefined) return undefined;
   const range = parseFileRange(name);
-  if (typeof range === "string") return `--raw ${arg}: bad file ${name}: ${range}.`;
+  return typeof range === "string" ? range : { range, base };
+}
+
+/** ptxed's `file[:base]` (`--elf`, `--symbols`): the base split off when it is a number. */
+export function parseCodeFile(arg: string): CodeFile {
+  return splitBase(arg);
+}
+
+/** Map the raw bytes `raw` into `image`; returns an error message or undefined. */
+export function loadRaw(io: SessionIo, image: Image, raw: RawBytes): string | undefined {
+  const { range, base } = raw;
   const what = `failed to add ${range.path} at ${hex(base)}`;
   let size: number;
   try {
@@ -52,19 +80,11 @@ export function loadRaw(io: SessionIo, image: Image, arg: string): string | unde
 }
 
 /**
- * Map the PT_LOAD segments of `--elf file[:base]` into `image` (file bytes only, as ptxed
- * does). `verbose`, if given, gets each mapped segment as ptxed's --verbose prints it. Returns an
- * error message or undefined; `warn` gets what ptxed warns about but survives.
+ * The ELF file `file`, parsed leniently (section headers and notes do not matter for
+ * mapping code or reading symbols), or an error message.
  */
-/**
- * The ELF file of an `--elf file[:base]` argument, parsed leniently (section headers
- * and notes do not matter for mapping code or reading symbols), or an error message.
- */
-export function readElfArg(
-  io: SessionIo,
-  arg: string,
-): { name: string; base: bigint | undefined; elf: ElfFile } | string {
-  const { name, base } = splitBase(arg);
+export function readCodeFile(io: SessionIo, file: CodeFile): ElfFile | string {
+  const { name } = file;
   let bytes: Uint8Array;
   try {
     bytes = io.readFile(name);
@@ -72,20 +92,24 @@ export function readElfArg(
     return `failed to open ${name}: ${ioErrorText(e)}.`;
   }
   const elf = tryParseElf(bytes, { strict: false });
-  if (elf instanceof ElfError) return `${name}: ${elf.message}.`;
-  return { name, base, elf };
+  return elf instanceof ElfError ? `${diagnosticLine(name, elf)}.` : elf;
 }
 
+/**
+ * Map the PT_LOAD segments of the ELF file `file` into `image` (file bytes only, as ptxed
+ * does). `verbose`, if given, gets each mapped segment as ptxed's --verbose prints it. Returns an
+ * error message or undefined; `warn` gets what ptxed warns about but survives.
+ */
 export function loadElf(
   io: SessionIo,
   image: Image,
-  arg: string,
+  file: CodeFile,
   verbose: ((line: string) => void) | undefined,
   warn: (text: string) => void,
 ): string | undefined {
-  const read = readElfArg(io, arg);
-  if (typeof read === "string") return read;
-  const { name, base, elf } = read;
+  const elf = readCodeFile(io, file);
+  if (typeof elf === "string") return elf;
+  const { name, base } = file;
   const options: { name: string; zeroFill: boolean; baseHi?: number; baseLo?: number } = {
     name,
     zeroFill: false,

@@ -19,6 +19,8 @@ export { type CoverageBlock, type CoverageRow, coverageRows } from "./coverage-r
 export { Dumper } from "./dump-listing.js";
 export { type DumpOptions, defaultDumpOptions } from "./dump-options.js";
 export { FilesIo } from "./files-io.js";
+export type { CodeFile, RawBytes } from "./flow-image.js";
+export type { InputHints } from "./hints.js";
 export type { ChunkRunner, ChunkTask, FileWriter, Lines, SessionIo } from "./io.js";
 export { NOT_REGULAR } from "./io.js";
 export { resolvePath } from "./paths.js";

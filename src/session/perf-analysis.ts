@@ -34,6 +34,7 @@ import {
   StreamFeeds,
   type StreamThread,
 } from "./analysis-outputs.js";
+import type { InputHints } from "./hints.js";
 import type { SessionIo } from "./io.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
@@ -195,10 +196,12 @@ export class PerfAnalysis {
     symbols: AllProcessSymbols,
     nsPerTick: number,
     warn?: (text: string) => void,
+    hints?: InputHints,
   ): PerfAnalysis | string {
     const outputs = AnalysisOutputs.open(io, options, {
       code: [],
       warn,
+      hints,
       nsPerTick,
       perfOrigin: nsPerTick > 0 ? perfOrigin(tasks.conversion) : undefined,
       name: "",

@@ -6,7 +6,9 @@
  * session layer does (the web app's worker, tests in Node): files come from a
  * {@link FilesIo}.
  */
+
 import type { Demangler } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { PerfError } from "../perf/index.js";
 import { answerAnalysis, type PerfAnswers, readAnswers } from "./answers.js";
 import { ByteLines } from "./byte-lines.js";
@@ -56,7 +58,8 @@ export function perfAnswers(
       out,
       {
         file: perfData,
-        elfs: [...binaries],
+        // Dropped files by their own names (a name such as libfoo.so:1 holds no base).
+        elfs: binaries.map((name) => ({ name, base: undefined })),
         symfs: undefined,
         buildIdDir: undefined,
         kernel: [],
@@ -77,7 +80,7 @@ export function perfAnswers(
   } catch (e) {
     if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
     status = 1;
-    error = `${perfData}: ${(e as Error).message}`;
+    error = e instanceof PerfError ? diagnosticLine(perfData, e) : `${perfData}: ${(e as Error).message}`;
   } finally {
     out.flush();
   }

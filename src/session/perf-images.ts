@@ -12,24 +12,28 @@
  * the analysis' frame names ({@link AllProcessSymbols}).
  */
 import { SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
-import { splitBigInt } from "../packet/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
+import type { CodeFile } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { objdumpAddress, type SourceAddress } from "./perf-script-srcline.js";
 
 export interface LookupOptions {
-  /** --elf files, by recorded path or file name. */
-  elfs: string[];
+  /** --elf files, by recorded path or file name (those with a base are loaded for every process instead). */
+  elfs: readonly CodeFile[];
   symfs: string | undefined;
   /** The build-id cache root (~/.debug). */
   buildIdDir: string | undefined;
   /** Where debug files are looked for (perf's /usr/lib/debug: see perf-debug-files.ts); none: not looked for. */
   debugRoot?: string;
 }
+
+/** What a missing kernel is called (a front end says how to give it: see InputHints.kernelFiles). */
+export const KERNEL_NAME = "[kernel]";
 
 const baseName = (p: string) => p.slice(p.lastIndexOf("/") + 1);
 
@@ -53,7 +57,7 @@ export class BinaryFinder {
   /** The candidates for a recorded path, in lookup order. */
   candidates(path: string): string[] {
     const { elfs, symfs, buildIdDir } = this.options;
-    const out = elfs.filter((e) => sameBinary(e, path));
+    const out = elfs.flatMap((e) => (e.base === undefined && sameBinary(e.name, path) ? [e.name] : []));
     const id = this.buildIds.get(path);
     if (buildIdDir && id) {
       const link = `${buildIdDir}/.build-id/${id.slice(0, 2)}/${id.slice(2)}`;
@@ -105,7 +109,7 @@ export class BinaryFinder {
     const at = Number(pgoff);
     const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
     if (!elf || !seg) return undefined;
-    const vaddr = ((BigInt(seg.vaddrHi) << 32n) | BigInt(seg.vaddrLo)) + BigInt(at - seg.offset);
+    const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
     const key = `${bias.toString(16)}:${path}`;
     if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
@@ -276,9 +280,9 @@ export class ProcessImages {
   /** Charge a decode stopping at ip hi:lo in process pid to the binary that was missing there; false if none was. */
   charge(pid: number, hi: number, lo: number): boolean {
     let name: string | undefined;
-    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : "[kernel] (use --kcore or --vmlinux)";
+    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : KERNEL_NAME;
     else {
-      const ip = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+      const ip = toBigInt(hi, lo);
       name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;
     }
     if (name === undefined) return false;

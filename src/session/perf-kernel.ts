@@ -11,8 +11,9 @@
 import { Diagnostics, ElfData } from "../analysis/elf-data.js";
 import { readElfSymbols } from "../analysis/elf-symbols.js";
 import { SymbolTable } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
+import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, ElfType, type Image, tryParseElf } from "../image/index.js";
-import { splitBigInt } from "../packet/index.js";
 import type { PerfTasks } from "../perf/index.js";
 import { ioErrorText } from "./file-kind.js";
 import { loadElf } from "./flow-image.js";
@@ -83,9 +84,9 @@ export function loadKernel(
     return { error: `failed to open ${path}: ${ioErrorText(e)}.` };
   }
   const elf = tryParseElf(bytes, { strict: false });
-  if (elf instanceof ElfError) return { error: `${path}: ${elf.message}.` };
+  if (elf instanceof ElfError) return { error: `${diagnosticLine(path, elf)}.` };
   if (elf.type === ElfType.Core) {
-    const error = loadElf(io, image, path, undefined, warn);
+    const error = loadElf(io, image, { name: path, base: undefined }, undefined, warn);
     return error ? { error } : {};
   }
   let reloc = 0n;
@@ -102,8 +103,7 @@ export function loadKernel(
   for (const s of elf.loads) {
     // x86-64 links the per-CPU segment at 0: it is data, and not where it ends up.
     if (s.filesz === 0 || s.vaddrHi < 0x80000000) continue;
-    const vaddr = (BigInt(s.vaddrHi) << 32n) | BigInt(s.vaddrLo);
-    splitBigInt((vaddr + reloc) & MASK64, at);
+    splitBigInt(toBigInt(s.vaddrHi, s.vaddrLo) + reloc, at);
     if (image.addSection(KERNEL_MAP, bytes, s.offset, s.filesz, at.hi, at.lo) >= 0) mapped++;
   }
   if (mapped === 0) warn(`warning: ${path}: no kernel code segments to map.`);

@@ -8,9 +8,9 @@
  */
 
 import { utf8 } from "../analysis/export/byte-chunks.js";
+import { hex64, toBigInt } from "../base/halves.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
-import { hex64 } from "../packet/index.js";
 import { type TscConversion, tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
 import { eventText } from "./flow-event-text.js";
@@ -123,7 +123,7 @@ function timeText(w: PerfWhere): string {
 /** perf time of a TSC as perf script prints it (seconds.nanoseconds), or "" without a conversion. */
 export function perfTimeText(hi: number, lo: number, conv: TscConversion | undefined): string {
   if (!conv || (hi === 0 && lo === 0)) return "";
-  const ns = tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), conv);
+  const ns = tscToPerfTime(toBigInt(hi, lo), conv);
   return `${ns / 1_000_000_000n}.${(ns % 1_000_000_000n).toString().padStart(9, "0")}`;
 }
 

@@ -10,7 +10,10 @@
  * come through the {@link SessionIo} given: `ptkit perf` passes the process's, the
  * web app its dropped files.
  */
+
 import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
+import { splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -38,7 +41,8 @@ import {
 import type { TablesOut } from "../shard/tables-out.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outputs.js";
 import type { ByteLines } from "./byte-lines.js";
-import { loadElf, splitBase } from "./flow-image.js";
+import { type CodeFile, loadElf } from "./flow-image.js";
+import type { InputHints } from "./hints.js";
 import type { SessionIo } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
 import { cpuProblem, tidProblem } from "./perf-checks.js";
@@ -46,7 +50,7 @@ import { Cr3Threads } from "./perf-cr3.js";
 import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
-import { BinaryFinder, ProcessImages, sameBinary } from "./perf-images.js";
+import { BinaryFinder, KERNEL_NAME, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
@@ -68,7 +72,13 @@ import { planSummary, timelineSizeNote } from "./perf-timeline-summary.js";
 export interface PerfOptions {
   /** The perf.data file (for messages; the bytes come from the source given). */
   file: string;
-  elfs: string[];
+  /** The front end's remedies in warnings (see hints.ts). */
+  hints?: InputHints;
+  /**
+   * Binaries (`--elf FILE[:BASE]`): one without a base stands for the mmaps of the same
+   * path or file name, one with a base (or that no mmap names) is loaded for every process.
+   */
+  elfs: CodeFile[];
   symfs: string | undefined;
   buildIdDir: string | undefined;
   kernel: string[];
@@ -163,8 +173,7 @@ function decodeOnce(
   }
   for (const note of script?.notes ?? []) io.stderr(`ptkit perf: note: ${note}.\n`);
   const tasks = readTasks(reader);
-  for (const p of tasks.problems)
-    io.stderr(`ptkit perf: warning: ${args.file} at offset 0x${p.offset.toString(16)}: ${p.message}.\n`);
+  for (const p of tasks.problems) io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, p)}.\n`);
   const range = args.range && tscRange(args.range, tasks.conversion);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: ${args.script?.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);
@@ -192,7 +201,7 @@ function decodeOnce(
   const kernel = new Image("kernel");
   const warn = (w: string) => io.stderr(`ptkit perf: ${w}\n`);
   const global = args.elfs.filter(
-    (e) => splitBase(e).base !== undefined || !recorded.some((path) => sameBinary(e, path)),
+    (e) => e.base !== undefined || !recorded.some((path) => sameBinary(e.name, path)),
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
@@ -254,6 +263,7 @@ function decodeOnce(
       symbols,
       perfNsPerTick(tasks.conversion, config.nomFreq),
       (text) => warn(`warning: ${text}`),
+      args.hints,
     );
   };
   const opened = openAnalysis();
@@ -358,8 +368,11 @@ function decodeOnce(
     finished = analysis?.finish();
     scriptOut?.finish();
   }
-  for (const [name, n] of needed)
-    warn(`warning: no binary for ${name}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  const kernelHint = args.hints?.kernelFiles;
+  for (const [name, n] of needed) {
+    const how = name === KERNEL_NAME && kernelHint !== undefined ? ` (use ${kernelHint})` : "";
+    warn(`warning: no binary for ${name}${how}: ${n} address${n === 1 ? "" : "es"} needed it.`);
+  }
   if (finished?.error) {
     warn(finished.error);
     return 1;
@@ -496,9 +509,8 @@ function tscRange(bounds: [string, string], conv: TscConversion | undefined): Ts
   const to = tsc(bounds[1], 0xffff_ffff_ffff_ffffn);
   if (typeof to === "string") return to;
   if (from > to) return `${bounds[0]} is after ${bounds[1]}: want <from>,<to>.`;
-  const half = (v: bigint) => [Number(v >> 32n), Number(v & 0xffffffffn)] as const;
-  const [fromHi, fromLo] = half(from);
-  const [toHi, toLo] = half(to);
+  const { hi: fromHi, lo: fromLo } = splitBigInt(from, { hi: 0, lo: 0 });
+  const { hi: toHi, lo: toLo } = splitBigInt(to, { hi: 0, lo: 0 });
   return { fromHi, fromLo, toHi, toLo };
 }
 

@@ -7,6 +7,9 @@
  * `ptkit flow --cpu F/M/S --mtc-freq ... --elf FILE[:BASE] --pt TRACE --quiet
  * --timeline ... --folded ... --coverage ... --afl-map ... --latency ...`.
  */
+
+import type { Demangler } from "../analysis/index.js";
+import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCpu, parseCUint } from "../cpu/index.js";
 import { defaultDecoderConfig } from "../event/index.js";
 import { PerfError } from "../perf/index.js";
@@ -14,6 +17,7 @@ import { ANSWER_FILES } from "./answer-files.js";
 import { answerAnalysis, type PerfAnswers, readAnswers } from "./answers.js";
 import { fileKind, ioErrorText, readHead } from "./file-kind.js";
 import type { FilesIo } from "./files-io.js";
+import type { InputHints } from "./hints.js";
 import { LineWriter } from "./io.js";
 import { defaultFlowOutput, type RawStep } from "./raw-options.js";
 import { decodeRaw, type RawInput, setupRaw } from "./raw-session.js";
@@ -43,9 +47,15 @@ export interface RawDecoderSettings {
 }
 
 export interface RawAnswersOptions {
+  /** Names C++ and Rust symbols. */
+  demangler?: Demangler;
+  /** The page's remedies in errors and warnings (see hints.ts), e.g. its fields' names. */
+  hints?: InputHints;
   /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
   timelineMinDuration?: number;
 }
+
+const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
 /** Decode errors listed as warnings (the rest are counted). */
 const SHOWN_ERRORS = 100;
@@ -67,7 +77,8 @@ function rawSteps(
   const steps: RawStep[] = [];
   for (const { name, base } of code) {
     const given = base?.trim() ?? "";
-    if (given !== "" && parseCUint(given) === undefined)
+    const at = given === "" ? undefined : parseCUint(given);
+    if (given !== "" && (at === undefined || at > U64_MAX))
       return `${name}: bad load address: ${given} (want a number such as 0x400000).`;
     try {
       io.fileSize(name);
@@ -75,10 +86,11 @@ function rawSteps(
       return `${name}: ${ioErrorText(e)}.`;
     }
     const elf = fileKind(readHead(io, name)) === "elf";
-    if (elf) steps.push({ kind: "elf", arg: given === "" ? name : `${name}:${given}`, verbose: false });
-    else if (given === "")
+    // Names are files' own: a name such as libfoo.so:1 holds no load address or range.
+    if (elf) steps.push({ kind: "elf", file: { name, base: at }, verbose: false });
+    else if (at === undefined)
       return `${name} is not an ELF file: give the address its bytes were loaded at to decode it as raw memory.`;
-    else steps.push({ kind: "raw", arg: `${name}:${given}` });
+    else steps.push({ kind: "raw", raw: { range: { path: name, from: 0, to: undefined }, base: at } });
   }
   const config = defaultDecoderConfig();
   for (const key of Object.keys(NUMBER_LIMITS) as Array<keyof typeof NUMBER_LIMITS>) {
@@ -92,7 +104,7 @@ function rawSteps(
   const cpu = cpuText === "" ? undefined : parseCpu(cpuText);
   if (cpu === undefined && cpuText !== "")
     return `cpu: want family/model[/stepping], e.g. 6/85/4: ${cpuText}.`;
-  steps.push({ kind: "pt", arg: trace, decoder: "block", cpu, config });
+  steps.push({ kind: "pt", range: { path: trace, from: 0, to: undefined }, decoder: "block", cpu, config });
   return steps;
 }
 
@@ -116,15 +128,21 @@ export async function rawAnswers(
   const steps = rawSteps(io, trace, code, settings);
   if (typeof steps === "string") error = steps;
   else {
-    const input: RawInput = { steps, output, sideband: defaultSidebandOptions(), analysis };
+    const input: RawInput = {
+      steps,
+      output,
+      sideband: defaultSidebandOptions(),
+      analysis,
+      hints: options.hints,
+    };
     const setup = setupRaw(io, out, input, warn);
     if (typeof setup === "string") error = setup;
     else {
       try {
-        error = await decodeRaw(io, out, setup, { warn });
+        error = await decodeRaw(io, out, setup, { warn, demangler: options.demangler });
       } catch (e) {
         if (!(e instanceof PerfError) && (e as { code?: string }).code === undefined) throw e;
-        error = `${trace}: ${e instanceof PerfError ? e.message : ioErrorText(e)}`;
+        error = e instanceof PerfError ? diagnosticLine(trace, e) : `${trace}: ${ioErrorText(e)}`;
       }
       out.flush();
       const read = (hi: number, lo: number, into: Uint8Array, size: number) =>

@@ -5,6 +5,8 @@
  */
 import type { Cpu } from "../cpu/index.js";
 import type { DecoderConfig } from "../event/index.js";
+import type { FileRange } from "./file-range.js";
+import type { CodeFile, RawBytes } from "./flow-image.js";
 
 export type FlowDecoderKind = "insn" | "block";
 
@@ -30,16 +32,29 @@ export interface FlowOutput {
   jobs: string | undefined;
 }
 
-/** One step of loading code and opening the trace, run in order. */
+/**
+ * One step of loading code and opening the trace, run in order. Files are named as
+ * they are (a front end splits its own words, e.g. ptxed's `file:base`, into these).
+ */
 export type RawStep =
-  /** `--raw file[:from[-to]]:base`, the argument as given. */
-  | { kind: "raw"; arg: string }
-  /** `--elf file[:base]`; `verbose` lists the sections it maps. */
-  | { kind: "elf"; arg: string; verbose: boolean }
-  /** `--pevent:kcore file[:base]`: an ELF (a kernel core dump) loaded into the sideband's kernel image. */
-  | { kind: "kcore"; arg: string; verbose: boolean }
-  /** `--pt file[:from[-to]]` with the configuration at that point. */
-  | { kind: "pt"; arg: string; decoder: FlowDecoderKind; cpu: Cpu | undefined; config: DecoderConfig };
+  /** Raw bytes of memory (`--raw file[:from[-to]]:base`). */
+  | { kind: "raw"; raw: RawBytes }
+  /** An ELF file (`--elf file[:base]`); `verbose` lists the sections it maps. */
+  | { kind: "elf"; file: CodeFile; verbose: boolean }
+  /** An ELF file (a kernel core dump, `--pevent:kcore file[:base]`) loaded into the sideband's kernel image. */
+  | { kind: "kcore"; file: CodeFile; verbose: boolean }
+  /**
+   * The trace (`--pt file[:from[-to]]`), with the decoder's configuration; `label` names
+   * it in the analysis outputs (absent: the file's name).
+   */
+  | {
+      kind: "pt";
+      range: FileRange;
+      label?: string;
+      decoder: FlowDecoderKind;
+      cpu: Cpu | undefined;
+      config: DecoderConfig;
+    };
 
 export function defaultFlowOutput(): FlowOutput {
   return {

@@ -7,6 +7,7 @@
  * come through the {@link SessionIo} given: `ptkit flow` passes the process's (after
  * turning ptxed's option words into {@link RawInput}), the web app its dropped files.
  */
+import type { Demangler } from "../analysis/index.js";
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
 import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
@@ -16,7 +17,7 @@ import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-options.js";
 import type { AnalysisOutputs } from "./analysis-outputs.js";
 import { noPsbHint, traceFileProblem } from "./file-kind.js";
-import { type FileRange, fileRangeSource, parseFileRange, type TraceInternals } from "./file-range.js";
+import { type FileRange, fileRangeSource, type TraceInternals } from "./file-range.js";
 import { BlockUnit } from "./flow-block-unit.js";
 import { loadElf, loadRaw } from "./flow-image.js";
 import { InsnUnit } from "./flow-insn-unit.js";
@@ -24,6 +25,7 @@ import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
 import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
+import type { InputHints } from "./hints.js";
 import type { ChunkTask, LineWriter, SessionIo } from "./io.js";
 import type { FlowOutput, RawStep } from "./raw-options.js";
 import type { SidebandOptions } from "./sideband-config.js";
@@ -36,6 +38,9 @@ type PtStep = Extract<RawStep, { kind: "pt" }>;
  */
 const FLOW_PIECE = 1 << 20;
 
+/** What ptxed prints on stdout at --pt for a CPU it knows no errata of. */
+export const CPU_CONFIG_ERROR = `[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`;
+
 /** What to decode and print. */
 export interface RawInput {
   /** Loading code and opening the trace, in order (as ptxed reads its options). */
@@ -43,6 +48,8 @@ export interface RawInput {
   output: FlowOutput;
   sideband: SidebandOptions;
   analysis: AnalysisOptions;
+  /** The front end's remedies for what is missing or wrong (see hints.ts). */
+  hints?: InputHints;
 }
 
 /** What the steps set up before decoding: the code, the trace, and how to decode and print. */
@@ -55,6 +62,7 @@ export interface RawSetup {
   output: FlowOutput;
   sideband: SidebandOptions;
   analysis: AnalysisOptions;
+  hints: InputHints;
   /** The section caches of the decoders of pieces (see flow-pieces.ts). */
   caches?: SectionCaches;
 }
@@ -76,7 +84,7 @@ export function setupRaw(
   for (const step of input.steps) {
     switch (step.kind) {
       case "raw": {
-        const err = loadRaw(io, image, step.arg);
+        const err = loadRaw(io, image, step.raw);
         if (err) return err;
         break;
       }
@@ -84,7 +92,7 @@ export function setupRaw(
       case "kcore": {
         const verbose = step.verbose ? (line: string) => out.line(line) : undefined;
         const into = step.kind === "elf" ? image : kernel;
-        const err = loadElf(io, into, step.arg, verbose, warn);
+        const err = loadElf(io, into, step.file, verbose, warn);
         if (err) return err;
         break;
       }
@@ -93,11 +101,10 @@ export function setupRaw(
           const errata = cpuErrata(step.cpu);
           // Like ptxed: say so on stdout and decode without errata workarounds.
           if (errata) step.config.errata = errata;
-          else out.line(`[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`);
+          else out.line(CPU_CONFIG_ERROR);
         }
-        const range = parseFileRange(step.arg);
-        if (typeof range === "string") return `bad file ${step.arg}: ${range}.`;
-        const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
+        const range = step.range;
+        const source = traceFileProblem(io, range, input.hints) ?? fileRangeSource(io, range);
         if (typeof source === "string") return source;
         pt = { step, range, source };
         break;
@@ -105,7 +112,7 @@ export function setupRaw(
     }
   }
   const { steps, output, sideband, analysis } = input;
-  return { steps, image, kernel, pt, output, sideband, analysis };
+  return { steps, image, kernel, pt, output, sideband, analysis, hints: input.hints ?? {} };
 }
 
 /** How to decode on other threads (`--jobs`, through `io.chunks`). */
@@ -121,6 +128,8 @@ export interface RawPieces {
 export interface RawDecodeOptions {
   /** Warnings, one line each (without the program name). */
   warn: (text: string) => void;
+  /** Demangles the analysis outputs' C++ and Rust function names (absent: as the symbol tables spell them). */
+  demangler?: Demangler;
   internal?: TraceInternals;
   /** Absent: one thread. */
   pieces?: RawPieces;
@@ -140,9 +149,9 @@ export async function decodeRaw(
   setup: RawSetup,
   options: RawDecodeOptions,
 ): Promise<string | undefined> {
-  const { image, kernel, output, sideband, analysis, steps, pt } = setup;
+  const { image, kernel, output, sideband, analysis, steps, pt, hints } = setup;
   const internal = options.internal ?? {};
-  if (!pt) return "no pt file (--pt).";
+  if (!pt) return "no trace file to decode.";
   const config = pt.step.config;
   let outputs: AnalysisOutputs | undefined;
   // Tick events give the analysis the time of MTC/CYC updates; printed only if asked for.
@@ -153,7 +162,14 @@ export async function decodeRaw(
     const nsPerTick = config.nomFreq > 0 ? 10 / config.nomFreq : 0;
     const warn = (w: string) => options.warn(`warning: ${w}`);
     const { AnalysisOutputs } = await import("./analysis-outputs.js");
-    const opened = AnalysisOutputs.open(io, analysis, { code, nsPerTick, name: pt.step.arg, warn });
+    const opened = AnalysisOutputs.open(io, analysis, {
+      code,
+      nsPerTick,
+      name: pt.step.label ?? pt.range.path,
+      warn,
+      demangler: options.demangler,
+      hints,
+    });
     if (typeof opened === "string") return opened;
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;
@@ -177,7 +193,7 @@ export async function decodeRaw(
       for (const line of statsText(insn, blocks)) out.line(line);
     }
     out.flush();
-    return counts.noPsb ? `${noPsbHint(io, pt.range)}.` : undefined;
+    return counts.noPsb ? `${noPsbHint(io, pt.range, hints)}.` : undefined;
   }
   const fast =
     outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
@@ -215,7 +231,7 @@ export async function decodeRaw(
   }
   out.flush();
   // ptxed prints nothing for a file without PSB; say what it looks like instead.
-  if (session.noPsb) return `${noPsbHint(io, pt.range)}.`;
+  if (session.noPsb) return `${noPsbHint(io, pt.range, hints)}.`;
   return outputs?.finish();
 }
 

@@ -253,7 +253,7 @@ test("frames without symbols: why and what to do, once per file", async () => {
     "f.txt",
   );
   assert.equal(none.code, 1);
-  assert.match(none.err, /^ptkit flow: --symbols none\.elf: failed to open none\.elf: /);
+  assert.match(none.err, /^ptkit flow: cannot read symbols: failed to open none\.elf: /);
   // Raw bytes: load the ELF file instead.
   const raw = await run(dir, ...RAW, "--pt", "trace.pt", "--folded", "f.txt", "--quiet");
   assert.equal(raw.code, 0, raw.err);

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { FLOW_HINTS } from "../../src/cli/session-hints.js";
 import { FlowClass, Insn } from "../../src/flow/index.js";
 import { AnalysisOutputs, defaultAnalysisOptions, StreamFeeds } from "../../src/session/analysis-outputs.js";
 import { perfettoTimeline } from "../analysis/perfetto-frames.js";
@@ -95,6 +96,7 @@ test("a JSON timeline past the size viewers load: one warning, naming --perfetto
     name: "",
     jsonWarnBytes: 4096,
     warn: (w) => warnings.push(w),
+    hints: FLOW_HINTS,
   });
   assert.ok(outputs instanceof AnalysisOutputs);
   const feeds = new StreamFeeds(outputs);
@@ -107,6 +109,30 @@ test("a JSON timeline past the size viewers load: one warning, naming --perfetto
   assert.equal(outputs.finish(), undefined);
   assert.ok(readFileSync(join(dir, "big.json")).length > 10 * 4096);
   const big = warnings.filter((w) => w.startsWith("--timeline"));
+  // Without a front end's words: what is wrong, and a remedy naming no option.
+  const plainIo = captureIo(dir);
+  const plain: string[] = [];
+  const quiet = AnalysisOutputs.open(plainIo, options, {
+    code: [],
+    nsPerTick: 1,
+    name: "",
+    jsonWarnBytes: 4096,
+    warn: (w) => plain.push(w),
+  });
+  assert.ok(quiet instanceof AnalysisOutputs);
+  const plainFeeds = new StreamFeeds(quiet);
+  for (let i = 0; i < 2000; i++) {
+    cpu.tscLo += 10;
+    plainFeeds.insn(cpu, insn(0x1000, 5, FlowClass.Call));
+    plainFeeds.insn(cpu, insn(0x2000, 1, FlowClass.Return));
+  }
+  assert.equal(quiet.finish(), undefined);
+  assert.deepEqual(
+    plain.filter((w) => w.includes("has passed")),
+    [
+      "the timeline: big.json has passed 4096 bytes: chrome://tracing loads no more, and JSON this large is slow or fails in the Perfetto UI; write Perfetto's own format instead, or leave out short calls.",
+    ],
+  );
   assert.equal(big.length, 1, warnings.join("\n"));
   assert.match(
     big[0]!,

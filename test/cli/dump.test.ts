@@ -66,7 +66,10 @@ describe("ptkit dump", () => {
     const r = await run(dir, "dump", "cut.pt");
     assert.equal(r.code, 0);
     assert.equal(r.out.trim().split("\n").length, 3);
-    assert.match(r.err, /^ptkit dump: 1 byte at offset 0x19: a packet cut off by the end of the trace$/m);
+    assert.match(
+      r.err,
+      /^ptkit dump: cut\.pt: a packet cut off by the end of the trace \(1 byte\) at offset 0x19$/m,
+    );
   });
 
   test("a file range is dumped with offsets relative to its start", async () => {
@@ -178,7 +181,7 @@ describe("ptkit dump: what to do next, and progress", () => {
     assert.equal(text.out, "");
     assert.match(text.err, /notes\.txt is text, not a binary Intel PT trace/);
     const noise = await run(dir, "dump", "noise.bin");
-    assert.match(noise.err, /no PSB packet in noise\.bin: .*ptkit dump --no-sync/);
+    assert.match(noise.err, /noise\.bin: no PSB packet .* at offset 0x0: ptkit dump --no-sync/);
     assert.equal((await run(dir, "dump", "--no-sync", "noise.bin")).err, "");
   });
 

@@ -340,6 +340,11 @@ describe("ptkit flow", () => {
     const r = await run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt");
     assert.equal(r.lines[0], "[0, 0: config error: unknown cpu]");
     assert.equal(insnLines(r.lines).length, 8);
+    // As ptxed: the CPU is checked at --pt before its file argument is read.
+    const bad = await run(dir, ...RAW, "--cpu", "0/0", "--pt", "t.pt:8-4");
+    assert.equal(bad.code, 1);
+    assert.deepEqual(bad.lines, ["[0, 0: config error: unknown cpu]"]);
+    assert.equal(bad.err, "ptkit flow: bad file t.pt:8-4: invalid argument.\n");
   });
 
   test("--raw ranges map parts of a file; an instruction beyond them is an error at its IP", async () => {
@@ -392,7 +397,10 @@ describe("ptkit flow", () => {
       [["--pt", "t.pt", "--filter:addr0_a", "0x1000"], /specify --filter:addr0_a before --pt/],
       [["--pt", "t.pt", "--pt", "t.pt"], /duplicate pt sources: t\.pt\./],
       [["--iscache-limit", "lots"], /--iscache-limit: bad argument: lots\./],
-      [["--timeline", "t.json", "--timeline-summary"], /--timeline-summary: only ptkit perf bounds a timeline/],
+      [
+        ["--timeline", "t.json", "--timeline-summary"],
+        /--timeline-summary: only ptkit perf bounds a timeline/,
+      ],
       [[...RAW], /no pt file/],
       [["--raw", "code.bin", "--pt", "t.pt"], /--raw code\.bin: failed to parse the base address/],
     ];

@@ -284,17 +284,17 @@ describe("raw traces read a window at a time", () => {
       );
       const cases: Array<[string, string[], RegExp]> = [
         ["dump", ["notes.txt"], /notes\.txt is text, not a binary Intel PT trace/],
-        ["dump", ["junk.bin"], /no PSB packet in junk\.bin.*--no-sync/],
+        ["dump", ["junk.bin"], /junk\.bin: no PSB packet .* at offset 0x0: .*--no-sync/],
         ["flow", ["--pt", "notes.txt"], /notes\.txt is text/],
-        ["flow", ["--pt", "junk.bin"], /no PSB packet in junk\.bin/],
+        ["flow", ["--pt", "junk.bin"], /junk\.bin: no PSB packet /],
         // Only the bytes of the range tell what it is (regression, the fuzzer's
         // past-end check: the first byte of a binary file, "r", was a piece of a trace,
         // the same byte alone in a file text).
         ["flow", ["--pt", "r4.pt:0x0-0x1"], /r4\.pt is text/],
         ["flow", ["--pt", "r1.pt:0x0-0x1"], /r1\.pt is text/],
         ["dump", ["r4.pt:0x0-0x1"], /r4\.pt is text/],
-        ["flow", ["--pt", "r4.pt:0x1-0x4"], /no PSB packet in r4\.pt/],
-        ["dump", ["prog:0x10-0x20"], /no PSB packet in prog/],
+        ["flow", ["--pt", "r4.pt:0x1-0x4"], /r4\.pt: no PSB packet .* at offset 0x1: /],
+        ["dump", ["prog:0x10-0x20"], /prog: no PSB packet .* at offset 0x10: /],
         ["flow", ["--pt", "prog"], /prog is an ELF file.*--elf prog --pt/],
         [
           "flow",

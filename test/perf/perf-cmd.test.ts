@@ -155,7 +155,16 @@ test("binary lookup order: --elf, the build-id cache, --symfs, the recorded path
   const id = "0123456789abcdef0123456789abcdef01234567";
   const finder = new BinaryFinder(
     captureIo("."),
-    { elfs: ["./build/prog", "./other"], symfs: "/sys", buildIdDir: "/home/u/.debug" },
+    {
+      elfs: [
+        { name: "./build/prog", base: undefined },
+        { name: "./other", base: undefined },
+        // A base: loaded for every process, not looked up by name.
+        { name: "./prog", base: 0x1000n },
+      ],
+      symfs: "/sys",
+      buildIdDir: "/home/u/.debug",
+    },
     new Map([["/usr/bin/prog", id]]),
   );
   assert.deepEqual(finder.candidates("/usr/bin/prog"), [

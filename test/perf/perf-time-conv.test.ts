@@ -45,8 +45,8 @@ for (const [name, shift] of [
     assert.equal(r.code, 0);
     assert.equal(
       r.err,
-      `ptkit perf: warning: ${file} at offset 0x${TIME_CONV_AT.toString(16)}: TIME_CONV time_shift ${shift} ` +
-        "is corrupt (perf writes 0 to 63): using AUXTRACE_INFO's TSC conversion instead.\n",
+      `ptkit perf: warning: ${file}: TIME_CONV time_shift ${shift} is corrupt (perf writes 0 to 63) ` +
+        `at offset 0x${TIME_CONV_AT.toString(16)}: using AUXTRACE_INFO's TSC conversion instead.\n`,
     );
     const intact = perf(corpusPath(...INTACT)!);
     assert.equal(intact.err, "");
@@ -68,11 +68,11 @@ test("both conversions corrupt: a warning for each, the trace decoded without pe
   assert.equal(lines.length, 2, r.err);
   assert.match(
     lines[0]!,
-    /^ptkit perf: warning: both\.data at offset 0x248: TIME_CONV time_shift \d+ is corrupt/,
+    /^ptkit perf: warning: both\.data: TIME_CONV time_shift \d+ is corrupt .* at offset 0x248: /,
   );
   assert.match(
     lines[1]!,
-    /^ptkit perf: warning: both\.data at offset 0x268: AUXTRACE_INFO time_shift 64 is corrupt/,
+    /^ptkit perf: warning: both\.data: AUXTRACE_INFO time_shift 64 is corrupt .* at offset 0x268: /,
   );
   for (const l of lines) assert.match(l, /: decoding without TSC conversion \(/);
   // Sideband times cannot be placed in the trace: the trace is still decoded, without perf times.

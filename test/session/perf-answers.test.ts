@@ -125,6 +125,16 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
     assert.match(text, /^ +1 +0x400180: {2}\S/m);
   });
 
+  test("a binary is taken by its name: one named control_flow:1 holds no load address", () => {
+    const io = new FilesIo();
+    io.add(PERF, bytesSource(readFileSync(join(dir, PERF))));
+    io.add(`${PROGRAM}:1`, bytesSource(readFileSync(join(dir, PROGRAM))));
+    // No mmap names it: loaded for every process at its own addresses, where the program ran.
+    const a = perfAnswers(io, PERF, [`${PROGRAM}:1`]);
+    assert.equal(a.status, 0, a.error);
+    assert.match(a.summary, /: 1092 instructions, /);
+  });
+
   test("without the program: the binary is named, and nothing is decoded", () => {
     const a = perfAnswers(files(false), PERF, []);
     assert.equal(a.status, 0);
@@ -146,6 +156,20 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
     assert.notEqual(a.status, 0);
     assert.match(a.error ?? "", /^control_flow-20180404T163033\.perf: .*offset/);
   });
+});
+
+const QUIPPER = ["real", "quipper-perf-data", "perf.data.intel_pt-4.14"];
+test("perfAnswers names a missing kernel without ptkit perf's options", {
+  skip: skipUnlessCorpus(...QUIPPER),
+}, () => {
+  const io = new FilesIo();
+  io.add("perf.data", bytesSource(readFileSync(corpusPath(...QUIPPER)!)));
+  const a = perfAnswers(io, "perf.data", []);
+  assert.equal(a.status, 0, a.error);
+  assert.deepEqual(
+    a.missing.filter((m) => m.path.startsWith("[")),
+    [{ path: "[kernel]", addresses: 5 }],
+  );
 });
 
 describe("the tables from the outputs", () => {

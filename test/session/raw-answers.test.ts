@@ -3,13 +3,16 @@
  * into what the web app shows. Checked against `ptkit flow` with the same options
  * (the same output files, byte for byte) on DynamoRIO's drpt2trace capture (every
  * decoder setting: CPU, MTC and nominal frequency, CPUID 0x15) and HASE's
- * control_flow (a static program: functions by name), and on bad input.
+ * control_flow (a static program: functions by name), and on bad input; C++ names
+ * demangled with the demangler given.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { Demangler } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
+import { loadDemangler } from "../../src/node/demangle-loader.js";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
 import {
@@ -67,6 +70,40 @@ const text = (chunks: readonly Uint8Array[] | undefined) =>
   new TextDecoder().decode(concatBytes(chunks ?? []));
 
 const DR = ["real", "dynamorio-drpt2trace", "test_simple.raw"];
+
+describe("rawAnswers names C++ functions with the demangler given", { skip: skipUnlessCorpus(...DR) }, () => {
+  const dir = corpusPath(...DR)!;
+  /**
+   * The DynamoRIO program with its `_start` renamed in its symbol table to `_Z2abv`
+   * (C++'s mangled name of `ab()`, as long as `_start`), so its code has a C++ name.
+   */
+  function mangledIo(): FilesIo {
+    const elf = readFileSync(join(dir, "hello"));
+    const at = elf.indexOf("_start\0");
+    assert.ok(at > 0);
+    elf.set(new TextEncoder().encode("_Z2abv"), at);
+    const io = filesOf(dir, ["pt.bin"]);
+    io.add("hello", bytesSource(elf));
+    return io;
+  }
+
+  test("with the demangler: ab(); without: the mangled name", async () => {
+    const demangler = loadDemangler();
+    assert.ok(demangler instanceof Demangler, String(demangler));
+    const named = await rawAnswers(mangledIo(), "pt.bin", [{ name: "hello" }], {}, { demangler });
+    assert.equal(named.status, 0, named.error);
+    assert.deepEqual(
+      named.functions.filter((f) => f.self > 0).map((f) => [f.name, f.self]),
+      [["ab()", 8]],
+    );
+    assert.equal(text(named.files.folded), "pt.bin;ab() 8\n");
+    const plain = await rawAnswers(mangledIo(), "pt.bin", [{ name: "hello" }]);
+    assert.deepEqual(
+      plain.functions.filter((f) => f.self > 0).map((f) => [f.name, f.self]),
+      [["_Z2abv", 8]],
+    );
+  });
+});
 describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(...DR) }, () => {
   const dir = corpusPath(...DR)!;
   // The settings of DynamoRIO's drpt2trace test (its cmake excerpt in the corpus).
@@ -132,6 +169,35 @@ describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(.
     const a = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", [{ name: "hello" }], rest);
     assert.equal(a.status, 0, a.error);
     assert.match(text(a.files.latency), /"clock":"tsc"/);
+    // Said in no front end's words (no command-line option) unless the front end gives its own.
+    const ticks = (w: readonly string[]) => w.filter((x) => x.includes("times are TSC ticks"));
+    assert.deepEqual(ticks(a.warnings), [
+      "warning: the timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown.",
+    ]);
+    const hints = { nomFreq: "the Nominal frequency field", outputs: { timeline: "Timeline" } };
+    const b = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", [{ name: "hello" }], rest, {
+      hints,
+    });
+    assert.deepEqual(ticks(b.warnings), [
+      "warning: Timeline: times are TSC ticks, written as if nanoseconds: the TSC frequency is unknown; give it with the Nominal frequency field.",
+    ]);
+  });
+
+  test("files are taken by name: names ending in :<number> hold no address or range", async () => {
+    const io = new FilesIo();
+    io.add("trace.pt:0x10", bytesSource(readFileSync(join(dir, "pt.bin"))));
+    io.add("libhello.so:1", bytesSource(readFileSync(join(dir, "hello"))));
+    const a = await rawAnswers(io, "trace.pt:0x10", [{ name: "libhello.so:1" }], settings);
+    assert.equal(a.status, 0, a.error);
+    assert.match(a.summary, /: 8 instructions, 0 decode errors$/);
+    assert.ok(a.functions.some((f) => f.name === "_start" && f.self === 8));
+    // Raw bytes too: the program's code segment (file offset 0x1000) where it was linked to run.
+    const raw = new FilesIo();
+    raw.add("trace.pt:0x10", bytesSource(readFileSync(join(dir, "pt.bin"))));
+    raw.add("code.bin:1", bytesSource(readFileSync(join(dir, "hello")).subarray(0x1000, 0x1027)));
+    const b = await rawAnswers(raw, "trace.pt:0x10", [{ name: "code.bin:1", base: "0x401000" }], settings);
+    assert.equal(b.status, 0, b.error);
+    assert.match(b.summary, /: 8 instructions, 0 decode errors$/);
   });
 
   test("a load address moves the ELF file's code: nothing decodes where the trace ran", async () => {
@@ -201,7 +267,20 @@ describe("rawAnswers on bad input: an error in words", { skip: skipUnlessCorpus(
   test("a file that is not a trace, and a truncated trace", async () => {
     const elf = await rawAnswers(io(), "hello", [{ name: "hello" }]);
     assert.equal(elf.status, 1);
-    assert.match(elf.error ?? "", /^hello is an ELF file .*not a trace/);
+    assert.equal(elf.error, "hello is an ELF file (a program or library), not a trace");
+    const hinted = await rawAnswers(
+      io(),
+      "hello",
+      [{ name: "hello" }],
+      {},
+      {
+        hints: { elfNotTrace: (path) => `give ${path} as code` },
+      },
+    );
+    assert.equal(
+      hinted.error,
+      "hello is an ELF file (a program or library), not a trace: give hello as code",
+    );
     const cut = new FilesIo();
     cut.add("pt.bin", bytesSource(readFileSync(join(dir, "pt.bin")).subarray(0, 1500)));
     cut.add("hello", bytesSource(readFileSync(join(dir, "hello"))));

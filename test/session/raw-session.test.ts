@@ -35,8 +35,14 @@ describe("decodeRaw over a FilesIo", { skip: skipUnlessCorpus(...DR) }, () => {
       for (const n of ["pt.bin", "hello"]) io.add(n, bytesSource(readFileSync(join(dir, n))));
       const config = { ...defaultDecoderConfig(), mtcFreq: 3, nomFreq: 37, cpuid15Eax: 2, cpuid15Ebx: 308 };
       const steps: RawStep[] = [
-        { kind: "elf", arg: "hello", verbose: true },
-        { kind: "pt", arg: "pt.bin", decoder, cpu: parseCpu("6/85/4"), config },
+        { kind: "elf", file: { name: "hello", base: undefined }, verbose: true },
+        {
+          kind: "pt",
+          range: { path: "pt.bin", from: 0, to: undefined },
+          decoder,
+          cpu: parseCpu("6/85/4"),
+          config,
+        },
       ];
       const output = { ...defaultFlowOutput(), time: true, stats: true, statInsn: true };
       const input = { steps, output, sideband: defaultSidebandOptions(), analysis: defaultAnalysisOptions() };
@@ -66,7 +72,7 @@ describe("decodeRaw over a FilesIo", { skip: skipUnlessCorpus(...DR) }, () => {
     const io = new FilesIo();
     io.add("hello", bytesSource(readFileSync(join(dir, "hello"))));
     const input = {
-      steps: [{ kind: "elf", arg: "hello", verbose: false }] as RawStep[],
+      steps: [{ kind: "elf", file: { name: "hello", base: undefined }, verbose: false }] as RawStep[],
       output: defaultFlowOutput(),
       sideband: defaultSidebandOptions(),
       analysis: defaultAnalysisOptions(),
@@ -74,6 +80,6 @@ describe("decodeRaw over a FilesIo", { skip: skipUnlessCorpus(...DR) }, () => {
     const out = new LineWriter((t) => io.stdout(t));
     const setup = setupRaw(io, out, input, () => {});
     assert.ok(typeof setup === "object");
-    assert.equal(await decodeRaw(io, out, setup, { warn: () => {} }), "no pt file (--pt).");
+    assert.equal(await decodeRaw(io, out, setup, { warn: () => {} }), "no trace file to decode.");
   });
 });

@@ -1,7 +1,9 @@
 /** `ptkit demo` (what `npm start` runs): decode the bundled sample and summarise it. */
+
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Symbolizer, SymbolTable } from "../../analysis/index.js";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { ElfError, Image, tryParseElf } from "../../image/index.js";
 import { collectStats } from "../../packet/stats.js";
 import { AnalysisOutputs, defaultAnalysisOptions } from "../../session/analysis-outputs.js";
@@ -87,7 +89,7 @@ function demo(io: SessionIo, dir: string, timeline: string | undefined): DemoRes
   const sample = loadSample(io, dir);
   if (typeof sample === "string") return sample;
   const elf = tryParseElf(sample.elfBytes);
-  if (elf instanceof ElfError) return `${sample.program}: ${elf.message}`;
+  if (elf instanceof ElfError) return diagnosticLine(sample.program, elf);
   const image = new Image();
   image.addElf(elf, { name: sample.program, zeroFill: false });
   const symbols = new Symbolizer();
@@ -127,7 +129,7 @@ function openTimeline(io: SessionIo, sample: Sample, path: string): AnalysisOutp
     { ...defaultAnalysisOptions(), timeline: path },
     // The TSC runs at nomFreq × 100 MHz: 10 / nomFreq ns per tick.
     {
-      code: [{ kind: "elf", arg: join(sample.dir, sample.program) }],
+      code: [{ kind: "elf", file: { name: join(sample.dir, sample.program), base: undefined } }],
       nsPerTick: nomFreq > 0 ? 10 / nomFreq : 0,
       name: sample.program,
     },

@@ -1,7 +1,8 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { seam, sliceSource } from "../../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../../packet/trace-bytes.js";
-import { type DumpCarry, Dumper } from "../../session/dump-listing.js";
+import { type DumpCarry, Dumper, type DumpNote } from "../../session/dump-listing.js";
 import type { DumpOptions } from "../../session/dump-options.js";
 import { type DumpPiece, dumpPiece, dumpsInPieces } from "../../session/dump-pieces.js";
 import { noPsbHint, traceFileProblem } from "../../session/file-kind.js";
@@ -14,6 +15,7 @@ import {
 import { type ChunkRunner, LineWriter, type SessionIo, writeStdoutBytes } from "../../session/io.js";
 import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
 import { Progress } from "../progress.js";
+import { FLOW_HINTS } from "../session-hints.js";
 import { VERSION } from "../version.js";
 import { DUMP_HELP, parseDumpArgs } from "./options.js";
 
@@ -66,13 +68,14 @@ export async function runDump(
     return 1;
   };
   // Errata diagnostics come before loading, as in ptdump.
+  const noteText = (note: DumpNote) => (typeof note === "string" ? note : diagnosticLine(range.path, note));
   const dumper = new Dumper(options, out, (note) => {
     progress?.done();
-    io.stderr(`ptkit dump: ${note}\n`);
+    io.stderr(`ptkit dump: ${noteText(note)}\n`);
   });
   const jobs = parseJobs(io, options.jobs);
   if (typeof jobs === "string") return fail(`${jobs}.`);
-  const problem = traceFileProblem(io, range);
+  const problem = traceFileProblem(io, range, FLOW_HINTS);
   if (problem !== undefined) return fail(problem);
   const source = fileRangeSource(io, range);
   if (typeof source === "string") return fail(source);
@@ -83,9 +86,9 @@ export async function runDump(
     out.flush(); // the errata diagnostic
     const bar = new Progress(io, "dumping", source.size);
     progress = bar;
-    const warn = (note: string) => {
+    const warn = (note: DumpNote) => {
       bar.done();
-      io.stderr(`ptkit dump: ${note}\n`);
+      io.stderr(`ptkit dump: ${noteText(note)}\n`);
     };
     const write = (bytes: Uint8Array) => {
       bar.done();
@@ -93,7 +96,7 @@ export async function runDump(
     };
     const synced = await dumpInPieces(io, io.chunks, jobs, options, range, source, starts, write, warn, bar);
     bar.done();
-    if (!synced) return fail(`${noPsbHint(io, range)}.`);
+    if (!synced) return fail(`${noPsbHint(io, range, FLOW_HINTS)}.`);
     return 0;
   }
   const trace = TraceBytes.read(source, internal.windowSize);
@@ -110,7 +113,7 @@ export async function runDump(
   out.flush();
   bar.done();
   // Nothing to dump is an error (without --no-sync, which starts at the first byte).
-  if (!dumper.synced) return fail(`${noPsbHint(io, range)}.`);
+  if (!dumper.synced) return fail(`${noPsbHint(io, range, FLOW_HINTS)}.`);
   return 0;
 }
 
@@ -129,7 +132,7 @@ async function dumpInPieces(
   source: TraceSource,
   starts: readonly number[],
   write: (bytes: Uint8Array) => void,
-  warn: (note: string) => void,
+  warn: (note: DumpNote) => void,
   progress: Progress,
 ): Promise<boolean> {
   const size = source.size;

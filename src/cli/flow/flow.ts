@@ -11,6 +11,7 @@ import { LineWriter, type SessionIo } from "../../session/io.js";
 import { decodeRaw, type RawPieces, type RawSetup, setupRaw } from "../../session/raw-session.js";
 import { expandArgFiles } from "../arg-files.js";
 import { parseJobs, pieceTasks, planPieces } from "../jobs.js";
+import { FLOW_HINTS } from "../session-hints.js";
 import { VERSION } from "../version.js";
 import { FLOW_HELP } from "./help.js";
 import { parseFlowArgs } from "./options.js";
@@ -71,7 +72,7 @@ export function setupFlow(
   const load = steps.flatMap((s) =>
     s.kind === "help" || s.kind === "version" || s.kind === "error" ? [] : [s],
   );
-  const setup = setupRaw(io, out, { steps: load, output, sideband, analysis }, (w) =>
+  const setup = setupRaw(io, out, { steps: load, output, sideband, analysis, hints: FLOW_HINTS }, (w) =>
     io.stderr(`ptkit flow: ${w}\n`),
   );
   if (typeof setup === "string") return fail(setup);
@@ -79,6 +80,9 @@ export function setupFlow(
   out.flush();
   if (last.kind === "help") io.stdout(FLOW_HELP);
   else if (last.kind === "version") io.stdout(`ptkit flow ${VERSION}\n`);
-  else return fail(last.message, true);
+  else {
+    for (const line of last.stdout ?? []) out.line(line);
+    return fail(last.message, last.usage);
+  }
   return 0;
 }

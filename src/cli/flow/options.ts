@@ -9,19 +9,22 @@
  * snapshots of the configuration at `--pt`, and the output options, which apply to the
  * whole run wherever they appear.
  */
-import { type Cpu, parseCpu } from "../../cpu/index.js";
+import { type Cpu, cpuErrata, parseCpu } from "../../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../../event/index.js";
 import {
   type AnalysisOptions,
   defaultAnalysisOptions,
   parseAnalysisOption,
 } from "../../session/analysis-options.js";
+import { parseFileRange } from "../../session/file-range.js";
+import { parseCodeFile, parseRawBytes, splitBase } from "../../session/flow-image.js";
 import {
   defaultFlowOutput,
   type FlowDecoderKind,
   type FlowOutput,
   type RawStep,
 } from "../../session/raw-options.js";
+import { CPU_CONFIG_ERROR } from "../../session/raw-session.js";
 import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
 import { parseCUintMax } from "../numbers.js";
 import { parseSidebandOption } from "../sideband-options.js";
@@ -31,8 +34,11 @@ export type FlowStep =
   | RawStep
   | { kind: "help" }
   | { kind: "version" }
-  /** A bad option: the steps before it run, then the command fails with this message. */
-  | { kind: "error"; message: string };
+  /**
+   * A bad option: the steps before it run, then the command fails with this message
+   * (and the line pointing at --help when `usage`), after printing `stdout` (lines).
+   */
+  | { kind: "error"; message: string; usage: boolean; stdout?: string[] };
 
 export interface FlowArgs {
   /** In command-line order; help, version and error end the list. */
@@ -190,7 +196,27 @@ function snapshot(s: State, arg: string): FlowStep {
     endOnCall: s.decoder === "block" && flags.endOnCall,
     endOnJump: s.decoder === "block" && flags.endOnJump,
   };
-  return { kind: "pt", arg, decoder: s.decoder, cpu: s.cpu, config };
+  const range = parseFileRange(arg);
+  if (typeof range === "string") {
+    // ptxed checks the CPU before it reads the file argument.
+    const stdout = s.cpu && !cpuErrata(s.cpu) ? [CPU_CONFIG_ERROR] : [];
+    return { kind: "error", message: `bad file ${arg}: ${range}.`, usage: false, stdout };
+  }
+  return { kind: "pt", range, label: arg, decoder: s.decoder, cpu: s.cpu, config };
+}
+
+/** `--raw file[:from[-to]]:base` as a step, or the error ptxed gives. */
+function rawStep(arg: string): FlowStep {
+  const raw = parseRawBytes(arg);
+  if (raw === undefined)
+    return {
+      kind: "error",
+      message: `--raw ${arg}: failed to parse the base address (want file[:from[-to]]:base).`,
+      usage: false,
+    };
+  if (typeof raw === "string")
+    return { kind: "error", message: `--raw ${arg}: bad file ${splitBase(arg).name}: ${raw}.`, usage: false };
+  return { kind: "raw", raw };
 }
 
 /**
@@ -217,9 +243,10 @@ function option(s: State, argv: readonly string[], i: number): number | string {
   }
   if (arg === "--pt" || arg === "--raw" || arg === "--elf" || arg === "--pevent:kcore") {
     if (value === undefined) return `${arg}: missing argument.`;
-    if (arg === "--raw") s.steps.push({ kind: "raw", arg: value });
-    else if (arg === "--elf") s.steps.push({ kind: "elf", arg: value, verbose: s.verbose });
-    else if (arg === "--pevent:kcore") s.steps.push({ kind: "kcore", arg: value, verbose: s.verbose });
+    if (arg === "--raw") s.steps.push(rawStep(value));
+    else if (arg === "--elf") s.steps.push({ kind: "elf", file: parseCodeFile(value), verbose: s.verbose });
+    else if (arg === "--pevent:kcore")
+      s.steps.push({ kind: "kcore", file: parseCodeFile(value), verbose: s.verbose });
     else {
       if (s.haveDecoder) return `duplicate pt sources: ${value}.`;
       s.haveDecoder = true;
@@ -312,9 +339,11 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     }
     const used = option(s, argv, i);
     if (typeof used === "string") {
-      s.steps.push({ kind: "error", message: used });
+      s.steps.push({ kind: "error", message: used, usage: true });
       break;
     }
+    // A file argument that does not parse (--raw, --pt) ends the options as a bad option does.
+    if (s.steps.at(-1)?.kind === "error") break;
     i += used;
   }
   // Without a selection, --stat collects everything the decoder counts.

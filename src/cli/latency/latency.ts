@@ -14,6 +14,7 @@ import type { LatencyReport } from "../../session/analysis-options.js";
 import { fileKind, isSureKind, notATraceHint, readHead } from "../../session/file-kind.js";
 import { type SessionIo, writeStdoutBytes } from "../../session/io.js";
 import { expandArgFiles } from "../arg-files.js";
+import { FLOW_HINTS } from "../session-hints.js";
 import { LATENCY_HELP } from "./help.js";
 
 /** The most slowest calls `--top` may ask for (each is kept with its stack). */
@@ -69,7 +70,7 @@ function inputProblem(io: SessionIo, input: string): string | undefined {
   if (!isSureKind(kind) || kind === "perf") return undefined;
   if (kind === "trace")
     return `${input} is a raw Intel PT trace: give its code too, as ptkit flow takes it: ptkit latency --elf <program> --pt ${input}.`;
-  return `${notATraceHint(input, kind!)}.`;
+  return `${notATraceHint(input, kind!, FLOW_HINTS)}.`;
 }
 
 export async function runLatency(argv: readonly string[], io: SessionIo): Promise<number> {

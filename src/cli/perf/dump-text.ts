@@ -1,3 +1,4 @@
+import { toBigInt } from "../../base/halves.js";
 /** The text of `ptkit perf-dump`: the header, features, events and one line per record. */
 import {
   AUXTRACE_TYPE_NAMES,
@@ -137,10 +138,9 @@ export function recordLine(reader: PerfDataReader, rec: PerfRecord, sid: SampleI
 
 function sampleIdText(s: SampleId, reader: PerfDataReader): string {
   const p: string[] = [];
-  if (s.fromSample && s.sampleType & SampleType.Ip)
-    p.push(`ip=${hex((BigInt(s.ipHi) << 32n) | BigInt(s.ipLo))}`);
+  if (s.fromSample && s.sampleType & SampleType.Ip) p.push(`ip=${hex(toBigInt(s.ipHi, s.ipLo))}`);
   if (s.sampleType & SampleType.Tid) p.push(`pid/tid=${s.pid}/${s.tid}`);
-  if (s.sampleType & SampleType.Time) p.push(`time=${(BigInt(s.timeHi) << 32n) | BigInt(s.timeLo)}`);
+  if (s.sampleType & SampleType.Time) p.push(`time=${toBigInt(s.timeHi, s.timeLo)}`);
   if (s.sampleType & SampleType.Cpu) p.push(`cpu=${s.cpu}`);
   if (s.sampleType & (SampleType.Id | SampleType.Identifier)) p.push(`id=${s.id}`);
   if (s.fromSample && s.sampleType & SampleType.Period) p.push(`period=${s.period}`);

@@ -1,7 +1,9 @@
 /** `ptkit perf-dump`: what a perf.data file holds, record by record, and its Intel PT streams. */
+
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { parseCInt } from "../../cpu/index.js";
 import { fileSource } from "../../node/source.js";
 import {
@@ -95,7 +97,9 @@ export function runPerfDump(argv: readonly string[], io: SessionIo): number {
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
     // A system error names its own path (an --aux file), a PerfError is about the perf.data file.
     const path = e instanceof PerfError ? file : ((e as NodeJS.ErrnoException).path ?? file);
-    io.stderr(`ptkit perf-dump: ${path}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
+    io.stderr(
+      `ptkit perf-dump: ${e instanceof PerfError ? diagnosticLine(path, e) : `${path}: ${ioErrorText(e)}`}\n`,
+    );
     return 1;
   }
   out.flush();

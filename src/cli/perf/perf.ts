@@ -3,7 +3,9 @@
  * This parses the options, opens the file (or standard input) and reports errors;
  * the pipeline itself is the session layer's (session/perf-session.ts).
  */
+
 import { parseArgs } from "node:util";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { loadDemangler } from "../../node/demangle-loader.js";
 import { fileSource } from "../../node/source.js";
 import { findSourceLineTool, SOURCE_LINE_HINT, SourceLines, toolRuns } from "../../node/srcline.js";
@@ -11,12 +13,14 @@ import { PerfError } from "../../perf/index.js";
 import type { LatencyReport } from "../../session/analysis-outputs.js";
 import { ByteLines } from "../../session/byte-lines.js";
 import { ioErrorText, openError } from "../../session/file-kind.js";
+import { parseCodeFile } from "../../session/flow-image.js";
 import type { SessionIo } from "../../session/io.js";
 import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
 import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
 import type { SourceLineLookup as SessionSourceLines } from "../../session/perf-script-srcline.js";
 import { decodePerf, type PerfInternals, type PerfOptions } from "../../session/perf-session.js";
+import { PERF_HINTS } from "../session-hints.js";
 import { PERF_HELP } from "./help.js";
 
 export type { PerfInternals } from "../../session/perf-session.js";
@@ -89,7 +93,7 @@ function parse(
   if (v["buildid-dir"] !== undefined) dirs.push(["--buildid-dir", v["buildid-dir"]]);
   return {
     file: p.positionals[0] ?? s.input ?? "perf.data",
-    elfs: v.elf ?? [],
+    elfs: (v.elf ?? []).map(parseCodeFile),
     symfs: v.symfs ?? v.sysroot,
     buildIdDir: v["buildid-dir"] ?? (home === undefined ? undefined : `${home}/.debug`),
     dirs,
@@ -158,16 +162,19 @@ export function runPerf(
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
-    io.stderr(`ptkit perf: ${args.file}: ${e instanceof PerfError ? e.message : ioErrorText(e)}\n`);
+    io.stderr(
+      `ptkit perf: ${e instanceof PerfError ? diagnosticLine(args.file, e) : `${args.file}: ${ioErrorText(e)}`}\n`,
+    );
     return 1;
   } finally {
     out.flush();
   }
 }
 
-/** The session's options for `args`: the demangler loads from node_modules, source lines from addr2line or llvm-symbolizer. */
+/** The session's options for `args`: the demangler loads from node_modules, source lines from addr2line or llvm-symbolizer; remedies name ptkit perf's options. */
 function perfOptions(args: PerfArgs): PerfOptions {
-  return { ...args, demangler: args.demangle ? loadDemangler : undefined, sourceLines: loadSourceLines };
+  const options: PerfOptions = { ...args, hints: PERF_HINTS, sourceLines: loadSourceLines };
+  return args.demangle ? { ...options, demangler: loadDemangler } : options;
 }
 
 /** perf script's srcline lookups through the installed tool (addr2line first: perf 6.1 runs it). */

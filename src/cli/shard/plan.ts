@@ -2,7 +2,9 @@
  * `ptkit shard plan`: the shards of a set of perf.data files, one per Intel PT stream,
  * and raw traces, cut at PSBs (see src/shard/plan.ts), written as a plan file.
  */
+
 import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { fileSource } from "../../node/source.js";
 import { planChunks } from "../../packet/chunks.js";
 import {
@@ -18,6 +20,7 @@ import {
 import { fileKind, ioErrorText, notATraceHint, openError, readHead } from "../../session/file-kind.js";
 import type { SessionIo } from "../../session/io.js";
 import { makePlan, type PlanInput, type PlanShard, planText } from "../../shard/plan.js";
+import { FLOW_HINTS } from "../session-hints.js";
 
 /** A raw trace's shards are about this many bytes (--shard-size). */
 export const DEFAULT_SHARD_SIZE = 64 << 20;
@@ -45,7 +48,7 @@ export function planShards(
     }
     const kind = fileKind(readHead(io, path));
     if (kind !== "perf" && kind !== "trace") {
-      const hint = kind === undefined ? undefined : notATraceHint(path, kind);
+      const hint = kind === undefined ? undefined : notATraceHint(path, kind, FLOW_HINTS);
       io.stderr(
         `ptkit shard plan: ${hint ?? `${path}: neither a perf.data file nor an Intel PT trace (no PSB near its start)`}\n`,
       );
@@ -59,7 +62,7 @@ export function planShards(
     if (kind === "perf") {
       const streams = perfStreams(io, path);
       if (typeof streams === "string") {
-        io.stderr(`ptkit shard plan: ${path}: ${streams}\n`);
+        io.stderr(`ptkit shard plan: ${streams}\n`);
         return 1;
       }
       planned.push({ path: inPlan, kind: "perf.data", bytes });
@@ -106,8 +109,8 @@ function perfStreams(
       size: s.size,
     }));
   } catch (e) {
-    if (e instanceof PerfError) return e.message;
-    if ((e as NodeJS.ErrnoException).code) return ioErrorText(e);
+    if (e instanceof PerfError) return diagnosticLine(path, e);
+    if ((e as NodeJS.ErrnoException).code) return `${path}: ${ioErrorText(e)}`;
     throw e;
   }
 }

@@ -11,6 +11,7 @@ import { fileRangeSource, parseFileRange, type TraceInternals } from "../../sess
 import type { SessionIo } from "../../session/io.js";
 import { JOBS_HELP, parseJobs, pieceTasks, planPieces } from "../jobs.js";
 import { Progress } from "../progress.js";
+import { FLOW_HINTS } from "../session-hints.js";
 
 const HELP = `usage: ptkit stats [--json] [-j N] <ptfile>[:<from>[-<to>]]
 
@@ -67,7 +68,7 @@ export function runStats(
     io.stderr(`ptkit stats: bad file ${file}: ${range}.\n`);
     return 1;
   }
-  const source = traceFileProblem(io, range) ?? fileRangeSource(io, range);
+  const source = traceFileProblem(io, range, FLOW_HINTS) ?? fileRangeSource(io, range);
   if (typeof source === "string") {
     io.stderr(`ptkit stats: ${source}\n`);
     return 1;
@@ -77,7 +78,7 @@ export function runStats(
   const report = (stats: TraceStats): number => {
     const seconds = (nowMs() - start) / 1000;
     progress.done();
-    if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range)}.\n`);
+    if (stats.psbOffsets.length === 0) io.stderr(`ptkit stats: ${noPsbHint(io, range, FLOW_HINTS)}.\n`);
     io.stdout(
       parsed.values.json
         ? `${JSON.stringify(statsJson(stats, seconds))}\n`

@@ -3,9 +3,11 @@
  * offset come from ptkit's own symbol table (demangled); the source file and line,
  * with inlined frames, from llvm-symbolizer or addr2line when one is installed.
  */
+
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type Demangler, SymbolHit, SymbolTable } from "../../analysis/index.js";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { hex64, splitBigInt } from "../../base/halves.js";
 import { parseCUint } from "../../cpu/index.js";
 import { tryParseElf } from "../../image/index.js";
@@ -144,7 +146,8 @@ export function runSymbols(argv: readonly string[], io: SessionIo): number {
   }
   const elf = tryParseElf(bytes);
   if (!("sections" in elf)) {
-    io.stderr(`ptkit symbols: ${args.file}: not an ELF file we can read: ${elf.message}\n`);
+    const hint = "give the program or library (an ELF file) the addresses are in";
+    io.stderr(`ptkit symbols: ${diagnosticLine(args.file, { ...elf.diagnostic, hint: elf.hint ?? hint })}\n`);
     return 1;
   }
   const addrs: bigint[] = [];
@@ -164,7 +167,7 @@ export function runSymbols(argv: readonly string[], io: SessionIo): number {
   }
   const table = new SymbolTable(elf, { name: args.file, bias: args.bias, demangler });
   for (const d of table.diagnostics) {
-    io.stderr(`ptkit symbols: ${args.file}: offset 0x${d.offset.toString(16)}: ${d.message}\n`);
+    io.stderr(`ptkit symbols: ${diagnosticLine(args.file, d)}\n`);
   }
   const out = new LineWriter(io.stdout);
   if (addrs.length === 0) {
