@@ -23,3 +23,27 @@ export function skipUnlessCorpus(...parts: string[]): string | false {
     ? false
     : `corpus entry ${join(CORPUS_DIR, ...parts)} is absent (set PTKIT_CORPUS)`;
 }
+
+/**
+ * The decoder settings of DynamoRIO's drpt2trace test (`real/dynamorio-drpt2trace/test_simple.raw`,
+ * Skylake-SP; its cmake excerpt in the corpus): as the session's settings, and as ptxed's words.
+ */
+export const DR_SETTINGS = {
+  cpu: "6/85/4",
+  mtcFreq: 3,
+  nomFreq: 37,
+  cpuid15Eax: 2,
+  cpuid15Ebx: 308,
+} as const;
+export const DR_FLOW_ARGS: readonly string[] = [
+  "--cpu",
+  DR_SETTINGS.cpu,
+  "--mtc-freq",
+  `${DR_SETTINGS.mtcFreq}`,
+  "--nom-freq",
+  `${DR_SETTINGS.nomFreq}`,
+  "--cpuid-0x15.eax",
+  `${DR_SETTINGS.cpuid15Eax}`,
+  "--cpuid-0x15.ebx",
+  `${DR_SETTINGS.cpuid15Ebx}`,
+];

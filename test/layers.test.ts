@@ -9,6 +9,23 @@ import { dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { REPO_ROOT } from "./corpus.js";
 
+/** Every library layer: what the Node adapters may import. */
+const LIBRARY = [
+  "base",
+  "packet",
+  "cpu",
+  "time",
+  "event",
+  "isa",
+  "image",
+  "unit",
+  "flow",
+  "perf",
+  "analysis",
+  "shard",
+  "session",
+] as const;
+
 /** Each layer and the layers it may import: every layer may import base, which imports nothing. */
 const ALLOWED: Record<string, readonly string[]> = {
   base: [],
@@ -24,37 +41,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   analysis: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf"],
   shard: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis"],
   session: ["base", "packet", "cpu", "time", "event", "isa", "image", "flow", "perf", "analysis", "shard"],
-  node: [
-    "base",
-    "packet",
-    "cpu",
-    "time",
-    "event",
-    "isa",
-    "image",
-    "unit",
-    "flow",
-    "perf",
-    "analysis",
-    "shard",
-    "session",
-  ],
-  cli: [
-    "base",
-    "packet",
-    "cpu",
-    "time",
-    "event",
-    "isa",
-    "image",
-    "unit",
-    "flow",
-    "perf",
-    "analysis",
-    "shard",
-    "session",
-    "node",
-  ],
+  node: LIBRARY,
+  cli: [...LIBRARY, "node"],
 };
 const NODE_ALLOWED = new Set(["node", "cli"]);
 

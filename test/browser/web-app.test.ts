@@ -21,7 +21,7 @@ import { bytesSource } from "../../src/perf/index.js";
 import { FilesIo, type PerfAnswers, perfAnswers, rawAnswers } from "../../src/session/index.js";
 import { CHROMIUM_SKIP, launchChromium } from "../../tools/browser/chromium.js";
 import { readSandwich } from "../../tools/browser/speedscope.js";
-import { corpusPath, REPO_ROOT, skipUnlessCorpus } from "../corpus.js";
+import { corpusPath, DR_FLOW_ARGS, DR_SETTINGS, REPO_ROOT, skipUnlessCorpus } from "../corpus.js";
 
 const DIR = ["real", "hase", "2018-04-04", "control_flow"];
 const PERF = "control_flow-20180404T163033.perf";
@@ -30,11 +30,11 @@ const CLI = join(REPO_ROOT, "dist", "cli", "ptkit.js");
 const RAW_DIR = ["real", "dynamorio-drpt2trace", "test_simple.raw"];
 /** The settings of DynamoRIO's drpt2trace test (its cmake excerpt in the corpus), as the form takes them. */
 const RAW_FORM: Record<string, string> = {
-  "raw-cpu": "6/85/4",
-  "raw-mtc": "3",
-  "raw-nom": "37",
-  "raw-cpuid-eax": "2",
-  "raw-cpuid-ebx": "308",
+  "raw-cpu": DR_SETTINGS.cpu,
+  "raw-mtc": `${DR_SETTINGS.mtcFreq}`,
+  "raw-nom": `${DR_SETTINGS.nomFreq}`,
+  "raw-cpuid-eax": `${DR_SETTINGS.cpuid15Eax}`,
+  "raw-cpuid-ebx": `${DR_SETTINGS.cpuid15Ebx}`,
 };
 
 /** `ptkit web --port 0 --no-open ...files` and the URL it serves. */
@@ -231,13 +231,7 @@ describe("the web app with a raw trace", { skip: CHROMIUM_SKIP || skipUnlessCorp
   before(async () => {
     const io = new FilesIo();
     for (const n of ["pt.bin", "hello"]) io.add(n, bytesSource(readFileSync(join(dir, n))));
-    expected = await rawAnswers(io, "pt.bin", [{ name: "hello" }], {
-      cpu: "6/85/4",
-      mtcFreq: 3,
-      nomFreq: 37,
-      cpuid15Eax: 2,
-      cpuid15Ebx: 308,
-    });
+    expected = await rawAnswers(io, "pt.bin", [{ name: "hello" }], DR_SETTINGS);
     assert.equal(expected.status, 0, expected.error);
     browser = await launchChromium();
   });
@@ -300,16 +294,7 @@ describe("the web app with a raw trace", { skip: CHROMIUM_SKIP || skipUnlessCorp
       [
         CLI,
         "flow",
-        "--cpu",
-        "6/85/4",
-        "--mtc-freq",
-        "3",
-        "--nom-freq",
-        "37",
-        "--cpuid-0x15.eax",
-        "2",
-        "--cpuid-0x15.ebx",
-        "308",
+        ...DR_FLOW_ARGS,
         "--elf",
         "hello",
         "--pt",

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
 import { captureIo } from "../conformance/ptt.js";
-import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { corpusPath, DR_FLOW_ARGS, skipUnlessCorpus } from "../corpus.js";
 
 const DIR = "real/dynamorio-drpt2trace/test_simple.raw";
 
@@ -22,18 +22,7 @@ async function run(dir: string, ...argv: string[]) {
   return { code, lines: out.split("\n").filter((l) => l !== ""), err: io.err.join("") };
 }
 
-const TIMING = [
-  "--cpu",
-  "6/85/4",
-  "--mtc-freq",
-  "3",
-  "--nom-freq",
-  "37",
-  "--cpuid-0x15.eax",
-  "2",
-  "--cpuid-0x15.ebx",
-  "308",
-];
+const TIMING = DR_FLOW_ARGS;
 const PEVENT = [
   "--pevent:sample-type",
   "0x10086",

@@ -15,7 +15,7 @@ import { describe, test } from "node:test";
 import { gunzipSync } from "node:zlib";
 import { main } from "../../src/cli/ptkit.js";
 import { captureIo } from "../conformance/ptt.js";
-import { CORPUS_DIR, skipUnlessCorpus } from "../corpus.js";
+import { CORPUS_DIR, DR_FLOW_ARGS, skipUnlessCorpus } from "../corpus.js";
 
 interface Capture {
   name: string;
@@ -31,7 +31,6 @@ interface Capture {
 
 const HASE = "real/hase";
 const DR = "real/dynamorio-drpt2trace";
-const DR_TIMING = ["--mtc-freq", "3", "--nom-freq", "37", "--cpuid-0x15.eax", "2", "--cpuid-0x15.ebx", "308"];
 const HASE_0515 = (run: string, prog: string) =>
   `2018-05/${run}/binaries/home/joerg/git/hase/tests/bin/${prog}/${prog}`;
 
@@ -100,15 +99,7 @@ const CAPTURES: Capture[] = [
     name: "DynamoRIO drpt2trace test_simple (Skylake-SP)",
     dir: DR,
     // ptkit flow --cpu 6/85/4 --mtc-freq 3 --nom-freq 37 --cpuid-0x15.eax 2 --cpuid-0x15.ebx 308 --elf test_simple.raw/hello --pt test_simple.raw/pt.bin
-    argv: [
-      "--cpu",
-      "6/85/4",
-      ...DR_TIMING,
-      "--elf",
-      "test_simple.raw/hello",
-      "--pt",
-      "test_simple.raw/pt.bin",
-    ],
+    argv: [...DR_FLOW_ARGS, "--elf", "test_simple.raw/hello", "--pt", "test_simple.raw/pt.bin"],
     ptref: "reference/test_simple.ptref-insn.txt.gz",
   },
   {

@@ -24,7 +24,7 @@ import {
   rawAnswers,
 } from "../../src/session/index.js";
 import { captureIo } from "../conformance/ptt.js";
-import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { corpusPath, DR_FLOW_ARGS, DR_SETTINGS, skipUnlessCorpus } from "../corpus.js";
 
 /** A FilesIo with the files `names` of `dir`. */
 function filesOf(dir: string, names: readonly string[]): FilesIo {
@@ -107,30 +107,8 @@ describe("rawAnswers names C++ functions with the demangler given", { skip: skip
 describe("rawAnswers on DynamoRIO's test_simple.raw", { skip: skipUnlessCorpus(...DR) }, () => {
   const dir = corpusPath(...DR)!;
   // The settings of DynamoRIO's drpt2trace test (its cmake excerpt in the corpus).
-  const settings: RawDecoderSettings = {
-    cpu: "6/85/4",
-    mtcFreq: 3,
-    nomFreq: 37,
-    cpuid15Eax: 2,
-    cpuid15Ebx: 308,
-  };
-  const flowArgs = [
-    "--cpu",
-    "6/85/4",
-    "--mtc-freq",
-    "3",
-    "--nom-freq",
-    "37",
-    "--cpuid-0x15.eax",
-    "2",
-    "--cpuid-0x15.ebx",
-    "308",
-    "--elf",
-    "hello",
-    "--pt",
-    "pt.bin",
-    ...OUTPUT_ARGS,
-  ];
+  const settings: RawDecoderSettings = DR_SETTINGS;
+  const flowArgs = [...DR_FLOW_ARGS, "--elf", "hello", "--pt", "pt.bin", ...OUTPUT_ARGS];
 
   test("the output files are ptkit flow's with the same options, and the tables add up", async () => {
     const a = await rawAnswers(filesOf(dir, ["pt.bin", "hello"]), "pt.bin", [{ name: "hello" }], settings);
