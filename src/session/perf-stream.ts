@@ -214,6 +214,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // The branch is a direct call or jump (branchTimes): no packet, it happened at
   // leftHi:leftLo; the others take their time from their packet, seen by the next instruction.
   let leftDirect = false;
+  // branchTimes: the branch took a packet, whose time (if it moved time on) is the tick
+  // that comes right after it; events after that (a PSB's, ...) are later than the branch.
+  let tickFollows = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -248,6 +251,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (switched && where.inRange) sink.switched(where);
   };
   const onEvent = () => {
+    if (tickFollows) {
+      tickFollows = false;
+      if (ev.type === EventType.Tick && ev.hasTsc) {
+        leftHi = ev.tscHi;
+        leftLo = ev.tscLo;
+      }
+    }
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
       const { pid, tid: was } = where;
@@ -338,8 +348,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
       where.fallHi = fallHi;
       where.fallLo = fallLo;
-      where.branchTscHi = leftDirect ? leftHi : where.tscHi;
-      where.branchTscLo = leftDirect ? leftLo : where.tscLo;
+      where.branchTscHi = leftDirect || s.branchTimes ? leftHi : where.tscHi;
+      where.branchTscLo = leftDirect || s.branchTimes ? leftLo : where.tscLo;
       sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
     }
   }
@@ -354,6 +364,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     leftHi = where.tscHi;
     leftLo = where.tscLo;
     leftDirect = iclass === InsnClass.Call || iclass === InsnClass.Jump;
+    tickFollows = s.branchTimes === true && !leftDirect;
     fallLo = (lo + size) >>> 0;
     fallHi = fallLo < size ? (hi + 1) >>> 0 : hi;
   }
