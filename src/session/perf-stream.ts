@@ -250,7 +250,35 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (imagesChanged || switched) dec.image = images.image(where.pid);
     if (switched && where.inRange) sink.switched(where);
   };
-  const onEvent = () => {
+  // branchTimes: a PSB+'s status updates wait until the decode reaches the IP its FUP
+  // gives, as perf's decoder walks there before it reports the PSB (the direct branches
+  // on the way keep the time before it, and a branch taken to there comes first).
+  const held: PtEvent[] = [];
+  let nHeld = 0;
+  let heldHi = 0;
+  let heldLo = 0;
+  let heldAtIp = false;
+  const hold = () => {
+    if (nHeld === held.length) held.push(new PtEvent());
+    held[nHeld++]!.copyFrom(ev);
+    if (!heldAtIp && !ev.ipSuppressed && (ev.ipHi !== 0 || ev.ipLo !== 0)) {
+      heldAtIp = true;
+      heldHi = ev.ipHi;
+      heldLo = ev.ipLo;
+    }
+  };
+  // The held status updates, now: where the decode is at `hi:lo` (to `endHi:endLo`,
+  // the block's last instruction) if given, else whatever it is.
+  const release = (hi?: number, lo?: number, endHi = hi!, endLo = lo!) => {
+    if (nHeld === 0) return;
+    if (heldAtIp && hi !== undefined && (lt64(heldHi, heldLo, hi, lo!) || lt64(endHi, endLo, heldHi, heldLo)))
+      return;
+    const n = nHeld;
+    nHeld = 0;
+    heldAtIp = false;
+    for (let i = 0; i < n; i++) onEvent(held[i]!);
+  };
+  const onEvent = (ev: PtEvent) => {
     if (tickFollows) {
       tickFollows = false;
       if (ev.type === EventType.Tick && ev.hasTsc) {
@@ -309,6 +337,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
+      release();
       if (status === -ErrorCode.Eos) {
         // The switches after the trace still happen: a thread leaves this CPU.
         yield* switchesBefore(0xffffffff, 0xffffffff);
@@ -333,7 +362,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         s.nextLo = ev.tscLo;
         yield;
       }
-      onEvent();
+      if (s.branchTimes && ev.statusUpdate) hold();
+      else {
+        release();
+        onEvent(ev);
+      }
     }
     if (status < 0) continue;
     if (status & Status.Eos) {
@@ -378,10 +411,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status === -ErrorCode.EventIgnored) return Status.EventPending;
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
-    if (where.inRange) {
-      arrive(branchClass, insn.ipHi, insn.ipLo);
-      sink.insn(where, insn, images);
-    }
+    if (where.inRange) arrive(branchClass, insn.ipHi, insn.ipLo);
+    release(insn.ipHi, insn.ipLo);
+    if (where.inRange) sink.insn(where, insn, images);
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
     return status;
   }
@@ -419,10 +451,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
       }
     }
-    if (where.inRange) {
-      arrive(branchClass, block.ipHi, block.ipLo);
-      sink.block(where, block, d.image, fclass, d);
-    }
+    if (where.inRange) arrive(branchClass, block.ipHi, block.ipLo);
+    release(block.ipHi, block.ipLo, hi, lo);
+    if (where.inRange) sink.block(where, block, d.image, fclass, d);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     let iclass: number = InsnClass.Other;
     if (
