@@ -193,7 +193,18 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   const blocks = s.decoder === "block";
   const options = { image: images.image(where.pid), config: s.config };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
-  const insn = new Insn();
+  let insn = new Insn();
+  // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
+  // tick (perf's sample time moves at the instruction that takes the packet); a spare.
+  let heldInsn: Insn | undefined;
+  let spareInsn = new Insn();
+  const holdInsns = s.branchTimes === true && s.config.tickOnUse;
+  const flushInsn = () => {
+    const h = heldInsn!;
+    heldInsn = undefined;
+    if (where.inRange) sink.insn(where, h, images);
+    spareInsn = h;
+  };
   const block = new Block();
   // Block decoder: the last instruction of each block, decoded again for its size and class.
   const walker = blocks ? new CodeWalker() : undefined;
@@ -286,7 +297,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         leftLo = ev.tscLo;
       }
     }
+    if (heldInsn && ev.type !== EventType.Tick) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
+    if (heldInsn) flushInsn();
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
       const { pid, tid: was } = where;
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
@@ -337,6 +350,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
+      if (heldInsn) flushInsn();
       release();
       if (status === -ErrorCode.Eos) {
         // The switches after the trace still happen: a thread leaves this CPU.
@@ -411,10 +425,22 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status === -ErrorCode.EventIgnored) return Status.EventPending;
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
+    if (heldInsn) flushInsn();
     if (where.inRange) arrive(branchClass, insn.ipHi, insn.ipLo);
     release(insn.ipHi, insn.ipLo);
-    if (where.inRange) sink.insn(where, insn, images);
+    const hold =
+      holdInsns &&
+      insn.insnClass !== InsnClass.Call &&
+      insn.insnClass !== InsnClass.Jump &&
+      branchFlags(insn.iclass, insn.insnClass) !== undefined;
+    if (!hold && where.inRange) sink.insn(where, insn, images);
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
+    if (hold) {
+      // (The next instruction decodes into the spare.)
+      heldInsn = insn;
+      insn = spareInsn;
+      spareInsn = heldInsn;
+    }
     return status;
   }
 

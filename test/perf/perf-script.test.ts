@@ -363,9 +363,24 @@ describe("the times perf gives branches and PSBs (TSC, MTC and CYC)", () => {
     }
   });
 
+  test("an instruction sample at a branch that takes a packet has that packet's time, as the branch's sample", () => {
+    const times = (args: string[], keep: (l: string) => boolean) =>
+      ok(["-i", data, ...args, "--ns"])
+        .split("\n")
+        .filter(keep)
+        .map((l) => l.trim().split(/\s+/)[0]);
+    // Each turn's ret (at 400010, RET-compressed: a TNT bit) against its return line.
+    const rets = times(["--itrace=i1i", "-F", "time,ip"], (l) => l.endsWith(" 400010"));
+    const returns = times(["--itrace=b", "-F", "time,ip,addr,flags"], (l) => l.includes(" return "));
+    assert.equal(rets.length, turns);
+    assert.deepEqual(rets, returns);
+  });
+
   test("perf script's lines: --itrace=bp, --call-trace, --call-ret-trace, the default", {
     skip: noPerf,
   }, () => {
+    const i5 = ["-i", data, "--itrace=i5i", "-F", "time,ip,period", "--ns"];
+    assert.equal(ok(i5), perfScript(i5));
     assert.equal(ok(args), perfScript(args));
     for (const extra of [["--call-trace"], ["--call-ret-trace"], []]) {
       const a = ["-i", data, ...extra];
