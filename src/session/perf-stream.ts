@@ -297,7 +297,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         leftLo = ev.tscLo;
       }
     }
-    if (heldInsn && ev.type !== EventType.Tick) flushInsn();
+    // (A TIP.PGD is the packet the instruction took, like a tick's TNT or TIP.)
+    if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
     if (heldInsn) flushInsn();
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
