@@ -23,6 +23,13 @@ export interface DecoderConfig extends TimeConfig {
   enableIflagsEvents: boolean;
   /** Report Tick events (libipt `enable_tick_events`; insn and block decoders). */
   enableTickEvents: boolean;
+  /**
+   * With tick events: a TNT's tick only after the block that takes one of its bits, as
+   * Linux perf's decoder times a branch by the packet it takes (libipt reports it where
+   * it reads ahead to the TNT: after the block that used up the TNT before it, or that
+   * took the TIP before it). Not libipt's; `ptkit perf`'s perf script lines use it.
+   */
+  tickOnUse: boolean;
   /** Block decoder: end a block after a call (libipt `end_on_call`). */
   endOnCall: boolean;
   /** Block decoder: end a block after a jump (libipt `end_on_jump`). */
@@ -41,6 +48,7 @@ export function defaultDecoderConfig(): DecoderConfig {
     keepTcalOnOvf: false,
     enableIflagsEvents: false,
     enableTickEvents: false,
+    tickOnUse: false,
     endOnCall: false,
     endOnJump: false,
   };

@@ -376,6 +376,9 @@ export class BlockEvents extends BlockWalk {
         }
         // A block that ended for other reasons than this TNT waits for its tick.
         if (block.iclass !== FlowClass.CondJump && block.iclass !== FlowClass.Return) break;
+        // With tickOnUse, so does one that took none of its bits (the TNT was read
+        // ahead to: the one before it used up, or a TIP taken).
+        if (this.config.tickOnUse && this.fetchedAt === this.consumed) break;
         return pending;
       case EventType.Tip:
         break;

@@ -109,6 +109,8 @@ export class FlowState {
    * the blocks that consumed none).
    */
   protected consumed = 0;
+  /** {@link consumed} when the current event was fetched: still so for a TNT none of whose bits was taken. */
+  protected fetchedAt = -1;
   mode: ExecMode = ExecMode.Unknown;
   /** The event decoder's last status; negative once it failed (-Eos at the end). */
   protected status = -ErrorCode.NoSync;
@@ -213,6 +215,7 @@ export class FlowState {
   protected fetchEvent(): number {
     const ev = this.ev;
     this.consumed += 1;
+    this.fetchedAt = this.consumed;
     this.tscHi = ev.tscHi;
     this.tscLo = ev.tscLo;
     this.hasTsc = ev.hasTsc;

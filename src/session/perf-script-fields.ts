@@ -367,6 +367,10 @@ export function scriptSink(
   let psbHi = 0;
   let psbLo = 0;
   const synced = new Set<PerfWhere>();
+  // Whether an event with no IP waits for the tr strt that follows to show its IP: after
+  // the PSB a decode starts from (perf's sync walks on to an IP). A PSB perf meets while
+  // in sync with tracing off is shown at 0, at once.
+  let holdNoIp = true;
   const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
     if (!(name === "ptwrite" ? itrace.ptwrite : itrace.power)) return;
     const h = headOf(w, w.tscHi, w.tscLo);
@@ -389,7 +393,7 @@ export function scriptSink(
     if (synth.synth) line += ` ${text}`.padEnd(34);
     // (These events have no address: perf prints 0.)
     if (synth.addr) line += "0".padStart(16);
-    if (ipHi === 0 && ipLo === 0 && synth.ip) {
+    if (ipHi === 0 && ipLo === 0 && synth.ip && holdNoIp) {
       held.push({ line, pid: w.pid });
       heldNames = names;
       return;
@@ -482,6 +486,7 @@ export function scriptSink(
       if (ev.psbOffset >= 0) {
         // perf gives the PSB its first sync finds the offset it scanned from (0).
         const offset = synced.has(w) ? ev.psbOffset : 0;
+        holdNoIp = offset === 0;
         synced.add(w);
         power(w, "psb", `psb offs: ${offset === 0 ? "0" : `0x${offset.toString(16)}`}`, names, ev);
       } else if (ev.type === EventType.Cbr) cbr(w, ev, names);

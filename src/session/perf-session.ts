@@ -234,6 +234,11 @@ function decodeOnce(
   const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
   if (range || wantsTime(args.analysis) || script?.fields.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
+  // perf script's times: a branch that takes a packet has that packet's time, not the
+  // time of a TNT the decoder read ahead to (see DecoderConfig.tickOnUse). The clock of
+  // instruction samples by time is perf's timestamp, which does move on when perf's
+  // decoder reads ahead: those keep the ticks where they are.
+  if (script && !timePeriod) config.tickOnUse = true;
   const scriptOut = script
     ? perfScriptSink(
         out,

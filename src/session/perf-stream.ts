@@ -193,7 +193,18 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   const blocks = s.decoder === "block";
   const options = { image: images.image(where.pid), config: s.config };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
-  const insn = new Insn();
+  let insn = new Insn();
+  // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
+  // tick (perf's sample time moves at the instruction that takes the packet); a spare.
+  let heldInsn: Insn | undefined;
+  let spareInsn = new Insn();
+  const holdInsns = s.branchTimes === true && s.config.tickOnUse;
+  const flushInsn = () => {
+    const h = heldInsn!;
+    heldInsn = undefined;
+    if (where.inRange) sink.insn(where, h, images);
+    spareInsn = h;
+  };
   const block = new Block();
   // Block decoder: the last instruction of each block, decoded again for its size and class.
   const walker = blocks ? new CodeWalker() : undefined;
@@ -214,6 +225,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // The branch is a direct call or jump (branchTimes): no packet, it happened at
   // leftHi:leftLo; the others take their time from their packet, seen by the next instruction.
   let leftDirect = false;
+  // branchTimes: the branch took a packet, whose time (if it moved time on) is the tick
+  // that comes right after it; events after that (a PSB's, ...) are later than the branch.
+  let tickFollows = false;
   const at = (hi: number, lo: number) => {
     where.tscHi = hi;
     where.tscLo = lo;
@@ -247,8 +261,46 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (imagesChanged || switched) dec.image = images.image(where.pid);
     if (switched && where.inRange) sink.switched(where);
   };
-  const onEvent = () => {
+  // branchTimes: a PSB+'s status updates wait until the decode reaches the IP its FUP
+  // gives, as perf's decoder walks there before it reports the PSB (the direct branches
+  // on the way keep the time before it, and a branch taken to there comes first).
+  const held: PtEvent[] = [];
+  let nHeld = 0;
+  let heldHi = 0;
+  let heldLo = 0;
+  let heldAtIp = false;
+  const hold = () => {
+    if (nHeld === held.length) held.push(new PtEvent());
+    held[nHeld++]!.copyFrom(ev);
+    if (!heldAtIp && !ev.ipSuppressed && (ev.ipHi !== 0 || ev.ipLo !== 0)) {
+      heldAtIp = true;
+      heldHi = ev.ipHi;
+      heldLo = ev.ipLo;
+    }
+  };
+  // The held status updates, now: where the decode is at `hi:lo` (to `endHi:endLo`,
+  // the block's last instruction) if given, else whatever it is.
+  const release = (hi?: number, lo?: number, endHi = hi!, endLo = lo!) => {
+    if (nHeld === 0) return;
+    if (heldAtIp && hi !== undefined && (lt64(heldHi, heldLo, hi, lo!) || lt64(endHi, endLo, heldHi, heldLo)))
+      return;
+    const n = nHeld;
+    nHeld = 0;
+    heldAtIp = false;
+    for (let i = 0; i < n; i++) onEvent(held[i]!);
+  };
+  const onEvent = (ev: PtEvent) => {
+    if (tickFollows) {
+      tickFollows = false;
+      if (ev.type === EventType.Tick && ev.hasTsc) {
+        leftHi = ev.tscHi;
+        leftLo = ev.tscLo;
+      }
+    }
+    // (A TIP.PGD is the packet the instruction took, like a tick's TNT or TIP.)
+    if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
+    if (heldInsn) flushInsn();
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
       const { pid, tid: was } = where;
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
@@ -299,6 +351,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
+      if (heldInsn) flushInsn();
+      release();
       if (status === -ErrorCode.Eos) {
         // The switches after the trace still happen: a thread leaves this CPU.
         yield* switchesBefore(0xffffffff, 0xffffffff);
@@ -323,7 +377,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         s.nextLo = ev.tscLo;
         yield;
       }
-      onEvent();
+      if (s.branchTimes && ev.statusUpdate) hold();
+      else {
+        release();
+        onEvent(ev);
+      }
     }
     if (status < 0) continue;
     if (status & Status.Eos) {
@@ -338,8 +396,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
       where.fallHi = fallHi;
       where.fallLo = fallLo;
-      where.branchTscHi = leftDirect ? leftHi : where.tscHi;
-      where.branchTscLo = leftDirect ? leftLo : where.tscLo;
+      where.branchTscHi = leftDirect || s.branchTimes ? leftHi : where.tscHi;
+      where.branchTscLo = leftDirect || s.branchTimes ? leftLo : where.tscLo;
       sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
     }
   }
@@ -354,6 +412,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     leftHi = where.tscHi;
     leftLo = where.tscLo;
     leftDirect = iclass === InsnClass.Call || iclass === InsnClass.Jump;
+    tickFollows = s.branchTimes === true && !leftDirect;
     fallLo = (lo + size) >>> 0;
     fallHi = fallLo < size ? (hi + 1) >>> 0 : hi;
   }
@@ -367,11 +426,22 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status === -ErrorCode.EventIgnored) return Status.EventPending;
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
-    if (where.inRange) {
-      arrive(branchClass, insn.ipHi, insn.ipLo);
-      sink.insn(where, insn, images);
-    }
+    if (heldInsn) flushInsn();
+    if (where.inRange) arrive(branchClass, insn.ipHi, insn.ipLo);
+    release(insn.ipHi, insn.ipLo);
+    const hold =
+      holdInsns &&
+      insn.insnClass !== InsnClass.Call &&
+      insn.insnClass !== InsnClass.Jump &&
+      branchFlags(insn.iclass, insn.insnClass) !== undefined;
+    if (!hold && where.inRange) sink.insn(where, insn, images);
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
+    if (hold) {
+      // (The next instruction decodes into the spare.)
+      heldInsn = insn;
+      insn = spareInsn;
+      spareInsn = heldInsn;
+    }
     return status;
   }
 
@@ -408,10 +478,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
       }
     }
-    if (where.inRange) {
-      arrive(branchClass, block.ipHi, block.ipLo);
-      sink.block(where, block, d.image, fclass, d);
-    }
+    if (where.inRange) arrive(branchClass, block.ipHi, block.ipLo);
+    release(block.ipHi, block.ipLo, hi, lo);
+    if (where.inRange) sink.block(where, block, d.image, fclass, d);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     let iclass: number = InsnClass.Other;
     if (

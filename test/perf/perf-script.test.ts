@@ -76,6 +76,7 @@ function perfScript(args: string[], cwd = dir): string {
     cwd,
     encoding: "utf8",
     env: { ...process.env, HOME: EMPTY_HOME },
+    maxBuffer: 64 << 20,
   });
   assert.equal(r.status, 0, `perf script: ${r.stderr}`);
   return r.stdout;
@@ -309,6 +310,82 @@ describe("instruction samples by time (--itrace=i<period> in t, ns, us, ms)", ()
 
   test("a bare i is perf's 100us: none in a 36 us run", () => {
     assert.equal(ok(["-i", data, "--itrace=i", "-F", "ip"]), "");
+  });
+});
+
+describe("the times perf gives branches and PSBs (TSC, MTC and CYC)", () => {
+  // 12,000 turns of the loop timed by CYC: RET compression packs each turn's ret and
+  // jnz into TNTs, a CYC before each packet, a PSB+ every 2 KiB (a few in all).
+  const turns = 12_000;
+  const data = loopData(turns, {}, "cyc12000");
+  const args = ["-i", data, "--itrace=bp", "-F", "time,ip,addr,flags,synth", "--ns"];
+  const rows = () =>
+    ok(args)
+      .split("\n")
+      // Branches and PSBs (not the CBR line).
+      .filter((l) => l.includes("=>") || l.includes("psb offs"))
+      .map((l) => {
+        const t = l.trim().split(/\s+/);
+        const psb = t[1] === "psb";
+        return {
+          l,
+          time: t[0]!,
+          call: t[1] === "call",
+          psb,
+          from: psb ? -1n : BigInt(`0x${t.at(-3)}`),
+          to: BigInt(`0x${t.at(-1)}`),
+        };
+      });
+
+  test("a direct call has the time of the line before it (the branch that took the last packet, or the PSB)", () => {
+    const r = rows();
+    const calls = r.filter((x) => x.call).length;
+    assert.equal(calls, turns);
+    for (let i = 1; i < r.length; i++) if (r[i]!.call) assert.equal(r[i]!.time, r[i - 1]!.time, r[i]!.l);
+    // (perf's sample time moves only where a packet is taken: the time right after a
+    // TNT, read ahead to by the decoder, is not the time of the branch before it.)
+  });
+
+  test("a PSB shows where the decode reaches its FUP's IP: after the branch there, before the next", () => {
+    const r = rows();
+    const psbs = r.map((x, i) => (x.psb ? i : -1)).filter((i) => i > 0);
+    assert.ok(psbs.length >= 3, `${psbs.length} PSBs`);
+    for (const i of psbs) {
+      const ip = r[i]!.to;
+      // The loop's code between a branch's target and the next branch is straight.
+      assert.ok(
+        r[i - 1]!.to <= ip && ip <= r[i + 1]!.from,
+        r
+          .slice(i - 1, i + 2)
+          .map((x) => x.l)
+          .join("\n"),
+      );
+    }
+  });
+
+  test("an instruction sample at a branch that takes a packet has that packet's time, as the branch's sample", () => {
+    const times = (args: string[], keep: (l: string) => boolean) =>
+      ok(["-i", data, ...args, "--ns"])
+        .split("\n")
+        .filter(keep)
+        .map((l) => l.trim().split(/\s+/)[0]);
+    // Each turn's ret (at 400010, RET-compressed: a TNT bit) against its return line.
+    const rets = times(["--itrace=i1i", "-F", "time,ip"], (l) => l.endsWith(" 400010"));
+    const returns = times(["--itrace=b", "-F", "time,ip,addr,flags"], (l) => l.includes(" return "));
+    assert.equal(rets.length, turns);
+    assert.deepEqual(rets, returns);
+  });
+
+  test("perf script's lines: --itrace=bp, --call-trace, --call-ret-trace, the default", {
+    skip: noPerf,
+  }, () => {
+    const i5 = ["-i", data, "--itrace=i5i", "-F", "time,ip,period", "--ns"];
+    assert.equal(ok(i5), perfScript(i5));
+    assert.equal(ok(args), perfScript(args));
+    for (const extra of [["--call-trace"], ["--call-ret-trace"], []]) {
+      const a = ["-i", data, ...extra];
+      assert.equal(ok(a), perfScript(a), extra.join(" "));
+    }
   });
 });
 
