@@ -47,7 +47,8 @@ type FlowClass = flowClass.FlowClass;
 const { addOffset, next, nextIp } = flowInsn;
 const { InsnMeta } = sectionCache;
 const { TWO_32 } = addr;
-const { InsnRuns, RUN_HEADER, Run } = insnRuns;
+const { InsnRuns, RUN_HEADER, Run, insnWords } = insnRuns;
+type InsnRuns = insnRuns.InsnRuns;
 
 export class InsnDecoder {
   /** The block decoder underneath (for its queries). */
@@ -70,10 +71,14 @@ export class InsnDecoder {
    */
   private left = 0;
   private words: Int32Array = new Int32Array(0);
+  private bytes: Uint8Array = new Uint8Array(0);
   private at = 0;
   private disp = 0;
   private baseHi = 0;
   private baseLo = 0;
+  /** The run taken last, and whose it is: where the next is looked up from (InsnRuns.follow). */
+  private lastRun = -1;
+  private lastRuns: InsnRuns | null = null;
   /** The code reader's current section, which the block decoder walks in. */
   private readonly view: SectionView;
 
@@ -239,8 +244,14 @@ export class InsnDecoder {
       runs = new InsnRuns(cache.section.size);
       cache.runs = runs;
     }
-    const r = runs.find(off, block.mode, view, this.work);
+    const last = this.lastRun;
+    const r =
+      last >= 0 && this.lastRuns === runs
+        ? runs.follow(last, off, block.mode, view, this.work)
+        : runs.find(off, block.mode, view, this.work);
     if (r < 0) return false;
+    this.lastRuns = runs;
+    this.lastRun = r;
     const words = runs.words;
     const n = words[r + Run.Count]!;
     if (n === 0 || words[r + Run.Mode] !== block.mode || words[r + Run.End]! > view.winEnd) return false;
@@ -248,7 +259,9 @@ export class InsnDecoder {
     const want = block.truncated ? block.ninsn - 1 : block.ninsn;
     let left = Math.min(n, want);
     if (left === n && block.ninsn > n) {
-      const info = InsnMeta.info(words[r + RUN_HEADER + n - 1]!);
+      let p = r + RUN_HEADER;
+      for (let k = 1; k < n; k++) p += insnWords(InsnMeta.size(words[p]!));
+      const info = InsnMeta.info(words[p]!);
       const c = info & 15;
       const on =
         c === FlowClass.Other ||
@@ -258,6 +271,7 @@ export class InsnDecoder {
     }
     if (left <= 0) return false;
     this.words = words;
+    this.bytes = runs.bytes;
     this.at = r + RUN_HEADER;
     this.left = left;
     this.disp = words[r + Run.Disp]!;
@@ -272,7 +286,8 @@ export class InsnDecoder {
    */
   private fromRun(insn: Insn): number {
     const block = this.block;
-    const m = this.words[this.at]!;
+    const at = this.at;
+    const m = this.words[at]!;
     const off = this.off;
     const size = InsnMeta.size(m);
     let hi = this.baseHi;
@@ -290,10 +305,13 @@ export class InsnDecoder {
     insn.size = size;
     insn.speculative = block.speculative;
     insn.truncated = false;
-    this.view.copyRaw(off, size, insn.raw);
+    // The bytes follow the word (see insnWords).
+    const bytes = this.bytes;
+    const raw = insn.raw;
+    for (let k = 0, j = (at + 1) << 2; k < size; k++, j++) raw[k] = bytes[j]!;
     block.ninsn -= 1;
     this.off = (off + size) | 0;
-    this.at += 1;
+    this.at = at + insnWords(size);
     if (--this.left !== 0) return 0;
     return this.runDone(hi, lo, m);
   }

@@ -3,13 +3,14 @@
  * enters straight-line code (a block's start, a direct branch's target), the packed
  * {@link InsnMeta} of each instruction in a row up to the first one that is not
  * straight-line code (a branch of any kind, included as the run's last), so that the
- * decoder reads one word per instruction from one dense array. The decode cache has
+ * decoder reads one dense array in order. The decode cache has
  * the same facts one word per byte of code in separate arrays: reading them there cost
  * two cache misses per instruction on a program with megabytes of code.
  *
  * Runs live in one Int32Array, {@link RUN_HEADER} words of header (see {@link Run})
- * then one word per instruction, found by their first offset in an open-addressed
- * table. A run entered in the middle of another repeats that one's tail, so runs are
+ * then each instruction's word and its bytes (the decoder copies them from here, not
+ * from the section: another cache miss), found by their first offset in an
+ * open-addressed table or, mostly, from the run before ({@link InsnRuns.follow}). A run entered in the middle of another repeats that one's tail, so runs are
  * at most {@link MAX_RUN} instructions long and the words of a section's runs are
  * bounded (past the bound, {@link InsnRuns.find} says -1 and the decoder goes the
  * general way).
@@ -39,19 +40,39 @@ export const Run = {
   End: 2,
   /** The last instruction's direct-branch displacement (0 if none). */
   Disp: 3,
+  /**
+   * Where the decoder went on after this run, twice (see {@link InsnRuns.follow}):
+   * offset + 1 (0: not yet) and that run's index; the first for its end, the second
+   * for anywhere else (a branch's target, the last return's or TIP's).
+   */
+  FallKey: 4,
+  FallRun: 5,
+  OtherKey: 6,
+  OtherRun: 7,
 } as const;
-export const RUN_HEADER = 4;
+export const RUN_HEADER = 8;
+
+/**
+ * Words an instruction takes in a run: its packed {@link InsnMeta}, then its `size`
+ * bytes, padded to a word (at byte index 4 * (its index + 1) in {@link InsnRuns.bytes}).
+ */
+export function insnWords(size: number): number {
+  return 1 + ((size + 3) >> 2);
+}
 
 /** Words of runs per byte of section at most (beyond a floor for small sections), and overall. */
-const WORDS_PER_BYTE = 4;
+const WORDS_PER_BYTE = 8;
 const MIN_WORDS = 1 << 16;
-const MAX_WORDS = 1 << 26;
+const MAX_WORDS = 1 << 25;
+/** Words one run takes at most. */
+const MAX_RUN_WORDS = RUN_HEADER + MAX_RUN * 5;
 
 const HASH = 0x9e3779b1 | 0;
 
 export class InsnRuns {
-  /** The runs (see {@link Run}); replaced as it grows. */
+  /** The runs (see {@link Run}), as words and as bytes (the same memory); replaced as it grows. */
   words = new Int32Array(4096);
+  bytes = new Uint8Array(this.words.buffer);
   private used = 0;
   private readonly limit: number;
   /** Open addressing, two words a slot: offset + 1 (0: empty) and the run's index. */
@@ -61,6 +82,25 @@ export class InsnRuns {
 
   constructor(sectionSize: number) {
     this.limit = Math.min(MAX_WORDS, MIN_WORDS + WORDS_PER_BYTE * sectionSize);
+  }
+
+  /**
+   * The run at `off` where the decoder goes on after run `from`: {@link find}, but
+   * from what `from` remembers when it went there before (no look-up, whose table is
+   * a cache miss on a large program). -1 when the runs are full.
+   */
+  follow(from: number, off: number, mode: number, view: SectionView, probe: FlowInsn): number {
+    const words = this.words;
+    const key = (off + 1) | 0;
+    if (words[from + Run.FallKey] === key) return words[from + Run.FallRun]!;
+    if (words[from + Run.OtherKey] === key) return words[from + Run.OtherRun]!;
+    const r = this.find(off, mode, view, probe);
+    if (r < 0) return r;
+    const at = off === words[from + Run.End] ? from + Run.FallKey : from + Run.OtherKey;
+    // find may have grown the words.
+    this.words[at] = key;
+    this.words[at + 1] = r;
+    return r;
   }
 
   /**
@@ -88,11 +128,12 @@ export class InsnRuns {
 
   /** Decode the run at `off` into new words: its index, or -1 when there is no room. */
   private make(off: number, mode: number, view: SectionView, probe: FlowInsn): number {
-    if (this.used + RUN_HEADER + MAX_RUN > this.limit) return -1;
-    if (this.used + RUN_HEADER + MAX_RUN > this.words.length) {
-      const grown = new Int32Array(Math.min(this.limit, 2 * this.words.length + RUN_HEADER + MAX_RUN));
+    if (this.used + MAX_RUN_WORDS > this.limit) return -1;
+    if (this.used + MAX_RUN_WORDS > this.words.length) {
+      const grown = new Int32Array(Math.min(this.limit, 2 * this.words.length + MAX_RUN_WORDS));
       grown.set(this.words.subarray(0, this.used));
       this.words = grown;
+      this.bytes = new Uint8Array(grown.buffer);
     }
     const words = this.words;
     const r = this.used;
@@ -100,27 +141,31 @@ export class InsnRuns {
     let o = off;
     let n = 0;
     let disp = 0;
+    let p = r + RUN_HEADER;
     while (n < MAX_RUN && o < winEnd) {
       addSize(view.baseHi, view.baseLo, o);
       probe.reset(sum.hi, sum.lo, mode);
       if (view.decodeAt(o, probe) < 0 || o + probe.size > winEnd) break;
-      words[r + RUN_HEADER + n] = InsnMeta.pack(mode, probe.size, probe.info, probe.iclass);
+      const size = probe.size;
+      words[p] = InsnMeta.pack(mode, size, probe.info, probe.iclass);
+      view.copyRaw(o, size, this.bytes, (p + 1) << 2);
+      p += insnWords(size);
       n++;
-      o += probe.size;
+      o += size;
       const c = probe.info & 15;
       if (c !== FlowClass.Other && c !== FlowClass.Ptwrite) {
         disp = probe.disp;
         break;
       }
     }
+    words.fill(0, r, r + RUN_HEADER);
     words[r + Run.Count] = n;
     words[r + Run.Mode] = mode;
     words[r + Run.End] = o;
     words[r + Run.Disp] = disp;
-    this.used = r + RUN_HEADER + n;
+    this.used = p;
     return r;
   }
-
   private insert(key: number, r: number): void {
     if (2 * (this.count + 1) > this.slots.length / 2) this.grow();
     const slots = this.slots;
