@@ -74,15 +74,16 @@ export class InsnRuns {
   words = new Int32Array(4096);
   bytes = new Uint8Array(this.words.buffer);
   private used = 0;
-  private readonly limit: number;
   /** Open addressing, two words a slot: offset + 1 (0: empty) and the run's index. */
   private slots = new Int32Array(2 * 1024);
   private shift = 32 - 10;
   private count = 0;
 
-  constructor(sectionSize: number) {
-    this.limit = Math.min(MAX_WORDS, MIN_WORDS + WORDS_PER_BYTE * sectionSize);
-  }
+  /** Runs for a section of `sectionSize` bytes, in `limit` words at most. */
+  constructor(
+    sectionSize: number,
+    private readonly limit = Math.min(MAX_WORDS, MIN_WORDS + WORDS_PER_BYTE * sectionSize),
+  ) {}
 
   /**
    * The run at `off` where the decoder goes on after run `from`: {@link find}, but

@@ -1,0 +1,178 @@
+/**
+ * The instruction decoder's runs (src/flow/insn-runs.ts): instructions taken from
+ * them are the ones the image holds (addresses, bytes, sizes, classes), across runs
+ * longer than a run holds, entries in the middle of a run, direct jumps inside a
+ * block, a 4 GiB boundary inside a section, and a run store that is full.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { ErrorCode } from "../../src/base/errors.js";
+import { drive } from "../../src/flow/drive.js";
+import { FlowInsn } from "../../src/flow/flow-insn.js";
+import { FlowClass, Insn, InsnDecoder } from "../../src/flow/index.js";
+import { InsnRuns, insnWords, MAX_RUN, RUN_HEADER, Run } from "../../src/flow/insn-runs.js";
+import type { SectionCache } from "../../src/flow/section-cache.js";
+import { SectionView } from "../../src/flow/section-view.js";
+import { type Image, ImageHit, type Section } from "../../src/image/index.js";
+import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
+import { Trace } from "../event/helpers.js";
+import { Asm } from "./asm.js";
+import { decodeBoth, hx } from "./run.js";
+
+/** Straight-line code of `n` instructions of three lengths. */
+function stretch(a: Asm, n: number): Asm {
+  for (let k = 0; k < n; k++) {
+    if (k % 3 === 0) a.nop();
+    else if (k % 3 === 1) a.add();
+    else a.load();
+  }
+  return a;
+}
+
+/**
+ * Two stretches longer than a run (the second entered on its own too), a direct jump
+ * inside the block, and a loop; `base` decides where the code is mapped.
+ */
+function program(base: bigint): { a: Asm; trace: Uint8Array } {
+  const a = new Asm(base).label("top");
+  stretch(a, 2 * MAX_RUN + 5).label("mid");
+  stretch(a, MAX_RUN + 7)
+    .jmp("tail")
+    .hlt()
+    .label("tail")
+    .add()
+    .jz("top")
+    .jz("mid")
+    .label("end")
+    .hlt();
+  // Three times from the top, twice from the middle.
+  const trace = new Trace().psb().mode(64).fup(a.at("top")).psbend().tnt("!!.!.!..").fup(a.at("end")).pgd();
+  return { a, trace: trace.bytes() };
+}
+
+/** Every instruction the instruction decoder gives: ip, size, bytes, classes. */
+function insns(
+  trace: Uint8Array,
+  image: Image,
+): { ip: bigint; size: number; raw: number[]; iclass: number; insnClass: number }[] {
+  const out: { ip: bigint; size: number; raw: number[]; iclass: number; insnClass: number }[] = [];
+  const status = drive(new InsnDecoder(trace, { image }), new Insn(), {
+    record: (insn) =>
+      out.push({
+        ip: insn.ip,
+        size: insn.size,
+        raw: [...insn.bytes],
+        iclass: insn.iclass,
+        insnClass: insn.insnClass,
+      }),
+  });
+  assert.equal(status, -ErrorCode.Eos);
+  return out;
+}
+
+/** Check each instruction against the image's bytes and the isa decoder. */
+function checkAgainstImage(got: ReturnType<typeof insns>, image: Image): void {
+  const info = new InsnInfo();
+  const bytes = new Uint8Array(15);
+  for (const g of got) {
+    const hi = Number(g.ip >> 32n);
+    const lo = Number(g.ip & 0xffffffffn);
+    const n = image.read(hi, lo, bytes, 15);
+    const size = decodeInsn(bytes.subarray(0, Math.max(n, 0)), 0, hi, lo, ExecMode.Bits64, info);
+    assert.equal(g.size, size, `size at ${hx(g.ip)}`);
+    assert.deepEqual(g.raw, [...bytes.subarray(0, size)], `bytes at ${hx(g.ip)}`);
+    assert.equal(g.insnClass, info.iclass, `class at ${hx(g.ip)}`);
+    assert.notEqual(g.iclass, FlowClass.Unknown);
+  }
+}
+
+for (const [what, base] of [
+  ["low code", 0x401000n],
+  ["code across a 4 GiB boundary", 0xffff_ff00n],
+  ["kernel code", 0xffff_ffff_8100_0000n],
+] as const) {
+  test(`runs: ${what}: long stretches, entries mid-run, a jump inside the block`, () => {
+    const { a, trace } = program(base);
+    const image = a.image();
+    const got = insns(trace, image);
+    // Both decoders agree (the block decoder's blocks expanded by decoding the image).
+    const lines = decodeBoth(trace, { image });
+    assert.deepEqual(
+      got.map((g) => hx(g.ip)),
+      lines.filter((l) => l.startsWith("0x")),
+    );
+    // The stretches, the jump, the add and the first jz; the second jz thrice.
+    const fromTop = 2 * MAX_RUN + 5 + MAX_RUN + 7 + 3;
+    const fromMid = MAX_RUN + 7 + 3;
+    assert.equal(got.length, 3 * fromTop + 2 * fromMid + 3);
+    checkAgainstImage(got, image);
+    if (base === 0xffff_ff00n)
+      assert.ok(got.some((g) => g.ip >= 0x1_0000_0000n) && got.some((g) => g.ip < 0x1_0000_0000n));
+  });
+}
+
+/** A view onto the section of `image` at `ip`, with its cache. */
+function viewAt(image: Image, ip: bigint): { view: SectionView; cache: SectionCache } {
+  const view = new SectionView();
+  const isid = view.lookup(
+    image,
+    new WeakMap<Section, SectionCache>(),
+    new ImageHit(),
+    Number(ip >> 32n),
+    Number(ip & 0xffffffffn),
+  );
+  assert.ok(isid > 0);
+  return { view, cache: view.cache! };
+}
+
+test("InsnRuns: a run's words, follow agrees with find, and a full store says -1", () => {
+  const a = stretch(new Asm(0x1000n), MAX_RUN + 3)
+    .jz("x")
+    .label("x")
+    .hlt();
+  const image = a.image();
+  const { view, cache } = viewAt(image, 0x1000n);
+  const probe = new FlowInsn();
+  const runs = new InsnRuns(cache.section.size);
+  const r = runs.find(0, ExecMode.Bits64, view, probe);
+  const w = runs.words;
+  // A full run of straight-line code: MAX_RUN instructions, each word then its bytes.
+  assert.equal(w[r + Run.Count], MAX_RUN);
+  assert.equal(w[r + Run.Mode], ExecMode.Bits64);
+  let p = r + RUN_HEADER;
+  let off = 0;
+  const bytes = a.build();
+  for (let k = 0; k < MAX_RUN; k++) {
+    const size = (w[p]! >>> 3) & 15;
+    assert.deepEqual(
+      [...runs.bytes.subarray((p + 1) * 4, (p + 1) * 4 + size)],
+      [...bytes.subarray(off, off + size)],
+    );
+    off += size;
+    p += insnWords(size);
+  }
+  assert.equal(w[r + Run.End], off);
+  // The next run ends at the conditional jump and carries its displacement (0 here).
+  const r2 = runs.follow(r, off, ExecMode.Bits64, view, probe);
+  assert.equal(r2, runs.find(off, ExecMode.Bits64, view, probe));
+  assert.equal(runs.words[r2 + Run.Count], 4);
+  assert.equal(runs.words[r2 + Run.Disp], 0);
+  // Remembered: the same answer again, and for another offset too.
+  assert.equal(runs.follow(r, off, ExecMode.Bits64, view, probe), r2);
+  const r3 = runs.follow(r, 1, ExecMode.Bits64, view, probe);
+  assert.equal(r3, runs.find(1, ExecMode.Bits64, view, probe));
+  assert.equal(runs.words[r3 + Run.Count], MAX_RUN);
+  // A store with room for nothing: -1, and the decoder's general way is taken.
+  const full = new InsnRuns(cache.section.size, 8);
+  assert.equal(full.find(0, ExecMode.Bits64, view, probe), -1);
+});
+
+test("runs: an instruction that runs past the section's end ends a run before it", () => {
+  // The first two bytes of a four-byte ADD end the section.
+  const a = new Asm(0x1000n).nop().add().raw(0x48, 0x83);
+  const { view, cache } = viewAt(a.image(), 0x1000n);
+  const runs = new InsnRuns(cache.section.size);
+  const r = runs.find(0, ExecMode.Bits64, view, new FlowInsn());
+  assert.equal(runs.words[r + Run.Count], 2);
+  assert.equal(runs.words[r + Run.End], 5);
+});
