@@ -35,19 +35,17 @@ import { FlowInsn } from "./flow-insn.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as insnRuns from "./insn-runs.js";
 import { Block, type Insn } from "./records.js";
-import * as sectionCache from "./section-cache.js";
 import type { SectionView } from "./section-view.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
 const { Status } = eventTypes;
 const { ErrorCode } = errors;
-const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+const { FlowClass } = flowClass;
 type FlowClass = flowClass.FlowClass;
 const { addOffset, next, nextIp } = flowInsn;
-const { InsnMeta } = sectionCache;
 const { TWO_32 } = addr;
-const { InsnRuns, RUN_HEADER, Run, insnWords } = insnRuns;
+const { InsnRuns, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
 type InsnRuns = insnRuns.InsnRuns;
 
 export class InsnDecoder {
@@ -70,8 +68,9 @@ export class InsnDecoder {
    * taken, the block's ip is not kept: {@link runDone} sets it.
    */
   private left = 0;
-  private words: Int32Array = new Int32Array(0);
+  private halves: Uint16Array = new Uint16Array(0);
   private bytes: Uint8Array = new Uint8Array(0);
+  private rawAt = 0;
   private at = 0;
   private disp = 0;
   private baseHi = 0;
@@ -253,26 +252,19 @@ export class InsnDecoder {
     this.lastRuns = runs;
     this.lastRun = r;
     const words = runs.words;
-    const n = words[r + Run.Count]!;
-    if (n === 0 || words[r + Run.Mode] !== block.mode || words[r + Run.End]! > view.winEnd) return false;
+    const head = words[r + Run.Head]!;
+    const n = runCount(head);
+    if (n === 0 || runMode(head) !== block.mode || words[r + Run.End]! > view.winEnd) return false;
     // A truncated last instruction comes from the bytes the block carries.
     const want = block.truncated ? block.ninsn - 1 : block.ninsn;
     let left = Math.min(n, want);
-    if (left === n && block.ninsn > n) {
-      let p = r + RUN_HEADER;
-      for (let k = 1; k < n; k++) p += insnWords(InsnMeta.size(words[p]!));
-      const info = InsnMeta.info(words[p]!);
-      const c = info & 15;
-      const on =
-        c === FlowClass.Other ||
-        c === FlowClass.Ptwrite ||
-        ((c === FlowClass.Jump || c === FlowClass.Call) && ((info >>> FACT_SHIFT) & InsnFact.Direct) !== 0);
-      if (!on) left--;
-    }
+    if (left === n && block.ninsn > n && (head & RunFlag.On) === 0) left--;
     if (left <= 0) return false;
-    this.words = words;
+    const at = (r + RUN_HEADER) * 2;
+    this.halves = runs.halves;
     this.bytes = runs.bytes;
-    this.at = r + RUN_HEADER;
+    this.at = at;
+    this.rawAt = (at + n) * 2;
     this.left = left;
     this.disp = words[r + Run.Disp]!;
     this.baseHi = view.baseHi;
@@ -287,9 +279,9 @@ export class InsnDecoder {
   private fromRun(insn: Insn): number {
     const block = this.block;
     const at = this.at;
-    const m = this.words[at]!;
+    const m = this.halves[at]!;
     const off = this.off;
-    const size = InsnMeta.size(m);
+    const size = RunInsn.size(m);
     let hi = this.baseHi;
     let lo = this.baseLo + off;
     if (lo >= TWO_32) {
@@ -300,24 +292,26 @@ export class InsnDecoder {
     insn.ipLo = lo;
     insn.isid = block.isid;
     insn.mode = block.mode;
-    insn.iclass = (InsnMeta.info(m) & 15) as FlowClass;
-    insn.insnClass = InsnMeta.iclass(m) as InsnClass;
+    insn.iclass = RunInsn.flowClass(m) as FlowClass;
+    insn.insnClass = RunInsn.insnClass(m) as InsnClass;
     insn.size = size;
     insn.speculative = block.speculative;
     insn.truncated = false;
-    // The bytes follow the word (see insnWords).
+    // The run's bytes follow its instructions' halves.
     const bytes = this.bytes;
     const raw = insn.raw;
-    for (let k = 0, j = (at + 1) << 2; k < size; k++, j++) raw[k] = bytes[j]!;
+    const j = this.rawAt;
+    for (let k = 0; k < size; k++) raw[k] = bytes[j + k]!;
+    this.rawAt = j + size;
     block.ninsn -= 1;
     this.off = (off + size) | 0;
-    this.at = at + insnWords(size);
+    this.at = at + 1;
     if (--this.left !== 0) return 0;
     return this.runDone(hi, lo, m);
   }
 
   /**
-   * The run's instructions are taken, the last at (hi:lo) with packed meta `m`: the
+   * The run's instructions are taken, the last at (hi:lo) with {@link RunInsn} `m`: the
    * block's end, or where it goes on (the next run, when there is one to take).
    */
   private runDone(hi: number, lo: number, m: number): number {
@@ -328,7 +322,7 @@ export class InsnDecoder {
       return this.blockEnd();
     }
     let to = this.off;
-    const c = InsnMeta.info(m) & 15;
+    const c = RunInsn.flowClass(m);
     if (c === FlowClass.Jump || c === FlowClass.Call) to += this.disp;
     addOffset(this.baseHi, this.baseLo, to);
     block.ipHi = next.hi;

@@ -10,7 +10,16 @@ import { ErrorCode } from "../../src/base/errors.js";
 import { drive } from "../../src/flow/drive.js";
 import { FlowInsn } from "../../src/flow/flow-insn.js";
 import { FlowClass, Insn, InsnDecoder } from "../../src/flow/index.js";
-import { InsnRuns, insnWords, MAX_RUN, RUN_HEADER, Run } from "../../src/flow/insn-runs.js";
+import {
+  InsnRuns,
+  MAX_RUN,
+  RUN_HEADER,
+  Run,
+  RunFlag,
+  RunInsn,
+  runCount,
+  runMode,
+} from "../../src/flow/insn-runs.js";
 import type { SectionCache } from "../../src/flow/section-cache.js";
 import { SectionView } from "../../src/flow/section-view.js";
 import { type Image, ImageHit, type Section } from "../../src/image/index.js";
@@ -136,32 +145,39 @@ test("InsnRuns: a run's words, follow agrees with find, and a full store says -1
   const runs = new InsnRuns(cache.section.size);
   const r = runs.find(0, ExecMode.Bits64, view, probe);
   const w = runs.words;
-  // A full run of straight-line code: MAX_RUN instructions, each word then its bytes.
-  assert.equal(w[r + Run.Count], MAX_RUN);
-  assert.equal(w[r + Run.Mode], ExecMode.Bits64);
-  let p = r + RUN_HEADER;
+  // A full run of straight-line code: MAX_RUN instructions, then the code's bytes.
+  const head = w[r + Run.Head]!;
+  assert.equal(runCount(head), MAX_RUN);
+  assert.equal(runMode(head), ExecMode.Bits64);
+  assert.equal(head & (RunFlag.On | RunFlag.Branch), RunFlag.On);
+  const at = (r + RUN_HEADER) * 2;
   let off = 0;
+  const info = new InsnInfo();
   const bytes = a.build();
   for (let k = 0; k < MAX_RUN; k++) {
-    const size = (w[p]! >>> 3) & 15;
-    assert.deepEqual(
-      [...runs.bytes.subarray((p + 1) * 4, (p + 1) * 4 + size)],
-      [...bytes.subarray(off, off + size)],
-    );
+    const h = runs.halves[at + k]!;
+    const size = decodeInsn(bytes, off, 0, 0x1000 + off, ExecMode.Bits64, info);
+    assert.equal(RunInsn.size(h), size);
+    assert.equal(RunInsn.insnClass(h), info.iclass);
+    assert.equal(RunInsn.flowClass(h), FlowClass.Other);
     off += size;
-    p += insnWords(size);
   }
   assert.equal(w[r + Run.End], off);
+  const b = (at + MAX_RUN) * 2;
+  assert.deepEqual([...runs.bytes.subarray(b, b + off)], [...bytes.subarray(0, off)]);
   // The next run ends at the conditional jump and carries its displacement (0 here).
   const r2 = runs.follow(r, off, ExecMode.Bits64, view, probe);
   assert.equal(r2, runs.find(off, ExecMode.Bits64, view, probe));
-  assert.equal(runs.words[r2 + Run.Count], 4);
+  const head2 = runs.words[r2 + Run.Head]!;
+  assert.equal(runCount(head2), 4);
+  assert.equal(head2 & (RunFlag.On | RunFlag.Branch), 0);
+  assert.equal(RunInsn.flowClass(runs.halves[(r2 + RUN_HEADER) * 2 + 3]!), FlowClass.CondJump);
   assert.equal(runs.words[r2 + Run.Disp], 0);
   // Remembered: the same answer again, and for another offset too.
   assert.equal(runs.follow(r, off, ExecMode.Bits64, view, probe), r2);
   const r3 = runs.follow(r, 1, ExecMode.Bits64, view, probe);
   assert.equal(r3, runs.find(1, ExecMode.Bits64, view, probe));
-  assert.equal(runs.words[r3 + Run.Count], MAX_RUN);
+  assert.equal(runCount(runs.words[r3 + Run.Head]!), MAX_RUN);
   // A store with room for nothing: -1, and the decoder's general way is taken.
   const full = new InsnRuns(cache.section.size, 8);
   assert.equal(full.find(0, ExecMode.Bits64, view, probe), -1);
@@ -173,6 +189,6 @@ test("runs: an instruction that runs past the section's end ends a run before it
   const { view, cache } = viewAt(a.image(), 0x1000n);
   const runs = new InsnRuns(cache.section.size);
   const r = runs.find(0, ExecMode.Bits64, view, new FlowInsn());
-  assert.equal(runs.words[r + Run.Count], 2);
+  assert.equal(runCount(runs.words[r + Run.Head]!), 2);
   assert.equal(runs.words[r + Run.End], 5);
 });
