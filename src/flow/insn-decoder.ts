@@ -48,6 +48,9 @@ const { TWO_32 } = addr;
 const { InsnRuns, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
 type InsnRuns = insnRuns.InsnRuns;
 
+/** Calls whose runs {@link InsnDecoder} remembers for their returns (a power of 2). */
+const CALL_RUNS = 64;
+
 export class InsnDecoder {
   /** The block decoder underneath (for its queries). */
   private readonly blocks: BlockDecoder;
@@ -75,6 +78,19 @@ export class InsnDecoder {
   private disp = 0;
   private baseHi = 0;
   private baseLo = 0;
+  /** Where the current run's halves end: its last instruction was taken when {@link at} is there. */
+  private runEnd = 0;
+  /**
+   * The runs that ended in the most recent calls (a ring, the newest at callTop, with
+   * whose runs they are): a return goes on where its call's run ends, which that run
+   * remembers (InsnRuns.follow), where the return's own run would remember only the
+   * caller it returned to last. `returned`: the last run taken ended in a return.
+   */
+  private readonly callRuns = new Int32Array(CALL_RUNS);
+  private readonly callOwners: (InsnRuns | null)[] = new Array(CALL_RUNS).fill(null);
+  private callTop = 0;
+  private callDepth = 0;
+  private returned = false;
   /** The run taken last, and whose it is: where the next is looked up from (InsnRuns.follow). */
   private lastRun = -1;
   private lastRuns: InsnRuns | null = null;
@@ -243,9 +259,25 @@ export class InsnDecoder {
       runs = new InsnRuns(cache.section.size);
       cache.runs = runs;
     }
-    const last = this.lastRun;
+    let last = this.lastRun;
+    let owner = this.lastRuns;
+    if (this.returned) {
+      // After a return, from the run of the call that returned (its end is here).
+      this.returned = false;
+      const depth = this.callDepth;
+      if (depth !== 0) {
+        const top = this.callTop;
+        const call = this.callRuns[top]!;
+        this.callTop = (top - 1) & (CALL_RUNS - 1);
+        this.callDepth = depth - 1;
+        if (this.callOwners[top] === runs && runs.words[call + Run.End] === off) {
+          last = call;
+          owner = runs;
+        }
+      }
+    }
     const r =
-      last >= 0 && this.lastRuns === runs
+      last >= 0 && owner === runs
         ? runs.follow(last, off, block.mode, view, this.work)
         : runs.find(off, block.mode, view, this.work);
     if (r < 0) return false;
@@ -264,6 +296,7 @@ export class InsnDecoder {
     this.halves = runs.halves;
     this.bytes = runs.bytes;
     this.at = at;
+    this.runEnd = at + n;
     this.rawAt = (at + n) * 2;
     this.left = left;
     this.disp = words[r + Run.Disp]!;
@@ -316,13 +349,18 @@ export class InsnDecoder {
    */
   private runDone(hi: number, lo: number, m: number): number {
     const block = this.block;
+    const c = RunInsn.flowClass(m);
+    if (this.at === this.runEnd) {
+      // The run's last instruction: a call's run is where its return goes on from.
+      if (c === FlowClass.Call) this.pushCall();
+      else if (c === FlowClass.Return) this.returned = true;
+    }
     if (block.ninsn === 0) {
       block.ipHi = hi;
       block.ipLo = lo;
       return this.blockEnd();
     }
     let to = this.off;
-    const c = RunInsn.flowClass(m);
     if (c === FlowClass.Jump || c === FlowClass.Call) to += this.disp;
     addOffset(this.baseHi, this.baseLo, to);
     block.ipHi = next.hi;
@@ -331,6 +369,15 @@ export class InsnDecoder {
     this.off = to >= view.winBegin && to < view.winEnd ? to | 0 : -1;
     if (this.off >= 0) this.startRun();
     return 0;
+  }
+
+  /** Remember the current run, which ends in a call (see {@link callRuns}). */
+  private pushCall(): void {
+    const top = (this.callTop + 1) & (CALL_RUNS - 1);
+    this.callTop = top;
+    this.callRuns[top] = this.lastRun;
+    this.callOwners[top] = this.lastRuns;
+    if (this.callDepth < CALL_RUNS) this.callDepth += 1;
   }
 
   /**

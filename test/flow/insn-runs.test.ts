@@ -25,7 +25,7 @@ import { SectionView } from "../../src/flow/section-view.js";
 import { type Image, ImageHit, type Section } from "../../src/image/index.js";
 import { decodeInsn, ExecMode, InsnInfo } from "../../src/isa/index.js";
 import { Trace } from "../event/helpers.js";
-import { Asm } from "./asm.js";
+import { Asm, addCode } from "./asm.js";
 import { decodeBoth, hx } from "./run.js";
 
 /** Straight-line code of `n` instructions of three lengths. */
@@ -191,4 +191,44 @@ test("runs: an instruction that runs past the section's end ends a run before it
   const r = runs.find(0, ExecMode.Bits64, view, new FlowInsn());
   assert.equal(runCount(runs.words[r + Run.Head]!), 2);
   assert.equal(runs.words[r + Run.End], 5);
+});
+
+test("runs: returns to several callers, and from a call into another section and back", () => {
+  // g, in a section of its own, is called from the middle of f.
+  const G = 0x9000n;
+  const a = new Asm(0x1000n).label("top").nop().call("f").add().call("f").load().call("f").jz("top");
+  a.label("end").hlt();
+  a.label("f").add().label("callg");
+  const rel = Number(G - (a.at("callg") + 5n));
+  a.raw(0xe8, rel & 0xff, (rel >> 8) & 0xff, (rel >> 16) & 0xff, (rel >>> 24) & 0xff)
+    .nop()
+    .ret();
+  const image = a.image();
+  addCode(image, new Asm(G).nop().add().ret().build(), G);
+  // Per round: three calls of f, each with a return from g and from f (compressed), then jz.
+  const round = "!!!!!!";
+  const trace = new Trace()
+    .psb()
+    .mode(64)
+    .fup(a.at("top"))
+    .psbend()
+    .tnt(round)
+    .tnt("!")
+    .tnt(round)
+    .tnt("!")
+    .tnt(round)
+    .tnt(".")
+    .fup(a.at("end"))
+    .pgd()
+    .bytes();
+  const got = insns(trace, image);
+  const lines = decodeBoth(trace, { image });
+  assert.deepEqual(
+    got.map((g) => hx(g.ip)),
+    lines.filter((l) => l.startsWith("0x")),
+  );
+  // nop, 3 x (call, f: add call [g: nop add ret] nop ret, then add/load/jz): 3 rounds.
+  assert.equal(got.length, 3 * (1 + 3 * 8 + 3));
+  checkAgainstImage(got, image);
+  assert.ok(got.some((g) => g.ip === G));
 });
