@@ -1,6 +1,7 @@
 /**
  * The instruction decoder (libipt's `pt_insn_*`): one instruction per call, a thin
- * layer over {@link BlockDecoder} that walks each block's instructions. Statuses and
+ * layer over {@link BlockDecoder} that walks each block's instructions, taking them
+ * from the section's runs (see insn-runs.ts) where it has caches. Statuses and
  * events are the block decoder's, reported at the end of each block, so both
  * decoders give the same instructions and events in the same order.
  *
