@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ErrorCode } from "../../src/base/errors.js";
+import { PtEvent, Status } from "../../src/event/types.js";
 import { drive } from "../../src/flow/drive.js";
 import { FlowInsn } from "../../src/flow/flow-insn.js";
 import { FlowClass, Insn, InsnDecoder } from "../../src/flow/index.js";
@@ -231,4 +232,23 @@ test("runs: returns to several callers, and from a call into another section and
   assert.equal(got.length, 3 * (1 + 3 * 8 + 3));
   checkAgainstImage(got, image);
   assert.ok(got.some((g) => g.ip === G));
+});
+
+test("runs: no event inside a block, also while a run is being taken", () => {
+  // One block of four instructions, one run, twice.
+  const a = new Asm(0x401000n).label("top").nop().add().load().jz("top").label("end").hlt();
+  const trace = new Trace().psb().mode(64).fup(a.at("top")).psbend().tnt("!.").fup(a.at("end")).pgd().bytes();
+  const dec = new InsnDecoder(trace, { image: a.image() });
+  const ev = new PtEvent();
+  let status = dec.syncForward();
+  while (status >= 0 && status & Status.EventPending) status = dec.event(ev);
+  const insn = new Insn();
+  for (let round = 0; round < 2; round++) {
+    for (let k = 0; k < 3; k++) {
+      assert.equal(dec.next(insn), 0);
+      assert.equal(dec.event(ev), -ErrorCode.BadQuery);
+    }
+    assert.ok(dec.next(insn) >= 0);
+    assert.equal(insn.ip, a.at("top") + 1n + 4n + 8n);
+  }
 });
