@@ -1,6 +1,7 @@
 /**
  * The instruction decoder (libipt's `pt_insn_*`): one instruction per call, a thin
- * layer over {@link BlockDecoder} that walks each block's instructions. Statuses and
+ * layer over {@link BlockDecoder} that walks each block's instructions, taking them
+ * from the section's runs (see insn-runs.ts) where it has caches. Statuses and
  * events are the block decoder's, reported at the end of each block, so both
  * decoders give the same instructions and events in the same order.
  *
@@ -24,6 +25,7 @@ import * as errors from "../base/errors.js";
 import { defaultDecoderConfig } from "../event/config.js";
 import type { PtEvent } from "../event/types.js";
 import * as eventTypes from "../event/types.js";
+import * as addr from "../image/addr.js";
 import type { Image } from "../image/index.js";
 import type { InsnClass } from "../isa/index.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
@@ -32,18 +34,23 @@ import * as flowClass from "./flow-class.js";
 import * as flowInsn from "./flow-insn.js";
 import { FlowInsn } from "./flow-insn.js";
 import type { FlowOptions } from "./flow-state.js";
+import * as insnRuns from "./insn-runs.js";
 import { Block, type Insn } from "./records.js";
-import * as sectionCache from "./section-cache.js";
 import type { SectionView } from "./section-view.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
 const { Status } = eventTypes;
 const { ErrorCode } = errors;
-const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+const { FlowClass } = flowClass;
 type FlowClass = flowClass.FlowClass;
 const { addOffset, next, nextIp } = flowInsn;
-const { InsnMeta, slot } = sectionCache;
+const { TWO_32 } = addr;
+const { InsnRuns, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
+type InsnRuns = insnRuns.InsnRuns;
+
+/** Calls whose runs {@link InsnDecoder} remembers for their returns (a power of 2). */
+const CALL_RUNS = 64;
 
 export class InsnDecoder {
   /** The block decoder underneath (for its queries). */
@@ -58,6 +65,36 @@ export class InsnDecoder {
    * known to be in the reader's current section window; -1 otherwise.
    */
   private off = -1;
+  /**
+   * The run being taken (see {@link startRun}): instructions left to take from it (0:
+   * none, take the next the general way), its words and the next one's index, its
+   * last instruction's displacement, and the origin of {@link off}. While a run is
+   * taken, the block's ip is not kept: {@link runDone} sets it.
+   */
+  private left = 0;
+  private halves: Uint16Array = new Uint16Array(0);
+  private bytes: Uint8Array = new Uint8Array(0);
+  private rawAt = 0;
+  private at = 0;
+  private disp = 0;
+  private baseHi = 0;
+  private baseLo = 0;
+  /** Where the current run's halves end: its last instruction was taken when {@link at} is there. */
+  private runEnd = 0;
+  /**
+   * The runs that ended in the most recent calls (a ring, the newest at callTop, with
+   * whose runs they are): a return goes on where its call's run ends, which that run
+   * remembers (InsnRuns.follow), where the return's own run would remember only the
+   * caller it returned to last. `returned`: the last run taken ended in a return.
+   */
+  private readonly callRuns = new Int32Array(CALL_RUNS);
+  private readonly callOwners: (InsnRuns | null)[] = new Array(CALL_RUNS).fill(null);
+  private callTop = 0;
+  private callDepth = 0;
+  private returned = false;
+  /** The run taken last, and whose it is: where the next is looked up from (InsnRuns.follow). */
+  private lastRun = -1;
+  private lastRuns: InsnRuns | null = null;
   /** The code reader's current section, which the block decoder walks in. */
   private readonly view: SectionView;
 
@@ -91,6 +128,7 @@ export class InsnDecoder {
   private started(status: number): number {
     this.block.clear();
     this.off = -1;
+    this.left = 0;
     this.status = 0;
     if (status < 0) return status;
     this.status = status;
@@ -147,14 +185,12 @@ export class InsnDecoder {
    * block's end, the block decoder's) or -error.
    */
   next(insn: Insn): number {
-    const block = this.block;
-    // Most instructions come from the decode cache, inside the block being walked.
-    if (this.off >= 0 && block.ninsn !== 0 && this.fromCache(insn))
-      return block.ninsn !== 0 ? 0 : this.blockEnd();
+    // Most instructions come from a run (see InsnRuns), inside the block being walked.
+    if (this.left !== 0) return this.fromRun(insn);
     return this.nextSlow(insn);
   }
 
-  /** {@link next} when the instruction does not come from the decode cache right away. */
+  /** {@link next} when the instruction does not come from a run right away. */
   private nextSlow(insn: Insn): number {
     const block = this.block;
     while (block.ninsn === 0) {
@@ -175,7 +211,7 @@ export class InsnDecoder {
       if (isid < 0) return this.describe(insn, isid);
       this.off = this.view.off;
     }
-    if (this.off >= 0 && this.fromCache(insn)) return block.ninsn !== 0 ? 0 : this.blockEnd();
+    if (this.off >= 0 && this.startRun()) return this.fromRun(insn);
     this.off = -1;
     this.describe(insn, 0);
     const work = this.work;
@@ -206,54 +242,143 @@ export class InsnDecoder {
   }
 
   /**
-   * The fast way through a block: the block's next instruction from the decode cache
-   * of the section the block decoder just walked, at offset {@link off} (>= 0),
-   * following it by offset. Fills all of `insn`, consumes the instruction and returns
-   * true; false (nothing done) when the instruction is not cached there, or is one the
-   * general way must handle.
+   * Start taking the block's instructions from the run at offset {@link off} (>= 0) of
+   * the section the block decoder just walked: true when there is at least one to take
+   * (then {@link left} says how many); false when the general way must go first.
+   * Only straight-line code and direct jumps and calls occur inside a block: a run's
+   * last instruction that is something else is left to the general way unless it is
+   * the block's last too.
    */
-  private fromCache(insn: Insn): boolean {
-    const block = this.block;
+  private startRun(): boolean {
     const view = this.view;
-    const off = this.off;
     const cache = view.cache;
     if (cache === null) return false;
-    const page = cache.page(off);
-    const i = slot(off);
-    const meta = page.meta[i]!;
-    const size = InsnMeta.size(meta);
-    if (meta === 0 || InsnMeta.mode(meta) !== block.mode || off + size > view.winEnd) return false;
-    const info = InsnMeta.info(meta);
-    const c = info & 15;
-    let step = size;
-    if (block.ninsn > 1) {
-      // Inside a block only straight-line code and direct jumps and calls occur.
-      if (c === FlowClass.Jump || c === FlowClass.Call) {
-        if (((info >>> FACT_SHIFT) & InsnFact.Direct) === 0) return false;
-        step += page.disp[i]!;
-      } else if (c !== FlowClass.Other && c !== FlowClass.Ptwrite) {
-        return false;
+    const block = this.block;
+    const off = this.off;
+    let runs = cache.runs;
+    if (runs === null) {
+      runs = new InsnRuns(cache.section.size);
+      cache.runs = runs;
+    }
+    let last = this.lastRun;
+    let owner = this.lastRuns;
+    if (this.returned) {
+      // After a return, from the run of the call that returned (its end is here).
+      this.returned = false;
+      const depth = this.callDepth;
+      if (depth !== 0) {
+        const top = this.callTop;
+        const call = this.callRuns[top]!;
+        this.callTop = (top - 1) & (CALL_RUNS - 1);
+        this.callDepth = depth - 1;
+        if (this.callOwners[top] === runs && runs.words[call + Run.End] === off) {
+          last = call;
+          owner = runs;
+        }
       }
     }
-    insn.ipHi = block.ipHi;
-    insn.ipLo = block.ipLo;
+    const r =
+      last >= 0 && owner === runs
+        ? runs.follow(last, off, block.mode, view, this.work)
+        : runs.find(off, block.mode, view, this.work);
+    if (r < 0) return false;
+    this.lastRuns = runs;
+    this.lastRun = r;
+    const words = runs.words;
+    const head = words[r + Run.Head]!;
+    const n = runCount(head);
+    if (n === 0 || runMode(head) !== block.mode || words[r + Run.End]! > view.winEnd) return false;
+    // A truncated last instruction comes from the bytes the block carries.
+    const want = block.truncated ? block.ninsn - 1 : block.ninsn;
+    let left = Math.min(n, want);
+    if (left === n && block.ninsn > n && (head & RunFlag.On) === 0) left--;
+    if (left <= 0) return false;
+    const at = (r + RUN_HEADER) * 2;
+    this.halves = runs.halves;
+    this.bytes = runs.bytes;
+    this.at = at;
+    this.runEnd = at + n;
+    this.rawAt = (at + n) * 2;
+    this.left = left;
+    this.disp = words[r + Run.Disp]!;
+    this.baseHi = view.baseHi;
+    this.baseLo = view.baseLo;
+    return true;
+  }
+
+  /**
+   * The fast way through a block: the next instruction of the current run (at offset
+   * {@link off}, word {@link at}); fills all of `insn` and consumes it.
+   */
+  private fromRun(insn: Insn): number {
+    const block = this.block;
+    const at = this.at;
+    const m = this.halves[at]!;
+    const off = this.off;
+    const size = RunInsn.size(m);
+    let hi = this.baseHi;
+    let lo = this.baseLo + off;
+    if (lo >= TWO_32) {
+      lo -= TWO_32;
+      hi = (hi + 1) >>> 0;
+    }
+    insn.ipHi = hi;
+    insn.ipLo = lo;
     insn.isid = block.isid;
     insn.mode = block.mode;
-    insn.iclass = c as FlowClass;
-    insn.insnClass = InsnMeta.iclass(meta) as InsnClass;
+    insn.iclass = RunInsn.flowClass(m) as FlowClass;
+    insn.insnClass = RunInsn.insnClass(m) as InsnClass;
     insn.size = size;
     insn.speculative = block.speculative;
     insn.truncated = false;
-    view.copyRaw(off, size, insn.raw);
+    // The run's bytes follow its instructions' halves.
+    const bytes = this.bytes;
+    const raw = insn.raw;
+    const j = this.rawAt;
+    for (let k = 0; k < size; k++) raw[k] = bytes[j + k]!;
+    this.rawAt = j + size;
     block.ninsn -= 1;
-    if (block.ninsn !== 0) {
-      const to = off + step;
-      addOffset(view.baseHi, view.baseLo, to);
-      block.ipHi = next.hi;
-      block.ipLo = next.lo;
-      this.off = to >= view.winBegin && to < view.winEnd ? to | 0 : -1;
+    this.off = (off + size) | 0;
+    this.at = at + 1;
+    if (--this.left !== 0) return 0;
+    return this.runDone(hi, lo, m);
+  }
+
+  /**
+   * The run's instructions are taken, the last at (hi:lo) with {@link RunInsn} `m`: the
+   * block's end, or where it goes on (the next run, when there is one to take).
+   */
+  private runDone(hi: number, lo: number, m: number): number {
+    const block = this.block;
+    const c = RunInsn.flowClass(m);
+    if (this.at === this.runEnd) {
+      // The run's last instruction: a call's run is where its return goes on from.
+      if (c === FlowClass.Call) this.pushCall();
+      else if (c === FlowClass.Return) this.returned = true;
     }
-    return true;
+    if (block.ninsn === 0) {
+      block.ipHi = hi;
+      block.ipLo = lo;
+      return this.blockEnd();
+    }
+    let to = this.off;
+    if (c === FlowClass.Jump || c === FlowClass.Call) to += this.disp;
+    addOffset(this.baseHi, this.baseLo, to);
+    block.ipHi = next.hi;
+    block.ipLo = next.lo;
+    const view = this.view;
+    this.off = to >= view.winBegin && to < view.winEnd ? to | 0 : -1;
+    if (this.off >= 0) this.startRun();
+    return 0;
+  }
+
+  /** Remember the current run, which ends in a call (see {@link callRuns}). */
+  private pushCall(): void {
+    const top = (this.callTop + 1) & (CALL_RUNS - 1);
+    this.callTop = top;
+    this.callRuns[top] = this.lastRun;
+    this.callOwners[top] = this.lastRuns;
+    if (this.callDepth < CALL_RUNS) this.callDepth += 1;
   }
 
   /**

@@ -13,6 +13,7 @@
  * that touched 3 MiB of code.
  */
 import type { Section } from "../image/index.js";
+import type { InsnRuns } from "./insn-runs.js";
 
 const PAGE_BITS = 12;
 export const PAGE_SIZE = 1 << PAGE_BITS;
@@ -123,6 +124,8 @@ export class SectionCache {
    * the section in; until then the section is walked one instruction at a time).
    */
   blocks = false;
+  /** The instruction decoder's runs of this section, made when it first walks it. */
+  runs: InsnRuns | null = null;
   private readonly pages = new Map<number, CachePage>();
   private last: CachePage | null = null;
   /** The slab pages are cut from, how many of its pages are used, and pages not yet made. */

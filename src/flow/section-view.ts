@@ -179,25 +179,29 @@ export class SectionView {
     return decodeBytes(views[avail]!, 0, insn);
   }
 
-  /** Copy `size` bytes at offset `off` (a decoded instruction inside the window) into `raw`. */
-  copyRaw(off: number, size: number, raw: Uint8Array): void {
+  /**
+   * Copy `size` bytes at offset `off` (a decoded instruction inside the window) into
+   * `raw` from index `to`.
+   */
+  copyRaw(off: number, size: number, raw: Uint8Array, to = 0): void {
     const s = this.section!;
     const src = s.bytes;
     if (src === null) {
-      raw.fill(0, 0, size);
+      raw.fill(0, to, to + size);
       return;
     }
     const at = this.byteBase + off;
     if (at >= 0x4000_0000) {
-      for (let k = 0; k < size; k++) raw[k] = src[at + k]!;
+      for (let k = 0; k < size; k++) raw[to + k] = src[at + k]!;
       return;
     }
     // Small integer indexes (buffers below 1 GiB) keep the loops free of conversions.
     // Four bytes are read before they are written: each write makes V8 reload both
     // arrays' fields, so that goes per four bytes instead of per byte.
-    let k = 0;
+    let k = to | 0;
+    const end = (to + size) | 0;
     let j = at | 0;
-    for (; k + 4 <= size; k += 4, j += 4) {
+    for (; k + 4 <= end; k += 4, j += 4) {
       const b0 = src[j]!;
       const b1 = src[j + 1]!;
       const b2 = src[j + 2]!;
@@ -207,7 +211,7 @@ export class SectionView {
       raw[k + 2] = b2;
       raw[k + 3] = b3;
     }
-    for (; k < size; k++, j++) raw[k] = src[j]!;
+    for (; k < end; k++, j++) raw[k] = src[j]!;
   }
 }
 
