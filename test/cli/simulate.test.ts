@@ -254,10 +254,15 @@ describe("ptkit simulate", () => {
       assert.equal(r.code, 1, args.join(" "));
       assert.match(r.stderr, message, args.join(" "));
     }
+    // A corrupt execution: one line naming the file, the record and its offset.
     writeFileSync(join(dir, "bad.jsonl"), '{"k":"insn","ip":"0x1","size":99}\n');
     const bad = await ptkit("simulate", "-o", "x.pt", "bad.jsonl");
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /line 1/);
+    assert.match(bad.stderr, /^ptkit simulate: bad\.jsonl: execution line 1: .* at offset 0x0\n$/);
+    writeFileSync(join(dir, "bad.bin"), Buffer.concat([Buffer.from("PTKEXEC\x01"), Buffer.from("garbage")]));
+    const binary = await ptkit("simulate", "-o", "x.pt", "bad.bin");
+    assert.equal(binary.code, 1);
+    assert.match(binary.stderr, /^ptkit simulate: bad\.bin: execution: .* at offset 0x[0-9a-f]+\n$/);
   });
 
   test("errors say what to do next", async () => {

@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { diagnosticLine } from "../../base/diagnostic.js";
 import { PtError } from "../../base/errors.js";
 import { runUnderLackey } from "../../node/valgrind.js";
 import { type FileKind, fileKind, HEAD_BYTES, ioErrorText, openError } from "../../session/file-kind.js";
@@ -297,7 +298,12 @@ function loadExecution(args: SimulateArgs, io: SessionIo): Loaded | string {
   if (format === undefined) return notAnExecution(file, kind);
   if (format === "lackey") return convertLog(file, args, io);
   const bytes = io.readFile(file);
-  return { execution: format === "jsonl" ? readExecJsonl(bytes) : readExecBinary(bytes) };
+  try {
+    return { execution: format === "jsonl" ? readExecJsonl(bytes) : readExecBinary(bytes) };
+  } catch (e) {
+    if (!(e instanceof PtError)) throw e;
+    return diagnosticLine(file, e);
+  }
 }
 
 /** valgrind could not start `program`: say how to name it. */
