@@ -5,7 +5,7 @@
  * under valgrind lackey) with timing packets (TSC, MTC, CYC), decoded by the block
  * decoder with tick events on, as `ptkit flow --timeline` decodes. Each block's
  * instructions reach the analysis through the same block replay `ptkit flow` uses
- * (src/cli/analysis-blocks.ts: with call stacks alone, the instructions that move the
+ * (src/session/analysis-blocks.ts: with call stacks alone, the instructions that move the
  * stack one by one and the runs between them in one step); frame names come from the
  * workload's own symbol tables. Rows: decoding alone, then with call stacks and no
  * output, with the Chrome trace-event timeline (its text produced and dropped), and

@@ -1,7 +1,7 @@
 /**
  * What the raw-trace pipeline (raw-session.ts) is given: the code to load and the
  * trace to decode, in ptxed's order, and how to print the flow. `ptkit flow` makes
- * them from ptxed's option words (cli/flow-options.ts); a web page from a form.
+ * them from ptxed's option words (cli/flow/options.ts); a web page from a form.
  */
 import type { Cpu } from "../cpu/index.js";
 import type { DecoderConfig } from "../event/index.js";

@@ -1,6 +1,6 @@
 /**
  * `ptkit flow`: the ptxed-compatible instruction flow listing. This parses ptxed's
- * options (flow-options.ts) and reports problems; the pipeline itself (loading the
+ * options (options.ts) and reports problems; the pipeline itself (loading the
  * code, decoding, printing ptxed's output, the analysis outputs) is the session
  * layer's (session/raw-session.ts). Diagnostics go to stdout as ptxed prints them,
  * problems with the command line and files to stderr.
