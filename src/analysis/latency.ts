@@ -25,12 +25,14 @@
  *   (a raw trace; a perf.data file without switch records is followed by CR3 only)
  *   and off-CPU time is unknown rather than 0: {@link LatencySummary.offCpuRecorded}.
  *
- * Memory: 8 bytes per measured call (its duration, in a growable Float64Array per
- * (function, caller) pair; up to twice that while an array grows by doubling), plus
- * small state per function, per pair and per open frame, plus the kept slowest calls
- * and their stacks. Nothing is allocated per call except when a call enters the
- * slowest calls (a copy of its stack). A function's distribution is its pairs'
- * durations, joined and sorted when the summary is made.
+ * Memory: 12 bytes per measured call (its duration and its (function, caller) pair,
+ * appended to two arrays shared by every pair; up to twice that while they grow by
+ * doubling), plus a count per pair, small state per function and per open frame, and
+ * the kept slowest calls and their stacks. No object per pair: a program with a large
+ * code footprint has millions of pairs, and an array each cost more than their calls.
+ * Nothing is allocated per call except when a call enters the slowest calls (a copy
+ * of its stack). The summary groups the durations by pair (a counting sort) and sorts
+ * each pair's; a function's distribution is its pairs' merged.
  */
 import { FRAME_END_NAMES, type FrameEnd, type FrameKind } from "./callstack.js";
 import type { CallSink, ClockInfo, ThreadTrack } from "./callstack-sink.js";
@@ -123,6 +125,11 @@ class TrackFrames {
   }
 }
 
+/** Each pair's durations, after {@link CallLatency}'s grouping. */
+interface GroupedDurations {
+  of(pair: number): Float64Array;
+}
+
 export class CallLatency implements CallSink {
   private clock: ClockInfo = { unit: "insn", tscBase: "", nsPerTick: 0 };
   private readonly tracks: (TrackFrames | undefined)[] = [];
@@ -136,10 +143,12 @@ export class CallLatency implements CallSink {
   private readonly fnIds = new Map<string, number>();
   /** FrameNames entry -> function id + 1 (0: not looked up yet). */
   private entryFn: Int32Array = new Int32Array(1024);
-  /** (function, caller + 1) -> pair id; each pair's durations and how many. */
+  /** (function, caller + 1) -> pair id, and each pair's count of measured calls. */
   private readonly pairs = new KeyTable(Number.MAX_SAFE_INTEGER);
-  private readonly pairDurations: Float64Array[] = [];
-  private readonly pairCounts: number[] = [];
+  private pairCounts: Int32Array = new Int32Array(1024);
+  /** Every measured call in return order: its pair and its duration. */
+  private callPairs: Int32Array = new Int32Array(1024);
+  private callDurations: Float64Array = new Float64Array(1024);
   private readonly incompleteBy = new Float64Array(FRAME_END_NAMES.length);
   private readonly slowest: SlowestCalls;
   private readonly only: string | undefined;
@@ -221,10 +230,11 @@ export class CallLatency implements CallSink {
     const byFn: number[][] = this.fnNames.map(() => []);
     const keys = this.pairs.keys;
     for (let p = 0; p < this.pairs.size; p++) byFn[keys[4 * p]!]!.push(p);
+    const grouped = this.groupedDurations();
     const functions: FunctionLatency[] = [];
     for (let fn = 0; fn < this.fnNames.length; fn++) {
       if (!this.fnWanted[fn]) continue;
-      const f = this.functionLatency(fn, byFn[fn]!);
+      const f = this.functionLatency(fn, byFn[fn]!, grouped);
       if (f.calls > 0 || f.incomplete > 0) functions.push(f);
     }
     functions.sort((a, b) => b.total - a.total || b.calls - a.calls || b.incomplete - a.incomplete);
@@ -263,11 +273,24 @@ export class CallLatency implements CallSink {
    */
   durationsOf(name: string): Float64Array {
     const keys = this.pairs.keys;
+    const grouped = this.groupedDurations();
     const parts: Float64Array[] = [];
     for (let p = 0; p < this.pairs.size; p++)
-      if (this.fnNames[keys[4 * p]!] === name)
-        parts.push(this.pairDurations[p]!.subarray(0, this.pairCounts[p]!));
+      if (this.fnNames[keys[4 * p]!] === name) parts.push(grouped.of(p));
     return joined(parts);
+  }
+
+  /** The measured durations grouped by pair (a counting sort of the calls, in return order within a pair). */
+  private groupedDurations(): GroupedDurations {
+    const pairs = this.pairs.size;
+    const start = new Int32Array(pairs + 1);
+    for (let p = 0; p < pairs; p++) start[p + 1] = start[p]! + this.pairCounts[p]!;
+    const next = start.slice(0, pairs);
+    const all = new Float64Array(this.returned);
+    const callPairs = this.callPairs;
+    const callDurations = this.callDurations;
+    for (let i = 0; i < this.returned; i++) all[next[callPairs[i]!]!++] = callDurations[i]!;
+    return { of: (p) => all.subarray(start[p]!, start[p + 1]!) };
   }
 
   /** The names of the functions met (each once per scope). */
@@ -275,12 +298,12 @@ export class CallLatency implements CallSink {
     return [...this.fnNames];
   }
 
-  private functionLatency(fn: number, pairs: readonly number[]): FunctionLatency {
+  private functionLatency(fn: number, pairs: readonly number[], grouped: GroupedDurations): FunctionLatency {
     const callers: CallerLatency[] = [];
     const parts: Float64Array[] = [];
     const keys = this.pairs.keys;
     for (const p of pairs) {
-      const durations = this.pairDurations[p]!.subarray(0, this.pairCounts[p]!);
+      const durations = grouped.of(p);
       durations.sort();
       parts.push(durations);
       const caller = keys[4 * p + 1]! - 1;
@@ -312,20 +335,17 @@ export class CallLatency implements CallSink {
     };
   }
 
+  /** One measured call (before {@link returned} counts it). */
   private record(pair: number, duration: number): void {
-    let d = this.pairDurations[pair];
-    if (d === undefined) {
-      d = new Float64Array(4);
-      this.pairDurations[pair] = d;
-      this.pairCounts[pair] = 0;
+    if (pair >= this.pairCounts.length) this.pairCounts = growInt32(this.pairCounts, pair + 1);
+    this.pairCounts[pair]!++;
+    const n = this.returned;
+    if (n === this.callPairs.length) {
+      this.callPairs = growInt32(this.callPairs, n + 1);
+      this.callDurations = growFloat64(this.callDurations, n + 1);
     }
-    const n = this.pairCounts[pair]!;
-    if (n === d.length) {
-      d = growFloat64(d, n + 1);
-      this.pairDurations[pair] = d;
-    }
-    d[n] = duration;
-    this.pairCounts[pair] = n + 1;
+    this.callPairs[n] = pair;
+    this.callDurations[n] = duration;
   }
 
   /** The function id of a frame (a name within a scope), made on first sight. */
