@@ -27,7 +27,8 @@ export class BlockUnit implements FlowUnit {
   decodeOne(): number {
     const s = this.session;
     const o = s.out;
-    this.walker.use(this.decoder.image);
+    // The walker reads code for the listing and --check only (the analysis feed takes the image itself).
+    if (!o.quiet || o.check) this.walker.use(this.decoder.image);
     let offset = 0;
     if (o.offset || o.check) {
       offset = this.decoder.offset;

@@ -24,7 +24,8 @@ export class InsnUnit implements FlowUnit {
 
   decodeOne(): number {
     const o = this.session.out;
-    this.walker.use(this.decoder.image);
+    // The walker reads code for the listing and --check only (the analysis feed takes the image itself).
+    if (!o.quiet || o.check) this.walker.use(this.decoder.image);
     let offset = 0;
     if (o.offset || o.check) {
       offset = this.decoder.offset;
