@@ -58,6 +58,24 @@ async function startWeb(files: string[]): Promise<{ child: ChildProcess; url: st
   return { child, url };
 }
 
+/**
+ * `ptkit web` serving `files` (its process added to `children`), and the app opened in
+ * a new page of `browser`; `errors` collects the page's uncaught errors.
+ */
+async function openApp(
+  browser: Browser,
+  children: ChildProcess[],
+  files: string[] = [],
+): Promise<{ page: Page; errors: string[] }> {
+  const web = await startWeb(files);
+  children.push(web.child);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+  const errors: string[] = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(web.url);
+  return { page, errors };
+}
+
 /** What the test reads of a table element (the DOM's types are not in this project's lib). */
 interface TableElement {
   tBodies: ArrayLike<{ rows: Iterable<{ cells: Iterable<{ textContent: string | null }> }> }>;
@@ -97,12 +115,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
   });
 
   test("a perf.data through the file input: missing binary named, then decoded with it", async () => {
-    const web = await startWeb([]);
-    children.push(web.child);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(web.url);
+    const { page, errors } = await openApp(browser, children);
 
     // The perf.data alone: the page says which binary to add.
     await page.locator('[data-ptkit="input"]').setInputFiles(join(dir, PERF));
@@ -193,10 +206,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
   });
 
   test("files named on the command line are decoded when the page opens", async () => {
-    const web = await startWeb([join(dir, PERF), join(dir, PROGRAM)]);
-    children.push(web.child);
-    const page = await browser.newPage();
-    await page.goto(web.url);
+    const { page } = await openApp(browser, children, [join(dir, PERF), join(dir, PROGRAM)]);
     await page.locator('[data-ptkit="functions"] tbody tr').first().waitFor({ timeout: 60_000 });
     assert.equal((await tableRows(page, "functions"))[0]![0], expected.functions[0]!.name);
     assert.match(
@@ -207,10 +217,7 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
   });
 
   test("a file that is not a perf.data: the page says so", async () => {
-    const web = await startWeb([]);
-    children.push(web.child);
-    const page = await browser.newPage();
-    await page.goto(web.url);
+    const { page } = await openApp(browser, children);
     await page.locator('[data-ptkit="input"]').setInputFiles(join(dir, PROGRAM));
     await page.locator('[data-ptkit="decode"]').click();
     assert.match(
@@ -242,12 +249,7 @@ describe("the web app with a raw trace", { skip: CHROMIUM_SKIP || skipUnlessCorp
   });
 
   test("the settings form, then the answers rawAnswers and ptkit flow give", async () => {
-    const web = await startWeb([]);
-    children.push(web.child);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(web.url);
+    const { page, errors } = await openApp(browser, children);
     await page.locator('[data-ptkit="input"]').setInputFiles([join(dir, "pt.bin"), join(dir, "hello")]);
     await page.locator('[data-ptkit="decode"]').click();
     const form = page.locator('[data-ptkit="raw"]');
