@@ -27,13 +27,8 @@ export class BlockUnit implements FlowUnit {
   decodeOne(): number {
     const s = this.session;
     const o = s.out;
-    // The walker reads code for the listing and --check only (the analysis feed takes the image itself).
-    if (!o.quiet || o.check) this.walker.use(this.decoder.image);
-    let offset = 0;
-    if (o.offset || o.check) {
-      offset = this.decoder.offset;
-      if (offset < 0) return offset;
-    }
+    const offset = s.unitStart(this.decoder, this.walker);
+    if (offset < 0) return offset;
     const block = this.block;
     const status = this.decoder.next(block);
     // Even a block that ends in an error holds the instructions before it.

@@ -24,13 +24,8 @@ export class InsnUnit implements FlowUnit {
 
   decodeOne(): number {
     const o = this.session.out;
-    // The walker reads code for the listing and --check only (the analysis feed takes the image itself).
-    if (!o.quiet || o.check) this.walker.use(this.decoder.image);
-    let offset = 0;
-    if (o.offset || o.check) {
-      offset = this.decoder.offset;
-      if (offset < 0) return offset;
-    }
+    const offset = this.session.unitStart(this.decoder, this.walker);
+    if (offset < 0) return offset;
     const insn = this.insn;
     const status = this.decoder.next(insn);
     if (status < 0) {

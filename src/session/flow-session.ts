@@ -12,6 +12,7 @@ import type { SidebandSession } from "../perf/index.js";
 import { U64 } from "../time/index.js";
 import { eventText } from "./flow-event-text.js";
 import { diagText } from "./flow-text.js";
+import type { CodeWalker } from "./flow-walk.js";
 import type { LineWriter } from "./io.js";
 import type { FlowOutput } from "./raw-options.js";
 import type { SidebandOptions } from "./sideband-config.js";
@@ -122,6 +123,18 @@ export class FlowSession {
         // Go on from where resync put the decoder.
       }
     }
+  }
+
+  /**
+   * What a unit does before it decodes: hands `walker` the decoder's image where the
+   * walker reads code (the listing, --check; the analysis feed takes the image itself),
+   * and reads the decoder's offset where it is printed or checked. The offset (0 when
+   * not needed), or -error.
+   */
+  unitStart(decoder: FlowDecoderCalls, walker: CodeWalker): number {
+    const o = this.out;
+    if (!o.quiet || o.check) walker.use(decoder.image);
+    return o.offset || o.check ? decoder.offset : 0;
   }
 
   /**
