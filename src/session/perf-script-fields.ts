@@ -10,13 +10,14 @@
  */
 
 import type { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { toBigInt } from "../base/halves.js";
 import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import type { ScriptComms } from "./perf-script-comms.js";
-import type { Field, Itrace, ScriptFields } from "./perf-script-options.js";
+import type { Field, Itrace, PerfScriptOptions, ScriptFields } from "./perf-script-options.js";
 import { InsnPeriod } from "./perf-script-period.js";
 import type { SourceAddress, SourceLineBatch } from "./perf-script-srcline.js";
 import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
@@ -35,11 +36,8 @@ export interface ScriptContext {
   /** perf's event names of the session: the Intel PT event's modifiers and the names' width. */
   modifier: string;
   nameWidth: number;
-  ns: boolean;
-  padDso: number;
-  pids: number[] | undefined;
-  tids: number[] | undefined;
-  comms_: string[] | undefined;
+  /** The options the lines follow: --ns, --call-trace's dso column, and the --pid/--tid/--comm filters. */
+  options: Pick<PerfScriptOptions, "ns" | "padDso" | "pids" | "tids" | "comms">;
   /** A one-line note to the user (stderr). */
   note: (text: string) => void;
   /** -F srcline: where the sink's lines go (`out` is its `lines`) and their source lines. */
@@ -194,15 +192,12 @@ export function scriptSink(
     headTid = w.tid;
     headHi = hi;
     headLo = lo;
-    const ns =
-      ctx.conv && (hi !== 0 || lo !== 0)
-        ? tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), ctx.conv)
-        : 0n;
-    const comm = show.comm || ctx.comms_ ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
+    const ns = ctx.conv && (hi !== 0 || lo !== 0) ? tscToPerfTime(toBigInt(hi, lo), ctx.conv) : 0n;
+    const comm = show.comm || ctx.options.comms ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
     selected =
-      (ctx.pids === undefined || ctx.pids.includes(w.pid)) &&
-      (ctx.tids === undefined || ctx.tids.includes(w.tid)) &&
-      (ctx.comms_ === undefined || ctx.comms_.includes(comm));
+      (ctx.options.pids === undefined || ctx.options.pids.includes(w.pid)) &&
+      (ctx.options.tids === undefined || ctx.options.tids.includes(w.tid)) &&
+      (ctx.options.comms === undefined || ctx.options.comms.includes(comm));
     let h = "";
     if (show.comm) h += `${comm.padStart(16)} `;
     if (show.pid && show.tid) h += `${String(w.pid).padStart(5)}/${String(w.tid).padEnd(5)} `;
@@ -211,7 +206,7 @@ export function scriptSink(
     if (show.cpu) h += `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
     if (show.time) {
       const frac = (ns % 1_000_000_000n).toString().padStart(9, "0");
-      h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.ns ? frac : frac.slice(0, 6)}: `;
+      h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
     }
     head = h;
     return head;
@@ -306,7 +301,7 @@ export function scriptSink(
     let s = len < spacing ? text.padEnd(spacing) : text;
     if (show.dso && !show.ip && !show.branchAddr) {
       names.parts(w.pid, fh, fl);
-      s = `(${dsoText(names.partDso ?? "[unknown]", ctx.padDso)})\t${s}`;
+      s = `(${dsoText(names.partDso ?? "[unknown]", ctx.options.padDso)})\t${s}`;
     }
     return s;
   };

@@ -445,11 +445,7 @@ function perfScriptSink(
     comms,
     modifier,
     nameWidth: eventNameWidth(reader.events, script.itrace, modifier),
-    ns: script.ns,
-    padDso: script.padDso,
-    pids: script.pids,
-    tids: script.tids,
-    comms_: script.comms,
+    options: script,
     note,
     periodTicks:
       script.itrace.periodUnit === "t"
