@@ -6,7 +6,7 @@
  */
 import { SidebandFormat } from "../perf/sideband-format.js";
 import type { SidebandOptions, SidebandTool } from "../session/sideband-config.js";
-import { parseCUintMax } from "./numbers.js";
+import { numberArg, parseCUintMax } from "./numbers.js";
 
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 
@@ -96,10 +96,8 @@ export function parseSidebandOption(
   }
   const num = NUMBERS[arg];
   if (num) {
-    if (value === undefined || value === "" || value.startsWith("--")) return `${arg}: missing argument.`;
-    const v = parseCUintMax(value, num.max);
-    if (v === undefined) return `${arg}: bad argument: ${value}.`;
-    if (v === "big") return `${arg}: value too big: ${value}.`;
+    const v = numberArg(arg, value, num.max);
+    if (typeof v === "string") return v;
     if (num.key === "sampleType" || num.key === "timeShift") {
       if (num.key === "sampleType" && v > 0xffffffffn)
         return `${arg}: sample types above 32 bits are not supported: ${value}.`;

@@ -5,7 +5,7 @@
 import { parseCpu } from "../../cpu/index.js";
 import { type DumpOptions, defaultDumpOptions } from "../../session/dump-options.js";
 import { defaultSidebandOptions } from "../../session/sideband-config.js";
-import { parseCUintMax } from "../numbers.js";
+import { DECODER_NUMBERS, numberArg } from "../numbers.js";
 import { parseSidebandOption } from "../sideband-options.js";
 
 const FLAGS: Record<string, (o: DumpOptions) => void> = {
@@ -50,14 +50,6 @@ const FLAGS: Record<string, (o: DumpOptions) => void> = {
   "--keep-tcal-on-ovf": (o) => {
     o.keepTcalOnOvf = true;
   },
-};
-
-type NumberOption = "mtcFreq" | "nomFreq" | "cpuid15Eax" | "cpuid15Ebx";
-const NUMBERS: Record<string, { key: NumberOption; max: bigint }> = {
-  "--mtc-freq": { key: "mtcFreq", max: 0xffn },
-  "--nom-freq": { key: "nomFreq", max: 0xffn },
-  "--cpuid-0x15.eax": { key: "cpuid15Eax", max: 0xffffffffn },
-  "--cpuid-0x15.ebx": { key: "cpuid15Ebx", max: 0xffffffffn },
 };
 
 /** Result of parsing: options, a request for help/version, or an error message. */
@@ -111,15 +103,11 @@ export function parseDumpArgs(argv: readonly string[]): DumpArgs {
       o.cpu = cpu;
       continue;
     }
-    const num = NUMBERS[arg];
+    const num = DECODER_NUMBERS[arg];
     if (num) {
       i++;
-      if (value === undefined || value === "" || value.startsWith("--")) {
-        return { kind: "error", message: `${arg}: missing argument.` };
-      }
-      const v = parseCUintMax(value, num.max);
-      if (v === undefined) return { kind: "error", message: `${arg}: bad argument: ${value}.` };
-      if (v === "big") return { kind: "error", message: `${arg}: value too big: ${value}.` };
+      const v = numberArg(arg, value, num.max);
+      if (typeof v === "string") return { kind: "error", message: v };
       o[num.key] = Number(v);
       continue;
     }

@@ -26,7 +26,7 @@ import {
 } from "../../session/raw-options.js";
 import { CPU_CONFIG_ERROR } from "../../session/raw-session.js";
 import { defaultSidebandOptions, type SidebandOptions } from "../../session/sideband-config.js";
-import { parseCUintMax } from "../numbers.js";
+import { DECODER_NUMBERS, numberArg } from "../numbers.js";
 import { parseSidebandOption } from "../sideband-options.js";
 
 /** A step of loading code and opening the trace, or one that ends the options. */
@@ -155,28 +155,8 @@ const DECODER_FLAGS: Record<string, (s: State) => void> = {
   },
 };
 
-type ConfigNumber = "mtcFreq" | "nomFreq" | "cpuid15Eax" | "cpuid15Ebx";
-const CONFIG_NUMBERS: Record<string, { key: ConfigNumber; max: bigint }> = {
-  "--mtc-freq": { key: "mtcFreq", max: 0xffn },
-  "--nom-freq": { key: "nomFreq", max: 0xffn },
-  "--cpuid-0x15.eax": { key: "cpuid15Eax", max: 0xffffffffn },
-  "--cpuid-0x15.ebx": { key: "cpuid15Ebx", max: 0xffffffffn },
-};
-
 const U64_MAX = 0xffff_ffff_ffff_ffffn;
 const FILTER = /^--filter:addr([0-3])_(cfg|a|b)$/;
-
-/**
- * ptxed's numeric option argument: missing when absent, empty or another option;
- * otherwise a whole C unsigned integer up to `max`. Returns the value or an error message.
- */
-function numberArg(option: string, value: string | undefined, max: bigint): bigint | string {
-  if (value === undefined || value === "" || value.startsWith("--")) return `${option}: missing argument.`;
-  const v = parseCUintMax(value, max);
-  if (v === undefined) return `${option}: bad argument: ${value}.`;
-  if (v === "big") return `${option}: value too big: ${value}.`;
-  return v;
-}
 
 /** ptxed applies a decoder option after --pt to nothing, silently; ptkit says so. */
 function afterPt(arg: string): string {
@@ -270,7 +250,7 @@ function option(s: State, argv: readonly string[], i: number): number | string {
     }
     return 2;
   }
-  const num = CONFIG_NUMBERS[arg];
+  const num = DECODER_NUMBERS[arg];
   if (num) {
     const v = numberArg(arg, value, num.max);
     if (typeof v === "string") return v;
