@@ -140,6 +140,9 @@ export class Dumper {
     const stop = piece && piece.stop < decoder.end ? piece.stop : Number.POSITIVE_INFINITY;
     let count = 0;
     let status = 0;
+    // With --quiet and nothing tracked, a packet changes nothing dumpPacket keeps or prints.
+    const o = this.options;
+    const silent = o.quiet && !o.trackTime && !o.showLastIp;
     if (piece?.carry) decoder.resume(0, piece.carry.syncOffset, piece.carry.block);
     else status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
     this.synced = status >= 0;
@@ -179,7 +182,7 @@ export class Dumper {
         this.resetTracking();
         continue;
       }
-      this.dumpPacket(bytes, offset, pkt);
+      if (!silent) this.dumpPacket(bytes, offset, pkt);
       if (++count % PROGRESS_EVERY === 0) this.onProgress?.(offset);
     }
   }

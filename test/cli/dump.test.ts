@@ -136,6 +136,19 @@ describe("ptkit dump", () => {
     const raw = (await run(dir, "dump", "--raw", "--no-offset", "t.pt")).out.split("\n")[1]!;
     assert.match(raw, /^0223 +psbend$/);
   });
+
+  test("--quiet prints the errors the full dump prints, with or without tracking", async () => {
+    for (const extra of [[], ["--lastip"], ["--time"], ["--tcal"]]) {
+      const full = (await run(dir, "dump", ...extra, "junk.pt")).out.split("\n");
+      const errors = full.filter((l) => l.startsWith("["));
+      assert.ok(
+        errors.some((l) => l.includes("error decoding packet")),
+        full.join("\n"),
+      );
+      const quiet = await run(dir, "dump", "--quiet", ...extra, "junk.pt");
+      assert.equal(quiet.out, errors.map((l) => `${l}\n`).join(""), extra.join(" "));
+    }
+  });
 });
 
 describe("ptkit dump: what to do next, and progress", () => {
