@@ -30,6 +30,11 @@ export interface DecoderConfig extends TimeConfig {
    * took the TIP before it). Not libipt's; `ptkit perf`'s perf script lines use it.
    */
   tickOnUse: boolean;
+  /**
+   * Time as Linux perf's decoder keeps it (time/perf-clock.ts) instead of libipt's:
+   * `ptkit perf`'s perf script lines use it. Not libipt's.
+   */
+  perfClock: boolean;
   /** Block decoder: end a block after a call (libipt `end_on_call`). */
   endOnCall: boolean;
   /** Block decoder: end a block after a jump (libipt `end_on_jump`). */
@@ -49,6 +54,7 @@ export function defaultDecoderConfig(): DecoderConfig {
     enableIflagsEvents: false,
     enableTickEvents: false,
     tickOnUse: false,
+    perfClock: false,
     endOnCall: false,
     endOnJump: false,
   };

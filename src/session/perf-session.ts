@@ -239,6 +239,9 @@ function decodeOnce(
   // instruction samples by time is perf's timestamp, which does move on when perf's
   // decoder reads ahead: those keep the ticks where they are.
   if (script && !timePeriod) config.tickOnUse = true;
+  // perf script's times are perf's decoder's (its CYC reference, see time/perf-clock.ts);
+  // ptkit's own outputs keep libipt's.
+  if (script) config.perfClock = true;
   const scriptOut = script
     ? perfScriptSink(
         out,
