@@ -23,6 +23,30 @@ const { PacketType } = packetTypes;
 /** The time model: libipt's unless `perfClock` (see DecoderConfig.perfClock). */
 export interface ClockConfig extends TimeConfig {
   perfClock?: boolean;
+  bufferEnds?: readonly number[];
+}
+
+/** perf's look-ahead: the packets after an MTC up to the end of its AUX buffer. */
+class BufferPackets {
+  limit = 0;
+  constructor(readonly cursor: PacketCursor) {}
+
+  next(pkt: Packet): number {
+    const size = this.cursor.next(pkt);
+    return size < 0 || this.cursor.pos > this.limit ? -1 : size;
+  }
+}
+
+/** The first of `ends` (ascending) at or after `offset`, or `last` when none is. */
+function bufferEnd(ends: readonly number[], offset: number, last: number): number {
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ends[mid]! < offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ends.length ? ends[lo]! : last;
 }
 
 const BAD_CONFIG = -ErrorCode.BadConfig;
@@ -44,15 +68,17 @@ export class Clock {
   prevType: number = PacketType.Bad;
   private readonly fcr = new U64();
   private readonly query = new TscQuery();
-  /** perf: the cursor its look-ahead reads with (the trace of `cursor`, never shared). */
-  private readonly ahead: PacketCursor | undefined;
+  /** perf: its look-ahead (a cursor over the trace of its own) and where the AUX buffers end. */
+  private readonly ahead: BufferPackets | undefined;
+  private readonly bufferEnds: readonly number[];
 
   /** `ahead`: with perfClock, a cursor of its own over the trace, for perf's look-ahead. */
   constructor(config: ClockConfig, ahead?: PacketCursor) {
     this.time = new TimeTracker(config);
     this.tcal = new TimeCalibrator(config);
     this.perf = config.perfClock ? new PerfClock(config, new PacketClass()) : undefined;
-    this.ahead = ahead;
+    this.ahead = ahead ? new BufferPackets(ahead) : undefined;
+    this.bufferEnds = config.bufferEnds ?? [];
   }
 
   /**
@@ -120,8 +146,9 @@ export class Clock {
     if (this.perf) {
       const ahead = this.ahead;
       if (ahead && end >= 0) {
-        ahead.pos = end;
-        ahead.block = 0;
+        ahead.cursor.pos = end;
+        ahead.cursor.block = 0;
+        ahead.limit = bufferEnd(this.bufferEnds, end, ahead.cursor.end);
       }
       this.perf.mtc(pkt, this.prevType === PacketType.Cyc, ahead && end >= 0 ? ahead : undefined);
       return 0;

@@ -35,6 +35,12 @@ export interface DecoderConfig extends TimeConfig {
    * `ptkit perf`'s perf script lines use it. Not libipt's.
    */
   perfClock: boolean;
+  /**
+   * With perfClock: where the trace's AUX buffers end (trace offsets, ascending), as
+   * perf's look-ahead for its CYC ratio stops at the end of the buffer it is in.
+   * Empty: one buffer.
+   */
+  bufferEnds?: readonly number[];
   /** Block decoder: end a block after a call (libipt `end_on_call`). */
   endOnCall: boolean;
   /** Block decoder: end a block after a jump (libipt `end_on_jump`). */

@@ -316,7 +316,8 @@ function decodeOnce(
       where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
       streams.push({
         trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
-        config: streamConfig,
+        // perf's clock looks ahead within an AUX buffer.
+        config: script ? { ...streamConfig, bufferEnds: bufferEnds(s.ranges) } : streamConfig,
         branchTimes: script !== undefined,
         decoder,
         images: processImages(
@@ -540,4 +541,10 @@ function decoderConfig(
   config.cpuid15Eax = p.cpuid15Eax ?? 0;
   config.cpuid15Ebx = p.cpuid15Ebx ?? 0;
   return config;
+}
+
+/** Where each of a stream's AUX buffers ends, in stream offsets. */
+function bufferEnds(ranges: readonly { size: number }[]): number[] {
+  let at = 0;
+  return ranges.map((r) => (at += r.size));
 }
