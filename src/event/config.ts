@@ -30,6 +30,17 @@ export interface DecoderConfig extends TimeConfig {
    * took the TIP before it). Not libipt's; `ptkit perf`'s perf script lines use it.
    */
   tickOnUse: boolean;
+  /**
+   * Time as Linux perf's decoder keeps it (time/perf-clock.ts) instead of libipt's:
+   * `ptkit perf`'s perf script lines use it. Not libipt's.
+   */
+  perfClock: boolean;
+  /**
+   * With perfClock: where the trace's AUX buffers end (trace offsets, ascending), as
+   * perf's look-ahead for its CYC ratio stops at the end of the buffer it is in.
+   * Empty: one buffer.
+   */
+  bufferEnds?: readonly number[];
   /** Block decoder: end a block after a call (libipt `end_on_call`). */
   endOnCall: boolean;
   /** Block decoder: end a block after a jump (libipt `end_on_jump`). */
@@ -49,6 +60,7 @@ export function defaultDecoderConfig(): DecoderConfig {
     enableIflagsEvents: false,
     enableTickEvents: false,
     tickOnUse: false,
+    perfClock: false,
     endOnCall: false,
     endOnJump: false,
   };

@@ -225,7 +225,7 @@ function dispatch(s: DecoderState): number {
     case PacketType.Cyc:
       return timing(s.clock.cyc(pkt));
     case PacketType.Mtc:
-      return timing(s.clock.mtc(pkt));
+      return timing(s.clock.mtc(pkt, s.cursor.pos));
     case PacketType.Tsc:
       return timing(s.clock.tsc(pkt));
     case PacketType.Tma:

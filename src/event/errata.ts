@@ -21,8 +21,17 @@ import { Binding } from "./queue.js";
 import type { DecoderState } from "./state.js";
 import { EventType } from "./types.js";
 
-/** Apply a timing packet to `clock`: 0, -error, or 1 when `pkt` is no timing packet. */
-function applyTiming(clock: Clock, pkt: Packet): number {
+/**
+ * Apply a timing packet to `clock` (`end`: the offset after it): 0, -error, or 1 when
+ * `pkt` is no timing packet.
+ */
+function applyTiming(clock: Clock, pkt: Packet, end: number): number {
+  const err = timingPacket(clock, pkt, end);
+  clock.prevType = pkt.type;
+  return err;
+}
+
+function timingPacket(clock: Clock, pkt: Packet, end: number): number {
   switch (pkt.type) {
     case PacketType.Tsc:
       return clock.tsc(pkt);
@@ -31,7 +40,7 @@ function applyTiming(clock: Clock, pkt: Packet): number {
     case PacketType.Tma:
       return clock.tma(pkt);
     case PacketType.Mtc:
-      return clock.mtc(pkt);
+      return clock.mtc(pkt, end);
     case PacketType.Cyc:
       return clock.cyc(pkt);
   }
@@ -125,7 +134,7 @@ export function handleSkd010(s: DecoderState): number {
       case PacketType.Tma:
       case PacketType.Mtc:
       case PacketType.Cyc: {
-        const err = applyTiming(clock, pkt);
+        const err = applyTiming(clock, pkt, scan.pos);
         if (err < 0) return err;
         break;
       }
@@ -164,7 +173,7 @@ export function handleApl11(s: DecoderState): number {
       case PacketType.Tma:
       case PacketType.Mtc:
       case PacketType.Cyc: {
-        const err = applyTiming(clock, pkt);
+        const err = applyTiming(clock, pkt, scan.pos);
         if (err < 0) return err;
         break;
       }
@@ -253,7 +262,7 @@ function recoverAtOffset(s: DecoderState, offset: number): number {
       break;
     }
     left -= size;
-    let err = applyTiming(s.clock, pkt);
+    let err = applyTiming(s.clock, pkt, s.cursor.pos);
     if (err > 0) {
       switch (pkt.type) {
         // The search for the FUP stopped at packets that change state, or cannot be skipped.

@@ -62,10 +62,10 @@ export function decodePsb(s: DecoderState): number {
         err = s.clock.tma(pkt);
         break;
       case PacketType.Mtc:
-        err = s.clock.mtc(pkt);
+        err = s.clock.mtc(pkt, s.cursor.pos);
         break;
       case PacketType.Cyc:
-        err = s.clock.cyc(pkt);
+        err = s.clock.headerCyc(pkt);
         break;
       case PacketType.PsbEnd:
         if (s.enabled) status.type = EventType.Enabled;

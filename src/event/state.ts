@@ -81,8 +81,10 @@ export class DecoderState {
     this.cursor = new PacketCursor(bytes, quirks);
     this.scan = new PacketCursor(bytes, quirks);
     this.scan2 = new PacketCursor(bytes, quirks);
-    this.clock = new Clock(config);
-    this.scanClock = new Clock(config);
+    // perf's clock looks ahead with a cursor of its own (never one a caller is using).
+    const ahead = () => (config.perfClock ? new PacketCursor(bytes, quirks) : undefined);
+    this.clock = new Clock(config, ahead());
+    this.scanClock = new Clock(config, ahead());
     this.savedClock = new Clock(config);
     this.enableIflags = config.enableIflagsEvents;
     this.keepTcalOnOvf = config.keepTcalOnOvf;
@@ -128,6 +130,7 @@ export class DecoderState {
   fetchPacket(): number {
     const pkt = this.packet;
     const cursor = this.cursor;
+    if (pkt.type !== PacketType.Pad) this.clock.prevType = pkt.type;
     let size: number;
     do {
       size = cursor.next(pkt);

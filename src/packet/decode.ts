@@ -376,7 +376,9 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.type = PacketType.Pwre;
       pkt.a = (p >>> 12) & 0xf;
       pkt.b = (p >>> 8) & 0xf;
-      pkt.flags = p & 0x8 ? Flag.Hw : 0;
+      // HW is bit 7 of byte 2 (SDM Vol. 3C Table 36-43; perf reads it there too).
+      // libipt 2.0.5 reads bit 3 (pt_pl_pwre_hw_mask 0x8): libipt's deviation.
+      pkt.flags = p & 0x80 ? Flag.Hw : 0;
       return (pkt.size = 4);
     }
     case EXT.Pwrx: {

@@ -317,7 +317,8 @@ function writeExt(buf: Uint8Array, pos: number, pkt: Packet, ip: number): void {
       return;
     case PacketType.Pwre:
       buf[pos + 1] = ExtOpcode.Pwre;
-      buf[q] = flags & Flag.Hw ? 0x08 : 0;
+      // HW: bit 7 of byte 2, as the SDM has it (libipt 2.0.5 writes bit 3).
+      buf[q] = flags & Flag.Hw ? 0x80 : 0;
       buf[q + 1] = (a << 4) | b;
       return;
     case PacketType.Pwrx:

@@ -459,6 +459,19 @@ export function scriptSink(
   let errors = 0;
   let heldExstop: { w: PerfWhere; names: AddressNames | undefined; ev: PtEvent } | undefined;
   const exstopEvent = new PtEvent();
+  // perf's pwre text comes from the PWRE its decoder bound to an MWAIT's FUP: a PWRE
+  // without an MWAIT before it sets another field, so its line shows the payload of the
+  // last bound one (zeros before any). Per stream: whether an MWAIT waits for its FUP,
+  // and that payload's text.
+  const pwreStates = new Map<PerfWhere, { afterMwait: boolean; text: string }>();
+  const pwreState = (w: PerfWhere) => {
+    let st = pwreStates.get(w);
+    if (st === undefined) {
+      st = { afterMwait: false, text: "hw: 0 cstate: 0 sub-cstate: 0" };
+      pwreStates.set(w, st);
+    }
+    return st;
+  };
   const flushExstop = () => {
     if (!heldExstop) return;
     const { w, names, ev } = heldExstop;
@@ -579,6 +592,9 @@ export function scriptSink(
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
       if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
       if (ev.type !== EventType.Pwre) flushExstop();
+      // (The decoder gives the MWAIT, its EXSTOP, then the PWRE; the PWRX ends the C-state.)
+      if (ev.type === EventType.Mwait || ev.type === EventType.Pwrx)
+        pwreState(w).afterMwait = ev.type === EventType.Mwait;
       switch (ev.type) {
         case EventType.Ptwrite:
           power(
@@ -598,16 +614,14 @@ export function scriptSink(
             ev,
           );
           break;
-        case EventType.Pwre:
-          power(
-            w,
-            "pwre",
-            `hw: ${ev.flags & EventFlag.Hw ? 1 : 0} cstate: ${ev.state} sub-cstate: ${ev.subState}`,
-            names,
-            ev,
-          );
+        case EventType.Pwre: {
+          const st = pwreState(w);
+          if (st.afterMwait)
+            st.text = `hw: ${ev.flags & EventFlag.Hw ? 1 : 0} cstate: ${ev.state} sub-cstate: ${ev.subState}`;
+          power(w, "pwre", st.text, names, ev);
           flushExstop();
           break;
+        }
         case EventType.Exstop:
           // Held: a PWRE the decoder gives after it goes first (perf shows the FUP's
           // events in the order MWAIT, PWRE, EXSTOP).

@@ -239,6 +239,9 @@ function decodeOnce(
   // instruction samples by time is perf's timestamp, which does move on when perf's
   // decoder reads ahead: those keep the ticks where they are.
   if (script && !timePeriod) config.tickOnUse = true;
+  // perf script's times are perf's decoder's (its CYC reference, see time/perf-clock.ts);
+  // ptkit's own outputs keep libipt's.
+  if (script) config.perfClock = true;
   const scriptOut = script
     ? perfScriptSink(
         out,
@@ -313,7 +316,8 @@ function decodeOnce(
       where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
       streams.push({
         trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
-        config: streamConfig,
+        // perf's clock looks ahead within an AUX buffer.
+        config: script ? { ...streamConfig, bufferEnds: bufferEnds(s.ranges) } : streamConfig,
         branchTimes: script !== undefined,
         decoder,
         images: processImages(
@@ -537,4 +541,10 @@ function decoderConfig(
   config.cpuid15Eax = p.cpuid15Eax ?? 0;
   config.cpuid15Ebx = p.cpuid15Ebx ?? 0;
   return config;
+}
+
+/** Where each of a stream's AUX buffers ends, in stream offsets. */
+function bufferEnds(ranges: readonly { size: number }[]): number[] {
+  let at = 0;
+  return ranges.map((r) => (at += r.size));
 }

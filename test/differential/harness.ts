@@ -118,8 +118,14 @@ const x64 = (p: Packet): string =>
   p.hi === 0 ? x(p.lo) : `0x${(p.hi >>> 0).toString(16)}${(p.lo >>> 0).toString(16).padStart(8, "0")}`;
 const bit = (p: Packet, flag: number): string => (p.flags & flag ? "0x1" : "0x0");
 
-/** A decoded packet as the harness prints it (`P` line). */
-export function packetLine(offset: number, p: Packet): string {
+/** PWRE's HW bit as libipt 2.0.5 reads it: bit 3 of the byte after the opcode. */
+const libiptPwreHw = (buf: Uint8Array, offset: number): string => (buf[offset + 2]! & 0x08 ? "0x1" : "0x0");
+
+/**
+ * A decoded packet as the harness prints it (`P` line). `buf`: the trace, for the
+ * fields libipt reads elsewhere than ptkit (PWRE's HW, see below).
+ */
+export function packetLine(offset: number, p: Packet, buf?: Uint8Array): string {
   const head = `P ${hex8(offset)} ${p.size} `;
   switch (p.type) {
     case PacketType.Pad:
@@ -170,7 +176,10 @@ export function packetLine(offset: number, p: Packet): string {
     case PacketType.Mwait:
       return `${head}mwait hints=${x(p.a)} ext=${x(p.b)}`;
     case PacketType.Pwre:
-      return `${head}pwre state=${x(p.a)} sub_state=${x(p.b)} hw=${bit(p, Flag.Hw)}`;
+      // libipt's deviation: it reads HW at bit 3 of byte 2 (pt_pl_pwre_hw_mask 0x8), where
+      // the SDM (Vol. 3C Table 36-43) and perf have bit 7, which ptkit follows. Compared is
+      // everything else: libipt's reading stands in for ptkit's here.
+      return `${head}pwre state=${x(p.a)} sub_state=${x(p.b)} hw=${buf ? libiptPwreHw(buf, offset) : bit(p, Flag.Hw)}`;
     case PacketType.Pwrx:
       return (
         `${head}pwrx last=${x(p.a)} deepest=${x(p.b)} interrupt=${bit(p, Flag.WakeInt)} ` +
@@ -248,7 +257,7 @@ export function ptkitLines(buf: Uint8Array, opts: PtkitOptions): string[] {
       }
       size = dec.next(pkt);
       if (size < 0) break;
-      out.push(packetLine(offset, pkt));
+      out.push(packetLine(offset, pkt, buf));
     }
     out.push(`E ${hex8(offset)} ${code(size)}`);
     if (size === -ErrorCode.Eos) return out;

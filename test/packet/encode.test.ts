@@ -98,8 +98,9 @@ const KNOWN: Case[] = [
   ["EXSTOP", { type: PacketType.Exstop }, "02 62"],
   ["EXSTOP IP", { type: PacketType.Exstop, flags: Flag.Ip }, "02 e2"],
   ["MWAIT", { type: PacketType.Mwait, a: 0x20, b: 1 }, "02 c2 20 00 00 00 01 00 00 00"],
-  // PWRE: byte 2 bit 3 HW (libipt pt_pl_pwre_hw_mask 0x8), byte 3 [7:4] C-state, [3:0] sub C-state.
-  ["PWRE C6.2 hw", { type: PacketType.Pwre, a: 6, b: 2, flags: Flag.Hw }, "02 22 08 62"],
+  // PWRE: byte 2 bit 7 HW (SDM Vol. 3C Table 36-43, as perf reads it; libipt 2.0.5's
+  // pt_pl_pwre_hw_mask is 0x8, bit 3), byte 3 [7:4] C-state, [3:0] sub C-state.
+  ["PWRE C6.2 hw", { type: PacketType.Pwre, a: 6, b: 2, flags: Flag.Hw }, "02 22 80 62"],
   // PWRX: byte 2 [7:4] last, [3:0] deepest; byte 3 wake reasons (int 0, store 2, hw 3).
   ["PWRX", { type: PacketType.Pwrx, a: 6, b: 3, flags: Flag.WakeInt }, "02 a2 63 01 00 00 00"],
   [

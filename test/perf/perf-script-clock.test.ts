@@ -1,0 +1,165 @@
+/**
+ * perf script's times across AUX buffers (issue 15): perf decodes a queue's buffers
+ * as one trace, and its CYC times count from the last TSC or MTC that followed a CYC
+ * (time/perf-clock.ts). After a gap between buffers, CYC times fall behind the new
+ * PSB's TSC and are dropped: time stands at the PSB's TSC until the first MTC after
+ * a CYC. A generated perf.data of three runs of a loop, each its own AUX buffer after
+ * a gap, timed by CYC: ptkit perf's lines against perf script's, byte for byte where
+ * perf is installed; the frozen stretch everywhere.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { runPerf } from "../../src/cli/perf/perf.js";
+import { PacketDecoder } from "../../src/packet/decoder.js";
+import { Packet, PacketType } from "../../src/packet/types.js";
+import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
+import { captureIo } from "../conformance/ptt.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
+import { EMPTY_HOME } from "./home.js";
+import { loopProgram } from "./pt-file.js";
+
+const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
+const noPerf = perf.status === 0 ? false : "perf is not installed";
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-clock-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const BASE = 0x400000n;
+const TURNS = 3000;
+/** TSC ticks between the end of one run and the PSB of the next. */
+const GAP = 200_000n;
+
+/**
+ * Where to cut `trace` so that buffers end right after every `every`-th MTC that
+ * follows a CYC: there perf's look-ahead for its CYC ratio finds the end of the buffer.
+ */
+function cutsAfterMtc(trace: Uint8Array, every: number): number[] {
+  const dec = new PacketDecoder(trace);
+  const pkt = new Packet();
+  const cuts: number[] = [];
+  let prev = -1;
+  let n = 0;
+  if (dec.syncSet(0) < 0) return cuts;
+  while (dec.next(pkt) >= 0) {
+    if (pkt.type === PacketType.Mtc && prev === PacketType.Cyc && ++n % every === 0) cuts.push(dec.pos);
+    if (pkt.type !== PacketType.Pad) prev = pkt.type;
+  }
+  return cuts;
+}
+
+/**
+ * Three runs of the loop, each starting with PSB+, GAP after the last; each an AUX
+ * buffer of its own, or (`every`) all cut after every `every`-th MTC that follows a CYC.
+ */
+function buffersData(every?: number): { data: string; starts: bigint[] } {
+  const { code, exec } = loopProgram(BASE, TURNS);
+  const elf = elfWithSymbolsLayout(BASE, code, [
+    { name: "main", value: BASE, size: 0x10 },
+    { name: "f", value: BASE + 0x10n, size: 1 },
+  ]);
+  const prog = join(dir, "loop.elf");
+  writeFileSync(prog, elf.bytes);
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "prog", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n);
+  const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0 };
+  const starts: bigint[] = [];
+  const runs: Uint8Array[] = [];
+  let tsc = TRACE_TSC;
+  for (let run = 0; run < 3; run++) {
+    starts.push(tsc);
+    // (The execution and the MSRs are used up by a run.)
+    const execution = readExecJsonl(`${exec.join("\n")}\n`);
+    // A core clock of 4 GHz, the TSC's (nominal ratio 40): one TSC tick a cycle. The
+    // file says 37 (PtFile's auxtrace info), so perf's CBR-based ratio (37 / 40) is not
+    // the one it measures between MTCs (1).
+    const clock = { nominalRatio: 40, cbr: 40 };
+    runs.push(generate(execution, { msrs: msrs({ ctl }), cyclesPerInsn: 3, tsc, ...clock }).bytes);
+    // 4 instructions a turn, 3 cycles each.
+    tsc += BigInt(TURNS * 4 * 3) + GAP;
+  }
+  if (every) {
+    const all = Buffer.concat(runs);
+    let at = 0;
+    for (const cut of [...cutsAfterMtc(all, every), all.length]) {
+      file.trace(all.subarray(at, cut), 0, cut - at, at);
+      at = cut;
+    }
+  } else {
+    let offset = 0;
+    for (const trace of runs) {
+      file.trace(trace, 0, trace.length, offset);
+      offset += trace.length;
+    }
+  }
+  const data = join(dir, `buffers${every ?? ""}.data`);
+  writeFileSync(data, fileMode(file.built()));
+  return { data, starts };
+}
+
+const { data, starts } = buffersData();
+
+function ptkit(args: string[]): string {
+  const io = captureIo(dir);
+  assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
+  assert.equal(io.err.join(""), "");
+  return io.out.join("");
+}
+
+function perfScript(args: string[]): string {
+  const r = spawnSync("perf", ["script", ...args], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, HOME: EMPTY_HOME },
+    maxBuffer: 64 << 20,
+  });
+  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** perf time (--ns) of TSC `tsc` (the file's TIME_CONV is the identity). */
+const ns = (tsc: bigint) => `${tsc / 1_000_000_000n}.${(tsc % 1_000_000_000n).toString().padStart(9, "0")}`;
+
+test("after a gap between AUX buffers, branches keep the PSB's time until an MTC after a CYC, as perf's", () => {
+  const out = ptkit(["-i", data, "--itrace=be", "-F", "time,ip,addr,flags", "--ns"]);
+  const times = out
+    .split("\n")
+    .filter((l) => l.includes("=>"))
+    .map((l) => l.trim().split(/\s+/)[0]!.replace(/:$/, ""));
+  for (const start of starts.slice(1)) {
+    const at = ns(start);
+    const first = times.indexOf(at);
+    assert.ok(first > 0, `no branch at the PSB's time ${at}`);
+    // libipt's clock moves on from the PSB's TSC at the first CYC; perf's stands.
+    let n = 0;
+    while (times[first + n] === at) n++;
+    assert.ok(n >= 10, `${n} branches at ${at}`);
+    assert.ok(times[first + n]! > at, "time goes on after the frozen stretch");
+  }
+  // Never backwards.
+  for (let i = 1; i < times.length; i++) assert.ok(times[i - 1]! <= times[i]!, `line ${i}`);
+});
+
+test("perf script's lines across the buffers: --call-trace, the default, branches with --ns", {
+  skip: noPerf,
+}, () => {
+  // Also cut into buffers after every 7th MTC that follows a CYC: perf's look-ahead
+  // for its CYC ratio stops at the end of a buffer.
+  for (const file of [data, buffersData(7).data]) {
+    for (const extra of [
+      ["--call-trace"],
+      [],
+      ["--itrace=be", "-F", "time,ip,addr,flags", "--ns"],
+      ["--itrace=i997i", "-F", "time,ip,period", "--ns"],
+    ]) {
+      const args = ["-i", file, ...extra];
+      assert.equal(ptkit(args), perfScript(args), extra.join(" "));
+    }
+  }
+});
