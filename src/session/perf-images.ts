@@ -201,6 +201,11 @@ export class ProcessImages {
   partSym = false;
   /** The file the last {@link parts} found the address in. */
   partDso: string | undefined;
+  /**
+   * The address's offset in that file (perf's map_ip: where perf script's callchains
+   * show a user-space address), -1 for a kernel address or one in no file.
+   */
+  partOffset = -1;
 
   /** Look hi:lo up in process pid: {@link partSym} (with {@link symbolHit}) and {@link partDso}. */
   parts(pid: number, hi: number, lo: number): SymbolHit {
@@ -208,6 +213,7 @@ export class ProcessImages {
     this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
     this.partDso = found ? this.imageHit.section!.name : undefined;
+    this.partOffset = found && hi >>> 0 < KERNEL_HI ? this.imageHit.offset : -1;
     return h;
   }
 

@@ -121,7 +121,9 @@ describe("perf script's options", () => {
   test("-F lists, +field/-field changes and hw:/synth: prefixes", () => {
     const start = {
       hw: new Set(["comm", "ip"] as const),
+      sw: new Set(["comm", "ip"] as const),
       synth: new Set(["comm"] as const),
+      named: { hw: new Set<never>(), sw: new Set<never>() },
       user: false,
       noAddr: false,
     };
