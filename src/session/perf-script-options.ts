@@ -316,8 +316,10 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
       for (const f of chosen) fields.named[k].add(f);
       for (const f of removed) fields.named[k].delete(f);
     }
-    if (!isChange) fields.user = true;
     if (!isChange && chosen.length === 0) return `-F ${spec}: no fields given.`;
+    // (What follows is of the Intel PT samples' fields: a list for other kinds leaves them.)
+    if (!kinds.includes("hw")) continue;
+    if (!isChange) fields.user = true;
     // perf shows a branch's addr by default after -F changes only when they add flags
     // alone (-F +flags: yes; +pid, -cpu, +flags,+pid: no), as perf script 6.1 does.
     if (removed.length > 0 || chosen.some((f) => f !== "flags")) fields.noAddr = true;

@@ -198,7 +198,12 @@ interface EventPrint {
   f: Set<Field>;
   /** Whether its samples' callchains are printed (perf: then the comm is not padded). */
   chain: boolean;
+  /** Whether its addr is named like an ip (perf: a page fault's). */
+  addrSym: boolean;
 }
+
+/** PERF_COUNT_SW_PAGE_FAULTS, _MIN and _MAJ: the software events whose addr perf names (sample_addr_correlates_sym). */
+const PAGE_FAULTS = [2, 5, 6];
 
 /**
  * The samples as a {@link Timeline}: each printed to `out` when the interleave reaches
@@ -211,15 +216,19 @@ export function sampleTimeline(
 ): Timeline {
   const { reader, fields, conv, comms, images, options } = ctx;
   const useChain = reader.events.some((e) => e.attr.sampleType & SampleType.Callchain);
+  const printFlags = fields.hw.has("flags") || fields.sw.has("flags") || fields.synth.has("flags");
   let tracepoints = 0;
   const prints: Array<EventPrint | "tracepoint" | undefined> = reader.events.map((e, i) => {
     if (i === ctx.ptEvent) return undefined;
     if (e.attr.type === TYPE_TRACEPOINT) return "tracepoint";
+    // Hardware and software events: their type's fields, as the first event of the
+    // type left them (fileFields); the other types print as hardware, less what they lack.
     const kind = kindOf(e.attr.type);
-    // (The file's first event of the type was checked already: named fields are there.)
-    const f = sampledFields(fields[kind], new Set(), e, true) as Set<Field>;
+    const own = e.attr.type === TYPE_HARDWARE || e.attr.type === TYPE_SOFTWARE;
+    const f = own ? fields[kind] : (sampledFields(fields[kind], new Set(), e, false) as Set<Field>);
     const chain = useChain && f.has("ip") && (e.attr.sampleType & SampleType.Callchain) !== 0;
-    return { name: eventName(e), f, chain };
+    const addrSym = e.attr.type === TYPE_SOFTWARE && PAGE_FAULTS.includes(Number(e.attr.config));
+    return { name: eventName(e), f, chain, addrSym };
   });
   const order = samples.order();
   const rec = new PerfRecord();
@@ -295,6 +304,13 @@ export function sampleTimeline(
       line += `${period.padStart(10)} `;
     }
     if (f.has("event")) line += `${p.name.padStart(ctx.nameWidth)}: `;
+    // (perf's flags are its branch samples'; other samples have none. Printed when any
+    // kind of event's fields have them: perf keeps one print_flags for all.)
+    if (printFlags) line += `  ${"".padEnd(22)}`;
+    if (f.has("addr")) {
+      line += hexText(id.addrHi, id.addrLo).padStart(16);
+      if (p.addrSym) line += symText(f, pid, id.addrHi, id.addrLo);
+    }
     if (f.has("ip")) {
       if (p.chain) {
         out.line(line);

@@ -55,7 +55,7 @@ import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
-import type { PerfScriptOptions } from "./perf-script-options.js";
+import { type Itrace, type PerfScriptOptions, parseItrace } from "./perf-script-options.js";
 import { fileFields, OtherSamples, sampleTimeline } from "./perf-script-samples.js";
 import { SourceLineBatch, type SourceLineLookup } from "./perf-script-srcline.js";
 import {
@@ -485,7 +485,9 @@ function perfScriptSink(
   );
   const modifier = eventModifier(pt ?? reader.events[0]);
   const lines = batch?.lines ?? out;
-  const nameWidth = eventNameWidth(reader.events, script.itrace, modifier);
+  // perf adds the names of the Intel PT samples only to a file with an Intel PT trace.
+  const synthesized = info?.intelPt ? script.itrace : parseItrace("s");
+  const nameWidth = eventNameWidth(reader.events, synthesized as Itrace, modifier);
   const sink = scriptSink(lines, script.itrace, script.fields, {
     sourceLines: batch,
     conv,

@@ -1,0 +1,102 @@
+/**
+ * perf script's lines for the samples of other events (`perf record -e intel_pt//u
+ * -e cpu-clock`, `-e cpu-clock -g`): ptkit perf prints them as perf script 6.1 does,
+ * in time order among the Intel PT samples. Checked against perf itself where it is
+ * installed: on a generated file (an Intel PT trace and cpu-clock samples, with and
+ * without callchains) and on a software-event recording made in the test.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { runPerf } from "../../src/cli/perf/perf.js";
+import { fileMode } from "../../tools/perf/perf-data-writer.js";
+import { CONTEXT_USER, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
+import { captureIo } from "../conformance/ptt.js";
+import { EMPTY_HOME } from "./home.js";
+import { loopProgram, traceOf } from "./pt-file.js";
+
+const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
+const noPerf = perf.status === 0 ? false : "perf is not installed";
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-samples-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const BASE = 0x400000n;
+
+/** `perf script ARGS` of `data`: its output and exit status. */
+function perfScript(data: string, args: string[]): { out: string; status: number | null; err: string } {
+  const r = spawnSync("perf", ["script", "-i", data, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: EMPTY_HOME },
+    maxBuffer: 1 << 26,
+  });
+  return { out: r.stdout, status: r.status, err: r.stderr };
+}
+
+function ptkitPerf(args: string[]): { out: string; status: number; err: string } {
+  const io = captureIo(dir);
+  const status = runPerf(args, io, EMPTY_HOME);
+  return { out: io.out.join(""), status, err: io.err.join("") };
+}
+
+/**
+ * A perf.data of the loop program traced with Intel PT (300 turns), with cpu-clock
+ * samples (`chain`: with callchains) at `times` (TSCs, which are perf times here) in
+ * its main function.
+ */
+function mixedFile(name: string, times: bigint[], chain = false): string {
+  const { code, exec } = loopProgram(BASE, 300);
+  const elf = elfWithSymbolsLayout(BASE, code, [{ name: "main", value: BASE, size: code.length }]);
+  const prog = join(dir, `${name}.elf`);
+  writeFileSync(prog, elf.bytes);
+  const file = new PtFile({ perfScript: true });
+  const clock = file.otherEvent("cpu-clock:u", 1, 0n, chain);
+  file
+    .comm(100, "prog", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n);
+  times.forEach((t, i) => {
+    const ip = BASE + BigInt([5, 0xa, 0xc, 0x10][i % 4]!);
+    file.sample(clock, 100, 100, t, 0, ip, 10000n + BigInt(i), [CONTEXT_USER, ip, BASE + 0xan, 0n]);
+  });
+  file.trace(traceOf(exec));
+  const data = join(dir, `${name}.data`);
+  writeFileSync(data, fileMode(file.built()));
+  return data;
+}
+
+/** Sample times: before the trace, every 41 TSC ticks through it (between and at its timing packets), after it. */
+const TIMES = [
+  TRACE_TSC - 5n,
+  ...Array.from({ length: 60 }, (_, i) => TRACE_TSC + BigInt(i * 41)),
+  TRACE_TSC + 100000n,
+];
+
+/** ptkit perf's lines are perf script's, byte for byte, for each argument list. */
+function samePerfScript(data: string, argLists: string[][]): void {
+  for (const args of argLists) {
+    const want = perfScript(data, args);
+    assert.equal(want.status, 0, want.err);
+    const got = ptkitPerf(["-i", data, ...args]);
+    assert.equal(got.err, "");
+    assert.equal(got.out, want.out, args.join(" "));
+  }
+}
+
+test("Intel PT and cpu-clock samples: perf script's lines, in its order", { skip: noPerf }, () => {
+  const data = mixedFile("mixed", TIMES);
+  samePerfScript(data, [
+    [],
+    ["--itrace=cr"],
+    ["--itrace=be", "--ns", "-F", "comm,tid,time,event,ip,sym,dso,period,flags,addr"],
+    ["--itrace=i10i", "--ns", "-F", "comm,pid,tid,cpu,time,event,ip,sym,symoff"],
+    ["--itrace=be", "-F", "sw:comm,tid,time,event,ip"],
+    ["--itrace=cr", "-F", "hw:comm,tid,time,event,ip,flags"],
+  ]);
+});
+
+test("Intel PT and cpu-clock samples with callchains: perf script's lines", { skip: noPerf }, () => {
+  const data = mixedFile("chain", TIMES, true);
+  samePerfScript(data, [[], ["--itrace=cr", "-F", "comm,tid,time,ip,sym,dso"], ["-F", "+pid,-period"]]);
+});
