@@ -107,7 +107,11 @@ export class BinaryFinder {
     // The names from a debug file when there is one (perf's order), the code's layout from the binary.
     const named = elf && this.debugFile(path);
     const at = Number(pgoff);
-    const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
+    // The kernel maps a segment from its offset rounded down to a page: pgoff may be
+    // before the segment's first byte (an ELF whose code starts right after its headers).
+    const seg = elf?.loads.find(
+      (l) => l.offset - (l.offset % PAGE) <= at && at < l.offset + Math.max(l.filesz, 1),
+    );
     if (!elf || !seg) return undefined;
     const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
@@ -156,6 +160,9 @@ interface Missing {
   end: bigint;
   path: string;
 }
+
+/** The page size mmaps are aligned to. */
+const PAGE = 4096;
 
 /** Addresses at or above this are the kernel's. */
 const KERNEL_HI = 0xffff8000;

@@ -180,9 +180,7 @@ function decodeOnce(
   if (samples.firstSkipped) {
     const n = samples.skipped;
     const more = n > 1 ? ` (${n} SAMPLE records skipped in all)` : "";
-    io.stderr(
-      `ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped, as perf does${more}.\n`,
-    );
+    io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped${more}.\n`);
   }
   const fields =
     script && fileFields(script.fields, reader.events, reader.features.auxtraceIndex !== undefined);
