@@ -163,3 +163,61 @@ test("a binary mapped from a page before its code (pgoff 0): its symbols are fou
   if (noPerf) return;
   assert.equal(got.out, perfScript(data, ["--itrace=e", "-F", "ip,sym,symoff"]).out);
 });
+
+/**
+ * A program that spins in user mode a while and exits (`mov ecx, 0x1000000; l: dec
+ * ecx; jnz l; exit(0)`), its code in `spin` at an address the kernel can map (the same
+ * as its file offset modulo a page): what the recordings below sample.
+ */
+function spinProgram(path: string): void {
+  const code = Uint8Array.from([
+    0xb9, 0, 0, 0, 1, 0xff, 0xc9, 0x75, 0xfc, 0xb8, 60, 0, 0, 0, 0x31, 0xff, 0x0f, 0x05,
+  ]);
+  const probe = elfWithSymbolsLayout(BASE, code, []);
+  const text = BASE + BigInt(probe.segOffsets[0]! % 0x1000);
+  const elf = elfWithSymbolsLayout(text, code, [{ name: "spin", value: text, size: code.length }]);
+  writeFileSync(path, elf.bytes, { mode: 0o755 });
+}
+
+/** `perf record -N ARGS -- prog` into `name`: the file, or why it could not record. */
+function perfRecord(name: string, args: string[], prog: string): { data: string } | { why: string } {
+  const data = join(dir, name);
+  const r = spawnSync("perf", ["record", "-N", "-q", "-o", data, ...args, "--", prog], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: EMPTY_HOME },
+  });
+  if (r.status === 0) return { data };
+  return {
+    why: `perf record ${args.join(" ")} failed here (${r.stderr.split("\n")[0] || `status ${r.status}`})`,
+  };
+}
+
+test("software events recorded here (cpu-clock, task-clock; -g): perf script's lines", {
+  skip: noPerf,
+}, (t) => {
+  const prog = join(dir, "spin");
+  spinProgram(prog);
+  const plain = perfRecord("sw.data", ["-e", "cpu-clock:u", "-c", "100000"], prog);
+  if ("why" in plain) {
+    t.skip(plain.why);
+    return;
+  }
+  samePerfScript(plain.data, [
+    [],
+    ["-F", "comm,tid,time,period,event,ip,sym,dso"],
+    ["-F", "+pid", "--ns"],
+    ["-F", "sw:comm,tid,ip"],
+  ]);
+  // A field the samples lack, named: refused by both (perf exits 255).
+  const want = perfScript(plain.data, ["-F", "comm,tid,cpu,time"]);
+  const got = ptkitPerf(["-i", plain.data, "-F", "comm,tid,cpu,time"]);
+  assert.notEqual(want.status, 0);
+  assert.equal(got.status, 1);
+  assert.equal(got.err, `ptkit perf: ${want.err}`);
+  const chains = perfRecord("swg.data", ["-g", "-e", "cpu-clock:u,task-clock:u", "-c", "100000"], prog);
+  if ("why" in chains) {
+    t.skip(chains.why);
+    return;
+  }
+  samePerfScript(chains.data, [[], ["-F", "comm,tid,time,event,ip,sym,symoff,dso"], ["-F", "-period,+pid"]]);
+});
