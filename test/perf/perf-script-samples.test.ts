@@ -45,6 +45,8 @@ interface MixedOptions {
   chain?: boolean;
   /** The program is mapped as the kernel maps it: from file offset 0, a page (not its segment's offset). */
   aligned?: boolean;
+  /** The sampled event instead of cpu-clock:u (software): its name and PERF_TYPE_*. */
+  event?: [string, number];
   /** More records (after the samples), given the cpu-clock event's id. */
   extra?: (file: PtFile, clock: number) => void;
 }
@@ -59,7 +61,8 @@ function mixedFile(name: string, times: bigint[], o: MixedOptions = {}): string 
   const prog = join(dir, `${name}.elf`);
   writeFileSync(prog, elf.bytes);
   const file = new PtFile({ perfScript: true });
-  const clock = file.otherEvent("cpu-clock:u", 1, 0n, o.chain);
+  const [eventName, eventType] = o.event ?? ["cpu-clock:u", 1];
+  const clock = file.otherEvent(eventName, eventType, 0n, o.chain);
   const at = BigInt(elf.segOffsets[0]!);
   file
     .comm(100, "prog", TRACE_TSC - 100n)
@@ -103,6 +106,17 @@ test("Intel PT and cpu-clock samples: perf script's lines, in its order", { skip
     ["--itrace=i10i", "--ns", "-F", "comm,pid,tid,cpu,time,event,ip,sym,symoff"],
     ["--itrace=be", "-F", "sw:comm,tid,time,event,ip"],
     ["--itrace=cr", "-F", "hw:comm,tid,time,event,ip,flags"],
+  ]);
+});
+
+test("Intel PT and cycles samples: a hardware event's fields are the Intel PT samples' (-F hw:)", {
+  skip: noPerf,
+}, () => {
+  const data = mixedFile("cycles", TIMES, { event: ["cycles:u", 0] });
+  samePerfScript(data, [
+    [],
+    ["--itrace=cr", "-F", "hw:comm,tid,time,event,ip,sym"],
+    ["--itrace=cr", "-F", "sw:comm,tid,ip"],
   ]);
 });
 
