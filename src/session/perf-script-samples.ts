@@ -290,7 +290,11 @@ export function sampleTimeline(
     if (f.has("pid") && f.has("tid")) line += `${String(pid).padStart(5)}/${String(tid).padEnd(5)} `;
     else if (f.has("pid")) line += `${String(pid).padStart(5)} `;
     else if (f.has("tid")) line += `${String(tid).padStart(5)} `;
-    if (f.has("cpu")) line += `[${String(id.cpu).padStart(3, "0")}] `;
+    // (C's %03d: a sample without CPU, allowed in a file with a trace, has -1: "-01".)
+    if (f.has("cpu")) {
+      const cpu = id.cpu;
+      line += `[${cpu < 0 ? `-${String(-cpu).padStart(2, "0")}` : String(cpu).padStart(3, "0")}] `;
+    }
     if (f.has("time")) {
       const frac = String(time % 1e9).padStart(9, "0");
       line += `${String(Math.floor(time / 1e9)).padStart(5)}.${options.ns ? frac : frac.slice(0, 6)}: `;

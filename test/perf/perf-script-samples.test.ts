@@ -15,6 +15,7 @@ import { runPerf } from "../../src/cli/perf/perf.js";
 import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
 import { CONTEXT_USER, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
+import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";
 import { loopProgram, traceOf } from "./pt-file.js";
 
@@ -234,4 +235,23 @@ test("software events recorded here (cpu-clock, task-clock; -g): perf script's l
     return;
   }
   samePerfScript(chains.data, [[], ["-F", "comm,tid,time,event,ip,sym,symoff,dso"], ["-F", "-period,+pid"]]);
+});
+
+const QUIPPER = ["real", "quipper-perf-data", "perf.data.intel_pt-4.14"];
+
+test("a real capture (intel_pt// and cycles, 15 cycles samples): the cycles lines of perf script", {
+  skip: skipUnlessCorpus(...QUIPPER),
+}, () => {
+  const data = corpusPath(...QUIPPER)!;
+  // The cycles event has no CPU in its samples: perf prints -1 (CPU named, the file has a trace).
+  const args = ["--itrace=cr", "-F", "comm,tid,cpu,time,event,ip,period,flags"];
+  const cycles = (out: string) => out.split("\n").filter((l) => l.includes(" cycles: "));
+  const got = cycles(ptkitPerf(["-i", data, ...args]).out);
+  assert.equal(got.length, 15);
+  assert.equal(
+    got[0],
+    "            perf  3174 [-01]   641.256820:          1     cycles:                          ffffffffb96071f4",
+  );
+  if (noPerf) return;
+  assert.deepEqual(got, cycles(perfScript(data, args).out));
 });
