@@ -283,8 +283,8 @@ export function sampleTimeline(
     if (options.pids !== undefined && !options.pids.includes(pid)) return;
     if (options.tids !== undefined && !options.tids.includes(tid)) return;
     if (options.comms !== undefined && !options.comms.includes(comm)) return;
-    if (options.cpus !== undefined && id.sampleType & SampleType.Cpu && !options.cpus.includes(id.cpu))
-      return;
+    // (A sample without CPU has -1: perf leaves it out of every CPU list.)
+    if (options.cpus !== undefined && !options.cpus.includes(id.cpu)) return;
     let line = "";
     if (f.has("comm")) line += p.chain ? `${comm} ` : `${comm.padStart(16)} `;
     if (f.has("pid") && f.has("tid")) line += `${String(pid).padStart(5)}/${String(tid).padEnd(5)} `;

@@ -403,7 +403,12 @@ function decodeOnce(
                 symbols,
               ),
               nameWidth: scriptOut.nameWidth,
-              options: script!,
+              // (A single --tid or --cpu stays ptkit's own option: the same filter.)
+              options: {
+                ...script!,
+                tids: script!.tids ?? (args.tid === undefined ? undefined : [args.tid]),
+                cpus: script!.cpus ?? (args.cpu === undefined ? undefined : [args.cpu]),
+              },
               range,
               ptEvent: scriptOut.ptEvent,
               note: (text) => warn(`note: ${text}.`),

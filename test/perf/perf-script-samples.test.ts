@@ -252,6 +252,17 @@ test("a real capture (intel_pt// and cycles, 15 cycles samples): the cycles line
     got[0],
     "            perf  3174 [-01]   641.256820:          1     cycles:                          ffffffffb96071f4",
   );
+  // The filters: samples without CPU are in no CPU list (perf's cpu -1).
+  const count = (more: string[]) => cycles(ptkitPerf(["-i", data, "--itrace=e", ...more]).out).length;
+  const filters: Array<[string[], number]> = [
+    [["--tid", "3174"], 15],
+    [["--comm", "echo"], 13],
+    [["--cpu", "3"], 0],
+    [["-C", "0,3"], 0],
+  ];
+  for (const [more, n] of filters) assert.equal(count(more), n, more.join(" "));
   if (noPerf) return;
   assert.deepEqual(got, cycles(perfScript(data, args).out));
+  for (const [more, n] of filters)
+    assert.equal(cycles(perfScript(data, ["--itrace=e", ...more]).out).length, n, more.join(" "));
 });
