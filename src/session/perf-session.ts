@@ -190,7 +190,10 @@ function decodeOnce(
   }
   const tasks = readTasks(reader);
   for (const p of tasks.problems) io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, p)}.\n`);
-  const range = args.range && tscRange(args.range, tasks.conversion);
+  // A file without a trace nor TSC conversion (software events only): --time in perf
+  // time, the domain its samples are timed in then (see sampleTimeline).
+  const rangeConv = tasks.conversion ?? (info?.intelPt ? undefined : PERF_TIME);
+  const range = args.range && tscRange(args.range, rangeConv);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: ${args.script?.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);
     return 1;
@@ -531,6 +534,9 @@ function demangler(args: PerfOptions, warn: (text: string) => void): Demangler |
   warn(`warning: ${d}; names are shown mangled.`);
   return undefined;
 }
+
+/** The conversion of perf time to itself. */
+const PERF_TIME: TscConversion = { timeShift: 0, timeMult: 1n, timeZero: 0n };
 
 /**
  * `tasks` timed by perf time where the file has no TSC conversion (their TSCs are

@@ -223,6 +223,10 @@ test("software events recorded here (cpu-clock, task-clock; -g): perf script's l
     ["-F", "+pid", "--ns"],
     ["-F", "sw:comm,tid,ip"],
   ]);
+  // --time between two samples' times (perf time: this machine's files may have no TSC conversion).
+  const times = perfScript(plain.data, ["-F", "time", "--ns"]).out.match(/\d+\.\d{9}/g) ?? [];
+  assert.ok(times.length > 8, `${times.length} samples recorded`);
+  samePerfScript(plain.data, [["--time", `${times[3]},${times[8]}`, "-F", "comm,tid,time,event,ip"]]);
   // A field the samples lack, named: refused by both (perf exits 255).
   const want = perfScript(plain.data, ["-F", "comm,tid,cpu,time"]);
   const got = ptkitPerf(["-i", plain.data, "-F", "comm,tid,cpu,time"]);
