@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { runPerf } from "../../src/cli/perf/perf.js";
-import { fileMode, Le, record } from "../../tools/perf/perf-data-writer.js";
+import { fileMode, Le, pipeMode, record } from "../../tools/perf/perf-data-writer.js";
 import { CONTEXT_USER, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
@@ -48,6 +48,8 @@ interface MixedOptions {
   aligned?: boolean;
   /** The sampled event instead of cpu-clock:u (software): its name and PERF_TYPE_*. */
   event?: [string, number];
+  /** Written as a pipe (perf record -o -): the events in HEADER_ATTR records. */
+  pipe?: boolean;
   /** More records (after the samples), given the cpu-clock event's id. */
   extra?: (file: PtFile, clock: number) => void;
 }
@@ -76,7 +78,7 @@ function mixedFile(name: string, times: bigint[], o: MixedOptions = {}): string 
   o.extra?.(file, clock);
   file.trace(traceOf(exec));
   const data = join(dir, `${name}.data`);
-  writeFileSync(data, fileMode(file.built()));
+  writeFileSync(data, (o.pipe ? pipeMode : fileMode)(file.built()));
   return data;
 }
 
@@ -124,6 +126,15 @@ test("Intel PT and cycles samples: a hardware event's fields are the Intel PT sa
 test("Intel PT and cpu-clock samples with callchains: perf script's lines", { skip: noPerf }, () => {
   const data = mixedFile("chain", TIMES, { chain: true });
   samePerfScript(data, [[], ["--itrace=cr", "-F", "comm,tid,time,ip,sym,dso"], ["-F", "+pid,-period"]]);
+});
+
+test("a pipe (events in HEADER_ATTR records): the lines of the same file", () => {
+  const args = ["--itrace=cr", "-F", "comm,tid,time,event,ip,sym,period"];
+  const file = ptkitPerf(["-i", mixedFile("as-file", TIMES, { chain: true }), ...args]);
+  const pipe = ptkitPerf(["-i", mixedFile("as-pipe", TIMES, { chain: true, pipe: true }), ...args]);
+  assert.equal(pipe.err, "");
+  assert.equal(pipe.out.split("cpu-clock:u:").length - 1, TIMES.length);
+  assert.equal(pipe.out, file.out);
 });
 
 // (perf script refuses such a file with Intel PT in it: its look ahead at the records
