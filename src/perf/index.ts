@@ -45,6 +45,7 @@ export {
 } from "./perf-tasks.js";
 export { PerfDataReader, type PerfReaderOptions } from "./reader.js";
 export { PerfRecord } from "./record.js";
+export { CONTEXT_MARKER_LO, parseSampleChain, ReadFormat, SampleChain } from "./sample.js";
 export { SampleId } from "./sample-id.js";
 export { Abi, copySections, SidebandContext } from "./sideband-context.js";
 export {

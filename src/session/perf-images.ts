@@ -107,7 +107,11 @@ export class BinaryFinder {
     // The names from a debug file when there is one (perf's order), the code's layout from the binary.
     const named = elf && this.debugFile(path);
     const at = Number(pgoff);
-    const seg = elf?.loads.find((l) => l.offset <= at && at < l.offset + Math.max(l.filesz, 1));
+    // The kernel maps a segment from its offset rounded down to a page: pgoff may be
+    // before the segment's first byte (an ELF whose code starts right after its headers).
+    const seg = elf?.loads.find(
+      (l) => l.offset - (l.offset % PAGE) <= at && at < l.offset + Math.max(l.filesz, 1),
+    );
     if (!elf || !seg) return undefined;
     const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
@@ -157,6 +161,9 @@ interface Missing {
   path: string;
 }
 
+/** The page size mmaps are aligned to. */
+const PAGE = 4096;
+
 /** Addresses at or above this are the kernel's. */
 const KERNEL_HI = 0xffff8000;
 
@@ -201,6 +208,11 @@ export class ProcessImages {
   partSym = false;
   /** The file the last {@link parts} found the address in. */
   partDso: string | undefined;
+  /**
+   * The address's offset in that file (perf's map_ip: where perf script's callchains
+   * show a user-space address), -1 for a kernel address or one in no file.
+   */
+  partOffset = -1;
 
   /** Look hi:lo up in process pid: {@link partSym} (with {@link symbolHit}) and {@link partDso}. */
   parts(pid: number, hi: number, lo: number): SymbolHit {
@@ -208,6 +220,7 @@ export class ProcessImages {
     this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
     this.partDso = found ? this.imageHit.section!.name : undefined;
+    this.partOffset = found && hi >>> 0 < KERNEL_HI ? this.imageHit.offset : -1;
     return h;
   }
 

@@ -718,7 +718,8 @@ function perfError(code: number | undefined): [number, string] {
   }
 }
 
-function hexText(hi: number, lo: number): string {
+/** hi:lo in hex without leading zeros. */
+export function hexText(hi: number, lo: number): string {
   return hi === 0
     ? (lo >>> 0).toString(16)
     : `${(hi >>> 0).toString(16)}${(lo >>> 0).toString(16).padStart(8, "0")}`;

@@ -100,8 +100,15 @@ const DEFAULT_HW: readonly Field[] = [
 ];
 
 export interface ScriptFields {
-  /** Fields of instruction and branch samples (perf's "hw" events). */
+  /** Fields of instruction and branch samples, and of hardware events' samples (perf's "hw" events). */
   hw: Set<Field>;
+  /** Fields of software events' samples (perf's "sw": cpu-clock, task-clock, page-faults, ...). */
+  sw: Set<Field>;
+  /**
+   * The fields -F named for each kind: perf refuses those an event's samples lack
+   * (the others it leaves out quietly).
+   */
+  named: { hw: Set<Field>; sw: Set<Field> };
   /** Fields of power events (perf's "synth" events). */
   synth: Set<Field>;
   /** Whether -F set the fields (else addr is shown for branches, as perf's default does). */
@@ -260,18 +267,21 @@ export function parseItrace(text: string | undefined): Itrace | string {
 export function parseFields(specs: readonly string[], start: ScriptFields): ScriptFields | string {
   const fields = {
     hw: new Set(start.hw),
+    sw: new Set(start.sw),
     synth: new Set(start.synth),
+    named: { hw: new Set(start.named.hw), sw: new Set(start.named.sw) },
     user: start.user,
     noAddr: start.noAddr,
   };
   for (const spec of specs) {
-    let kinds: Array<"hw" | "synth"> = ["hw", "synth"];
+    let kinds: Array<"hw" | "sw" | "synth"> = ["hw", "sw", "synth"];
     let list = spec;
     const m = /^([a-z]+):(.*)$/.exec(spec);
     if (m) {
       if (m[1] === "hw") kinds = ["hw"];
+      else if (m[1] === "sw") kinds = ["sw"];
       else if (m[1] === "synth") kinds = ["synth"];
-      else if (m[1] === "sw" || m[1] === "trace" || m[1] === "raw" || m[1] === "brstackinsn") kinds = [];
+      else if (m[1] === "trace" || m[1] === "raw" || m[1] === "brstackinsn") kinds = [];
       else return `-F ${spec}: unknown event type '${m[1]}' (hw, sw, trace, raw, synth).`;
       list = m[2]!;
     }
@@ -301,9 +311,15 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
       if (!isChange) set.clear();
       for (const f of chosen) set.add(f);
       for (const f of removed) set.delete(f);
+      if (k === "synth") continue;
+      if (!isChange) fields.named[k].clear();
+      for (const f of chosen) fields.named[k].add(f);
+      for (const f of removed) fields.named[k].delete(f);
     }
-    if (!isChange) fields.user = true;
     if (!isChange && chosen.length === 0) return `-F ${spec}: no fields given.`;
+    // (What follows is of the Intel PT samples' fields: a list for other kinds leaves them.)
+    if (!kinds.includes("hw")) continue;
+    if (!isChange) fields.user = true;
     // perf shows a branch's addr by default after -F changes only when they add flags
     // alone (-F +flags: yes; +pid, -cpu, +flags,+pid: no), as perf script 6.1 does.
     if (removed.length > 0 || chosen.some((f) => f !== "flags")) fields.noAddr = true;
@@ -314,7 +330,14 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
 
 /** Default fields (perf script's for hardware and synthesized events). */
 export function defaultFields(): ScriptFields {
-  return { hw: new Set(DEFAULT_HW), synth: new Set([...DEFAULT_HW, "synth"]), user: false, noAddr: false };
+  return {
+    hw: new Set(DEFAULT_HW),
+    sw: new Set(DEFAULT_HW),
+    synth: new Set([...DEFAULT_HW, "synth"]),
+    named: { hw: new Set(), sw: new Set() },
+    user: false,
+    noAddr: false,
+  };
 }
 
 /** perf's CPU and thread lists: 0,2-3. */

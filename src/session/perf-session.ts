@@ -55,7 +55,8 @@ import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
-import type { PerfScriptOptions } from "./perf-script-options.js";
+import { type Itrace, type PerfScriptOptions, parseItrace } from "./perf-script-options.js";
+import { fileFields, OtherSamples, sampleTimeline } from "./perf-script-samples.js";
 import { SourceLineBatch, type SourceLineLookup } from "./perf-script-srcline.js";
 import {
   blockDecoderConfig,
@@ -166,15 +167,33 @@ function decodeOnce(
   const threads = new ThreadNames();
   const script = args.script?.active ? args.script : undefined;
   const comms = new ScriptComms();
+  const samples = new OtherSamples();
   while (reader.next(rec)) {
     if (rec.type === RecordType.AuxtraceInfo) info = parseAuxtraceInfo(rec.bytes) ?? info;
     else if (analyse) threads.record(rec);
-    if (script) comms.record(rec, reader);
+    if (script) {
+      comms.record(rec, reader);
+      samples.record(rec, reader);
+    }
   }
   for (const note of script?.notes ?? []) io.stderr(`ptkit perf: note: ${note}.\n`);
+  if (samples.firstSkipped) {
+    const n = samples.skipped;
+    const more = n > 1 ? ` (${n} SAMPLE records skipped in all)` : "";
+    io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped${more}.\n`);
+  }
+  const fields =
+    script && fileFields(script.fields, reader.events, reader.features.auxtraceIndex !== undefined);
+  if (typeof fields === "string") {
+    io.stderr(`ptkit perf: ${fields}\n`);
+    return 1;
+  }
   const tasks = readTasks(reader);
   for (const p of tasks.problems) io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, p)}.\n`);
-  const range = args.range && tscRange(args.range, tasks.conversion);
+  // A file without a trace nor TSC conversion (software events only): --time in perf
+  // time, the domain its samples are timed in then (see sampleTimeline).
+  const rangeConv = tasks.conversion ?? (info?.intelPt ? undefined : PERF_TIME);
+  const range = args.range && tscRange(args.range, rangeConv);
   if (typeof range === "string") {
     io.stderr(`ptkit perf: ${args.script?.time && !args.rangeGiven ? "--time" : "--time-range"}: ${range}\n`);
     return 1;
@@ -226,13 +245,16 @@ function decodeOnce(
   const symbols = wantSymbols
     ? new AllProcessSymbols({ kernel: kernelSymbols, demangler: demangle })
     : undefined;
-  const config = decoderConfig(info, reader, (note) => out.line(`[${note}]`));
+  // (perf script's lines of a file without a trace have no notes about decoding one.)
+  const config = decoderConfig(info, reader, (note) => {
+    if (!script || allStreams.length > 0) out.line(`[${note}]`);
+  });
   // Time moves on at events only; tick events add every timing update the trace has
   // (at the branch packets CYC/MTC/TSC come with), so a range cuts between branches
   // and the analysis times calls between them.
   // Instruction samples by time (--itrace=i100us) go by every timestamp too.
   const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
-  if (range || wantsTime(args.analysis) || script?.fields.hw.has("time") || timePeriod)
+  if (range || wantsTime(args.analysis) || fields?.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
   // perf script's times: a branch that takes a packet has that packet's time, not the
   // time of a TNT the decoder read ahead to (see DecoderConfig.tickOnUse). The clock of
@@ -245,7 +267,7 @@ function decodeOnce(
   const scriptOut = script
     ? perfScriptSink(
         out,
-        script,
+        { ...script, fields: fields! },
         reader,
         info,
         tasks.conversion,
@@ -256,7 +278,7 @@ function decodeOnce(
       )
     : undefined;
   const printed = scriptOut
-    ? scriptOut
+    ? scriptOut.sink
     : args.jsonl && !args.quiet
       ? jsonlSink(out, args.show, tasks.conversion, args.symbols)
       : textSink(out, args.show, args.symbols);
@@ -371,11 +393,40 @@ function decodeOnce(
       // Decode it all again the general way, leaving out the lines printed.
       else streams = again(skipBranches(printed, fast.printed, every));
     }
-    interleave(streams);
+    const others =
+      scriptOut && samples.length > 0
+        ? [
+            sampleTimeline(samples, scriptOut.lines, {
+              reader,
+              fields: fields!,
+              conv: tasks.conversion,
+              comms,
+              images: new ProcessImages(
+                byPerfTime(tasks),
+                finder,
+                kernel,
+                args.kernel.length > 0,
+                needed,
+                symbols,
+              ),
+              nameWidth: scriptOut.nameWidth,
+              // (A single --tid or --cpu stays ptkit's own option: the same filter.)
+              options: {
+                ...script!,
+                tids: script!.tids ?? (args.tid === undefined ? undefined : [args.tid]),
+                cpus: script!.cpus ?? (args.cpu === undefined ? undefined : [args.cpu]),
+              },
+              range,
+              ptEvent: scriptOut.ptEvent,
+              note: (text) => warn(`note: ${text}.`),
+            }),
+          ]
+        : [];
+    interleave(streams, others);
   } finally {
     // Even when the file cannot be read on: the outputs are complete up to there.
     finished = analysis?.finish();
-    scriptOut?.finish();
+    scriptOut?.sink.finish();
   }
   const kernelHint = args.hints?.kernelFiles;
   for (const [name, n] of needed) {
@@ -443,12 +494,16 @@ function perfScriptSink(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
   );
   const modifier = eventModifier(pt ?? reader.events[0]);
-  return scriptSink(batch?.lines ?? out, script.itrace, script.fields, {
+  const lines = batch?.lines ?? out;
+  // perf adds the names of the Intel PT samples only to a file with an Intel PT trace.
+  const synthesized = info?.intelPt ? script.itrace : parseItrace("s");
+  const nameWidth = eventNameWidth(reader.events, synthesized as Itrace, modifier);
+  const sink = scriptSink(lines, script.itrace, script.fields, {
     sourceLines: batch,
     conv,
     comms,
     modifier,
-    nameWidth: eventNameWidth(reader.events, script.itrace, modifier),
+    nameWidth,
     options: script,
     note,
     periodTicks:
@@ -460,6 +515,7 @@ function perfScriptSink(
     tscHz: tscHz(conv),
     maxNonTurbo,
   });
+  return { sink, lines, nameWidth, ptEvent: pt === undefined ? -1 : reader.events.indexOf(pt) };
 }
 
 /** TSC ticks per second by perf's conversion (perf's intel_pt_ns_to_ticks of 1 s), 0 without one. */
@@ -481,6 +537,24 @@ function demangler(args: PerfOptions, warn: (text: string) => void): Demangler |
   if (d === undefined || typeof d !== "string") return d;
   warn(`warning: ${d}; names are shown mangled.`);
   return undefined;
+}
+
+/** The conversion of perf time to itself. */
+const PERF_TIME: TscConversion = { timeShift: 0, timeMult: 1n, timeZero: 0n };
+
+/**
+ * `tasks` timed by perf time where the file has no TSC conversion (their TSCs are
+ * then all 0): the samples of other events go by perf time then (see sampleTimeline).
+ */
+function byPerfTime(tasks: PerfTasks): PerfTasks {
+  if (tasks.conversion) return tasks;
+  const changes = tasks.changes.map((c) => ({ ...c, ...timeHalves(c.time) }));
+  return { ...tasks, changes };
+}
+
+function timeHalves(time: bigint): { tscHi: number; tscLo: number } {
+  const { hi, lo } = splitBigInt(time, { hi: 0, lo: 0 });
+  return { tscHi: hi, tscLo: lo };
 }
 
 /** Who runs on `cpu` from when: its switch records, or without any, the threads seen running there. */

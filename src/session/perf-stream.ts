@@ -498,9 +498,27 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   }
 }
 
-/** Run the streams, each as far as the earliest time any of them waits at, until all end. */
-export function interleave(streams: readonly StreamContext[]): void {
-  const live = streams.map((s) => ({ s, run: decodePerfStream(s) })).filter((r) => !r.run.next().done);
+/**
+ * Something else that runs in time order with the streams (the samples of other
+ * events): `run` suspends before each thing it does, at TSC nextHi:nextLo.
+ */
+export interface Timeline {
+  nextHi: number;
+  nextLo: number;
+  run(): Generator<void, void, void>;
+}
+
+/**
+ * Run the streams, each as far as the earliest time any of them waits at, until all
+ * end; `others` too, and at a time a stream waits at as well, first (perf synthesizes
+ * the Intel PT samples up to a record's time, leaving those at its time, before it
+ * hands the record on).
+ */
+export function interleave(streams: readonly StreamContext[], others: readonly Timeline[] = []): void {
+  const live = [
+    ...others.map((t) => ({ s: t, run: t.run() })),
+    ...streams.map((s) => ({ s, run: decodePerfStream(s) })),
+  ].filter((r) => !r.run.next().done);
   while (live.length > 0) {
     let best = 0;
     for (let i = 1; i < live.length; i++) {

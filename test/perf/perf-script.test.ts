@@ -121,7 +121,9 @@ describe("perf script's options", () => {
   test("-F lists, +field/-field changes and hw:/synth: prefixes", () => {
     const start = {
       hw: new Set(["comm", "ip"] as const),
+      sw: new Set(["comm", "ip"] as const),
       synth: new Set(["comm"] as const),
+      named: { hw: new Set<never>(), sw: new Set<never>() },
       user: false,
       noAddr: false,
     };
@@ -137,6 +139,24 @@ describe("perf script's options", () => {
     assert.ok(typeof hw !== "string");
     assert.deepEqual([[...hw.hw], [...hw.synth]], [["ip"], ["comm"]]);
     assert.match(parseFields(["ip,bogus"], start) as string, /invalid field 'bogus'/);
+    // sw: is the software events' own set; a list for it leaves the Intel PT samples' defaults (addr shown).
+    const sw = parseFields(["sw:tid,ip"], start);
+    assert.ok(typeof sw !== "string");
+    assert.deepEqual(
+      [[...sw.hw], [...sw.sw], [...sw.named.sw], sw.user],
+      [["comm", "ip"], ["tid", "ip"], ["tid", "ip"], false],
+    );
+    // A plain list is every kind's, and names its fields (perf refuses those the samples lack).
+    const all = parseFields(["tid,cpu"], start);
+    assert.ok(typeof all !== "string");
+    assert.deepEqual(
+      [[...all.sw], [...all.named.hw], [...all.named.sw]],
+      [
+        ["tid", "cpu"],
+        ["tid", "cpu"],
+        ["tid", "cpu"],
+      ],
+    );
     assert.match(takePerfScriptOptions(["-F", "-sym"]) as string, /symoff without sym/);
   });
 

@@ -14,7 +14,7 @@ import {
   SHT_STRTAB,
   writeElf,
 } from "../elf/elf-writer.js";
-import { auxtrace, type Built, concat, Le, record } from "./perf-data-writer.js";
+import { attrBytes, auxtrace, type Built, concat, Le, record } from "./perf-data-writer.js";
 
 export const PT_SAMPLE_TYPE = 0x10086; // TID | TIME | CPU | IDENTIFIER
 export const DUMMY_SAMPLE_TYPE = 0x10087; // the same, and IP
@@ -28,9 +28,27 @@ export function trailer(pid: number, tid: number, time: bigint, cpu: number, id:
 export const TRACE_TSC = 0x1000000000n;
 const PT_ID = 10;
 
+/** The sample_type of {@link PtFile.otherEvent}'s events: IDENTIFIER | IP | TID | TIME | CPU | PERIOD. */
+export const OTHER_SAMPLE_TYPE = 0x10187;
+/** PERF_SAMPLE_CALLCHAIN (with `callchain`). */
+const SAMPLE_CALLCHAIN = 0x20;
+
+/** perf's PERF_CONTEXT_USER callchain marker. */
+export const CONTEXT_USER = 0xfffffffffffffe00n;
+
+/** An event besides Intel PT's (perf record -e intel_pt// -e cpu-clock), and its name in event_desc. */
+interface OtherEvent {
+  name: string;
+  type: number;
+  config: bigint;
+  id: number;
+  callchain: boolean;
+}
+
 /** Builds the records of a perf.data file recorded with -e intel_pt//. */
 export class PtFile {
   readonly records: Uint8Array[] = [];
+  private readonly others: OtherEvent[] = [];
   readonly features = new Map<number, Uint8Array>([[9, new Le().lenStr("GenuineIntel,6,94,3").done()]]);
 
   /**
@@ -110,6 +128,37 @@ export class PtFile {
     return this;
   }
 
+  /**
+   * Another event (PERF_TYPE_* `type`, `config`), named `name` as perf names it (an
+   * event_desc feature then names every event; the Intel PT one `intel_pt//`); its
+   * samples have OTHER_SAMPLE_TYPE, and a callchain with `callchain`. Returns its id.
+   */
+  otherEvent(name: string, type: number, config = 0n, callchain = false): number {
+    const id = PT_ID + 1 + this.others.length;
+    this.others.push({ name, type, config, id, callchain });
+    return id;
+  }
+
+  /** A SAMPLE of the other event `id` at `time` (a TSC), at `ip`; `chain`: its callchain entries. */
+  sample(
+    id: number,
+    pid: number,
+    tid: number,
+    time: bigint,
+    cpu: number,
+    ip: bigint,
+    period: bigint,
+    chain: bigint[] = [],
+  ): this {
+    const body = new Le().u64(id).u64(ip).u32(pid).u32(tid).u64(time).u32(cpu).u32(0).u64(period);
+    if (this.others.find((e) => e.id === id)?.callchain) {
+      body.u64(chain.length);
+      for (const c of chain) body.u64(c);
+    }
+    this.records.push(record(9, 2, body));
+    return this;
+  }
+
   /** The trace of one CPU, split into AUXTRACE records of at most `chunk` bytes. */
   trace(bytes: Uint8Array, cpu = 0, chunk = bytes.length, offset = 0): this {
     for (let at = 0; at < bytes.length; at += chunk) {
@@ -120,21 +169,40 @@ export class PtFile {
   }
 
   built(): Built {
-    return {
-      events: [
-        {
-          attr: {
-            type: 8,
-            config: (1n << 10n) | (1n << 9n) | (3n << 14n) | 2n | (this.options.config ?? 0n),
-            sampleType: this.options.perfScript ? DUMMY_SAMPLE_TYPE : PT_SAMPLE_TYPE,
-            sampleIdAll: true,
-          },
-          ids: [PT_ID],
+    const events = [
+      {
+        attr: {
+          type: 8,
+          config: (1n << 10n) | (1n << 9n) | (3n << 14n) | 2n | (this.options.config ?? 0n),
+          sampleType: this.options.perfScript ? DUMMY_SAMPLE_TYPE : PT_SAMPLE_TYPE,
+          sampleIdAll: true,
         },
-      ],
-      records: [concat(this.records)],
-      features: this.features,
-    };
+        ids: [PT_ID],
+      },
+      ...this.others.map((e) => ({
+        attr: {
+          type: e.type,
+          config: e.config,
+          sampleType: OTHER_SAMPLE_TYPE | (e.callchain ? SAMPLE_CALLCHAIN : 0),
+          sampleIdAll: true,
+        },
+        ids: [e.id],
+      })),
+    ];
+    const features = new Map(this.features);
+    if (this.others.length > 0) {
+      // event_desc: nr, attr size, then each event's attr, id count, name and ids.
+      const desc = new Le().u32(events.length).u32(112);
+      events.forEach((e, i) => {
+        desc
+          .raw(attrBytes(e.attr))
+          .u32(e.ids.length)
+          .lenStr(i === 0 ? "intel_pt//" : this.others[i - 1]!.name);
+        for (const id of e.ids) desc.u64(id);
+      });
+      features.set(12, desc.done());
+    }
+    return { events, records: [concat(this.records)], features };
   }
 }
 
