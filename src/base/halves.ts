@@ -39,3 +39,19 @@ export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): numbe
   if (aLo !== bLo) return aLo < bLo ? -1 : 1;
   return 0;
 }
+
+/**
+ * Have V8 keep the number fields `fields` of `obj` (and of every object shaped as it: a
+ * fresh object of its class) as doubles from now on; they end at 0. Call it once where
+ * the class is defined (or in the constructor of a class made once), for fields that
+ * hold 32-bit halves. V8 keeps a number field as a small integer while every value it
+ * held had 31 bits, and changes that the first time it holds more (a half of 2^30 or
+ * above: most addresses and times). The change makes every optimized function that used
+ * such objects throw its code away ("wrong map") and run slowly until compiled again,
+ * which in the middle of a decode cost ~10% of a whole `ptkit flow` run.
+ */
+export function doubleFields<T extends object>(obj: T, fields: readonly (keyof T & string)[]): void {
+  const o = obj as Record<string, number>;
+  for (const f of fields) o[f] = 2 ** 31;
+  for (const f of fields) o[f] = 0;
+}

@@ -10,7 +10,7 @@
  * kept below 2^53 by splitting 32-bit words into 16-bit limbs.
  */
 
-import { type Halves, splitBigInt, toBigInt } from "./halves.js";
+import { doubleFields, type Halves, splitBigInt, toBigInt } from "./halves.js";
 
 const TWO_32 = 0x1_0000_0000;
 const TWO_16 = 0x1_0000;
@@ -63,6 +63,8 @@ export class U64 {
     return v;
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new U64(), ["hi", "lo"]);
 
 /** Anything with unsigned 32-bit `hi`/`lo` halves (a {@link U64}, a Packet payload). */
 export type U64Like = Halves;

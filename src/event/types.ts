@@ -46,7 +46,7 @@
  * flushes with their IP suppressed carry no time at all (all 0), as in libipt. `tsc`
  * and the loss counts are filled even when `hasTsc` is false (no TSC seen yet).
  */
-import { toBigInt } from "../base/halves.js";
+import { doubleFields, toBigInt } from "../base/halves.js";
 
 /** libipt's `pt_event_type`, same numbers. */
 export const EventType = {
@@ -317,3 +317,16 @@ export class PtEvent {
     return toBigInt(this.tscHi, this.tscLo);
   }
 }
+// Addresses, times, payloads: see doubleFields.
+doubleFields(new PtEvent(), [
+  "tscHi",
+  "tscLo",
+  "ipHi",
+  "ipLo",
+  "fromHi",
+  "fromLo",
+  "payloadHi",
+  "payloadLo",
+  "payload2Hi",
+  "payload2Lo",
+]);

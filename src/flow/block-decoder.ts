@@ -55,6 +55,12 @@ const { ErrorCode } = errors;
 const { NO_EVENT } = flowState;
 const { FACT_SHIFT, InsnFact } = flowClass;
 
+/** What {@link BlockDecoder.nextRun} counts: blocks, and their instructions. */
+export class BlockTally {
+  blocks = 0;
+  insns = 0;
+}
+
 export class BlockDecoder extends BlockEvents {
   /** The isa InsnClass of the instruction {@link decodedInsn} found last. */
   decodedClass = 0;
@@ -248,6 +254,27 @@ export class BlockDecoder extends BlockEvents {
     if (consumed === this.consumed) return this.walkedWithoutTrace(block, status);
     // Trace was consumed (an event, a TIP, a TNT bit): a walk without trace is over.
     if (this.guard.idle !== 0) this.traceConsumed();
+    return status;
+  }
+
+  /**
+   * Blocks while only their counts are wanted (`ptkit flow --quiet --stat`): the same as
+   * calling {@link next} until it returns other than 0 (an event due, tracing off, the
+   * end, an error), adding each block and its instructions to `tally`; `block` holds
+   * the last. The caller's loop around each block was as costly as the block's walk on
+   * a loop-heavy trace.
+   */
+  nextRun(block: Block, tally: BlockTally): number {
+    let blocks = 0;
+    let insns = 0;
+    let status: number;
+    do {
+      status = this.next(block);
+      blocks += 1;
+      insns += block.ninsn;
+    } while (status === 0);
+    tally.blocks += blocks;
+    tally.insns += insns;
     return status;
   }
 

@@ -5,6 +5,7 @@
  */
 
 import * as errors from "../base/errors.js";
+import { doubleFields } from "../base/halves.js";
 import * as u64 from "../base/u64.js";
 import { U64 } from "../base/u64.js";
 import * as addr from "../image/addr.js";
@@ -66,6 +67,8 @@ export class FlowInsn {
     return ((this.info >>> FACT_SHIFT) & fact) !== 0;
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new FlowInsn(), ["ipHi", "ipLo"]);
 
 /**
  * Result of {@link nextIp}. The functions here use the module constant `out`: V8 loads

@@ -14,6 +14,7 @@
  */
 
 import * as errors from "../base/errors.js";
+import { doubleFields } from "../base/halves.js";
 import type { DecoderConfig } from "../event/config.js";
 import { EventDecoder } from "../event/decoder.js";
 import * as eventTypes from "../event/types.js";
@@ -128,6 +129,8 @@ export class FlowState {
 
   /** Decode `trace` (held in memory, or read a window at a time: see {@link traceFloor}). */
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
+    // Addresses and times: see doubleFields (a decoder is made once, so on itself).
+    doubleFields(this, ["ipHi", "ipLo", "tscHi", "tscLo"]);
     this.config = config;
     this.evdec = new EventDecoder(trace, config, { begin: options.begin, end: options.end });
     this.traceEnd = this.evdec.bytes.size;

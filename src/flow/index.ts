@@ -10,7 +10,7 @@
  * call and fill caller-owned records ({@link Block}, {@link Insn}, PtEvent).
  */
 export { AddrCfg, AddrFilterCheck } from "./addr-filter.js";
-export { BlockDecoder } from "./block-decoder.js";
+export { BlockDecoder, BlockTally } from "./block-decoder.js";
 export type { SectionCaches } from "./code-reader.js";
 export { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind } from "./decision-graph.js";
 export { type DecodeSink, type DriveOptions, drive } from "./drive.js";

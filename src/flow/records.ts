@@ -5,7 +5,7 @@
  * getters at the bottom give BigInts at the API edge.
  */
 
-import { toBigInt } from "../base/halves.js";
+import { doubleFields, toBigInt } from "../base/halves.js";
 import * as isa from "../isa/index.js";
 import * as flowClass from "./flow-class.js";
 
@@ -84,6 +84,8 @@ export class Block {
     return toBigInt(this.endIpHi, this.endIpLo);
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new Block(), ["ipHi", "ipLo", "endIpHi", "endIpLo"]);
 
 /** One executed instruction. */
 export class Insn {
@@ -127,3 +129,5 @@ export class Insn {
     return this.raw.slice(0, this.size);
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new Insn(), ["ipHi", "ipLo"]);

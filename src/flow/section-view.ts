@@ -6,6 +6,7 @@
  */
 
 import * as errors from "../base/errors.js";
+import { doubleFields } from "../base/halves.js";
 import * as addr from "../image/addr.js";
 import type { Image, ImageHit, Section } from "../image/index.js";
 import * as isa from "../isa/index.js";
@@ -214,6 +215,8 @@ export class SectionView {
     for (; k < end; k++, j++) raw[k] = src[j]!;
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new SectionView(), ["baseHi", "baseLo"]);
 
 /** Decode `raw[0..n)` as `insn`'s IP and mode: 0 or -BadInsn. */
 export function decodeRaw(insn: FlowInsn, raw: Uint8Array, n: number): number {

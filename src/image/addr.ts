@@ -7,6 +7,8 @@
  * is an exact integer. Comparing and printing halves is the base layer's (halves.ts).
  */
 
+import { doubleFields } from "../base/halves.js";
+
 export const TWO_32 = 0x1_0000_0000;
 // The module's own code reads copies: exports are module bindings, which V8 (Node 20)
 // loads and checks at every use in optimized code; module constants it folds.
@@ -20,6 +22,8 @@ export const MAX_SIZE = Number.MAX_SAFE_INTEGER;
 
 /** Result halves of {@link addSize}; read them right after the call. */
 export const sum = { hi: 0, lo: 0, carry: 0 };
+// Addresses: see doubleFields.
+doubleFields(sum, ["hi", "lo"]);
 const out = sum;
 
 /**

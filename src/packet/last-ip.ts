@@ -2,7 +2,7 @@
  * Last-IP tracking and IP reconstruction (SDM Table 36-18), in 32-bit halves.
  */
 import { ErrorCode } from "../base/errors.js";
-import { toBigInt } from "../base/halves.js";
+import { doubleFields, toBigInt } from "../base/halves.js";
 import { Ipc, type Packet } from "./types.js";
 
 export class LastIp {
@@ -66,3 +66,5 @@ export class LastIp {
     return toBigInt(this.hi, this.lo);
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new LastIp(), ["lo", "hi"]);

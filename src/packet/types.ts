@@ -35,7 +35,7 @@
  * | Trig                  |                      | TRBV              | icnt            | Ip, Mult, Icntv    |
  */
 
-import { splitBigInt, toBigInt } from "../base/halves.js";
+import { doubleFields, splitBigInt, toBigInt } from "../base/halves.js";
 
 /** Packet types. Numbering is ptkit's own; names follow the SDM. */
 export const PacketType = {
@@ -239,3 +239,5 @@ export class Packet {
     splitBigInt(value, this);
   }
 }
+// Addresses: see doubleFields.
+doubleFields(new Packet(), ["lo", "hi"]);

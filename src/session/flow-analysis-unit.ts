@@ -29,6 +29,7 @@ export class AnalysisUnit implements FlowUnit {
     hideTicks: boolean,
   ) {
     this.blocks = new BlockInsns(walker);
+    if (inner instanceof BlockUnit) inner.eachBlock = true;
     const d = inner.decoder;
     this.decoder = {
       syncForward: () => d.syncForward(),

@@ -2,7 +2,7 @@
  * `ptkit flow --block-decoder` (the default): blocks of instructions, printed one
  * instruction per line as ptxed prints them, by walking each block through the code.
  */
-import { Block, type BlockDecoder } from "../flow/index.js";
+import { Block, type BlockDecoder, BlockTally } from "../flow/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { checkBlock } from "./flow-check.js";
 import type { FlowSession, FlowUnit } from "./flow-session.js";
@@ -12,6 +12,12 @@ import type { CodeWalker } from "./flow-walk.js";
 export class BlockUnit implements FlowUnit {
   /** The last block decoded (errors are reported against it). */
   readonly block = new Block();
+  /**
+   * Every block is wanted on its own (an analysis feeds on them): with --quiet and no
+   * --check the unit otherwise takes blocks in runs, counting them (BlockDecoder.nextRun).
+   */
+  eachBlock = false;
+  private readonly tally = new BlockTally();
   private readonly report = (line: string) => this.session.lines.line(line);
 
   constructor(
@@ -30,6 +36,15 @@ export class BlockUnit implements FlowUnit {
     const offset = s.unitStart(this.decoder, this.walker);
     if (offset < 0) return offset;
     const block = this.block;
+    if (o.quiet && !o.check && !this.eachBlock) {
+      const tally = this.tally;
+      tally.blocks = 0;
+      tally.insns = 0;
+      const status = this.decoder.nextRun(block, tally);
+      s.insnCount += tally.insns;
+      s.blockCount += tally.blocks;
+      return status;
+    }
     const status = this.decoder.next(block);
     // Even a block that ends in an error holds the instructions before it.
     s.insnCount += block.ninsn;

@@ -1,0 +1,89 @@
+/**
+ * BlockDecoder.nextRun (blocks in runs, counted: `ptkit flow --quiet --stat`) decodes
+ * what next() called block by block does: the same blocks and instructions, the same
+ * statuses between runs (events, errors, the end), the same last block. Generated
+ * programs with interrupts and wild returns (events and errors on the way), blocks
+ * ending at calls or not.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { defaultDecoderConfig, PtEvent, Status } from "../../src/event/index.js";
+import { Block, BlockDecoder, BlockTally } from "../../src/flow/index.js";
+import { Image } from "../../src/image/index.js";
+import { ErrorCode } from "../../src/packet/index.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
+import {
+  KERNEL_CODE,
+  KERNEL_HI,
+  KERNEL_LO,
+  randomProgram,
+  randomRun,
+  USER_BASE,
+} from "../unit/gen/random-program.js";
+
+/** What a decode saw: statuses other than 0 in order, blocks, instructions. */
+interface Seen {
+  statuses: number[];
+  blocks: number;
+  insns: number;
+  lastEnd: bigint;
+}
+
+/**
+ * Decode the whole trace as ptkit flow does (events, then blocks; resync after an
+ * error), taking blocks one at a time or in runs.
+ */
+function decodeAll(trace: Uint8Array, image: Image, endOnCall: boolean, runs: boolean): Seen {
+  const dec = new BlockDecoder(trace, { image, config: { ...defaultDecoderConfig(), endOnCall } });
+  const block = new Block();
+  const ev = new PtEvent();
+  const tally = new BlockTally();
+  const seen: Seen = { statuses: [], blocks: 0, insns: 0, lastEnd: 0n };
+  let status = dec.syncForward();
+  for (let steps = 0; steps < 1_000_000; steps++) {
+    if (status < 0) {
+      seen.statuses.push(status);
+      if (status === -ErrorCode.Eos) break;
+      status = dec.syncForward();
+      continue;
+    }
+    while (status >= 0 && status & Status.EventPending) status = dec.event(ev);
+    if (status < 0) continue;
+    if (status & Status.Eos) break;
+    if (runs) {
+      status = dec.nextRun(block, tally);
+    } else {
+      status = dec.next(block);
+      seen.blocks += 1;
+      seen.insns += block.ninsn;
+    }
+    if (status !== 0) seen.statuses.push(status);
+    if (block.ninsn > 0) seen.lastEnd = block.endIp;
+  }
+  if (runs) {
+    seen.blocks = tally.blocks;
+    seen.insns = tally.insns;
+  }
+  return seen;
+}
+
+for (const seed of [3, 4]) {
+  for (const endOnCall of [false, true]) {
+    test(`program ${seed}${endOnCall ? ", blocks end at calls" : ""}: runs decode the same blocks`, () => {
+      const program = randomProgram(seed, 80);
+      const exec = randomRun(program, seed, { insns: 20000, interrupts: 0.01, wildReturns: 0.02 });
+      const trace = generate(exec, {
+        msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl: BRANCHES }),
+      });
+      const image = new Image();
+      image.addRaw("code", program.code, 0, USER_BASE);
+      image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+      const one = decodeAll(trace.bytes, image, endOnCall, false);
+      const runs = decodeAll(trace.bytes, image, endOnCall, true);
+      assert.ok(one.insns >= 20000, `${one.insns} instructions`);
+      assert.ok(one.statuses.length > 2, "events and the end between runs");
+      assert.deepEqual(runs, one);
+    });
+  }
+}
