@@ -28,6 +28,8 @@ export class SymbolHit {
   module = 0;
   /** The module's name. */
   moduleName = "";
+  /** Index of the symbol in its module's table (one name per index: see FrameNames' name cache). */
+  symbol = 0;
   /** The symbol's name, e.g. `main`, `memcpy@plt`; demangled when the table has a demangler. */
   name = "";
   /** The name as the symbol table spells it (mangled, e.g. `_ZN3foo3barEv`). */
@@ -175,6 +177,7 @@ export class SymbolTable {
     if (sym < 0) return false;
     const sHi = this.symHi[sym]!;
     const sLo = this.symLo[sym]!;
+    out.symbol = sym;
     out.name = this.symbolName(sym);
     out.linkName = this.names[sym]!;
     out.startHi = sHi;

@@ -5,13 +5,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { ByteChunks, immediate } from "../../src/analysis/export/byte-chunks.js";
+import { ByteChunks, immediate, putBytes, putDecimal } from "../../src/analysis/export/byte-chunks.js";
 import { hex64 } from "../../src/base/halves.js";
 
 type Piece =
   | { k: "text"; s: string }
   | { k: "slice"; s: string; from: number }
   | { k: "int"; v: number }
+  | { k: "record"; s: string; v: number }
   | { k: "hex"; hi: number; lo: number; width: number; space: boolean };
 
 const piece: fc.Arbitrary<Piece> = fc.oneof(
@@ -26,6 +27,12 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
     k: fc.constant("int" as const),
     v: fc.oneof(fc.nat(), fc.maxSafeNat(), fc.integer(), fc.double()),
   }),
+  // Written in place after reserve(): bytes and a decimal integer, as the timeline's events.
+  fc.record({
+    k: fc.constant("record" as const),
+    s: fc.string({ unit: "binary-ascii", maxLength: 2000 }),
+    v: fc.oneof(fc.nat(), fc.maxSafeNat()),
+  }),
   fc.record({
     k: fc.constant("hex" as const),
     hi: fc.oneof(fc.constant(0), fc.nat({ max: 0xffffffff })),
@@ -39,6 +46,7 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 function expected(p: Piece): string {
   if (p.k === "text" || p.k === "slice") return p.s;
   if (p.k === "int") return String(p.v);
+  if (p.k === "record") return `${p.s}${p.v}`;
   const h = hex64(p.hi, p.lo, 0);
   return h.padStart(p.width, p.space ? " " : "0");
 }
@@ -61,7 +69,12 @@ test("pieces read as String() and hex64 would write them, in UTF-8", () => {
           if (p.k === "text") x.text(p.s);
           else if (p.k === "slice") x.slice(arena!, p.from, arena!.length - p.from);
           else if (p.k === "int") x.int(p.v);
-          else x.hex64(p.hi, p.lo, p.width, p.space ? 0x20 : 0x30);
+          else if (p.k === "record") {
+            const bytes = Buffer.from(p.s);
+            let at = x.reserve(bytes.length + 16);
+            at = putBytes(x.buffer, at, bytes, 0, bytes.length);
+            x.wrote(putDecimal(x.buffer, at, p.v));
+          } else x.hex64(p.hi, p.lo, p.width, p.space ? 0x20 : 0x30);
         }
       }
       out.flush();

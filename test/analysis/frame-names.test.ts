@@ -192,3 +192,90 @@ test("names reach both outputs as their bytes: UTF-8, JSON escapes, separators, 
   assert.deepEqual(folded, [...expected].map(([path, n]) => `${path} ${n}`).sort());
   assert.ok(folded.includes("p;main;semi:colon 2"));
 });
+
+test("calls into a function's middle are named name+0xoffset in both outputs, special names too", () => {
+  // Names made from the function name's bytes and the offset's must read as the
+  // string would: JSON escapes and UTF-8 kept, and a root frame named by its function.
+  const special = ['quote"d\\back', "π_ünïcode_🙂", "semi;colon", "plain"];
+  const size = 0x1000;
+  const elf = tryParseElf(
+    elfWithSymbols(BigInt(BASE), new Uint8Array(size * (special.length + 1)), [
+      { name: "main", value: BigInt(BASE), size },
+      ...special.map((name, i) => ({ name, value: BigInt(BASE + size * (i + 1)), size })),
+    ]),
+  );
+  assert.ok(!(elf instanceof Error));
+  const s = new Symbolizer();
+  s.add(new SymbolTable(elf, { name: "main" }));
+  const offsets = [0, 0x3, 0xa0, 0xfff];
+  const expected: string[] = [];
+  const names = new FrameNames(s);
+  const { frames, folded } = analyse(names, (f) => {
+    f.thread(1, 1, "p");
+    // The root frame starts in main's middle.
+    f.insn(0, BASE + 0x20, 1, FlowClass.Other);
+    for (let i = 0; i < special.length; i++)
+      for (const off of offsets) {
+        f.insn(0, BASE + 0x25, 5, FlowClass.Call);
+        f.insn(0, BASE + size * (i + 1) + off, 1, FlowClass.Return);
+        expected.push(off === 0 ? special[i]! : `${special[i]!}+0x${off.toString(16)}`);
+      }
+    f.insn(0, BASE + 0x2a, 2, FlowClass.Other);
+  });
+  assert.deepEqual(
+    frames.filter((e) => e.cat === "call").map((e) => e.name),
+    expected,
+  );
+  assert.deepEqual(
+    frames.filter((e) => e.cat === "root").map((e) => e.name),
+    ["main"],
+  );
+  const lines = new Map<string, number>();
+  for (const name of expected) lines.set(`p;main;${name.replace(/[;\r\n]/g, ":")}`, 1);
+  lines.set("p;main", expected.length + 2);
+  assert.deepEqual(folded, [...lines].map(([path, n]) => `${path} ${n}`).sort());
+  // The strings asked for afterwards read as the bytes did.
+  assert.equal(names.name(FrameKind.Call, 0, BASE + size + 0xa0), `${special[0]}+0xa0`);
+  assert.equal(names.json(FrameKind.Call, 0, BASE + 2 * size + 3), JSON.stringify(`${special[1]}+0x3`));
+});
+
+test("folded lines that share the start of the line before and then go deeper or come back up", () => {
+  // main calls f, f calls g, g calls h; then main calls g, which calls h, and then h:
+  // each line starts as the one before for a part and differs below it.
+  const elf = tryParseElf(
+    elfWithSymbols(BigInt(BASE), new Uint8Array(0x40), [
+      { name: "main", value: BigInt(BASE), size: 0x10 },
+      { name: "f", value: BigInt(BASE + 0x10), size: 0x10 },
+      { name: "g", value: BigInt(BASE + 0x20), size: 0x10 },
+      { name: "h", value: BigInt(BASE + 0x30), size: 0x10 },
+    ]),
+  );
+  assert.ok(!(elf instanceof Error));
+  const s = new Symbolizer();
+  s.add(new SymbolTable(elf, { name: "main" }));
+  const { folded } = analyse(new FrameNames(s), (f) => {
+    f.thread(1, 1, "p");
+    f.insn(0, BASE + 1, 5, FlowClass.Call); // main -> f
+    f.insn(0, BASE + 0x10, 5, FlowClass.Call); // f -> g
+    f.insn(0, BASE + 0x20, 5, FlowClass.Call); // g -> h
+    f.insn(0, BASE + 0x30, 1, FlowClass.Return); // h returns
+    f.insn(0, BASE + 0x25, 1, FlowClass.Return); // g returns
+    f.insn(0, BASE + 0x15, 1, FlowClass.Return); // f returns
+    f.insn(0, BASE + 6, 5, FlowClass.Call); // main -> g
+    f.insn(0, BASE + 0x20, 5, FlowClass.Call); // g -> h
+    f.insn(0, BASE + 0x30, 1, FlowClass.Return);
+    f.insn(0, BASE + 0x25, 1, FlowClass.Return);
+    f.insn(0, BASE + 0xb, 5, FlowClass.Call); // main -> h
+    f.insn(0, BASE + 0x30, 1, FlowClass.Return);
+    f.insn(0, BASE + 0x10 - 1, 1, FlowClass.Other);
+  });
+  assert.deepEqual(folded, [
+    "p;main 4",
+    "p;main;f 2",
+    "p;main;f;g 2",
+    "p;main;f;g;h 1",
+    "p;main;g 2",
+    "p;main;g;h 1",
+    "p;main;h 1",
+  ]);
+});

@@ -66,12 +66,26 @@ export class ByteChunks {
   /** `length` bytes of `src` from `start` (names in an arena, see FrameNames). */
   slice(src: Uint8Array, start: number, length: number): void {
     if (this.at + length > this.buf.length) this.room(length);
-    const b = this.buf;
-    const at = this.at;
-    // Names and record parts are short: a loop beats set()'s call overhead.
-    if (length > 64) b.set(src.subarray(start, start + length), at);
-    else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
-    this.at = at + length;
+    this.at = putBytes(this.buf, this.at, src, start, length);
+  }
+
+  /**
+   * Room for `n` more bytes: where they go in {@link buffer} (writers of whole records
+   * fill them in place, then say where they ended with {@link wrote}).
+   */
+  reserve(n: number): number {
+    if (this.at + n > this.buf.length) this.room(n);
+    return this.at;
+  }
+
+  /** The buffer {@link reserve} made room in (read it after reserving). */
+  get buffer(): Uint8Array {
+    return this.buf;
+  }
+
+  /** The bytes reserved were written up to `end` (at most the room reserved). */
+  wrote(end: number): void {
+    this.at = end;
   }
 
   /** One byte (an ASCII character code). */
@@ -87,22 +101,7 @@ export class ByteChunks {
       return;
     }
     if (this.at + 16 > this.buf.length) this.room(16);
-    const b = this.buf;
-    let at = this.at;
-    if (v < 10) {
-      b[at] = 0x30 + v;
-      this.at = at + 1;
-      return;
-    }
-    let digits = 1;
-    for (let p = 10; p <= v; p *= 10) digits++;
-    at += digits;
-    this.at = at;
-    while (v >= 1) {
-      const q = Math.floor(v / 10);
-      b[--at] = 0x30 + (v - q * 10);
-      v = q;
-    }
+    this.at = putDecimal(this.buf, this.at, v);
   }
 
   /**
@@ -164,6 +163,32 @@ export class ByteChunks {
   private flushFull(): void {
     if (this.at >= CHUNK) this.flush();
   }
+}
+
+/** `length` bytes of `src` from `start` into `b` at `at`, which has room for them: where they end. */
+export function putBytes(b: Uint8Array, at: number, src: Uint8Array, start: number, length: number): number {
+  // Names, record parts and lines are short: a loop beats set()'s call overhead and
+  // subarray()'s object (about 0.3 µs each: 50 ms over the folded stacks' lines).
+  if (length > 1024) b.set(src.subarray(start, start + length), at);
+  else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
+  return at + length;
+}
+
+/** The integer `v` (0 <= v < 2^53) in decimal, as `String(v)` writes it, into `b` at `at` (room for 16 bytes): where it ends. */
+export function putDecimal(b: Uint8Array, at: number, v: number): number {
+  if (v < 10) {
+    b[at] = 0x30 + v;
+    return at + 1;
+  }
+  let digits = 1;
+  for (let p = 10; p <= v; p *= 10) digits++;
+  const end = at + digits;
+  for (let i = end - 1; v >= 1; i--) {
+    const q = Math.floor(v / 10);
+    b[i] = 0x30 + (v - q * 10);
+    v = q;
+  }
+  return end;
 }
 
 /** Bytes of {@link ByteChunks.varint}'s encoding of `v` (0 <= v < 2^53). */

@@ -21,7 +21,7 @@
  */
 import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
-import { growFloat64, growUint32, KeyTable } from "../key-table.js";
+import { growFloat64, growInt32, growUint32, KeyTable } from "../key-table.js";
 import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
 import type { FrameNames } from "./frame-names.js";
 
@@ -160,7 +160,6 @@ export class FoldedStacks implements CallSink {
     const names = this.names;
     // A name is the FrameNames text id of the first text that reads the same once `;`
     // and line breaks became `:` (a rewritten name gets a text of its own).
-    const byName = new Map<string, number>();
     let folded: Int32Array = new Int32Array(1024).fill(-1);
     const foldedName = (t: number): number => {
       if (t >= folded.length) {
@@ -171,12 +170,7 @@ export class FoldedStacks implements CallSink {
       let f = folded[t]!;
       if (f < 0) {
         const free = separatorFree(names, t);
-        const name = free ? names.textName(t) : names.textName(t).replace(/[;\r\n]/g, ":");
-        f = byName.get(name) ?? -1;
-        if (f < 0) {
-          f = free ? t : names.addText(name);
-          byName.set(name, f);
-        }
+        f = names.sameText(free ? t : names.addText(names.textName(t).replace(/[;\r\n]/g, ":")));
         folded[t] = f;
       }
       return f;
@@ -225,35 +219,81 @@ export class FoldedStacks implements CallSink {
       }
       sums[at]! += v;
     }
-    const text = new ByteChunks(out);
-    const pathKeys = pathTable.keys;
-    let chain = new Int32Array(64);
-    for (let i = 0; i < lines; i++) {
-      const at = order[i]!;
-      const rounded = Math.round(sums[at]!);
-      if (!(rounded > 0)) continue;
-      // The path's names from its innermost frame out, then written outermost first.
-      let depth = 0;
-      for (let p = at - 1; p !== EMPTY; p = pathKeys[4 * p]! - 1) {
-        if (depth >= chain.length) {
-          const longer = new Int32Array(2 * chain.length);
-          longer.set(chain);
-          chain = longer;
-        }
-        chain[depth++] = pathKeys[4 * p + 1]!;
-      }
-      const arena = names.arena;
-      for (let d = depth - 1; d >= 0; d--) {
-        names.nameBytes(chain[d]!);
-        text.slice(arena, names.start, names.length);
-        if (d > 0) text.byte(0x3b); // ;
-      }
-      text.byte(0x20);
-      text.int(rounded);
-      text.byte(0x0a);
-    }
-    text.flush();
+    writeLines(out, names, pathTable, sums, order, lines);
   }
+}
+
+/**
+ * The folded lines of paths `order[0..lines)` (path id + 1; 0: the empty path) with
+ * weights `sums` (by the same index), paths being `pathTable`'s (path above + 1, name).
+ * Lines come in order of first appearance, so a line mostly starts as the one before:
+ * `line` holds that one's text and `ends` where each of its frames ends, and only the
+ * frames below the two paths' common ancestor are walked and copied.
+ */
+function writeLines(
+  out: ChunkOut,
+  names: FrameNames,
+  pathTable: KeyTable,
+  sums: Float64Array,
+  order: Uint32Array,
+  lines: number,
+): void {
+  const text = new ByteChunks(out);
+  const keys = pathTable.keys;
+  // Each path's frame count (a path comes after the one above it).
+  const depthOf = new Int32Array(pathTable.size);
+  for (let p = 0; p < pathTable.size; p++) {
+    const above = keys[4 * p]! - 1;
+    depthOf[p] = above === EMPTY ? 1 : depthOf[above]! + 1;
+  }
+  let line: Uint8Array = new Uint8Array(4096);
+  let ends: Int32Array = new Int32Array(64);
+  let below: Int32Array = new Int32Array(64);
+  let last = EMPTY;
+  for (let i = 0; i < lines; i++) {
+    const at = order[i]!;
+    const rounded = Math.round(sums[at]!);
+    if (!(rounded > 0)) continue;
+    // Up from this path and the last line's to where they meet, this one's frames kept.
+    let a = at - 1;
+    let b = last;
+    let da = a === EMPTY ? 0 : depthOf[a]!;
+    let db = b === EMPTY ? 0 : depthOf[b]!;
+    let n = 0;
+    if (da > ends.length) ends = growInt32(ends, da);
+    while (a !== b) {
+      if (da >= db) {
+        if (n >= below.length) below = growInt32(below, n + 1);
+        below[n++] = a;
+        a = keys[4 * a]! - 1;
+        da--;
+      } else {
+        b = keys[4 * b]! - 1;
+        db--;
+      }
+    }
+    let end = da > 0 ? ends[da - 1]! : 0;
+    while (n > 0) {
+      const p = below[--n]!;
+      names.nameBytes(keys[4 * p + 1]!);
+      const { arena, start, length } = names;
+      if (end + length + 1 > line.length) {
+        const longer = new Uint8Array(2 * (end + length + 1));
+        longer.set(line.subarray(0, end));
+        line = longer;
+      }
+      if (depthOf[p]! > 1) line[end++] = 0x3b; // ;
+      for (let j = 0; j < length; j++) line[end + j] = arena[start + j]!;
+      end += length;
+      ends[depthOf[p]! - 1] = end;
+    }
+    last = at - 1;
+    text.slice(line, 0, end);
+    text.byte(0x20);
+    text.int(rounded);
+    text.byte(0x0a);
+  }
+  text.flush();
 }
 
 /** Whether text `t` has no `;` and no line break (UTF-8 multi-byte sequences hold no ASCII bytes). */

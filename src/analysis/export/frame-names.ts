@@ -15,12 +15,14 @@
  * so a name costs a look-up in typed arrays, not a symbol search and a string. Each
  * name made gets a text id and its UTF-8 bytes (and, when first asked for, its JSON
  * string literal's) in one byte arena, so writers copy bytes instead of encoding
- * strings.
+ * strings. A function's name is encoded once: a call into its middle (`name+0x1a`)
+ * copies those bytes and adds the offset's, and makes its string only when asked for
+ * (traces call into tens of thousands of places; writers mostly want bytes).
  */
 import { hex64 } from "../../base/halves.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
-import { growUint32, KeyTable } from "../key-table.js";
+import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
 import { putUtf8 } from "./byte-chunks.js";
@@ -49,8 +51,20 @@ export class FrameNames {
   private readonly entries = new KeyTable();
   /** Entry → text id. */
   private entryText: Uint32Array = new Uint32Array(1024);
-  /** Each text's name (texts are not deduplicated: two may read the same). */
-  private readonly texts: string[] = [];
+  /**
+   * Each text's name (texts are not deduplicated: two may read the same); undefined
+   * until asked for when made from a function's name and an offset ({@link textBase}).
+   */
+  private readonly texts: (string | undefined)[] = [];
+  /** Per text: the text of the function name it adds an offset to (-1: none), and the offset. */
+  private textBase: Int32Array = new Int32Array(1024).fill(-1);
+  private textOffset: Float64Array = new Float64Array(1024);
+  /** Function (scope, module, symbol index) → the text of its name, made once. */
+  private readonly symbols = new KeyTable();
+  private symbolText: Uint32Array = new Uint32Array(1024);
+  /** {@link sameText}'s table: slot → text id + 1 (0: empty), hashed by the text's bytes. */
+  private byBytes: Int32Array = new Int32Array(1024);
+  private byBytesCount = 0;
   /**
    * Where each text's UTF-8 bytes start in {@link arena} and how many (its name), and
    * the same for its JSON string literal (start -1 until asked for).
@@ -126,14 +140,14 @@ export class FrameNames {
     const e = table.id(tag, hi, lo, 0);
     if (e === before) {
       if (e >= this.entryText.length) this.entryText = growUint32(this.entryText, e + 1);
-      this.entryText[e] = this.addText(this.make(kind, hi, lo, scope));
+      this.entryText[e] = this.makeText(kind, hi, lo, scope);
     }
     return e;
   }
 
   /** The name of entry `e` (see {@link entry}). */
   nameOf(e: number): string {
-    return this.texts[this.entryText[e]!]!;
+    return this.textName(this.entryText[e]!);
   }
 
   /** The text id of entry `e`'s name (see {@link entry}). */
@@ -143,6 +157,14 @@ export class FrameNames {
 
   /** A new text id for `name` (its bytes go in the arena). */
   addText(name: string): number {
+    const t = this.newText(name);
+    this.textStart[t] = this.arenaUsed;
+    this.textLength[t] = this.put(name);
+    return t;
+  }
+
+  /** A new text id whose name is `name` (undefined: made later, see {@link textBase}); its bytes are the caller's to put. */
+  private newText(name: string | undefined): number {
     const t = this.texts.length;
     this.texts.push(name);
     if (t >= this.textStart.length) {
@@ -150,18 +172,25 @@ export class FrameNames {
       this.textStart = growUint32(this.textStart, n);
       this.textLength = growUint32(this.textLength, n);
       this.jsonLength = growUint32(this.jsonLength, n);
+      this.textOffset = growFloat64(this.textOffset, n);
       const json = new Int32Array(n).fill(-1);
       json.set(this.jsonStart);
       this.jsonStart = json;
+      const base = new Int32Array(n).fill(-1);
+      base.set(this.textBase);
+      this.textBase = base;
     }
-    this.textStart[t] = this.arenaUsed;
-    this.textLength[t] = this.put(name);
     return t;
   }
 
   /** The text of text id `t`. */
   textName(t: number): string {
-    return this.texts[t]!;
+    const name = this.texts[t];
+    if (name !== undefined) return name;
+    // As make() writes it.
+    const made = `${this.texts[this.textBase[t]!]!}+0x${this.textOffset[t]!.toString(16)}`;
+    this.texts[t] = made;
+    return made;
   }
 
   /** Set {@link start} and {@link length} to where text `t`'s UTF-8 bytes are in {@link arena}. */
@@ -170,12 +199,63 @@ export class FrameNames {
     this.length = this.textLength[t]!;
   }
 
+  /**
+   * The first text asked about here whose UTF-8 bytes are text `t`'s (`t` when none
+   * came before): texts that read the same as one, found without making strings.
+   */
+  sameText(t: number): number {
+    let slots = this.byBytes;
+    if (2 * (this.byBytesCount + 1) > slots.length) slots = this.growByBytes();
+    const mask = slots.length - 1;
+    for (let h = this.bytesHash(t) & mask; ; h = (h + 1) & mask) {
+      const s = slots[h]!;
+      if (s === 0) {
+        slots[h] = t + 1;
+        this.byBytesCount++;
+        return t;
+      }
+      if (this.sameBytes(s - 1, t)) return s - 1;
+    }
+  }
+
+  private bytesHash(t: number): number {
+    const a = this.arena;
+    let h = 0x811c9dc5; // FNV-1a (32-bit)
+    for (let i = this.textStart[t]!, end = i + this.textLength[t]!; i < end; i++)
+      h = Math.imul(h ^ a[i]!, 16777619);
+    return h >>> 0;
+  }
+
+  private sameBytes(t: number, u: number): boolean {
+    const n = this.textLength[t]!;
+    if (this.textLength[u]! !== n) return false;
+    const a = this.arena;
+    const x = this.textStart[t]!;
+    const y = this.textStart[u]!;
+    for (let i = 0; i < n; i++) if (a[x + i] !== a[y + i]) return false;
+    return true;
+  }
+
+  private growByBytes(): Int32Array {
+    const old = this.byBytes;
+    const slots = new Int32Array(2 * old.length);
+    const mask = slots.length - 1;
+    for (const s of old) {
+      if (s === 0) continue;
+      let h = this.bytesHash(s - 1) & mask;
+      while (slots[h] !== 0) h = (h + 1) & mask;
+      slots[h] = s;
+    }
+    this.byBytes = slots;
+    return slots;
+  }
+
   /** Set {@link start} and {@link length} to where text `t` as a JSON string literal is in {@link arena}. */
   jsonBytes(t: number): void {
     let at = this.jsonStart[t]!;
     if (at < 0) {
       at = this.arenaUsed;
-      this.jsonLength[t] = this.put(JSON.stringify(this.texts[t]!));
+      this.jsonLength[t] = this.plain(t) ? this.quote(t) : this.put(JSON.stringify(this.textName(t)));
       this.jsonStart[t] = at;
     }
     this.start = at;
@@ -184,16 +264,83 @@ export class FrameNames {
 
   /** Append `text` as UTF-8 to the arena (ASCII unit by unit); the bytes written. */
   private put(text: string): number {
-    const n = text.length;
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (this.arenaUsed + 3 * n > this.arena.length) {
-      const grown = new Uint8Array(Math.max(2 * this.arena.length, this.arenaUsed + 3 * n));
-      grown.set(this.arena.subarray(0, this.arenaUsed));
-      this.arena = grown;
-    }
+    this.room(3 * text.length);
     const from = this.arenaUsed;
     this.arenaUsed = putUtf8(this.arena, from, text);
     return this.arenaUsed - from;
+  }
+
+  /**
+   * Whether text `t` is ASCII with no control character, quote or backslash: then its
+   * JSON string literal is its bytes in quotes, as JSON.stringify writes it.
+   */
+  private plain(t: number): boolean {
+    const a = this.arena;
+    for (let i = this.textStart[t]!, end = i + this.textLength[t]!; i < end; i++) {
+      const c = a[i]!;
+      if (c < 0x20 || c >= 0x80 || c === 0x22 || c === 0x5c) return false;
+    }
+    return true;
+  }
+
+  /** Append text `t`'s bytes in quotes to the arena; the bytes written. */
+  private quote(t: number): number {
+    const n = this.textLength[t]! + 2;
+    this.room(n);
+    const a = this.arena;
+    let at = this.arenaUsed;
+    a[at++] = 0x22;
+    for (let i = this.textStart[t]!, end = i + n - 2; i < end; i++) a[at++] = a[i]!;
+    a[at++] = 0x22;
+    this.arenaUsed = at;
+    return n;
+  }
+
+  /** Room in the arena for `n` more bytes. */
+  private room(n: number): void {
+    if (this.arenaUsed + n <= this.arena.length) return;
+    const grown = new Uint8Array(Math.max(2 * this.arena.length, this.arenaUsed + n));
+    grown.set(this.arena.subarray(0, this.arenaUsed));
+    this.arena = grown;
+  }
+
+  /** The text of a new entry's name: {@link make}'s, its bytes made from the function name's when it has one. */
+  private makeText(kind: FrameKind, hi: number, lo: number, scope: number): number {
+    const s = hi === 0 && lo === 0 ? undefined : this.scopes[scope];
+    const hit = this.hit;
+    if (s === undefined || !s.lookup(hi, lo, hit)) return this.addText(this.make(kind, hi, lo, scope));
+    const table = this.symbols;
+    const before = table.size;
+    const k = table.id(scope, hit.module, hit.symbol, 0);
+    if (k < 0) return this.addText(this.make(kind, hi, lo, scope));
+    if (k === before) {
+      if (k >= this.symbolText.length) this.symbolText = growUint32(this.symbolText, k + 1);
+      this.symbolText[k] = this.addText(hit.name);
+    }
+    const base = this.symbolText[k]!;
+    const offset = hit.offset;
+    if (kind === FrameKind.Root || offset === 0) return base;
+    if (!(offset > 0 && offset <= Number.MAX_SAFE_INTEGER && Number.isInteger(offset)))
+      return this.addText(this.make(kind, hi, lo, scope));
+    // `name+0x1a`: the name's bytes, then the offset's.
+    const t = this.newText(undefined);
+    this.textBase[t] = base;
+    this.textOffset[t] = offset;
+    const length = this.textLength[base]!;
+    this.room(length + 3 + 14);
+    const a = this.arena;
+    const from = this.arenaUsed;
+    let at = from;
+    for (let i = this.textStart[base]!, end = i + length; i < end; i++) a[at++] = a[i]!;
+    a[at++] = 0x2b; // +
+    a[at++] = 0x30; // 0
+    a[at++] = 0x78; // x
+    at = putHex(a, at, offset);
+    this.textStart[t] = from;
+    this.textLength[t] = at - from;
+    this.arenaUsed = at;
+    return t;
   }
 
   private make(kind: FrameKind, hi: number, lo: number, scope: number): string {
@@ -227,4 +374,20 @@ export class FrameNames {
     }
     return undefined;
   }
+}
+
+/** Lowercase hex digits' character codes. */
+const HEX = new Uint8Array([..."0123456789abcdef"].map((c) => c.charCodeAt(0)));
+
+/** The integer `v` (0 < v < 2^53) in lowercase hex, as `v.toString(16)` writes it, into `a` at `at`; where it ends. */
+function putHex(a: Uint8Array, at: number, v: number): number {
+  let digits = 1;
+  for (let p = 16; p <= v; p *= 16) digits++;
+  const end = at + digits;
+  for (let i = end; i > at; ) {
+    const q = Math.floor(v / 16);
+    a[--i] = HEX[v - q * 16]!;
+    v = q;
+  }
+  return end;
 }

@@ -59,7 +59,7 @@ import {
   type ThreadTrack,
 } from "../callstack-sink.js";
 import { growInt32 } from "../key-table.js";
-import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, putBytes, putDecimal, utf8 } from "./byte-chunks.js";
 import { FrameEnds } from "./frame-ends.js";
 import type { FrameNames } from "./frame-names.js";
 
@@ -96,7 +96,7 @@ const NAME = utf8(',"name":');
 /** `,"cat":"KIND"}` per frame kind. */
 const CATEGORIES = FRAME_KIND_NAMES.map((k) => utf8(`,"cat":"${k}"}`));
 const SEPARATOR = utf8(",\n");
-const CLOSE = 0x7d; // }
+const CLOSE = utf8("}");
 
 export interface TimelineOptions {
   /**
@@ -160,12 +160,40 @@ export class TimelineWriter implements CallSink {
     f.text[depth - 1] = id;
     if (id < 0) f.spill[depth - 1] = JSON.stringify(names.name(kind, hi, lo, scope));
     this.event(false);
+    this.record(f.begin, this.origin + Math.round(time), f, depth, CATEGORIES[kind]!);
+  }
+
+  /**
+   * A begin or end event of `f`'s frame at `depth` after its separator: `head`, the
+   * time, the name and `tail`. Written in place, in one piece (with a name past the
+   * names' limit or a time micros() writes as text, piece by piece).
+   */
+  private record(head: Uint8Array, ns: number, f: OpenFrames, depth: number, tail: Uint8Array): void {
     const t = this.text;
-    t.bytes(f.begin);
-    this.micros(this.origin + Math.round(time));
-    t.bytes(NAME);
-    this.name(f, depth);
-    t.bytes(CATEGORIES[kind]!);
+    const id = f.text[depth - 1]!;
+    if (id < 0 || !(ns >= 0 && ns <= Number.MAX_SAFE_INTEGER && Number.isInteger(ns))) {
+      t.bytes(head);
+      this.micros(ns);
+      t.bytes(NAME);
+      this.name(f, depth);
+      t.bytes(tail);
+      return;
+    }
+    const names = this.names;
+    names.jsonBytes(id);
+    const { arena, start, length } = names;
+    // The time: up to 16 digits, a point and 3 decimals.
+    let at = t.reserve(head.length + 20 + NAME.length + length + tail.length);
+    const b = t.buffer;
+    at = putBytes(b, at, head, 0, head.length);
+    const us = Math.floor(ns / 1000);
+    at = putDecimal(b, at, us);
+    const frac = FRACTIONS[ns - us * 1000]!;
+    at = putBytes(b, at, frac, 0, frac.length);
+    at = putBytes(b, at, NAME, 0, NAME.length);
+    at = putBytes(b, at, arena, start, length);
+    at = putBytes(b, at, tail, 0, tail.length);
+    t.wrote(at);
   }
 
   /** The JSON name of `f`'s frame at `depth`. */
@@ -187,12 +215,7 @@ export class TimelineWriter implements CallSink {
     const together = this.ends.joins(f, depth, end, stop);
     if (!together) this.flushEnd();
     this.event(true);
-    const t = this.text;
-    t.bytes(f.end);
-    this.micros(stop);
-    t.bytes(NAME);
-    this.name(f, depth);
-    t.byte(CLOSE);
+    this.record(f.end, stop, f, depth, CLOSE);
     this.ends.add(f, depth, end, stop, together);
   }
 
