@@ -48,7 +48,7 @@ export class SampleId {
 }
 
 /** The fields both forms share, in the order a SAMPLE record has them (8 bytes each). */
-const FIELD_BITS =
+export const FIELD_BITS =
   SampleType.Ip |
   SampleType.Tid |
   SampleType.Time |

@@ -6,6 +6,7 @@
  */
 import type { PerfEventAttr } from "./attr.js";
 import { u32, u64n } from "./bytes.js";
+import { FIELD_BITS } from "./sample-id.js";
 import { SampleType } from "./types.js";
 
 /** perf_event_attr.read_format bits (PERF_FORMAT_*). */
@@ -18,16 +19,7 @@ export const ReadFormat = {
 } as const;
 
 /** The leading fields of a SAMPLE, in record order (8 bytes each): what sample-id.ts reads. */
-const HEAD_BITS =
-  SampleType.Identifier |
-  SampleType.Ip |
-  SampleType.Tid |
-  SampleType.Time |
-  SampleType.Addr |
-  SampleType.Id |
-  SampleType.StreamId |
-  SampleType.Cpu |
-  SampleType.Period;
+const HEAD_BITS = SampleType.Identifier | FIELD_BITS;
 
 /**
  * Callchain entries at or above this (as u64) are PERF_CONTEXT_* markers (kernel,
