@@ -356,7 +356,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
     // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none.)
-    if (s.branchTimes && ev.type === EventType.Enabled && !ev.statusUpdate && ev.ipHi < 0x80000000) estimate();
+    if (s.branchTimes && ev.type === EventType.Enabled && !ev.statusUpdate && ev.ipHi < 0x80000000)
+      estimate();
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
