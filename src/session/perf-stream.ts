@@ -355,8 +355,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // Ticks (with --time-range) only move time on.
     // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
-    // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none.)
-    if (s.branchTimes && ev.type === EventType.Enabled && !ev.statusUpdate && ev.ipHi < 0x80000000)
+    // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none. Without
+    // time, perf decodes timeless: nothing to estimate.)
+    if (
+      s.branchTimes &&
+      ev.type === EventType.Enabled &&
+      ev.hasTsc &&
+      !ev.statusUpdate &&
+      ev.ipHi < 0x80000000
+    )
       estimate();
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
@@ -511,11 +518,12 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // The block decoder's step: one block (a block that ends in an error holds the
   // instructions before it, as the instruction decoder shows them), its status.
   function nextBlock(d: BlockDecoder): number {
-    const aheadHi = d.aheadTscHi;
-    const aheadLo = d.aheadTscLo;
-    const aheadSeq = d.aheadTimingSeq;
+    const times = s.branchTimes === true;
+    const aheadHi = times ? d.aheadTscHi : 0;
+    const aheadLo = times ? d.aheadTscLo : 0;
+    const aheadSeq = times ? d.aheadTimingSeq : 0;
     const status = d.next(block);
-    if (s.branchTimes && block.ninsn !== 0) {
+    if (times && block.ninsn !== 0) {
       walkAt(aheadHi, aheadLo, aheadSeq);
       walkInsns += block.ninsn;
     }
