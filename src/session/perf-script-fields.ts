@@ -592,6 +592,8 @@ export function scriptSink(
     },
     event: (w, ev, _offset, names) => {
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
+      if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
+        periods.get(w)?.emptyWalk(w.walkTscHi ?? w.tscHi, w.walkTscLo ?? w.tscLo, w.walkSeq);
       if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
       if (ev.type !== EventType.Pwre) flushExstop();
       // (The decoder gives the MWAIT, its EXSTOP, then the PWRE; the PWRX ends the C-state.)

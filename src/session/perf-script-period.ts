@@ -93,6 +93,22 @@ export class InsnPeriod {
     return sample;
   }
 
+  /**
+   * A FUP at the IP the last walk ended at (an interrupt, tracing stopped there): perf
+   * walks there all the same, no instruction far, and works out that walk's period
+   * (which, after tracing started, notes the period it is in).
+   */
+  emptyWalk(hi: number, lo: number, seq = -1): void {
+    if (!this.ticks || this.remaining !== 0) return;
+    if (hi !== this.tsHi || lo !== this.tsLo || seq !== this.tsSeq) {
+      this.tsHi = hi;
+      this.tsLo = lo;
+      this.tsSeq = seq;
+      this.cnt = 0;
+    }
+    this.nextPeriod();
+  }
+
   /** Take the period field of a sample just taken. */
   period(): number {
     const n = this.sinceSample;
