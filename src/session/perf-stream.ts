@@ -326,10 +326,6 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     for (let i = 0; i < n; i++) onEvent(held[i]!);
   };
   const onEvent = (ev: PtEvent) => {
-    if (s.branchTimes) {
-      if (ev.type === EventType.Cbr) cbr = ev.ratio;
-      if (ev.hasTsc) walkAt(ev.tscHi, ev.tscLo, ev.timingSeq);
-    }
     if (tickFollows) {
       tickFollows = false;
       if (ev.type === EventType.Tick && ev.hasTsc) {
@@ -341,6 +337,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
     if (heldInsn) flushInsn();
+    // (After the instruction held for this event: it ran before the event's timing packets.)
+    if (s.branchTimes) {
+      if (ev.type === EventType.Cbr) cbr = ev.ratio;
+      if (ev.hasTsc) walkAt(ev.tscHi, ev.tscLo, ev.timingSeq);
+    }
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
       const { pid, tid: was } = where;
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);

@@ -170,12 +170,13 @@ const KERNEL = 0xffffffff81000000n;
  * The loop, user space traced only (OS=0), with an interrupt every 7th turn before the
  * jnz whose handler is only an IRETQ: tracing stops at a FUP after the ret and the dec
  * (perf: tr end async) and starts again at the jnz (tr strt), with no timing packet
- * between. perf times such a tr strt by an estimate: its time plus 2 ticks x nominal /
+ * between; or (`atRet`) before the dec, where the ret went (a FUP walk of no
+ * instructions, which perf's sampling by time still counts as a walk). perf times such a tr strt by an estimate: its time plus 2 ticks x nominal /
  * CBR for each instruction walked since its last timing packet (the file's nominal
  * ratio is 37, the CBR 40), and lines after it keep that time until time passes it.
  * Timed by CYC (`cyc`) or by MTC alone (few timing packets: larger estimates).
  */
-function interruptedData(cyc: boolean): string {
+function interruptedData(cyc: boolean, atRet = false): string {
   const turns = 600;
   const { code } = loopProgram(BASE, turns);
   const elf = elfWithSymbolsLayout(BASE, code, [
@@ -186,9 +187,10 @@ function interruptedData(cyc: boolean): string {
   writeFileSync(prog, elf.bytes);
   const exec = [insn(BASE, 5)];
   for (let t = 0; t < turns; t++) {
-    exec.push(insn(BASE + 5n, 5, "call"), insn(BASE + 0x10n, 1, "return"), insn(BASE + 0xan, 2));
+    exec.push(insn(BASE + 5n, 5, "call"), insn(BASE + 0x10n, 1, "return"));
+    if (!atRet) exec.push(insn(BASE + 0xan, 2));
     if (t % 7 === 6) {
-      const from = `0x${(BASE + 0xcn).toString(16)}`;
+      const from = `0x${(BASE + (atRet ? 0xan : 0xcn)).toString(16)}`;
       exec.push(
         JSON.stringify({ k: "interrupt", vector: 32, from, to: `0x${KERNEL.toString(16)}` }),
         JSON.stringify({ k: "cpl", cpl: 0 }),
@@ -196,6 +198,7 @@ function interruptedData(cyc: boolean): string {
         JSON.stringify({ k: "cpl", cpl: 3 }),
       );
     }
+    if (atRet) exec.push(insn(BASE + 0xan, 2));
     exec.push(insn(BASE + 0xcn, 2, "cond-branch"));
   }
   exec.push(JSON.stringify({ k: "end", ip: `0x${(BASE + 0xen).toString(16)}` }));
@@ -213,7 +216,7 @@ function interruptedData(cyc: boolean): string {
     .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
     .trace(trace);
-  const data = join(dir, `interrupted-${cyc ? "cyc" : "mtc"}.data`);
+  const data = join(dir, `interrupted-${cyc ? "cyc" : "mtc"}${atRet ? "-ret" : ""}.data`);
   writeFileSync(data, fileMode(file.built()));
   return data;
 }
@@ -252,16 +255,23 @@ test("a tr strt into user code after no timing packet has perf's estimated time,
 test("tr strt after an interrupt, and instruction samples by time, against perf script", {
   skip: noPerf,
 }, () => {
-  for (const cyc of [true, false]) {
-    const file = interruptedData(cyc);
+  for (const [cyc, atRet] of [
+    [true, false],
+    [false, false],
+    [true, true],
+    [false, true],
+  ]) {
+    const file = interruptedData(cyc!, atRet);
     for (const extra of [
       ["--call-ret-trace"],
       ["--itrace=be", "-F", "time,ip,addr,flags", "--ns"],
       ["--itrace=i1us", "-F", "time,ip,period", "--ns"],
+      ["--itrace=i100ns", "-F", "time,ip,period", "--ns"],
       ["--itrace=i1usbe", "-F", "time,ip,period,addr,flags", "--ns"],
     ]) {
       const args = ["-i", file, ...extra];
-      assert.equal(ptkit(args), perfScript(args), `${cyc ? "CYC" : "MTC"}: ${extra.join(" ")}`);
+      const what = `${cyc ? "CYC" : "MTC"}${atRet ? ", FUP at the ret's target" : ""}: ${extra.join(" ")}`;
+      assert.equal(ptkit(args), perfScript(args), what);
     }
   }
 });
