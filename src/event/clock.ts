@@ -184,6 +184,7 @@ export class Clock {
       ev.tscLo = perf.tscLo;
       ev.lostMtc = 0;
       ev.lostCyc = 0;
+      ev.timingSeq = perf.updates;
       return;
     }
     const q = this.query;

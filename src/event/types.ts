@@ -195,6 +195,12 @@ export class PtEvent {
   tscLo = 0;
   lostMtc = 0;
   lostCyc = 0;
+  /**
+   * With DecoderConfig.perfClock: how many times Linux perf's decoder has restarted
+   * its count of instructions since a timestamp (at every TSC, MTC and timed CYC, the
+   * time moving or not); 0 otherwise. Not libipt's.
+   */
+  timingSeq = 0;
 
   /** The event's instruction address (see the table in the module comment). */
   ipHi = 0;
@@ -242,6 +248,7 @@ export class PtEvent {
     this.tscLo = 0;
     this.lostMtc = 0;
     this.lostCyc = 0;
+    this.timingSeq = 0;
     this.ipHi = 0;
     this.ipLo = 0;
     this.fromHi = 0;
@@ -276,6 +283,7 @@ export class PtEvent {
     this.tscLo = o.tscLo;
     this.lostMtc = o.lostMtc;
     this.lostCyc = o.lostCyc;
+    this.timingSeq = o.timingSeq;
     this.ipHi = o.ipHi;
     this.ipLo = o.ipLo;
     this.fromHi = o.fromHi;

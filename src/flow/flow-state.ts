@@ -127,6 +127,26 @@ export class FlowState {
    */
   protected bound = 0;
 
+  /**
+   * The time of the trace the decoder walks to next: the current event's (the TNT,
+   * TIP or event the next instructions lead to), else that of the last one consumed.
+   * Linux perf's decoder applies the timing packets before a packet before it walks
+   * to where the packet applies, so its clock (perf script's instruction sampling by
+   * time, its estimates) is this one, not {@link tscHi}:{@link tscLo}.
+   */
+  get aheadTscHi(): number {
+    return this.status >= 0 && this.ev.hasTsc ? this.ev.tscHi : this.tscHi;
+  }
+
+  get aheadTscLo(): number {
+    return this.status >= 0 && this.ev.hasTsc ? this.ev.tscLo : this.tscLo;
+  }
+
+  /** The current event's PtEvent.timingSeq (perf's clock; -1 without a current event). */
+  get aheadTimingSeq(): number {
+    return this.status >= 0 ? this.ev.timingSeq : -1;
+  }
+
   /** Decode `trace` (held in memory, or read a window at a time: see {@link traceFloor}). */
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
     // Addresses and times: see doubleFields (a decoder is made once, so on itself).

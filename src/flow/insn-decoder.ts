@@ -135,6 +135,15 @@ export class InsnDecoder {
     return status;
   }
 
+  /**
+   * The time the block being walked leads to (see BlockDecoder.aheadTscHi), taken
+   * when the block was decoded: Linux perf's decoder time for its instructions.
+   */
+  walkTscHi = 0;
+  walkTscLo = 0;
+  /** Its BlockDecoder.aheadTimingSeq. */
+  walkSeq = -1;
+
   get offset(): number {
     return this.blocks.offset;
   }
@@ -197,6 +206,9 @@ export class InsnDecoder {
       // Errors and events belong to the end of the previous block.
       if (this.status < 0) return this.describe(insn, this.status);
       if (this.status & Status.EventPending) return this.describe(insn, -ErrorCode.EventIgnored);
+      this.walkTscHi = this.blocks.aheadTscHi;
+      this.walkTscLo = this.blocks.aheadTscLo;
+      this.walkSeq = this.blocks.aheadTimingSeq;
       const status = this.blocks.next(block);
       this.status = status;
       this.off = -1;

@@ -506,7 +506,9 @@ export function scriptSink(
       if (!itrace.insn) return;
       const flags = branchFlags(insn.iclass, insn.insnClass);
       const period = periodOf(w);
-      if (!period.take(w.tscHi, w.tscLo, flags !== undefined)) return;
+      // The sampling clock is perf's decoder time, which moves before the walk to a packet.
+      if (!period.take(w.walkTscHi ?? w.tscHi, w.walkTscLo ?? w.tscLo, flags !== undefined, w.walkSeq))
+        return;
       const n = period.period();
       const h = headOf(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
@@ -590,6 +592,8 @@ export function scriptSink(
     },
     event: (w, ev, _offset, names) => {
       if (ev.type === EventType.Cbr) cbr(w, ev, names);
+      if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
+        periods.get(w)?.emptyWalk(w.walkTscHi ?? w.tscHi, w.walkTscLo ?? w.tscLo, w.walkSeq);
       if (ev.type === EventType.Disabled || ev.type === EventType.AsyncDisabled) periods.get(w)?.stop();
       if (ev.type !== EventType.Pwre) flushExstop();
       // (The decoder gives the MWAIT, its EXSTOP, then the PWRE; the PWRX ends the C-state.)

@@ -31,6 +31,7 @@ export class InsnPeriod {
   private readonly maskLo: number;
   private tsHi = -1;
   private tsLo = -1;
+  private tsSeq = -1;
   private cnt = 0;
   private lastHi = 0;
   private lastLo = 0;
@@ -57,20 +58,23 @@ export class InsnPeriod {
   }
 
   /**
-   * One instruction at TSC hi:lo (the stream's time, the last timestamp); `branch`:
-   * it is a branch (the decoder's walk ends after it). True: it is a sample.
+   * One instruction at TSC hi:lo (perf's decoder time, the last timestamp); `branch`:
+   * it is a branch (the decoder's walk ends after it); `seq`: changes where perf's
+   * decoder restarts its count of instructions since the timestamp (a timing packet,
+   * whether or not the time moved: PtEvent.timingSeq), if known. True: it is a sample.
    */
-  take(hi: number, lo: number, branch: boolean): boolean {
+  take(hi: number, lo: number, branch: boolean, seq = -1): boolean {
     this.sinceSample++;
     if (!this.ticks) {
       if (++this.count < this.every) return false;
       this.count = 0;
       return true;
     }
-    if (hi !== this.tsHi || lo !== this.tsLo) {
+    if (hi !== this.tsHi || lo !== this.tsLo || seq !== this.tsSeq) {
       // A new timestamp: perf's timestamp_insn_cnt starts again (between walks).
       this.tsHi = hi;
       this.tsLo = lo;
+      this.tsSeq = seq;
       this.cnt = 0;
       this.remaining = 0;
     }
@@ -87,6 +91,22 @@ export class InsnPeriod {
     }
     if (branch) this.remaining = 0;
     return sample;
+  }
+
+  /**
+   * A FUP at the IP the last walk ended at (an interrupt, tracing stopped there): perf
+   * walks there all the same, no instruction far, and works out that walk's period
+   * (which, after tracing started, notes the period it is in).
+   */
+  emptyWalk(hi: number, lo: number, seq = -1): void {
+    if (!this.ticks || this.remaining !== 0) return;
+    if (hi !== this.tsHi || lo !== this.tsLo || seq !== this.tsSeq) {
+      this.tsHi = hi;
+      this.tsLo = lo;
+      this.tsSeq = seq;
+      this.cnt = 0;
+    }
+    this.nextPeriod();
   }
 
   /** Take the period field of a sample just taken. */

@@ -257,10 +257,9 @@ function decodeOnce(
   if (range || wantsTime(args.analysis) || fields?.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
   // perf script's times: a branch that takes a packet has that packet's time, not the
-  // time of a TNT the decoder read ahead to (see DecoderConfig.tickOnUse). The clock of
-  // instruction samples by time is perf's timestamp, which does move on when perf's
-  // decoder reads ahead: those keep the ticks where they are.
-  if (script && !timePeriod) config.tickOnUse = true;
+  // time of a TNT the decoder read ahead to (see DecoderConfig.tickOnUse). (The clock of
+  // instruction samples by time is another: PerfWhere.walkTsc.)
+  if (script) config.tickOnUse = true;
   // perf script's times are perf's decoder's (its CYC reference, see time/perf-clock.ts);
   // ptkit's own outputs keep libipt's.
   if (script) config.perfClock = true;

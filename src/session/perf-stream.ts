@@ -26,6 +26,8 @@ import { CodeWalker } from "./flow-walk.js";
 import type { Cr3Threads } from "./perf-cr3.js";
 import type { ProcessImages } from "./perf-images.js";
 
+const TWO_32 = 0x1_0000_0000;
+
 /** Who runs and when, as the sink sees it. */
 export interface PerfWhere {
   cpu: number;
@@ -41,6 +43,15 @@ export interface PerfWhere {
   /** The TSC when that branch's instruction ran (the sink hears of it when the next instruction shows where it went). */
   branchTscHi?: number;
   branchTscLo?: number;
+  /**
+   * branchTimes: Linux perf's decoder time of the instruction last handed on (the time
+   * of the packet its walk leads to: perf applies timing packets before it walks),
+   * the clock of perf script's instruction samples by time.
+   */
+  walkTscHi?: number;
+  walkTscLo?: number;
+  /** The PtEvent.timingSeq of that time: perf's decoder counts instructions from where it changes. */
+  walkSeq?: number;
 }
 
 export interface PerfSink {
@@ -228,7 +239,32 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // branchTimes: the branch took a packet, whose time (if it moved time on) is the tick
   // that comes right after it; events after that (a PSB's, ...) are later than the branch.
   let tickFollows = false;
-  const at = (hi: number, lo: number) => {
+  // branchTimes: perf's decoder clock (where.walkTsc) and its instructions since it
+  // last moved (perf's timestamp_insn_cnt), the last CBR, and a time perf estimated
+  // (see estimate) that later times below it do not lower.
+  let walkInsns = 0;
+  let cbr = 0;
+  let floorOn = false;
+  let floorHi = 0;
+  let floorLo = 0;
+  const walkAt = (hi: number, lo: number, seq: number) => {
+    // (Only on: a PSB+ held until its FUP's IP is older than what was walked since.)
+    if (seq <= (where.walkSeq ?? -1)) return;
+    where.walkSeq = seq;
+    where.walkTscHi = hi;
+    where.walkTscLo = lo;
+    walkInsns = 0;
+  };
+  const at = (hi_: number, lo_: number) => {
+    let hi = hi_;
+    let lo = lo_;
+    if (floorOn) {
+      if (lt64(floorHi, floorLo, hi, lo)) floorOn = false;
+      else {
+        hi = floorHi;
+        lo = floorLo;
+      }
+    }
     where.tscHi = hi;
     where.tscLo = lo;
     const { pid, tid: was } = where;
@@ -301,6 +337,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
     if (heldInsn) flushInsn();
+    // (After the instruction held for this event: it ran before the event's timing packets.)
+    if (s.branchTimes) {
+      if (ev.type === EventType.Cbr) cbr = ev.ratio;
+      if (ev.hasTsc) walkAt(ev.tscHi, ev.tscLo, ev.timingSeq);
+    }
     if (cr3s && (ev.type === EventType.Paging || ev.type === EventType.AsyncPaging)) {
       const { pid, tid: was } = where;
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
@@ -315,6 +356,16 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // Ticks (with --time-range) only move time on.
     // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
+    // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none. Without
+    // time, perf decodes timeless: nothing to estimate.)
+    if (
+      s.branchTimes &&
+      ev.type === EventType.Enabled &&
+      ev.hasTsc &&
+      !ev.statusUpdate &&
+      ev.ipHi < 0x80000000
+    )
+      estimate();
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
@@ -337,6 +388,22 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       const how = pending ? branchName : undefined;
       sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0, images);
     }
+  };
+  // Tracing starts in user space (a branch from nowhere or, perf's rule, from the
+  // kernel, into user code): perf times it, and what follows until time passes that,
+  // by an estimate: its decoder's time plus 2 TSC ticks per instruction walked since
+  // that time moved, at nominal ratio / CBR (intel-pt-decoder.c's
+  // intel_pt_est_timestamp, in integers as there; intel-pt.c takes it unconditionally).
+  const estimate = () => {
+    const nominal = s.config.nomFreq & 0xff;
+    let est = walkInsns * 2;
+    if (cbr !== 0 && nominal !== 0) est = Math.floor((est * nominal) / cbr);
+    const t = (where.walkTscHi ?? where.tscHi) * TWO_32 + (where.walkTscLo ?? where.tscLo) + est;
+    floorOn = true;
+    floorHi = Math.floor(t / TWO_32) >>> 0;
+    floorLo = t >>> 0;
+    where.tscHi = floorHi;
+    where.tscLo = floorLo;
   };
   // Switches before TSC hi:lo take effect at their own time, in time order with the
   // other streams: a thread leaves this CPU before another CPU takes it up.
@@ -427,6 +494,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
     if (heldInsn) flushInsn();
+    if (s.branchTimes) {
+      walkAt(d.walkTscHi, d.walkTscLo, d.walkSeq);
+      walkInsns++;
+    }
     if (where.inRange) arrive(branchClass, insn.ipHi, insn.ipLo);
     release(insn.ipHi, insn.ipLo);
     const hold =
@@ -448,7 +519,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // The block decoder's step: one block (a block that ends in an error holds the
   // instructions before it, as the instruction decoder shows them), its status.
   function nextBlock(d: BlockDecoder): number {
+    const times = s.branchTimes === true;
+    const aheadHi = times ? d.aheadTscHi : 0;
+    const aheadLo = times ? d.aheadTscLo : 0;
+    const aheadSeq = times ? d.aheadTimingSeq : 0;
     const status = d.next(block);
+    if (times && block.ninsn !== 0) {
+      walkAt(aheadHi, aheadLo, aheadSeq);
+      walkInsns += block.ninsn;
+    }
     if (block.ninsn === 0) {
       failHi = block.ipHi;
       failLo = block.ipLo;

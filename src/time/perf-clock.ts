@@ -59,6 +59,12 @@ export class PerfClock {
 
   /** The current time; 0 before the first TSC. */
   timestamp = 0;
+  /**
+   * Counts perf's restarts of its instructions-since-timestamp count (timestamp_insn_cnt,
+   * which its sampling clock and its estimates add): TSC, MTC, and CYC packets that give
+   * a time, whether or not the time moves.
+   */
+  updates = 0;
   private haveTsc = false;
   private tscTimestamp = 0;
   /** CTC-based time: the TSC the last TMA places, and the CTC ticks since. */
@@ -90,6 +96,7 @@ export class PerfClock {
   /** Forget everything (a new trace). */
   reset(): void {
     this.timestamp = 0;
+    this.updates = 0;
     this.haveTsc = false;
     this.tscTimestamp = 0;
     this.ctcTimestamp = 0;
@@ -107,6 +114,7 @@ export class PerfClock {
 
   copyFrom(o: PerfClock): void {
     this.timestamp = o.timestamp;
+    this.updates = o.updates;
     this.haveTsc = o.haveTsc;
     this.tscTimestamp = o.tscTimestamp;
     this.ctcTimestamp = o.ctcTimestamp;
@@ -143,6 +151,7 @@ export class PerfClock {
   /** TSC packet (value in hi/lo); `afterCyc`: the packet before it was a CYC. */
   tsc(pkt: Packet, afterCyc: boolean): void {
     this.haveTma = false;
+    this.updates++;
     let t = pkt.hi * TWO_32 + pkt.lo;
     if (!this.haveTsc) {
       this.haveTsc = true;
@@ -181,6 +190,7 @@ export class PerfClock {
    */
   mtc(pkt: Packet, afterCyc: boolean, ahead: PacketSource | undefined): void {
     if (!this.haveTma) return;
+    this.updates++;
     const mtc = pkt.a & 0xff;
     if (this.mtcShift > 8 && this.fixupLastMtc) {
       this.fixupLastMtc = false;
@@ -215,6 +225,7 @@ export class PerfClock {
     if (this.haveCalc) ratio = this.calcCycToTsc;
     else if (this.cbr !== 0) ratio = this.cbrCycToTsc;
     else return;
+    this.updates++;
     // C: uint64 += uint64 * double, in doubles, truncated back.
     const t = Math.trunc(this.cycRef + this.cycleCnt * ratio);
     if (t >= this.timestamp) this.timestamp = t;

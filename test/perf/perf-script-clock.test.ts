@@ -23,7 +23,7 @@ import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-fil
 import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { EMPTY_HOME } from "./home.js";
-import { loopProgram } from "./pt-file.js";
+import { insn, loopProgram } from "./pt-file.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed";
@@ -160,6 +160,118 @@ test("perf script's lines across the buffers: --call-trace, the default, branche
     ]) {
       const args = ["-i", file, ...extra];
       assert.equal(ptkit(args), perfScript(args), extra.join(" "));
+    }
+  }
+});
+
+const KERNEL = 0xffffffff81000000n;
+
+/**
+ * The loop, user space traced only (OS=0), with an interrupt every 7th turn before the
+ * jnz whose handler is only an IRETQ: tracing stops at a FUP after the ret and the dec
+ * (perf: tr end async) and starts again at the jnz (tr strt), with no timing packet
+ * between; or (`atRet`) before the dec, where the ret went (a FUP walk of no
+ * instructions, which perf's sampling by time still counts as a walk). perf times such a tr strt by an estimate: its time plus 2 ticks x nominal /
+ * CBR for each instruction walked since its last timing packet (the file's nominal
+ * ratio is 37, the CBR 40), and lines after it keep that time until time passes it.
+ * Timed by CYC (`cyc`) or by MTC alone (few timing packets: larger estimates).
+ */
+function interruptedData(cyc: boolean, atRet = false): string {
+  const turns = 600;
+  const { code } = loopProgram(BASE, turns);
+  const elf = elfWithSymbolsLayout(BASE, code, [
+    { name: "main", value: BASE, size: 0x10 },
+    { name: "f", value: BASE + 0x10n, size: 1 },
+  ]);
+  const prog = join(dir, "loop-int.elf");
+  writeFileSync(prog, elf.bytes);
+  const exec = [insn(BASE, 5)];
+  for (let t = 0; t < turns; t++) {
+    exec.push(insn(BASE + 5n, 5, "call"), insn(BASE + 0x10n, 1, "return"));
+    if (!atRet) exec.push(insn(BASE + 0xan, 2));
+    if (t % 7 === 6) {
+      const from = `0x${(BASE + (atRet ? 0xan : 0xcn)).toString(16)}`;
+      exec.push(
+        JSON.stringify({ k: "interrupt", vector: 32, from, to: `0x${KERNEL.toString(16)}` }),
+        JSON.stringify({ k: "cpl", cpl: 0 }),
+        insn(KERNEL, 2, "iret"),
+        JSON.stringify({ k: "cpl", cpl: 3 }),
+      );
+    }
+    if (atRet) exec.push(insn(BASE + 0xan, 2));
+    exec.push(insn(BASE + 0xcn, 2, "cond-branch"));
+  }
+  exec.push(JSON.stringify({ k: "end", ip: `0x${(BASE + 0xen).toString(16)}` }));
+  const ctl = { ...BRANCHES, OS: 0, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: cyc ? 1 : 0, PSBFreq: 0 };
+  const execution = readExecJsonl(`${exec.join("\n")}\n`);
+  const clock = { nominalRatio: 40, cbr: 40 };
+  const trace = generate(execution, {
+    msrs: msrs({ ctl }),
+    cyclesPerInsn: 3,
+    tsc: TRACE_TSC,
+    ...clock,
+  }).bytes;
+  const file = new PtFile({ perfScript: true })
+    .comm(100, "prog", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n)
+    .trace(trace);
+  const data = join(dir, `interrupted-${cyc ? "cyc" : "mtc"}${atRet ? "-ret" : ""}.data`);
+  writeFileSync(data, fileMode(file.built()));
+  return data;
+}
+
+/** The times (ns text) of the lines of `out` that `keep` selects, in order. */
+const timesOf = (out: string, keep: (line: string) => boolean) =>
+  out
+    .split("\n")
+    .filter(keep)
+    .map((l) => l.trim().split(/\s+/)[0]!.replace(/:$/, ""));
+
+test("a tr strt into user code after no timing packet has perf's estimated time, and the lines after it", () => {
+  const data = interruptedData(false);
+  const out = ptkit(["-i", data, "--itrace=be", "-F", "time,ip,addr,flags", "--ns"]);
+  const lines = out.split("\n");
+  // The MTC-timed run: no timing packet for the first stretch, from the PSB's TSC on.
+  const start = ns(TRACE_TSC);
+  // (The first starts the trace, right at the TSC.)
+  const strts = lines.filter((l) => l.includes("tr strt"));
+  assert.ok(strts.length >= 4);
+  assert.equal(timesOf(strts[0]!, () => true)[0], start);
+  // Each 7 turns (4 instructions) walked since that TSC add 2 x 28 x 37 / 40 ticks.
+  for (let n = 1; n <= 3; n++) {
+    const est = TRACE_TSC + BigInt(Math.floor((2 * 28 * n * 37) / 40));
+    assert.equal(timesOf(strts[n]!, () => true)[0], ns(est), `tr strt ${n}`);
+  }
+  // The branches after an estimated tr strt keep its time (the decoder's is the TSC's).
+  const second = lines.indexOf(strts[1]!);
+  assert.equal(timesOf(lines[second + 1]!, () => true)[0], timesOf(strts[1]!, () => true)[0]);
+  assert.ok(timesOf(strts[1]!, () => true)[0]! > start);
+  // Never backwards.
+  const times = timesOf(out, (l) => l.includes("=>"));
+  for (let i = 1; i < times.length; i++) assert.ok(times[i - 1]! <= times[i]!, `line ${i}`);
+});
+
+test("tr strt after an interrupt, and instruction samples by time, against perf script", {
+  skip: noPerf,
+}, () => {
+  for (const [cyc, atRet] of [
+    [true, false],
+    [false, false],
+    [true, true],
+    [false, true],
+  ]) {
+    const file = interruptedData(cyc!, atRet);
+    for (const extra of [
+      ["--call-ret-trace"],
+      ["--itrace=be", "-F", "time,ip,addr,flags", "--ns"],
+      ["--itrace=i1us", "-F", "time,ip,period", "--ns"],
+      ["--itrace=i100ns", "-F", "time,ip,period", "--ns"],
+      ["--itrace=i1usbe", "-F", "time,ip,period,addr,flags", "--ns"],
+    ]) {
+      const args = ["-i", file, ...extra];
+      const what = `${cyc ? "CYC" : "MTC"}${atRet ? ", FUP at the ret's target" : ""}: ${extra.join(" ")}`;
+      assert.equal(ptkit(args), perfScript(args), what);
     }
   }
 });

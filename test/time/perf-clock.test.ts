@@ -145,6 +145,25 @@ describe("PerfClock", () => {
     assert.equal(c.timestamp, 1_007_376);
   });
 
+  it("counts where perf restarts its instructions-since-timestamp count: TSC, MTC, timed CYC, moving or not", () => {
+    const c = new PerfClock(config, new Packet());
+    c.cyc(cycPacket(10n)); // no time yet, no ratio: not timed
+    c.mtc(mtcPacket(0x21), false, undefined); // no TMA yet: ignored
+    assert.equal(c.updates, 0);
+    c.tsc(tscPacket(1_000_000n), false);
+    c.tma(tmaPacket(0x100, 16));
+    c.cbrPacket(cbrPacket(37));
+    assert.equal(c.updates, 1); // the TSC (TMA and CBR are not timestamps)
+    c.cyc(cycPacket(5000n)); // 1,005,000
+    c.mtc(mtcPacket(0x21), false, undefined); // behind: dropped, the count restarts all the same
+    c.tsc(tscPacket(1_004_990n), false); // a slip back: the time stands, the count restarts
+    assert.equal(c.timestamp, 1_005_000);
+    assert.equal(c.updates, 4);
+    const d = new PerfClock(config, new Packet());
+    d.copyFrom(c);
+    assert.equal(d.updates, 4);
+  });
+
   it("copies its state", () => {
     const c = started();
     c.cyc(cycPacket(100n));
