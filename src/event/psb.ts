@@ -5,11 +5,12 @@
  * the whole header; the first one says whether tracing is enabled.
  */
 import { ErrorCode } from "../base/errors.js";
+import { LastIp } from "../packet/last-ip.js";
 import { Flag, Ipc, type Packet, PacketType } from "../packet/types.js";
 import type { PacketCursor } from "./cursor.js";
 import { ALL_BINDINGS, Binding } from "./queue.js";
 import type { DecoderState } from "./state.js";
-import { EventFlag, EventType, execMode } from "./types.js";
+import { EventFlag, EventType, execMode, type PtEvent } from "./types.js";
 
 /**
  * Decode a PSB+ header up to its PSBEND or OVF, which is left as the current packet.
@@ -34,7 +35,7 @@ export function decodePsb(s: DecoderState): number {
     let err = 0;
     switch (pkt.type) {
       case PacketType.Fup:
-        err = headerFup(s, pkt);
+        err = headerFup(s, pkt, status);
         break;
       case PacketType.ModeExec:
         err = headerModeExec(s, pkt);
@@ -113,13 +114,25 @@ export function decodePsbEnd(s: DecoderState): number {
   return s.publishTimed(ev);
 }
 
+/** The IP of a PSB+'s FUP that BDM70 sets aside (see headerFup). */
+const SET_ASIDE = new LastIp();
+
 /** FUP in PSB+: tracing is enabled at its IP, unless its IP is suppressed (or BDM70). */
-function headerFup(s: DecoderState, pkt: Packet): number {
+function headerFup(s: DecoderState, pkt: Packet, status: PtEvent): number {
   let enabled = pkt.a !== Ipc.Suppressed;
   if (s.config.errata.bdm70) {
     const applies = bdm70Applies(s);
     if (applies < 0) return applies;
-    if (applies > 0) enabled = false;
+    if (applies > 0) {
+      enabled = false;
+      // Set aside, but said (PtEvent.from): the last IP was reset at the PSB, so a
+      // fresh one reads the FUP's IP as the decoder's would.
+      SET_ASIDE.reset();
+      const err = SET_ASIDE.update(pkt);
+      if (err < 0) return err;
+      status.fromHi = SET_ASIDE.hi;
+      status.fromLo = SET_ASIDE.lo;
+    }
   }
   s.enabled = enabled;
   return enabled ? s.ip.update(pkt) : 0;

@@ -205,7 +205,11 @@ export class PtEvent {
   /** The event's instruction address (see the table in the module comment). */
   ipHi = 0;
   ipLo = 0;
-  /** AsyncBranch source, AsyncDisabled `at`. */
+  /**
+   * AsyncBranch source, AsyncDisabled `at`; on a PSB+'s Disabled status update, the
+   * IP of a FUP in the header that BDM70 set aside (tracing is off; Linux perf shows
+   * the PSB at that IP), else 0.
+   */
   fromHi = 0;
   fromLo = 0;
   /** CR3, VMCS base, PTWRITE/MNT payload, TNT bits, CR2, VMXR. */

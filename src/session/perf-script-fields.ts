@@ -374,6 +374,11 @@ export function scriptSink(
     if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);
     let ipHi = ev.ipHi;
     let ipLo = ev.ipLo;
+    // A PSB+ with tracing off: perf still takes its FUP's IP (one BDM70 set aside).
+    if (name === "psb" && ev.type === EventType.Disabled) {
+      ipHi = ev.fromHi;
+      ipLo = ev.fromLo;
+    }
     if (name === "psb" || (OWN_IP.has(name) && !ev.ipSuppressed)) {
       psbHi = ipHi;
       psbLo = ipLo;

@@ -674,6 +674,8 @@ describe("perf script's lines on the HASE captures", () => {
           ["--call-ret-trace"],
           ["--itrace=cr", "-F", "tid,ip,sym,symoff,addr,flags"],
           ["--itrace=be", "-F", "comm,tid,pid,time,cpu,event,ip,sym,dso,addr,flags,period"],
+          // perf's default: branches and PSBs with time and names.
+          [],
         );
       const outs = sets.map((s) => ok([...common, ...s], cwd));
       // The loopy run: tracing starts at _start, stops at each syscall.
@@ -693,6 +695,15 @@ describe("perf script's lines on the HASE captures", () => {
         assert.equal(
           outs[1]!.split("\n")[3],
           "  tr end  syscall                  40010e =>                0",
+        );
+        // A PSB+ with tracing off (BDM70 sets its FUP aside) shows at that FUP's IP.
+        const psb = outs
+          .at(-1)!
+          .split("\n")
+          .find((l) => l.includes("psb offs: 0x28"));
+        assert.match(
+          psb ?? "",
+          / 4000e8 _start\+0x0 \(\/home\/joerg\/git\/hase\/tests\/bin\/loopy\/loopy\)$/,
         );
       }
       if (noPerf) return;
