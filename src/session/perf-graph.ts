@@ -15,14 +15,15 @@
  */
 import { decodeTimedFeed, type FastCoverage, type WalkFeed, type WalkTime } from "../analysis/index.js";
 import { packetQuirks } from "../cpu/index.js";
-import { Clock, EventType, type PtEvent } from "../event/index.js";
+import { Clock, type PtEvent } from "../event/index.js";
 import { DecisionGraph, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { InsnClass } from "../isa/index.js";
 import { lt64 } from "../time/index.js";
+import { BranchLines } from "./branch-lines.js";
 import type { PerfAnalysis } from "./perf-analysis.js";
 import { keptByCalls } from "./perf-output.js";
-import { branchFlags, type PerfSink, type StreamContext } from "./perf-stream.js";
+import type { PerfSink, StreamContext } from "./perf-stream.js";
 
 /** Whether the fast path can decode stream `s` alone (the general decode's outputs being the analysis' only). */
 export function fastPathFits(s: StreamContext): boolean {
@@ -96,69 +97,38 @@ export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSin
 class BranchFeed {
   /** Lines printed (`every`: all, else those `--calls` prints). */
   printed = 0;
-  /** The branch the last instruction may have taken (its FlowClass, 0: none), its flags, where it was, and its fall-through. */
-  private branchClass = 0;
-  private branchName = "";
-  private fromHi = 0;
-  private fromLo = 0;
-  private fallHi = 0;
-  private fallLo = 0;
+  private readonly lines: BranchLines;
 
   constructor(
-    private readonly s: StreamContext,
+    s: StreamContext,
     private readonly graph: DecisionGraph,
-    private readonly every: boolean,
-  ) {}
+    every: boolean,
+  ) {
+    this.lines = new BranchLines((flags, fromHi, fromLo, toHi, toLo) => {
+      if (every || keptByCalls(flags)) this.printed++;
+      s.sink.branch(s.where, flags, fromHi, fromLo, toHi, toLo, s.images);
+    });
+  }
 
   run(hi: number, lo: number, _count: number, lastHi: number, lastLo: number): void {
-    this.arrive(this.branchClass, hi, lo);
-    this.leave(lastHi, lastLo, 0, 0, 0);
+    const lines = this.lines;
+    lines.arrive(lines.branchClass, hi, lo);
+    lines.leave(lastHi, lastLo, 0, 0, 0);
   }
 
   insn(hi: number, lo: number, size: number, fclass: number): void {
-    this.arrive(this.branchClass, hi, lo);
+    const lines = this.lines;
+    lines.arrive(lines.branchClass, hi, lo);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     const far = fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn;
     const iclass = far ? this.graph.insnClassAt(hi, lo) : InsnClass.Other;
-    this.leave(hi, lo, size, fclass, iclass < 0 ? InsnClass.Other : iclass);
+    lines.leave(hi, lo, size, fclass, iclass < 0 ? InsnClass.Other : iclass);
   }
 
   event(ev: PtEvent): void {
-    const pending = this.branchClass;
-    const t = ev.type;
-    if (t === EventType.Disabled || t === EventType.AsyncDisabled || t === EventType.AsyncBranch)
-      this.branchClass = 0;
-    if (t === EventType.AsyncDisabled || t === EventType.AsyncBranch)
-      this.arrive(pending, ev.fromHi, ev.fromLo);
-    if (t === EventType.Enabled) this.branch("tr strt", 0, 0, ev.ipHi, ev.ipLo);
-    else if (t === EventType.AsyncBranch) {
-      if (ev.ipSuppressed) this.branch("tr end  async", ev.fromHi, ev.fromLo, 0, 0);
-      else this.branch("hw int", ev.fromHi, ev.fromLo, ev.ipHi, ev.ipLo);
-    } else if (t === EventType.AsyncDisabled) this.branch("tr end  async", ev.fromHi, ev.fromLo, 0, 0);
-    else if (t === EventType.Disabled) {
-      const how = pending ? this.branchName : undefined;
-      this.branch(how ? `tr end  ${how}` : "tr end", this.fromHi, this.fromLo, 0, 0);
-    }
-  }
-
-  private branch(flags: string, fromHi: number, fromLo: number, toHi: number, toLo: number): void {
-    if (this.every || keptByCalls(flags)) this.printed++;
-    this.s.sink.branch(this.s.where, flags, fromHi, fromLo, toHi, toLo, this.s.images);
-  }
-
-  private arrive(fclass: number, hi: number, lo: number): void {
-    if (fclass && (fclass !== FlowClass.CondJump || hi !== this.fallHi || lo !== this.fallLo))
-      this.branch(this.branchName, this.fromHi, this.fromLo, hi, lo);
-  }
-
-  private leave(hi: number, lo: number, size: number, fclass: number, iclass: number): void {
-    const name = branchFlags(fclass, iclass);
-    this.branchClass = name ? fclass : 0;
-    this.branchName = name ?? "";
-    this.fromHi = hi;
-    this.fromLo = lo;
-    this.fallLo = (lo + size) >>> 0;
-    this.fallHi = this.fallLo < size ? (hi + 1) >>> 0 : hi;
+    const pending = this.lines.pending(ev);
+    this.lines.arriveBefore(ev, pending);
+    this.lines.eventLines(ev, pending);
   }
 }
 

@@ -16,11 +16,12 @@ import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js
 import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
+import { branchFlags } from "./branch-lines.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, PerfScriptOptions, ScriptFields } from "./perf-script-options.js";
 import { InsnPeriod } from "./perf-script-period.js";
 import type { SourceAddress, SourceLineBatch } from "./perf-script-srcline.js";
-import { type AddressNames, branchFlags, type PerfSink, type PerfWhere } from "./perf-stream.js";
+import type { AddressNames, PerfSink, PerfWhere } from "./perf-stream.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
 // ASYNC or TRACE_END; r: RETURN or TRACE_BEGIN) and what it does to the thread stack.

@@ -22,6 +22,7 @@ import { InsnClass } from "../isa/index.js";
 import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
 import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
+import { BranchLines, branchFlags } from "./branch-lines.js";
 import { CodeWalker } from "./flow-walk.js";
 import type { Cr3Threads } from "./perf-cr3.js";
 import type { ProcessImages } from "./perf-images.js";
@@ -115,42 +116,6 @@ export interface TscRange {
   toLo: number;
 }
 
-const FLAGS: Record<number, string> = {
-  [FlowClass.Call]: "call",
-  [FlowClass.Return]: "return",
-  [FlowClass.Jump]: "jmp",
-  [FlowClass.CondJump]: "jcc",
-  [FlowClass.FarCall]: "syscall",
-  [FlowClass.FarReturn]: "sysret",
-  [FlowClass.FarJump]: "jmp",
-};
-
-/**
- * perf script's flags for a taken branch of FlowClass `fclass`: a far transfer by the
- * instruction (`iclass`, the isa layer's), as perf's instruction decoder names it
- * (INTEL_PT_OP_IRET: iret, SYSRET/SYSEXIT: sysret, SYSCALL/SYSENTER: syscall, INT: int,
- * far CALL/RET: call/return); undefined: not a branch perf shows.
- */
-export function branchFlags(fclass: number, iclass: number): string | undefined {
-  if (fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn) {
-    switch (iclass) {
-      case InsnClass.Iret:
-        return "iret";
-      case InsnClass.Sysret:
-        return "sysret";
-      case InsnClass.Syscall:
-        return "syscall";
-      case InsnClass.Interrupt:
-        return "int";
-      case InsnClass.FarCall:
-        return "call";
-      case InsnClass.FarReturn:
-        return "return";
-    }
-  }
-  return FLAGS[fclass];
-}
-
 /** Which decoder runs a stream: instructions (to list them) or blocks (everything else). */
 export type PerfDecoder = "insn" | "block";
 
@@ -223,14 +188,17 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // Where the last decode stopped (a missing binary there is charged, not an error).
   let failHi = 0;
   let failLo = 0;
-  // The branch the last instruction may have taken, until the next one shows where it went.
-  let branchClass = 0;
-  // Its perf script flags (see branchFlags).
-  let branchName = "";
-  let fromHi = 0;
-  let fromLo = 0;
-  let fallHi = 0;
-  let fallLo = 0;
+  // The branch the last instruction may have taken, until the next one shows where it
+  // went; a taken one happened at its instruction's time (see leave).
+  const lines = new BranchLines((flags, fromHi, fromLo, toHi, toLo, taken) => {
+    if (taken) {
+      where.fallHi = lines.fallHi;
+      where.fallLo = lines.fallLo;
+      where.branchTscHi = leftDirect || s.branchTimes ? leftHi : where.tscHi;
+      where.branchTscLo = leftDirect || s.branchTimes ? leftLo : where.tscLo;
+    }
+    sink.branch(where, flags, fromHi, fromLo, toHi, toLo, images);
+  });
   let leftHi = 0;
   let leftLo = 0;
   // The branch is a direct call or jump (branchTimes): no packet, it happened at
@@ -346,13 +314,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       const { pid, tid: was } = where;
       if (cr3s.paging(ev.payloadHi, ev.payloadLo, where)) settle(pid, was, false);
     }
-    const pending = branchClass;
-    if (
-      ev.type === EventType.Disabled ||
-      ev.type === EventType.AsyncDisabled ||
-      ev.type === EventType.AsyncBranch
-    )
-      branchClass = 0;
+    const pending = lines.pending(ev);
     // Ticks (with --time-range) only move time on.
     // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
@@ -372,22 +334,12 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // An interrupt (AsyncBranch) likewise: the branch went where the interrupt came
     // from, and the interrupt is a branch of its own (perf: "hw int", or "tr end  async"
     // when its destination is not traced).
-    if (ev.type === EventType.AsyncDisabled || ev.type === EventType.AsyncBranch)
-      arrive(pending, ev.fromHi, ev.fromLo);
+    lines.arriveBefore(ev, pending);
     sink.event(where, ev, dec.offset, images);
     // The branches the event makes happen at its time.
     where.branchTscHi = where.tscHi;
     where.branchTscLo = where.tscLo;
-    if (ev.type === EventType.Enabled) sink.branch(where, "tr strt", 0, 0, ev.ipHi, ev.ipLo, images);
-    else if (ev.type === EventType.AsyncBranch) {
-      if (ev.ipSuppressed) sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
-      else sink.branch(where, "hw int", ev.fromHi, ev.fromLo, ev.ipHi, ev.ipLo, images);
-    } else if (ev.type === EventType.AsyncDisabled)
-      sink.branch(where, "tr end  async", ev.fromHi, ev.fromLo, 0, 0, images);
-    else if (ev.type === EventType.Disabled) {
-      const how = pending ? branchName : undefined;
-      sink.branch(where, how ? `tr end  ${how}` : "tr end", fromHi, fromLo, 0, 0, images);
-    }
+    lines.eventLines(ev, pending);
   };
   // Tracing starts in user space (a branch from nowhere or, perf's rule, from the
   // kernel, into user code): perf times it, and what follows until time passes that,
@@ -428,7 +380,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       const charged = status === -ErrorCode.NoMap && images.charge(where.pid, failHi, failLo);
       if (!charged && where.inRange)
         sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
-      branchClass = 0;
+      lines.branchClass = 0;
       status = dec.syncForward();
       continue;
     }
@@ -458,30 +410,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     status = blocks ? nextBlock(dec as BlockDecoder) : nextInsn(dec as InsnDecoder);
   }
 
-  // The branch the last instruction (of FlowClass `fclass`, 0: none) took, if it did: execution went on at hi:lo.
-  function arrive(fclass: number, hi: number, lo: number): void {
-    if (fclass && (fclass !== FlowClass.CondJump || hi !== fallHi || lo !== fallLo)) {
-      where.fallHi = fallHi;
-      where.fallLo = fallLo;
-      where.branchTscHi = leftDirect || s.branchTimes ? leftHi : where.tscHi;
-      where.branchTscLo = leftDirect || s.branchTimes ? leftLo : where.tscLo;
-      sink.branch(where, branchName, fromHi, fromLo, hi, lo, images);
-    }
-  }
-
   // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`).
   function leave(hi: number, lo: number, size: number, fclass: number, iclass: number): void {
-    const name = branchFlags(fclass, iclass);
-    branchClass = name ? fclass : 0;
-    branchName = name ?? "";
-    fromHi = hi;
-    fromLo = lo;
+    lines.leave(hi, lo, size, fclass, iclass);
     leftHi = where.tscHi;
     leftLo = where.tscLo;
     leftDirect = iclass === InsnClass.Call || iclass === InsnClass.Jump;
     tickFollows = s.branchTimes === true && !leftDirect;
-    fallLo = (lo + size) >>> 0;
-    fallHi = fallLo < size ? (hi + 1) >>> 0 : hi;
   }
 
   // The instruction decoder's step: one instruction, its status.
@@ -498,7 +433,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       walkAt(d.walkTscHi, d.walkTscLo, d.walkSeq);
       walkInsns++;
     }
-    if (where.inRange) arrive(branchClass, insn.ipHi, insn.ipLo);
+    if (where.inRange) lines.arrive(lines.branchClass, insn.ipHi, insn.ipLo);
     release(insn.ipHi, insn.ipLo);
     const hold =
       holdInsns &&
@@ -557,7 +492,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
       }
     }
-    if (where.inRange) arrive(branchClass, block.ipHi, block.ipLo);
+    if (where.inRange) lines.arrive(lines.branchClass, block.ipHi, block.ipLo);
     release(block.ipHi, block.ipLo, hi, lo);
     if (where.inRange) sink.block(where, block, d.image, fclass, d);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
