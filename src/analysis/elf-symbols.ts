@@ -15,7 +15,6 @@ const STT_NOTYPE = 0;
 const STT_OBJECT = 1;
 const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
-const STB_LOCAL = 0;
 const SHN_LORESERVE = 0xff00;
 
 /** Every symbol table's function symbols, `.symtab` first. */
@@ -66,13 +65,13 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
       diags.add(at, `${where}: symbol ${i} (${name}): st_size absurd (above 2^53 - 1)`);
       continue;
     }
-    const global = info >> 4 !== STB_LOCAL;
     out.push({
       name: version === undefined ? name : name + version(i),
       value,
       size,
       section: shndx,
-      rank: rank(isFunction, global, size > 0),
+      rank: rank(isFunction, table.type !== SHT_DYNSYM),
+      binding: info >> 4,
     });
   }
 }

@@ -8,7 +8,7 @@
 
 import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, MASK64, SHT_DYNSYM, SHT_RELA, sectionAddr } from "./elf-data.js";
-import { type RawSymbol, rank } from "./raw-symbol.js";
+import { type RawSymbol, rank, STB_GLOBAL } from "./raw-symbol.js";
 
 const EM_X86_64 = 62;
 const R_GLOB_DAT = 6;
@@ -35,7 +35,14 @@ export function readPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
         const slot = (entry + BigInt(k + 6) + BigInt(data.view.getInt32(at + k + 2, true))) & MASK64;
         const name = slots.get(slot);
         if (name !== undefined)
-          out.push({ name, value: entry, size: step, section: s.index, rank: rank(true, true, true) });
+          out.push({
+            name,
+            value: entry,
+            size: step,
+            section: s.index,
+            rank: rank(true, true),
+            binding: STB_GLOBAL,
+          });
         break;
       }
     }

@@ -5,9 +5,8 @@
  *
  * Sized symbols cover `[value, value + size)`; zero-size symbols run to the next symbol
  * of their section (or the section's end). Where symbols nest, an address belongs to
- * the innermost one (the latest start); of several symbols at one address the highest
- * {@link rank} wins (functions, then globals, then sized ones; `.symtab` before
- * `.dynsym` on a tie).
+ * the innermost one (the latest start); of several symbols at one address, the one
+ * perf would name ({@link preferred}: functions, `.symtab`'s, then perf's alias rule).
  *
  * With a {@link Demangler}, hits carry demangled names: each symbol is demangled the
  * first time a lookup finds it and the result kept, so later lookups allocate nothing.
@@ -18,7 +17,7 @@ import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
 import { readPltSymbols } from "./plt.js";
-import type { RawSymbol } from "./raw-symbol.js";
+import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
 
@@ -198,7 +197,7 @@ function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
   const best = new Map<bigint, RawSymbol>();
   for (const s of raw) {
     const had = best.get(s.value);
-    if (had === undefined || s.rank > had.rank) best.set(s.value, s);
+    if (had === undefined || preferred(s, had)) best.set(s.value, s);
   }
   const syms = [...best.values()].sort((x, y) =>
     x.section !== y.section ? x.section - y.section : x.value < y.value ? -1 : x.value > y.value ? 1 : 0,
