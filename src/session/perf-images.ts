@@ -153,13 +153,22 @@ export class BinaryFinder {
   }
 }
 
-/** An mmap whose file was not found: [startHi:startLo, end) of process pid. */
+/** An mmap whose file was not found: [start, end) of process pid. */
 interface Missing {
   pid: number;
   start: bigint;
   end: bigint;
+  /** What a decode stopping there is charged to: the path, and its build id when known. */
   path: string;
+  /** The path as recorded ([vdso], //anon, a file not found here): perf script's dso name for it. */
+  dso: string;
+  /** start and end as Numbers, for lookups that allocate nothing (user-space addresses are below 2^53). */
+  from: number;
+  to: number;
 }
+
+/** perf's name for the kernel's map (recorded as `[kernel.kallsyms]_text` or similar). */
+const KERNEL_MAP = "[kernel.kallsyms]";
 
 /** The page size mmaps are aligned to. */
 const PAGE = 4096;
@@ -219,10 +228,25 @@ export class ProcessImages {
     const h = this.symbolHit;
     this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
-    this.partDso = found ? this.imageHit.section!.name : undefined;
+    this.partDso = found ? this.imageHit.section!.name : this.unbacked(pid, hi, lo);
     this.partOffset = found && hi >>> 0 < KERNEL_HI ? this.imageHit.offset : -1;
     return h;
   }
+
+  /**
+   * perf's dso name for hi:lo of process pid where no file backs it: the recorded
+   * path of the mapping there ([vdso], //anon, a binary not found here), or
+   * [kernel.kallsyms] for a kernel address the file maps; undefined for no mapping.
+   */
+  private unbacked(pid: number, hi: number, lo: number): string | undefined {
+    if (hi >>> 0 >= KERNEL_HI) return this.kernelMapped ? KERNEL_MAP : undefined;
+    const ip = hi * 0x1_0000_0000 + lo;
+    for (const m of this.missing) if (m.pid === pid && m.from <= ip && ip < m.to) return m.dso;
+    return undefined;
+  }
+
+  /** Whether the file maps the kernel (a [kernel.kallsyms] mmap). */
+  private kernelMapped = false;
 
   /** Where hi:lo of process pid is for a source-line lookup: the local binary and perf's objdump address in it. */
   source(pid: number, hi: number, lo: number): SourceAddress | undefined {
@@ -336,6 +360,7 @@ export class ProcessImages {
       }
       case "mmap":
         if (c.pid >= 0) this.mmap(c.pid, c.path, c.addr, c.len, c.pgoff);
+        else if (c.path.startsWith(KERNEL_MAP)) this.kernelMapped = true;
         break;
     }
   }
@@ -356,7 +381,17 @@ export class ProcessImages {
     const fileSize = BigInt(bytes?.length ?? 0);
     if (!bytes || pgoff >= fileSize) {
       const id = this.finder.buildId(path);
-      this.missing.push({ pid, start: addr, end: addr + len, path: id ? `${path} (build id ${id})` : path });
+      const end = addr + len;
+      const charged = id ? `${path} (build id ${id})` : path;
+      this.missing.push({
+        pid,
+        start: addr,
+        end,
+        path: charged,
+        dso: path,
+        from: Number(addr),
+        to: Number(end),
+      });
       return;
     }
     // Like libipt: a size past the end of the file is cut to the file.
