@@ -16,7 +16,7 @@ import type { ElfFile } from "../image/elf.js";
 import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
-import { readPltSymbols } from "./plt.js";
+import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
 import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
@@ -45,6 +45,13 @@ export interface SymbolTableOptions {
   bias?: bigint;
   /** Demangle names in hits (C++, Rust); see {@link SymbolTable.useDemangler}. */
   demangler?: Demangler;
+  /**
+   * Name addresses as perf 6.1 does instead: a zero-size symbol runs to the next
+   * symbol whatever its section, and PLT stubs are perf's (plt.ts readPerfPltSymbols)
+   * read from `plt` (the binary, when the table's file is its debug file), naming only
+   * addresses no symbol covers (so a gcc-built program's PLT is `_init+0x30`).
+   */
+  perf?: { plt: ElfFile };
 }
 
 interface Range {
@@ -76,10 +83,12 @@ export class SymbolTable {
     const bias = options.bias ?? 0n;
     const data = new ElfData(elf);
     const diags = new Diagnostics();
-    const raw = [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)];
+    const perf = options.perf;
+    const ranges = perf
+      ? perfRanges(elf, readElfSymbols(data, diags), readPerfPltSymbols(new ElfData(perf.plt), diags))
+      : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;
-    const ranges = toRanges(elf, raw);
     // Boundaries: every start and end; owner of each elementary interval by a sweep.
     const points = [...new Set(ranges.flatMap((r) => [r.start, r.end]))].sort((a, b) =>
       a < b ? -1 : a > b ? 1 : 0,
@@ -192,15 +201,48 @@ export class SymbolTable {
   }
 }
 
-/** One range per distinct start address (the best-ranked symbol), sorted by start. */
-function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
+/** perf's ranges (see {@link SymbolTableOptions.perf}): the symbols', then the PLT stubs no symbol covers. */
+function perfRanges(elf: ElfFile, raw: readonly RawSymbol[], plt: readonly RawSymbol[]): Range[] {
+  const ranges = toRanges(elf, raw, true);
+  const starts = ranges.map((r) => r.start);
+  // reach[k]: the furthest end of ranges 0..k (they nest or follow one another).
+  const reach: bigint[] = [];
+  for (const r of ranges)
+    reach.push(reach.length > 0 && reach[reach.length - 1]! > r.end ? reach[reach.length - 1]! : r.end);
+  const covered = (a: bigint) => {
+    let lo = 0;
+    let hi = starts.length;
+    while (lo < hi) {
+      const m = (lo + hi) >>> 1;
+      if (starts[m]! <= a) lo = m + 1;
+      else hi = m;
+    }
+    return lo > 0 && reach[lo - 1]! > a;
+  };
+  const stubs = plt
+    .filter((p) => !covered(p.value))
+    .map((p) => ({ start: p.value, end: p.value + BigInt(p.size), sym: p }));
+  return [...ranges, ...stubs].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+}
+
+/**
+ * One range per distinct start address (the {@link preferred} symbol), sorted by start;
+ * a zero-size symbol runs to the next symbol of its section (`acrossSections`: to the next symbol).
+ */
+function toRanges(elf: ElfFile, raw: readonly RawSymbol[], acrossSections: boolean): Range[] {
   const best = new Map<bigint, RawSymbol>();
   for (const s of raw) {
     const had = best.get(s.value);
     if (had === undefined || preferred(s, had)) best.set(s.value, s);
   }
   const syms = [...best.values()].sort((x, y) =>
-    x.section !== y.section ? x.section - y.section : x.value < y.value ? -1 : x.value > y.value ? 1 : 0,
+    x.section !== y.section && !acrossSections
+      ? x.section - y.section
+      : x.value < y.value
+        ? -1
+        : x.value > y.value
+          ? 1
+          : 0,
   );
   const ranges: Range[] = [];
   for (let k = 0; k < syms.length; k++) {
@@ -211,7 +253,7 @@ function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
       const after = syms[k + 1];
       const sec = elf.sections[s.section]!;
       const secEnd = sectionAddr(sec) + BigInt(sec.size);
-      end = after !== undefined && after.section === s.section ? after.value : secEnd;
+      end = after !== undefined && (after.section === s.section || acrossSections) ? after.value : secEnd;
     }
     if (end > MASK64 + 1n) end = MASK64 + 1n;
     if (end > s.value) ranges.push({ start: s.value, end, sym: s });

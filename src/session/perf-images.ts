@@ -30,6 +30,8 @@ export interface LookupOptions {
   buildIdDir: string | undefined;
   /** Where debug files are looked for (perf's /usr/lib/debug: see perf-debug-files.ts); none: not looked for. */
   debugRoot?: string;
+  /** Name addresses as perf script does (SymbolTableOptions.perf): perf's PLT stubs, its zero-size symbols' reach. */
+  perfNames?: boolean;
 }
 
 /** What a missing kernel is called (a front end says how to give it: see InputHints.kernelFiles). */
@@ -116,7 +118,15 @@ export class BinaryFinder {
     const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
     const key = `${bias.toString(16)}:${path}`;
-    if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
+    if (!this.tables.has(key))
+      this.tables.set(
+        key,
+        new SymbolTable(named ?? elf, {
+          name: path,
+          bias,
+          perf: this.options.perfNames ? { plt: elf } : undefined,
+        }),
+      );
     return this.tables.get(key);
   }
 
