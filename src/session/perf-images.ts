@@ -175,6 +175,8 @@ interface Missing {
   /** start and end as Numbers, for lookups that allocate nothing (user-space addresses are below 2^53). */
   from: number;
   to: number;
+  /** The mapping's file offset (perf's map_ip of an address there: its offset in the file). */
+  pgoff: number;
 }
 
 /** perf's name for the kernel's map (recorded as `[kernel.kallsyms]_text` or similar). */
@@ -238,8 +240,8 @@ export class ProcessImages {
     const h = this.symbolHit;
     this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
-    this.partDso = found ? this.imageHit.section!.name : this.unbacked(pid, hi, lo);
     this.partOffset = found && hi >>> 0 < KERNEL_HI ? this.imageHit.offset : -1;
+    this.partDso = found ? this.imageHit.section!.name : this.unbacked(pid, hi, lo);
     return h;
   }
 
@@ -247,11 +249,16 @@ export class ProcessImages {
    * perf's dso name for hi:lo of process pid where no file backs it: the recorded
    * path of the mapping there ([vdso], //anon, a binary not found here), or
    * [kernel.kallsyms] for a kernel address the file maps; undefined for no mapping.
+   * Sets {@link partOffset} for a user-space mapping.
    */
   private unbacked(pid: number, hi: number, lo: number): string | undefined {
     if (hi >>> 0 >= KERNEL_HI) return this.kernelMapped ? KERNEL_MAP : undefined;
     const ip = hi * 0x1_0000_0000 + lo;
-    for (const m of this.missing) if (m.pid === pid && m.from <= ip && ip < m.to) return m.dso;
+    for (const m of this.missing) {
+      if (m.pid !== pid || ip < m.from || ip >= m.to) continue;
+      this.partOffset = ip - m.from + m.pgoff;
+      return m.dso;
+    }
     return undefined;
   }
 
@@ -401,6 +408,7 @@ export class ProcessImages {
         dso: path,
         from: Number(addr),
         to: Number(end),
+        pgoff: Number(pgoff),
       });
       return;
     }
