@@ -17,15 +17,21 @@ const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
 const SHN_LORESERVE = 0xff00;
 
-/** Every symbol table's function symbols, `.symtab` first. */
-export function readElfSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
+/** Every symbol table's function symbols, `.symtab` first; `versions`: `.dynsym` names with their versions (perf's have none). */
+export function readElfSymbols(data: ElfData, diags: Diagnostics, versions = true): RawSymbol[] {
   const out: RawSymbol[] = [];
   for (const type of [SectionType.Symtab, SHT_DYNSYM])
-    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out);
+    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, versions);
   return out;
 }
 
-function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSymbol[]): void {
+function readTable(
+  data: ElfData,
+  index: number,
+  diags: Diagnostics,
+  out: RawSymbol[],
+  versions: boolean,
+): void {
   const sections = data.elf.sections;
   const table = sections[index]!;
   const where = `section ${index} (${table.name})`;
@@ -34,7 +40,7 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
     diags.add(table.headerOffset, `${where}: sh_link ${table.link} is not a string table; table skipped`);
     return;
   }
-  const version = table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
+  const version = versions && table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
   const entsize = data.is64 ? 24 : 16;
   const count = Math.floor(table.size / entsize);
   // Entry 0 is the reserved null symbol.

@@ -46,7 +46,7 @@ export interface SymbolTableOptions {
   /** Demangle names in hits (C++, Rust); see {@link SymbolTable.useDemangler}. */
   demangler?: Demangler;
   /**
-   * Name addresses as perf 6.1 does instead: a zero-size symbol runs to the next
+   * Name addresses as perf 6.1 does instead: `.dynsym` names without versions, a zero-size symbol runs to the next
    * symbol whatever its section, and PLT stubs are perf's (plt.ts readPerfPltSymbols)
    * read from `plt` (the binary, when the table's file is its debug file), naming only
    * addresses no symbol covers (so a gcc-built program's PLT is `_init+0x30`).
@@ -85,7 +85,7 @@ export class SymbolTable {
     const diags = new Diagnostics();
     const perf = options.perf;
     const ranges = perf
-      ? perfRanges(elf, readElfSymbols(data, diags), readPerfPltSymbols(new ElfData(perf.plt), diags))
+      ? perfRanges(elf, readElfSymbols(data, diags, false), readPerfPltSymbols(new ElfData(perf.plt), diags))
       : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;

@@ -63,6 +63,8 @@ export class BinaryFinder {
     const id = this.buildIds.get(path);
     if (buildIdDir && id) {
       const link = `${buildIdDir}/.build-id/${id.slice(0, 2)}/${id.slice(2)}`;
+      // perf caches the vDSO as [vdso]/<id>/vdso (build_id_cache__basename), other files as <path>/<id>/elf.
+      if (/^\[vdso(32|x32)?\]$/.test(path)) out.push(`${link}/vdso`);
       out.push(`${link}/elf`, link, `${buildIdDir}${path}/${id}/elf`);
     }
     // Not files: [vdso], [heap], //anon, ... (only --elf or the build-id cache can stand for them).

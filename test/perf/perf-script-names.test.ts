@@ -26,18 +26,22 @@ const noGcc = has("gcc", ["--version"]) ? false : "gcc is not installed";
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-names-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function perfScript(data: string, args: string[]): { out: string; status: number | null; err: string } {
+function perfScript(
+  data: string,
+  args: string[],
+  home = EMPTY_HOME,
+): { out: string; status: number | null; err: string } {
   const r = spawnSync("perf", ["script", "-i", data, ...args], {
     encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
+    env: { ...process.env, HOME: home },
     maxBuffer: 1 << 26,
   });
   return { out: r.stdout, status: r.status, err: r.stderr };
 }
 
-function ptkitPerf(args: string[]): { out: string; status: number; err: string } {
+function ptkitPerf(args: string[], home = EMPTY_HOME): { out: string; status: number; err: string } {
   const io = captureIo(dir);
-  const status = runPerf(args, io, EMPTY_HOME);
+  const status = runPerf(args, io, home);
   return { out: io.out.join(""), status, err: io.err.join("") };
 }
 
@@ -110,15 +114,36 @@ test("an Intel PT file's samples in [vdso], a binary not found and the kernel: p
   }
 });
 
-/** `perf record -N -e cpu-clock:u -c 20000 [MORE] -- prog` into `name`: the file, or why it could not record. */
-function perfRecord(name: string, prog: string, more: string[] = []): { data: string } | { why: string } {
+/**
+ * `perf record -N -e cpu-clock:u -c 20000 [MORE] -- prog` into `name`: the file, or why
+ * it could not record; with `cache`, without -N: the binaries go to its ~/.debug.
+ */
+function perfRecord(
+  name: string,
+  prog: string,
+  more: string[] = [],
+  cache?: string,
+): { data: string } | { why: string } {
   const data = join(dir, name);
   const r = spawnSync(
     "perf",
-    ["record", "-N", "-q", "-o", data, "-e", "cpu-clock:u", "-c", "20000", ...more, "--", prog],
+    [
+      "record",
+      ...(cache ? [] : ["-N"]),
+      "-q",
+      "-o",
+      data,
+      "-e",
+      "cpu-clock:u",
+      "-c",
+      "20000",
+      ...more,
+      "--",
+      prog,
+    ],
     {
       encoding: "utf8",
-      env: { ...process.env, HOME: EMPTY_HOME },
+      env: { ...process.env, HOME: cache ?? EMPTY_HOME },
     },
   );
   if (r.status === 0) return { data };
@@ -165,6 +190,16 @@ test("recordings of gcc-built programs: PLT stubs, aliases, [vdso], a deleted bi
   const vdso = perfRecord("vdso.data", gcc("vdso", VDSO_LOOP, []));
   if ("why" in vdso) return;
   samePerfScript(vdso.data, [fields]);
+  // Recorded into a build-id cache (~/.debug/[vdso]/<id>/vdso): perf names the vDSO's
+  // symbols from its .dynsym, without versions (__vdso_clock_gettime).
+  const home = mkdtempSync(join(dir, "home-"));
+  const cached = perfRecord("vdso-cache.data", join(dir, "vdso"), [], home);
+  if ("why" in cached) return;
+  for (const args of [fields, []]) {
+    const want = perfScript(cached.data, args, home);
+    assert.equal(want.status, 0, want.err);
+    assert.equal(ptkitPerf(["-i", cached.data, ...args], home).out, want.out, args.join(" "));
+  }
   // A binary gone since its recording: perf names it by its recorded path.
   const doomed = join(dir, "doomed");
   copyFileSync(join(dir, "lazy"), doomed);
