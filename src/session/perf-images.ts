@@ -108,6 +108,8 @@ export class BinaryFinder {
    */
   symbols(path: string, addr: bigint, pgoff: bigint): SymbolTable | undefined {
     const elf = this.elf(path);
+    // perf with --symfs reads binaries under it only: one found at its recorded path has no names there.
+    if (this.options.perfNames && this.options.symfs && this.located.get(path) === path) return undefined;
     // The names from a debug file when there is one (perf's order), the code's layout from the binary.
     const named = elf && this.debugFile(path);
     const at = Number(pgoff);

@@ -184,6 +184,8 @@ test("recordings of gcc-built programs: PLT stubs, aliases, [vdso], a deleted bi
     }
     samePerfScript(rec.data, [fields]);
   }
+  // --symfs: perf reads the binaries under it only (none there: no names, the same dso names).
+  samePerfScript(join(dir, "lazy.data"), [["--symfs", mkdtempSync(join(dir, "symfs-")), ...fields]]);
   const chains = perfRecord("lazy-g.data", join(dir, "lazy"), ["-g"]);
   if ("why" in chains) return;
   samePerfScript(chains.data, [[], fields]);
