@@ -16,7 +16,7 @@ import type { ElfFile } from "../image/elf.js";
 import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
-import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
+import { readPerfPltSymbols, readPltSymbols, uncoveredStubs } from "./plt.js";
 import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
@@ -84,9 +84,17 @@ export class SymbolTable {
     const data = new ElfData(elf);
     const diags = new Diagnostics();
     const perf = options.perf;
-    const ranges = perf
-      ? perfRanges(elf, readElfSymbols(data, diags, false), readPerfPltSymbols(new ElfData(perf.plt), diags))
+    let ranges = perf
+      ? toRanges(elf, readElfSymbols(data, diags, false), true)
       : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
+    if (perf) {
+      const stubs = uncoveredStubs(ranges, readPerfPltSymbols(new ElfData(perf.plt), diags));
+      ranges = [
+        ...ranges,
+        ...stubs.map((sym) => ({ start: sym.value, end: sym.value + BigInt(sym.size), sym })),
+      ];
+      ranges.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+    }
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;
     // Boundaries: every start and end; owner of each elementary interval by a sweep.
@@ -199,30 +207,6 @@ export class SymbolTable {
   get startLo(): number {
     return this.segLo[0] ?? 0;
   }
-}
-
-/** perf's ranges (see {@link SymbolTableOptions.perf}): the symbols', then the PLT stubs no symbol covers. */
-function perfRanges(elf: ElfFile, raw: readonly RawSymbol[], plt: readonly RawSymbol[]): Range[] {
-  const ranges = toRanges(elf, raw, true);
-  const starts = ranges.map((r) => r.start);
-  // reach[k]: the furthest end of ranges 0..k (they nest or follow one another).
-  const reach: bigint[] = [];
-  for (const r of ranges)
-    reach.push(reach.length > 0 && reach[reach.length - 1]! > r.end ? reach[reach.length - 1]! : r.end);
-  const covered = (a: bigint) => {
-    let lo = 0;
-    let hi = starts.length;
-    while (lo < hi) {
-      const m = (lo + hi) >>> 1;
-      if (starts[m]! <= a) lo = m + 1;
-      else hi = m;
-    }
-    return lo > 0 && reach[lo - 1]! > a;
-  };
-  const stubs = plt
-    .filter((p) => !covered(p.value))
-    .map((p) => ({ start: p.value, end: p.value + BigInt(p.size), sym: p }));
-  return [...ranges, ...stubs].sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
 }
 
 /**
