@@ -94,33 +94,6 @@ export function readPerfPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol
   return out;
 }
 
-/**
- * The stubs whose start no range covers (`ranges` sorted by start, nesting or apart).
- * perf looks addresses up in a tree of overlapping ranges: an ELF symbol covering a
- * stub (a zero-size `_init` run to the next symbol) is usually met first.
- */
-export function uncoveredStubs(
-  ranges: readonly { start: bigint; end: bigint }[],
-  stubs: readonly RawSymbol[],
-): RawSymbol[] {
-  // reach[k]: the furthest end of ranges 0..k.
-  const reach: bigint[] = [];
-  for (const r of ranges) {
-    const last = reach[reach.length - 1];
-    reach.push(last !== undefined && last > r.end ? last : r.end);
-  }
-  return stubs.filter((p) => {
-    let lo = 0;
-    let hi = ranges.length;
-    while (lo < hi) {
-      const m = (lo + hi) >>> 1;
-      if (ranges[m]!.start <= p.value) lo = m + 1;
-      else hi = m;
-    }
-    return lo === 0 || reach[lo - 1]! <= p.value;
-  });
-}
-
 /** GOT slot address → `name@plt`, from every SHT_RELA section. */
 function gotSlotNames(data: ElfData, diags: Diagnostics): Map<bigint, string> {
   const names = new Map<bigint, string>();

@@ -16,7 +16,9 @@ import type { ElfFile } from "../image/elf.js";
 import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
-import { readPerfPltSymbols, readPltSymbols, uncoveredStubs } from "./plt.js";
+import { perfTreeSymbols, stubsFoundFirst } from "./perf-symbol-tree.js";
+import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
+
 import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
@@ -48,8 +50,9 @@ export interface SymbolTableOptions {
   /**
    * Name addresses as perf 6.1 does instead: `.dynsym` names without versions, a zero-size symbol runs to the next
    * symbol whatever its section, and PLT stubs are perf's (plt.ts readPerfPltSymbols)
-   * read from `plt` (the binary, when the table's file is its debug file), naming only
-   * addresses no symbol covers (so a gcc-built program's PLT is `_init+0x30`).
+   * read from `plt` (the binary, when the table's file is its debug file), naming
+   * addresses a symbol covers too only where perf's tree finds the stub first
+   * (perf-symbol-tree.ts: a small gcc-built program's PLT is `_init+0x30`, node's `memset@plt`).
    */
   perf?: { plt: ElfFile };
 }
@@ -88,7 +91,8 @@ export class SymbolTable {
       ? toRanges(elf, readElfSymbols(data, diags, false), true)
       : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
     if (perf) {
-      const stubs = uncoveredStubs(ranges, readPerfPltSymbols(new ElfData(perf.plt), diags));
+      const plt = readPerfPltSymbols(new ElfData(perf.plt), diags);
+      const stubs = stubsFoundFirst(perfTreeSymbols(data), plt);
       ranges = [
         ...ranges,
         ...stubs.map((sym) => ({ start: sym.value, end: sym.value + BigInt(sym.size), sym })),

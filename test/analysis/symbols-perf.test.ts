@@ -72,13 +72,24 @@ const ALIASES: Sym[] = [
  * A program laid out as gcc links one: .init (`_init`, zero size), a lazy .plt (header,
  * `abs`'s stub, an IRELATIVE stub), .text; `debug`: as its debug file (PLT sections empty).
  */
-function program(o: { init: boolean; debug?: boolean }): Uint8Array {
-  const names = ["_init", "_start", ...ALIASES.map((a) => a[0])];
+function program(o: { init: boolean; debug?: boolean; initAndStart?: boolean }): Uint8Array {
+  const names = ["_init", "_start", "early", "later", ...ALIASES.map((a) => a[0])];
   const str = strtab(names);
-  const syms: Sym[] = [
-    ...(o.init ? [["_init", GLOBAL, 1, INIT, 0n] as Sym] : []),
-    ["_start", GLOBAL, 3, TEXT, 0x20n],
-  ];
+  // With _init, in this order perf's red-black tree has _init at its root and the stubs
+  // below it (see perf-symbol-tree.ts): lookups in the PLT meet _init first.
+  const syms: Sym[] = o.initAndStart
+    ? [
+        ["_init", GLOBAL, 1, INIT, 0n],
+        ["_start", GLOBAL, 3, TEXT, 0x20n],
+      ]
+    : o.init
+      ? [
+          ["_init", GLOBAL, 1, INIT, 0n],
+          ["early", LOCAL, 1, INIT - 0x800n, 0x10n],
+          ["_start", GLOBAL, 3, TEXT, 0x20n],
+          ["later", LOCAL, 3, TEXT + 0xe0n, 0x10n],
+        ]
+      : [["_start", GLOBAL, 3, TEXT, 0x20n], ...ALIASES];
   const dyn = strtab(["abs"]);
   const dynsym = symbols([["abs", GLOBAL, 0, 0n, 0n]], dyn);
   const rela = new Uint8Array(48);
@@ -96,7 +107,7 @@ function program(o: { init: boolean; debug?: boolean }): Uint8Array {
     code(".init", INIT, 0x17),
     { ...code(".plt", PLT, 0x30), entsize: 16n },
     code(".text", TEXT, 0x100),
-    { name: ".symtab", type: 2, data: symbols([...syms, ...ALIASES], str), link: 5, entsize: 24n },
+    { name: ".symtab", type: 2, data: symbols(syms, str), link: 5, entsize: 24n },
     { name: ".strtab", type: SHT_STRTAB, data: str.bytes },
     { name: ".dynsym", type: 11, data: dynsym, link: 7, entsize: 24n },
     { name: ".dynstr", type: SHT_STRTAB, data: dyn.bytes },
@@ -115,7 +126,7 @@ function name(table: SymbolTable, addr: bigint): string {
 }
 
 test("aliases at one address: perf's pick (sized, non-weak, global, fewer underscores, longer name, first)", () => {
-  const elf = parseElf(program({ init: true }));
+  const elf = parseElf(program({ init: false }));
   for (const table of [new SymbolTable(elf), new SymbolTable(elf, { perf: { plt: elf } })]) {
     const picks = [0x20n, 0x40n, 0x60n, 0x80n, 0xa0n, 0xc0n].map((off) => name(table, TEXT + off + 4n));
     assert.deepEqual(picks, [
@@ -136,12 +147,22 @@ test("perf's PLT stubs: by .rela.plt order after the header, `@plt` for symbol 0
     [PLT, PLT + 0x10n, PLT + 0x1fn, PLT + 0x20n, PLT + 0x2fn].map((a) => name(perf, a)),
     ["-", "abs@plt+0x0", "abs@plt+0xf", "@plt+0x0", "@plt+0xf"],
   );
-  // _init has no size: perf runs it to the next symbol (_start, in .text), over the PLT.
+  // _init has no size: perf runs it to the next symbol (_start, in .text), over the PLT,
+  // and finds it first there (as in a small gcc-built program).
   const gcc = parseElf(program({ init: true }));
   const withInit = new SymbolTable(gcc, { perf: { plt: gcc } });
   assert.deepEqual(
     [INIT, PLT + 0x10n, PLT + 0x2fn, TEXT].map((a) => name(withInit, a)),
     ["_init+0x0", "_init+0x30", "_init+0x4f", "_start+0x0"],
+  );
+  // _init and _start alone: inserting the stubs rotates the first to the tree's root,
+  // the second below it and right of _init: perf finds both stubs first.
+  const two = parseElf(program({ init: true, initAndStart: true }));
+  assert.deepEqual(
+    [PLT + 0x10n, PLT + 0x20n, PLT + 0x2fn, PLT].map((a) =>
+      name(new SymbolTable(two, { perf: { plt: two } }), a),
+    ),
+    ["abs@plt+0x0", "@plt+0x0", "@plt+0xf", "_init+0x20"],
   );
   // Without the perf option the zero-size _init stops at its section's end.
   assert.equal(name(new SymbolTable(gcc), PLT + 0x10n), "-");
