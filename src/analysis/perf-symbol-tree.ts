@@ -104,7 +104,7 @@ export function stubsFoundFirst(
   // Zero-size symbols reach the next start (perf's symbols__fixup_end).
   const starts = [...new Set(symbols.map((s) => s.value))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const next = new Map<bigint, bigint>();
-  starts.forEach((v, k) => next.set(v, starts[k + 1] ?? v));
+  for (let k = 0; k < starts.length; k++) next.set(starts[k]!, starts[k + 1] ?? starts[k]!);
   for (const s of symbols) insert(s.value, s.size > 0 ? s.value + BigInt(s.size) : next.get(s.value)!);
   const ids = stubs.map((p) => insert(p.value, p.value + BigInt(p.size)));
   return stubs.filter((p, k) => {
