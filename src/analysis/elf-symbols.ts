@@ -15,18 +15,23 @@ const STT_NOTYPE = 0;
 const STT_OBJECT = 1;
 const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
-const STB_LOCAL = 0;
 const SHN_LORESERVE = 0xff00;
 
-/** Every symbol table's function symbols, `.symtab` first. */
-export function readElfSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
+/** Every symbol table's function symbols, `.symtab` first; `versions`: `.dynsym` names with their versions (perf's have none). */
+export function readElfSymbols(data: ElfData, diags: Diagnostics, versions = true): RawSymbol[] {
   const out: RawSymbol[] = [];
   for (const type of [SectionType.Symtab, SHT_DYNSYM])
-    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out);
+    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, versions);
   return out;
 }
 
-function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSymbol[]): void {
+function readTable(
+  data: ElfData,
+  index: number,
+  diags: Diagnostics,
+  out: RawSymbol[],
+  versions: boolean,
+): void {
   const sections = data.elf.sections;
   const table = sections[index]!;
   const where = `section ${index} (${table.name})`;
@@ -35,7 +40,7 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
     diags.add(table.headerOffset, `${where}: sh_link ${table.link} is not a string table; table skipped`);
     return;
   }
-  const version = table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
+  const version = versions && table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
   const entsize = data.is64 ? 24 : 16;
   const count = Math.floor(table.size / entsize);
   // Entry 0 is the reserved null symbol.
@@ -66,13 +71,13 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
       diags.add(at, `${where}: symbol ${i} (${name}): st_size absurd (above 2^53 - 1)`);
       continue;
     }
-    const global = info >> 4 !== STB_LOCAL;
     out.push({
       name: version === undefined ? name : name + version(i),
       value,
       size,
       section: shndx,
-      rank: rank(isFunction, global, size > 0),
+      rank: rank(isFunction, table.type !== SHT_DYNSYM),
+      binding: info >> 4,
     });
   }
 }

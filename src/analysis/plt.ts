@@ -8,7 +8,7 @@
 
 import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, MASK64, SHT_DYNSYM, SHT_RELA, sectionAddr } from "./elf-data.js";
-import { type RawSymbol, rank } from "./raw-symbol.js";
+import { type RawSymbol, rank, STB_GLOBAL } from "./raw-symbol.js";
 
 const EM_X86_64 = 62;
 const R_GLOB_DAT = 6;
@@ -35,10 +35,61 @@ export function readPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
         const slot = (entry + BigInt(k + 6) + BigInt(data.view.getInt32(at + k + 2, true))) & MASK64;
         const name = slots.get(slot);
         if (name !== undefined)
-          out.push({ name, value: entry, size: step, section: s.index, rank: rank(true, true, true) });
+          out.push({
+            name,
+            value: entry,
+            size: step,
+            section: s.index,
+            rank: rank(true, true),
+            binding: STB_GLOBAL,
+          });
         break;
       }
     }
+  }
+  return out;
+}
+
+/**
+ * The PLT stubs as perf 6.1 synthesizes them (dso__synthesize_plt_symbols, x86-64):
+ * relocation i of `.rela.plt` (linked to `.dynsym`) names the `.plt` entry after the
+ * header, i + 1 entries of sh_entsize in, `name@plt` by its `.dynsym` symbol (`@plt`
+ * for symbol 0: R_X86_64_IRELATIVE), whatever the stub jumps to and however bound;
+ * `.plt.sec` and `.plt.got` get none. Read from the binary itself: a debug file's PLT
+ * sections are empty.
+ */
+export function readPerfPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
+  const out: RawSymbol[] = [];
+  if (data.elf.machine !== EM_X86_64 || !data.is64) return out;
+  const sections = data.elf.sections;
+  const rel = sections.find((s) => s.name === ".rela.plt" && s.type === SHT_RELA);
+  const plt = sections.find((s) => s.name === ".plt" && s.type === SectionType.Progbits);
+  const symtab = rel && sections[rel.link];
+  const strtab = symtab?.type === SHT_DYNSYM ? sections[symtab.link] : undefined;
+  const step = plt && data.entsize(plt);
+  if (!rel || !plt || !symtab || strtab?.type !== SectionType.Strtab || !step) return out;
+  const count = Math.floor(rel.size / 24);
+  for (let i = 0; i < count; i++) {
+    const at = rel.offset + i * 24;
+    const sym = data.u32(at + 12);
+    const name =
+      sym * 24 + 24 <= symtab.size ? data.string(strtab, data.u32(symtab.offset + sym * 24)) : undefined;
+    if (name === undefined) {
+      diags.add(
+        at,
+        `section ${rel.index} (${rel.name}): relocation ${i}: symbol ${sym} has no name in ${symtab.name}`,
+      );
+      continue;
+    }
+    const value = sectionAddr(plt) + BigInt((i + 1) * step);
+    out.push({
+      name: `${name}@plt`,
+      value,
+      size: step,
+      section: plt.index,
+      rank: rank(true, true),
+      binding: STB_GLOBAL,
+    });
   }
   return out;
 }

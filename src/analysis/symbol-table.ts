@@ -5,9 +5,8 @@
  *
  * Sized symbols cover `[value, value + size)`; zero-size symbols run to the next symbol
  * of their section (or the section's end). Where symbols nest, an address belongs to
- * the innermost one (the latest start); of several symbols at one address the highest
- * {@link rank} wins (functions, then globals, then sized ones; `.symtab` before
- * `.dynsym` on a tie).
+ * the innermost one (the latest start); of several symbols at one address, the one
+ * perf would name ({@link preferred}: functions, `.symtab`'s, then perf's alias rule).
  *
  * With a {@link Demangler}, hits carry demangled names: each symbol is demangled the
  * first time a lookup finds it and the result kept, so later lookups allocate nothing.
@@ -17,8 +16,10 @@ import type { ElfFile } from "../image/elf.js";
 import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
-import { readPltSymbols } from "./plt.js";
-import type { RawSymbol } from "./raw-symbol.js";
+import { perfTreeSymbols, stubsFoundFirst } from "./perf-symbol-tree.js";
+import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
+
+import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
 
@@ -48,6 +49,14 @@ export interface SymbolTableOptions {
   bias?: bigint;
   /** Demangle names in hits (C++, Rust); see {@link SymbolTable.useDemangler}. */
   demangler?: Demangler;
+  /**
+   * Name addresses as perf 6.1 does instead: `.dynsym` names without versions, a zero-size symbol runs to the next
+   * symbol whatever its section, and PLT stubs are perf's (plt.ts readPerfPltSymbols)
+   * read from `plt` (the binary, when the table's file is its debug file), naming
+   * addresses a symbol covers too only where perf's tree finds the stub first
+   * (perf-symbol-tree.ts: a small gcc-built program's PLT is `_init+0x30`, node's `memset@plt`).
+   */
+  perf?: { plt: ElfFile };
 }
 
 interface Range {
@@ -79,10 +88,21 @@ export class SymbolTable {
     const bias = options.bias ?? 0n;
     const data = new ElfData(elf);
     const diags = new Diagnostics();
-    const raw = [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)];
+    const perf = options.perf;
+    let ranges = perf
+      ? toRanges(elf, readElfSymbols(data, diags, false), true)
+      : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
+    if (perf) {
+      const plt = readPerfPltSymbols(new ElfData(perf.plt), diags);
+      const stubs = stubsFoundFirst(perfTreeSymbols(data), plt);
+      ranges = [
+        ...ranges,
+        ...stubs.map((sym) => ({ start: sym.value, end: sym.value + BigInt(sym.size), sym })),
+      ];
+      ranges.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+    }
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;
-    const ranges = toRanges(elf, raw);
     // Boundaries: every start and end; owner of each elementary interval by a sweep.
     const points = [...new Set(ranges.flatMap((r) => [r.start, r.end]))].sort((a, b) =>
       a < b ? -1 : a > b ? 1 : 0,
@@ -196,15 +216,24 @@ export class SymbolTable {
   }
 }
 
-/** One range per distinct start address (the best-ranked symbol), sorted by start. */
-function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
+/**
+ * One range per distinct start address (the {@link preferred} symbol), sorted by start;
+ * a zero-size symbol runs to the next symbol of its section (`acrossSections`: to the next symbol).
+ */
+function toRanges(elf: ElfFile, raw: readonly RawSymbol[], acrossSections: boolean): Range[] {
   const best = new Map<bigint, RawSymbol>();
   for (const s of raw) {
     const had = best.get(s.value);
-    if (had === undefined || s.rank > had.rank) best.set(s.value, s);
+    if (had === undefined || preferred(s, had)) best.set(s.value, s);
   }
   const syms = [...best.values()].sort((x, y) =>
-    x.section !== y.section ? x.section - y.section : x.value < y.value ? -1 : x.value > y.value ? 1 : 0,
+    x.section !== y.section && !acrossSections
+      ? x.section - y.section
+      : x.value < y.value
+        ? -1
+        : x.value > y.value
+          ? 1
+          : 0,
   );
   const ranges: Range[] = [];
   for (let k = 0; k < syms.length; k++) {
@@ -215,7 +244,7 @@ function toRanges(elf: ElfFile, raw: readonly RawSymbol[]): Range[] {
       const after = syms[k + 1];
       const sec = elf.sections[s.section]!;
       const secEnd = sectionAddr(sec) + BigInt(sec.size);
-      end = after !== undefined && after.section === s.section ? after.value : secEnd;
+      end = after !== undefined && (after.section === s.section || acrossSections) ? after.value : secEnd;
     }
     if (end > MASK64 + 1n) end = MASK64 + 1n;
     if (end > s.value) ranges.push({ start: s.value, end, sym: s });

@@ -30,6 +30,8 @@ export interface LookupOptions {
   buildIdDir: string | undefined;
   /** Where debug files are looked for (perf's /usr/lib/debug: see perf-debug-files.ts); none: not looked for. */
   debugRoot?: string;
+  /** Name addresses as perf script does (SymbolTableOptions.perf): perf's PLT stubs, its zero-size symbols' reach. */
+  perfNames?: boolean;
 }
 
 /** What a missing kernel is called (a front end says how to give it: see InputHints.kernelFiles). */
@@ -61,6 +63,8 @@ export class BinaryFinder {
     const id = this.buildIds.get(path);
     if (buildIdDir && id) {
       const link = `${buildIdDir}/.build-id/${id.slice(0, 2)}/${id.slice(2)}`;
+      // perf caches the vDSO as [vdso]/<id>/vdso (build_id_cache__basename), other files as <path>/<id>/elf.
+      if (/^\[vdso(32|x32)?\]$/.test(path)) out.push(`${link}/vdso`);
       out.push(`${link}/elf`, link, `${buildIdDir}${path}/${id}/elf`);
     }
     // Not files: [vdso], [heap], //anon, ... (only --elf or the build-id cache can stand for them).
@@ -104,6 +108,8 @@ export class BinaryFinder {
    */
   symbols(path: string, addr: bigint, pgoff: bigint): SymbolTable | undefined {
     const elf = this.elf(path);
+    // perf with --symfs reads binaries under it only: one found at its recorded path has no names there.
+    if (this.options.perfNames && this.options.symfs && this.located.get(path) === path) return undefined;
     // The names from a debug file when there is one (perf's order), the code's layout from the binary.
     const named = elf && this.debugFile(path);
     const at = Number(pgoff);
@@ -116,7 +122,15 @@ export class BinaryFinder {
     const vaddr = toBigInt(seg.vaddrHi, seg.vaddrLo) + BigInt(at - seg.offset);
     const bias = BigInt.asUintN(64, addr - vaddr);
     const key = `${bias.toString(16)}:${path}`;
-    if (!this.tables.has(key)) this.tables.set(key, new SymbolTable(named ?? elf, { name: path, bias }));
+    if (!this.tables.has(key))
+      this.tables.set(
+        key,
+        new SymbolTable(named ?? elf, {
+          name: path,
+          bias,
+          perf: this.options.perfNames ? { plt: elf } : undefined,
+        }),
+      );
     return this.tables.get(key);
   }
 
@@ -153,13 +167,24 @@ export class BinaryFinder {
   }
 }
 
-/** An mmap whose file was not found: [startHi:startLo, end) of process pid. */
+/** An mmap whose file was not found: [start, end) of process pid. */
 interface Missing {
   pid: number;
   start: bigint;
   end: bigint;
+  /** What a decode stopping there is charged to: the path, and its build id when known. */
   path: string;
+  /** The path as recorded ([vdso], //anon, a file not found here): perf script's dso name for it. */
+  dso: string;
+  /** start and end as Numbers, for lookups that allocate nothing (user-space addresses are below 2^53). */
+  from: number;
+  to: number;
+  /** The mapping's file offset (perf's map_ip of an address there: its offset in the file). */
+  pgoff: number;
 }
+
+/** perf's name for the kernel's map (recorded as `[kernel.kallsyms]_text` or similar). */
+const KERNEL_MAP = "[kernel.kallsyms]";
 
 /** The page size mmaps are aligned to. */
 const PAGE = 4096;
@@ -219,10 +244,30 @@ export class ProcessImages {
     const h = this.symbolHit;
     this.partSym = this.symbolizer(pid).lookup(hi, lo, h);
     const found = (hi !== 0 || lo !== 0) && this.image(pid).find(hi, lo, this.imageHit) >= 0;
-    this.partDso = found ? this.imageHit.section!.name : undefined;
     this.partOffset = found && hi >>> 0 < KERNEL_HI ? this.imageHit.offset : -1;
+    this.partDso = found ? this.imageHit.section!.name : this.unbacked(pid, hi, lo);
     return h;
   }
+
+  /**
+   * perf's dso name for hi:lo of process pid where no file backs it: the recorded
+   * path of the mapping there ([vdso], //anon, a binary not found here), or
+   * [kernel.kallsyms] for a kernel address the file maps; undefined for no mapping.
+   * Sets {@link partOffset} for a user-space mapping.
+   */
+  private unbacked(pid: number, hi: number, lo: number): string | undefined {
+    if (hi >>> 0 >= KERNEL_HI) return this.kernelMapped ? KERNEL_MAP : undefined;
+    const ip = hi * 0x1_0000_0000 + lo;
+    for (const m of this.missing) {
+      if (m.pid !== pid || ip < m.from || ip >= m.to) continue;
+      this.partOffset = ip - m.from + m.pgoff;
+      return m.dso;
+    }
+    return undefined;
+  }
+
+  /** Whether the file maps the kernel (a [kernel.kallsyms] mmap). */
+  private kernelMapped = false;
 
   /** Where hi:lo of process pid is for a source-line lookup: the local binary and perf's objdump address in it. */
   source(pid: number, hi: number, lo: number): SourceAddress | undefined {
@@ -336,6 +381,7 @@ export class ProcessImages {
       }
       case "mmap":
         if (c.pid >= 0) this.mmap(c.pid, c.path, c.addr, c.len, c.pgoff);
+        else if (c.path.startsWith(KERNEL_MAP)) this.kernelMapped = true;
         break;
     }
   }
@@ -356,7 +402,18 @@ export class ProcessImages {
     const fileSize = BigInt(bytes?.length ?? 0);
     if (!bytes || pgoff >= fileSize) {
       const id = this.finder.buildId(path);
-      this.missing.push({ pid, start: addr, end: addr + len, path: id ? `${path} (build id ${id})` : path });
+      const end = addr + len;
+      const charged = id ? `${path} (build id ${id})` : path;
+      this.missing.push({
+        pid,
+        start: addr,
+        end,
+        path: charged,
+        dso: path,
+        from: Number(addr),
+        to: Number(end),
+        pgoff: Number(pgoff),
+      });
       return;
     }
     // Like libipt: a size past the end of the file is cut to the file.

@@ -213,7 +213,7 @@ function decodeOnce(
   }
   const finder = new BinaryFinder(
     io,
-    { ...args, debugRoot: internal.debugRoot ?? DEBUG_ROOT },
+    { ...args, debugRoot: internal.debugRoot ?? DEBUG_ROOT, perfNames: script !== undefined },
     tasks.buildIds,
   );
   const recorded = tasks.changes.flatMap((c) => (c.kind === "mmap" ? [c.path] : []));
