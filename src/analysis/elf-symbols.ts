@@ -17,21 +17,19 @@ const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
 const SHN_LORESERVE = 0xff00;
 
-/** Every symbol table's function symbols, `.symtab` first; `versions`: `.dynsym` names with their versions (perf's have none). */
-export function readElfSymbols(data: ElfData, diags: Diagnostics, versions = true): RawSymbol[] {
+/**
+ * Every symbol table's function symbols, `.symtab` first. `perf`: as perf 6.1 reads
+ * them: `.dynsym` names without their versions, and labels only in sections whose
+ * name has "text" in it (perf's elf_sec__is_text: not `_init` in `.init`).
+ */
+export function readElfSymbols(data: ElfData, diags: Diagnostics, perf = false): RawSymbol[] {
   const out: RawSymbol[] = [];
   for (const type of [SectionType.Symtab, SHT_DYNSYM])
-    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, versions);
+    for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, perf);
   return out;
 }
 
-function readTable(
-  data: ElfData,
-  index: number,
-  diags: Diagnostics,
-  out: RawSymbol[],
-  versions: boolean,
-): void {
+function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSymbol[], perf: boolean): void {
   const sections = data.elf.sections;
   const table = sections[index]!;
   const where = `section ${index} (${table.name})`;
@@ -40,7 +38,7 @@ function readTable(
     diags.add(table.headerOffset, `${where}: sh_link ${table.link} is not a string table; table skipped`);
     return;
   }
-  const version = versions && table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
+  const version = !perf && table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
   const entsize = data.is64 ? 24 : 16;
   const count = Math.floor(table.size / entsize);
   // Entry 0 is the reserved null symbol.
@@ -58,6 +56,7 @@ function readTable(
     const code = (section.flags & SHF_EXECINSTR) !== 0;
     const isFunction = type === STT_FUNC || type === STT_GNU_IFUNC;
     if (!isFunction && !(code && (type === STT_NOTYPE || type === STT_OBJECT))) continue;
+    if (perf && type === STT_NOTYPE && !section.name.includes("text")) continue;
     const nameIndex = data.u32(at);
     const name = data.string(strtab, nameIndex);
     if (name === undefined) {

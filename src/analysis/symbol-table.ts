@@ -90,7 +90,7 @@ export class SymbolTable {
     const diags = new Diagnostics();
     const perf = options.perf;
     let ranges = perf
-      ? toRanges(elf, readElfSymbols(data, diags, false), true)
+      ? toRanges(elf, readElfSymbols(data, diags, true), true)
       : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
     if (perf) {
       const plt = readPerfPltSymbols(new ElfData(perf.plt), diags);
