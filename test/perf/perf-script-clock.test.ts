@@ -13,17 +13,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf/perf.js";
 import { PacketDecoder } from "../../src/packet/decoder.js";
 import { Packet, PacketType } from "../../src/packet/types.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import { EMPTY_HOME } from "./home.js";
 import { insn, loopProgram } from "./pt-file.js";
+import { okOut, perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed";
@@ -106,22 +104,12 @@ function buffersData(every?: number): { data: string; starts: bigint[] } {
 const { data, starts } = buffersData();
 
 function ptkit(args: string[]): string {
-  const io = captureIo(dir);
-  assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
-  assert.equal(io.err.join(""), "");
-  return io.out.join("");
+  const r = ptkitPerfRun(args, dir);
+  assert.equal(r.err, "");
+  return okOut(r);
 }
 
-function perfScript(args: string[]): string {
-  const r = spawnSync("perf", ["script", ...args], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
-    maxBuffer: 64 << 20,
-  });
-  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
-  return r.stdout;
-}
+const perfScript = (args: string[]) => okOut(perfScriptRun(args, dir), "perf script");
 
 /** perf time (--ns) of TSC `tsc` (the file's TIME_CONV is the identity). */
 const ns = (tsc: bigint) => `${tsc / 1_000_000_000n}.${(tsc % 1_000_000_000n).toString().padStart(9, "0")}`;

@@ -13,12 +13,11 @@ import { copyFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf/perf.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { CONTEXT_USER, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
 import { EMPTY_HOME } from "./home.js";
 import { loopProgram, traceOf } from "./pt-file.js";
+import { perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const has = (tool: string, args: string[]) => spawnSync(tool, args, { encoding: "utf8" }).status === 0;
 const noPerf = has("perf", ["version"]) ? false : "perf is not installed";
@@ -26,24 +25,9 @@ const noGcc = has("gcc", ["--version"]) ? false : "gcc is not installed";
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-names-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function perfScript(
-  data: string,
-  args: string[],
-  home = EMPTY_HOME,
-): { out: string; status: number | null; err: string } {
-  const r = spawnSync("perf", ["script", "-i", data, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, HOME: home },
-    maxBuffer: 1 << 26,
-  });
-  return { out: r.stdout, status: r.status, err: r.stderr };
-}
-
-function ptkitPerf(args: string[], home = EMPTY_HOME): { out: string; status: number; err: string } {
-  const io = captureIo(dir);
-  const status = runPerf(args, io, home);
-  return { out: io.out.join(""), status, err: io.err.join("") };
-}
+const perfScript = (data: string, args: string[], home = EMPTY_HOME) =>
+  perfScriptRun(["-i", data, ...args], undefined, home);
+const ptkitPerf = (args: string[], home = EMPTY_HOME) => ptkitPerfRun(args, dir, home);
 
 /** ptkit perf's lines are perf script's, byte for byte, for each argument list; ptkit's output. */
 function samePerfScript(data: string, argLists: string[][]): string {

@@ -17,12 +17,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf/perf.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
-import { EMPTY_HOME } from "./home.js";
 import { insn, loopProgram, traceOf } from "./pt-file.js";
+import { okOut, perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const skip = perf.status === 0 ? false : "perf is not installed";
@@ -70,17 +68,14 @@ function perfData(
 
 /** perf script's branch lines (`args`: more options, e.g. --vmlinux). */
 function perfScript(data: string, itrace: string, args: string[] = []): string {
-  const argv = ["script", "-i", data, ...args, `--itrace=${itrace}`, "-F", "ip,addr,flags"];
-  const r = spawnSync("perf", argv, { encoding: "utf8", env: { ...process.env, HOME: EMPTY_HOME } });
-  assert.equal(r.status, 0, `perf script: ${r.stderr} (signal ${r.signal})`);
-  return r.stdout;
+  const argv = ["-i", data, ...args, `--itrace=${itrace}`, "-F", "ip,addr,flags"];
+  return okOut(perfScriptRun(argv), "perf script");
 }
 
 function ptkitPerf(args: string[]): string {
-  const io = captureIo(dir);
-  assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
-  assert.equal(io.err.join(""), "");
-  return io.out.join("");
+  const r = ptkitPerfRun(args, dir);
+  assert.equal(r.err, "");
+  return okOut(r);
 }
 
 /** A branch line as perf script prints it without symbols. */

@@ -11,17 +11,15 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf/perf.js";
 import { decodePacket } from "../../src/packet/decode.js";
 import { Flag, Packet, PacketType } from "../../src/packet/types.js";
 import { readExecJsonl } from "../../src/unit/exec/jsonl.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import { EMPTY_HOME } from "./home.js";
 import { insn } from "./pt-file.js";
+import { okOut, perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed";
@@ -72,21 +70,8 @@ function pwreAt(trace: Uint8Array): number {
   throw new Error("no PWRE");
 }
 
-function ptkit(args: string[]): string {
-  const io = captureIo(dir);
-  assert.equal(runPerf(args, io, EMPTY_HOME), 0, io.err.join(""));
-  return io.out.join("");
-}
-
-function perfScript(args: string[]): string {
-  const r = spawnSync("perf", ["script", ...args], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
-  });
-  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
-  return r.stdout;
-}
+const ptkit = (args: string[]) => okOut(ptkitPerfRun(args, dir));
+const perfScript = (args: string[]) => okOut(perfScriptRun(args, dir), "perf script");
 
 test("the packet layer reads and writes PWRE's HW at bit 7 of byte 2", () => {
   const pkt = new Packet();

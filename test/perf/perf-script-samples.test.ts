@@ -11,13 +11,12 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { runPerf } from "../../src/cli/perf/perf.js";
 import { fileMode, Le, pipeMode, record } from "../../tools/perf/perf-data-writer.js";
 import { CONTEXT_USER, elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";
 import { loopProgram, traceOf } from "./pt-file.js";
+import { perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed";
@@ -26,20 +25,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const BASE = 0x400000n;
 
 /** `perf script ARGS` of `data`: its output and exit status. */
-function perfScript(data: string, args: string[]): { out: string; status: number | null; err: string } {
-  const r = spawnSync("perf", ["script", "-i", data, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
-    maxBuffer: 1 << 26,
-  });
-  return { out: r.stdout, status: r.status, err: r.stderr };
-}
-
-function ptkitPerf(args: string[]): { out: string; status: number; err: string } {
-  const io = captureIo(dir);
-  const status = runPerf(args, io, EMPTY_HOME);
-  return { out: io.out.join(""), status, err: io.err.join("") };
-}
+const perfScript = (data: string, args: string[]) => perfScriptRun(["-i", data, ...args]);
+const ptkitPerf = (args: string[]) => ptkitPerfRun(args, dir);
 
 interface MixedOptions {
   /** The samples have callchains. */

@@ -29,6 +29,7 @@ import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
 import { EMPTY_HOME } from "./home.js";
 import { insn, loopProgram, traceOf } from "./pt-file.js";
+import { okOut, perfScriptRun, ptkitPerfRun } from "./script-runs.js";
 
 const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
 const noPerf = perf.status === 0 ? false : "perf is not installed: compared with the expected lines only";
@@ -58,29 +59,10 @@ function loopData(turns: number, extra: Record<string, number> = {}, name = `loo
   return data;
 }
 
-function ptkit(args: string[], cwd = dir): { status: number; out: string; err: string } {
-  const io = captureIo(cwd);
-  const status = runPerf(args, io, EMPTY_HOME);
-  return { status, out: io.out.join(""), err: io.err.join("") };
-}
-
-function ok(args: string[], cwd = dir): string {
-  const r = ptkit(args, cwd);
-  assert.equal(r.status, 0, r.err);
-  return r.out;
-}
-
+const ptkit = (args: string[], cwd = dir) => ptkitPerfRun(args, cwd);
+const ok = (args: string[], cwd = dir) => okOut(ptkitPerfRun(args, cwd));
 /** perf script's output. */
-function perfScript(args: string[], cwd = dir): string {
-  const r = spawnSync("perf", ["script", ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, HOME: EMPTY_HOME },
-    maxBuffer: 64 << 20,
-  });
-  assert.equal(r.status, 0, `perf script: ${r.stderr}`);
-  return r.stdout;
-}
+const perfScript = (args: string[], cwd = dir) => okOut(perfScriptRun(args, cwd), "perf script");
 
 describe("perf script's options", () => {
   test("--itrace letters and periods", () => {
