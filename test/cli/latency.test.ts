@@ -140,7 +140,7 @@ describe("ptkit latency on a HASE capture", { skip: skipUnlessCorpus(HASE, RUN) 
     const r = await ptkit(
       "latency",
       "--function",
-      "__init_tls",
+      "static_init_tls",
       "--top",
       "1",
       "--json",
@@ -152,10 +152,10 @@ describe("ptkit latency on a HASE capture", { skip: skipUnlessCorpus(HASE, RUN) 
     const doc = JSON.parse(r.out) as LatencyDoc;
     assert.deepEqual(
       doc.functions.map((f) => f.name),
-      ["__init_tls"],
+      ["static_init_tls"],
     );
     assert.equal(doc.slowest.length, 1);
-    assert.equal(doc.slowest[0]!.stack.at(-1), "__init_tls");
+    assert.equal(doc.slowest[0]!.stack.at(-1), "static_init_tls");
     const none = await ptkit("latency", "--function", "init", "--symfs", symfs, data);
     assert.equal(none.code, 1);
     assert.equal(none.out, "");
