@@ -17,6 +17,7 @@ import {
   SHT_STRTAB,
   writeElf,
 } from "../../tools/elf/elf-writer.js";
+import { stringTable, symbolTable } from "./elf-tables.js";
 
 const INIT = 0x1000n;
 const PLT = 0x1020n;
@@ -25,31 +26,11 @@ const LOCAL = 0x02; // STB_LOCAL, STT_FUNC
 const GLOBAL = 0x12;
 const WEAK = 0x22;
 
-function strtab(names: string[]): { bytes: Uint8Array; at: (n: string) => number } {
-  const index = new Map<string, number>();
-  const out: number[] = [0];
-  for (const n of names) {
-    index.set(n, out.length);
-    for (const ch of n) out.push(ch.charCodeAt(0));
-    out.push(0);
-  }
-  return { bytes: Uint8Array.from(out), at: (n) => index.get(n)! };
-}
-
 type Sym = [name: string, info: number, shndx: number, value: bigint, size: bigint];
 
+/** `entries` as a symbol table, their names in `str`. */
 function symbols(entries: Sym[], str: { at: (n: string) => number }): Uint8Array {
-  const b = new Uint8Array((entries.length + 1) * 24);
-  const v = new DataView(b.buffer);
-  entries.forEach(([name, info, shndx, value, size], k) => {
-    const p = (k + 1) * 24;
-    v.setUint32(p, name === "" ? 0 : str.at(name), true);
-    v.setUint8(p + 4, info);
-    v.setUint16(p + 6, shndx, true);
-    v.setBigUint64(p + 8, value, true);
-    v.setBigUint64(p + 16, size, true);
-  });
-  return b;
+  return symbolTable(entries.map(([name, ...rest]) => [name === "" ? 0 : str.at(name), ...rest] as const));
 }
 
 /** Aliases: each pair at one address, perf's pick first (sections: 1 .init, 2 .plt, 3 .text). */
@@ -74,7 +55,7 @@ const ALIASES: Sym[] = [
  */
 function program(o: { init: boolean; debug?: boolean; initAndStart?: boolean }): Uint8Array {
   const names = ["_init", "_start", "early", "later", ...ALIASES.map((a) => a[0])];
-  const str = strtab(names);
+  const str = stringTable(names);
   // With _init, in this order perf's red-black tree has _init at its root and the stubs
   // below it (see perf-symbol-tree.ts): lookups in the PLT meet _init first.
   const syms: Sym[] = o.initAndStart
@@ -90,7 +71,7 @@ function program(o: { init: boolean; debug?: boolean; initAndStart?: boolean }):
           ["later", LOCAL, 3, TEXT + 0xe0n, 0x10n],
         ]
       : [["_start", GLOBAL, 3, TEXT, 0x20n], ...ALIASES];
-  const dyn = strtab(["abs"]);
+  const dyn = stringTable(["abs"]);
   const dynsym = symbols([["abs", GLOBAL, 0, 0n, 0n]], dyn);
   const rela = new Uint8Array(48);
   const rv = new DataView(rela.buffer);

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { SymbolHit, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
+import { stringTable, symbolTable } from "./elf-tables.js";
 
 const TEXT = 0x401000n;
 const PLT = 0x400800n;
@@ -20,36 +21,11 @@ const RELA = 7;
 const VERSYM = 8;
 const VERDEF = 9;
 
-function strtab(names: string[]): { bytes: Uint8Array; index: Map<string, number> } {
-  const index = new Map<string, number>();
-  const out: number[] = [0];
-  for (const n of names) {
-    index.set(n, out.length);
-    for (const ch of n) out.push(ch.charCodeAt(0));
-    out.push(0);
-  }
-  return { bytes: Uint8Array.from(out), index };
-}
-
-function symbols(entries: [name: number, info: number, shndx: number, value: bigint, size: bigint][]) {
-  const b = new Uint8Array((entries.length + 1) * 24);
-  const v = new DataView(b.buffer);
-  entries.forEach(([name, info, shndx, value, size], k) => {
-    const p = (k + 1) * 24;
-    v.setUint32(p, name, true);
-    v.setUint8(p + 4, info);
-    v.setUint16(p + 6, shndx, true);
-    v.setBigUint64(p + 8, value, true);
-    v.setBigUint64(p + 16, size, true);
-  });
-  return b;
-}
-
 /** The test file and the file offsets of its symbol and relocation entries. */
 function build() {
-  const str = strtab(["main", "main_alias", "inner", "helper", "label"]);
-  const s = (n: string) => str.index.get(n)!;
-  const symtab = symbols([
+  const str = stringTable(["main", "main_alias", "inner", "helper", "label"]);
+  const s = str.at;
+  const symtab = symbolTable([
     [s("main"), 0x12, 1, TEXT, 0x40n],
     [s("main_alias"), 0x02, 1, TEXT, 0x40n],
     [s("inner"), 0x02, 1, TEXT + 0x10n, 0x10n],
@@ -59,9 +35,9 @@ function build() {
     [s("main"), 0x12, 77, TEXT + 0x94n, 4n], // st_shndx beyond the table
     [s("main"), 0x12, 0, 0n, 0n], // undefined: skipped silently
   ]);
-  const dyn = strtab(["puts", "dynf", "dynh", "lib", "V1", "V0"]);
-  const d = (n: string) => dyn.index.get(n)!;
-  const dynsym = symbols([
+  const dyn = stringTable(["puts", "dynf", "dynh", "lib", "V1", "V0"]);
+  const d = dyn.at;
+  const dynsym = symbolTable([
     [d("puts"), 0x12, 0, 0n, 0n],
     [d("dynf"), 0x12, 1, TEXT + 0xf0n, 8n],
     [d("dynh"), 0x12, 1, TEXT + 0xf8n, 8n],

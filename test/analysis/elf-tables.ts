@@ -1,0 +1,30 @@
+/** Hand-built ELF64 string and symbol tables for the symbol tests. */
+
+/** A string table of `names` (after the empty string at 0), and each name's offset in it. */
+export function stringTable(names: readonly string[]): { bytes: Uint8Array; at: (name: string) => number } {
+  const index = new Map<string, number>();
+  const out: number[] = [0];
+  for (const n of names) {
+    index.set(n, out.length);
+    for (const ch of n) out.push(ch.charCodeAt(0));
+    out.push(0);
+  }
+  return { bytes: Uint8Array.from(out), at: (n) => index.get(n)! };
+}
+
+/** An Elf64_Sym table: the null entry, then `entries` (st_name offset, st_info, st_shndx, st_value, st_size). */
+export function symbolTable(
+  entries: readonly (readonly [name: number, info: number, shndx: number, value: bigint, size: bigint])[],
+): Uint8Array {
+  const b = new Uint8Array((entries.length + 1) * 24);
+  const v = new DataView(b.buffer);
+  entries.forEach(([name, info, shndx, value, size], k) => {
+    const p = (k + 1) * 24;
+    v.setUint32(p, name, true);
+    v.setUint8(p + 4, info);
+    v.setUint16(p + 6, shndx, true);
+    v.setBigUint64(p + 8, value, true);
+    v.setBigUint64(p + 16, size, true);
+  });
+  return b;
+}
