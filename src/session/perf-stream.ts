@@ -350,10 +350,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     const nominal = s.config.nomFreq & 0xff;
     let est = walkInsns * 2;
     if (cbr !== 0 && nominal !== 0) est = Math.floor((est * nominal) / cbr);
-    const t = (where.walkTscHi ?? where.tscHi) * TWO_32 + (where.walkTscLo ?? where.tscLo) + est;
+    // In halves: a TSC may be past 2^53.
+    const lo = (where.walkTscLo ?? where.tscLo) + est;
     floorOn = true;
-    floorHi = Math.floor(t / TWO_32) >>> 0;
-    floorLo = t >>> 0;
+    floorHi = ((where.walkTscHi ?? where.tscHi) + Math.floor(lo / TWO_32)) >>> 0;
+    floorLo = lo >>> 0;
     where.tscHi = floorHi;
     where.tscLo = floorLo;
   };

@@ -17,7 +17,10 @@
  *   nominal ratio / CBR. CYC times are computed in doubles and truncated, as in C.
  * - CYC packets inside PSB+ are not counted (see {@link cyc}: the caller skips them).
  *
- * Times are Numbers: exact below 2^53 (perf's own CYC arithmetic is in doubles).
+ * Times are kept as Numbers relative to a base taken at the first TSC (a multiple of
+ * 2^32 just below it), so they stay exact for 2^53 ticks after it (weeks), whatever the
+ * TSC's value. perf's CYC arithmetic is in doubles on the absolute time, so above 2^53
+ * perf's CYC times round: {@link cyc} rounds the same way.
  */
 
 import type { Packet } from "../packet/types.js";
@@ -57,8 +60,16 @@ export class PerfClock {
   /** The nominal (maximum non-turbo) ratio, perf's max_non_turbo_ratio_fp. */
   private readonly nominal: number;
 
-  /** The current time; 0 before the first TSC. */
-  timestamp = 0;
+  /**
+   * The absolute time is {@link base} + {@link time}. `base`: 0 until the first TSC,
+   * then that TSC's upper 32 bits less one, times 2^32 (exact: a 32-bit number times a
+   * power of 2); `baseHi` its upper half. `time` is never 0 once a TSC came (perf's
+   * cyc_ref_timestamp test for "no reference" keeps its meaning).
+   */
+  private base = 0;
+  private baseHi = 0;
+  /** The current time, relative to {@link base}; 0 before the first TSC. */
+  private time = 0;
   /**
    * Counts perf's restarts of its instructions-since-timestamp count (timestamp_insn_cnt,
    * which its sampling clock and its estimates add): TSC, MTC, and CYC packets that give
@@ -95,7 +106,9 @@ export class PerfClock {
 
   /** Forget everything (a new trace). */
   reset(): void {
-    this.timestamp = 0;
+    this.base = 0;
+    this.baseHi = 0;
+    this.time = 0;
     this.updates = 0;
     this.haveTsc = false;
     this.tscTimestamp = 0;
@@ -113,7 +126,9 @@ export class PerfClock {
   }
 
   copyFrom(o: PerfClock): void {
-    this.timestamp = o.timestamp;
+    this.base = o.base;
+    this.baseHi = o.baseHi;
+    this.time = o.time;
     this.updates = o.updates;
     this.haveTsc = o.haveTsc;
     this.tscTimestamp = o.tscTimestamp;
@@ -135,12 +150,17 @@ export class PerfClock {
     return this.haveTsc;
   }
 
+  /** The current time as a Number: exact below 2^53 (tests, diagnostics); {@link tscHi}/{@link tscLo} are always exact. */
+  get timestamp(): number {
+    return this.base + this.time;
+  }
+
   get tscHi(): number {
-    return Math.floor(this.timestamp / TWO_32) >>> 0;
+    return (this.baseHi + Math.floor(this.time / TWO_32)) >>> 0;
   }
 
   get tscLo(): number {
-    return (this.timestamp % TWO_32) >>> 0;
+    return (this.time % TWO_32) >>> 0;
   }
 
   /** The cycles-to-TSC ratio CYC times use now (0: none; for tests and diagnostics). */
@@ -152,21 +172,25 @@ export class PerfClock {
   tsc(pkt: Packet, afterCyc: boolean): void {
     this.haveTma = false;
     this.updates++;
-    let t = pkt.hi * TWO_32 + pkt.lo;
     if (!this.haveTsc) {
       this.haveTsc = true;
+      this.baseHi = pkt.hi > 0 ? pkt.hi - 1 : 0;
+      this.base = this.baseHi * TWO_32;
+      const t = (pkt.hi - this.baseHi) * TWO_32 + pkt.lo;
       this.tscTimestamp = t;
-      this.timestamp = t;
+      this.time = t;
     } else {
-      // The packet's 56 bits, with the current time's bits above them.
-      t += this.timestamp - (this.timestamp % TSC_WRAP);
+      // The packet's 56 bits, with the current time's bits above them (the wraps of
+      // 2^56 ticks since the base: none for centuries).
+      const wraps = Math.floor(this.timestamp / TSC_WRAP) * TSC_WRAP;
+      let t = (pkt.hi - this.baseHi) * TWO_32 + pkt.lo + wraps;
       this.tscTimestamp = t;
-      if (t < this.timestamp && this.timestamp - t < TSC_SLIP) t = this.timestamp;
-      if (t < this.timestamp) {
+      if (t < this.time && this.time - t < TSC_SLIP) t = this.time;
+      if (t < this.time) {
         t += TSC_WRAP;
         this.tscTimestamp = t;
       }
-      this.timestamp = t;
+      this.time = t;
     }
     // perf computes no ratio from TSC packets (they may slip against CYC in PSB+).
     if (afterCyc) this.restartCyc();
@@ -198,7 +222,7 @@ export class PerfClock {
     }
     this.ctcDelta += mtcDelta(mtc, this.lastMtc) << this.mtcShift;
     const t = this.ctcTimestamp + this.ctcToTsc(this.ctcDelta);
-    if (t >= this.timestamp) this.timestamp = t;
+    if (t >= this.time) this.time = t;
     this.lastMtc = mtc;
     if (afterCyc) {
       this.restartCyc();
@@ -213,7 +237,7 @@ export class PerfClock {
     this.cbr = cbr;
     this.cbrCycToTsc = this.nominal / cbr;
     // CYC counts from here at the new frequency (a fix perf 6.1's stable releases have).
-    this.cycRef = this.timestamp;
+    this.cycRef = this.time;
     this.cycleCnt = 0;
   }
 
@@ -226,13 +250,15 @@ export class PerfClock {
     else if (this.cbr !== 0) ratio = this.cbrCycToTsc;
     else return;
     this.updates++;
-    // C: uint64 += uint64 * double, in doubles, truncated back.
-    const t = Math.trunc(this.cycRef + this.cycleCnt * ratio);
-    if (t >= this.timestamp) this.timestamp = t;
+    // C: uint64 + uint64 * double, in doubles on the absolute time, truncated back
+    // to uint64. base + cycRef rounds as C's conversion of the absolute uint64 does;
+    // the result, an integer within 2^53 of base, comes back exactly.
+    const t = Math.trunc(this.base + this.cycRef + this.cycleCnt * ratio) - this.base;
+    if (t >= this.time) this.time = t;
   }
 
   private restartCyc(): void {
-    this.cycRef = this.timestamp;
+    this.cycRef = this.time;
     this.cycleCnt = 0;
     this.haveCalc = false;
   }
@@ -252,7 +278,7 @@ export class PerfClock {
     let cbrRatio = 0;
     let lastMtc = this.lastMtc;
     let ctcDelta = this.ctcDelta;
-    let timestamp = this.timestamp;
+    let timestamp = this.time;
     let fixup = this.fixupLastMtc;
     // perf starts with the type of the packet before the MTC (a CYC).
     let prevCyc = true;
@@ -320,7 +346,7 @@ export class PerfClock {
       cbrRatio = this.cbrCycToTsc;
     }
     if (cycles === 0) return;
-    const ratio = (t - this.timestamp) / cycles;
+    const ratio = (t - this.time) / cycles;
     if (cbr !== 0 && ratio > cbrRatio && ratio / cbrRatio > MAX_RATIO_OVER_CBR) return;
     this.calcCycToTsc = ratio;
     this.haveCalc = true;

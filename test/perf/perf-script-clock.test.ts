@@ -54,7 +54,7 @@ function cutsAfterMtc(trace: Uint8Array, every: number): number[] {
  * Three runs of the loop, each starting with PSB+, GAP after the last; each an AUX
  * buffer of its own, or (`every`) all cut after every `every`-th MTC that follows a CYC.
  */
-function buffersData(every?: number): { data: string; starts: bigint[] } {
+function buffersData(every?: number, first = TRACE_TSC): { data: string; starts: bigint[] } {
   const { code, exec } = loopProgram(BASE, TURNS);
   const elf = elfWithSymbolsLayout(BASE, code, [
     { name: "main", value: BASE, size: 0x10 },
@@ -63,13 +63,13 @@ function buffersData(every?: number): { data: string; starts: bigint[] } {
   const prog = join(dir, "loop.elf");
   writeFileSync(prog, elf.bytes);
   const file = new PtFile({ perfScript: true })
-    .comm(100, "prog", TRACE_TSC - 100n)
-    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
-    .itraceStart(100, 100, TRACE_TSC - 10n);
+    .comm(100, "prog", first - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(elf.segOffsets[0]!), prog, first - 50n)
+    .itraceStart(100, 100, first - 10n);
   const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0 };
   const starts: bigint[] = [];
   const runs: Uint8Array[] = [];
-  let tsc = TRACE_TSC;
+  let tsc = first;
   for (let run = 0; run < 3; run++) {
     starts.push(tsc);
     // (The execution and the MSRs are used up by a run.)
@@ -86,17 +86,17 @@ function buffersData(every?: number): { data: string; starts: bigint[] } {
     const all = Buffer.concat(runs);
     let at = 0;
     for (const cut of [...cutsAfterMtc(all, every), all.length]) {
-      file.trace(all.subarray(at, cut), 0, cut - at, at);
+      file.trace(all.subarray(at, cut), 0, cut - at, at, first);
       at = cut;
     }
   } else {
     let offset = 0;
-    for (const trace of runs) {
-      file.trace(trace, 0, trace.length, offset);
+    for (const [run, trace] of runs.entries()) {
+      file.trace(trace, 0, trace.length, offset, starts[run]);
       offset += trace.length;
     }
   }
-  const data = join(dir, `buffers${every ?? ""}.data`);
+  const data = join(dir, `buffers${every ?? ""}-${first.toString(16)}.data`);
   writeFileSync(data, fileMode(file.built()));
   return { data, starts };
 }
@@ -150,6 +150,19 @@ test("perf script's lines across the buffers: --call-trace, the default, branche
       assert.equal(ptkit(args), perfScript(args), extra.join(" "));
     }
   }
+});
+
+test("perf script's times with a TSC above 2^53 (months of uptime), exact where perf's are, rounded where its doubles round", {
+  skip: noPerf,
+}, () => {
+  // An odd TSC past 2^55, where doubles step by 8: perf's CYC times (in doubles) round,
+  // its TSC and MTC times (integers) do not.
+  const big = buffersData(undefined, 0x00a0_0000_0000_0003n);
+  for (const extra of [["--call-trace"], ["--itrace=be", "-F", "time,ip,addr,flags", "--ns"]]) {
+    const args = ["-i", big.data, ...extra];
+    assert.equal(ptkit(args), perfScript(args), extra.join(" "));
+  }
+  assert.match(ptkit(["-i", big.data, "--itrace=be", "-F", "time", "--ns"]), new RegExp(ns(big.starts[1]!)));
 });
 
 const KERNEL = 0xffffffff81000000n;

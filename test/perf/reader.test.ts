@@ -16,6 +16,7 @@ import {
   SampleId,
 } from "../../src/perf/index.js";
 import { concat, fileMode, pipeMode } from "../../tools/perf/perf-data-writer.js";
+import { PtFile } from "../../tools/perf/pt-file.js";
 import { PAYLOAD_0A, PAYLOAD_0B, PAYLOAD_1, sampleFile } from "./sample-file.js";
 
 interface Seen {
@@ -183,5 +184,23 @@ describe("a synthetic perf.data", () => {
       assert.deepEqual(auxStreamBytes(source, streams[0]!), concat([PAYLOAD_0A, PAYLOAD_0B]));
       assert.deepEqual(auxStreamBytes(source, streams[1]!), PAYLOAD_1);
     }
+  });
+});
+
+describe("the test files' writer (tools/perf/pt-file.ts)", () => {
+  test("MMAP2 with a build id of 20 or 16 bytes: the id's size, the id, then prot, flags and the path where perf reads them", () => {
+    const id20 = "0102030405060708090a0b0c0d0e0f1011121314";
+    const id16 = "a1a2a3a4a5a6a7a8a9aaabacadaeafb0";
+    const file = new PtFile()
+      .mmap2(100, 0x400000n, 0x1000n, 0n, "/bin/twenty", 1000n, id20)
+      .mmap2(100, 0x500000n, 0x1000n, 0n, "/bin/sixteen", 1001n, id16);
+    const mmaps = readAll(fileMode(file.built())).seen.filter((s) => s.name === "MMAP2");
+    assert.deepEqual(
+      mmaps.map((m) => [m.fields.buildId, m.fields.prot, m.fields.flags, m.fields.filename]),
+      [
+        [id20, 5, 2, "/bin/twenty"],
+        [id16, 5, 2, "/bin/sixteen"],
+      ],
+    );
   });
 });

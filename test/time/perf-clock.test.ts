@@ -164,6 +164,27 @@ describe("PerfClock", () => {
     assert.equal(d.updates, 4);
   });
 
+  it("keeps TSC and MTC times exact above 2^53; CYC times round there as perf's doubles do", () => {
+    const at = (c: PerfClock) => (BigInt(c.tscHi) << 32n) | BigInt(c.tscLo);
+    // A TSC of 45 * 2^50 + 3 (a machine up for months): above 2^53, where doubles step by 8.
+    const t = 0x00a0_0000_0000_0003n;
+    const c = new PerfClock(config, new Packet());
+    c.tsc(tscPacket(t), false);
+    assert.equal(at(c), t);
+    c.tma(tmaPacket(0x100, 16)); // CTC time starts at t - 16
+    c.cbrPacket(cbrPacket(37)); // CYC counts from t, a cycle a tick
+    c.mtc(mtcPacket(0x21), false, undefined); // t - 16 + 1,232
+    assert.equal(at(c), t + 1216n);
+    // perf: (double)t + 2,100.0, truncated to uint64. (double)t is t - 3 (the nearest
+    // multiple of 8); t - 3 + 2,100 = ...0834 is halfway between ...0830 and ...0838:
+    // to even, ...0830.
+    c.cyc(cycPacket(2100n));
+    assert.equal(at(c), 0x00a0_0000_0000_0830n);
+    // Another TSC after the CYC: exact again, and CYC counts from it.
+    c.tsc(tscPacket(t + 5000n), true);
+    assert.equal(at(c), t + 5000n);
+  });
+
   it("copies its state", () => {
     const c = started();
     c.cyc(cycPacket(100n));

@@ -61,7 +61,7 @@ export function record(type: number, misc: number, body: Uint8Array | Le): Uint8
 /** An AUXTRACE record and its payload. */
 export function auxtrace(
   payload: Uint8Array,
-  o: { offset?: number; idx: number; tid: number; cpu: number },
+  o: { offset?: number; idx: number; tid: number; cpu: number; reference?: bigint },
 ): Uint8Array {
   const head = record(
     71,
@@ -69,7 +69,9 @@ export function auxtrace(
     new Le()
       .u64(payload.length)
       .u64(o.offset ?? 0)
-      .u64(0x1234)
+      // perf record's reference is the TSC when it took the buffer; its decoder takes a
+      // buffer's first TSC packet's upper 8 bits from it.
+      .u64(o.reference ?? 0x1234n)
       .u32(o.idx)
       .u32(o.tid)
       .u32(o.cpu)

@@ -95,8 +95,18 @@ export class PtFile {
     buildId?: string,
   ): this {
     const body = new Le().u32(pid).u32(pid).u64(addr).u64(len).u64(pgoff);
-    if (buildId) body.u8(20).u8(0).u16(0).raw(Buffer.from(buildId, "hex")).u32(0);
-    else body.u32(8).u32(1).u64(1234).u64(0);
+    if (buildId) {
+      // PERF_RECORD_MISC_MMAP_BUILD_ID: the id's size, 3 reserved bytes, 20 bytes of id
+      // (a shorter id zero-padded), where the device and inode numbers would be.
+      const id = Buffer.from(buildId, "hex");
+      if (id.length > 20) throw new Error(`build id ${buildId}: more than 20 bytes`);
+      body
+        .u8(id.length)
+        .u8(0)
+        .u16(0)
+        .raw(id)
+        .raw(new Uint8Array(20 - id.length));
+    } else body.u32(8).u32(1).u64(1234).u64(0);
     body
       .u32(5)
       .u32(2)
@@ -159,11 +169,15 @@ export class PtFile {
     return this;
   }
 
-  /** The trace of one CPU, split into AUXTRACE records of at most `chunk` bytes. */
-  trace(bytes: Uint8Array, cpu = 0, chunk = bytes.length, offset = 0): this {
+  /**
+   * The trace of one CPU, split into AUXTRACE records of at most `chunk` bytes;
+   * `reference`: the records' TSC reference (perf takes a buffer's first TSC's bits
+   * above the packet's 56 from it).
+   */
+  trace(bytes: Uint8Array, cpu = 0, chunk = bytes.length, offset = 0, reference?: bigint): this {
     for (let at = 0; at < bytes.length; at += chunk) {
       const part = bytes.subarray(at, Math.min(bytes.length, at + chunk));
-      this.records.push(auxtrace(part, { offset: offset + at, idx: cpu, tid: -1, cpu }));
+      this.records.push(auxtrace(part, { offset: offset + at, idx: cpu, tid: -1, cpu, reference }));
     }
     return this;
   }
