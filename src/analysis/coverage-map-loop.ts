@@ -18,11 +18,13 @@ import type { DecisionGraph } from "../flow/decision-graph.js";
 import { NODE_WORDS, Node, NodeKind } from "../flow/decision-graph.js";
 import type { ReturnStack } from "../flow/return-stack.js";
 import type { LastIp } from "../packet/last-ip.js";
+import * as types from "../packet/types.js";
 import type { Coverage } from "./export/coverage.js";
 
 const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
 const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId } = Node;
 const W = NODE_WORDS;
+const { IPC_PAYLOAD_BYTES } = types;
 
 /** What the loop shares with decodeWalk's GraphWalk (see there). */
 export interface MapLoopWalk {
@@ -38,8 +40,21 @@ export interface MapLoopWalk {
   fail(why: string): number;
 }
 
-/** Bytes of a TIP's payload by its IPBytes (bits 7:5); -1: suppressed or reserved (decodeWalk's). */
-const TIP_PAYLOAD = new Int8Array([-1, 2, 4, 6, 6, -1, 8, -1]);
+/** What an opcode byte starts, for the loop: {@link Pkt}; a TIP with IPBytes `ipc` is Pkt.Tip + ipc. */
+const Pkt = { Other: 0, Pad: 1, Tnt8: 2, Cyc: 3, Mtc: 4, Tip: 8 } as const;
+
+/**
+ * Each opcode byte's {@link Pkt} (a table: one read, and every test after it is reached
+ * by the packets of every PSB+, so V8's feedback has them before the rare packets come).
+ * Not taken (Other): extended opcodes (0x02), a TIP with its IP suppressed or reserved
+ * IPBytes (decodeWalk's to judge), and everything else.
+ */
+const PACKET = new Uint8Array(256);
+for (let b = 4; b < 256; b += 2) PACKET[b] = Pkt.Tnt8;
+for (let b = 3; b < 256; b += 4) PACKET[b] = Pkt.Cyc;
+for (const ipc of [1, 2, 3, 4, 6]) PACKET[(ipc << 5) | 0x0d] = Pkt.Tip + ipc;
+PACKET[0x00] = Pkt.Pad;
+PACKET[0x59] = Pkt.Mtc;
 
 /**
  * Take the packets at buf[pos..end) while they are TNT-8, TIP, CYC, MTC or PAD, with
@@ -77,21 +92,15 @@ export function mapLoop(
     /** TNT bits in the packet (the highest first), or 0 for a TIP. */
     let bits = 0;
     let size = 1;
-    if ((b & 1) === 0) {
-      // TNT-8 (0x00 is PAD, 0x02 an extended opcode): bits 7:1 hold the branches behind a stop bit.
-      if (b <= 2) {
-        if (b === 0) {
-          pos++;
-          continue;
-        }
-        break;
-      }
+    const c = PACKET[b]!;
+    if (c === Pkt.Tnt8) {
+      // Bits 7:1 hold the branches behind a stop bit.
       bits = 30 - Math.clz32(b);
-    } else if ((b & 0x1f) === 0x0d) {
+    } else if (c >= Pkt.Tip) {
       // TIP: the last IP updated as LastIp.update does.
-      const ipc = b >>> 5;
-      const n = TIP_PAYLOAD[ipc]!;
-      if (n < 0 || pos + 1 + n > end) break;
+      const ipc = c - Pkt.Tip;
+      const n = IPC_PAYLOAD_BYTES[ipc]!;
+      if (pos + 1 + n > end) break;
       if (n === 2) ipLo = (ipLo & ~0xffff) | buf[pos + 1]! | (buf[pos + 2]! << 8);
       else {
         ipLo = buf[pos + 1]! | (buf[pos + 2]! << 8) | (buf[pos + 3]! << 16) | (buf[pos + 4]! << 24);
@@ -105,8 +114,8 @@ export function mapLoop(
       }
       tips = true;
       size = 1 + n;
-    } else if ((b & 3) === 3) {
-      // CYC: skipped (no time is kept); at most 8 extension bytes, as the packet decoder takes.
+    } else if (c === Pkt.Cyc) {
+      // Skipped (no time is kept); at most 8 extension bytes, as the packet decoder takes.
       let q = pos + 1;
       if ((b & 4) !== 0) {
         for (;;) {
@@ -116,10 +125,13 @@ export function mapLoop(
       }
       pos = q;
       continue;
-    } else if (b === 0x59) {
-      // MTC: skipped.
+    } else if (c === Pkt.Mtc) {
+      // Skipped.
       if (pos + 2 > end) break;
       pos += 2;
+      continue;
+    } else if (c === Pkt.Pad) {
+      pos++;
       continue;
     } else {
       break;
