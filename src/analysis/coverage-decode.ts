@@ -41,6 +41,7 @@ import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as types from "../packet/types.js";
 import { Packet } from "../packet/types.js";
 import type { FlowTracker } from "./callstack-tracker.js";
+import { MapLoop, mapLoop } from "./coverage-map-loop.js";
 import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
@@ -139,6 +140,8 @@ class GraphWalk {
   readonly stack = new ReturnStack();
   /** Blocks and edges are counted, not only the map. */
   private readonly tables: boolean;
+  /** The map alone is made: the packets between decisions go to the fused loop (coverage-map-loop.ts). */
+  readonly mapOnly: boolean;
   /**
    * The node whose transfer (its last instruction) leads to the current node, or -1
    * when that is an interrupt taken at ({@link srcHi}:{@link srcLo}).
@@ -181,6 +184,7 @@ class GraphWalk {
   ) {
     this.nodes = graph.nodes;
     this.tables = coverage !== undefined && !coverage.mapOnly;
+    this.mapOnly = coverage?.mapOnly === true && feed === undefined && time === undefined;
     this.feeding = feed !== undefined || time !== undefined;
   }
 
@@ -684,7 +688,17 @@ function decodeWalk(
    */
   let bits64 = false;
 
+  const fused = w.mapOnly && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
+
   for (;;) {
+    if (fused !== undefined && enabled && !inPsb && !fup && !mode && !ovf) {
+      // TNT-8, TIP and what timing packets come between them, straight from the bytes.
+      fused.at = at;
+      const p = mapLoop(fused, w, last, buf, pos - base, end - base, Handover, MAX_DIRECT);
+      if (p < 0) return stop(res, base - 1 - p, w.why);
+      pos = base + p;
+      at = fused.at;
+    }
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
     if (size < 0) {
       if (size === -ErrorCode.Eos) {

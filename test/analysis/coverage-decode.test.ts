@@ -23,7 +23,7 @@ import { runFlow } from "../../src/cli/flow/flow.js";
 import { DecisionGraph } from "../../src/flow/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";
-import { Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
+import { Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
@@ -298,4 +298,82 @@ test("no MODE.Exec before tracing starts: the flow decoders decode 16-bit code, 
   ]);
   assert.equal(fast?.status, -1);
   assert.equal(fast?.reason, Handover.Mode);
+});
+
+describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
+  test("a trace read in small windows: packets split at every window edge give the map, count and result of the whole trace in memory", () => {
+    const image = new Image();
+    assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
+    for (const trace of [w.trace, w.timingTrace]) {
+      const bytes = new Uint8Array(readFileSync(trace));
+      const whole = new Coverage(undefined, true);
+      const want = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), whole);
+      assert.equal(want.status, 0, want.reason);
+      // TIPs of up to 9 bytes and CYCs with extension bytes straddle edges of 5-byte windows.
+      for (const window of [5, 61, 4096]) {
+        const source = { size: bytes.length, read: (at: number, n: number) => bytes.slice(at, at + n) };
+        const cov = new Coverage(undefined, true);
+        const got = decodeCoverage(TraceBytes.read(source, window), new DecisionGraph(image), cov);
+        assert.equal(got.status, 0, `${window}-byte windows: ${got.reason}`);
+        assert.equal(got.insns, want.insns, `${window}-byte windows`);
+        assert.ok(
+          Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
+          `${window}-byte windows: the map`,
+        );
+      }
+    }
+  });
+
+  test("TIPs of every IPBytes (16, 32, 48 bits sign-extended and not, 64) between timing packets and PADs: the general decode's map, and decoded fast", async () => {
+    // An indirect jump (JMP RAX) at each of five places: low, upper user and kernel addresses.
+    const cwd = mkdtempSync(join(dir, "ipc-"));
+    writeFileSync(join(cwd, "jmp.bin"), Uint8Array.from([0xff, 0xe0]));
+    const places: [number, number][] = [
+      [0, 0x1000],
+      [0x7f00, 0x2000],
+      [0x7f00, 0x2010],
+      [0x7f00, 0x3020],
+      [0xffff8000, 0x4000],
+    ];
+    const enc = new PacketEncoder();
+    const pkt = new Packet();
+    pkt.type = PacketType.Psb;
+    enc.emit(pkt);
+    pkt.clear().type = PacketType.ModeExec;
+    pkt.flags = Flag.CsL;
+    enc.emit(pkt);
+    enc.emitIp(PacketType.Fup, 0, 0x1000);
+    pkt.clear().type = PacketType.PsbEnd;
+    enc.emit(pkt);
+    const tip = (ipc: number, hi: number, lo: number) => {
+      pkt.clear().type = PacketType.Tip;
+      pkt.a = ipc;
+      pkt.hi = hi;
+      pkt.lo = lo;
+      enc.emit(pkt);
+    };
+    for (let round = 0; round < 3; round++) {
+      tip(6, 0x7f00, 0x2000); // 64 bits: 0x7f0000002000
+      tip(2, 0, 0x2010); // the low 32 bits
+      tip(1, 0, 0x3020); // the low 16 bits (0x2010 -> 0x3020 keeps 0x0000 above them)
+      pkt.clear().type = PacketType.Pad;
+      enc.emit(pkt);
+      pkt.clear().type = PacketType.Mtc;
+      pkt.a = 7;
+      enc.emit(pkt);
+      tip(3, 0x8000, 0x4000); // 48 bits sign-extended: 0xffff800000004000
+      pkt.clear().type = PacketType.Cyc;
+      pkt.lo = 0x12345; // with extension bytes
+      enc.emit(pkt);
+      tip(3, 0, 0x1000); // 48 bits, bit 47 clear: 0x1000
+      tip(4, 0x7f00, 0x2000); // 48 bits, the upper 16 kept (0): 0x7f0000002000
+      tip(6, 0, 0x1000);
+    }
+    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+    const raw = places.flatMap(([hi, lo]) => ["--raw", `jmp.bin:${hex(hi, lo)}`]);
+    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+    assert.deepEqual(fast, { status: 0, reason: "" });
+    // Seven places control goes to from another, one or more map bytes each.
+    assert.ok(lit >= 7, `${lit} map bytes set`);
+  });
 });

@@ -72,7 +72,8 @@ export class Coverage {
   private edgeKind: Uint8Array = new Uint8Array(256);
   /** The AFL bitmap, filled as blocks are entered. */
   readonly aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
-  private prev = 0;
+  /** AFL's `prev`: the last block's location shifted right by one (public for the fused map loop, coverage-map-loop.ts). */
+  prev = 0;
 
   /**
    * `mapOnly`: only the AFL map is kept (no blocks or edges for the JSON and the edge

@@ -1,0 +1,262 @@
+/**
+ * The AFL map's inner loop (issue 13): {@link decodeCoverage}'s walk when it keeps the
+ * map alone, fused with the packet decoder. The packets a fuzzing trace is mostly made
+ * of — TNT-8, TIP, and with timing CYC, MTC and PAD — are taken straight from the
+ * trace's bytes by byte tests, the last IP kept in locals, each TNT bit one array read
+ * of the node's successor and each block entered one read-modify-write of the map: no
+ * per-packet call, record or object. Anything else (PSB+, FUP, TIP.PGE/PGD, MODE,
+ * TNT-64, a suppressed or reserved IP, a packet that runs over the window) stops the
+ * loop there, and decodeWalk's general packet loop takes that packet and comes back.
+ *
+ * It does exactly what decodeWalk's TNT and TIP cases do through GraphWalk's
+ * `bit`/`tip`/`toDecision`/`direct`/`run` with a map-only Coverage (the same nodes
+ * made in the same order, the same map, the same hand-overs): tests compare the two
+ * (test/analysis/coverage-decode.test.ts).
+ */
+
+import type { DecisionGraph } from "../flow/decision-graph.js";
+import { NODE_WORDS, Node, NodeKind } from "../flow/decision-graph.js";
+import type { ReturnStack } from "../flow/return-stack.js";
+import type { LastIp } from "../packet/last-ip.js";
+import * as types from "../packet/types.js";
+import type { Coverage } from "./export/coverage.js";
+
+const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
+const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId } = Node;
+const W = NODE_WORDS;
+const { IPC_PAYLOAD_BYTES } = types;
+
+/** What the loop shares with decodeWalk's GraphWalk (see there). */
+export interface MapLoopWalk {
+  graph: DecisionGraph;
+  nodes: Int32Array;
+  due: number;
+  readonly icount: Float64Array;
+  readonly stack: ReturnStack;
+  readonly coverage: Coverage | undefined;
+  why: string;
+  /** The node made now (made when first asked for), or -1 with {@link why} set. */
+  successor(p: number, which: number): number;
+  fail(why: string): number;
+}
+
+/** What an opcode byte starts, for the loop: {@link Pkt}; a TIP with IPBytes `ipc` is Pkt.Tip + ipc. */
+const Pkt = { Other: 0, Pad: 1, Tnt8: 2, Cyc: 3, Mtc: 4, Tip: 8 } as const;
+
+/**
+ * Each opcode byte's {@link Pkt} (a table: one read, and every test after it is reached
+ * by the packets of every PSB+, so V8's feedback has them before the rare packets come).
+ * Not taken (Other): extended opcodes (0x02), a TIP with its IP suppressed or reserved
+ * IPBytes (decodeWalk's to judge), and everything else.
+ */
+const PACKET = new Uint8Array(256);
+for (let b = 4; b < 256; b += 2) PACKET[b] = Pkt.Tnt8;
+for (let b = 3; b < 256; b += 4) PACKET[b] = Pkt.Cyc;
+for (const ipc of [1, 2, 3, 4, 6]) PACKET[(ipc << 5) | 0x0d] = Pkt.Tip + ipc;
+PACKET[0x00] = Pkt.Pad;
+PACKET[0x59] = Pkt.Mtc;
+
+/**
+ * Take the packets at buf[pos..end) while they are TNT-8, TIP, CYC, MTC or PAD, with
+ * tracing on at node `at` and nothing pending (no FUP, MODE.Exec or OVF; not in
+ * PSB+). Returns the index of the first packet it left (decodeWalk goes on there),
+ * with {@link MapLoop.at} the node control is at; or -1 - the index of the packet at
+ * which the walk failed (`w.why` says why).
+ */
+export function mapLoop(
+  loop: MapLoop,
+  w: MapLoopWalk,
+  last: LastIp,
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  handovers: Record<"Code" | "Loop" | "Full", string>,
+  maxDirect: number,
+): number {
+  const cov = w.coverage!;
+  const map = cov.aflMap;
+  const stack = w.stack;
+  const graph = w.graph;
+  let nodes = graph.nodes;
+  let prev = cov.prev;
+  let p = loop.at;
+  let due = w.due;
+  let insns = w.icount[0]!;
+  let ipHi = last.hi | 0;
+  let ipLo = last.lo | 0;
+  let tips = false;
+  let failed = false;
+  // One pass per packet; `break outer` leaves with `pos` at the packet not taken (or failed at).
+  outer: while (pos < end) {
+    const b = buf[pos]!;
+    /** TNT bits in the packet (the highest first), or 0 for a TIP. */
+    let bits = 0;
+    let size = 1;
+    const c = PACKET[b]!;
+    if (c === Pkt.Tnt8) {
+      // Bits 7:1 hold the branches behind a stop bit.
+      bits = 30 - Math.clz32(b);
+    } else if (c >= Pkt.Tip) {
+      // TIP: the last IP updated as LastIp.update does.
+      const ipc = c - Pkt.Tip;
+      const n = IPC_PAYLOAD_BYTES[ipc]!;
+      if (pos + 1 + n > end) break;
+      if (n === 2) ipLo = (ipLo & ~0xffff) | buf[pos + 1]! | (buf[pos + 2]! << 8);
+      else {
+        ipLo = buf[pos + 1]! | (buf[pos + 2]! << 8) | (buf[pos + 3]! << 16) | (buf[pos + 4]! << 24);
+        if (n === 6) {
+          const h = buf[pos + 5]! | (buf[pos + 6]! << 8);
+          // IPBytes 011: sign-extended from bit 47; 100: the upper 16 bits kept.
+          ipHi = ipc === 3 ? (h << 16) >> 16 : (ipHi & ~0xffff) | h;
+        } else if (n === 8) {
+          ipHi = buf[pos + 5]! | (buf[pos + 6]! << 8) | (buf[pos + 7]! << 16) | (buf[pos + 8]! << 24);
+        }
+      }
+      tips = true;
+      size = 1 + n;
+    } else if (c === Pkt.Cyc) {
+      // Skipped (no time is kept); at most 8 extension bytes, as the packet decoder takes.
+      let q = pos + 1;
+      if ((b & 4) !== 0) {
+        for (;;) {
+          if (q >= end || q - pos > 8) break outer;
+          if ((buf[q++]! & 1) === 0) break;
+        }
+      }
+      pos = q;
+      continue;
+    } else if (c === Pkt.Mtc) {
+      // Skipped.
+      if (pos + 2 > end) break;
+      pos += 2;
+      continue;
+    } else if (c === Pkt.Pad) {
+      pos++;
+      continue;
+    } else {
+      break;
+    }
+
+    for (let i = bits > 0 ? bits - 1 : 0; i >= 0; i--) {
+      // Straight-line code and direct transfers up to the next decision (GraphWalk.toDecision).
+      let at = p * W;
+      let k = 0;
+      for (let n = 0; ; n++) {
+        if (due !== 0) {
+          // The block's first instruction runs: one byte of the map (Coverage.enter, .restart).
+          const lo = nodes[at + Lo]!;
+          const cur = ((lo >>> 4) ^ (lo << 8)) & 0xffff;
+          if (due === 1) prev = 0;
+          const m = cur ^ prev;
+          const v = map[m]! + 1;
+          map[m] = v - (v >>> 8);
+          prev = cur >>> 1;
+          due = 0;
+        }
+        k = nodes[at]!;
+        if (k !== Jump && k !== Call) break;
+        if (n === maxDirect) {
+          w.fail(handovers.Loop);
+          failed = true;
+          break outer;
+        }
+        if (k === Call) {
+          let f = nodes[at + Fall]!;
+          if (f === -1) {
+            f = w.successor(p, Fall);
+            nodes = graph.nodes;
+            if (f === -1) {
+              failed = true;
+              break outer;
+            }
+          }
+          if (f >= 0) stack.push(0, f);
+        }
+        let t = nodes[at + Taken]!;
+        if (t === -1) {
+          t = w.successor(p, Taken);
+          nodes = graph.nodes;
+          if (t < 0) {
+            failed = true;
+            break outer;
+          }
+        }
+        insns += nodes[at + Insns]!;
+        due = 2;
+        p = t;
+        at = p * W;
+      }
+      let t: number;
+      if (bits > 0) {
+        const taken = (b >>> (i + 1)) & 1;
+        if (k === CondJump) {
+          // Taken (2) or Fall (3).
+          t = nodes[at + Fall - taken]!;
+          if (t === -1) {
+            t = w.successor(p, Fall - taken);
+            nodes = graph.nodes;
+            if (t < 0) {
+              failed = true;
+              break outer;
+            }
+          }
+        } else if (k === Return && taken === 1 && stack.pop() === 0) {
+          t = stack.poppedLo;
+        } else {
+          w.fail(handovers.Code);
+          failed = true;
+          break outer;
+        }
+      } else {
+        if (k === IndirectCall) {
+          let f = nodes[at + Fall]!;
+          if (f === -1) {
+            f = w.successor(p, Fall);
+            nodes = graph.nodes;
+            if (f < 0) {
+              failed = true;
+              break outer;
+            }
+          }
+          stack.push(0, f);
+        } else if (k !== IndirectJump && k !== Return && k !== Far) {
+          w.fail(handovers.Code);
+          failed = true;
+          break outer;
+        }
+        // Most indirect branches go where they went last (DecisionGraph.target).
+        t = nodes[at + TipId]!;
+        if (t < 0 || nodes[at + TipLo] !== ipLo || nodes[at + TipHi] !== ipHi) {
+          t = graph.target(p, ipHi >>> 0, ipLo >>> 0);
+          nodes = graph.nodes;
+          if (t < 0) {
+            w.fail(handovers.Full);
+            failed = true;
+            break outer;
+          }
+        }
+      }
+      insns += nodes[at + Insns]!;
+      due = 2;
+      p = t;
+    }
+    pos += size;
+  }
+  cov.prev = prev;
+  w.due = due;
+  w.icount[0] = insns;
+  w.nodes = nodes;
+  loop.at = p;
+  if (tips) {
+    last.hi = ipHi >>> 0;
+    last.lo = ipLo >>> 0;
+    last.have = true;
+    last.suppressed = false;
+  }
+  return failed ? -1 - pos : pos;
+}
+
+/** Where {@link mapLoop} leaves control. */
+export class MapLoop {
+  at = -1;
+}
