@@ -1,0 +1,81 @@
+/**
+ * The block cache's walk table (SectionCache.entry, section-cache.ts): slots in code
+ * order, so offsets crowd into the same slot and the slots after it (every byte of
+ * 16 bytes of code starting an entry) and alias (offsets 16 times the table's size
+ * apart share a slot). Each look-up still finds its own entry, before and after the
+ * table grows, an entry entered again is what the walk reads next, and an offset
+ * without an entry has none.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { Bce, Qualifier, SectionCache, WALK_STRIDE } from "../../src/flow/section-cache.js";
+import { Section } from "../../src/image/index.js";
+
+const SIZE = 1 << 20;
+
+/** A cache over a zero-filled 1 MiB section at 0x1000. */
+function newCache(): SectionCache {
+  return new SectionCache(new Section("walk-table", 1, 0, 0x1000, 0, 0x1000 + SIZE - 1, SIZE, null, 0, 5));
+}
+
+/** Offsets in the walk's table (each once, else a look-up missed its slot and made another). */
+function keys(cache: SectionCache): Set<number> {
+  const seen = new Set<number>();
+  let n = 0;
+  for (let i = 0; i < cache.walk.length; i += WALK_STRIDE) {
+    const k = cache.walk[i]!;
+    if (k === 0) continue;
+    seen.add(k - 1);
+    n += 1;
+  }
+  assert.equal(n, seen.size, "no offset has two slots");
+  return seen;
+}
+
+/** A distinct valid entry for the i-th offset. */
+function entryFor(i: number, again = 0): number {
+  return Bce.pack(2, again === 0 ? Qualifier.Cond : Qualifier.Decode, 2, 1 + (i % 250), (i * 7) % 1000);
+}
+
+/** The offsets: all 16 of eight granules of 16 bytes, and ones 4 KiB apart (the first table's 256 slots of 16 bytes). */
+function crowded(): number[] {
+  const offs: number[] = [];
+  for (let g = 0; g < 8; g++) for (let k = 0; k < 16; k++) offs.push(g * 16 + k);
+  for (let a = 1; a < 200; a++) offs.push(a * 4096 + (a % 16));
+  return offs;
+}
+
+test("walk table: crowded and aliasing offsets each find their own entry, through the table's growth", () => {
+  const cache = newCache();
+  const offs = crowded();
+  offs.forEach((off, i) => {
+    cache.setEntry(off, entryFor(i));
+  });
+  // Read in a scrambled order, so that entries go into the table as a walk meets them.
+  const order = offs.map((_, i) => (i * 97) % offs.length);
+  assert.equal(new Set(order).size, offs.length);
+  const firstSize = cache.walk.length;
+  for (const i of order) {
+    const e = cache.entry(offs[i]!);
+    assert.ok(e >= 0, `offset ${offs[i]} has its entry`);
+    assert.equal(cache.walk[e]!, offs[i]! + 1, `offset ${offs[i]}: its own slot`);
+    assert.equal(cache.walk[e + 1]!, entryFor(i), `offset ${offs[i]}: its own entry`);
+  }
+  assert.ok(cache.walk.length >= firstSize * 4, "the table grew");
+  // After the growth, again; and entered anew, the new entry.
+  offs.forEach((off, i) => {
+    assert.equal(cache.walk[cache.entry(off) + 1]!, entryFor(i), `offset ${off} after growth`);
+    if (i % 3 === 0) cache.setEntry(off, entryFor(i, 1));
+  });
+  offs.forEach((off, i) => {
+    assert.equal(
+      cache.walk[cache.entry(off) + 1]!,
+      entryFor(i, i % 3 === 0 ? 1 : 0),
+      `offset ${off} entered anew`,
+    );
+  });
+  assert.deepEqual(keys(cache), new Set(offs));
+  // Offsets in the same slots without an entry of their own have none.
+  for (const off of [8 * 16, 8 * 16 + 1, 4096 + 2, 5 * 4096 + 4, 250 * 4096])
+    assert.equal(cache.entry(off), -1);
+});
