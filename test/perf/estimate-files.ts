@@ -51,9 +51,16 @@ export interface EstimateFile {
 
 /**
  * The file in `dir`: `turns` turns, an interrupt before every `every`-th jnz; timed
- * by CYC (`cyc`) or by MTC alone.
+ * by CYC (`cyc`) or by MTC alone. `switchIp`: recorded with CPU-wide context switch
+ * events and a kernel with `__switch_to` (and `__perf_event_task_sched_out`), where
+ * perf 6.1 finds its switch IP and syncs thread switches to it (intel_pt_switch_ip):
+ * that leaves its estimates on.
  */
-export function kernelUserFile(dir: string, cyc: boolean, turns = 300, every = 5): EstimateFile {
+export function kernelUserFile(
+  dir: string,
+  cyc: boolean,
+  { turns = 300, every = 5, switchIp = false } = {},
+): EstimateFile {
   const exec = [JSON.stringify({ k: "cpl", cpl: 3 }), insn(USER, 5)];
   for (let t = 0; t < turns; t++) {
     exec.push(insn(USER + 5n, 2, "syscall"), JSON.stringify({ k: "cpl", cpl: 0 }));
@@ -83,22 +90,28 @@ export function kernelUserFile(dir: string, cyc: boolean, turns = 300, every = 5
   const elf = elfWithSymbolsLayout(USER, code, [{ name: "main", value: USER, size: code.length }]);
   const prog = join(dir, "sys.elf");
   writeFileSync(prog, elf.bytes);
-  const vmlinux = join(dir, "vmlinux");
+  const vmlinux = join(dir, switchIp ? "vmlinux-switch" : "vmlinux");
   writeFileSync(
     vmlinux,
     elfWithSymbols(KERNEL, KERNEL_CODE, [
       { name: "_text", value: KERNEL, label: true },
       { name: "entry_SYSCALL_64", value: KERNEL, size: 12 },
-      { name: "irq_entry", value: KERNEL + 0x10n, size: 2 },
+      ...(switchIp
+        ? [
+            // (The interrupt handler: the branches into it go to the switch IP.)
+            { name: "__switch_to", value: KERNEL + 0x10n, size: 2 },
+            { name: "__perf_event_task_sched_out", value: KERNEL + 0xcn, size: 4 },
+          ]
+        : [{ name: "irq_entry", value: KERNEL + 0x10n, size: 2 }]),
     ]),
   );
-  const file = new PtFile({ perfScript: true })
+  const file = new PtFile({ perfScript: true, schedSwitch: switchIp ? 3 : 0 })
     .kernelMmap("[kernel.kallsyms]_text", KERNEL, 0x1000000n, KERNEL)
     .comm(100, "sys", TRACE_TSC - 100n)
     .mmap2(100, USER, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
     .trace(trace);
-  const data = join(dir, `kernel-user-${cyc ? "cyc" : "mtc"}.data`);
+  const data = join(dir, `kernel-user-${cyc ? "cyc" : "mtc"}${switchIp ? "-switch" : ""}.data`);
   writeFileSync(data, fileMode(file.built()));
   return { data, vmlinux };
 }
