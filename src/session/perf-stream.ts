@@ -29,6 +29,12 @@ import type { ProcessImages } from "./perf-images.js";
 
 const TWO_32 = 0x1_0000_0000;
 
+/**
+ * Whether an address (its high half) is the kernel's as perf decides for x86-64
+ * (machine__kernel_start: 2^63 there, whatever the kernel map says).
+ */
+const kernelIp = (hi: number) => hi >>> 0 >= 0x80000000;
+
 /** Who runs and when, as the sink sees it. */
 export interface PerfWhere {
   cpu: number;
@@ -175,12 +181,34 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let heldInsn: Insn | undefined;
   let spareInsn = new Insn();
   const holdInsns = s.branchTimes === true && s.config.tickOnUse;
+  // A held return from the kernel (iret, sysret, far ret) waits past its packet's tick
+  // for the next instruction: into user space, perf's sample of it has the estimate
+  // (see nextInsn); meanwhile the decoder clock it saw at the tick (heldWalk*).
+  let heldPastTick = false;
+  let heldWalkHi: number | undefined;
+  let heldWalkLo: number | undefined;
+  let heldWalkSeq: number | undefined;
   const flushInsn = () => {
     const h = heldInsn!;
     heldInsn = undefined;
-    if (where.inRange) sink.insn(where, h, images);
+    if (heldPastTick) {
+      heldPastTick = false;
+      const { walkTscHi, walkTscLo, walkSeq } = where;
+      where.walkTscHi = heldWalkHi;
+      where.walkTscLo = heldWalkLo;
+      where.walkSeq = heldWalkSeq;
+      if (where.inRange) sink.insn(where, h, images);
+      where.walkTscHi = walkTscHi;
+      where.walkTscLo = walkTscLo;
+      where.walkSeq = walkSeq;
+    } else if (where.inRange) sink.insn(where, h, images);
     spareInsn = h;
   };
+  const kernelReturn = (i: Insn) =>
+    kernelIp(i.ipHi) &&
+    (i.insnClass === InsnClass.Iret ||
+      i.insnClass === InsnClass.Sysret ||
+      i.insnClass === InsnClass.FarReturn);
   const block = new Block();
   // Block decoder: the last instruction of each block, decoded again for its size and class.
   const walker = blocks ? new CodeWalker() : undefined;
@@ -196,6 +224,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       where.fallLo = lines.fallLo;
       where.branchTscHi = leftDirect || s.branchTimes ? leftHi : where.tscHi;
       where.branchTscLo = leftDirect || s.branchTimes ? leftLo : where.tscLo;
+      // A return from the kernel into user space (sysret, iret, ...): perf times it by
+      // its estimate, as a tr strt (see estimate; tr strt's own is the Enabled event's).
+      if (s.branchTimes && kernelIp(fromHi) && !kernelIp(toHi) && (toHi !== 0 || toLo !== 0)) {
+        estimate(arriving);
+        where.branchTscHi = where.tscHi;
+        where.branchTscLo = where.tscLo;
+      }
     }
     sink.branch(where, flags, fromHi, fromLo, toHi, toLo, images);
   });
@@ -211,6 +246,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // last moved (perf's timestamp_insn_cnt), the last CBR, and a time perf estimated
   // (see estimate) that later times below it do not lower.
   let walkInsns = 0;
+  // The decoder's clock before the walk of the instruction or block whose arrival hands
+  // on the branch that led to it (perf's state for that branch came before that walk).
+  const arriving = { hi: 0, lo: 0, insns: 0, set: false };
   let cbr = 0;
   let floorOn = false;
   let floorHi = 0;
@@ -297,14 +335,22 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (tickFollows) {
       tickFollows = false;
       if (ev.type === EventType.Tick && ev.hasTsc) {
-        leftHi = ev.tscHi;
-        leftLo = ev.tscLo;
+        // (Not below an estimate: perf's time only rises past one.)
+        const floored = floorOn && !lt64(floorHi, floorLo, ev.tscHi, ev.tscLo);
+        leftHi = floored ? floorHi : ev.tscHi;
+        leftLo = floored ? floorLo : ev.tscLo;
       }
     }
     // (A TIP.PGD is the packet the instruction took, like a tick's TNT or TIP.)
     if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
-    if (heldInsn) flushInsn();
+    if (heldInsn && !heldPastTick && ev.type === EventType.Tick && kernelReturn(heldInsn)) {
+      heldPastTick = true;
+      heldWalkHi = where.walkTscHi;
+      heldWalkLo = where.walkTscLo;
+      heldWalkSeq = where.walkSeq;
+    }
+    if (heldInsn && !heldPastTick) flushInsn();
     // (After the instruction held for this event: it ran before the event's timing packets.)
     if (s.branchTimes) {
       if (ev.type === EventType.Cbr) cbr = ev.ratio;
@@ -320,13 +366,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
     // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none. Without
     // time, perf decodes timeless: nothing to estimate.)
-    if (
-      s.branchTimes &&
-      ev.type === EventType.Enabled &&
-      ev.hasTsc &&
-      !ev.statusUpdate &&
-      ev.ipHi < 0x80000000
-    )
+    if (s.branchTimes && ev.type === EventType.Enabled && ev.hasTsc && !ev.statusUpdate && !kernelIp(ev.ipHi))
       estimate();
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
@@ -346,17 +386,25 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   // by an estimate: its decoder's time plus 2 TSC ticks per instruction walked since
   // that time moved, at nominal ratio / CBR (intel-pt-decoder.c's
   // intel_pt_est_timestamp, in integers as there; intel-pt.c takes it unconditionally).
-  const estimate = () => {
+  // `before`: the clock before the walk that is under way (see arriving), when set.
+  const estimate = (before?: typeof arriving) => {
+    const from = before?.set === true;
     const nominal = s.config.nomFreq & 0xff;
-    let est = walkInsns * 2;
+    let est = (from ? before.insns : walkInsns) * 2;
     if (cbr !== 0 && nominal !== 0) est = Math.floor((est * nominal) / cbr);
     // In halves: a TSC may be past 2^53.
-    const lo = (where.walkTscLo ?? where.tscLo) + est;
+    const lo = (from ? before.lo : (where.walkTscLo ?? where.tscLo)) + est;
     floorOn = true;
-    floorHi = ((where.walkTscHi ?? where.tscHi) + Math.floor(lo / TWO_32)) >>> 0;
+    floorHi = ((from ? before.hi : (where.walkTscHi ?? where.tscHi)) + Math.floor(lo / TWO_32)) >>> 0;
     floorLo = lo >>> 0;
     where.tscHi = floorHi;
     where.tscLo = floorLo;
+  };
+  const keepArriving = () => {
+    arriving.hi = where.walkTscHi ?? where.tscHi;
+    arriving.lo = where.walkTscLo ?? where.tscLo;
+    arriving.insns = walkInsns;
+    arriving.set = true;
   };
   // Switches before TSC hi:lo take effect at their own time, in time order with the
   // other streams: a thread leaves this CPU before another CPU takes it up.
@@ -429,12 +477,18 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (status === -ErrorCode.EventIgnored) return Status.EventPending;
     // An error after decoding the instruction still shows the instruction.
     if (status < 0 && insn.iclass === FlowClass.Unknown) return status;
-    if (heldInsn) flushInsn();
+    if (heldInsn) {
+      // A branch from the kernel into user space: perf's sample of it has the estimate.
+      if (kernelIp(heldInsn.ipHi) && !kernelIp(insn.ipHi)) estimate();
+      flushInsn();
+    }
     if (s.branchTimes) {
+      keepArriving();
       walkAt(d.walkTscHi, d.walkTscLo, d.walkSeq);
       walkInsns++;
     }
     if (where.inRange) lines.arrive(lines.branchClass, insn.ipHi, insn.ipLo);
+    arriving.set = false;
     release(insn.ipHi, insn.ipLo);
     const hold =
       holdInsns &&
@@ -461,6 +515,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     const aheadSeq = times ? d.aheadTimingSeq : 0;
     const status = d.next(block);
     if (times && block.ninsn !== 0) {
+      keepArriving();
       walkAt(aheadHi, aheadLo, aheadSeq);
       walkInsns += block.ninsn;
     }
@@ -494,6 +549,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       }
     }
     if (where.inRange) lines.arrive(lines.branchClass, block.ipHi, block.ipLo);
+    arriving.set = false;
     release(block.ipHi, block.ipLo, hi, lo);
     if (where.inRange) sink.block(where, block, d.image, fclass, d);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.

@@ -58,12 +58,18 @@ export class PtFile {
    * itself), without which perf refuses the fields or decodes nothing. `config`: more
    * bits of the intel_pt event's config (perf's format: pwr_evt 1<<4, ptw 1<<12, ...;
    * perf synthesizes power and ptwrite events only when the event asked for them).
+   * `schedSwitch`: the info's have_sched_switch word (perf record's: 3 for CPU-wide
+   * context switch events; default 0, none).
    */
-  constructor(private readonly options: { perfScript?: boolean; config?: bigint } = {}) {
+  constructor(
+    private readonly options: { perfScript?: boolean; config?: bigint; schedSwitch?: number } = {},
+  ) {
     if (options.perfScript) this.features.set(18, new Le().u64(0).done());
-    // AUXTRACE_INFO: the 17 Intel PT words (pmu 8, TSC bit 10, MTC bit 9 with period
-    // bits 14-17, CYC bit 1, TSC:CTC 308/2, nominal ratio 37), then TIME_CONV.
-    const words = [8n, 0n, 1n, 0n, 1n, 1n << 10n, 1n << 11n, 0n, 0n, 1n, 1n << 9n, 0xfn << 14n];
+    // AUXTRACE_INFO: the 17 Intel PT words (pmu 8, TSC bit 10, have_sched_switch,
+    // per-CPU mmaps 1, MTC bit 9 with period bits 14-17, CYC bit 1, TSC:CTC 308/2,
+    // nominal ratio 37), then TIME_CONV.
+    const switches = BigInt(options.schedSwitch ?? 0);
+    const words = [8n, 0n, 1n, 0n, 1n, 1n << 10n, 1n << 11n, switches, 0n, 1n, 1n << 9n, 0xfn << 14n];
     const info = new Le().u32(1).u32(0);
     for (const w of [...words, 308n, 2n, 1n << 1n, 37n, 0n]) info.u64(w);
     this.records.push(record(70, 0, info));
