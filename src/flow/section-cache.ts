@@ -134,7 +134,8 @@ export class SectionCache {
 
   /**
    * The walk's table: a copy of the block-cache entries the cache walk has read, in an
-   * open-addressed hash keyed by offset, {@link WALK_STRIDE} words a slot (offset + 1,
+   * open-addressed table keyed by offset and laid out in code order (see walkIndex),
+   * {@link WALK_STRIDE} words a slot (offset + 1,
    * 0 for an empty slot, then the entry, its decision point's displacement at
    * {@link BCE_DISP} + 1 and packed meta at {@link BCE_META} + 1, 0 if not known), so
    * a block costs one read where the entry and its decision point's instruction were
@@ -142,7 +143,7 @@ export class SectionCache {
    * on a workload with 3 MiB of code), so the walk's reads stay in a few MiB instead
    * of being spread over the pages, where each read was a cache and TLB miss.
    * {@link setEntry} keeps the copies current. At most half the slots are used, so a
-   * look-up rarely probes past the first slot (8 MiB of table for that workload).
+   * look-up rarely probes past the first slot.
    */
   walk = new Int32Array(WALK_MIN_SLOTS * WALK_STRIDE);
   /** Slots less one (a power of two less one), and slots in use. */
