@@ -167,9 +167,10 @@ export class ByteChunks {
 
 /** `length` bytes of `src` from `start` into `b` at `at`, which has room for them: where they end. */
 export function putBytes(b: Uint8Array, at: number, src: Uint8Array, start: number, length: number): number {
-  // Names, record parts and lines are short: a loop beats set()'s call overhead and
-  // subarray()'s object (about 0.3 µs each: 50 ms over the folded stacks' lines).
-  if (length > 1024) b.set(src.subarray(start, start + length), at);
+  // Names and record parts are short: a loop beats set()'s call overhead and
+  // subarray()'s object (about 75 ns together, Node 20). Past 64 bytes set() wins:
+  // a folded stacks' line (~150 bytes) is 250 ns by the loop, 80 ns by set().
+  if (length > 64) b.set(src.subarray(start, start + length), at);
   else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
   return at + length;
 }
