@@ -360,16 +360,19 @@ export class InsnDecoder {
     dst.setInt32(0, src.getInt32(j, true), true);
     dst.setInt32(4, src.getInt32(j + 4, true), true);
     dst.setInt32(8, src.getInt32(j + 8, true), true);
-    if (size > 4 * RAW_WORDS) {
-      const bytes = this.bytes;
-      for (let k = 4 * RAW_WORDS; k < size; k++) raw[k] = bytes[j + k]!;
-    }
+    if (size > 4 * RAW_WORDS) this.copyTail(raw, j, size);
     this.rawAt = j + size;
     block.ninsn -= 1;
     this.off = (off + size) | 0;
     this.at = at + 1;
     if (--this.left !== 0) return 0;
     return this.runDone(hi, lo, m);
+  }
+
+  /** The bytes of a long instruction past the words {@link fromRun} copies (kept out of it: V8 inlines it). */
+  private copyTail(raw: Uint8Array, j: number, size: number): void {
+    const bytes = this.bytes;
+    for (let k = 4 * RAW_WORDS; k < size; k++) raw[k] = bytes[j + k]!;
   }
 
   /** Copy to `raw` from now on (see {@link fromRun}). */
