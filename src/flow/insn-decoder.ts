@@ -46,7 +46,7 @@ const { FlowClass } = flowClass;
 type FlowClass = flowClass.FlowClass;
 const { addOffset, next, nextIp } = flowInsn;
 const { TWO_32 } = addr;
-const { InsnRuns, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
+const { InsnRuns, RAW_WORDS, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
 type InsnRuns = insnRuns.InsnRuns;
 
 /** Calls whose runs {@link InsnDecoder} remembers for their returns (a power of 2). */
@@ -74,6 +74,10 @@ export class InsnDecoder {
   private left = 0;
   private halves: Uint16Array = new Uint16Array(0);
   private bytes: Uint8Array = new Uint8Array(0);
+  private data: DataView = new DataView(new ArrayBuffer(0));
+  /** The last `insn.raw` filled from a run, and a view of it for word copies. */
+  private rawOf: Uint8Array | null = null;
+  private rawData: DataView = new DataView(new ArrayBuffer(0));
   private rawAt = 0;
   private at = 0;
   private disp = 0;
@@ -308,6 +312,7 @@ export class InsnDecoder {
     const at = (r + RUN_HEADER) * 2;
     this.halves = runs.halves;
     this.bytes = runs.bytes;
+    this.data = runs.data;
     this.at = at;
     this.runEnd = at + n;
     this.rawAt = (at + n) * 2;
@@ -343,17 +348,37 @@ export class InsnDecoder {
     insn.size = size;
     insn.speculative = block.speculative;
     insn.truncated = false;
-    // The run's bytes follow its instructions' halves.
-    const bytes = this.bytes;
+    // The run's bytes follow its instructions' halves. They are copied as whole words,
+    // the same number for every instruction: a loop over its size mispredicts its end
+    // about once an instruction. raw[size..] gets the next instructions' bytes, which
+    // the record does not promise anything about.
     const raw = insn.raw;
+    if (raw !== this.rawOf) this.viewRaw(raw);
+    const src = this.data;
+    const dst = this.rawData;
     const j = this.rawAt;
-    for (let k = 0; k < size; k++) raw[k] = bytes[j + k]!;
+    dst.setInt32(0, src.getInt32(j, true), true);
+    dst.setInt32(4, src.getInt32(j + 4, true), true);
+    dst.setInt32(8, src.getInt32(j + 8, true), true);
+    if (size > 4 * RAW_WORDS) this.copyTail(raw, j, size);
     this.rawAt = j + size;
     block.ninsn -= 1;
     this.off = (off + size) | 0;
     this.at = at + 1;
     if (--this.left !== 0) return 0;
     return this.runDone(hi, lo, m);
+  }
+
+  /** The bytes of a long instruction past the words {@link fromRun} copies (kept out of it: V8 inlines it). */
+  private copyTail(raw: Uint8Array, j: number, size: number): void {
+    const bytes = this.bytes;
+    for (let k = 4 * RAW_WORDS; k < size; k++) raw[k] = bytes[j + k]!;
+  }
+
+  /** Copy to `raw` from now on (see {@link fromRun}). */
+  private viewRaw(raw: Uint8Array): void {
+    this.rawOf = raw;
+    this.rawData = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
   }
 
   /**

@@ -83,14 +83,22 @@ const MIN_WORDS = 1 << 16;
 const MAX_WORDS = 1 << 25;
 /** Words one run takes at most. */
 const MAX_RUN_WORDS = RUN_HEADER + MAX_RUN / 2 + (MAX_RUN * 15) / 4 + 1;
+/**
+ * Words kept free past the last run: the decoder copies an instruction's bytes as
+ * {@link RAW_WORDS} whole words, which may read up to 11 bytes past the last run's.
+ */
+const SLACK_WORDS = 3;
+/** Words of an instruction's bytes the decoder copies at once (see InsnDecoder.fromRun). */
+export const RAW_WORDS = 3;
 
 const HASH = 0x9e3779b1 | 0;
 
 export class InsnRuns {
-  /** The runs (see {@link Run}), as words, halves and bytes (the same memory); replaced as it grows. */
+  /** The runs (see {@link Run}), as words, halves, bytes and data (the same memory); replaced as it grows. */
   words = new Int32Array(4096);
   halves = new Uint16Array(this.words.buffer);
   bytes = new Uint8Array(this.words.buffer);
+  data = new DataView(this.words.buffer);
   private used = 0;
   /** Open addressing, two words a slot: offset + 1 (0: empty) and the run's index. */
   private slots = new Int32Array(2 * 1024);
@@ -153,12 +161,13 @@ export class InsnRuns {
   /** Decode the run at `off` into new words: its index, or -1 when there is no room. */
   private make(off: number, mode: number, view: SectionView, probe: FlowInsn): number {
     if (this.used + MAX_RUN_WORDS > this.limit) return -1;
-    if (this.used + MAX_RUN_WORDS > this.words.length) {
-      const grown = new Int32Array(Math.min(this.limit, 2 * this.words.length + MAX_RUN_WORDS));
+    if (this.used + MAX_RUN_WORDS + SLACK_WORDS > this.words.length) {
+      const grown = new Int32Array(Math.min(this.limit, 2 * this.words.length + MAX_RUN_WORDS) + SLACK_WORDS);
       grown.set(this.words.subarray(0, this.used));
       this.words = grown;
       this.halves = new Uint16Array(grown.buffer);
       this.bytes = new Uint8Array(grown.buffer);
+      this.data = new DataView(grown.buffer);
     }
     const halves = this.halves;
     const r = this.used;

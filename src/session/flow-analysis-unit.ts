@@ -30,6 +30,7 @@ export class AnalysisUnit implements FlowUnit {
   ) {
     this.blocks = new BlockInsns(walker);
     if (inner instanceof BlockUnit) inner.eachBlock = true;
+    else inner.eachInsn = true;
     const d = inner.decoder;
     this.decoder = {
       syncForward: () => d.syncForward(),

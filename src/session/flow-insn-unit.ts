@@ -11,6 +11,11 @@ export class InsnUnit implements FlowUnit {
   /** The last instruction decoded (errors are reported against it). */
   readonly insn = new Insn();
   private readonly report = (line: string) => this.session.lines.line(line);
+  /**
+   * Return after each instruction (for a wrapper that looks at each: AnalysisUnit);
+   * otherwise {@link decodeOne} goes on while the status is 0.
+   */
+  eachInsn = false;
 
   constructor(
     readonly decoder: InsnDecoder,
@@ -22,22 +27,31 @@ export class InsnUnit implements FlowUnit {
     this.insn.clear();
   }
 
+  /**
+   * Decode, print, count and check instructions: one, and while its status is 0 (no
+   * event, end or error, so nothing for the session's loop to do before the next) the
+   * next ones, unless {@link eachInsn}.
+   */
   decodeOne(): number {
-    const o = this.session.out;
-    const offset = this.session.unitStart(this.decoder, this.walker);
-    if (offset < 0) return offset;
+    const s = this.session;
+    const o = s.out;
+    const decoder = this.decoder;
     const insn = this.insn;
-    const status = this.decoder.next(insn);
-    if (status < 0) {
-      // An event came first that the decoder could not announce: take it now.
-      if (status === -ErrorCode.EventIgnored) return Status.EventPending;
-      // An error after decoding the instruction still shows the instruction.
-      if (insn.iclass === FlowClass.Unknown) return status;
+    for (;;) {
+      const offset = s.unitStart(decoder, this.walker);
+      if (offset < 0) return offset;
+      const status = decoder.next(insn);
+      if (status < 0) {
+        // An event came first that the decoder could not announce: take it now.
+        if (status === -ErrorCode.EventIgnored) return Status.EventPending;
+        // An error after decoding the instruction still shows the instruction.
+        if (insn.iclass === FlowClass.Unknown) return status;
+      }
+      if (!o.quiet) s.lines.line(this.text(insn, offset));
+      s.insnCount++;
+      if (o.check) checkInsn(this.walker, insn, offset, this.report);
+      if (status !== 0 || this.eachInsn) return status;
     }
-    if (!o.quiet) this.session.lines.line(this.text(insn, offset));
-    this.session.insnCount++;
-    if (o.check) checkInsn(this.walker, insn, offset, this.report);
-    return status;
   }
 
   private text(insn: Insn, offset: number): string {

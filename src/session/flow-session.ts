@@ -35,7 +35,10 @@ export interface FlowUnit {
   readonly decoder: FlowDecoderCalls;
   /** Forget the last decoded unit (before synchronising). */
   reset(): void;
-  /** Decode, print, count and check one instruction or block: status flags or -error. */
+  /**
+   * Decode, print, count and check one instruction or block (or more, while there is
+   * nothing for the loop to do between them): status flags or -error.
+   */
   decodeOne(): number;
   /** Report `code` at the IP ptxed blames for it (it depends on the unit). */
   diagnose(what: string, code: number): void;

@@ -252,3 +252,38 @@ test("runs: no event inside a block, also while a run is being taken", () => {
     assert.equal(insn.ip, a.at("top") + 1n + 4n + 8n);
   }
 });
+
+test("runs: bytes of instructions of every length, into records that take turns", () => {
+  // NOPs of 1 to 15 bytes (66 and 2E prefixes on NOP r/m16 with a SIB and a 32-bit displacement, not 0),
+  // in a loop taken twice: the decoder copies bytes as whole words and the tail one at a time.
+  const a = new Asm(0x401000n).label("top");
+  for (let size = 1; size <= 15; size++) {
+    if (size === 1) a.nop();
+    else if (size < 9) a.raw(...[0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66].slice(0, size - 1), 0x90);
+    else a.raw(...new Array(size - 9).fill(0x66), 0x2e, 0x0f, 0x1f, 0x84, 0x00, size, 0x11, 0x22, 0x33);
+  }
+  a.jz("top").label("end").hlt();
+  const image = a.image();
+  const trace = new Trace().psb().mode(64).fup(a.at("top")).psbend().tnt("!.").fup(a.at("end")).pgd().bytes();
+  const got = insns(trace, image);
+  assert.equal(got.length, 2 * 16);
+  assert.deepEqual(
+    got.slice(0, 15).map((g) => g.size),
+    Array.from({ length: 15 }, (_, k) => k + 1),
+  );
+  checkAgainstImage(got, image);
+  // Two records in turn (a copy made for one must not land in the other).
+  const dec = new InsnDecoder(trace, { image });
+  const ev = new PtEvent();
+  let status = dec.syncForward();
+  while (status >= 0 && status & Status.EventPending) status = dec.event(ev);
+  const recs = [new Insn(), new Insn()];
+  for (let k = 0; k < got.length; k++) {
+    const rec = recs[k % 2]!;
+    status = dec.next(rec);
+    assert.ok(status >= 0, `status ${status} at ${k}`);
+    while (status & Status.EventPending) status = dec.event(ev);
+    assert.deepEqual([...rec.bytes], got[k]!.raw, `bytes of instruction ${k}`);
+    assert.equal(rec.ip, got[k]!.ip);
+  }
+});
