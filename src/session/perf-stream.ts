@@ -249,7 +249,12 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let preLo = 0;
   // Before the OVF's time: a branch the last instruction took on a packet before the
   // OVF went where the decoder stood (perf shows it and stands there).
+  // (Before the held status updates of a PSB+ the OVF cut short: they came after.)
   const beforeOverflow = () => {
+    if (heldInsn) {
+      if (kernelIp(heldInsn.ipHi) && (preHi !== 0 || preLo !== 0) && !kernelIp(preHi)) estimate();
+      flushInsn();
+    }
     if (lines.branchClass !== 0 && !leftDirect && (preHi !== 0 || preLo !== 0)) {
       standHi = preHi;
       standLo = preLo;
@@ -373,7 +378,6 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     // (A TIP.PGD is the packet the instruction took, like a tick's TNT or TIP.)
     if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
-    if (s.branchTimes && ev.type === EventType.Overflow) beforeOverflow();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
     if (s.branchTimes && ev.type === EventType.Overflow) overflow();
     if (heldInsn && !heldPastTick && ev.type === EventType.Tick && kernelReturn(heldInsn)) {
@@ -498,6 +502,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       }
       if (s.branchTimes && ev.statusUpdate) hold();
       else {
+        if (s.branchTimes && ev.type === EventType.Overflow) beforeOverflow();
         release();
         onEvent(ev);
       }
