@@ -656,8 +656,10 @@ export function scriptSink(
       flushExstop();
       flushInsn();
       if (held.length > 0) release(0, 0);
-      // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
-      stacks.clear();
+      // A decode error ends perf's trace: the thread stacks start afresh, the decoder
+      // syncs again. Not an overflow: perf's decoder goes on in the same trace (its
+      // trace_nr unchanged), and so do its thread stacks.
+      if (code !== ErrorCode.Overflow) stacks.clear();
       periods.get(w)?.stop();
       if (!itrace.errors) return;
       errors++;
