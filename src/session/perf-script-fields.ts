@@ -659,8 +659,11 @@ export function scriptSink(
       // A decode error ends perf's trace: the thread stacks start afresh, the decoder
       // syncs again. Not an overflow: perf's decoder goes on in the same trace (its
       // trace_nr unchanged), and so do its thread stacks.
-      if (code !== ErrorCode.Overflow) stacks.clear();
-      periods.get(w)?.stop();
+      // (Nor its continuous_period: the first walk after an OVF may be a sample.)
+      if (code !== ErrorCode.Overflow) {
+        stacks.clear();
+        periods.get(w)?.stop();
+      }
       if (!itrace.errors) return;
       errors++;
       // perf's line for an instruction trace error (perf_event__fprintf_auxtrace_error).
