@@ -680,6 +680,13 @@ export function scriptSink(
       );
     },
     switched: () => {},
+    // perf synced at the PSB the OVF cut short (later PSBs show their offsets), and the
+    // lines held for an IP go out without one (its decoder has none).
+    overflow: (w) => {
+      flushExstop();
+      if (held.length > 0) release(0, 0);
+      synced.add(w);
+    },
   };
 }
 

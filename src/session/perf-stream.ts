@@ -92,6 +92,8 @@ export interface PerfSink {
   error(where: PerfWhere, offset: number, message: string, code?: number, ipHi?: number, ipLo?: number): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+  /** An overflow (OVF), before its error if any (perf script: what its decoder synced on so far stands). */
+  overflow?(where: PerfWhere): void;
   /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
   status?(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   /**
@@ -264,6 +266,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   };
   // At the OVF's time: perf's error (none before its decoder had an IP).
   const overflow = () => {
+    if (where.inRange) sink.overflow?.(where);
     if (where.inRange && (standHi !== 0 || standLo !== 0))
       sink.error(where, dec.offset, errorMessage(-ErrorCode.Overflow), ErrorCode.Overflow, standHi, standLo);
     standHi = 0;
