@@ -170,9 +170,13 @@ export class Clock {
     return fatal(this.time.updateCyc(pkt, fcr));
   }
 
-  /** CYC in PSB+: libipt counts it, perf's decoder ignores it. */
+  /**
+   * CYC in PSB+: libipt counts it, and so does perf's decoder (since Linux 5.12:
+   * intel_pt_walk_psbend; without a reference time yet it only counts the cycles). A
+   * PSB+ an OVF cuts short ends in one, with the cycles up to the OVF.
+   */
   headerCyc(pkt: Packet): number {
-    return this.perf ? 0 : this.cyc(pkt);
+    return this.cyc(pkt);
   }
 
   /** Stamp `ev` with the current estimate (libipt fills it even without a TSC yet). */

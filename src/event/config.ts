@@ -41,6 +41,12 @@ export interface DecoderConfig extends TimeConfig {
    * Empty: one buffer.
    */
   bufferEnds?: readonly number[];
+  /**
+   * Decode in 64-bit mode until a MODE.Exec says otherwise (as Linux perf, which takes
+   * the mode from the binary, not the trace: after a PSB+ cut short by an overflow
+   * there is no MODE.Exec). Not libipt's; `ptkit perf`'s perf script lines use it.
+   */
+  perfMode64?: boolean;
   /** Block decoder: end a block after a call (libipt `end_on_call`). */
   endOnCall: boolean;
   /** Block decoder: end a block after a jump (libipt `end_on_jump`). */

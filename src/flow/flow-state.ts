@@ -185,7 +185,7 @@ export class FlowState {
     this.lostCyc = 0;
     this.cbr = 0;
     this.icnt = 0;
-    this.mode = ExecMode.Unknown;
+    this.mode = this.config.perfMode64 ? ExecMode.Bits64 : ExecMode.Unknown;
     this.ipHi = 0;
     this.ipLo = 0;
     this.status = -ErrorCode.NoSync;

@@ -148,6 +148,15 @@ export class InsnDecoder {
   /** Its BlockDecoder.aheadTimingSeq. */
   walkSeq = -1;
 
+  /** Where the next instruction starts (the block decoder's IP; 0 while tracing is off). */
+  get ipHi(): number {
+    return this.blocks.ipHi;
+  }
+
+  get ipLo(): number {
+    return this.blocks.ipLo;
+  }
+
   get offset(): number {
     return this.blocks.offset;
   }

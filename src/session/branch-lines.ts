@@ -111,6 +111,12 @@ export class BranchLines {
       this.arrive(pending, ev.fromHi, ev.fromLo);
   }
 
+  /** Tracing goes on after an overflow at the event's IP: perf shows a trace start (tr strt). */
+  restart(ev: PtEvent): void {
+    this.branchClass = 0;
+    this.line("tr strt", 0, 0, ev.ipHi, ev.ipLo, false);
+  }
+
   /** The event's own branch line: tracing starts, stops (how, from `pending`), or an interrupt. */
   eventLines(ev: PtEvent, pending: number): void {
     const t = ev.type;

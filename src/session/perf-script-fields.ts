@@ -656,9 +656,14 @@ export function scriptSink(
       flushExstop();
       flushInsn();
       if (held.length > 0) release(0, 0);
-      // A decode error ends perf's trace: the thread stacks start afresh, the decoder syncs again.
-      stacks.clear();
-      periods.get(w)?.stop();
+      // A decode error ends perf's trace: the thread stacks start afresh, the decoder
+      // syncs again. Not an overflow: perf's decoder goes on in the same trace (its
+      // trace_nr unchanged), and so do its thread stacks.
+      // (Nor its continuous_period: the first walk after an OVF may be a sample.)
+      if (code !== ErrorCode.Overflow) {
+        stacks.clear();
+        periods.get(w)?.stop();
+      }
       if (!itrace.errors) return;
       errors++;
       // perf's line for an instruction trace error (perf_event__fprintf_auxtrace_error).
@@ -675,6 +680,13 @@ export function scriptSink(
       );
     },
     switched: () => {},
+    // perf synced at the PSB the OVF cut short (later PSBs show their offsets), and the
+    // lines held for an IP go out without one (its decoder has none).
+    overflow: (w) => {
+      flushExstop();
+      if (held.length > 0) release(0, 0);
+      synced.add(w);
+    },
   };
 }
 

@@ -92,6 +92,8 @@ export interface PerfSink {
   error(where: PerfWhere, offset: number, message: string, code?: number, ipHi?: number, ipLo?: number): void;
   /** The running thread changed. */
   switched(where: PerfWhere): void;
+  /** An overflow (OVF), before its error if any (perf script: what its decoder synced on so far stands). */
+  overflow?(where: PerfWhere): void;
   /** A status update: what a PSB+ header states (the first one with its PSB's offset, `ev.psbOffset`). */
   status?(where: PerfWhere, ev: PtEvent, offset: number, names?: AddressNames): void;
   /**
@@ -173,7 +175,9 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let nextGap = 0;
   if (s.trace.size === 0) return;
   const blocks = s.decoder === "block";
-  const options = { image: images.image(where.pid), config: s.config };
+  // (perf script: perf's instruction decoder takes the mode from the binary: 64-bit.)
+  const config = s.branchTimes ? { ...s.config, perfMode64: true } : s.config;
+  const options = { image: images.image(where.pid), config };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
   let insn = new Insn();
   // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
@@ -234,6 +238,40 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     }
     sink.branch(where, flags, fromHi, fromLo, toHi, toLo, images);
   });
+  // branchTimes: where perf's decoder stands (decoder->ip): where the last branch that
+  // took a packet (or the last trace start or interrupt) went; perf walks on from there
+  // only with the next packet. An overflow's error names it.
+  let standHi = 0;
+  let standLo = 0;
+  // An overflow (branchTimes): perf reports an error (at its last branch's time, where
+  // its decoder stands), loses the branch the last instruction may have taken, and
+  // starts the trace again where the FUP after the OVF says (a tr strt, see onEvent).
+  // Where the decoder was before the event being taken (its next block's start).
+  let preHi = 0;
+  let preLo = 0;
+  // Before the OVF's time: a branch the last instruction took on a packet before the
+  // OVF went where the decoder stood (perf shows it and stands there).
+  // (Before the held status updates of a PSB+ the OVF cut short: they came after.)
+  const beforeOverflow = () => {
+    if (heldInsn) {
+      if (kernelIp(heldInsn.ipHi) && (preHi !== 0 || preLo !== 0) && !kernelIp(preHi)) estimate();
+      flushInsn();
+    }
+    if (lines.branchClass !== 0 && !leftDirect && (preHi !== 0 || preLo !== 0)) {
+      standHi = preHi;
+      standLo = preLo;
+      if (where.inRange) lines.arrive(lines.branchClass, preHi, preLo);
+    }
+    lines.branchClass = 0;
+  };
+  // At the OVF's time: perf's error (none before its decoder had an IP).
+  const overflow = () => {
+    if (where.inRange) sink.overflow?.(where);
+    if (where.inRange && (standHi !== 0 || standLo !== 0))
+      sink.error(where, dec.offset, errorMessage(-ErrorCode.Overflow), ErrorCode.Overflow, standHi, standLo);
+    standHi = 0;
+    standLo = 0;
+  };
   let leftHi = 0;
   let leftLo = 0;
   // The branch is a direct call or jump (branchTimes): no packet, it happened at
@@ -344,6 +382,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // (A TIP.PGD is the packet the instruction took, like a tick's TNT or TIP.)
     if (heldInsn && ev.type !== EventType.Tick && ev.type !== EventType.Disabled) flushInsn();
     if (ev.hasTsc) at(ev.tscHi, ev.tscLo);
+    if (s.branchTimes && ev.type === EventType.Overflow) overflow();
     if (heldInsn && !heldPastTick && ev.type === EventType.Tick && kernelReturn(heldInsn)) {
       heldPastTick = true;
       heldWalkHi = where.walkTscHi;
@@ -366,8 +405,22 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
     // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none. Without
     // time, perf decodes timeless: nothing to estimate.)
+    const restart = s.branchTimes === true && ev.type === EventType.Overflow && !ev.ipSuppressed;
     if (s.branchTimes && ev.type === EventType.Enabled && ev.hasTsc && !ev.statusUpdate && !kernelIp(ev.ipHi))
       estimate();
+    // (perf counts the instructions for its estimate afresh from an overflow.)
+    if (restart && !kernelIp(ev.ipHi)) {
+      walkInsns = 0;
+      estimate();
+    }
+    if (
+      s.branchTimes &&
+      !ev.ipSuppressed &&
+      (restart || ev.type === EventType.Enabled || ev.type === EventType.AsyncBranch)
+    ) {
+      standHi = ev.ipHi;
+      standLo = ev.ipLo;
+    }
     if (ev.statusUpdate || !where.inRange || ev.type === EventType.Tick) return;
     // Tracing stopped by an interrupt where the last instruction's branch went: the
     // branch was taken (perf script shows it before the tr end).
@@ -380,6 +433,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     where.branchTscHi = where.tscHi;
     where.branchTscLo = where.tscLo;
     lines.eventLines(ev, pending);
+    if (restart) lines.restart(ev);
   };
   // Tracing starts in user space (a branch from nowhere or, perf's rule, from the
   // kernel, into user code): perf times it, and what follows until time passes that,
@@ -434,6 +488,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       continue;
     }
     while (status >= 0 && status & Status.EventPending) {
+      if (s.branchTimes) {
+        preHi = dec.ipHi;
+        preLo = dec.ipLo;
+      }
       status = dec.event(ev);
       if (status < 0) break;
       if (ev.hasTsc && (ev.tscHi !== where.tscHi || ev.tscLo !== where.tscLo)) {
@@ -447,6 +505,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       }
       if (s.branchTimes && ev.statusUpdate) hold();
       else {
+        if (s.branchTimes && ev.type === EventType.Overflow) beforeOverflow();
         release();
         onEvent(ev);
       }
@@ -457,6 +516,13 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       continue;
     }
     status = blocks ? nextBlock(dec as BlockDecoder) : nextInsn(dec as InsnDecoder);
+  }
+
+  // Execution goes on at hi:lo: perf's decoder stands there if the last instruction took a packet.
+  function stand(hi: number, lo: number): void {
+    if (lines.branchClass === 0 || leftDirect) return;
+    standHi = hi;
+    standLo = lo;
   }
 
   // The last instruction shown ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`).
@@ -487,6 +553,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       walkAt(d.walkTscHi, d.walkTscLo, d.walkSeq);
       walkInsns++;
     }
+    if (s.branchTimes) stand(insn.ipHi, insn.ipLo);
     if (where.inRange) lines.arrive(lines.branchClass, insn.ipHi, insn.ipLo);
     arriving.set = false;
     release(insn.ipHi, insn.ipLo);
@@ -548,6 +615,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         else if (fclass === FlowClass.Unknown) fclass = classify(w.info.iclass, w.bytes, 0, 0) & 15;
       }
     }
+    if (times) stand(block.ipHi, block.ipLo);
     if (where.inRange) lines.arrive(lines.branchClass, block.ipHi, block.ipLo);
     arriving.set = false;
     release(block.ipHi, block.ipLo, hi, lo);

@@ -59,7 +59,21 @@ export interface EstimateFile {
 export function kernelUserFile(
   dir: string,
   cyc: boolean,
-  { turns = 300, every = 5, switchIp = false } = {},
+  {
+    turns = 300,
+    every = 5,
+    switchIp = false,
+    userOnly = false,
+    internalBuffer,
+  }: {
+    turns?: number;
+    every?: number;
+    switchIp?: boolean;
+    /** Trace user space only (OS off): the kernel's stretches are TIP.PGD/PGE pairs. */
+    userOnly?: boolean;
+    /** The trace unit's internal buffer (src/unit/gen): too small, it overflows (OVF). */
+    internalBuffer?: { bytes: number; drainPerCycle: number };
+  } = {},
 ): EstimateFile {
   const exec = [JSON.stringify({ k: "cpl", cpl: 3 }), insn(USER, 5)];
   for (let t = 0; t < turns; t++) {
@@ -78,13 +92,22 @@ export function kernelUserFile(
     exec.push(insn(USER + 9n, 2, "cond-branch"));
   }
   exec.push(JSON.stringify({ k: "end", ip: hex(USER + 0xbn) }));
-  const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: cyc ? 1 : 0, PSBFreq: 0 };
+  const ctl = {
+    ...BRANCHES,
+    OS: userOnly ? 0 : 1,
+    TSCEn: 1,
+    MTCEn: 1,
+    MTCFreq: 3,
+    CYCEn: cyc ? 1 : 0,
+    PSBFreq: 0,
+  };
   const trace = generate(readExecJsonl(`${exec.join("\n")}\n`), {
     msrs: msrs({ ctl }),
     cyclesPerInsn: 3,
     tsc: TRACE_TSC,
     nominalRatio: 40,
     cbr: 40,
+    ...(internalBuffer ? { internalBuffer } : {}),
   }).bytes;
   const code = userCode(turns);
   const elf = elfWithSymbolsLayout(USER, code, [{ name: "main", value: USER, size: code.length }]);
@@ -111,7 +134,9 @@ export function kernelUserFile(
     .mmap2(100, USER, 0x1000n, BigInt(elf.segOffsets[0]!), prog, TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
     .trace(trace);
-  const data = join(dir, `kernel-user-${cyc ? "cyc" : "mtc"}${switchIp ? "-switch" : ""}.data`);
+  const ovf = internalBuffer ? `-ovf${internalBuffer.bytes}-${internalBuffer.drainPerCycle}` : "";
+  const kind = `${userOnly ? "user" : "kernel-user"}-${cyc ? "cyc" : "mtc"}${switchIp ? "-switch" : ""}${ovf}`;
+  const data = join(dir, `${kind}.data`);
   writeFileSync(data, fileMode(file.built()));
   return { data, vmlinux };
 }
