@@ -15,7 +15,7 @@
  *   tracing) and divides the TSC distance by the cycles counted on the way; without
  *   that, or when it is 1.25 times the nominal ratio / CBR or more, it is
  *   nominal ratio / CBR. CYC times are computed in doubles and truncated, as in C.
- * - CYC packets inside PSB+ are not counted (see {@link cyc}: the caller skips them).
+ * - CYC packets inside PSB+ count as elsewhere (perf since Linux 5.12).
  *
  * Times are kept as Numbers relative to a base taken at the first TSC (a multiple of
  * 2^32 just below it), so they stay exact for 2^53 ticks after it (weeks), whatever the
@@ -241,7 +241,7 @@ export class PerfClock {
     this.cycleCnt = 0;
   }
 
-  /** CYC packet (cycles in hi/lo), outside PSB+ (perf ignores those in PSB+). */
+  /** CYC packet (cycles in hi/lo), in PSB+ or not. */
   cyc(pkt: Packet): void {
     this.cycleCnt += pkt.hi * TWO_32 + pkt.lo;
     if (this.cycRef === 0) return;
