@@ -19,7 +19,7 @@ import { NODE_WORDS, Node, NodeKind } from "../flow/decision-graph.js";
 import type { ReturnStack } from "../flow/return-stack.js";
 import type { LastIp } from "../packet/last-ip.js";
 import * as types from "../packet/types.js";
-import type { Coverage } from "./export/coverage.js";
+import { aflHit, aflLocation, type Coverage } from "./export/coverage.js";
 
 const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
 const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId } = Node;
@@ -144,12 +144,9 @@ export function mapLoop(
       for (let n = 0; ; n++) {
         if (due !== 0) {
           // The block's first instruction runs: one byte of the map (Coverage.enter, .restart).
-          const lo = nodes[at + Lo]!;
-          const cur = ((lo >>> 4) ^ (lo << 8)) & 0xffff;
+          const cur = aflLocation(nodes[at + Lo]!);
           if (due === 1) prev = 0;
-          const m = cur ^ prev;
-          const v = map[m]! + 1;
-          map[m] = v - (v >>> 8);
+          aflHit(map, cur ^ prev);
           prev = cur >>> 1;
           due = 0;
         }

@@ -164,11 +164,8 @@ export class Coverage {
    * part of {@link edge}, for decoders that keep only the map ({@link mapOnly}).
    */
   enter(lo: number): void {
-    const cur = ((lo >>> 4) ^ (lo << 8)) & 0xffff;
-    const i = cur ^ this.prev;
-    // Saturate: 256 - 1 = 255 (see the module comment).
-    const v = this.aflMap[i]! + 1;
-    this.aflMap[i] = v - (v >>> 8);
+    const cur = aflLocation(lo);
+    aflHit(this.aflMap, cur ^ this.prev);
     this.prev = cur >>> 1;
   }
 
@@ -279,4 +276,18 @@ function compareKeys(keys: Uint32Array, x: number, y: number, w: number): number
     if (d !== 0) return d;
   }
   return 0;
+}
+
+/**
+ * A block's location in the AFL map, from the low half of its address (the map's index
+ * of an edge is this location ^ the previous block's >>> 1).
+ */
+export function aflLocation(lo: number): number {
+  return ((lo >>> 4) ^ (lo << 8)) & 0xffff;
+}
+
+/** Count a hit of AFL map byte `i`, saturating at 255: 256 - 1 (see the module comment). */
+export function aflHit(map: Uint8Array, i: number): void {
+  const v = map[i]! + 1;
+  map[i] = v - (v >>> 8);
 }
