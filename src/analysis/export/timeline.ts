@@ -79,28 +79,16 @@ class OpenFrames {
   readonly begin: Uint8Array;
   readonly end: Uint8Array;
   readonly head: Uint8Array;
-  /** The same begin and end after the separator of the event before (`,\n`): one copy per event. */
-  readonly nextBegin: Uint8Array;
-  readonly nextEnd: Uint8Array;
   constructor(track: ThreadTrack) {
     this.begin = utf8(`{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`);
     this.end = utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`);
     this.head = utf8(`{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`);
-    this.nextBegin = utf8(`,\n{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`);
-    this.nextEnd = utf8(`,\n{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`);
   }
   /**
    * Each open frame's name: its FrameNames text id, or -1 past the names' limit (then
    * `spill` holds it as a JSON string).
    */
   text: Int32Array = new Int32Array(64);
-  /**
-   * Where each open frame's name as a JSON string literal is in the names' arena (its
-   * offset and length; the arena may grow, offsets stay): the end event copies it
-   * without asking the names again.
-   */
-  jsonAt: Int32Array = new Int32Array(64);
-  jsonLength: Int32Array = new Int32Array(64);
   readonly spill: string[] = [];
 }
 
@@ -164,91 +152,77 @@ export class TimelineWriter implements CallSink {
     _icount: number,
     scope: number,
   ): void {
-    const f = this.open[track.index] ?? this.frames(track);
+    const f = this.frames(track);
     const names = this.names;
     const e = names.entry(kind, hi, lo, scope);
-    if (depth > f.text.length) growFrames(f, depth);
-    const i = depth - 1;
-    let id = -1;
-    if (e >= 0) {
-      id = names.textOf(e);
-      names.jsonBytes(id);
-      f.jsonAt[i] = names.start;
-      f.jsonLength[i] = names.length;
-    } else f.spill[i] = JSON.stringify(names.name(kind, hi, lo, scope));
-    f.text[i] = id;
-    if (this.ends.track !== undefined) this.flushEnd();
-    this.record(f.begin, f.nextBegin, this.origin + Math.round(time), f, i, CATEGORIES[kind]!);
+    if (depth > f.text.length) f.text = growInt32(f.text, depth);
+    const id = e >= 0 ? names.textOf(e) : -1;
+    f.text[depth - 1] = id;
+    if (id < 0) f.spill[depth - 1] = JSON.stringify(names.name(kind, hi, lo, scope));
+    this.event(false);
+    this.record(f.begin, this.origin + Math.round(time), f, depth, CATEGORIES[kind]!);
   }
 
   /**
-   * A begin or end event of `f`'s frame at index `i` (depth - 1), with its separator:
-   * `head` (`next` after another event: the separator and head in one), the time, the
-   * name and `tail`. Written in place, in one piece (with a name past the names' limit
-   * or a time micros() writes as text, piece by piece).
+   * A begin or end event of `f`'s frame at `depth` after its separator: `head`, the
+   * time, the name and `tail`. Written in place, in one piece (with a name past the
+   * names' limit or a time micros() writes as text, piece by piece).
    */
-  private record(
-    head: Uint8Array,
-    next: Uint8Array,
-    ns: number,
-    f: OpenFrames,
-    i: number,
-    tail: Uint8Array,
-  ): void {
+  private record(head: Uint8Array, ns: number, f: OpenFrames, depth: number, tail: Uint8Array): void {
     const t = this.text;
-    this.events++;
-    let lead = next;
-    if (this.first) {
-      this.first = false;
-      t.byte(0x0a);
-      lead = head;
-    }
-    if (f.text[i]! < 0 || !(ns >= 0 && ns <= Number.MAX_SAFE_INTEGER && Number.isInteger(ns))) {
-      t.bytes(lead);
+    const id = f.text[depth - 1]!;
+    if (id < 0 || !(ns >= 0 && ns <= Number.MAX_SAFE_INTEGER && Number.isInteger(ns))) {
+      t.bytes(head);
       this.micros(ns);
       t.bytes(NAME);
-      this.name(f, i);
+      this.name(f, depth);
       t.bytes(tail);
       return;
     }
-    const start = f.jsonAt[i]!;
-    const length = f.jsonLength[i]!;
+    const names = this.names;
+    names.jsonBytes(id);
+    const { arena, start, length } = names;
     // The time: up to 16 digits, a point and 3 decimals.
-    let at = t.reserve(lead.length + 20 + NAME.length + length + tail.length);
+    let at = t.reserve(head.length + 20 + NAME.length + length + tail.length);
     const b = t.buffer;
-    at = putBytes(b, at, lead, 0, lead.length);
+    at = putBytes(b, at, head, 0, head.length);
     const us = Math.floor(ns / 1000);
     at = putDecimal(b, at, us);
-    const frac = NAMED_FRACTIONS[ns - us * 1000]!;
+    const frac = FRACTIONS[ns - us * 1000]!;
     at = putBytes(b, at, frac, 0, frac.length);
-    at = putBytes(b, at, this.names.arena, start, length);
+    at = putBytes(b, at, NAME, 0, NAME.length);
+    at = putBytes(b, at, arena, start, length);
     at = putBytes(b, at, tail, 0, tail.length);
     t.wrote(at);
   }
 
-  /** The JSON name of `f`'s frame at index `i` (depth - 1). */
-  private name(f: OpenFrames, i: number): void {
-    if (f.text[i]! < 0) {
-      this.text.text(f.spill[i]!);
+  /** The JSON name of `f`'s frame at `depth`. */
+  private name(f: OpenFrames, depth: number): void {
+    const id = f.text[depth - 1]!;
+    if (id < 0) {
+      this.text.text(f.spill[depth - 1]!);
       return;
     }
-    this.text.slice(this.names.arena, f.jsonAt[i]!, f.jsonLength[i]!);
+    const names = this.names;
+    names.jsonBytes(id);
+    this.text.slice(names.arena, names.start, names.length);
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, time: number): void {
-    const f = this.open[track.index] ?? this.frames(track);
+    const f = this.frames(track);
     const stop = this.origin + Math.round(time);
     // Frames ending together the same way (an unwind, the trace's end) share one instant.
     const together = this.ends.joins(f, depth, end, stop);
     if (!together) this.flushEnd();
-    this.record(f.end, f.nextEnd, stop, f, depth - 1, CLOSE);
+    this.event(true);
+    this.record(f.end, stop, f, depth, CLOSE);
     this.ends.add(f, depth, end, stop, together);
   }
 
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, time: number): void {
     const f = this.frames(track);
     const msg = message === "" ? "" : `,"message":${JSON.stringify(message)}`;
-    this.event();
+    this.event(false);
     this.text.bytes(f.head);
     this.micros(this.origin + Math.round(time));
     this.text.text(`,"name":"${MARKER_NAMES[what]}","cat":"gap","args":{"offset":${offset}${msg}}}`);
@@ -275,7 +249,7 @@ export class TimelineWriter implements CallSink {
     const ends = this.ends;
     const f = ends.take();
     if (f === undefined) return;
-    this.event();
+    this.event(false);
     this.text.bytes(f.head);
     this.micros(ends.time);
     this.text.text(
@@ -284,11 +258,11 @@ export class TimelineWriter implements CallSink {
   }
 
   /**
-   * An event other than a begin or end starts (those are {@link record}'s): the pending
-   * "frame-end" instant goes first, then the separator.
+   * An event starts: the pending "frame-end" instant goes first unless this is an end
+   * event that may share it (exit decides for those), then the separator.
    */
-  private event(): void {
-    if (this.ends.track !== undefined) this.flushEnd();
+  private event(isEnd: boolean): void {
+    if (this.ends.track !== undefined && !isEnd) this.flushEnd();
     if (this.first) this.text.byte(0x0a);
     else this.text.bytes(SEPARATOR);
     this.first = false;
@@ -332,7 +306,7 @@ export class TimelineWriter implements CallSink {
   }
 
   private metadata(json: string): void {
-    this.event();
+    this.event(false);
     this.text.text(json);
   }
 }
@@ -353,14 +327,3 @@ function fraction(frac: number): string {
 const FRACTIONS: readonly Uint8Array[] = Array.from({ length: 1000 }, (_, k) =>
   utf8(k === 0 ? "" : fraction(k)),
 );
-/** {@link FRACTIONS} followed by `,"name":` (what comes after the time in begin and end events). */
-const NAMED_FRACTIONS: readonly Uint8Array[] = Array.from({ length: 1000 }, (_, k) =>
-  utf8(`${k === 0 ? "" : fraction(k)},"name":`),
-);
-
-/** Room in `f`'s per-depth arrays for `depth` frames. */
-function growFrames(f: OpenFrames, depth: number): void {
-  f.text = growInt32(f.text, depth);
-  f.jsonAt = growInt32(f.jsonAt, depth);
-  f.jsonLength = growInt32(f.jsonLength, depth);
-}
