@@ -33,6 +33,9 @@ const SLAB_PAGES = 16;
 /** Words per slot of {@link SectionCache.walk}, and its first size in slots. */
 export const WALK_STRIDE = 4;
 const WALK_MIN_SLOTS = 256;
+/** Slots a look-up tries in code order after an offset's first (see walkNext), and the step hash. */
+const WALK_LINEAR = 3;
+const WALK_HASH = 0x9e3779b1 | 0;
 
 /** One page of entries; `index` is its offset in the section divided by PAGE_SIZE. */
 export class CachePage {
@@ -163,11 +166,11 @@ export class SectionCache {
     const key = (off + 1) | 0;
     const mask = walk.length - 1;
     let i = walkIndex(off, this.walkMask);
-    for (;;) {
+    for (let n = 0; ; n++) {
       const k = walk[i]!;
       if (k === key) return i;
       if (k === 0) return this.copyEntry(off);
-      i = (i + WALK_STRIDE) & mask;
+      i = walkNext(i, n, off, mask);
     }
   }
 
@@ -179,7 +182,7 @@ export class SectionCache {
     const walk = this.walk;
     const mask = walk.length - 1;
     let i = walkIndex(off, this.walkMask);
-    while (walk[i] !== 0) i = (i + WALK_STRIDE) & mask;
+    for (let n = 0; walk[i] !== 0; n++) i = walkNext(i, n, off, mask);
     walk[i] = (off + 1) | 0;
     this.fillSlot(i, off, bce);
     this.walkUsed++;
@@ -216,19 +219,19 @@ export class SectionCache {
     const old = this.walk;
     const walk = new Int32Array(old.length * 2);
     const mask = walk.length - 1;
-    const slots = this.walkMask * 2 + 1;
+    const slotMask = this.walkMask * 2 + 1;
     for (let o = 0; o < old.length; o += WALK_STRIDE) {
       const k = old[o]!;
       if (k === 0) continue;
-      let i = walkIndex(k - 1, slots);
-      while (walk[i] !== 0) i = (i + WALK_STRIDE) & mask;
+      let i = walkIndex(k - 1, slotMask);
+      for (let n = 0; walk[i] !== 0; n++) i = walkNext(i, n, k - 1, mask);
       walk[i] = k;
       walk[i + 1] = old[o + 1]!;
       walk[i + 2] = old[o + 2]!;
       walk[i + 3] = old[o + 3]!;
     }
     this.walk = walk;
-    this.walkMask = slots;
+    this.walkMask = slotMask;
   }
 
   /**
@@ -243,12 +246,12 @@ export class SectionCache {
     const key = (off + 1) | 0;
     const mask = walk.length - 1;
     let i = walkIndex(off, this.walkMask);
-    for (let k = walk[i]!; k !== 0; k = walk[i]!) {
+    for (let n = 0, k = walk[i]!; k !== 0; n++, k = walk[i]!) {
       if (k === key) {
         this.fillSlot(i, off, bce);
         return;
       }
-      i = (i + WALK_STRIDE) & mask;
+      i = walkNext(i, n, off, mask);
     }
   }
 
@@ -296,6 +299,19 @@ export function slot(off: number): number {
  * index each block's read was a cache and TLB miss of its own (about 11% of the CPU
  * time on the large-footprint workload went to those).
  */
-function walkIndex(off: number, mask: number): number {
+export function walkIndex(off: number, mask: number): number {
   return ((off >> 4) & mask) * WALK_STRIDE;
+}
+
+/**
+ * The slot after slot `i` (a word index) in offset `off`'s look-up, `n` slots past its
+ * first, `mask` the table's words less one: the next {@link WALK_LINEAR} in code order
+ * (an entry crowded out of its slot by the others of its 16 bytes lands close by), then
+ * steps of an odd number of slots hashed from the offset, which reach every slot. Not
+ * code order all the way: where code starts a block at nearly every byte, runs of full
+ * slots would join into one, and look-ups would take time in proportion to the table.
+ */
+export function walkNext(i: number, n: number, off: number, mask: number): number {
+  const step = n < WALK_LINEAR ? WALK_STRIDE : ((Math.imul(off, WALK_HASH) >>> 16) | 1) * WALK_STRIDE;
+  return (i + step) & mask;
 }

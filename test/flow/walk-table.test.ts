@@ -8,7 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Bce, Qualifier, SectionCache, WALK_STRIDE } from "../../src/flow/section-cache.js";
+import {
+  Bce,
+  Qualifier,
+  SectionCache,
+  WALK_STRIDE,
+  walkIndex,
+  walkNext,
+} from "../../src/flow/section-cache.js";
 import { Section } from "../../src/image/index.js";
 
 const SIZE = 1 << 20;
@@ -78,4 +85,29 @@ test("walk table: crowded and aliasing offsets each find their own entry, throug
   // Offsets in the same slots without an entry of their own have none.
   for (const off of [8 * 16, 8 * 16 + 1, 4096 + 2, 5 * 4096 + 4, 250 * 4096])
     assert.equal(cache.entry(off), -1);
+});
+
+test("walk table: with an entry at every byte of 64 KiB, each look-up stays short (no run of full slots across the table)", () => {
+  // Code order alone would chain the slots of all 65,536 offsets into one run: a
+  // look-up would pass tens of thousands of slots (a hostile trace made the decode
+  // quadratic). Count the slots each offset's look-up passes before its own.
+  const cache = newCache();
+  const n = 1 << 16;
+  for (let off = 0; off < n; off++) cache.setEntry(off, entryFor(off));
+  for (let off = 0; off < n; off++) assert.ok(cache.entry(off) >= 0);
+  const walk = cache.walk;
+  const mask = walk.length - 1;
+  const slotMask = walk.length / WALK_STRIDE - 1;
+  let longest = 0;
+  for (let off = 0; off < n; off++) {
+    let i = walkIndex(off, slotMask);
+    let passed = 0;
+    while (walk[i] !== off + 1) {
+      assert.notEqual(walk[i], 0, `offset ${off}: its look-up reaches an empty slot before its own`);
+      i = walkNext(i, passed, off, mask);
+      passed++;
+    }
+    longest = Math.max(longest, passed);
+  }
+  assert.ok(longest <= 64, `the longest look-up passes ${longest} slots`);
 });
