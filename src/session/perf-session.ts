@@ -263,6 +263,9 @@ function decodeOnce(
   // perf script's times are perf's decoder's (its CYC reference, see time/perf-clock.ts);
   // ptkit's own outputs keep libipt's.
   if (script) config.perfClock = true;
+  // perf's instruction decoder takes the mode from the binary (64-bit) where ptkit's
+  // waits for a MODE.Exec, which a PSB+ cut short by an overflow lacks.
+  if (script) config.perfMode64 = true;
   const scriptOut = script
     ? perfScriptSink(
         out,

@@ -175,9 +175,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let nextGap = 0;
   if (s.trace.size === 0) return;
   const blocks = s.decoder === "block";
-  // (perf script: perf's instruction decoder takes the mode from the binary: 64-bit.)
-  const config = s.branchTimes ? { ...s.config, perfMode64: true } : s.config;
-  const options = { image: images.image(where.pid), config };
+  const options = { image: images.image(where.pid), config: s.config };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
   let insn = new Insn();
   // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
