@@ -44,7 +44,6 @@ import { BlockEvents } from "./block-events.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowOptions } from "./flow-state.js";
 import * as flowState from "./flow-state.js";
-import { LoopGuard } from "./loop-guard.js";
 import type { Block } from "./records.js";
 import { InsnMeta } from "./section-cache.js";
 
@@ -76,13 +75,9 @@ export class BlockDecoder extends BlockEvents {
   private resyncBefore = -1;
   /** The last resync returned -EventIgnored: the next call goes on with it. */
   private resyncIgnored = false;
-  /** Counts the walk without trace; ends code that loops without it. */
-  private readonly guard: LoopGuard;
 
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
-    this.guard = new LoopGuard(options.loopCheckAfter);
-    this.insnCap = this.guard.cap();
   }
 
   /** Synchronise onto the next PSB (libipt `pt_blk_sync_forward`): status flags or -error. */
@@ -249,9 +244,10 @@ export class BlockDecoder extends BlockEvents {
    */
   next(block: Block): number {
     block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    const consumed = this.consumed;
+    this.blockConsumed = this.consumed;
     const status = this.proceed(block);
-    if (consumed === this.consumed) return this.walkedWithoutTrace(block, status);
+    // In a run, the block may be one the cache walk began (BlockWalk.runOn).
+    if (this.blockConsumed === this.consumed) return this.walkedWithoutTrace(block, status);
     // Trace was consumed (an event, a TIP, a TNT bit): a walk without trace is over.
     if (this.guard.idle !== 0) this.traceConsumed();
     return status;
@@ -262,19 +258,24 @@ export class BlockDecoder extends BlockEvents {
    * calling {@link next} until it returns other than 0 (an event due, tracing off, the
    * end, an error), adding each block and its instructions to `tally`; `block` holds
    * the last. The caller's loop around each block was as costly as the block's walk on
-   * a loop-heavy trace.
+   * a loop-heavy trace; the cache walk goes on from block to block itself where it can
+   * (BlockWalk.runOn), counting the blocks it passes in runBlocks and runInsns.
    */
   nextRun(block: Block, tally: BlockTally): number {
     let blocks = 0;
     let insns = 0;
     let status: number;
+    this.inRun = true;
     do {
       status = this.next(block);
       blocks += 1;
       insns += block.ninsn;
     } while (status === 0);
-    tally.blocks += blocks;
-    tally.insns += insns;
+    this.inRun = false;
+    tally.blocks += blocks + this.runBlocks;
+    tally.insns += insns + this.runInsns;
+    this.runBlocks = 0;
+    this.runInsns = 0;
     return status;
   }
 
@@ -293,12 +294,6 @@ export class BlockDecoder extends BlockEvents {
     if ((status & Status.EventPending) === 0 && guard.loops(this.ipHi, this.ipLo, this.ev.icnt))
       return -ErrorCode.BadQuery;
     return status;
-  }
-
-  /** The loop guard starts over. */
-  private traceConsumed(): void {
-    this.guard.reset();
-    this.insnCap = this.guard.cap();
   }
 
   private proceed(block: Block): number {

@@ -64,6 +64,11 @@ export class BlockFill extends BlockStep {
     return status;
   }
 
+  /** Whether fills wait for {@link finishFills}. */
+  protected fillsPending(): boolean {
+    return this.frames.length !== 0;
+  }
+
   /**
    * Walk instruction by instruction from section offset `off` (the IP), filling
    * block-cache entries (libipt `pt_blk_proceed_no_event_fill_cache`). Each walked

@@ -11,18 +11,24 @@
  */
 
 import * as errors from "../base/errors.js";
+import type { DecoderConfig } from "../event/config.js";
+import * as eventTypes from "../event/types.js";
 import * as addr from "../image/addr.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as blockFill from "./block-fill.js";
 import { BlockFill } from "./block-fill.js";
 import * as blockStep from "./block-step.js";
 import * as flowClass from "./flow-class.js";
 import * as flowInsn from "./flow-insn.js";
+import type { FlowOptions } from "./flow-state.js";
+import { LoopGuard } from "./loop-guard.js";
 import type { Block } from "./records.js";
 import * as sectionCache from "./section-cache.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
 const { ErrorCode } = errors;
+const { EventType } = eventTypes;
 const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 type FlowClass = flowClass.FlowClass;
 const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier } = sectionCache;
@@ -35,6 +41,34 @@ const { MAX_BLOCK_INSNS, Stop } = blockStep;
 const DECODE = 2;
 
 export class BlockWalk extends BlockFill {
+  /** Counts the walk without trace; ends code that loops without it (see BlockDecoder.next). */
+  protected readonly guard: LoopGuard;
+  /**
+   * A run of blocks is being decoded (BlockDecoder.nextRun): the cache walk goes on
+   * from a block to the next itself where nothing else is due in between (see
+   * {@link runOn}), adding the blocks it passes and their instructions here.
+   */
+  protected inRun = false;
+  protected runBlocks = 0;
+  protected runInsns = 0;
+  /**
+   * {@link consumed} when the current block began: the block decoder's loop guard
+   * counts the blocks that consumed no trace.
+   */
+  protected blockConsumed = 0;
+
+  constructor(trace: Uint8Array | TraceBytes, options: FlowOptions, config: DecoderConfig) {
+    super(trace, options, config);
+    this.guard = new LoopGuard(options.loopCheckAfter);
+    this.insnCap = this.guard.cap();
+  }
+
+  /** The loop guard starts over. */
+  protected traceConsumed(): void {
+    this.guard.reset();
+    this.insnCap = this.guard.cap();
+  }
+
   /**
    * Walk to the end of the current stretch of code, using trace for the last step
    * (libipt `pt_blk_proceed_no_event`). 0 or -error.
@@ -84,7 +118,7 @@ export class BlockWalk extends BlockFill {
     const winBegin = view.winBegin | 0;
     const winEnd = view.winEnd | 0;
     let off = view.off | 0;
-    const cap = this.insnCap;
+    let cap = this.insnCap;
     // The last entry taken, while it is a trampoline (else -1), and its instructions:
     // the block's last instruction is among them should the block end there.
     let again = -1;
@@ -146,6 +180,7 @@ export class BlockWalk extends BlockFill {
       }
       again = -1;
       const isize = Bce.isize(bce);
+      let status = 0;
       if (qualifier === Qualifier.Cond && isize !== 0) {
         block.iclass = FlowClass.CondJump;
         block.lastSize = isize;
@@ -153,25 +188,71 @@ export class BlockWalk extends BlockFill {
         if (taken < 0) return taken;
         if (taken === 0) {
           this.setIpAt(baseHi, baseLo, off + isize);
-          return 0;
-        }
-        // The displacement the entry carries, else from decoding.
-        if (words[j + BCE_META] !== 0) {
+        } else if (words[j + BCE_META] !== 0) {
+          // The displacement the entry carries, else from decoding.
           this.setIpAt(baseHi, baseLo, off + isize + words[j + BCE_DISP]!);
-          return 0;
+        } else {
+          const insn = this.insn;
+          insn.reset(this.ipHi, this.ipLo, mode);
+          const err = view.decodeAt(off, insn);
+          if (err < 0) return err;
+          branchTarget(insn);
+          this.setIp(next.hi, next.lo);
         }
-        const insn = this.insn;
-        insn.reset(this.ipHi, this.ipLo, mode);
-        const err = view.decodeAt(off, insn);
-        if (err < 0) return err;
-        branchTarget(insn);
-        this.setIp(next.hi, next.lo);
-        return 0;
+      } else {
+        status = this.decide(block, qualifier, isize, off, words[j + BCE_META]!, words[j + BCE_DISP]!);
+        if (status === RESUME) {
+          off = this.resumeOff | 0;
+          continue;
+        }
       }
-      const status = this.decide(block, qualifier, isize, off, words[j + BCE_META]!, words[j + BCE_DISP]!);
+      // The block ended; in a run, the next may start here.
+      if (status !== 0 || this.inRun === false) return status;
+      status = this.runOn(block);
       if (status !== RESUME) return status;
       off = this.resumeOff | 0;
+      cap = this.insnCap;
     }
+  }
+
+  /**
+   * In a run of blocks, after a block that ended with status 0: start the next block
+   * here, in the same walk, where {@link BlockDecoder.next} would find nothing to do
+   * but walk on in this section, and do what it and nextRun do in between: count the
+   * block, start the loop guard over. That is where the block consumed trace (a TNT
+   * bit, a TIP), the event now current is a TNT with bits left or a TIP (a TNT used up
+   * is fetched past, as proceedTrailingEvent does: fetchEvent's errors are its), no
+   * instruction waits for events, no tick is due, no fill waits to be entered, and the
+   * IP is in this section's window (as SectionView.lookup checks it). {@link RESUME}
+   * with the next block begun at {@link resumeOff}; else 0 to end the walk (then
+   * proceedTrailingEvent decides from the same state), or -error.
+   */
+  private runOn(block: Block): number {
+    if (this.consumed === this.blockConsumed || this.processInsn === true || this.tickEvents === true)
+      return 0;
+    if (this.fillsPending()) return 0;
+    const ev = this.ev;
+    for (;;) {
+      if (this.status < 0) return 0;
+      if (ev.type === EventType.Tip) break;
+      if (ev.type !== EventType.Tnt) return 0;
+      if (ev.size !== 0) break;
+      const err = this.fetchEvent();
+      if (err < 0) return err;
+    }
+    if (this.enabled !== true) return 0;
+    const view = this.code.msec;
+    const d = diff64(this.ipHi, this.ipLo, view.baseHi, view.baseLo);
+    if (!(d >= view.winBegin && d < view.winEnd)) return 0;
+    if (this.guard.idle !== 0) this.traceConsumed();
+    this.runBlocks += 1;
+    this.runInsns += block.ninsn;
+    block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
+    this.blockConsumed = this.consumed;
+    block.isid = view.section!.id;
+    view.off = d | 0;
+    this.resumeOff = d | 0;
+    return RESUME;
   }
 
   /**

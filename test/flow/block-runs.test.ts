@@ -1,9 +1,11 @@
 /**
  * BlockDecoder.nextRun (blocks in runs, counted: `ptkit flow --quiet --stat`) decodes
  * what next() called block by block does: the same blocks and instructions, the same
- * statuses between runs (events, errors, the end), the same last block. Generated
- * programs with interrupts and wild returns (events and errors on the way), blocks
- * ending at calls or not.
+ * statuses between runs (events, errors, the end), the same last block of each run
+ * (every field), the same events and trace offsets after it. Generated programs with
+ * interrupts and wild returns (events and errors on the way), blocks ending at calls
+ * or not, and a loop guard that cuts blocks early (its count starts over between the
+ * blocks a run's cache walk goes on through).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -22,33 +24,52 @@ import {
   USER_BASE,
 } from "../unit/gen/random-program.js";
 
-/** What a decode saw: statuses other than 0 in order, blocks, instructions. */
+/**
+ * What a decode saw: statuses other than 0 in order, each with the block before it and
+ * the trace offset after it; the events; blocks and instructions.
+ */
 interface Seen {
-  statuses: number[];
+  statuses: string[];
+  events: string[];
   blocks: number;
   insns: number;
-  lastEnd: bigint;
+}
+
+function blockFields(b: Block): string {
+  return [b.ip, b.endIp, b.ninsn, b.isid, b.mode, b.iclass, b.speculative, b.truncated, b.size, b.lastSize]
+    .map(String)
+    .join(" ");
 }
 
 /**
  * Decode the whole trace as ptkit flow does (events, then blocks; resync after an
  * error), taking blocks one at a time or in runs.
  */
-function decodeAll(trace: Uint8Array, image: Image, endOnCall: boolean, runs: boolean): Seen {
-  const dec = new BlockDecoder(trace, { image, config: { ...defaultDecoderConfig(), endOnCall } });
+function decodeAll(
+  trace: Uint8Array,
+  image: Image,
+  endOnCall: boolean,
+  loopCheckAfter: number | undefined,
+  runs: boolean,
+): Seen {
+  const config = { ...defaultDecoderConfig(), endOnCall };
+  const dec = new BlockDecoder(trace, { image, config, loopCheckAfter });
   const block = new Block();
   const ev = new PtEvent();
   const tally = new BlockTally();
-  const seen: Seen = { statuses: [], blocks: 0, insns: 0, lastEnd: 0n };
+  const seen: Seen = { statuses: [], events: [], blocks: 0, insns: 0 };
   let status = dec.syncForward();
   for (let steps = 0; steps < 1_000_000; steps++) {
     if (status < 0) {
-      seen.statuses.push(status);
+      seen.statuses.push(`${status} at ${dec.offset}`);
       if (status === -ErrorCode.Eos) break;
       status = dec.syncForward();
       continue;
     }
-    while (status >= 0 && status & Status.EventPending) status = dec.event(ev);
+    while (status >= 0 && status & Status.EventPending) {
+      status = dec.event(ev);
+      seen.events.push(`${ev.type} ${ev.ip} ${status} at ${dec.offset}`);
+    }
     if (status < 0) continue;
     if (status & Status.Eos) break;
     if (runs) {
@@ -58,8 +79,7 @@ function decodeAll(trace: Uint8Array, image: Image, endOnCall: boolean, runs: bo
       seen.blocks += 1;
       seen.insns += block.ninsn;
     }
-    if (status !== 0) seen.statuses.push(status);
-    if (block.ninsn > 0) seen.lastEnd = block.endIp;
+    if (status !== 0) seen.statuses.push(`${status} after ${blockFields(block)} at ${dec.offset}`);
   }
   if (runs) {
     seen.blocks = tally.blocks;
@@ -69,8 +89,13 @@ function decodeAll(trace: Uint8Array, image: Image, endOnCall: boolean, runs: bo
 }
 
 for (const seed of [3, 4]) {
-  for (const endOnCall of [false, true]) {
-    test(`program ${seed}${endOnCall ? ", blocks end at calls" : ""}: runs decode the same blocks`, () => {
+  for (const [endOnCall, loopCheckAfter] of [
+    [false, undefined],
+    [true, undefined],
+    [true, 4],
+  ] as const) {
+    const named = `${endOnCall ? ", blocks end at calls" : ""}${loopCheckAfter ? `, loop check after ${loopCheckAfter}` : ""}`;
+    test(`program ${seed}${named}: runs decode the same blocks`, () => {
       const program = randomProgram(seed, 80);
       const exec = randomRun(program, seed, { insns: 20000, interrupts: 0.01, wildReturns: 0.02 });
       const trace = generate(exec, {
@@ -79,8 +104,8 @@ for (const seed of [3, 4]) {
       const image = new Image();
       image.addRaw("code", program.code, 0, USER_BASE);
       image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
-      const one = decodeAll(trace.bytes, image, endOnCall, false);
-      const runs = decodeAll(trace.bytes, image, endOnCall, true);
+      const one = decodeAll(trace.bytes, image, endOnCall, loopCheckAfter, false);
+      const runs = decodeAll(trace.bytes, image, endOnCall, loopCheckAfter, true);
       assert.ok(one.insns >= 20000, `${one.insns} instructions`);
       assert.ok(one.statuses.length > 2, "events and the end between runs");
       assert.deepEqual(runs, one);
