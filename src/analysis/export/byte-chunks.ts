@@ -100,9 +100,12 @@ export class ByteChunks {
     this.at = end;
   }
 
-  /** `length` bytes of `src` from `start` (all of it by default: bytes made once, see {@link viewOf}). */
-  viewBytes(src: DataView, start = 0, length = src.byteLength): void {
-    this.at = putView(this.dv, this.reserve(length), src, start, length);
+  /** Bytes made once, as a DataView (see {@link viewOf}). */
+  viewBytes(src: DataView): void {
+    const n = src.byteLength;
+    const at = this.reserve(n);
+    // After reserve, which may have replaced the buffer.
+    this.at = putView(this.dv, at, src, 0, n);
   }
 
   /** One byte (an ASCII character code). */
