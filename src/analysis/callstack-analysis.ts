@@ -65,6 +65,8 @@ export class CallAnalysis {
   readonly threads: ThreadTrack[] = [];
   /** The clock, once settled (see {@link ClockUnit}). */
   clock: ClockInfo | undefined;
+  /** The stream whose timed calls and returns wait for the sinks, if any (see TimedOps). */
+  waiting: { release(): void } | undefined;
   private readonly byId = new Map<string, ThreadTrack>();
   private readonly streams: FlowTracker[] = [];
   private readonly nsPerTick: number;
@@ -99,8 +101,21 @@ export class CallAnalysis {
       t = new ThreadTrack(this.threads.length, pid, tid, name, this.depthLimit);
       this.threads.push(t);
       this.byId.set(key, t);
-    } else if (t.name === "" && name !== "") t.name = name;
+    } else if (t.name === "" && name !== "") {
+      // The sinks name a thread when they first see it: as of before.
+      this.release();
+      t.name = name;
+    }
     return t;
+  }
+
+  /**
+   * The calls and returns already timed go to the sinks now: before something they read
+   * when they get them changes (a thread's name; the symbols frames are named by, as
+   * ptkit perf replays the sideband).
+   */
+  release(): void {
+    this.waiting?.release();
   }
 
   /** The clock value of a TSC: ticks (or ns) since the first TSC seen. */

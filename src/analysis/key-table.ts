@@ -75,7 +75,9 @@ function hash(a: number, b: number, c: number, d: number): number {
   h = Math.imul(h ^ b ^ (h >>> 15), 0xc2b2ae35);
   h = Math.imul(h ^ c ^ (h >>> 13), 0x27d4eb2f);
   h = Math.imul(h ^ d ^ (h >>> 16), 0x165667b1);
-  return (h ^ (h >>> 15)) >>> 0;
+  // Signed: callers take the low bits, and an unsigned value past 2^31 is a heap
+  // number when this is not inlined (an allocation per look-up).
+  return h ^ (h >>> 15);
 }
 
 /** `a`, or a copy at least `need` long (doubling) with the same prefix. */

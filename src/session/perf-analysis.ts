@@ -182,6 +182,11 @@ export class PerfAnalysis {
     this.calls += calls;
   }
 
+  /** The calls and returns already timed go to the outputs now (the symbols are about to change). */
+  release(): void {
+    this.outputs.analysis.release();
+  }
+
   /** Close the files without writing more: the decode starts again with {@link open}. */
   abandon(): void {
     this.outputs.abandon();

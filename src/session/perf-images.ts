@@ -300,6 +300,12 @@ export class ProcessImages {
     return s;
   }
 
+  /**
+   * Told before {@link advance} applies changes: the symbols may change (an analysis
+   * hands out what it named with the symbols before; see CallAnalysis.release).
+   */
+  beforeChange: (() => void) | undefined;
+
   /** Apply the changes due at or before TSC hi:lo; true when any applied. */
   advance(hi: number, lo: number): boolean {
     const changes = this.tasks.changes;
@@ -307,6 +313,7 @@ export class ProcessImages {
     while (this.next < changes.length) {
       const c = changes[this.next]!;
       if (lt64(hi, lo, c.tscHi, c.tscLo)) break;
+      if (this.next === from) this.beforeChange?.();
       this.apply(c);
       this.next++;
     }

@@ -312,6 +312,8 @@ function decodeOnce(
   const needed = internal.missing ?? new Map<string, number>();
   const imagesBefore = internal.images?.length ?? 0;
   const processImages = (p: ProcessImages) => {
+    // The analysis' frames are named as the symbols were when they ran.
+    p.beforeChange = () => analysis?.release();
     if (internal.images) {
       p.retired = [];
       internal.images.push(p);

@@ -5,7 +5,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { ByteChunks, immediate, putBytes, putDecimal } from "../../src/analysis/export/byte-chunks.js";
+import {
+  ByteChunks,
+  immediate,
+  putBytes,
+  putDecimal,
+  putView,
+  viewOf,
+} from "../../src/analysis/export/byte-chunks.js";
 import { hex64 } from "../../src/base/halves.js";
 
 type Piece =
@@ -13,7 +20,9 @@ type Piece =
   | { k: "slice"; s: string; from: number }
   | { k: "int"; v: number }
   | { k: "record"; s: string; v: number }
-  | { k: "hex"; hi: number; lo: number; width: number; space: boolean };
+  | { k: "hex"; hi: number; lo: number; width: number; space: boolean }
+  | { k: "view"; s: string }
+  | { k: "viewSlice"; s: string; from: number };
 
 const piece: fc.Arbitrary<Piece> = fc.oneof(
   fc.record({ k: fc.constant("text" as const), s: fc.string({ unit: "binary", maxLength: 40 }) }),
@@ -33,6 +42,14 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
     s: fc.string({ unit: "binary-ascii", maxLength: 2000 }),
     v: fc.oneof(fc.nat(), fc.maxSafeNat()),
   }),
+  // Bytes made once as a DataView (the timeline's pieces), and copied four at a time
+  // from within an arena into place after reserve().
+  fc.record({ k: fc.constant("view" as const), s: fc.string({ unit: "binary", maxLength: 2000 }) }),
+  fc.record({
+    k: fc.constant("viewSlice" as const),
+    s: fc.string({ unit: "binary", maxLength: 200 }),
+    from: fc.nat({ max: 8 }),
+  }),
   fc.record({
     k: fc.constant("hex" as const),
     hi: fc.oneof(fc.constant(0), fc.nat({ max: 0xffffffff })),
@@ -44,7 +61,7 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 
 /** What each piece should read as. */
 function expected(p: Piece): string {
-  if (p.k === "text" || p.k === "slice") return p.s;
+  if (p.k === "text" || p.k === "slice" || p.k === "view" || p.k === "viewSlice") return p.s;
   if (p.k === "int") return String(p.v);
   if (p.k === "record") return `${p.s}${p.v}`;
   const h = hex64(p.hi, p.lo, 0);
@@ -64,11 +81,18 @@ test("pieces read as String() and hex64 would write them, in UTF-8", () => {
       const again = new ByteChunks(immediate((c) => copied.push(c.slice())));
       for (const p of pieces) {
         const arena =
-          p.k === "slice" ? new Uint8Array([...new Uint8Array(p.from), ...Buffer.from(p.s)]) : undefined;
+          p.k === "slice" || p.k === "viewSlice"
+            ? new Uint8Array([...new Uint8Array(p.from), ...Buffer.from(p.s)])
+            : undefined;
         for (const x of [out, w, again]) {
           if (p.k === "text") x.text(p.s);
           else if (p.k === "slice") x.slice(arena!, p.from, arena!.length - p.from);
-          else if (p.k === "int") x.int(p.v);
+          else if (p.k === "view") x.viewBytes(viewOf(Buffer.from(p.s)));
+          else if (p.k === "viewSlice") {
+            const n = arena!.length - p.from;
+            const at = x.reserve(n);
+            x.wrote(putView(x.view, at, viewOf(arena!), p.from, n));
+          } else if (p.k === "int") x.int(p.v);
           else if (p.k === "record") {
             const bytes = Buffer.from(p.s);
             let at = x.reserve(bytes.length + 16);
@@ -113,4 +137,32 @@ test("bytes() copies short and long arrays alike", () => {
   }
   w.flush();
   assert.equal(Buffer.concat(chunks).toString("latin1"), `ab${"c".repeat(1000)}`.repeat(100));
+});
+
+test("viewBytes() and putView() copy across chunk boundaries, into handed-over and reused buffers alike", () => {
+  const pieces = Array.from(
+    { length: 3000 },
+    (_, i) => `{"ph":"B","ts":${i},"name":"f${"x".repeat(i % 37)}"}`,
+  );
+  const views = pieces.map((p) => viewOf(Buffer.from(p)));
+  const handed: Uint8Array[] = [];
+  const copied: Uint8Array[] = [];
+  for (const w of [
+    new ByteChunks((c) => handed.push(c)),
+    new ByteChunks(immediate((c) => copied.push(c.slice()))),
+  ]) {
+    for (let i = 0; i < views.length; i++) {
+      if (i % 2 === 0) w.viewBytes(views[i]!);
+      else {
+        const n = views[i]!.byteLength;
+        const at = w.reserve(n); // first: it may replace the buffer the view is of
+        w.wrote(putView(w.view, at, views[i]!, 0, n));
+      }
+    }
+    w.flush();
+  }
+  const want = pieces.join("");
+  assert.ok(handed.length > 1);
+  assert.equal(Buffer.concat(handed).toString("utf8"), want);
+  assert.equal(Buffer.concat(copied).toString("utf8"), want);
 });

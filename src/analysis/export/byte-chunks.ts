@@ -33,6 +33,8 @@ export function utf8(text: string): Uint8Array {
 
 export class ByteChunks {
   private buf = new Uint8Array(CHUNK);
+  /** {@link buf} as a DataView (see {@link view}). */
+  private dv = new DataView(this.buf.buffer);
   private at = 0;
   /** The callee is done with a chunk when it returns: the buffer is filled again. */
   private readonly reuse: boolean;
@@ -45,8 +47,13 @@ export class ByteChunks {
   private room(n: number): void {
     if (this.at + n <= this.buf.length) return;
     if (this.at > 0) this.out(this.buf.subarray(0, this.at));
-    if (!this.reuse || n > this.buf.length) this.buf = new Uint8Array(Math.max(CHUNK, n));
+    if (!this.reuse || n > this.buf.length) this.fresh(Math.max(CHUNK, n));
     this.at = 0;
+  }
+
+  private fresh(size: number): void {
+    this.buf = new Uint8Array(size);
+    this.dv = new DataView(this.buf.buffer);
   }
 
   /** Any text (ASCII copied unit by unit, the rest encoded). */
@@ -83,9 +90,22 @@ export class ByteChunks {
     return this.buf;
   }
 
+  /** {@link buffer} as a DataView, for {@link putView} (read it after reserving). */
+  get view(): DataView {
+    return this.dv;
+  }
+
   /** The bytes reserved were written up to `end` (at most the room reserved). */
   wrote(end: number): void {
     this.at = end;
+  }
+
+  /** Bytes made once, as a DataView (see {@link viewOf}). */
+  viewBytes(src: DataView): void {
+    const n = src.byteLength;
+    const at = this.reserve(n);
+    // After reserve, which may have replaced the buffer.
+    this.at = putView(this.dv, at, src, 0, n);
   }
 
   /** One byte (an ASCII character code). */
@@ -155,7 +175,7 @@ export class ByteChunks {
   flush(): void {
     if (this.at === 0) return;
     this.out(this.buf.subarray(0, this.at));
-    if (!this.reuse) this.buf = new Uint8Array(CHUNK);
+    if (!this.reuse) this.fresh(CHUNK);
     this.at = 0;
   }
 
@@ -173,6 +193,26 @@ export function putBytes(b: Uint8Array, at: number, src: Uint8Array, start: numb
   if (length > 64) b.set(src.subarray(start, start + length), at);
   else for (let i = 0; i < length; i++) b[at + i] = src[start + i]!;
   return at + length;
+}
+
+/**
+ * {@link putBytes} between DataViews, four bytes a step: `length` bytes of `src` from
+ * `start` into `out` at `at`, which has room for them; where they end. A store into a
+ * Uint8Array makes V8 load both arrays' fields again before the next byte (they may
+ * share memory), so the byte loop costs about 2 ns a byte (Node 20); a DataView moves
+ * four unaligned bytes in one load and one store: 5 pieces of a timeline event (80
+ * bytes) 85 ns instead of 200.
+ */
+export function putView(out: DataView, at: number, src: DataView, start: number, length: number): number {
+  let i = 0;
+  for (; i + 4 <= length; i += 4) out.setInt32(at + i, src.getInt32(start + i, true), true);
+  for (; i < length; i++) out.setUint8(at + i, src.getUint8(start + i));
+  return at + length;
+}
+
+/** Bytes made once (see {@link utf8}) as a DataView, for {@link putView}. */
+export function viewOf(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /** The integer `v` (0 <= v < 2^53) in decimal, as `String(v)` writes it, into `b` at `at` (room for 16 bytes): where it ends. */

@@ -78,6 +78,8 @@ export class FrameNames {
    * grows: read it after asking for the bytes.
    */
   arena: Uint8Array = new Uint8Array(1 << 16);
+  /** {@link arena} as a DataView (for putView; replaced with it). */
+  arenaView: DataView = new DataView(this.arena.buffer);
   private arenaUsed = 0;
   /** Where the last {@link nameBytes}/{@link jsonBytes} asked for is in {@link arena}. */
   start = 0;
@@ -303,6 +305,7 @@ export class FrameNames {
     const grown = new Uint8Array(Math.max(2 * this.arena.length, this.arenaUsed + n));
     grown.set(this.arena.subarray(0, this.arenaUsed));
     this.arena = grown;
+    this.arenaView = new DataView(grown.buffer);
   }
 
   /** The text of a new entry's name: {@link make}'s, its bytes made from the function name's when it has one. */

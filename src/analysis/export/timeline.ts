@@ -59,7 +59,7 @@ import {
   type ThreadTrack,
 } from "../callstack-sink.js";
 import { growInt32 } from "../key-table.js";
-import { ByteChunks, type ChunkOut, putBytes, putDecimal, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, putDecimal, putView, utf8, viewOf } from "./byte-chunks.js";
 import { FrameEnds } from "./frame-ends.js";
 import type { FrameNames } from "./frame-names.js";
 
@@ -76,12 +76,12 @@ const TIME_UNITS: Record<ClockUnit, { unit: string; label: string }> = {
 /** The open frames of one thread, by depth (index depth - 1). */
 class OpenFrames {
   /** What the thread's begin, end and instant events start with, up to the value of "ts". */
-  readonly begin: Uint8Array;
-  readonly end: Uint8Array;
+  readonly begin: DataView;
+  readonly end: DataView;
   readonly head: Uint8Array;
   constructor(track: ThreadTrack) {
-    this.begin = utf8(`{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`);
-    this.end = utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`);
+    this.begin = viewOf(utf8(`{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`));
+    this.end = viewOf(utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`));
     this.head = utf8(`{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`);
   }
   /**
@@ -92,11 +92,18 @@ class OpenFrames {
   readonly spill: string[] = [];
 }
 
-const NAME = utf8(',"name":');
+// The pieces of begin and end events, as DataViews for putView.
+const NAME = viewOf(utf8(',"name":'));
 /** `,"cat":"KIND"}` per frame kind. */
-const CATEGORIES = FRAME_KIND_NAMES.map((k) => utf8(`,"cat":"${k}"}`));
+const CATEGORIES = FRAME_KIND_NAMES.map((k) => viewOf(utf8(`,"cat":"${k}"}`)));
 const SEPARATOR = utf8(",\n");
-const CLOSE = utf8("}");
+/** A "frame-end" instant after its time, per {@link FrameEnd}: up to its count of frames, then the depth, made once. */
+const FRAME_END_HEADS = FRAME_END_NAMES.map((n) =>
+  utf8(`,"name":"${n}","cat":"frame-end","args":{"frames":`),
+);
+const DEPTH = utf8(',"depth":');
+const ARGS_CLOSE = utf8("}}");
+const CLOSE = viewOf(utf8("}"));
 
 export interface TimelineOptions {
   /**
@@ -168,31 +175,31 @@ export class TimelineWriter implements CallSink {
    * time, the name and `tail`. Written in place, in one piece (with a name past the
    * names' limit or a time micros() writes as text, piece by piece).
    */
-  private record(head: Uint8Array, ns: number, f: OpenFrames, depth: number, tail: Uint8Array): void {
+  private record(head: DataView, ns: number, f: OpenFrames, depth: number, tail: DataView): void {
     const t = this.text;
     const id = f.text[depth - 1]!;
     if (id < 0 || !(ns >= 0 && ns <= Number.MAX_SAFE_INTEGER && Number.isInteger(ns))) {
-      t.bytes(head);
+      t.viewBytes(head);
       this.micros(ns);
-      t.bytes(NAME);
+      t.viewBytes(NAME);
       this.name(f, depth);
-      t.bytes(tail);
+      t.viewBytes(tail);
       return;
     }
     const names = this.names;
     names.jsonBytes(id);
-    const { arena, start, length } = names;
+    const { arenaView, start, length } = names;
     // The time: up to 16 digits, a point and 3 decimals.
-    let at = t.reserve(head.length + 20 + NAME.length + length + tail.length);
-    const b = t.buffer;
-    at = putBytes(b, at, head, 0, head.length);
+    let at = t.reserve(head.byteLength + 20 + NAME.byteLength + length + tail.byteLength);
+    const v = t.view;
+    at = putView(v, at, head, 0, head.byteLength);
     const us = Math.floor(ns / 1000);
-    at = putDecimal(b, at, us);
+    at = putDecimal(t.buffer, at, us);
     const frac = FRACTIONS[ns - us * 1000]!;
-    at = putBytes(b, at, frac, 0, frac.length);
-    at = putBytes(b, at, NAME, 0, NAME.length);
-    at = putBytes(b, at, arena, start, length);
-    at = putBytes(b, at, tail, 0, tail.length);
+    at = putView(v, at, frac, 0, frac.byteLength);
+    at = putView(v, at, NAME, 0, NAME.byteLength);
+    at = putView(v, at, arenaView, start, length);
+    at = putView(v, at, tail, 0, tail.byteLength);
     t.wrote(at);
   }
 
@@ -252,9 +259,12 @@ export class TimelineWriter implements CallSink {
     this.event(false);
     this.text.bytes(f.head);
     this.micros(ends.time);
-    this.text.text(
-      `,"name":"${FRAME_END_NAMES[ends.how]}","cat":"frame-end","args":{"frames":${ends.count},"depth":${ends.depth}}}`,
-    );
+    const t = this.text;
+    t.bytes(FRAME_END_HEADS[ends.how]!);
+    t.int(ends.count);
+    t.bytes(DEPTH);
+    t.int(ends.depth);
+    t.bytes(ARGS_CLOSE);
   }
 
   /**
@@ -280,7 +290,7 @@ export class TimelineWriter implements CallSink {
     const frac = ns - us * 1000;
     t.int(us);
     const f = FRACTIONS[frac];
-    if (f !== undefined) t.bytes(f);
+    if (f !== undefined) t.viewBytes(f);
     else if (frac !== 0) t.text(fraction(frac)); // not a whole number of ns: as String() has it
   }
 
@@ -323,7 +333,7 @@ function fraction(frac: number): string {
   return `.${"00".slice(0, width - digits.length)}${digits}`;
 }
 
-/** {@link fraction} of 1..999 as bytes (index 0 unused), made once. */
-const FRACTIONS: readonly Uint8Array[] = Array.from({ length: 1000 }, (_, k) =>
-  utf8(k === 0 ? "" : fraction(k)),
+/** {@link fraction} of 1..999 as bytes (index 0: none), made once. */
+const FRACTIONS: readonly DataView[] = Array.from({ length: 1000 }, (_, k) =>
+  viewOf(utf8(k === 0 ? "" : fraction(k))),
 );
