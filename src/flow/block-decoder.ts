@@ -243,8 +243,7 @@ export class BlockDecoder extends BlockEvents {
    * holds what was decoded before the error (for diagnostics).
    */
   next(block: Block): number {
-    block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    this.blockConsumed = this.consumed;
+    this.beginBlock(block);
     const status = this.proceed(block);
     // In a run, the block may be one the cache walk began (BlockWalk.runOn).
     if (this.blockConsumed === this.consumed) return this.walkedWithoutTrace(block, status);

@@ -63,6 +63,15 @@ export class BlockWalk extends BlockFill {
     this.insnCap = this.guard.cap();
   }
 
+  /**
+   * `block` begins at the current IP (BlockDecoder.next, and {@link runOn} for the next
+   * block of a run): the trace consumed so far is noted for the loop guard.
+   */
+  protected beginBlock(block: Block): void {
+    block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
+    this.blockConsumed = this.consumed;
+  }
+
   /** The loop guard starts over. */
   protected traceConsumed(): void {
     this.guard.reset();
@@ -247,8 +256,7 @@ export class BlockWalk extends BlockFill {
     if (this.guard.idle !== 0) this.traceConsumed();
     this.runBlocks += 1;
     this.runInsns += block.ninsn;
-    block.begin(this.ipHi, this.ipLo, this.mode, this.speculative);
-    this.blockConsumed = this.consumed;
+    this.beginBlock(block);
     block.isid = view.section!.id;
     view.off = d | 0;
     this.resumeOff = d | 0;
