@@ -6,6 +6,7 @@
 
 import { ErrorCode } from "../base/errors.js";
 import { type BlockContext, decodePacket, nextBlockContext, PSB_SIZE } from "./decode.js";
+import { skimPackets } from "./skim.js";
 import { syncBackward, syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
 import { type Packet, PacketType } from "./types.js";
@@ -93,6 +94,23 @@ export class PacketDecoder {
     this.pos = offset;
     this.block = 0;
     return 0;
+  }
+
+  /**
+   * Step over the packets from the current offset that their header byte decides
+   * (see skim.ts), up to the first packet boundary at or after `stop` or the end of
+   * the bytes held, counting them per type into `counts` and `typeBytes`: for loops
+   * that need no payloads. Outside a BBP block only (elsewhere it does nothing).
+   */
+  skim(stop: number, counts: Float64Array, typeBytes: Float64Array): void {
+    const pos = this.pos;
+    if (pos < 0 || this.block !== 0) return;
+    const t = this.bytes;
+    const at = pos - t.base;
+    const end = t.end - t.base;
+    // An integer limit (`stop` may be +Infinity): a double would make the skim's offsets doubles.
+    const limit = stop < t.end ? stop - t.base : end;
+    this.pos = pos + skimPackets(t.buf, at, limit, end, counts, typeBytes) - at;
   }
 
   /** Decode the packet at the current offset into `pkt` and advance. Size or `-error`. */

@@ -5,6 +5,7 @@
 
 import { ErrorCode } from "../base/errors.js";
 import { type BlockContext, decodePacket, nextBlockContext } from "./decode.js";
+import { skimPackets } from "./skim.js";
 import { syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
 import { PACKET_TYPE_COUNT, Packet, PacketType } from "./types.js";
@@ -76,7 +77,6 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
   const quirks = options.quirks ?? 0;
   const pkt = new Packet();
   let errorCount = 0;
-  let packets = 0;
   let truncated = 0;
   const stop = Math.min(end, options.stop ?? end);
   let pos = options.carry ? 0 : syncForwardIn(t, 0);
@@ -88,19 +88,24 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
   let base = t.base;
   let bufEnd = t.end - base;
   while (pos >= 0 && pos < stop) {
+    if (onProgress && pos >= nextProgress) {
+      onProgress(pos);
+      nextProgress = pos + step;
+    }
+    if (block === 0) {
+      // Most packets: their header byte says all a count needs (the others stop the skim).
+      const at = pos - base;
+      pos += skimPackets(buf, at, Math.min(stop - base, bufEnd), bufEnd, counts, typeBytes) - at;
+      if (pos >= stop) break;
+    }
     const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
     if (size > 0) {
       const type = pkt.type;
       counts[type]!++;
       typeBytes[type]! += size;
-      packets++;
       if (type === PacketType.Psb) psbOffsets.push(pos);
       block = nextBlockContext(pkt, block);
       pos += size;
-      if (onProgress && pos >= nextProgress) {
-        onProgress(pos);
-        nextProgress = pos + step;
-      }
       continue;
     }
     if (size === -ErrorCode.Eos) {
@@ -126,6 +131,8 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
     base = t.base;
     bufEnd = t.end - base;
   }
+  let packets = 0;
+  for (let type = 0; type < PACKET_TYPE_COUNT; type++) packets += counts[type]!;
   return {
     bytes: end,
     packets,

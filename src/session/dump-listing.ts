@@ -12,6 +12,7 @@ import {
   hex64,
   LastIp,
   PACKET_NAMES,
+  PACKET_TYPE_COUNT,
   Packet,
   PacketDecoder,
   PacketType,
@@ -143,6 +144,9 @@ export class Dumper {
     // With --quiet and nothing tracked, a packet changes nothing dumpPacket keeps or prints.
     const o = this.options;
     const silent = o.quiet && !o.trackTime && !o.showLastIp;
+    // What a silent dump skims over is counted there, and not used.
+    const skimmed = new Float64Array(PACKET_TYPE_COUNT);
+    const skimmedBytes = new Float64Array(PACKET_TYPE_COUNT);
     if (piece?.carry) decoder.resume(0, piece.carry.syncOffset, piece.carry.block);
     else status = this.options.noSync ? decoder.syncSet(0) : decoder.syncForward();
     this.synced = status >= 0;
@@ -152,6 +156,8 @@ export class Dumper {
       return decoder.end;
     }
     for (;;) {
+      // Packets their header byte decides are not even decoded (see skim.ts).
+      if (silent) decoder.skim(stop, skimmed, skimmedBytes);
       const offset = decoder.pos;
       if (offset >= stop) {
         this.carry.syncOffset = decoder.syncOffset;
