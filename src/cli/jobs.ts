@@ -22,13 +22,20 @@ export function parseJobs(io: SessionIo, text: string | undefined): number | str
 
 /**
  * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
- * would not pay. `maxChunk` bounds a piece (and so what its result holds).
+ * would not pay. `maxChunk` bounds a piece (and so what its result holds);
+ * `minChunk` is the least worth a thread, for the command's decode speed.
  */
-export function planPieces(io: SessionIo, source: TraceSource, jobs: number, maxChunk?: number): number[] {
+export function planPieces(
+  io: SessionIo,
+  source: TraceSource,
+  jobs: number,
+  maxChunk?: number,
+  minChunk: number = MIN_CHUNK,
+): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).
   const env = Number(process.env.PTKIT_CHUNK_SIZE);
-  const min = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : MIN_CHUNK);
+  const min = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : minChunk);
   return planChunks(source, jobs, min, maxChunk);
 }
 

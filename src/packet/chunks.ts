@@ -21,6 +21,12 @@ import { TraceBytes, type TraceSource } from "./trace-bytes.js";
 /** Pieces smaller than this are not worth a worker: a trace under two of them is decoded in one piece. */
 export const MIN_CHUNK = 4 << 20;
 
+/**
+ * The same for decodes that skim most packets (see skim.ts: `ptkit stats`, quiet
+ * dumps), some 250 MB/s a thread, where a worker thread takes about 0.1 s to start.
+ */
+export const MIN_SKIM_CHUNK = 32 << 20;
+
 /** Pieces per thread: more than one, so that a slow piece does not leave the others idle. */
 const CHUNKS_PER_THREAD = 4;
 

@@ -1,6 +1,6 @@
 /** `ptkit dump`: the ptdump-compatible packet listing. */
 import { diagnosticLine } from "../../base/diagnostic.js";
-import { seam, sliceSource } from "../../packet/chunks.js";
+import { MIN_SKIM_CHUNK, seam, sliceSource } from "../../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../../packet/trace-bytes.js";
 import { type DumpCarry, Dumper, type DumpNote } from "../../session/dump-listing.js";
 import type { DumpOptions } from "../../session/dump-options.js";
@@ -79,9 +79,12 @@ export async function runDump(
   if (problem !== undefined) return fail(problem);
   const source = fileRangeSource(io, range);
   if (typeof source === "string") return fail(source);
-  const starts = dumpsInPieces(options)
-    ? planPieces(io, source, jobs, options.quiet ? undefined : DUMP_PIECE)
-    : [0];
+  // A quiet dump skims (see dumper.run); a listing's pieces are bounded by what they hold.
+  const starts = !dumpsInPieces(options)
+    ? [0]
+    : options.quiet
+      ? planPieces(io, source, jobs, undefined, MIN_SKIM_CHUNK)
+      : planPieces(io, source, jobs, DUMP_PIECE);
   if (starts.length > 1 && io.chunks) {
     out.flush(); // the errata diagnostic
     const bar = new Progress(io, "dumping", source.size);

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { errorMessage } from "../../base/errors.js";
 import { nowMs } from "../../node/clock.js";
+import { MIN_SKIM_CHUNK } from "../../packet/chunks.js";
 import { collectStats, type StatsPiece, type TraceStats } from "../../packet/stats.js";
 import { StatsMerge } from "../../packet/stats-merge.js";
 import { TraceBytes } from "../../packet/trace-bytes.js";
@@ -86,7 +87,7 @@ export function runStats(
     );
     return 0;
   };
-  const starts = planPieces(io, source, jobs);
+  const starts = planPieces(io, source, jobs, undefined, MIN_SKIM_CHUNK);
   if (starts.length > 1 && io.chunks) {
     // In pieces on other threads, merged in order (exactly what one decode gives: see StatsMerge).
     const merge = new StatsMerge(source, maxErrors);
