@@ -240,8 +240,13 @@ export class SectionCache {
    * from there.
    */
   setEntry(off: number, bce: number): void {
-    this.page(off).bce[slot(off)] = bce;
-    // The walk's copy, if it has one.
+    const entries = this.page(off).bce;
+    const k = slot(off);
+    const was = entries[k]!;
+    entries[k] = bce;
+    // The walk's copy, if it has one: only entries that were valid are copied (see
+    // copyEntry), and nearly every entry is new, which spares the look-up.
+    if ((was & Bce.MODE_MASK) === 0) return;
     const walk = this.walk;
     const key = (off + 1) | 0;
     const mask = walk.length - 1;

@@ -38,6 +38,23 @@ const info = new InsnInfo();
 const MAX_CACHED_SECTION = 0x4000_0000;
 const HUGE_WINDOW = 0x4000_0000;
 
+/** Sections a view remembers its place in, besides the current one (see {@link SectionView.recall}). */
+const RECENT = 4;
+
+/** What {@link SectionView.fill} worked out for one section, kept for coming back to it. */
+class Place {
+  section: Section | null = null;
+  cache: SectionCache | null = null;
+  baseHi = 0;
+  baseLo = 0;
+  byteBase = 0;
+  winBegin = 0;
+  winEnd = 0;
+  readEnd = 0;
+}
+// Addresses: see doubleFields.
+doubleFields(new Place(), ["baseHi", "baseLo"]);
+
 export class SectionView {
   /** Sections get no caches (a reader that decodes each instruction about once). */
   uncached = false;
@@ -65,6 +82,16 @@ export class SectionView {
   filled = false;
   private version = -1;
   private image: Image | null = null;
+  /**
+   * The last sections filled, and the image and version they were found in: code
+   * going back and forth between a program and its libraries switches sections at
+   * nearly every call and return (2.2 million times on the large-footprint workload),
+   * and the image's look-up and the caches' WeakMap cost 85 ns a time.
+   */
+  private readonly places: Place[] = Array.from({ length: RECENT }, () => new Place());
+  private placeNext = 0;
+  private placesImage: Image | null = null;
+  private placesVersion = -1;
 
   clear(): void {
     this.section = null;
@@ -92,7 +119,57 @@ export class SectionView {
       }
     }
     this.filled = true;
+    if (this.recall(image, hi, lo)) return this.section!.id;
     return this.fill(image, caches, hit, hi, lo);
+  }
+
+  /**
+   * Make (hi:lo) current from a section filled before, if one of {@link places} has it
+   * and the image did not change since: the same as {@link fill} would find, as this
+   * view's current section is trusted while the image stays the same.
+   */
+  private recall(image: Image, hi: number, lo: number): boolean {
+    if (this.placesImage !== image || this.placesVersion !== image.version) return false;
+    const places = this.places;
+    for (let k = 0; k < RECENT; k++) {
+      const p = places[k]!;
+      if (p.section === null) continue;
+      const d = diff64(hi, lo, p.baseHi, p.baseLo);
+      if (!(d >= p.winBegin && d < p.winEnd)) continue;
+      this.section = p.section;
+      this.cache = p.cache;
+      this.baseHi = p.baseHi;
+      this.baseLo = p.baseLo;
+      this.byteBase = p.byteBase;
+      this.winBegin = p.winBegin;
+      this.winEnd = p.winEnd;
+      this.readEnd = p.readEnd;
+      this.image = image;
+      this.version = image.version;
+      this.off = d | 0;
+      return true;
+    }
+    return false;
+  }
+
+  /** Keep the current section's place for {@link recall}. */
+  private remember(image: Image): void {
+    const places = this.places;
+    if (this.placesImage !== image || this.placesVersion !== image.version) {
+      for (const p of places) p.section = null;
+      this.placesImage = image;
+      this.placesVersion = image.version;
+    }
+    const p = places[this.placeNext]!;
+    this.placeNext = (this.placeNext + 1) % RECENT;
+    p.section = this.section;
+    p.cache = this.cache;
+    p.baseHi = this.baseHi;
+    p.baseLo = this.baseLo;
+    p.byteBase = this.byteBase;
+    p.winBegin = this.winBegin;
+    p.winEnd = this.winEnd;
+    p.readEnd = this.readEnd;
   }
 
   private fill(
@@ -140,6 +217,7 @@ export class SectionView {
     this.image = image;
     this.version = image.version;
     this.off = (d - origin) | 0;
+    this.remember(image);
     return s.id;
   }
 
