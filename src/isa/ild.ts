@@ -173,22 +173,46 @@ const MAP_NONE = 5;
  * about 40 ns on a one-byte NOP.
  */
 class IldState {
-  mode = 0;
-  osz = 0;
-  asz = 0;
-  f3 = 0;
-  lastF2F3 = 0;
-  lock = 0;
-  vex = 0;
-  rexR = 0;
-  rexW = 0;
-  map = MAP_NONE;
-  opcode = 0;
-  modrm = 0;
-  dispBytes = 0;
-  dispPos = 0;
-  imm1 = 0;
-  imm2 = 0;
+  declare mode: number;
+  declare osz: number;
+  declare asz: number;
+  declare f3: number;
+  declare lastF2F3: number;
+  declare lock: number;
+  declare vex: number;
+  declare rexR: number;
+  declare rexW: number;
+  declare map: number;
+  declare opcode: number;
+  declare modrm: number;
+  declare dispBytes: number;
+  declare dispPos: number;
+  declare imm1: number;
+  declare imm2: number;
+
+  constructor() {
+    this.reset(0);
+  }
+
+  /** Nothing found yet, in `execMode`. */
+  reset(execMode: number): void {
+    this.mode = execMode;
+    this.osz = 0;
+    this.asz = 0;
+    this.f3 = 0;
+    this.lastF2F3 = 0;
+    this.lock = 0;
+    this.vex = 0;
+    this.rexR = 0;
+    this.rexW = 0;
+    this.map = MAP_NONE;
+    this.opcode = 0;
+    this.modrm = 0;
+    this.dispBytes = 0;
+    this.dispPos = 0;
+    this.imm1 = 0;
+    this.imm2 = 0;
+  }
 }
 const st = new IldState();
 
@@ -219,22 +243,7 @@ const vBytes = (bits: number): number => bits >>> 3;
  * `pte_bad_insn`. Leaves what it found for {@link ildFill}.
  */
 export function ildLength(bytes: Uint8Array, at: number, max: number, execMode: number): number {
-  st.mode = execMode;
-  st.osz = 0;
-  st.asz = 0;
-  st.f3 = 0;
-  st.lastF2F3 = 0;
-  st.lock = 0;
-  st.vex = 0;
-  st.rexR = 0;
-  st.rexW = 0;
-  st.map = MAP_NONE;
-  st.opcode = 0;
-  st.modrm = 0;
-  st.dispBytes = 0;
-  st.dispPos = 0;
-  st.imm1 = 0;
-  st.imm2 = 0;
+  st.reset(execMode);
   if (st.mode < 1 || st.mode > 3) return -1;
   const is64 = st.mode === 3;
   let i = 0;
