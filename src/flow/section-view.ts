@@ -41,23 +41,11 @@ const HUGE_WINDOW = 0x4000_0000;
 /** Sections a view remembers its place in, besides the current one (see {@link SectionView.recall}). */
 const RECENT = 4;
 
-/** What {@link SectionView.fill} worked out for one section, kept for coming back to it. */
+/**
+ * Where a view is in one section, as {@link SectionView.fill} works it out: the view's
+ * own, and the copies it keeps of the last few (see {@link SectionView.recall}).
+ */
 class Place {
-  section: Section | null = null;
-  cache: SectionCache | null = null;
-  baseHi = 0;
-  baseLo = 0;
-  byteBase = 0;
-  winBegin = 0;
-  winEnd = 0;
-  readEnd = 0;
-}
-// Addresses: see doubleFields.
-doubleFields(new Place(), ["baseHi", "baseLo"]);
-
-export class SectionView {
-  /** Sections get no caches (a reader that decodes each instruction about once). */
-  uncached = false;
   /** The section, or null when none is current. */
   section: Section | null = null;
   /** Its caches; null for a section too large to cache. */
@@ -66,7 +54,7 @@ export class SectionView {
   baseHi = 0;
   baseLo = 0;
   /** Index of the origin in the section's bytes (its offset in the section plus the section's). */
-  private byteBase = 0;
+  byteBase = 0;
   /**
    * The offsets [winBegin, winEnd) where the image maps this section: all of it (or a
    * window of a huge one), or for a section of an image set's default image the part
@@ -76,6 +64,25 @@ export class SectionView {
   winEnd = 0;
   /** Where reading stops: the window's end, or for a huge section its real end. */
   readEnd = 0;
+
+  /** Take `from`'s place. */
+  copyFrom(from: Place): void {
+    this.section = from.section;
+    this.cache = from.cache;
+    this.baseHi = from.baseHi;
+    this.baseLo = from.baseLo;
+    this.byteBase = from.byteBase;
+    this.winBegin = from.winBegin;
+    this.winEnd = from.winEnd;
+    this.readEnd = from.readEnd;
+  }
+}
+// Addresses: see doubleFields.
+doubleFields(new Place(), ["baseHi", "baseLo"]);
+
+export class SectionView extends Place {
+  /** Sections get no caches (a reader that decodes each instruction about once). */
+  uncached = false;
   /** Offset of the address last looked up. */
   off = 0;
   /** The last lookup had to find the section in the image. */
@@ -136,14 +143,7 @@ export class SectionView {
       if (p.section === null) continue;
       const d = diff64(hi, lo, p.baseHi, p.baseLo);
       if (!(d >= p.winBegin && d < p.winEnd)) continue;
-      this.section = p.section;
-      this.cache = p.cache;
-      this.baseHi = p.baseHi;
-      this.baseLo = p.baseLo;
-      this.byteBase = p.byteBase;
-      this.winBegin = p.winBegin;
-      this.winEnd = p.winEnd;
-      this.readEnd = p.readEnd;
+      this.copyFrom(p);
       this.image = image;
       this.version = image.version;
       this.off = d | 0;
@@ -162,14 +162,7 @@ export class SectionView {
     }
     const p = places[this.placeNext]!;
     this.placeNext = (this.placeNext + 1) % RECENT;
-    p.section = this.section;
-    p.cache = this.cache;
-    p.baseHi = this.baseHi;
-    p.baseLo = this.baseLo;
-    p.byteBase = this.byteBase;
-    p.winBegin = this.winBegin;
-    p.winEnd = this.winEnd;
-    p.readEnd = this.readEnd;
+    p.copyFrom(this);
   }
 
   private fill(
