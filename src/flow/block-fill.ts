@@ -95,7 +95,7 @@ export class BlockFill extends BlockStep {
     let depth = 0;
     let steps = FILL_STEPS;
     for (;;) {
-      const status = this.proceedOneInsn(block, insn);
+      const status = this.proceedOneInsnAt(block, insn, off);
       if (status <= 0) return status;
       const mode = insn.mode;
       const err = nextIp(insn);
@@ -147,19 +147,22 @@ export class BlockFill extends BlockStep {
 
   /** Record a walked instruction at stack index `k`, growing the stack as needed. */
   private push(k: number, off: number, nOff: number, mode: number): void {
-    if (k >= this.fillOff.length) {
-      const n = this.fillOff.length * 2;
-      const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => {
-        b.set(a);
-        return b;
-      };
-      this.fillOff = grow(this.fillOff, new Int32Array(n));
-      this.fillNext = grow(this.fillNext, new Int32Array(n));
-      this.fillMode = grow(this.fillMode, new Uint8Array(n));
-    }
+    if (k >= this.fillOff.length) this.growStack();
     this.fillOff[k] = off;
     this.fillNext[k] = nOff;
     this.fillMode[k] = mode;
+  }
+
+  /** Double the fills' stack (kept out of {@link push}, which is inlined into the walk). */
+  private growStack(): void {
+    const n = this.fillOff.length * 2;
+    const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => {
+      b.set(a);
+      return b;
+    };
+    this.fillOff = grow(this.fillOff, new Int32Array(n));
+    this.fillNext = grow(this.fillNext, new Int32Array(n));
+    this.fillMode = grow(this.fillMode, new Uint8Array(n));
   }
 
   /**

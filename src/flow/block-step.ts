@@ -98,6 +98,28 @@ export class BlockStep extends FlowState {
     one.reset(this.ipHi, this.ipLo, this.mode);
     const status = this.code.decode(one);
     if (status < 0) return status;
+    return this.addInsn(block, insn, ninsn);
+  }
+
+  /**
+   * {@link proceedOneInsn} where the IP is at offset `off` of the current section
+   * (`code.msec`, which has a cache): decoded there, without looking the IP up in the
+   * image, which finds the same section. Only an instruction that runs past the
+   * section's end (truncated, or no instruction) goes the image's way.
+   */
+  protected proceedOneInsnAt(block: Block, insn: FlowInsn, off: number): number {
+    const ninsn = block.ninsn + 1;
+    if (ninsn > this.insnCap || block.truncated) return 0;
+    const one = this.one;
+    one.reset(this.ipHi, this.ipLo, this.mode);
+    const status = this.code.msec.decodeAt(off, one);
+    if (status < 0) return status === -ErrorCode.BadInsn ? this.proceedOneInsn(block, insn) : status;
+    return this.addInsn(block, insn, ninsn);
+  }
+
+  /** The end of {@link proceedOneInsn}: add the decoded `one` to `block` as its `ninsn`th, into `insn`. */
+  private addInsn(block: Block, insn: FlowInsn, ninsn: number): number {
+    const one = this.one;
     if (one.isid !== block.isid) {
       if (block.ninsn !== 0) return 0;
       block.isid = one.isid;

@@ -240,8 +240,13 @@ export class SectionCache {
    * from there.
    */
   setEntry(off: number, bce: number): void {
-    this.page(off).bce[slot(off)] = bce;
-    // The walk's copy, if it has one.
+    const entries = this.page(off).bce;
+    const k = slot(off);
+    const was = entries[k]!;
+    entries[k] = bce;
+    // The walk's copy, if it has one: only entries that were valid are copied (see
+    // copyEntry), and nearly every entry is new, which spares the look-up.
+    if ((was & Bce.MODE_MASK) === 0) return;
     const walk = this.walk;
     const key = (off + 1) | 0;
     const mask = walk.length - 1;
@@ -266,7 +271,12 @@ export class SectionCache {
       this.slabUsed = 0;
     }
     this.pagesLeft--;
-    return new CachePage(index, slab, this.slabUsed++ * PAGE_BYTES);
+    const at = this.slabUsed++ * PAGE_BYTES;
+    // Write the page's zeros now: a fresh buffer is mapped lazily, and the fill reads
+    // each entry before it writes it, so each 4 KiB of memory cost the kernel two
+    // faults (a zero page on the read, a copy on the write) instead of one here.
+    new Int32Array(slab, at, PAGE_BYTES / 4).fill(0);
+    return new CachePage(index, slab, at);
   }
 
   /** The page holding section offset `off` (created on first use). */

@@ -38,9 +38,14 @@ const info = new InsnInfo();
 const MAX_CACHED_SECTION = 0x4000_0000;
 const HUGE_WINDOW = 0x4000_0000;
 
-export class SectionView {
-  /** Sections get no caches (a reader that decodes each instruction about once). */
-  uncached = false;
+/** Sections a view remembers its place in, besides the current one (see {@link SectionView.recall}). */
+const RECENT = 4;
+
+/**
+ * Where a view is in one section, as {@link SectionView.fill} works it out: the view's
+ * own, and the copies it keeps of the last few (see {@link SectionView.recall}).
+ */
+class Place {
   /** The section, or null when none is current. */
   section: Section | null = null;
   /** Its caches; null for a section too large to cache. */
@@ -49,7 +54,7 @@ export class SectionView {
   baseHi = 0;
   baseLo = 0;
   /** Index of the origin in the section's bytes (its offset in the section plus the section's). */
-  private byteBase = 0;
+  byteBase = 0;
   /**
    * The offsets [winBegin, winEnd) where the image maps this section: all of it (or a
    * window of a huge one), or for a section of an image set's default image the part
@@ -59,12 +64,41 @@ export class SectionView {
   winEnd = 0;
   /** Where reading stops: the window's end, or for a huge section its real end. */
   readEnd = 0;
+
+  /** Take `from`'s place. */
+  copyFrom(from: Place): void {
+    this.section = from.section;
+    this.cache = from.cache;
+    this.baseHi = from.baseHi;
+    this.baseLo = from.baseLo;
+    this.byteBase = from.byteBase;
+    this.winBegin = from.winBegin;
+    this.winEnd = from.winEnd;
+    this.readEnd = from.readEnd;
+  }
+}
+// Addresses: see doubleFields.
+doubleFields(new Place(), ["baseHi", "baseLo"]);
+
+export class SectionView extends Place {
+  /** Sections get no caches (a reader that decodes each instruction about once). */
+  uncached = false;
   /** Offset of the address last looked up. */
   off = 0;
   /** The last lookup had to find the section in the image. */
   filled = false;
   private version = -1;
   private image: Image | null = null;
+  /**
+   * The last sections filled, and the image and version they were found in: code
+   * going back and forth between a program and its libraries switches sections at
+   * nearly every call and return (2.2 million times on the large-footprint workload),
+   * and the image's look-up and the caches' WeakMap cost 85 ns a time.
+   */
+  private readonly places: Place[] = Array.from({ length: RECENT }, () => new Place());
+  private placeNext = 0;
+  private placesImage: Image | null = null;
+  private placesVersion = -1;
 
   clear(): void {
     this.section = null;
@@ -92,7 +126,43 @@ export class SectionView {
       }
     }
     this.filled = true;
+    if (this.recall(image, hi, lo)) return this.section!.id;
     return this.fill(image, caches, hit, hi, lo);
+  }
+
+  /**
+   * Make (hi:lo) current from a section filled before, if one of {@link places} has it
+   * and the image did not change since: the same as {@link fill} would find, as this
+   * view's current section is trusted while the image stays the same.
+   */
+  private recall(image: Image, hi: number, lo: number): boolean {
+    if (this.placesImage !== image || this.placesVersion !== image.version) return false;
+    const places = this.places;
+    for (let k = 0; k < RECENT; k++) {
+      const p = places[k]!;
+      if (p.section === null) continue;
+      const d = diff64(hi, lo, p.baseHi, p.baseLo);
+      if (!(d >= p.winBegin && d < p.winEnd)) continue;
+      this.copyFrom(p);
+      this.image = image;
+      this.version = image.version;
+      this.off = d | 0;
+      return true;
+    }
+    return false;
+  }
+
+  /** Keep the current section's place for {@link recall}. */
+  private remember(image: Image): void {
+    const places = this.places;
+    if (this.placesImage !== image || this.placesVersion !== image.version) {
+      for (const p of places) p.section = null;
+      this.placesImage = image;
+      this.placesVersion = image.version;
+    }
+    const p = places[this.placeNext]!;
+    this.placeNext = (this.placeNext + 1) % RECENT;
+    p.copyFrom(this);
   }
 
   private fill(
@@ -140,6 +210,7 @@ export class SectionView {
     this.image = image;
     this.version = image.version;
     this.off = (d - origin) | 0;
+    this.remember(image);
     return s.id;
   }
 
