@@ -23,7 +23,8 @@ export function parseJobs(io: SessionIo, text: string | undefined): number | str
 /**
  * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
  * would not pay. `maxChunk` bounds a piece (and so what its result holds);
- * `minChunk` is the least worth a thread, for the command's decode speed.
+ * `minChunk` is the least worth a thread, for the command's decode speed, and a
+ * trace under `minTrace` bytes is not split (unless a smaller piece size is forced).
  */
 export function planPieces(
   io: SessionIo,
@@ -31,12 +32,14 @@ export function planPieces(
   jobs: number,
   maxChunk?: number,
   minChunk: number = MIN_CHUNK,
+  minTrace = 0,
 ): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).
   const env = Number(process.env.PTKIT_CHUNK_SIZE);
-  const min = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : minChunk);
-  return planChunks(source, jobs, min, maxChunk);
+  const forced = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : undefined);
+  if (forced === undefined && source.size < minTrace) return [0];
+  return planChunks(source, jobs, forced ?? minChunk, maxChunk);
 }
 
 /** The task of each piece: piece i is [starts[i], starts[i+1]) of the range. */

@@ -38,6 +38,17 @@ type PtStep = Extract<RawStep, { kind: "pt" }>;
  */
 const FLOW_PIECE = 1 << 20;
 
+/**
+ * The smallest trace the block decoder splits: each thread first compiles the decoder
+ * and fills its own block cache (about a second on a large program), which the block
+ * decoder's speed earns back only over a longer trace. Large-footprint bench trace
+ * cut at 9 and 14 MiB, 2 threads against 1: 1.45 vs 1.34 s and 1.86 vs 1.70 s wall
+ * (4 alternating pairs each, idle); its whole 25 MiB 2.33 vs 2.65 s, the fuzzing
+ * workload's 16 MiB 1.13 vs 1.26 s. (The instruction decoder does three times the
+ * work per byte and gains from the 8 MiB that make two pieces.)
+ */
+const BLOCK_PIECES_FROM = 16 << 20;
+
 /** What ptxed prints on stdout at --pt for a CPU it knows no errata of. */
 export const CPU_CONFIG_ERROR = `[0, 0: config error: ${errorMessage(ErrorCode.BadCpu)}]`;
 
@@ -119,8 +130,11 @@ export function setupRaw(
 export interface RawPieces {
   /** The threads to use, or an error message (a bad --jobs). */
   threads: number | string;
-  /** Where the pieces of `source` start for `threads` threads ([0]: one piece); `maxChunk` bounds a piece. */
-  starts(source: TraceSource, threads: number, maxChunk: number | undefined): number[];
+  /**
+   * Where the pieces of `source` start for `threads` threads ([0]: one piece);
+   * `maxChunk` bounds a piece; a trace under `minTrace` bytes is one piece.
+   */
+  starts(source: TraceSource, threads: number, maxChunk: number | undefined, minTrace: number): number[];
   /** The task of each piece (piece i is [starts[i], starts[i+1]) of the trace). */
   tasks(setup: RawSetup, starts: readonly number[]): ChunkTask[];
 }
@@ -182,7 +196,12 @@ export async function decodeRaw(
   if (typeof jobs === "string") return `${jobs}.`;
   const starts =
     pieces !== undefined && !outputs && flowsInPieces(setup)
-      ? pieces.starts(pt.source, jobs, output.quiet ? undefined : FLOW_PIECE)
+      ? pieces.starts(
+          pt.source,
+          jobs,
+          output.quiet ? undefined : FLOW_PIECE,
+          pt.step.decoder === "insn" ? 0 : BLOCK_PIECES_FROM,
+        )
       : [0];
   if (starts.length > 1 && io.chunks && pieces) {
     out.flush(); // what loading printed
