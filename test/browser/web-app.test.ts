@@ -220,10 +220,14 @@ describe("the web app", { skip: CHROMIUM_SKIP || skipUnlessCorpus(...DIR) }, () 
     const { page } = await openApp(browser, children);
     await page.locator('[data-ptkit="input"]').setInputFiles(join(dir, PROGRAM));
     await page.locator('[data-ptkit="decode"]').click();
-    assert.match(
-      (await page.locator('[data-ptkit="status"]').textContent()) ?? "",
-      /None of the files is a perf\.data file/,
-    );
+    // The status is written once the page has looked at the file (after the click returns).
+    const status = page.locator('[data-ptkit="status"]');
+    const says = /None of the files is a perf\.data file/;
+    await status
+      .filter({ hasText: says })
+      .waitFor({ timeout: 30_000 })
+      .catch(() => {});
+    assert.match((await status.textContent()) ?? "", says);
     await page.close();
   });
 });
