@@ -50,7 +50,7 @@ const { decodePacket } = decode;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, Flags, EndSize, EndClass, PrevLo, PrevHi } = Node;
+const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, EndSize, EndClass, PrevLo, PrevHi } = Node;
 const W = NODE_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
@@ -410,7 +410,7 @@ class GraphWalk {
     for (let n = 0; ; n++) {
       if (this.due !== 0) this.run(p);
       const at = p * W;
-      if (suppressed && (this.nodes[at + Flags]! & NodeFlag.MovCr3) !== 0) return this.fail(Handover.Disable);
+      if (suppressed && (g.flags(p) & NodeFlag.MovCr3) !== 0) return this.fail(Handover.Disable);
       const k = this.nodes[at]!;
       if (k === Bad) return this.fail(Handover.Code);
       if (k !== Jump && k !== Call) {

@@ -13,9 +13,11 @@
  * classes), and kept until {@link DecisionGraph.clear} (a new image).
  *
  * A node is {@link NODE_WORDS} words of one Int32Array ({@link Node} says which), so
- * following a decision touches one cache line, not one per field. An indirect branch
- * also keeps the target its last TIP went to: most go where they went before
- * (returns to a caller, calls through a vtable), and that costs no lookup.
+ * following a decision touches one cache line, not one per field (the rarely read
+ * {@link NodeFlag}s are kept apart). A direct branch's displacement is kept, so its
+ * successors are found without decoding it again. An indirect branch also keeps the
+ * target its last TIP went to: most go where they went before (returns to a caller,
+ * calls through a vtable), and that costs no lookup.
  *
  * 64-bit code only: a decoder in another mode does not use the graph. Memory: 72
  * bytes a node; past `maxNodes` (default 2^21, 144 MiB) {@link DecisionGraph.node} says
@@ -29,7 +31,7 @@ import * as flowInsn from "./flow-insn.js";
 import { FlowInsn } from "./flow-insn.js";
 
 const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
-const { branchTarget, fallThrough, next } = flowInsn;
+const { addDelta64, fallThrough, next } = flowInsn;
 
 /** What ends a node: how its last instruction decides where control goes. */
 export const NodeKind = {
@@ -76,8 +78,11 @@ export const Node = {
   TipLo: 8,
   TipHi: 9,
   TipId: 10,
-  /** {@link NodeFlag} bits. */
-  Flags: 11,
+  /**
+   * A direct branch's displacement (its target is the next instruction's address plus
+   * this): successors are found without decoding the transfer again.
+   */
+  Disp: 11,
   /** The transfer's length and {@link FlowClass}. */
   EndSize: 12,
   EndClass: 13,
@@ -86,7 +91,7 @@ export const Node = {
   PrevHi: 15,
 } as const;
 
-/** Facts about a node's run beyond its kind. */
+/** Facts about a node's run beyond its kind ({@link DecisionGraph.flags}). */
 export const NodeFlag = {
   /** A MOV to CR3 runs in it (a TIP.PGD without IP may bind there). */
   MovCr3: 1,
@@ -102,6 +107,8 @@ export class DecisionGraph {
   size = 0;
   /** The nodes, {@link NODE_WORDS} words each (see {@link Node}); replaced as it grows. */
   nodes: Int32Array = new Int32Array(1024 * NODE_WORDS);
+  /** Per node: its {@link NodeFlag} bits (only a TIP.PGD asks). */
+  private flagBits: Uint8Array = new Uint8Array(1024);
   /** Open addressing: node id + 1 per slot (0: empty), keyed by start address. */
   private slots: Int32Array = new Int32Array(2048);
   private mask = 2047;
@@ -171,6 +178,9 @@ export class DecisionGraph {
       const grown = new Int32Array(2 * nodes.length);
       grown.set(nodes);
       this.nodes = grown;
+      const flags = new Uint8Array(2 * this.flagBits.length);
+      flags.set(this.flagBits);
+      this.flagBits = flags;
     }
     this.make(id, hi, lo);
     if (this.walked >= this.maxWalk && this.nodes[id * NODE_WORDS + Node.Kind] === NodeKind.Bad) {
@@ -202,14 +212,24 @@ export class DecisionGraph {
     return t;
   }
 
+  /** Node `id`'s {@link NodeFlag} bits. */
+  flags(id: number): number {
+    return this.flagBits[id]!;
+  }
+
   /** A conditional jump's taken successor, a direct jump's or call's target: a node id, or -1 (full). */
   taken(id: number): number {
-    const t = this.nodes[id * NODE_WORDS + Node.Taken]!;
+    const at = id * NODE_WORDS;
+    const nodes = this.nodes;
+    const t = nodes[at + Node.Taken]!;
     if (t !== -1) return t;
-    this.atEnd(id);
-    branchTarget(this.insn);
+    addDelta64(
+      nodes[at + Node.EndHi]! >>> 0,
+      nodes[at + Node.EndLo]! >>> 0,
+      nodes[at + Node.EndSize]! + nodes[at + Node.Disp]!,
+    );
     const n = this.node(next.hi, next.lo);
-    if (n >= 0) this.nodes[id * NODE_WORDS + Node.Taken] = n;
+    if (n >= 0) this.nodes[at + Node.Taken] = n;
     return n;
   }
 
@@ -219,15 +239,14 @@ export class DecisionGraph {
    */
   fall(id: number): number {
     const at = id * NODE_WORDS;
-    const f = this.nodes[at + Node.Fall]!;
+    const nodes = this.nodes;
+    const f = nodes[at + Node.Fall]!;
     if (f !== -1) return f;
-    this.atEnd(id);
-    const insn = this.insn;
-    if (this.nodes[at + Node.Kind] === NodeKind.Call && insn.disp === 0) {
-      this.nodes[at + Node.Fall] = -2;
+    if (nodes[at + Node.Kind] === NodeKind.Call && nodes[at + Node.Disp] === 0) {
+      nodes[at + Node.Fall] = -2;
       return -2;
     }
-    fallThrough(insn);
+    addDelta64(nodes[at + Node.EndHi]! >>> 0, nodes[at + Node.EndLo]! >>> 0, nodes[at + Node.EndSize]!);
     const n = this.node(next.hi, next.lo);
     if (n >= 0) this.nodes[at + Node.Fall] = n;
     return n;
@@ -278,14 +297,6 @@ export class DecisionGraph {
     return this.code.decode(insn) >= 0 && ((insn.info >>> FACT_SHIFT) & InsnFact.VmEntry) !== 0;
   }
 
-  /** Decode node `id`'s last instruction into {@link insn} (it decoded when the node was made). */
-  private atEnd(id: number): void {
-    const at = id * NODE_WORDS;
-    const insn = this.insn;
-    insn.reset(this.nodes[at + Node.EndHi]! >>> 0, this.nodes[at + Node.EndLo]! >>> 0, ExecMode.Bits64);
-    this.code.decode(insn);
-  }
-
   /** Fill node `id`, starting at (hi:lo): walk the run to its transfer. */
   private make(id: number, hi: number, lo: number): void {
     const insn = this.insn;
@@ -332,7 +343,8 @@ export class DecisionGraph {
     nodes[at + Node.EndLo] = ipLo;
     nodes[at + Node.EndHi] = ipHi;
     nodes[at + Node.TipId] = -1;
-    nodes[at + Node.Flags] = flags;
+    nodes[at + Node.Disp] = kind === NodeKind.Bad ? 0 : insn.disp;
+    this.flagBits[id] = flags;
     nodes[at + Node.EndSize] = kind === NodeKind.Bad ? 0 : insn.size;
     nodes[at + Node.EndClass] = kind === NodeKind.Bad ? 0 : insn.info & 15;
     nodes[at + Node.PrevLo] = prevLo;

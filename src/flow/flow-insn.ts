@@ -122,7 +122,12 @@ export function addOffset(hi: number, lo: number, x: number): void {
 
 /** next = ip + delta for a signed delta within ±2^32. */
 function addDelta(insn: FlowInsn, delta: number): void {
-  add64(out, insn.ipHi, insn.ipLo, delta < 0 ? 0xffffffff : 0, delta >>> 0);
+  addDelta64(insn.ipHi, insn.ipLo, delta);
+}
+
+/** next = (hi:lo) + delta, modulo 2^64, for a signed delta within ±2^32. */
+export function addDelta64(hi: number, lo: number, delta: number): void {
+  add64(out, hi, lo, delta < 0 ? 0xffffffff : 0, delta >>> 0);
 }
 
 /** A far branch (libipt `pt_insn_is_far_branch`). */
