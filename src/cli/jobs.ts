@@ -22,17 +22,19 @@ export function parseJobs(io: SessionIo, text: string | undefined): number | str
 
 /**
  * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
- * would not pay. `maxChunk` bounds a piece (and so what its result holds);
- * `minChunk` is the least worth a thread, for the command's decode speed, and a
- * trace under `minTrace` bytes is not split (unless a smaller piece size is forced).
+ * would not pay. For the command's decode: `maxChunk` bounds a piece (and so what its
+ * result holds); `minChunk` is the least worth a thread (default {@link MIN_CHUNK});
+ * a trace under `minTrace` bytes is not split (unless a smaller piece size is forced).
  */
 export function planPieces(
   io: SessionIo,
   source: TraceSource,
   jobs: number,
-  maxChunk?: number,
-  minChunk: number = MIN_CHUNK,
-  minTrace = 0,
+  {
+    maxChunk,
+    minChunk = MIN_CHUNK,
+    minTrace = 0,
+  }: { maxChunk?: number; minChunk?: number; minTrace?: number } = {},
 ): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).

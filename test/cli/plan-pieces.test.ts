@@ -5,7 +5,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { planPieces } from "../../src/cli/jobs.js";
-import { MIN_CHUNK } from "../../src/packet/chunks.js";
 import type { ChunkRunner, SessionIo } from "../../src/session/io.js";
 
 /** `mib` MiB of PADs with a PSB every 64 KiB. */
@@ -32,11 +31,11 @@ test("a trace under the command's least size for pieces is one piece, unless a p
     const split = planPieces(ioWith(), trace, 2);
     assert.ok(split.length > 1, `12 MiB in 4 MiB pieces: ${split}`);
     assert.ok(split.every((s) => s % (64 << 10) === 0));
-    assert.deepEqual(planPieces(ioWith(), trace, 2, undefined, MIN_CHUNK, 16 << 20), [0]);
-    assert.deepEqual(planPieces(ioWith(), trace, 2, undefined, MIN_CHUNK, 12 << 20), split);
+    assert.deepEqual(planPieces(ioWith(), trace, 2, { minTrace: 16 << 20 }), [0]);
+    assert.deepEqual(planPieces(ioWith(), trace, 2, { minTrace: 12 << 20 }), split);
     // Forced: pieces of 1 MiB however small the trace.
-    assert.ok(planPieces(ioWith(1 << 20), trace, 2, undefined, MIN_CHUNK, 16 << 20).length > 1);
-    assert.deepEqual(planPieces(ioWith(), trace, 1, undefined, MIN_CHUNK, 0), [0]);
+    assert.ok(planPieces(ioWith(1 << 20), trace, 2, { minTrace: 16 << 20 }).length > 1);
+    assert.deepEqual(planPieces(ioWith(), trace, 1), [0]);
   } finally {
     if (saved !== undefined) process.env.PTKIT_CHUNK_SIZE = saved;
   }

@@ -83,8 +83,8 @@ export async function runDump(
   const starts = !dumpsInPieces(options)
     ? [0]
     : options.quiet
-      ? planPieces(io, source, jobs, undefined, MIN_SKIM_CHUNK)
-      : planPieces(io, source, jobs, DUMP_PIECE);
+      ? planPieces(io, source, jobs, { minChunk: MIN_SKIM_CHUNK })
+      : planPieces(io, source, jobs, { maxChunk: DUMP_PIECE });
   if (starts.length > 1 && io.chunks) {
     out.flush(); // the errata diagnostic
     const bar = new Progress(io, "dumping", source.size);

@@ -44,7 +44,7 @@ export async function runFlow(
   if (!setup.pt) return fail("no pt file (--pt).", true);
   const pieces: RawPieces = {
     threads: parseJobs(io, setup.output.jobs),
-    starts: (source, jobs, maxChunk, minTrace) => planPieces(io, source, jobs, maxChunk, undefined, minTrace),
+    starts: (source, jobs, maxChunk, minTrace) => planPieces(io, source, jobs, { maxChunk, minTrace }),
     tasks: (s, starts) =>
       pieceTasks(io, s.pt!.range, s.pt!.source.size, starts, "flow", { words, cwd: io.cwd }),
   };

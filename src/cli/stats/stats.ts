@@ -87,7 +87,7 @@ export function runStats(
     );
     return 0;
   };
-  const starts = planPieces(io, source, jobs, undefined, MIN_SKIM_CHUNK);
+  const starts = planPieces(io, source, jobs, { minChunk: MIN_SKIM_CHUNK });
   if (starts.length > 1 && io.chunks) {
     // In pieces on other threads, merged in order (exactly what one decode gives: see StatsMerge).
     const merge = new StatsMerge(source, maxErrors);
