@@ -75,6 +75,18 @@ export function fastBranchStream(
   return { result, printed: feed?.printed ?? 0 };
 }
 
+/**
+ * `--quiet` without analysis outputs: stream `s` walked by the fast path, which prints
+ * nothing (a decode it covers has no error to print): the outcome. On a handover the
+ * general decode goes again from the start and prints the errors.
+ */
+export function fastQuietStream(s: StreamContext): FastCoverage {
+  return walkStream(s, () => ({ ready: () => SILENT, switched: () => s.sink.switched(s.where) }));
+}
+
+/** The feed of {@link fastQuietStream}: nothing is kept. */
+const SILENT: WalkFeed = { run() {}, insn() {}, event() {} };
+
 /** `sink`, but the first `n` branch lines it prints (with `every` all, else those of `--calls`) are left out. */
 export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSink {
   let left = n;

@@ -49,7 +49,13 @@ import { cpuProblem, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
 import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
-import { fastBranchStream, fastPathFits, fastPerfStream, skipBranches } from "./perf-graph.js";
+import {
+  fastBranchStream,
+  fastPathFits,
+  fastPerfStream,
+  fastQuietStream,
+  skipBranches,
+} from "./perf-graph.js";
 import { BinaryFinder, KERNEL_NAME, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
@@ -396,6 +402,11 @@ function decodeOnce(
       if (fast.result.status === 0) streams = [];
       // Decode it all again the general way, leaving out the lines printed.
       else streams = again(skipBranches(printed, fast.printed, every));
+    } else if (!analysis && args.show === "errors" && one && fastPathFits(one)) {
+      // --quiet alone: errors only, and a decode the fast path covers has none.
+      const fast = fastQuietStream(one);
+      internal.onFastPath?.(fast);
+      streams = fast.status === 0 ? [] : again(printed);
     }
     const others =
       scriptOut && samples.length > 0

@@ -3,7 +3,7 @@
  * walk of analysis/coverage-decode.ts): its outputs are byte for byte the general
  * decode's (forced by PerfInternals.generalDecode), with time from TSC, MTC and CYC,
  * on the HASE captures and on synthetic files with thread switches, two processes
- * and kernel code; where it hands over, the decode starts again and the outputs are
+ * and kernel code (and `--quiet` alone, errors only, the same); where it hands over, the decode starts again and the outputs are
  * still the general decode's. And it is taken on a typical file.
  */
 import assert from "node:assert/strict";
@@ -99,7 +99,7 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
       assert.equal(byTime?.status, 0, byTime?.reason);
       const coverage = same([...base, "--coverage", "c.json", "--edges", "e.txt", data]);
       assert.equal(coverage?.status, 0, coverage?.reason);
-      for (const calls of [["--calls"], ["--calls", "--sym"], ["--branches"]]) {
+      for (const calls of [["--calls"], ["--calls", "--sym"], ["--branches"], ["-q"]]) {
         const c = same(["--symfs", symfs, ...calls, data]);
         assert.equal(c?.status, 0, c?.reason);
       }
@@ -154,6 +154,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.ok(same([...args.filter((a) => a !== "-q"), "--calls", "threads.data"]) !== undefined);
     // 101's image is another: the walk goes on in its graph.
     assert.equal(r?.status, 0, r?.reason);
+    // --quiet alone (nothing to print): the fast path decodes it all.
+    assert.equal(same([...args, "threads.data"])?.status, 0);
     assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"pid":101/);
   });
 
@@ -209,6 +211,11 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.match(run([...args, ...outputs, "corrupt.data"], true).out, /^\[[0-9a-f]+: /m);
     for (const lines of ["--calls", "--branches"])
       assert.equal(same([...args.filter((a) => a !== "-q"), lines, "corrupt.data"])?.status, -1);
+    // --quiet alone: the fast path hands over and the general decode prints the error.
+    const quiet = run([...args, "corrupt.data"], false);
+    assert.equal(quiet.fast?.status, -1);
+    assert.match(quiet.out, /^\[[0-9a-f]+: /m);
+    assert.equal(same([...args, "corrupt.data"])?.status, -1);
   });
 
   test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
@@ -240,5 +247,6 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.match(calls.out, /^ {2}call /m);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "two.data"])?.status, -1);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "two.data"])?.status, -1);
+    assert.equal(same([...args, "two.data"])?.status, -1);
   });
 });
