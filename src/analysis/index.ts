@@ -19,6 +19,7 @@ export {
 } from "./callstack-sink.js";
 export { endsBlock, FlowTracker, movesStack } from "./callstack-tracker.js";
 export {
+  decodeCount,
   decodeCoverage,
   decodeFeed,
   decodeTimedFeed,

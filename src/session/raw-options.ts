@@ -52,6 +52,11 @@ export type RawStep =
       range: FileRange;
       label?: string;
       decoder: FlowDecoderKind;
+      /**
+       * The decoder was named (`--block-decoder`, `--insn-decoder`): it decodes even
+       * where the decision graph's walk would give the same output faster.
+       */
+      named?: boolean;
       cpu: Cpu | undefined;
       config: DecoderConfig;
     };

@@ -188,6 +188,16 @@ export async function decodeRaw(
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;
   }
+  if (!outputs && !pt.step.named && !internal.generalCoverage) {
+    // Errors and the instruction count alone: the decision graph's walk where it
+    // covers the trace (faster than the block decoder on any number of threads).
+    const insns = await fastCount(setup, internal);
+    if (insns !== undefined) {
+      if (output.stats) for (const line of statsText(insns, undefined)) out.line(line);
+      out.flush();
+      return undefined;
+    }
+  }
   const pieces = options.pieces;
   // Printed instructions run on one thread unless -j asks: a piece's text is held
   // until its turn, and what a MiB of trace prints has no bound (code that loops
@@ -255,6 +265,49 @@ export async function decodeRaw(
 }
 
 /**
+ * Whether the fast decode of analysis/coverage-decode.ts may stand in for the flow
+ * decoder: nothing is printed but errors (at which it hands over) and the instruction
+ * count, and nothing it does not model is configured (errata, address filters, iflags
+ * and tick events, sideband).
+ */
+function fastWalkFits({ output, pt, sideband }: RawSetup): boolean {
+  if (pt === undefined) return false;
+  const config = pt.step.config;
+  return (
+    output.quiet &&
+    !output.check &&
+    !output.showBlocks &&
+    !(output.stats && output.statBlocks) &&
+    sideband.channels.length === 0 &&
+    !Object.values(config.errata).some((on) => on) &&
+    !config.addrFilter.cfg.some((c) => c !== 0) &&
+    !config.enableIflagsEvents &&
+    !config.enableTickEvents
+  );
+}
+
+/**
+ * `--quiet` with nothing to make but the instruction count: the fast decode's count
+ * where it decodes the trace (then the flow decoder would print no error), or
+ * undefined when the flow decoder must decode it (also when no instruction ran: a
+ * trace without PSB gets the flow session's explanation).
+ */
+async function fastCount(setup: RawSetup, internal: TraceInternals): Promise<number | undefined> {
+  const { pt } = setup;
+  if (
+    pt === undefined ||
+    internal.tables !== undefined ||
+    internal.stopAt !== undefined ||
+    !fastWalkFits(setup)
+  )
+    return undefined;
+  const { decodeCount } = await import("../analysis/coverage-decode.js");
+  const result = decodeCount(TraceBytes.read(pt.source, internal.windowSize), new DecisionGraph(setup.image));
+  internal.onFastCoverage?.(result);
+  return result.status === 0 && result.insns > 0 ? result.insns : undefined;
+}
+
+/**
  * Outputs made at the end without time (coverage; folded stacks weighed by
  * instructions), made by the fast decode of analysis/coverage-decode.ts where it
  * covers the trace and nothing else is printed: coverage alone straight into its
@@ -266,20 +319,9 @@ async function fastCoverage(
   outputs: AnalysisOutputs,
   internal: TraceInternals,
 ): Promise<number | undefined> {
-  const { output, pt, sideband } = setup;
+  const { pt } = setup;
   const coverage = outputs.coverageOnly();
-  if (pt === undefined || (coverage === undefined && !outputs.feedable())) return undefined;
-  const config = pt.step.config;
-  if (
-    !output.quiet ||
-    output.check ||
-    (output.stats && output.statBlocks) ||
-    sideband.channels.length > 0 ||
-    Object.values(config.errata).some((on) => on) ||
-    config.addrFilter.cfg.some((c) => c !== 0) ||
-    config.enableIflagsEvents ||
-    config.enableTickEvents
-  )
+  if (pt === undefined || (coverage === undefined && !outputs.feedable()) || !fastWalkFits(setup))
     return undefined;
   const { decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
   const trace = TraceBytes.read(pt.source, internal.windowSize);

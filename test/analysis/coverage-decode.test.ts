@@ -49,17 +49,21 @@ interface Run {
   fast: { status: number; reason: string } | undefined;
 }
 
-/** The outputs asked for: the map alone, coverage with the tables, or with folded stacks too (through the call-stack tracker). */
-type Mode = "map" | "tables" | "stacks";
-const MODES: Mode[] = ["map", "tables", "stacks"];
+/**
+ * The outputs asked for: none (errors and the instruction count alone), the map alone,
+ * coverage with the tables, or with folded stacks too (through the call-stack tracker).
+ */
+type Mode = "none" | "map" | "tables" | "stacks";
+const MODES: Mode[] = ["none", "map", "tables", "stacks"];
 const FILES = ["the map", "the JSON", "the edges", "the folded stacks"];
 
 /** `ptkit flow ...argv` with the `mode` outputs in `cwd`, fast (where it covers the trace) or general. */
 async function flow(cwd: string, argv: string[], general: boolean, mode: Mode): Promise<Run> {
   const io = captureIo(cwd);
   const name = (ext: string) => join(dir, `${general ? "general" : "fast"}.${ext}`);
-  const outputs = ["--afl-map", name("bin")];
-  if (mode !== "map") outputs.push("--coverage", name("json"), "--edges", name("txt"));
+  const outputs = mode === "none" ? [] : ["--afl-map", name("bin")];
+  if (mode === "tables" || mode === "stacks")
+    outputs.push("--coverage", name("json"), "--edges", name("txt"));
   if (mode === "stacks") outputs.push("--folded", name("folded"));
   for (const ext of ["bin", "json", "txt", "folded"]) rmSync(name(ext), { force: true });
   let fast: Run["fast"];
@@ -90,7 +94,13 @@ async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]
   let lit = 0;
   for (const mode of MODES) {
     const what =
-      mode === "map" ? "the map alone" : mode === "tables" ? "with the tables" : "with folded stacks";
+      mode === "none"
+        ? "no output"
+        : mode === "map"
+          ? "the map alone"
+          : mode === "tables"
+            ? "with the tables"
+            : "with folded stacks";
     const general = await flow(cwd, argv, true, mode);
     const fast = await flow(cwd, argv, false, mode);
     assert.equal(general.fast, undefined, "the general run used the fast decode");
@@ -102,9 +112,9 @@ async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]
       assert.equal(f === undefined, g === undefined, `${what}: file ${k} written`);
       if (f !== undefined) assert.ok(f.equals(g!), `${what}: ${FILES[k]} differ`);
     }
-    if (mode !== "map") assert.deepEqual(fast.fast, outcome, `${what}: the same outcome`);
+    if (mode !== "none") assert.deepEqual(fast.fast, outcome, `${what}: the same outcome`);
     outcome = fast.fast;
-    lit = general.files[0]?.filter((b) => b !== 0).length ?? 0;
+    if (mode === "map") lit = general.files[0]?.filter((b) => b !== 0).length ?? 0;
   }
   return { fast: outcome, lit };
 }
@@ -128,6 +138,30 @@ describe("the fuzzing workload: the fast decode covers it and agrees", () => {
       assert.ok(lit > 100, `${lit} map bytes set`);
     });
   }
+
+  test("errors and the count alone: the fast decode without a decoder named, the named decoder's otherwise", async () => {
+    const argv = ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", w.trace];
+    const unnamed = await flow(dir, argv, false, "none");
+    assert.deepEqual(unnamed.fast, { status: 0, reason: "" });
+    assert.equal(unnamed.stdout, `insn: ${w.insns}.\n`);
+    for (const named of ["--block-decoder", "--insn-decoder"]) {
+      const r = await flow(dir, [named, ...argv], false, "none");
+      assert.equal(r.fast, undefined, `${named} took the fast decode`);
+      assert.equal(r.stdout, unnamed.stdout, named);
+    }
+    // --stat counts blocks too, which only the block decoder knows.
+    assert.equal(
+      (
+        await flow(
+          dir,
+          argv.map((a) => (a === "--stat:insn" ? "--stat" : a)),
+          false,
+          "none",
+        )
+      ).fast,
+      undefined,
+    );
+  });
 
   test("the library call: the run's instruction count, and the map again from a cleared one", () => {
     const image = new Image();

@@ -230,7 +230,7 @@ describe("the bundle", () => {
       assert.equal(threaded("dump", "-j", "2", "--quiet", "sample.pt").stdout, "");
     });
     test("flow --quiet", () => {
-      threaded("flow", "-j", "2", "--quiet", "--elf", "sample.elf", "--pt", "sample.pt");
+      threaded("flow", "-j", "2", "--block-decoder", "--quiet", "--elf", "sample.elf", "--pt", "sample.pt");
     });
   });
 });

@@ -71,6 +71,8 @@ interface State {
   steps: FlowStep[];
   verbose: boolean;
   decoder: FlowDecoderKind;
+  /** --block-decoder or --insn-decoder was given. */
+  decoderNamed: boolean;
   haveDecoder: boolean;
   cpu: Cpu | undefined;
   config: DecoderConfig;
@@ -182,7 +184,7 @@ function snapshot(s: State, arg: string): FlowStep {
     const stdout = s.cpu && !cpuErrata(s.cpu) ? [CPU_CONFIG_ERROR] : [];
     return { kind: "error", message: `bad file ${arg}: ${range}.`, usage: false, stdout };
   }
-  return { kind: "pt", range, label: arg, decoder: s.decoder, cpu: s.cpu, config };
+  return { kind: "pt", range, label: arg, decoder: s.decoder, named: s.decoderNamed, cpu: s.cpu, config };
 }
 
 /** `--raw file[:from[-to]]:base` as a step, or the error ptxed gives. */
@@ -237,6 +239,7 @@ function option(s: State, argv: readonly string[], i: number): number | string {
   if (arg === "--insn-decoder" || arg === "--block-decoder") {
     if (s.haveDecoder) return `please specify ${arg} before --pt.`;
     s.decoder = arg === "--insn-decoder" ? "insn" : "block";
+    s.decoderNamed = true;
     return 1;
   }
   if (arg === "--cpu") {
@@ -298,6 +301,7 @@ export function parseFlowArgs(argv: readonly string[]): FlowArgs {
     steps: [],
     verbose: false,
     decoder: "block",
+    decoderNamed: false,
     haveDecoder: false,
     cpu: undefined,
     config: defaultDecoderConfig(),
