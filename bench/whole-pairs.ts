@@ -110,6 +110,21 @@ export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: strin
       });
   }
   for (const f of flows) {
+    // The same answer (errors, the instruction count) as a user asks ptkit for it: no
+    // decoder named, so the decision graph's walk where it covers the trace.
+    pairs.push({
+      what: "ptkit flow --quiet --stat:insn vs libipt block",
+      workload: f.workload,
+      ptkit: {
+        argv: ptkitArgv("flow", "--quiet", "--stat:insn", ...f.image, "--pt", f.trace),
+        count: flowInsns,
+      },
+      peer: {
+        argv: [b.bin, "--bench-flow", "0", "block", ...f.maps.flatMap((m) => ["--map", m]), f.trace],
+        count: harnessField("insns"),
+      },
+      counted: "instructions",
+    });
     for (const kind of ["block", "insn"] as const) {
       pairs.push({
         what: `ptkit flow --${kind}-decoder vs libipt ${kind}`,
