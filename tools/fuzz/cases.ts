@@ -72,17 +72,24 @@ function cliPool(rng: Rng, cli: readonly Seed[]): Seed[] {
 
 /**
  * Flow options that change how errors are handled (--resync-on-error half the time)
- * and what decodes: a quarter of the time only coverage (and a third of those folded
- * stacks) is asked for, which the fast decode (analysis/coverage-decode.ts) takes on
- * (the files go nowhere).
+ * and what decodes: a quarter of the time only coverage (a third of those with folded
+ * stacks) or only the instruction count is asked for, which the fast decode
+ * (analysis/coverage-decode.ts) takes on (the files go nowhere).
  */
 function decoderOptions(rng: Rng, argv: string[]): string[] {
   if (argv[0] !== "flow") return argv;
   let out = argv;
   if (rng.chance(0.25)) {
-    // The map alone, with the tables, or with folded stacks (fed to the call-stack tracker).
-    const more = rng.pick([[], ["--edges", "/dev/null"], ["--folded", "/dev/null"]]);
-    out = [...out.filter((a) => a !== "--check"), "--quiet", "--afl-map", "/dev/null", ...more];
+    // The map alone, with the tables, with folded stacks (fed to the call-stack
+    // tracker), or the count alone (with no decoder named).
+    const more = rng.pick([
+      ["--afl-map", "/dev/null"],
+      ["--afl-map", "/dev/null", "--edges", "/dev/null"],
+      ["--afl-map", "/dev/null", "--folded", "/dev/null"],
+      ["--stat:insn"],
+    ]);
+    const dropped = new Set(["--check", "--stat", "--block-decoder", "--insn-decoder"]);
+    out = [...out.filter((a) => !dropped.has(a)), "--quiet", ...more];
   }
   if (out.includes("--resync-on-error") || !rng.chance(0.5)) return out;
   return [out[0]!, "--resync-on-error", ...out.slice(1)];
