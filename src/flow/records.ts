@@ -120,6 +120,21 @@ export class Insn {
     return this;
   }
 
+  /** Make this a copy of `from` (its bytes included). */
+  copy(from: Insn): this {
+    this.ipHi = from.ipHi;
+    this.ipLo = from.ipLo;
+    this.isid = from.isid;
+    this.mode = from.mode;
+    this.iclass = from.iclass;
+    this.insnClass = from.insnClass;
+    this.size = from.size;
+    this.raw.set(from.raw);
+    this.speculative = from.speculative;
+    this.truncated = from.truncated;
+    return this;
+  }
+
   get ip(): bigint {
     return toBigInt(this.ipHi, this.ipLo);
   }

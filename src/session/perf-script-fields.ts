@@ -9,7 +9,7 @@
  * 4 columns per call, names padded to a width that changes only now and then).
  */
 
-import type { ByteChunks } from "../analysis/export/byte-chunks.js";
+import { type ByteChunks, utf8 } from "../analysis/export/byte-chunks.js";
 import { toBigInt } from "../base/halves.js";
 import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
@@ -29,6 +29,15 @@ const CALL_FLAGS = /^(call|syscall|int|hw int|tr end)/;
 const RETURN_FLAGS = /^(return|sysret|iret|tr strt)/;
 const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr end {2}int)/;
 const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
+
+/** What a flags string means for its lines, worked out once per string (they are few). */
+interface FlagInfo {
+  /** Kept by --itrace=c, by --itrace=r. */
+  calls: boolean;
+  returns: boolean;
+  /** The flags column: two spaces, the flags left-aligned in 22. */
+  column: Uint8Array;
+}
 
 /** What the sink needs besides the options. */
 export interface ScriptContext {
@@ -160,6 +169,24 @@ export function scriptSink(
   };
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
   const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
+  // The pieces of the lines most samples print, as bytes (written in place).
+  const branchNameBytes = utf8(`${branchName}: `);
+  const insnNameBytes = utf8(`${insnName}: `);
+  const periodOne = utf8("         1 ");
+  const noAddr = utf8(hexText(0, 0).padStart(16));
+  const flagInfos = new Map<string, FlagInfo>();
+  const flagInfo = (flags: string): FlagInfo => {
+    let info = flagInfos.get(flags);
+    if (info === undefined) {
+      info = {
+        calls: CALL_FLAGS.test(flags),
+        returns: RETURN_FLAGS.test(flags),
+        column: utf8(`  ${flags.padEnd(22)}`),
+      };
+      flagInfos.set(flags, info);
+    }
+    return info;
+  };
   // Each stream's instruction sampling (perf: one decoder per queue).
   const periods = new Map<PerfWhere, InsnPeriod>();
   // A time period of no ticks (perf: of 0 ticks) is every instruction.
@@ -182,6 +209,19 @@ export function scriptSink(
   let headHi = -1;
   let headLo = -1;
   let head = "";
+  // The head as bytes, once it is written a second time (with the time shown it
+  // changes about every line: then encoded in place).
+  let headBytes: Uint8Array | undefined;
+  let headUses = 0;
+  const writeHead = () => {
+    if (head === "") return;
+    if (headUses++ === 0) {
+      out.text(head);
+      return;
+    }
+    if (headBytes === undefined) headBytes = utf8(head);
+    out.bytes(headBytes);
+  };
   let selected = true;
 
   // (A sample's time is TSC hi:lo.)
@@ -210,6 +250,8 @@ export function scriptSink(
       h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
     }
     head = h;
+    headBytes = undefined;
+    headUses = 0;
     return head;
   };
 
@@ -518,18 +560,34 @@ export function scriptSink(
       const n = period.period();
       const h = headOf(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
-      let line = h;
-      if (show.period) line += `${String(n).padStart(10)} `;
-      if (show.event) line += `${insnName}: `;
-      let tail = "";
-      if (show.ip)
-        tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
-      const bytes = show.insnlen || show.insn ? insnText(insn.raw, insn.size) : "";
       const src = show.srcline ? sourceAt(names, w.pid, insn.ipHi, insn.ipLo) : undefined;
-      // A branch's sample waits for the branch (its flags, "tr end ..." too, and its target are perf's flags and addr).
-      if (flags !== undefined && (show.flags || show.addr))
+      if (flags !== undefined && (show.flags || show.addr)) {
+        // A branch's sample waits for the branch (its flags, "tr end ..." too, and its
+        // target are perf's flags and addr).
+        let line = h;
+        if (show.period) line += `${String(n).padStart(10)} `;
+        if (show.event) line += `${insnName}: `;
+        let tail = "";
+        if (show.ip)
+          tail += ` ${hexText(insn.ipHi, insn.ipLo).padStart(16)}${names ? symText(names, w.pid, insn.ipHi, insn.ipLo) : ""}`;
+        const bytes = show.insnlen || show.insn ? insnText(insn.raw, insn.size) : "";
         heldInsn = { head: line, tail, bytes, flags, src };
-      else insnLine(line, tail, bytes, flags ?? "", 0, 0, src);
+        return;
+      }
+      // The line insnLine would print, written in place.
+      writeHead();
+      if (show.period) out.text(`${String(n).padStart(10)} `);
+      if (show.event) out.bytes(insnNameBytes);
+      if (show.flags) out.bytes(flagInfo("").column);
+      if (show.addr) out.bytes(noAddr);
+      if (show.ip) {
+        out.byte(0x20);
+        out.hex64(insn.ipHi, insn.ipLo, 16, 0x20);
+        if (names && (show.sym || show.dso)) out.text(symText(names, w.pid, insn.ipHi, insn.ipLo));
+      }
+      if (show.srcline) ctx.sourceLines!.at(src);
+      if (show.insnlen || show.insn) out.text(insnText(insn.raw, insn.size));
+      out.byte(0x0a);
     },
     block: () => {},
     branch: (w, flags_, fh, fl, th, tl, names) => {
@@ -552,20 +610,15 @@ export function scriptSink(
       }
       const depth = show.callindent ? stackEvent(w, flags, fh, fl, th, tl) : 0;
       if (!itrace.branches) return;
-      if (
-        !itrace.allBranches &&
-        !(itrace.calls && CALL_FLAGS.test(flags)) &&
-        !(itrace.returns && RETURN_FLAGS.test(flags))
-      )
-        return;
-      const h = headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
+      const info = flagInfo(flags);
+      if (!itrace.allBranches && !(itrace.calls && info.calls) && !(itrace.returns && info.returns)) return;
+      headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
       if (!selected || !printed("branch")) return;
-      let line = h;
-      if (show.period) line += "         1 ";
-      if (show.event) line += `${branchName}: `;
-      if (show.flags) line += `  ${flags.padEnd(22)}`;
-      if (show.callindent) line += callindent(w, names, flags, fh, fl, th, tl, depth);
-      out.text(line);
+      writeHead();
+      if (show.period) out.bytes(periodOne);
+      if (show.event) out.bytes(branchNameBytes);
+      if (show.flags) out.bytes(info.column);
+      if (show.callindent) out.text(callindent(w, names, flags, fh, fl, th, tl, depth));
       if (show.ip) {
         out.byte(0x20);
         out.hex64(fh, fl, 16, 0x20);

@@ -177,11 +177,12 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   const blocks = s.decoder === "block";
   const options = { image: images.image(where.pid), config: s.config };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
-  let insn = new Insn();
+  const insn = new Insn();
   // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
   // tick (perf's sample time moves at the instruction that takes the packet); a spare.
   let heldInsn: Insn | undefined;
-  let spareInsn = new Insn();
+  // (A copy: the decoder keeps decoding into one record, which it keeps a view of.)
+  const spareInsn = new Insn();
   const holdInsns = s.branchTimes === true && s.config.tickOnUse;
   // A held return from the kernel (iret, sysret, far ret) waits past its packet's tick
   // for the next instruction: into user space, perf's sample of it has the estimate
@@ -204,7 +205,6 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       where.walkTscLo = walkTscLo;
       where.walkSeq = walkSeq;
     } else if (where.inRange) sink.insn(where, h, images);
-    spareInsn = h;
   };
   const kernelReturn = (i: Insn) =>
     kernelIp(i.ipHi) &&
@@ -562,12 +562,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       branchFlags(insn.iclass, insn.insnClass) !== undefined;
     if (!hold && where.inRange) sink.insn(where, insn, images);
     leave(insn.ipHi, insn.ipLo, insn.size, insn.iclass, insn.insnClass);
-    if (hold) {
-      // (The next instruction decodes into the spare.)
-      heldInsn = insn;
-      insn = spareInsn;
-      spareInsn = heldInsn;
-    }
+    if (hold) heldInsn = spareInsn.copy(insn);
     return status;
   }
 
