@@ -329,6 +329,42 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
 }
 
 /** Default fields (perf script's for hardware and synthesized events). */
+/** Fields of a branch line that the flow alone decides (not the time, the thread, or the process's code and symbols). */
+const FLOW_FIELDS: ReadonlySet<Field> = new Set<Field>(["ip", "addr", "flags", "event", "period"]);
+
+/**
+ * Whether perf script's lines for these options are branch lines that need no time:
+ * every branch or calls and returns (what ptkit perf's --branches and --calls print),
+ * with fields the flow alone decides, and nothing else (no instruction, power,
+ * transaction or ptwrite samples, no other events' samples, nothing skipped or
+ * filtered by process or thread; errors, which show the time, only where the decode
+ * has one, and there the fast path hands over). Then which it is; else undefined.
+ */
+export function untimedBranchLines(
+  o: PerfScriptOptions,
+  fields: ScriptFields,
+  otherSamples: number,
+): "branches" | "calls" | undefined {
+  const it = o.itrace;
+  if (
+    !it.branches ||
+    it.insn ||
+    it.power ||
+    it.transactions ||
+    it.ptwrite ||
+    it.skip !== 0 ||
+    otherSamples !== 0 ||
+    o.pids !== undefined ||
+    o.tids !== undefined ||
+    o.comms !== undefined ||
+    o.time !== undefined ||
+    [...fields.hw].some((f) => !FLOW_FIELDS.has(f))
+  )
+    return undefined;
+  if (it.allBranches) return "branches";
+  return it.calls && it.returns ? "calls" : undefined;
+}
+
 export function defaultFields(): ScriptFields {
   return {
     hw: new Set(DEFAULT_HW),

@@ -61,7 +61,12 @@ import { kernelMapOf, loadKernel } from "./perf-kernel.js";
 import { jsonlSink, type PerfShow, textSink } from "./perf-output.js";
 import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
-import { type Itrace, type PerfScriptOptions, parseItrace } from "./perf-script-options.js";
+import {
+  type Itrace,
+  type PerfScriptOptions,
+  parseItrace,
+  untimedBranchLines,
+} from "./perf-script-options.js";
 import { fileFields, OtherSamples, sampleTimeline } from "./perf-script-samples.js";
 import { SourceLineBatch, type SourceLineLookup } from "./perf-script-srcline.js";
 import {
@@ -74,6 +79,15 @@ import {
   type TscRange,
 } from "./perf-stream.js";
 import { planSummary, timelineSizeNote } from "./perf-timeline-summary.js";
+
+/**
+ * How perf script's lines are timed: a branch that takes a packet has that packet's
+ * time, not the time of a TNT the decoder read ahead to (DecoderConfig.tickOnUse; the
+ * clock of instruction samples by time is another: PerfWhere.walkTsc), and times are
+ * perf's decoder's (its CYC reference, see time/perf-clock.ts); ptkit's own outputs
+ * keep libipt's.
+ */
+const PERF_SCRIPT_TIMES = { tickOnUse: true, perfClock: true } as const;
 
 /** What to decode and print: `ptkit perf`'s options, parsed. */
 export interface PerfOptions {
@@ -262,13 +276,11 @@ function decodeOnce(
   const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
   if (range || wantsTime(args.analysis) || fields?.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
-  // perf script's times: a branch that takes a packet has that packet's time, not the
-  // time of a TNT the decoder read ahead to (see DecoderConfig.tickOnUse). (The clock of
-  // instruction samples by time is another: PerfWhere.walkTsc.)
-  if (script) config.tickOnUse = true;
-  // perf script's times are perf's decoder's (its CYC reference, see time/perf-clock.ts);
-  // ptkit's own outputs keep libipt's.
-  if (script) config.perfClock = true;
+  // perf script's branch lines that show no time (nor anything else the time decides):
+  // the fast path of ptkit's --branches and --calls, to the same lines. Any other decode
+  // of perf script's lines is timed as perf times them (`timed`: the streams made now).
+  const scriptBranches = script ? untimedBranchLines(script, fields!, samples.length) : undefined;
+  let timed = script !== undefined && scriptBranches === undefined;
   // perf's instruction decoder takes the mode from the binary (64-bit) where ptkit's
   // waits for a MODE.Exec, which a PSB+ cut short by an overflow lacks.
   if (script) config.perfMode64 = true;
@@ -349,8 +361,10 @@ function decodeOnce(
       streams.push({
         trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
         // perf's clock looks ahead within an AUX buffer.
-        config: script ? { ...streamConfig, bufferEnds: bufferEnds(s.ranges) } : streamConfig,
-        branchTimes: script !== undefined,
+        config: script
+          ? { ...streamConfig, ...(timed ? PERF_SCRIPT_TIMES : {}), bufferEnds: bufferEnds(s.ranges) }
+          : streamConfig,
+        branchTimes: timed,
         decoder,
         images: processImages(
           new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),
@@ -377,8 +391,11 @@ function decodeOnce(
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
     // The call-stack outputs or --calls alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
-    const one =
-      streams.length === 1 && !args.jsonl && !script && !internal.generalDecode ? streams[0]! : undefined;
+    const single = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
+    const one = script ? undefined : single;
+    // Branch lines: ptkit's --branches and --calls, or perf script's that need no time.
+    const lines = script ? scriptBranches : args.show;
+    const linesOf = script ? single : one;
     if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
       const fast = fastPerfStream(one, analysis);
       internal.onFastPath?.(fast);
@@ -395,13 +412,21 @@ function decodeOnce(
         analysis = reopened;
         streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
       }
-    } else if (!analysis && (args.show === "calls" || args.show === "branches") && one && fastPathFits(one)) {
-      const every = args.show === "branches";
-      const fast = fastBranchStream(one, every);
+    } else if (!analysis && (lines === "calls" || lines === "branches") && linesOf && fastPathFits(linesOf)) {
+      const every = lines === "branches";
+      const fast = fastBranchStream(linesOf, every);
       internal.onFastPath?.(fast.result);
       if (fast.result.status === 0) streams = [];
-      // Decode it all again the general way, leaving out the lines printed.
-      else streams = again(skipBranches(printed, fast.printed, every));
+      else {
+        // Decode it all again the general way (perf script's lines timed as perf's: the
+        // errors'), leaving out the lines printed.
+        timed = script !== undefined;
+        streams = again(skipBranches(printed, fast.printed, every));
+      }
+    } else if (script !== undefined && !timed) {
+      // Not the fast path: perf script's decode.
+      timed = true;
+      streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
     } else if (!analysis && args.show === "errors" && one && fastPathFits(one)) {
       // --quiet alone: errors only, and a decode the fast path covers has none.
       const fast = fastQuietStream(one);

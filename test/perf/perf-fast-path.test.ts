@@ -103,6 +103,23 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
         const c = same(["--symfs", symfs, ...calls, data]);
         assert.equal(c?.status, 0, c?.reason);
       }
+      // perf script's branch lines without time: the same fast path, the lines of
+      // ptkit's own --calls/--branches, and those of perf script's timed decode
+      // with the time column taken out.
+      for (const [own, itrace, fields] of [
+        ["--calls", "--itrace=cr", "ip,addr,flags"],
+        ["--branches", "--itrace=be", "flags,ip,addr"],
+      ] as const) {
+        const script = ["--symfs", symfs, itrace, "-F", fields, data];
+        const c = same(script);
+        assert.equal(c?.status, 0, c?.reason);
+        const lines = run(script, false).out;
+        assert.ok(lines.length > 0);
+        if (fields === "ip,addr,flags") assert.equal(lines, run(["--symfs", symfs, own, data], false).out);
+        const timed = run(["--symfs", symfs, itrace, "-F", `time,${fields}`, data], false);
+        assert.equal(timed.fast, undefined, "a timed line took the fast path");
+        assert.equal(timed.out.replace(/^ *\d+\.\d+: /gm, ""), lines);
+      }
     });
   }
 });
@@ -188,6 +205,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.match(timeline, /"tid":101/);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "threads1.data"])?.status, 0);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "threads1.data"])?.status, 0);
+    const script = [...args.filter((a) => a !== "-q"), "--itrace=be", "-F", "ip,addr,flags", "threads1.data"];
+    assert.equal(same(script)?.status, 0);
   });
 
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
@@ -209,8 +228,12 @@ describe("ptkit perf's fast path on synthetic files", () => {
     const r = same([...args, ...outputs, "corrupt.data"]);
     assert.equal(r?.status, -1);
     assert.match(run([...args, ...outputs, "corrupt.data"], true).out, /^\[[0-9a-f]+: /m);
-    for (const lines of ["--calls", "--branches"])
-      assert.equal(same([...args.filter((a) => a !== "-q"), lines, "corrupt.data"])?.status, -1);
+    for (const lines of [["--calls"], ["--branches"], ["--itrace=cr", "-F", "ip,addr,flags"]])
+      assert.equal(same([...args.filter((a) => a !== "-q"), ...lines, "corrupt.data"])?.status, -1);
+    // perf script's error lines (with their time) from the decode after the handover.
+    const script = [...args.filter((a) => a !== "-q"), "--itrace=be", "-F", "ip,addr,flags", "corrupt.data"];
+    assert.equal(same(script)?.status, -1);
+    assert.match(run(script, false).out, /instruction trace error .* time \d+\.\d+ /);
     // --quiet alone: the fast path hands over and the general decode prints the error.
     const quiet = run([...args, "corrupt.data"], false);
     assert.equal(quiet.fast?.status, -1);
