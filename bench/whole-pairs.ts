@@ -248,6 +248,25 @@ export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string }
       identical: true,
     });
   }
+  // The same, with perf script's own options given to ptkit perf (a perf user's command line).
+  for (const [name, itrace, fields] of [
+    ["insn", "i0ns", "ip"],
+    ["branches", "be", "ip,addr,flags"],
+    ["calls", "cr", "ip,addr,flags"],
+  ] as const) {
+    const ptkitFile = `ptkit-script-${name}.txt`;
+    pairs.push({
+      what: `ptkit perf --itrace=${itrace} -F ${fields} vs perf script (the same options)`,
+      workload,
+      ptkit: { ...ptkitPerf(ptkitFile, `--itrace=${itrace}`, "-F", fields), count: lines(file(ptkitFile)) },
+      peer: {
+        ...perfScript(`perf-${name}.txt`, `--itrace=${itrace}`, "-F", fields),
+        count: lines(file(`perf-${name}.txt`)),
+      },
+      counted: `${name} lines`,
+      identical: true,
+    });
+  }
   const timeline = file("ptkit-timeline.json");
   pairs.push({
     what: "ptkit perf -q --timeline vs perf script --call-trace",
