@@ -261,12 +261,21 @@ export function putVarint(b: Uint8Array, at: number, v: number): number {
 }
 
 /**
+ * Units from which TextEncoder encodes a whole string: below, its call costs more than
+ * copying; above, it is up to 4 times faster (a line built by concatenation, whose
+ * units a loop reads through the pieces, most of all).
+ */
+const ENCODE_FROM = 32;
+
+/**
  * `s` as UTF-8 into `b` at `at`, which has room for 3 bytes per UTF-16 unit (lone
- * surrogates become U+FFFD, as TextEncoder writes them): returns where it ends. ASCII
- * is copied unit by unit; from the first other unit on, TextEncoder encodes the rest.
+ * surrogates become U+FFFD, as TextEncoder writes them): returns where it ends. A short
+ * string's ASCII is copied unit by unit; from the first other unit on, and for a long
+ * string, TextEncoder encodes.
  */
 export function putUtf8(b: Uint8Array, at: number, s: string): number {
   const n = s.length;
+  if (n >= ENCODE_FROM) return at + encoder.encodeInto(s, b.subarray(at)).written;
   for (let i = 0; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c >= 0x80) return at + encoder.encodeInto(i === 0 ? s : s.slice(i), b.subarray(at)).written;
