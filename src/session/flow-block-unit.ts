@@ -3,10 +3,10 @@
  * instruction per line as ptxed prints them, by walking each block through the code.
  */
 import { Block, type BlockDecoder, BlockTally } from "../flow/index.js";
-import { ErrorCode, errorMessage } from "../packet/index.js";
+import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
 import { checkBlock } from "./flow-check.js";
 import type { FlowSession, FlowUnit } from "./flow-session.js";
-import { disassembly, insnPrefix, rawBytes } from "./flow-text.js";
+import { disassembly, insnLead, rawBytes, textOptions } from "./flow-text.js";
 import type { CodeWalker } from "./flow-walk.js";
 
 export class BlockUnit implements FlowUnit {
@@ -64,31 +64,35 @@ export class BlockUnit implements FlowUnit {
     const mode = block.mode;
     let hi = block.ipHi;
     let lo = block.ipLo;
+    const options = textOptions(o.att, o.rawInsn);
     for (let n = block.ninsn; ; ) {
-      let line = insnPrefix(
-        o.offset ? offset : undefined,
-        s.time.hi,
-        s.time.lo,
-        o.time,
-        block.speculative,
-        hi,
-        lo,
-      );
-      // Without disassembly, an instruction decoded before needs no bytes.
-      if (!(o.noInst && w.known(hi, lo, mode) > 0)) {
-        const err = w.fetchInBlock(block, image, hi, lo);
-        if (err < 0) {
-          s.lines.line(`${line} [fetch error: ${errorMessage(err)}]`);
-          break;
+      const lead = insnLead(o.offset ? offset : undefined, s.time.hi, s.time.lo, o.time, block.speculative);
+      // An instruction listed before: its text kept and its decode cached, no bytes fetched.
+      const kept = o.noInst ? undefined : w.text(hi, lo, mode, options);
+      if (kept !== undefined && w.known(hi, lo, mode) > 0) s.lines.line(lead + kept);
+      else {
+        const ip = hex64(hi, lo);
+        let line = lead + ip;
+        // Without disassembly, an instruction decoded before needs no bytes.
+        if (!(o.noInst && w.known(hi, lo, mode) > 0)) {
+          const err = w.fetchInBlock(block, image, hi, lo);
+          if (err < 0) {
+            s.lines.line(`${line} [fetch error: ${errorMessage(err)}]`);
+            break;
+          }
+          if (w.decode(hi, lo, mode) < 0) {
+            const raw = rawBytes(w.bytes, 0, w.count);
+            s.lines.line(`${line}${raw} [decode error: ${errorMessage(ErrorCode.BadInsn)}]`);
+            break;
+          }
+          if (!o.noInst) {
+            const text = ip + disassembly(w.fetched, 0, w.info.length, hi, lo, mode, o.att, o.rawInsn);
+            w.keepText(hi, lo, mode, options, text);
+            line = lead + text;
+          }
         }
-        if (w.decode(hi, lo, mode) < 0) {
-          const raw = rawBytes(w.bytes, 0, w.count);
-          s.lines.line(`${line}${raw} [decode error: ${errorMessage(ErrorCode.BadInsn)}]`);
-          break;
-        }
-        if (!o.noInst) line += disassembly(w.fetched, 0, w.info.length, hi, lo, mode, o.att, o.rawInsn);
+        s.lines.line(line);
       }
-      s.lines.line(line);
       if (--n === 0) break;
       hi = w.next.hi;
       lo = w.next.lo;

@@ -1,10 +1,10 @@
 /** `ptkit flow --insn-decoder`: one instruction at a time, as ptxed prints and checks them. */
 import { Status } from "../event/index.js";
 import { FlowClass, Insn, type InsnDecoder } from "../flow/index.js";
-import { ErrorCode, errorMessage } from "../packet/index.js";
+import { ErrorCode, errorMessage, hex64 } from "../packet/index.js";
 import { checkInsn } from "./flow-check.js";
 import type { FlowSession, FlowUnit } from "./flow-session.js";
-import { disassembly, insnPrefix, rawBytes } from "./flow-text.js";
+import { disassembly, insnLead, rawBytes, textOptions } from "./flow-text.js";
 import type { CodeWalker } from "./flow-walk.js";
 
 export class InsnUnit implements FlowUnit {
@@ -57,20 +57,20 @@ export class InsnUnit implements FlowUnit {
   private text(insn: Insn, offset: number): string {
     const s = this.session;
     const o = s.out;
-    const line = insnPrefix(
-      o.offset ? offset : undefined,
-      s.time.hi,
-      s.time.lo,
-      o.time,
-      insn.speculative,
-      insn.ipHi,
-      insn.ipLo,
-    );
-    if (o.noInst) return line;
+    const lead = insnLead(o.offset ? offset : undefined, s.time.hi, s.time.lo, o.time, insn.speculative);
+    const { ipHi: hi, ipLo: lo, mode } = insn;
+    if (o.noInst) return lead + hex64(hi, lo);
     const w = this.walker;
-    if (w.fetchRaw(insn.raw, insn.size) < 0 || w.decode(insn.ipHi, insn.ipLo, insn.mode) < 0)
-      return `${line}${rawBytes(insn.raw, 0, insn.size)} [decode error: ${errorMessage(ErrorCode.BadInsn)}]`;
-    return line + disassembly(w.fetched, 0, w.info.length, insn.ipHi, insn.ipLo, insn.mode, o.att, o.rawInsn);
+    // An instruction listed before: its text kept.
+    const options = textOptions(o.att, o.rawInsn);
+    const kept = w.text(hi, lo, mode, options);
+    if (kept !== undefined) return lead + kept;
+    const ip = hex64(hi, lo);
+    if (w.fetchRaw(insn.raw, insn.size) < 0 || w.decode(hi, lo, mode) < 0)
+      return `${lead}${ip}${rawBytes(insn.raw, 0, insn.size)} [decode error: ${errorMessage(ErrorCode.BadInsn)}]`;
+    const text = ip + disassembly(w.fetched, 0, w.info.length, hi, lo, mode, o.att, o.rawInsn);
+    w.keepText(hi, lo, mode, options, text);
+    return lead + text;
   }
 
   /**

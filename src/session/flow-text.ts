@@ -8,22 +8,25 @@ import { type ExecMode, formatInsn, MAX_INSN_LENGTH } from "../isa/index.js";
 import { errorMessage, hex64 } from "../packet/index.js";
 
 /**
- * The columns in front of an instruction: offset and time (when asked for), `? ` for
- * speculative execution, and the IP.
+ * The columns in front of an instruction's IP: offset and time (when asked for), and
+ * `? ` for speculative execution.
  */
-export function insnPrefix(
+export function insnLead(
   offset: number | undefined,
   timeHi: number,
   timeLo: number,
   showTime: boolean,
   speculative: boolean,
-  ipHi: number,
-  ipLo: number,
 ): string {
   let s = offset === undefined ? "" : `${offset.toString(16).padStart(16, "0")}  `;
   if (showTime) s += `${hex64(timeHi, timeLo)}  `;
   if (speculative) s += "? ";
-  return s + hex64(ipHi, ipLo);
+  return s;
+}
+
+/** The options {@link disassembly} follows, as one number (see CodeWalker.keepText). */
+export function textOptions(att: boolean, showRaw: boolean): number {
+  return (att ? 1 : 0) | (showRaw ? 2 : 0);
 }
 
 /** ` xx xx ...` for `size` bytes, padded to the longest instruction, as ptxed prints raw bytes. */

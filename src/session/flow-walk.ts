@@ -12,6 +12,13 @@ import { ExecMode, InsnCache, InsnFlag, InsnInfo, MAX_INSN_LENGTH } from "../isa
 import { ErrorCode } from "../packet/index.js";
 import { add64, U64 } from "../time/index.js";
 
+/** Instruction texts a walker keeps at most (about 100 bytes each; a power of 2). */
+const TEXT_SLOTS = 1 << 15;
+
+function textSlot(hi: number, lo: number): number {
+  return (Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 17) & (TEXT_SLOTS - 1);
+}
+
 export class CodeWalker {
   /** The fetched bytes: `bytes[0..count)`. */
   readonly bytes = new Uint8Array(MAX_INSN_LENGTH);
@@ -30,6 +37,19 @@ export class CodeWalker {
   private readonly cache = new InsnCache({ maxEntries: 1 << 16 });
   private image: Image | undefined;
   private imageVersion = -1;
+  /**
+   * The text of instructions listed (from the IP column on: raw bytes and disassembly,
+   * made with {@link textOptions}), so that instructions run again and again are
+   * disassembled once: direct-mapped by IP ({@link TEXT_SLOTS} slots, a slot's IP and
+   * mode + 1 beside it, 0: empty). An instruction's text is kept the second time it is
+   * listed (the first time its slot says "seen", text ""): code run once, most of a
+   * trace of a large program, keeps no text alive. Valid as {@link cache} is.
+   */
+  private readonly textLo = new Int32Array(TEXT_SLOTS);
+  private readonly textHi = new Int32Array(TEXT_SLOTS);
+  private readonly textMode = new Uint8Array(TEXT_SLOTS);
+  private readonly texts: string[] = new Array<string>(TEXT_SLOTS).fill("");
+  private textOptions = -1;
 
   constructor() {
     for (let n = 0; n <= MAX_INSN_LENGTH; n++) this.views.push(this.bytes.subarray(0, n));
@@ -38,7 +58,10 @@ export class CodeWalker {
   /** Decode for `image` from now on: cached decodes go when it is another image or it changed. */
   use(image: Image): void {
     if (image === this.image && image.version === this.imageVersion) return;
-    if (this.image !== undefined) this.cache.clear();
+    if (this.image !== undefined) {
+      this.cache.clear();
+      this.clearTexts();
+    }
     this.image = image;
     this.imageVersion = image.version;
   }
@@ -96,6 +119,41 @@ export class CodeWalker {
     if (n < 0) return -ErrorCode.BadInsn;
     this.step(hi, lo);
     return n;
+  }
+
+  /** The text kept for the instruction at (hi:lo) in `mode` with `options` (see {@link keepText}), or undefined. */
+  text(hi: number, lo: number, mode: number, options: number): string | undefined {
+    const i = textSlot(hi, lo);
+    if (
+      this.textMode[i] !== mode + 1 ||
+      this.textLo[i] !== (lo | 0) ||
+      this.textHi[i] !== (hi | 0) ||
+      options !== this.textOptions ||
+      this.texts[i] === ""
+    )
+      return undefined;
+    return this.texts[i];
+  }
+
+  /** Keep `text` for the instruction at (hi:lo) in `mode`, made with `options` (a number the caller gives its options). */
+  keepText(hi: number, lo: number, mode: number, options: number, text: string): void {
+    if (options !== this.textOptions) {
+      this.clearTexts();
+      this.textOptions = options;
+    }
+    const i = textSlot(hi, lo);
+    if (this.textMode[i] === mode + 1 && this.textLo[i] === (lo | 0) && this.textHi[i] === (hi | 0)) {
+      this.texts[i] = text;
+      return;
+    }
+    this.textLo[i] = lo;
+    this.textHi[i] = hi;
+    this.textMode[i] = mode + 1;
+    this.texts[i] = "";
+  }
+
+  private clearTexts(): void {
+    this.textMode.fill(0);
   }
 
   private step(hi: number, lo: number): void {
