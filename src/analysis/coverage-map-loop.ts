@@ -22,9 +22,12 @@ import * as types from "../packet/types.js";
 import { aflHit, aflLocation, type Coverage } from "./export/coverage.js";
 
 const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId } = Node;
+const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId, Walk } = Node;
 const W = NODE_WORDS;
 const { IPC_PAYLOAD_BYTES } = types;
+
+/** A node's instruction count in its {@link Node.Walk} word at most: this many or more are read from {@link Node.Insns}. */
+const MANY_INSNS = 0xfff;
 
 /** What the loop shares with decodeWalk's GraphWalk (see there). */
 export interface MapLoopWalk {
@@ -141,16 +144,24 @@ export function mapLoop(
       // Straight-line code and direct transfers up to the next decision (GraphWalk.toDecision).
       let at = p * W;
       let k = 0;
+      /** The node's {@link Node.Walk} word: its kind (bits 0-2), AFL location (3-18) and instructions (19-30, or MANY_INSNS). */
+      let e = 0;
       for (let n = 0; ; n++) {
+        e = nodes[at + Walk]!;
+        if (e < 0) {
+          const n = nodes[at + Insns]!;
+          e = nodes[at]! | (aflLocation(nodes[at + Lo]!) << 3) | (Math.min(n, MANY_INSNS) << 19);
+          nodes[at + Walk] = e;
+        }
         if (due !== 0) {
           // The block's first instruction runs: one byte of the map (Coverage.enter, .restart).
-          const cur = aflLocation(nodes[at + Lo]!);
+          const cur = (e >>> 3) & 0xffff;
           if (due === 1) prev = 0;
           aflHit(map, cur ^ prev);
           prev = cur >>> 1;
           due = 0;
         }
-        k = nodes[at]!;
+        k = e & 7;
         if (k !== Jump && k !== Call) break;
         if (n === maxDirect) {
           w.fail(handovers.Loop);
@@ -178,7 +189,7 @@ export function mapLoop(
             break outer;
           }
         }
-        insns += nodes[at + Insns]!;
+        insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
         due = 2;
         p = t;
         at = p * W;
@@ -233,7 +244,7 @@ export function mapLoop(
           }
         }
       }
-      insns += nodes[at + Insns]!;
+      insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
       due = 2;
       p = t;
     }
