@@ -31,6 +31,7 @@ import * as errors from "../base/errors.js";
 import type { Clock } from "../event/clock.js";
 import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
+import * as decisionGraph from "../flow/decision-graph.js";
 import { FlowClass } from "../flow/flow-class.js";
 import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
 import type { Image } from "../image/image.js";
@@ -47,10 +48,11 @@ import { Coverage } from "./export/coverage.js";
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
 const { decodePacket } = decode;
+const { endClass, endSize } = decisionGraph;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, EndSize, EndClass, PrevLo, PrevHi } = Node;
+const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, End, PrevLo, PrevHi } = Node;
 const W = NODE_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
@@ -203,7 +205,8 @@ class GraphWalk {
     const nodes = this.nodes;
     const n = nodes[at + Insns]!;
     const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
-    if (nodes[at + EndClass] === FlowClass.Call) this.calls++;
+    const end = nodes[at + End]!;
+    if (endClass(end) === FlowClass.Call) this.calls++;
     if (n > 1)
       feed.run(
         nodes[at + Hi]! >>> 0,
@@ -212,12 +215,7 @@ class GraphWalk {
         nodes[at + PrevHi]! >>> 0,
         nodes[at + PrevLo]! >>> 0,
       );
-    feed.insn(
-      nodes[at + EndHi]! >>> 0,
-      nodes[at + EndLo]! >>> 0,
-      nodes[at + EndSize]!,
-      nodes[at + EndClass]!,
-    );
+    feed.insn(nodes[at + EndHi]! >>> 0, nodes[at + EndLo]! >>> 0, endSize(end), endClass(end));
   }
 
   /** With a feed: an event of `type` (IPs where it has them). */

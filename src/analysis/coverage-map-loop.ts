@@ -19,12 +19,19 @@ import { NODE_WORDS, Node, NodeKind } from "../flow/decision-graph.js";
 import type { ReturnStack } from "../flow/return-stack.js";
 import type { LastIp } from "../packet/last-ip.js";
 import * as types from "../packet/types.js";
-import { aflHit, aflLocation, type Coverage } from "./export/coverage.js";
+import type { Coverage } from "./export/coverage.js";
+import * as coverage from "./export/coverage.js";
 
 const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId } = Node;
+const { Insns, Taken, Fall, Lo, TipLo, TipHi, TipId, Walk } = Node;
 const W = NODE_WORDS;
+// Module copies of imported bindings: optimized code loads and checks an imported
+// binding's cell at every use.
 const { IPC_PAYLOAD_BYTES } = types;
+const { aflHit, aflLocation } = coverage;
+
+/** A node's instruction count in its {@link Node.Walk} word at most: this many or more are read from {@link Node.Insns}. */
+const MANY_INSNS = 0xfff;
 
 /** What the loop shares with decodeWalk's GraphWalk (see there). */
 export interface MapLoopWalk {
@@ -79,7 +86,9 @@ export function mapLoop(
   const graph = w.graph;
   let nodes = graph.nodes;
   let prev = cov.prev;
-  let p = loop.at;
+  // Node ids and counts as int32 (`| 0`): optimized code then keeps them untagged.
+  let p = loop.at | 0;
+  const maxHops = maxDirect | 0;
   let due = w.due;
   let insns = w.icount[0]!;
   let ipHi = last.hi | 0;
@@ -141,18 +150,26 @@ export function mapLoop(
       // Straight-line code and direct transfers up to the next decision (GraphWalk.toDecision).
       let at = p * W;
       let k = 0;
+      /** The node's {@link Node.Walk} word: its kind (bits 0-2), AFL location (3-18) and instructions (19-30, or MANY_INSNS). */
+      let e = 0;
       for (let n = 0; ; n++) {
+        e = nodes[at + Walk]!;
+        if (e < 0) {
+          const n = nodes[at + Insns]!;
+          e = nodes[at]! | (aflLocation(nodes[at + Lo]!) << 3) | (Math.min(n, MANY_INSNS) << 19);
+          nodes[at + Walk] = e;
+        }
         if (due !== 0) {
           // The block's first instruction runs: one byte of the map (Coverage.enter, .restart).
-          const cur = aflLocation(nodes[at + Lo]!);
+          const cur = (e >>> 3) & 0xffff;
           if (due === 1) prev = 0;
           aflHit(map, cur ^ prev);
           prev = cur >>> 1;
           due = 0;
         }
-        k = nodes[at]!;
+        k = e & 7;
         if (k !== Jump && k !== Call) break;
-        if (n === maxDirect) {
+        if (n === maxHops) {
           w.fail(handovers.Loop);
           failed = true;
           break outer;
@@ -160,7 +177,7 @@ export function mapLoop(
         if (k === Call) {
           let f = nodes[at + Fall]!;
           if (f === -1) {
-            f = w.successor(p, Fall);
+            f = w.successor(p, Fall) | 0;
             nodes = graph.nodes;
             if (f === -1) {
               failed = true;
@@ -171,14 +188,14 @@ export function mapLoop(
         }
         let t = nodes[at + Taken]!;
         if (t === -1) {
-          t = w.successor(p, Taken);
+          t = w.successor(p, Taken) | 0;
           nodes = graph.nodes;
           if (t < 0) {
             failed = true;
             break outer;
           }
         }
-        insns += nodes[at + Insns]!;
+        insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
         due = 2;
         p = t;
         at = p * W;
@@ -190,7 +207,7 @@ export function mapLoop(
           // Taken (2) or Fall (3).
           t = nodes[at + Fall - taken]!;
           if (t === -1) {
-            t = w.successor(p, Fall - taken);
+            t = w.successor(p, Fall - taken) | 0;
             nodes = graph.nodes;
             if (t < 0) {
               failed = true;
@@ -198,7 +215,7 @@ export function mapLoop(
             }
           }
         } else if (k === Return && taken === 1 && stack.pop() === 0) {
-          t = stack.poppedLo;
+          t = stack.poppedLo | 0;
         } else {
           w.fail(handovers.Code);
           failed = true;
@@ -208,7 +225,7 @@ export function mapLoop(
         if (k === IndirectCall) {
           let f = nodes[at + Fall]!;
           if (f === -1) {
-            f = w.successor(p, Fall);
+            f = w.successor(p, Fall) | 0;
             nodes = graph.nodes;
             if (f < 0) {
               failed = true;
@@ -224,7 +241,7 @@ export function mapLoop(
         // Most indirect branches go where they went last (DecisionGraph.target).
         t = nodes[at + TipId]!;
         if (t < 0 || nodes[at + TipLo] !== ipLo || nodes[at + TipHi] !== ipHi) {
-          t = graph.target(p, ipHi >>> 0, ipLo >>> 0);
+          t = graph.target(p, ipHi >>> 0, ipLo >>> 0) | 0;
           nodes = graph.nodes;
           if (t < 0) {
             w.fail(handovers.Full);
@@ -233,7 +250,7 @@ export function mapLoop(
           }
         }
       }
-      insns += nodes[at + Insns]!;
+      insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
       due = 2;
       p = t;
     }

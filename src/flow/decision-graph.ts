@@ -83,9 +83,13 @@ export const Node = {
    * this): successors are found without decoding the transfer again.
    */
   Disp: 11,
-  /** The transfer's length and {@link FlowClass}. */
-  EndSize: 12,
-  EndClass: 13,
+  /** The transfer's length (bits 0-7) and {@link FlowClass} (bits 8 on): see {@link endSize}, {@link endClass}. */
+  End: 12,
+  /**
+   * The walker's own word, -1 when the node is made: coverage-map-loop.ts keeps the
+   * kind and the node's AFL map location there, read in one word at each entry.
+   */
+  Walk: 13,
   /** The instruction before the transfer (the start when the run is the transfer alone). */
   PrevLo: 14,
   PrevHi: 15,
@@ -98,6 +102,16 @@ export const NodeFlag = {
 } as const;
 
 export const NODE_WORDS = 16;
+
+/** The transfer's length, from a node's {@link Node.End} word. */
+export function endSize(end: number): number {
+  return end & 0xff;
+}
+
+/** The transfer's {@link FlowClass}, from a node's {@link Node.End} word. */
+export function endClass(end: number): number {
+  return end >>> 8;
+}
 
 /** Straight-line instructions in one node at most (a longer run is Bad: that code decodes another way). */
 const MAX_RUN = 1 << 20;
@@ -226,7 +240,7 @@ export class DecisionGraph {
     addDelta64(
       nodes[at + Node.EndHi]! >>> 0,
       nodes[at + Node.EndLo]! >>> 0,
-      nodes[at + Node.EndSize]! + nodes[at + Node.Disp]!,
+      endSize(nodes[at + Node.End]!) + nodes[at + Node.Disp]!,
     );
     const n = this.node(next.hi, next.lo);
     if (n >= 0) this.nodes[at + Node.Taken] = n;
@@ -246,7 +260,7 @@ export class DecisionGraph {
       nodes[at + Node.Fall] = -2;
       return -2;
     }
-    addDelta64(nodes[at + Node.EndHi]! >>> 0, nodes[at + Node.EndLo]! >>> 0, nodes[at + Node.EndSize]!);
+    addDelta64(nodes[at + Node.EndHi]! >>> 0, nodes[at + Node.EndLo]! >>> 0, endSize(nodes[at + Node.End]!));
     const n = this.node(next.hi, next.lo);
     if (n >= 0) this.nodes[at + Node.Fall] = n;
     return n;
@@ -345,8 +359,8 @@ export class DecisionGraph {
     nodes[at + Node.TipId] = -1;
     nodes[at + Node.Disp] = kind === NodeKind.Bad ? 0 : insn.disp;
     this.flagBits[id] = flags;
-    nodes[at + Node.EndSize] = kind === NodeKind.Bad ? 0 : insn.size;
-    nodes[at + Node.EndClass] = kind === NodeKind.Bad ? 0 : insn.info & 15;
+    nodes[at + Node.End] = kind === NodeKind.Bad ? 0 : insn.size | ((insn.info & 15) << 8);
+    nodes[at + Node.Walk] = -1;
     nodes[at + Node.PrevLo] = prevLo;
     nodes[at + Node.PrevHi] = prevHi;
   }

@@ -334,6 +334,20 @@ test("no MODE.Exec before tracing starts: the flow decoders decode 16-bit code, 
   assert.equal(fast?.reason, Handover.Mode);
 });
 
+/** A trace that starts in 64-bit code at 0x1000 (PSB, MODE.Exec, FUP, PSBEND), emitting with `pkt`. */
+function start64(pkt: Packet): PacketEncoder {
+  const enc = new PacketEncoder();
+  pkt.type = PacketType.Psb;
+  enc.emit(pkt);
+  pkt.clear().type = PacketType.ModeExec;
+  pkt.flags = Flag.CsL;
+  enc.emit(pkt);
+  enc.emitIp(PacketType.Fup, 0, 0x1000);
+  pkt.clear().type = PacketType.PsbEnd;
+  enc.emit(pkt);
+  return enc;
+}
+
 describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
   test("a trace read in small windows: packets split at every window edge give the map, count and result of the whole trace in memory", () => {
     const image = new Image();
@@ -358,6 +372,32 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
     }
   });
 
+  test("runs of 4, 4,095 and 6,001 instructions (the loop keeps counts up to 4,094 with a node's kind and map location): the general decode's count and map", async () => {
+    // NOPs and a JMP RAX at three places; TIPs go round them.
+    const cwd = mkdtempSync(join(dir, "runs-"));
+    const places: [number, number][] = [
+      [0x1000, 3],
+      [0x10000, 4094],
+      [0x20000, 6000],
+    ];
+    const raw: string[] = [];
+    for (const [k, [lo, nops]] of places.entries()) {
+      const code = new Uint8Array(nops + 2).fill(0x90);
+      code.set([0xff, 0xe0], nops);
+      writeFileSync(join(cwd, `run${k}.bin`), code);
+      raw.push("--raw", `run${k}.bin:${hex(0, lo)}`);
+    }
+    const pkt = new Packet();
+    const enc = start64(pkt);
+    for (let round = 0; round < 4; round++)
+      for (const to of [0x10000, 0x20000, 0x1000, 0x20000, 0x10000, 0x1000])
+        enc.emitIp(PacketType.Tip, 0, to);
+    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+    assert.deepEqual(fast, { status: 0, reason: "" });
+    assert.ok(lit >= 3, `${lit} map bytes set`);
+  });
+
   test("TIPs of every IPBytes (16, 32, 48 bits sign-extended and not, 64) between timing packets and PADs: the general decode's map, and decoded fast", async () => {
     // An indirect jump (JMP RAX) at each of five places: low, upper user and kernel addresses.
     const cwd = mkdtempSync(join(dir, "ipc-"));
@@ -369,16 +409,8 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
       [0x7f00, 0x3020],
       [0xffff8000, 0x4000],
     ];
-    const enc = new PacketEncoder();
     const pkt = new Packet();
-    pkt.type = PacketType.Psb;
-    enc.emit(pkt);
-    pkt.clear().type = PacketType.ModeExec;
-    pkt.flags = Flag.CsL;
-    enc.emit(pkt);
-    enc.emitIp(PacketType.Fup, 0, 0x1000);
-    pkt.clear().type = PacketType.PsbEnd;
-    enc.emit(pkt);
+    const enc = start64(pkt);
     const tip = (ipc: number, hi: number, lo: number) => {
       pkt.clear().type = PacketType.Tip;
       pkt.a = ipc;
