@@ -68,6 +68,13 @@ export interface FlowOptions {
   caches?: SectionCaches;
 }
 
+/** Where {@link FlowState.aheadTime} puts the time ahead: InsnDecoder's fields of it. */
+export interface AheadTime {
+  walkTscHi: number;
+  walkTscLo: number;
+  walkSeq: number;
+}
+
 export class FlowState {
   protected readonly evdec: EventDecoder;
   /** A second event decoder to read ahead on (made on first use). */
@@ -135,16 +142,33 @@ export class FlowState {
    * time, its estimates) is this one, not {@link tscHi}:{@link tscLo}.
    */
   get aheadTscHi(): number {
-    return this.status >= 0 && this.ev.hasTsc ? this.ev.tscHi : this.tscHi;
+    return this.aheadOfEvent() ? this.ev.tscHi : this.tscHi;
   }
 
   get aheadTscLo(): number {
-    return this.status >= 0 && this.ev.hasTsc ? this.ev.tscLo : this.tscLo;
+    return this.aheadOfEvent() ? this.ev.tscLo : this.tscLo;
   }
 
   /** The current event's PtEvent.timingSeq (perf's clock; -1 without a current event). */
   get aheadTimingSeq(): number {
     return this.status >= 0 ? this.ev.timingSeq : -1;
+  }
+
+  /**
+   * {@link aheadTscHi}, {@link aheadTscLo} and {@link aheadTimingSeq} into `out` in one
+   * call (the instruction decoder takes them before every block: three getter calls
+   * were 1.5% of its time on a large program).
+   */
+  aheadTime(out: AheadTime): void {
+    const ofEvent = this.aheadOfEvent();
+    out.walkTscHi = ofEvent ? this.ev.tscHi : this.tscHi;
+    out.walkTscLo = ofEvent ? this.ev.tscLo : this.tscLo;
+    out.walkSeq = this.aheadTimingSeq;
+  }
+
+  /** The time ahead is the current event's (see {@link aheadTscHi}). */
+  private aheadOfEvent(): boolean {
+    return this.status >= 0 && this.ev.hasTsc;
   }
 
   /** Decode `trace` (held in memory, or read a window at a time: see {@link traceFloor}). */

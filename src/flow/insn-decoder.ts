@@ -219,9 +219,7 @@ export class InsnDecoder {
       // Errors and events belong to the end of the previous block.
       if (this.status < 0) return this.describe(insn, this.status);
       if (this.status & Status.EventPending) return this.describe(insn, -ErrorCode.EventIgnored);
-      this.walkTscHi = this.blocks.aheadTscHi;
-      this.walkTscLo = this.blocks.aheadTscLo;
-      this.walkSeq = this.blocks.aheadTimingSeq;
+      this.blocks.aheadTime(this);
       const status = this.blocks.next(block);
       this.status = status;
       this.off = -1;

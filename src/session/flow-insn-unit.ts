@@ -35,6 +35,7 @@ export class InsnUnit implements FlowUnit {
   decodeOne(): number {
     const s = this.session;
     const o = s.out;
+    if (o.quiet && !o.check && !o.offset && !this.eachInsn) return this.countOnly();
     const decoder = this.decoder;
     const insn = this.insn;
     for (;;) {
@@ -52,6 +53,31 @@ export class InsnUnit implements FlowUnit {
       if (o.check) checkInsn(this.walker, insn, offset, this.report);
       if (status !== 0 || this.eachInsn) return status;
     }
+  }
+
+  /**
+   * {@link decodeOne} where instructions are only counted (nothing printed, checked or
+   * handed on: `--quiet --stat`): the same loop without the questions it asks of each.
+   */
+  private countOnly(): number {
+    const decoder = this.decoder;
+    const insn = this.insn;
+    let n = 0;
+    let status: number;
+    for (;;) {
+      status = decoder.next(insn);
+      if (status < 0) {
+        if (status === -ErrorCode.EventIgnored) {
+          status = Status.EventPending;
+          break;
+        }
+        if (insn.iclass === FlowClass.Unknown) break;
+      }
+      n++;
+      if (status !== 0) break;
+    }
+    this.session.insnCount += n;
+    return status;
   }
 
   private text(insn: Insn, offset: number): string {

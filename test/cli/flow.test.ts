@@ -233,6 +233,13 @@ describe("ptkit flow", () => {
     assert.equal(quiet.lines.length, 3);
     assert.match(quiet.lines[0]!, errorLine("2000"));
     assert.deepEqual(quiet.lines.slice(1), ["insn: 8.", "blocks:\t5."]);
+    // The instruction decoder, quiet, only counts (InsnUnit.countOnly): the same count
+    // and error as when it prints each instruction.
+    const quietInsn = await run(dir, "--quiet", "--stat", "--insn-decoder", ...RAW, "--pt", "t.pt");
+    assert.equal(quietInsn.lines.length, 2, quietInsn.out);
+    assert.match(quietInsn.lines[0]!, errorLine("2000"));
+    assert.equal(quietInsn.lines[1], "insn: 8.");
+    assert.equal(insnLines(insn.lines.slice(0, -1)).length, 8);
   });
 
   test("--block:show-blocks marks each block, numbered with --stat", async () => {
