@@ -49,7 +49,9 @@ options:
   --cpuid-0x15.ebx                     set the value of cpuid[0x15].ebx.
   --insn-decoder                       use the instruction flow decoder.
   --insn:keep-tcal-on-ovf              preserve timing calibration on overflow.
-  --block-decoder                      use the block decoder (default).
+  --block-decoder                      use the block decoder (default; unnamed, with
+                                       --quiet and at most --stat:insn, the code's
+                                       decision graph is walked first, faster).
   --block:show-blocks                  show blocks in the output.
   --block:end-on-call                  set the end-on-call block decoder flag.
   --block:end-on-jump                  set the end-on-jump block decoder flag.
