@@ -14,7 +14,6 @@ import type { Insn } from "../flow/index.js";
 import { type TscConversion, tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
 import { eventText } from "./flow-event-text.js";
-import type { Lines } from "./io.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
 /** What is printed: every instruction, taken branches, calls and returns, or only errors (--quiet). */
@@ -48,6 +47,16 @@ export function keptByCalls(flags: string): boolean {
 }
 
 const ARROW = utf8(" => ");
+// The pieces of JSON lines (see jsonlSink).
+const INSN_OPEN = utf8('{"type":"insn",');
+const BRANCH_OPEN = utf8('{"type":"branch",');
+const IP_OPEN = utf8(',"ip":"0x');
+const TO_OPEN = utf8('","to":"0x');
+/** `"}` and a line break. */
+const LINE_CLOSE = utf8('"}\n');
+/** `}` and a line break. */
+const OBJECT_CLOSE = utf8("}\n");
+const QUOTE = 0x22;
 const SPACE = 0x20;
 const NEWLINE = 0x0a;
 
@@ -129,7 +138,7 @@ export function perfTimeText(hi: number, lo: number, conv: TscConversion | undef
 
 /** With `symbols`, branches carry fromSym and toSym (`name+0xoff (dso)`). */
 export function jsonlSink(
-  out: Lines,
+  out: ByteLines,
   show: PerfShow,
   conv: TscConversion | undefined,
   symbols = false,
@@ -142,29 +151,50 @@ export function jsonlSink(
   let hi = 0;
   let lo = 0;
   let head = "";
+  let headBytes = utf8("");
   const common = (w: PerfWhere) => {
     if (w !== last || w.cpu !== cpu || w.pid !== pid || w.tid !== tid || w.tscHi !== hi || w.tscLo !== lo) {
       ({ cpu, pid, tid, tscHi: hi, tscLo: lo } = w);
       last = w;
       const time = perfTimeText(hi, lo, conv);
       head = `"cpu":${cpu},"pid":${pid},"tid":${tid},"time":"${time}","tsc":"0x${hex64(hi, lo, 0)}"`;
+      headBytes = utf8(head);
     }
     return head;
   };
+  // The lines of instructions and branches, written in place: their pieces as bytes.
+  const branchHeads = new Map<string, Uint8Array>();
   return {
     insn: (w, insn: Insn) => {
-      if (show === "insn")
-        out.line(`{"type":"insn",${common(w)},"ip":"0x${hex64(insn.ipHi, insn.ipLo, 0)}"}`);
+      if (show !== "insn") return;
+      common(w);
+      out.bytes(INSN_OPEN);
+      out.bytes(headBytes);
+      out.bytes(IP_OPEN);
+      out.hex64(insn.ipHi, insn.ipLo, 0);
+      out.bytes(LINE_CLOSE);
     },
     block: () => {},
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (show !== "branches" && !(show === "calls" && flagsInfo(flags).keptByCalls)) return;
-      const syms = symbols
-        ? `,"fromSym":${JSON.stringify(names.symbol(w.pid, fh, fl))},"toSym":${JSON.stringify(names.symbol(w.pid, th, tl))}`
-        : "";
-      out.line(
-        `{"type":"branch",${common(w)},"flags":"${flags}","from":"0x${hex64(fh, fl, 0)}","to":"0x${hex64(th, tl, 0)}"${syms}}`,
-      );
+      common(w);
+      let flagsFrom = branchHeads.get(flags);
+      if (flagsFrom === undefined) {
+        flagsFrom = utf8(`,"flags":"${flags}","from":"0x`);
+        branchHeads.set(flags, flagsFrom);
+      }
+      out.bytes(BRANCH_OPEN);
+      out.bytes(headBytes);
+      out.bytes(flagsFrom);
+      out.hex64(fh, fl, 0);
+      out.bytes(TO_OPEN);
+      out.hex64(th, tl, 0);
+      out.byte(QUOTE);
+      if (symbols)
+        out.text(
+          `,"fromSym":${JSON.stringify(names.symbol(w.pid, fh, fl))},"toSym":${JSON.stringify(names.symbol(w.pid, th, tl))}`,
+        );
+      out.bytes(OBJECT_CLOSE);
     },
     event: (w, ev: PtEvent, offset) => {
       out.line(
