@@ -124,13 +124,7 @@ export class CodeWalker {
   /** The text kept for the instruction at (hi:lo) in `mode` with `options` (see {@link keepText}), or undefined. */
   text(hi: number, lo: number, mode: number, options: number): string | undefined {
     const i = textSlot(hi, lo);
-    if (
-      this.textMode[i] !== mode + 1 ||
-      this.textLo[i] !== (lo | 0) ||
-      this.textHi[i] !== (hi | 0) ||
-      options !== this.textOptions ||
-      this.texts[i] === ""
-    )
+    if (!this.holds(i, hi, lo, mode) || options !== this.textOptions || this.texts[i] === "")
       return undefined;
     return this.texts[i];
   }
@@ -142,7 +136,7 @@ export class CodeWalker {
       this.textOptions = options;
     }
     const i = textSlot(hi, lo);
-    if (this.textMode[i] === mode + 1 && this.textLo[i] === (lo | 0) && this.textHi[i] === (hi | 0)) {
+    if (this.holds(i, hi, lo, mode)) {
       this.texts[i] = text;
       return;
     }
@@ -150,6 +144,11 @@ export class CodeWalker {
     this.textHi[i] = hi;
     this.textMode[i] = mode + 1;
     this.texts[i] = "";
+  }
+
+  /** Whether text slot `i` is the instruction at (hi:lo) in `mode`'s. */
+  private holds(i: number, hi: number, lo: number, mode: number): boolean {
+    return this.textMode[i] === mode + 1 && this.textLo[i] === (lo | 0) && this.textHi[i] === (hi | 0);
   }
 
   private clearTexts(): void {

@@ -188,14 +188,15 @@ export async function decodeRaw(
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;
   }
-  if (!outputs && !pt.step.named && !internal.generalCoverage) {
-    // Errors and the instruction count alone: the decision graph's walk where it
-    // covers the trace (faster than the block decoder on any number of threads).
-    const insns = await fastCount(setup, internal);
+  if (!internal.generalCoverage && (outputs || !pt.step.named)) {
+    // The analysis outputs made at the end, or errors and the instruction count alone:
+    // the decision graph's walk where it covers the trace (faster than the block
+    // decoder on any number of threads).
+    const insns = await fastWalk(setup, outputs, internal);
     if (insns !== undefined) {
       if (output.stats) for (const line of statsText(insns, undefined)) out.line(line);
       out.flush();
-      return undefined;
+      return outputs?.finish();
     }
   }
   const pieces = options.pieces;
@@ -223,13 +224,6 @@ export async function decodeRaw(
     }
     out.flush();
     return counts.noPsb ? `${noPsbHint(io, pt.range, hints)}.` : undefined;
-  }
-  const fast =
-    outputs && !internal.generalCoverage ? await fastCoverage(setup, outputs, internal) : undefined;
-  if (fast !== undefined) {
-    if (output.stats) for (const line of statsText(fast, undefined)) out.line(line);
-    out.flush();
-    return outputs!.finish();
   }
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const decoderOptions = { image, config };
@@ -287,45 +281,38 @@ function fastWalkFits({ output, pt, sideband }: RawSetup): boolean {
 }
 
 /**
- * `--quiet` with nothing to make but the instruction count: the fast decode's count
- * where it decodes the trace (then the flow decoder would print no error), or
- * undefined when the flow decoder must decode it (also when no instruction ran: a
- * trace without PSB gets the flow session's explanation).
+ * The fast decode of analysis/coverage-decode.ts where it covers the trace and nothing
+ * else is printed: the instruction count, or undefined when the flow decoder must
+ * decode it. With `outputs`, those made at the end without time (coverage; folded
+ * stacks weighed by instructions): coverage alone straight into its tables, else
+ * through the call-stack tracker (they are empty again when it hands over). Without,
+ * `--quiet` with nothing to make but the count (then the flow decoder would print no
+ * error; when no instruction ran, a trace without PSB gets the flow session's
+ * explanation).
  */
-async function fastCount(setup: RawSetup, internal: TraceInternals): Promise<number | undefined> {
-  const { pt } = setup;
-  if (
-    pt === undefined ||
-    internal.tables !== undefined ||
-    internal.stopAt !== undefined ||
-    !fastWalkFits(setup)
-  )
-    return undefined;
-  const { decodeCount } = await import("../analysis/coverage-decode.js");
-  const result = decodeCount(TraceBytes.read(pt.source, internal.windowSize), new DecisionGraph(setup.image));
-  internal.onFastCoverage?.(result);
-  return result.status === 0 && result.insns > 0 ? result.insns : undefined;
-}
-
-/**
- * Outputs made at the end without time (coverage; folded stacks weighed by
- * instructions), made by the fast decode of analysis/coverage-decode.ts where it
- * covers the trace and nothing else is printed: coverage alone straight into its
- * tables, else through the call-stack tracker. The instruction count, or undefined
- * when the general decode must make them (they are then empty again).
- */
-async function fastCoverage(
+async function fastWalk(
   setup: RawSetup,
-  outputs: AnalysisOutputs,
+  outputs: AnalysisOutputs | undefined,
   internal: TraceInternals,
 ): Promise<number | undefined> {
   const { pt } = setup;
-  const coverage = outputs.coverageOnly();
-  if (pt === undefined || (coverage === undefined && !outputs.feedable()) || !fastWalkFits(setup))
+  const coverage = outputs?.coverageOnly();
+  if (
+    pt === undefined ||
+    !fastWalkFits(setup) ||
+    (outputs === undefined
+      ? internal.tables !== undefined || internal.stopAt !== undefined
+      : coverage === undefined && !outputs.feedable())
+  )
     return undefined;
-  const { decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
+  const { decodeCount, decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const graph = new DecisionGraph(setup.image);
+  if (outputs === undefined) {
+    const result = decodeCount(trace, graph);
+    internal.onFastCoverage?.(result);
+    return result.status === 0 && result.insns > 0 ? result.insns : undefined;
+  }
   const result =
     coverage !== undefined
       ? decodeCoverage(trace, graph, coverage)
