@@ -33,7 +33,16 @@ import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
 import * as decisionGraph from "../flow/decision-graph.js";
 import { FlowClass } from "../flow/flow-class.js";
-import { DecisionGraph, NODE_WORDS, Node, NodeFlag, NodeKind, ReturnStack } from "../flow/index.js";
+import {
+  COLD_WORDS,
+  DecisionGraph,
+  NODE_WORDS,
+  Node,
+  NodeCold,
+  NodeFlag,
+  NodeKind,
+  ReturnStack,
+} from "../flow/index.js";
 import type { Image } from "../image/image.js";
 import * as decode from "../packet/decode.js";
 import { LastIp } from "../packet/last-ip.js";
@@ -52,8 +61,10 @@ const { endClass, endSize } = decisionGraph;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi, EndLo, EndHi, End, PrevLo, PrevHi } = Node;
+const { Insns, Taken, Fall, Lo, Hi } = Node;
+const { EndLo, EndHi, End, PrevLo, PrevHi } = NodeCold;
 const W = NODE_WORDS;
+const C = COLD_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
 const MAX_DIRECT = 1 << 16;
@@ -201,21 +212,22 @@ class GraphWalk {
 
   /** With a feed: node `p`'s instructions, its transfer last. */
   private feedNode(p: number): void {
-    const at = p * W;
     const nodes = this.nodes;
-    const n = nodes[at + Insns]!;
+    const n = nodes[p * W + Insns]!;
     const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
-    const end = nodes[at + End]!;
+    const at = p * C;
+    const cold = this.graph.cold;
+    const end = cold[at + End]!;
     if (endClass(end) === FlowClass.Call) this.calls++;
     if (n > 1)
       feed.run(
-        nodes[at + Hi]! >>> 0,
-        nodes[at + Lo]! >>> 0,
+        nodes[p * W + Hi]! >>> 0,
+        nodes[p * W + Lo]! >>> 0,
         n - 1,
-        nodes[at + PrevHi]! >>> 0,
-        nodes[at + PrevLo]! >>> 0,
+        cold[at + PrevHi]! >>> 0,
+        cold[at + PrevLo]! >>> 0,
       );
-    feed.insn(nodes[at + EndHi]! >>> 0, nodes[at + EndLo]! >>> 0, endSize(end), endClass(end));
+    feed.insn(cold[at + EndHi]! >>> 0, cold[at + EndLo]! >>> 0, endSize(end), endClass(end));
   }
 
   /** With a feed: an event of `type` (IPs where it has them). */
@@ -267,14 +279,15 @@ class GraphWalk {
   /** {@link run} with blocks and edges: as FlowTracker counts them when the instruction at `p` (low half `lo`) runs. */
   private block(p: number, lo: number): void {
     const cov = this.coverage!;
+    const cold = this.graph.cold;
     const hi = this.nodes[p * W + Hi]! >>> 0;
     const ic = this.icount;
     if (this.due === Due.Entry) {
       let fromHi = this.srcHi;
       let fromLo = this.srcLo;
       if (this.src >= 0) {
-        fromHi = this.nodes[this.src * W + EndHi]! >>> 0;
-        fromLo = this.nodes[this.src * W + EndLo]! >>> 0;
+        fromHi = cold[this.src * C + EndHi]! >>> 0;
+        fromLo = cold[this.src * C + EndLo]! >>> 0;
       }
       if (this.inBlock) cov.block(this.bHi, this.bLo, fromHi, fromLo, ic[0]! - ic[1]!);
       cov.edge(fromHi, fromLo, hi, lo);
@@ -297,8 +310,8 @@ class GraphWalk {
     let hi = this.lastHi;
     let lo = this.lastLo;
     if (this.lastNode >= 0) {
-      hi = this.nodes[this.lastNode * W + EndHi]! >>> 0;
-      lo = this.nodes[this.lastNode * W + EndLo]! >>> 0;
+      hi = this.graph.cold[this.lastNode * C + EndHi]! >>> 0;
+      lo = this.graph.cold[this.lastNode * C + EndLo]! >>> 0;
     }
     this.coverage!.block(this.bHi, this.bLo, hi, lo, ic[0]! - ic[1]!);
   }

@@ -12,15 +12,19 @@
  * decoding each instruction of the run once (the image's decode caches, libipt's
  * classes), and kept until {@link DecisionGraph.clear} (a new image).
  *
- * A node is {@link NODE_WORDS} words of one Int32Array ({@link Node} says which), so
- * following a decision touches one cache line, not one per field (the rarely read
- * {@link NodeFlag}s are kept apart). A direct branch's displacement is kept, so its
- * successors are found without decoding it again. An indirect branch also keeps the
- * target its last TIP went to: most go where they went before (returns to a caller,
- * calls through a vtable), and that costs no lookup.
+ * What a walk reads at each decision is {@link NODE_WORDS} words of one Int32Array
+ * ({@link Node} says which): 32 bytes, mostly within one cache line. The words read
+ * once (where the run ends, for a new successor or a feed) are in another array
+ * ({@link NodeCold}), and the rarely read {@link NodeFlag}s in a third: a large
+ * program's graph outgrows a core's cache, and the walk's speed follows how many
+ * nodes fit (the large bench trace's count took 1.18x the time with all of a node's
+ * words in one array of 64 bytes a node, 1.35x with 128). A direct branch's
+ * displacement is kept, so its successors are found without decoding it again. An
+ * indirect branch also keeps the node its last TIP went to: most go where they went
+ * before (returns to a caller, calls through a vtable), and that costs no lookup.
  *
  * 64-bit code only: a decoder in another mode does not use the graph. Memory: 72
- * bytes a node; past `maxNodes` (default 2^21, 144 MiB) {@link DecisionGraph.node} says
+ * bytes a node with its hash slots; past `maxNodes` (default 2^21, 144 MiB) {@link DecisionGraph.node} says
  * so (-1) and the caller decodes another way.
  */
 import type { Image } from "../image/index.js";
@@ -51,7 +55,7 @@ export const NodeKind = {
   Far: 7,
 } as const;
 
-/** The words of a node in {@link DecisionGraph.nodes}, from the node's first (id * NODE_WORDS). */
+/** The words of a node a walk reads at each decision, in {@link DecisionGraph.nodes} from id * NODE_WORDS. */
 export const Node = {
   /** Its {@link NodeKind}. */
   Kind: 0,
@@ -59,7 +63,8 @@ export const Node = {
   Insns: 1,
   /**
    * A conditional jump's taken successor, a direct jump's or call's target: a node id,
-   * -1 until asked ({@link DecisionGraph.taken} fills it).
+   * -1 until asked ({@link DecisionGraph.taken} fills it). Right before Fall: a walk
+   * picks one of the two by `Fall - taken`.
    */
   Taken: 2,
   /**
@@ -71,29 +76,40 @@ export const Node = {
   /** Its first instruction's address, low and high halves (as int32). */
   Lo: 4,
   Hi: 5,
-  /** Its last instruction's address (the transfer). */
-  EndLo: 6,
-  EndHi: 7,
-  /** The target the last TIP from here went to ({@link DecisionGraph.target}): address, node id (-1: none yet). */
-  TipLo: 8,
-  TipHi: 9,
-  TipId: 10,
   /**
-   * A direct branch's displacement (its target is the next instruction's address plus
-   * this): successors are found without decoding the transfer again.
+   * The node the last TIP from here went to (-1: none yet): most indirect branches go
+   * where they went before, which costs no look-up, only a compare of that node's
+   * address (see {@link DecisionGraph.target}), in the words the walk reads next.
    */
-  Disp: 11,
-  /** The transfer's length (bits 0-7) and {@link FlowClass} (bits 8 on): see {@link endSize}, {@link endClass}. */
-  End: 12,
+  TipId: 6,
   /**
    * The walker's own word, -1 when the node is made: coverage-map-loop.ts keeps the
    * kind and the node's AFL map location there, read in one word at each entry.
    */
-  Walk: 13,
-  /** The instruction before the transfer (the start when the run is the transfer alone). */
-  PrevLo: 14,
-  PrevHi: 15,
+  Walk: 7,
 } as const;
+
+export const NODE_WORDS = 8;
+
+/** The words of a node a walk reads once or not at all, in {@link DecisionGraph.cold} from id * COLD_WORDS. */
+export const NodeCold = {
+  /** Its last instruction's address (the transfer). */
+  EndLo: 0,
+  EndHi: 1,
+  /**
+   * A direct branch's displacement (its target is the next instruction's address plus
+   * this): successors are found without decoding the transfer again.
+   */
+  Disp: 2,
+  /** The transfer's length (bits 0-7) and {@link FlowClass} (bits 8 on): see {@link endSize}, {@link endClass}. */
+  End: 3,
+  /** The instruction before the transfer (the start when the run is the transfer alone). */
+  PrevLo: 4,
+  PrevHi: 5,
+} as const;
+
+/** Six words used, two to keep a node's words within one cache line more often. */
+export const COLD_WORDS = 8;
 
 /** Facts about a node's run beyond its kind ({@link DecisionGraph.flags}). */
 export const NodeFlag = {
@@ -101,14 +117,12 @@ export const NodeFlag = {
   MovCr3: 1,
 } as const;
 
-export const NODE_WORDS = 16;
-
-/** The transfer's length, from a node's {@link Node.End} word. */
+/** The transfer's length, from a node's {@link NodeCold.End} word. */
 export function endSize(end: number): number {
   return end & 0xff;
 }
 
-/** The transfer's {@link FlowClass}, from a node's {@link Node.End} word. */
+/** The transfer's {@link FlowClass}, from a node's {@link NodeCold.End} word. */
 export function endClass(end: number): number {
   return end >>> 8;
 }
@@ -121,6 +135,8 @@ export class DecisionGraph {
   size = 0;
   /** The nodes, {@link NODE_WORDS} words each (see {@link Node}); replaced as it grows. */
   nodes: Int32Array = new Int32Array(1024 * NODE_WORDS);
+  /** The rest of each node, {@link COLD_WORDS} words each (see {@link NodeCold}); replaced as it grows. */
+  cold: Int32Array = new Int32Array(1024 * COLD_WORDS);
   /** Per node: its {@link NodeFlag} bits (only a TIP.PGD asks). */
   private flagBits: Uint8Array = new Uint8Array(1024);
   /** Open addressing: node id + 1 per slot (0: empty), keyed by start address. */
@@ -192,6 +208,9 @@ export class DecisionGraph {
       const grown = new Int32Array(2 * nodes.length);
       grown.set(nodes);
       this.nodes = grown;
+      const cold = new Int32Array(2 * this.cold.length);
+      cold.set(this.cold);
+      this.cold = cold;
       const flags = new Uint8Array(2 * this.flagBits.length);
       flags.set(this.flagBits);
       this.flagBits = flags;
@@ -215,14 +234,13 @@ export class DecisionGraph {
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
     const last = nodes[at + Node.TipId]!;
-    if (last >= 0 && nodes[at + Node.TipLo] === (lo | 0) && nodes[at + Node.TipHi] === (hi | 0)) return last;
+    if (last >= 0) {
+      const t = last * NODE_WORDS;
+      if (nodes[t + Node.Lo] === (lo | 0) && nodes[t + Node.Hi] === (hi | 0)) return last;
+    }
     const t = this.node(hi, lo);
-    if (t < 0) return t;
     // node may have grown the array.
-    const grown = this.nodes;
-    grown[at + Node.TipLo] = lo;
-    grown[at + Node.TipHi] = hi;
-    grown[at + Node.TipId] = t;
+    if (t >= 0) this.nodes[at + Node.TipId] = t;
     return t;
   }
 
@@ -237,10 +255,12 @@ export class DecisionGraph {
     const nodes = this.nodes;
     const t = nodes[at + Node.Taken]!;
     if (t !== -1) return t;
+    const cold = this.cold;
+    const c = id * COLD_WORDS;
     addDelta64(
-      nodes[at + Node.EndHi]! >>> 0,
-      nodes[at + Node.EndLo]! >>> 0,
-      endSize(nodes[at + Node.End]!) + nodes[at + Node.Disp]!,
+      cold[c + NodeCold.EndHi]! >>> 0,
+      cold[c + NodeCold.EndLo]! >>> 0,
+      endSize(cold[c + NodeCold.End]!) + cold[c + NodeCold.Disp]!,
     );
     const n = this.node(next.hi, next.lo);
     if (n >= 0) this.nodes[at + Node.Taken] = n;
@@ -256,11 +276,17 @@ export class DecisionGraph {
     const nodes = this.nodes;
     const f = nodes[at + Node.Fall]!;
     if (f !== -1) return f;
-    if (nodes[at + Node.Kind] === NodeKind.Call && nodes[at + Node.Disp] === 0) {
+    const cold = this.cold;
+    const c = id * COLD_WORDS;
+    if (nodes[at + Node.Kind] === NodeKind.Call && cold[c + NodeCold.Disp] === 0) {
       nodes[at + Node.Fall] = -2;
       return -2;
     }
-    addDelta64(nodes[at + Node.EndHi]! >>> 0, nodes[at + Node.EndLo]! >>> 0, endSize(nodes[at + Node.End]!));
+    addDelta64(
+      cold[c + NodeCold.EndHi]! >>> 0,
+      cold[c + NodeCold.EndLo]! >>> 0,
+      endSize(cold[c + NodeCold.End]!),
+    );
     const n = this.node(next.hi, next.lo);
     if (n >= 0) this.nodes[at + Node.Fall] = n;
     return n;
@@ -276,12 +302,12 @@ export class DecisionGraph {
    * {@link beforeHi}:{@link beforeLo}); else 0.
    */
   insnsBefore(id: number, hi: number, lo: number): number {
-    const at = id * NODE_WORDS;
-    const nodes = this.nodes;
-    const startLo = nodes[at + Node.Lo]! >>> 0;
-    const startHi = nodes[at + Node.Hi]! >>> 0;
-    if (hi !== startHi || hi !== nodes[at + Node.EndHi]! >>> 0) return 0;
-    if (lo <= startLo || lo > nodes[at + Node.EndLo]! >>> 0) return 0;
+    const startLo = this.lo(id);
+    const startHi = this.hi(id);
+    const at = id * COLD_WORDS;
+    const cold = this.cold;
+    if (hi !== startHi || hi !== cold[at + NodeCold.EndHi]! >>> 0) return 0;
+    if (lo <= startLo || lo > cold[at + NodeCold.EndLo]! >>> 0) return 0;
     const insn = this.insn;
     let ipLo = startLo;
     for (let n = 0; ; n++) {
@@ -354,15 +380,17 @@ export class DecisionGraph {
     nodes[at + Node.Fall] = -1;
     nodes[at + Node.Lo] = lo;
     nodes[at + Node.Hi] = hi;
-    nodes[at + Node.EndLo] = ipLo;
-    nodes[at + Node.EndHi] = ipHi;
     nodes[at + Node.TipId] = -1;
-    nodes[at + Node.Disp] = kind === NodeKind.Bad ? 0 : insn.disp;
-    this.flagBits[id] = flags;
-    nodes[at + Node.End] = kind === NodeKind.Bad ? 0 : insn.size | ((insn.info & 15) << 8);
     nodes[at + Node.Walk] = -1;
-    nodes[at + Node.PrevLo] = prevLo;
-    nodes[at + Node.PrevHi] = prevHi;
+    const c = id * COLD_WORDS;
+    const cold = this.cold;
+    cold[c + NodeCold.EndLo] = ipLo;
+    cold[c + NodeCold.EndHi] = ipHi;
+    cold[c + NodeCold.Disp] = kind === NodeKind.Bad ? 0 : insn.disp;
+    this.flagBits[id] = flags;
+    cold[c + NodeCold.End] = kind === NodeKind.Bad ? 0 : insn.size | ((insn.info & 15) << 8);
+    cold[c + NodeCold.PrevLo] = prevLo;
+    cold[c + NodeCold.PrevHi] = prevHi;
   }
 
   /** Twice the slots, every node put back (the newest included). */

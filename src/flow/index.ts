@@ -12,7 +12,17 @@
 export { AddrCfg, AddrFilterCheck } from "./addr-filter.js";
 export { BlockDecoder, BlockTally } from "./block-decoder.js";
 export type { SectionCaches } from "./code-reader.js";
-export { DecisionGraph, endClass, endSize, NODE_WORDS, Node, NodeFlag, NodeKind } from "./decision-graph.js";
+export {
+  COLD_WORDS,
+  DecisionGraph,
+  endClass,
+  endSize,
+  NODE_WORDS,
+  Node,
+  NodeCold,
+  NodeFlag,
+  NodeKind,
+} from "./decision-graph.js";
 export { type DecodeSink, type DriveOptions, drive } from "./drive.js";
 export { classify, FLOW_CLASS_NAMES, FlowClass, InsnFact } from "./flow-class.js";
 export type { FlowOptions } from "./flow-state.js";
