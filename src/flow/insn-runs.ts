@@ -16,6 +16,7 @@
  * most {@link MAX_RUN} instructions long and the words of a section's runs are bounded
  * (past the bound, {@link InsnRuns.find} says -1 and the decoder goes the general way).
  */
+import { mutableFields } from "../base/halves.js";
 import * as addr from "../image/addr.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowInsn } from "./flow-insn.js";
@@ -109,7 +110,10 @@ export class InsnRuns {
   constructor(
     sectionSize: number,
     private readonly limit = Math.min(MAX_WORDS, MIN_WORDS + WORDS_PER_BYTE * sectionSize),
-  ) {}
+  ) {
+    // Replaced as the runs and their table grow (see mutableFields).
+    mutableFields(this, ["words", "halves", "bytes", "data", "slots", "shift"]);
+  }
 
   /**
    * The run at `off` where the decoder goes on after run `from`: {@link find}, but

@@ -12,6 +12,7 @@
  * a 1.25 MiB one in about as little, so one buffer per page cost 0.8 s of a run
  * that touched 3 MiB of code.
  */
+import { mutableFields } from "../base/halves.js";
 import type { Section } from "../image/index.js";
 import type { InsnRuns } from "./insn-runs.js";
 
@@ -155,13 +156,8 @@ export class SectionCache {
 
   constructor(readonly section: Section) {
     this.pagesLeft = Math.ceil(section.size / PAGE_SIZE);
-    // growWalk replaces the table and its mask. Stores here, as the first cache is made,
-    // tell V8 that these fields change; else it learns that in the middle of a decode,
-    // when growWalk first runs, and throws away the block walk's code it was optimizing
-    // on the assumption that they did not (twice on the gzip trace, 40-55 ms each).
-    this.walk = new Int32Array(WALK_MIN_SLOTS * WALK_STRIDE);
-    this.walkMask = 0;
-    this.walkMask = WALK_MIN_SLOTS - 1;
+    // growWalk replaces them (see mutableFields).
+    mutableFields(this, ["walk", "walkMask"]);
   }
 
   /**
