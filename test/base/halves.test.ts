@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { cmp64, hex0x, hex64, splitBigInt, toBigInt } from "../../src/base/halves.js";
+import { cmp64, hex0x, hex64, mutableFields, splitBigInt, toBigInt } from "../../src/base/halves.js";
 
 const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
 
@@ -39,4 +39,24 @@ test("cmp64 orders unsigned 64-bit values", () => {
       assert.equal(cmp64(x.hi, x.lo, y.hi, y.lo), a < b ? -1 : a > b ? 1 : 0);
     }),
   );
+});
+
+test("mutableFields leaves each field as it was: the same typed array, DataView, number or other value", () => {
+  const words = new Int32Array([1, -2, 3]);
+  const view = new DataView(words.buffer, 4, 8);
+  const other = { a: 1 };
+  const o = { words, view, n: 7, other, s: "x" };
+  mutableFields(o, ["words", "view", "n", "other", "s"]);
+  assert.equal(o.words, words);
+  assert.equal(o.view, view);
+  assert.equal(o.n, 7);
+  assert.equal(o.other, other);
+  assert.equal(o.s, "x");
+  assert.deepEqual([...o.words], [1, -2, 3]);
+  // A second object of the same shape takes stores as before.
+  const p = { words: new Int32Array(2), view, n: 1, other, s: "y" };
+  p.words = new Int32Array(4);
+  p.n = 2.5;
+  assert.equal(p.words.length, 4);
+  assert.equal(p.n, 2.5);
 });
