@@ -52,7 +52,7 @@ import * as types from "../packet/types.js";
 import { Packet } from "../packet/types.js";
 import type { FlowTracker } from "./callstack-tracker.js";
 import { MapLoop, mapLoop } from "./coverage-map-loop.js";
-import { Coverage } from "./export/coverage.js";
+import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
@@ -153,7 +153,10 @@ class GraphWalk {
   readonly stack = new ReturnStack();
   /** Blocks and edges are counted, not only the map. */
   private readonly tables: boolean;
-  /** The map alone is made: the packets between decisions go to the fused loop (coverage-map-loop.ts). */
+  /**
+   * The map alone is made, or nothing but the instruction count: the packets between
+   * decisions go to the fused loop (coverage-map-loop.ts).
+   */
   readonly mapOnly: boolean;
   /**
    * The node whose transfer (its last instruction) leads to the current node, or -1
@@ -197,7 +200,7 @@ class GraphWalk {
   ) {
     this.nodes = graph.nodes;
     this.tables = coverage !== undefined && !coverage.mapOnly;
-    this.mapOnly = coverage?.mapOnly === true && feed === undefined && time === undefined;
+    this.mapOnly = (coverage === undefined || coverage.mapOnly) && feed === undefined && time === undefined;
     this.feeding = feed !== undefined || time !== undefined;
   }
 
@@ -265,7 +268,7 @@ class GraphWalk {
   /** The first instruction runs at node `p` (when something is {@link due}). */
   run(p: number): void {
     if (this.coverage === undefined) {
-      // The feed counts its own blocks.
+      // The feed counts its own blocks (or the count is all there is).
       this.due = 0;
       return;
     }
@@ -491,9 +494,8 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
  * error, to the same count.
  */
 export function decodeCount(trace: TraceBytes, graph: DecisionGraph): FastCoverage {
-  // An AFL map is made and dropped: the map's fused packet loop (coverage-map-loop.ts)
-  // with its one byte a block is faster than the walk's general loop without it.
-  return decodeWalk(trace, new GraphWalk(graph, new Coverage(undefined, true), undefined));
+  // No coverage and no feed: the map's fused packet loop (coverage-map-loop.ts), without the map.
+  return decodeWalk(trace, new GraphWalk(graph, undefined, undefined));
 }
 
 /**

@@ -30,6 +30,9 @@ const W = NODE_WORDS;
 const { IPC_PAYLOAD_BYTES } = types;
 const { aflHit, aflLocation } = coverage;
 
+/** The map when there is none (the loop counts instructions only). */
+const NO_MAP = new Uint8Array(0);
+
 /** A node's instruction count in its {@link Node.Walk} word at most: this many or more are read from {@link Node.Insns}. */
 const MANY_INSNS = 0xfff;
 
@@ -80,12 +83,14 @@ export function mapLoop(
   handovers: Record<"Code" | "Loop" | "Full", string>,
   maxDirect: number,
 ): number {
-  const cov = w.coverage!;
-  const map = cov.aflMap;
+  // Without coverage, the instruction count alone (decodeCount).
+  const cov = w.coverage;
+  const mapped = cov !== undefined;
+  const map = mapped ? cov.aflMap : NO_MAP;
   const stack = w.stack;
   const graph = w.graph;
   let nodes = graph.nodes;
-  let prev = cov.prev;
+  let prev = mapped ? cov.prev : 0;
   // Node ids and counts as int32 (`| 0`): optimized code then keeps them untagged.
   let p = loop.at | 0;
   const maxHops = maxDirect | 0;
@@ -161,10 +166,12 @@ export function mapLoop(
         }
         if (due !== 0) {
           // The block's first instruction runs: one byte of the map (Coverage.enter, .restart).
-          const cur = (e >>> 3) & 0xffff;
-          if (due === 1) prev = 0;
-          aflHit(map, cur ^ prev);
-          prev = cur >>> 1;
+          if (mapped) {
+            const cur = (e >>> 3) & 0xffff;
+            if (due === 1) prev = 0;
+            aflHit(map, cur ^ prev);
+            prev = cur >>> 1;
+          }
           due = 0;
         }
         k = e & 7;
@@ -256,7 +263,7 @@ export function mapLoop(
     }
     pos += size;
   }
-  cov.prev = prev;
+  if (mapped) cov.prev = prev;
   w.due = due;
   w.icount[0] = insns;
   w.nodes = nodes;
