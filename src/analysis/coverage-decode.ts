@@ -88,7 +88,16 @@ export const Handover = {
 } as const;
 
 /** What {@link decodeTimedFeed} feeds: a FlowTracker, or anything fed the same way (ptkit perf's branch lines). */
-export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event">;
+export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event"> & {
+  /**
+   * false: the feed makes nothing of a jump's transfer (direct or indirect, conditional
+   * or not: ptkit perf's calls and returns), so that what follows one jump is the same
+   * after another. A node that ends in a jump, reached when the node fed last ended in
+   * one too, is then held back: given to the feed only when an event or a run of
+   * instructions comes before the next node (the walk's nodes are mostly such runs).
+   */
+  readonly jumps?: boolean;
+};
 
 /**
  * Time for {@link decodeTimedFeed}: the event decoder's clock, and where the block
@@ -190,6 +199,12 @@ class GraphWalk {
   calls = 0;
   /** The kind of the node whose decision was taken last ({@link bit}, {@link tip}). */
   lastKind = 0;
+  /** The feed makes nothing of jumps (WalkFeed.jumps false). */
+  private skipJumps = false;
+  /** With {@link skipJumps}: the node fed last ended in a jump (a node that does too may be {@link held}). */
+  private jumpFed = false;
+  /** A node that ends in a jump not given to the feed yet (-1: none): see WalkFeed.jumps. */
+  private held = -1;
 
   constructor(
     public graph: DecisionGraph,
@@ -202,6 +217,7 @@ class GraphWalk {
     this.tables = coverage !== undefined && !coverage.mapOnly;
     this.mapOnly = (coverage === undefined || coverage.mapOnly) && feed === undefined && time === undefined;
     this.feeding = feed !== undefined || time !== undefined;
+    this.skipJumps = feed?.jumps === false;
   }
 
   /** With {@link time}: the feed, ready for more. */
@@ -209,6 +225,7 @@ class GraphWalk {
     if (this.dirty) {
       this.dirty = false;
       this.feed = this.time!.ready();
+      this.skipJumps = this.feed.jumps === false;
     }
     return this.feed!;
   }
@@ -221,7 +238,11 @@ class GraphWalk {
     const at = p * C;
     const cold = this.graph.cold;
     const end = cold[at + End]!;
-    if (endClass(end) === FlowClass.Call) this.calls++;
+    const fclass = endClass(end);
+    if (fclass === FlowClass.Call) this.calls++;
+    // A node held back is left out: the feed makes nothing of it before this one.
+    this.held = -1;
+    this.jumpFed = this.skipJumps && (fclass === FlowClass.Jump || fclass === FlowClass.CondJump);
     if (n > 1)
       feed.run(
         nodes[p * W + Hi]! >>> 0,
@@ -230,12 +251,19 @@ class GraphWalk {
         cold[at + PrevHi]! >>> 0,
         cold[at + PrevLo]! >>> 0,
       );
-    feed.insn(cold[at + EndHi]! >>> 0, cold[at + EndLo]! >>> 0, endSize(end), endClass(end));
+    feed.insn(cold[at + EndHi]! >>> 0, cold[at + EndLo]! >>> 0, endSize(end), fclass);
+  }
+
+  /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
+  private unhold(): void {
+    if (this.held >= 0) this.feedNode(this.held);
+    this.jumpFed = false;
   }
 
   /** With a feed: an event of `type` (IPs where it has them). */
   event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
     if (!this.feeding) return;
+    this.unhold();
     const feed = this.time !== undefined ? this.ready() : this.feed!;
     const ev = this.ev.clear();
     if (this.time !== undefined) {
@@ -329,7 +357,12 @@ class GraphWalk {
 
   /** Node `from`'s transfer (its last instruction) ran, to node `to`: `to`. */
   enter(from: number, to: number): number {
-    if (this.feeding) this.feedNode(from);
+    if (this.feeding) {
+      // (The node's kind says whether its transfer is a jump: conditional, direct or indirect.)
+      const k = this.jumpFed ? this.nodes[from * W]! : Bad;
+      if (k === CondJump || k === Jump || k === IndirectJump) this.held = from;
+      else this.feedNode(from);
+    }
     this.icount[0] += this.nodes[from * W + Insns]!;
     this.due = Due.Entry;
     this.src = from;
@@ -460,6 +493,7 @@ class GraphWalk {
       if (before > 0) {
         if (this.due !== 0) this.run(p);
         if (this.feeding) {
+          this.unhold();
           const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
           feed.run(g.hi(p), g.lo(p), before, g.beforeHi, g.beforeLo);
         }

@@ -70,7 +70,11 @@ export class BranchLines {
   fallHi = 0;
   fallLo = 0;
 
-  constructor(private readonly line: BranchLine) {}
+  constructor(
+    private readonly line: BranchLine,
+    /** Jumps taken have lines (false: `--calls`, perf's --itrace=cr, which prints none). */
+    private readonly jumps = true,
+  ) {}
 
   /** The last instruction ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`). */
   leave(hi: number, lo: number, size: number, fclass: number, iclass: number): void {
@@ -85,8 +89,11 @@ export class BranchLines {
 
   /** Execution went on at hi:lo after an instruction whose branch was `fclass` (0: none): its line, if it was taken. */
   arrive(fclass: number, hi: number, lo: number): void {
-    if (fclass && (fclass !== FlowClass.CondJump || hi !== this.fallHi || lo !== this.fallLo))
-      this.line(this.branchName, this.fromHi, this.fromLo, hi, lo, true);
+    if (fclass === 0) return;
+    if (fclass === FlowClass.CondJump || fclass === FlowClass.Jump || fclass === FlowClass.FarJump) {
+      if (!this.jumps || (fclass === FlowClass.CondJump && hi === this.fallHi && lo === this.fallLo)) return;
+    }
+    this.line(this.branchName, this.fromHi, this.fromLo, hi, lo, true);
   }
 
   /**

@@ -109,6 +109,8 @@ export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSin
 class BranchFeed {
   /** Lines printed (`every`: all, else those `--calls` prints). */
   printed = 0;
+  /** Without `every` the walk may leave out nodes that end in jumps (see WalkFeed.jumps). */
+  readonly jumps: boolean;
   private readonly lines: BranchLines;
 
   constructor(
@@ -116,10 +118,12 @@ class BranchFeed {
     private readonly graph: DecisionGraph,
     every: boolean,
   ) {
+    this.jumps = every;
+    // Without jumps' lines every line is one `--calls` prints (keptByCalls).
     this.lines = new BranchLines((flags, fromHi, fromLo, toHi, toLo) => {
-      if (every || keptByCalls(flags)) this.printed++;
+      this.printed++;
       s.sink.branch(s.where, flags, fromHi, fromLo, toHi, toLo, s.images);
-    });
+    }, every);
   }
 
   run(hi: number, lo: number, _count: number, lastHi: number, lastLo: number): void {

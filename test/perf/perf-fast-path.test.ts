@@ -126,6 +126,7 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
 
 const BASE_A = 0x400000n;
 const BASE_B = 0x500000n;
+const BASE_C = 0x600000n;
 
 /** An ELF of `code` at `base` named `name`; returns the file offset of the code (the mmap's pgoff). */
 function program(name: string, base: bigint, code: Uint8Array, symbol: string): bigint {
@@ -239,6 +240,46 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(quiet.fast?.status, -1);
     assert.match(quiet.out, /^\[[0-9a-f]+: /m);
     assert.equal(same([...args, "corrupt.data"])?.status, -1);
+  });
+
+  test("calls, returns and runs of jumps: --calls leaves out nodes that end in a jump after one, to the general decode's lines", () => {
+    // l: call f; jmp a; a: jmp b; b: dec ecx; jnz l; hlt; f: ret (at BASE_C + 0x20).
+    const code = new Uint8Array(0x21);
+    code.set([0xb9, 0, 0, 1, 0, 0xe8, 0x16, 0, 0, 0, 0xeb, 0, 0xeb, 0, 0xff, 0xc9, 0x75, 0xf3, 0xf4]);
+    code[0x20] = 0xc3;
+    const pgoffC = program("c", BASE_C, code, "main_c");
+    const turn = [
+      insn(BASE_C + 5n, 5, "call"),
+      insn(BASE_C + 0x20n, 1, "return"),
+      insn(BASE_C + 0xan, 2, "jump"),
+      insn(BASE_C + 0xcn, 2, "jump"),
+      insn(BASE_C + 0xen, 2),
+      insn(BASE_C + 0x10n, 2, "cond-branch"),
+    ];
+    const exec = [
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+      insn(BASE_C, 5),
+      ...Array.from({ length: 2000 }, () => turn).flat(),
+      JSON.stringify({ k: "end", ip: `0x${(BASE_C + 0x12n).toString(16)}` }),
+    ];
+    const f = new PtFile()
+      .comm(300, "proc-c", TRACE_TSC - 90n, 0)
+      .mmap2(300, BASE_C, 0x1000n, pgoffC, "/bin/c", TRACE_TSC - 40n)
+      .itraceStart(300, 300, TRACE_TSC - 10n)
+      .trace(traceOf(exec));
+    // (A switch record: who runs is known without following CR3, which the fast path leaves to the general decode.)
+    f.records.push(switchCpuWide(false, 300, 0, TRACE_TSC - 5n, 0));
+    writeFileSync(join(dir, "jumps.data"), fileMode(f.built()));
+    const own = ["--elf", "c"];
+    for (const lines of [["--calls"], ["--branches"], ["--itrace=cr", "-F", "ip,addr,flags"]]) {
+      const r = same([...own, ...lines, "jumps.data"]);
+      assert.equal(r?.status, 0, r?.reason);
+    }
+    const calls = run([...own, "--calls", "jumps.data"], false).out.split("\n");
+    // Each turn's call and return, to where they go (after two jumps and a jnz the walk held back).
+    assert.equal(calls.filter((l) => / {10}600005 => {11}600020$/.test(l)).length, 2000);
+    assert.equal(calls.filter((l) => / {10}600020 => {11}60000a$/.test(l)).length, 2000);
+    assert.match(calls.at(-2)!, /^ {2}tr end {2}async {10,}600012 => {16}0$/);
   });
 
   test("two processes and the kernel on one CPU: the general decode's outputs (the fast path hands over)", () => {
