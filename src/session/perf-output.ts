@@ -7,7 +7,7 @@
  * prints it) and tsc on every object.
  */
 
-import { utf8 } from "../analysis/export/byte-chunks.js";
+import { putHex16, putView, utf8, viewOf } from "../analysis/export/byte-chunks.js";
 import { hex64, toBigInt } from "../base/halves.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
@@ -26,7 +26,7 @@ const CALLS = /^(call|return|syscall|sysret|int|hw int|iret|tr )/;
 /** What a flags string means for its branch lines, worked out once per string (they are few). */
 interface FlagsInfo {
   /** The start of a branch line, as bytes: a line's costs no padding. */
-  head: Uint8Array;
+  head: DataView;
   /** perf's --itrace=cr keeps the branch. */
   keptByCalls: boolean;
 }
@@ -35,7 +35,7 @@ const flagsInfos = new Map<string, FlagsInfo>();
 function flagsInfo(flags: string): FlagsInfo {
   let info = flagsInfos.get(flags);
   if (info === undefined) {
-    info = { head: utf8(`  ${flags.padEnd(23)}`), keptByCalls: CALLS.test(flags) };
+    info = { head: viewOf(utf8(`  ${flags.padEnd(23)}`)), keptByCalls: CALLS.test(flags) };
     flagsInfos.set(flags, info);
   }
   return info;
@@ -47,6 +47,8 @@ export function keptByCalls(flags: string): boolean {
 }
 
 const ARROW = utf8(" => ");
+/** {@link ARROW} as one big-endian Int32 (DataView's default). */
+const ARROW_INT = viewOf(ARROW).getInt32(0);
 // The pieces of JSON lines (see jsonlSink).
 const INSN_OPEN = utf8('{"type":"insn",');
 const BRANCH_OPEN = utf8('{"type":"branch",');
@@ -66,7 +68,7 @@ const NEWLINE = 0x0a;
  */
 function branchLine(
   out: ByteLines,
-  head: Uint8Array,
+  head: DataView,
   fromHi: number,
   fromLo: number,
   toHi: number,
@@ -74,7 +76,19 @@ function branchLine(
   fromName?: string,
   toName?: string,
 ): void {
-  out.bytes(head);
+  if (fromName === undefined && toName === undefined) {
+    // Without names the line has a known length: written in place at once.
+    let at = out.reserve(head.byteLength + 37);
+    const d = out.view;
+    at = putView(d, at, head, 0, head.byteLength);
+    at = putHex16(d, at, fromHi, fromLo, SPACE);
+    d.setInt32(at, ARROW_INT);
+    at = putHex16(d, at + 4, toHi, toLo, SPACE);
+    d.setUint8(at, NEWLINE);
+    out.wrote(at + 1);
+    return;
+  }
+  out.viewBytes(head);
   out.hex64(fromHi, fromLo, 16, SPACE);
   if (fromName !== undefined) out.text(` ${fromName}`);
   out.bytes(ARROW);

@@ -29,6 +29,7 @@ const CALL_FLAGS = /^(call|syscall|int|hw int|tr end)/;
 const RETURN_FLAGS = /^(return|sysret|iret|tr strt)/;
 const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr end {2}int)/;
 const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
+const ARROW = utf8(" => ");
 
 /** What a flags string means for its lines, worked out once per string (they are few). */
 interface FlagInfo {
@@ -593,7 +594,7 @@ export function scriptSink(
     branch: (w, flags_, fh, fl, th, tl, names) => {
       flushExstop();
       let flags = flags_;
-      if (abortPending.delete(w) && flags === "hw int") flags = "tx abrt";
+      if (abortPending.size > 0 && abortPending.delete(w) && flags === "hw int") flags = "tx abrt";
       if (heldAbort) {
         insnLine(heldAbort.head, heldAbort.tail, "", "tx abrt", th, tl, heldAbort.src);
         heldAbort = undefined;
@@ -619,15 +620,16 @@ export function scriptSink(
       if (show.event) out.bytes(branchNameBytes);
       if (show.flags) out.bytes(info.column);
       if (show.callindent) out.text(callindent(w, names, flags, fh, fl, th, tl, depth));
+      const named = show.sym || show.dso;
       if (show.ip) {
         out.byte(0x20);
         out.hex64(fh, fl, 16, 0x20);
-        out.text(symText(names, w.pid, fh, fl));
+        if (named) out.text(symText(names, w.pid, fh, fl));
       }
       if (show.branchAddr) {
-        out.text(" => ");
+        out.bytes(ARROW);
         out.hex64(th, tl, 16, 0x20);
-        out.text(symText(names, w.pid, th, tl));
+        if (named) out.text(symText(names, w.pid, th, tl));
       }
       if (show.srcline) ctx.sourceLines!.at(sourceAt(names, w.pid, fh, fl));
       if (show.insnlen || show.insn) {

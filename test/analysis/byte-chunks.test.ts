@@ -10,6 +10,7 @@ import {
   immediate,
   putBytes,
   putDecimal,
+  putHex16,
   putView,
   viewOf,
 } from "../../src/analysis/export/byte-chunks.js";
@@ -165,4 +166,29 @@ test("viewBytes() and putView() copy across chunk boundaries, into handed-over a
   assert.ok(handed.length > 1);
   assert.equal(Buffer.concat(handed).toString("utf8"), want);
   assert.equal(Buffer.concat(copied).toString("utf8"), want);
+});
+
+test("putHex16() writes hex64's digits in 16 columns, padded, for every digit count and both halves", () => {
+  const d = new DataView(new ArrayBuffer(20));
+  // Values of 1 to 16 digits (odd and even counts), halves with their top bit set, and 0.
+  const values: Array<[number, number]> = [[0, 0]];
+  for (let n = 1; n <= 8; n++) {
+    values.push([0, 2 ** (4 * n - 4)], [0, 2 ** (4 * n) - 1], [0, 0xabcdef12 >>> (32 - 4 * n)]);
+    values.push([2 ** (4 * n - 4), 0], [2 ** (4 * n) - 1, 0xffffffff], [0xabcdef12 >>> (32 - 4 * n), 7]);
+  }
+  fc.assert(
+    fc.property(fc.nat({ max: 0xffffffff }), fc.nat({ max: 0xffffffff }), (hi, lo) => {
+      values.push([hi, lo], [0, lo]);
+    }),
+    { numRuns: 50 },
+  );
+  for (const [hi, lo] of values) {
+    for (const pad of [0x20, 0x30]) {
+      d.setUint32(16, 0x78787878); // past the 16 columns: left as it is
+      assert.equal(putHex16(d, 2, hi, lo, pad), 18);
+      const text = Buffer.from(d.buffer, 2, 16).toString("latin1");
+      assert.equal(text, hex64(hi, lo, 0).padStart(16, pad === 0x20 ? " " : "0"), `${hi}:${lo}`);
+      assert.equal(d.getUint16(18), 0x7878);
+    }
+  }
 });
