@@ -13,6 +13,7 @@ import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
 import { type TscConversion, tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
+import { FlagsMemo } from "./flags-memo.js";
 import { eventText } from "./flow-event-text.js";
 import type { PerfSink, PerfWhere } from "./perf-stream.js";
 
@@ -30,15 +31,13 @@ interface FlagsInfo {
   /** perf's --itrace=cr keeps the branch. */
   keptByCalls: boolean;
 }
-const flagsInfos = new Map<string, FlagsInfo>();
+const flagsInfos = new FlagsMemo<FlagsInfo>((flags) => ({
+  head: viewOf(utf8(`  ${flags.padEnd(23)}`)),
+  keptByCalls: CALLS.test(flags),
+}));
 
 function flagsInfo(flags: string): FlagsInfo {
-  let info = flagsInfos.get(flags);
-  if (info === undefined) {
-    info = { head: viewOf(utf8(`  ${flags.padEnd(23)}`)), keptByCalls: CALLS.test(flags) };
-    flagsInfos.set(flags, info);
-  }
-  return info;
+  return flagsInfos.get(flags);
 }
 
 /** Whether `--calls` prints a branch of these flags (perf's --itrace=cr). */
@@ -177,7 +176,7 @@ export function jsonlSink(
     return head;
   };
   // The lines of instructions and branches, written in place: their pieces as bytes.
-  const branchHeads = new Map<string, Uint8Array>();
+  const branchHeads = new FlagsMemo((flags) => utf8(`,"flags":"${flags}","from":"0x`));
   return {
     insn: (w, insn: Insn) => {
       if (show !== "insn") return;
@@ -192,14 +191,9 @@ export function jsonlSink(
     branch: (w, flags, fh, fl, th, tl, names) => {
       if (show !== "branches" && !(show === "calls" && flagsInfo(flags).keptByCalls)) return;
       common(w);
-      let flagsFrom = branchHeads.get(flags);
-      if (flagsFrom === undefined) {
-        flagsFrom = utf8(`,"flags":"${flags}","from":"0x`);
-        branchHeads.set(flags, flagsFrom);
-      }
       out.bytes(BRANCH_OPEN);
       out.bytes(headBytes);
-      out.bytes(flagsFrom);
+      out.bytes(branchHeads.get(flags));
       out.hex64(fh, fl, 0);
       out.bytes(TO_OPEN);
       out.hex64(th, tl, 0);

@@ -17,6 +17,7 @@ import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import { branchFlags } from "./branch-lines.js";
+import { FlagsMemo } from "./flags-memo.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, PerfScriptOptions, ScriptFields } from "./perf-script-options.js";
 import { InsnPeriod } from "./perf-script-period.js";
@@ -175,19 +176,12 @@ export function scriptSink(
   const insnNameBytes = utf8(`${insnName}: `);
   const periodOne = utf8("         1 ");
   const noAddr = utf8(hexText(0, 0).padStart(16));
-  const flagInfos = new Map<string, FlagInfo>();
-  const flagInfo = (flags: string): FlagInfo => {
-    let info = flagInfos.get(flags);
-    if (info === undefined) {
-      info = {
-        calls: CALL_FLAGS.test(flags),
-        returns: RETURN_FLAGS.test(flags),
-        column: utf8(`  ${flags.padEnd(22)}`),
-      };
-      flagInfos.set(flags, info);
-    }
-    return info;
-  };
+  const flagInfos = new FlagsMemo<FlagInfo>((flags) => ({
+    calls: CALL_FLAGS.test(flags),
+    returns: RETURN_FLAGS.test(flags),
+    column: utf8(`  ${flags.padEnd(22)}`),
+  }));
+  const flagInfo = (flags: string): FlagInfo => flagInfos.get(flags);
   // Each stream's instruction sampling (perf: one decoder per queue).
   const periods = new Map<PerfWhere, InsnPeriod>();
   // A time period of no ticks (perf: of 0 ticks) is every instruction.
