@@ -643,13 +643,20 @@ class WalkClock {
     this.stale = false;
   }
 
-  /** A tick is due: the stamp is a time the block decoder does not have. */
+  /**
+   * A tick is due: the stamp is a time the block decoder does not have. Without ticks
+   * no packet is stamped but those that report (the clock's query is most of the
+   * walk's time keeping, and a TNT or TIP comes after nearly every CYC).
+   */
   moved(): boolean {
-    return this.time.ticks && this.has && (this.hi !== this.dHi || this.lo !== this.dLo);
+    if (!this.time.ticks) return false;
+    this.stamp();
+    return this.has && (this.hi !== this.dHi || this.lo !== this.dLo);
   }
 
   /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
   report(): void {
+    this.stamp();
     const w = this.w;
     w.evHasTsc = this.has;
     w.evTscHi = this.hi;
@@ -661,7 +668,7 @@ class WalkClock {
     this.passed();
   }
 
-  /** The block decoder goes past the current event: its time is the stamp's. */
+  /** The block decoder goes past the current event: its time is the stamp's (with ticks: without, {@link moved} never asks). */
   passed(): void {
     this.dHi = this.hi;
     this.dLo = this.lo;
@@ -787,7 +794,6 @@ function decodeWalk(
         if (!enabled || inPsb || fup) return stop(res, pos, Handover.Sync);
         const lo = pkt.lo;
         if (tc !== undefined) {
-          tc.stamp();
           if (tc.moved()) {
             if (tc.crEnded) {
               tc.report();
@@ -825,7 +831,6 @@ function decodeWalk(
           at = w.tip(at, last.hi, last.lo);
           if (at < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
-            tc.stamp();
             // A tick after the branch when the time moved; a MODE.Exec's event after that.
             const tick = tc.moved();
             if (tick || modeEvent) {
@@ -843,7 +848,6 @@ function decodeWalk(
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
         if (tc !== undefined) {
-          tc.stamp();
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -860,7 +864,6 @@ function decodeWalk(
           return stop(res, pos, Handover.Sync);
         if (!bits64) return stop(res, pos, Handover.Mode);
         if (tc !== undefined) {
-          tc.stamp();
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -881,7 +884,6 @@ function decodeWalk(
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
-            tc.stamp();
             tc.report();
             tc.crEnded = false;
             if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -897,7 +899,6 @@ function decodeWalk(
         if (tc !== undefined) {
           // SKD022: the block decoder makes it a synchronous disable at a VM entry.
           if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
-          tc.stamp();
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -953,7 +954,6 @@ function decodeWalk(
         }
         if (tc !== undefined) {
           // PSB+'s status updates, all at its time.
-          tc.stamp();
           tc.report();
           tc.crEnded = false;
           const moved = tc.follow(started && enabled ? at : -1);
