@@ -244,7 +244,12 @@ function decodeOnce(
   );
   const kernelMap = kernelMapOf(tasks);
   const kernelSymbols: SymbolTable[] = [];
-  const wantSymbols = args.symbols || analyse || script !== undefined;
+  // perf script's branch lines that show no time (nor anything else the time decides):
+  // the fast path of ptkit's --branches and --calls, to the same lines. Any other decode
+  // of perf script's lines is timed as perf times them (`timed`: the streams made now).
+  const scriptBranches = script ? untimedBranchLines(script, fields!, samples.length) : undefined;
+  // (Lines of fields the flow alone decides name no address: no symbols are read.)
+  const wantSymbols = args.symbols || analyse || (script !== undefined && scriptBranches === undefined);
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {
@@ -276,10 +281,6 @@ function decodeOnce(
   const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
   if (range || wantsTime(args.analysis) || fields?.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
-  // perf script's branch lines that show no time (nor anything else the time decides):
-  // the fast path of ptkit's --branches and --calls, to the same lines. Any other decode
-  // of perf script's lines is timed as perf times them (`timed`: the streams made now).
-  const scriptBranches = script ? untimedBranchLines(script, fields!, samples.length) : undefined;
   let timed = script !== undefined && scriptBranches === undefined;
   // perf's instruction decoder takes the mode from the binary (64-bit) where ptkit's
   // waits for a MODE.Exec, which a PSB+ cut short by an overflow lacks.
