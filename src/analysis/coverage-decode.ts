@@ -97,6 +97,13 @@ export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event"> & {
    * instructions comes before the next node (the walk's nodes are mostly such runs).
    */
   readonly jumps?: boolean;
+  /**
+   * A node's `n` instructions from (hi:lo), the last a transfer at (endHi:endLo) of
+   * `size` bytes and FlowClass `fclass`, at once: given, the walk calls this instead
+   * of {@link FlowTracker.run} and {@link FlowTracker.insn} for each node (a feed that
+   * keeps no count of the instructions before the last: perf's branch lines).
+   */
+  node?(hi: number, lo: number, n: number, endHi: number, endLo: number, size: number, fclass: number): void;
 };
 
 /**
@@ -205,6 +212,8 @@ class GraphWalk {
   private jumpFed = false;
   /** A node that ends in a jump not given to the feed yet (-1: none): see WalkFeed.jumps. */
   private held = -1;
+  /** The feed takes each node at once (WalkFeed.node). */
+  private nodeFeed = false;
 
   constructor(
     public graph: DecisionGraph,
@@ -218,6 +227,7 @@ class GraphWalk {
     this.mapOnly = (coverage === undefined || coverage.mapOnly) && feed === undefined && time === undefined;
     this.feeding = feed !== undefined || time !== undefined;
     this.skipJumps = feed?.jumps === false;
+    this.nodeFeed = feed?.node !== undefined;
   }
 
   /** With {@link time}: the feed, ready for more. */
@@ -226,6 +236,7 @@ class GraphWalk {
       this.dirty = false;
       this.feed = this.time!.ready();
       this.skipJumps = this.feed.jumps === false;
+      this.nodeFeed = this.feed.node !== undefined;
     }
     return this.feed!;
   }
@@ -243,6 +254,19 @@ class GraphWalk {
     // A node held back is left out: the feed makes nothing of it before this one.
     this.held = -1;
     this.jumpFed = this.skipJumps && (fclass === FlowClass.Jump || fclass === FlowClass.CondJump);
+    if (this.nodeFeed) {
+      const hi = nodes[p * W + Hi]! >>> 0;
+      feed.node!(
+        hi,
+        nodes[p * W + Lo]! >>> 0,
+        n,
+        cold[at + EndHi]! >>> 0,
+        cold[at + EndLo]! >>> 0,
+        endSize(end),
+        fclass,
+      );
+      return;
+    }
     if (n > 1)
       feed.run(
         nodes[p * W + Hi]! >>> 0,

@@ -133,12 +133,17 @@ class BranchFeed {
   }
 
   insn(hi: number, lo: number, size: number, fclass: number): void {
+    this.node(hi, lo, 1, hi, lo, size, fclass);
+  }
+
+  /** A node's instructions: the branch before taken to its first (when it was), its last one's pending. */
+  node(hi: number, lo: number, _n: number, endHi: number, endLo: number, size: number, fclass: number): void {
     const lines = this.lines;
     lines.arrive(lines.branchClass, hi, lo);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     const far = fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn;
-    const iclass = far ? this.graph.insnClassAt(hi, lo) : InsnClass.Other;
-    lines.leave(hi, lo, size, fclass, iclass < 0 ? InsnClass.Other : iclass);
+    const iclass = far ? this.graph.insnClassAt(endHi, endLo) : InsnClass.Other;
+    lines.leave(endHi, endLo, size, fclass, iclass < 0 ? InsnClass.Other : iclass);
   }
 
   event(ev: PtEvent): void {
