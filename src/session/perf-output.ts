@@ -7,7 +7,7 @@
  * prints it) and tsc on every object.
  */
 
-import { putHex16, putView, utf8, viewOf } from "../analysis/export/byte-chunks.js";
+import { type ByteChunks, putHex16, putView, utf8, viewOf } from "../analysis/export/byte-chunks.js";
 import { hex64, toBigInt } from "../base/halves.js";
 import type { PtEvent } from "../event/index.js";
 import type { Insn } from "../flow/index.js";
@@ -76,15 +76,7 @@ function branchLine(
   toName?: string,
 ): void {
   if (fromName === undefined && toName === undefined) {
-    // Without names the line has a known length: written in place at once.
-    let at = out.reserve(head.byteLength + 37);
-    const d = out.view;
-    at = putView(d, at, head, 0, head.byteLength);
-    at = putHex16(d, at, fromHi, fromLo, SPACE);
-    d.setInt32(at, ARROW_INT);
-    at = putHex16(d, at + 4, toHi, toLo, SPACE);
-    d.setUint8(at, NEWLINE);
-    out.wrote(at + 1);
+    plainBranchLine(out, head, fromHi, fromLo, toHi, toLo);
     return;
   }
   out.viewBytes(head);
@@ -94,6 +86,29 @@ function branchLine(
   out.hex64(toHi, toLo, 16, SPACE);
   if (toName !== undefined) out.text(` ${toName}`);
   out.byte(NEWLINE);
+}
+
+/**
+ * A branch line without names (ptkit's --branches and --calls, perf script -F
+ * flags,ip,addr): `head` (the flags column and a space), from and to in 16 columns
+ * each. Its length is known: written in place at once.
+ */
+export function plainBranchLine(
+  out: ByteChunks,
+  head: DataView,
+  fromHi: number,
+  fromLo: number,
+  toHi: number,
+  toLo: number,
+): void {
+  let at = out.reserve(head.byteLength + 37);
+  const d = out.view;
+  at = putView(d, at, head, 0, head.byteLength);
+  at = putHex16(d, at, fromHi, fromLo, SPACE);
+  d.setInt32(at, ARROW_INT);
+  at = putHex16(d, at + 4, toHi, toLo, SPACE);
+  d.setUint8(at, NEWLINE);
+  out.wrote(at + 1);
 }
 
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */

@@ -18,6 +18,7 @@ import type { PerfEvent, TscConversion } from "../perf/index.js";
 import { tscToPerfTime } from "../perf/index.js";
 import { branchFlags } from "./branch-lines.js";
 import { FlagsMemo } from "./flags-memo.js";
+import { plainBranchLine } from "./perf-output.js";
 import type { ScriptComms } from "./perf-script-comms.js";
 import type { Field, Itrace, PerfScriptOptions, ScriptFields } from "./perf-script-options.js";
 import { InsnPeriod } from "./perf-script-period.js";
@@ -40,6 +41,8 @@ interface FlagInfo {
   returns: boolean;
   /** The flags column: two spaces, the flags left-aligned in 22. */
   column: DataView;
+  /** The column and the space before the ip: a plain line's start (see perf-output.ts plainBranchLine). */
+  head: DataView;
 }
 
 /** What the sink needs besides the options. */
@@ -170,6 +173,14 @@ export function scriptSink(
     const n = names.code(pid, hi, lo, code, code.length);
     return n > 0 ? Math.max(0, decodeInsn(code.subarray(0, n), 0, hi, lo, ExecMode.Bits64, codeInfo)) : 0;
   };
+  // A branch line of flags, ip and addr alone (the untimed fast path's lines) is
+  // ptkit's own, byte for byte: written as one piece.
+  const plainLines =
+    show.flags &&
+    show.ip &&
+    show.branchAddr &&
+    !(show.comm || show.pid || show.tid || show.cpu || show.time || show.period || show.event) &&
+    !(show.callindent || show.sym || show.dso || show.srcline || show.insnlen || show.insn);
   const branchName = `branches${ctx.modifier}`.padStart(ctx.nameWidth);
   const insnName = `instructions${ctx.modifier}`.padStart(ctx.nameWidth);
   // The pieces of the lines most samples print, as bytes (written in place).
@@ -181,6 +192,7 @@ export function scriptSink(
     calls: CALL_FLAGS.test(flags),
     returns: RETURN_FLAGS.test(flags),
     column: viewOf(utf8(`  ${flags.padEnd(22)}`)),
+    head: viewOf(utf8(`  ${flags.padEnd(22)} `)),
   }));
   const flagInfo = (flags: string): FlagInfo => flagInfos.get(flags);
   // Each stream's instruction sampling (perf: one decoder per queue).
@@ -610,6 +622,10 @@ export function scriptSink(
       if (!itrace.allBranches && !(itrace.calls && info.calls) && !(itrace.returns && info.returns)) return;
       headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
       if (!selected || !printed("branch")) return;
+      if (plainLines) {
+        plainBranchLine(out, info.head, fh, fl, th, tl);
+        return;
+      }
       writeHead();
       if (show.period) out.bytes(periodOne);
       if (show.event) out.bytes(branchNameBytes);
