@@ -137,6 +137,25 @@ function program(name: string, base: bigint, code: Uint8Array, symbol: string): 
   return BigInt(elf.loads[0]!.offset);
 }
 
+/** A run in user mode from `base` (a first instruction of 5 bytes), then `turns`, to `end`. */
+function userRun(base: bigint, turns: readonly string[], end: bigint): string[] {
+  return [
+    JSON.stringify({ k: "cpl", cpl: 3 }),
+    insn(base, 5),
+    ...turns,
+    JSON.stringify({ k: "end", ip: `0x${end.toString(16)}` }),
+  ];
+}
+
+/** A file of process `pid` (`comm`) running `path` mapped at `base` from `pgoff`, traced by `trace` from the start. */
+function oneProcess(pid: number, comm: string, base: bigint, pgoff: bigint, path: string, trace: Uint8Array) {
+  return new PtFile()
+    .comm(pid, comm, TRACE_TSC - 100n, 0)
+    .mmap2(pid, base, 0x1000n, pgoff, path, TRACE_TSC - 50n)
+    .itraceStart(pid, pid, TRACE_TSC - 10n)
+    .trace(trace);
+}
+
 describe("ptkit perf's fast path on synthetic files", () => {
   const pgoffA = program("a", BASE_A, CODE_CALLS, "main_a");
   const pgoffB = program("b", BASE_B, CODE_LOOP, "loop_b");
@@ -145,12 +164,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
   const outputs = ["--timeline", "t.json", "--folded", "f.txt", "--perfetto", "p.pftrace"];
 
   test("two processes of one program switching on one CPU, timed by TSC, MTC and CYC", () => {
-    const exec = [
-      JSON.stringify({ k: "cpl", cpl: 3 }),
-      insn(BASE_A, 5),
-      ...callTurns(BASE_A, 3000),
-      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
-    ];
+    const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
     const f = new PtFile()
       .comm(100, "proc-a", TRACE_TSC - 100n, 0)
       .comm(101, "proc-a2", TRACE_TSC - 95n, 0)
@@ -178,17 +192,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
   });
 
   test("threads of one process switching on one CPU, timed by TSC, MTC and CYC", () => {
-    const exec = [
-      JSON.stringify({ k: "cpl", cpl: 3 }),
-      insn(BASE_A, 5),
-      ...callTurns(BASE_A, 3000),
-      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
-    ];
-    const f = new PtFile()
-      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
-      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
-      .itraceStart(100, 100, TRACE_TSC - 10n)
-      .trace(traceOf(exec));
+    const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
+    const f = oneProcess(100, "proc-a", BASE_A, pgoffA, "/bin/a", traceOf(exec));
     // Thread 100 leaves the CPU to thread 101 of its process and comes back, twice.
     for (const [t, out, tid, otherTid] of [
       [0x1000n, true, 100, 101],
@@ -211,20 +216,11 @@ describe("ptkit perf's fast path on synthetic files", () => {
   });
 
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
-    const exec = [
-      JSON.stringify({ k: "cpl", cpl: 3 }),
-      insn(BASE_A, 5),
-      ...callTurns(BASE_A, 3000),
-      JSON.stringify({ k: "end", ip: `0x${(BASE_A + 5n).toString(16)}` }),
-    ];
+    const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
     const trace = traceOf(exec);
     // Bytes no packet starts with, mid-trace: a decode error, and on from the next PSB.
     trace.fill(0xd9, trace.length >> 1, (trace.length >> 1) + 8);
-    const f = new PtFile()
-      .comm(100, "proc-a", TRACE_TSC - 100n, 0)
-      .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
-      .itraceStart(100, 100, TRACE_TSC - 10n)
-      .trace(trace);
+    const f = oneProcess(100, "proc-a", BASE_A, pgoffA, "/bin/a", trace);
     writeFileSync(join(dir, "corrupt.data"), fileMode(f.built()));
     const r = same([...args, ...outputs, "corrupt.data"]);
     assert.equal(r?.status, -1);
@@ -256,17 +252,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
       insn(BASE_C + 0xen, 2),
       insn(BASE_C + 0x10n, 2, "cond-branch"),
     ];
-    const exec = [
-      JSON.stringify({ k: "cpl", cpl: 3 }),
-      insn(BASE_C, 5),
-      ...Array.from({ length: 2000 }, () => turn).flat(),
-      JSON.stringify({ k: "end", ip: `0x${(BASE_C + 0x12n).toString(16)}` }),
-    ];
-    const f = new PtFile()
-      .comm(300, "proc-c", TRACE_TSC - 90n, 0)
-      .mmap2(300, BASE_C, 0x1000n, pgoffC, "/bin/c", TRACE_TSC - 40n)
-      .itraceStart(300, 300, TRACE_TSC - 10n)
-      .trace(traceOf(exec));
+    const exec = userRun(BASE_C, Array.from({ length: 2000 }, () => turn).flat(), BASE_C + 0x12n);
+    const f = oneProcess(300, "proc-c", BASE_C, pgoffC, "/bin/c", traceOf(exec));
     // (A switch record: who runs is known without following CR3, which the fast path leaves to the general decode.)
     f.records.push(switchCpuWide(false, 300, 0, TRACE_TSC - 5n, 0));
     writeFileSync(join(dir, "jumps.data"), fileMode(f.built()));
