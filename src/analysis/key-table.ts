@@ -9,6 +9,8 @@
 export class KeyTable {
   /** Keys stored: ids are 0..size-1. */
   size = 0;
+  /** The most keys held: `maxEntries` as given, at most {@link MAX_ENTRIES}. */
+  readonly maxEntries: number;
   /** Lookups refused because the table was full. */
   refused = 0;
   /** The key words of id i: keys[4i..4i+4). */
@@ -17,10 +19,8 @@ export class KeyTable {
   private slots: Int32Array;
 
   /** `expected`: about how many keys will come (room is made for them at once). */
-  constructor(
-    readonly maxEntries = 1 << 22,
-    expected = 256,
-  ) {
+  constructor(maxEntries = 1 << 22, expected = 256) {
+    this.maxEntries = Math.min(maxEntries, MAX_ENTRIES);
     let slots = 512;
     while (slots < 2 * expected && slots < 1 << 26) slots *= 2;
     this.slots = new Int32Array(slots);
@@ -70,6 +70,14 @@ export class KeyTable {
   }
 }
 
+/**
+ * The most keys any table holds (past what memory allows anyway: 16 bytes of key each).
+ * A small integer, so the field stays one in every table: a table made with a larger
+ * limit (Number.MAX_SAFE_INTEGER, "none") would turn the field into a heap number and
+ * throw away the optimised code of every caller that inlined {@link KeyTable.id}.
+ */
+const MAX_ENTRIES = 0x3fffffff;
+
 function hash(a: number, b: number, c: number, d: number): number {
   let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b);
   h = Math.imul(h ^ b ^ (h >>> 15), 0xc2b2ae35);
@@ -95,9 +103,11 @@ export function growUint32(a: Uint32Array, need: number): Uint32Array {
   return b;
 }
 
-export function growInt32(a: Int32Array, need: number): Int32Array {
+/** {@link growFloat64} for Int32Arrays; the new part holds `fill`. */
+export function growInt32(a: Int32Array, need: number, fill = 0): Int32Array {
   if (need <= a.length) return a;
   const b = new Int32Array(Math.max(need, 2 * a.length));
+  if (fill !== 0) b.fill(fill, a.length);
   b.set(a);
   return b;
 }

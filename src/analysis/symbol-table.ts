@@ -22,6 +22,8 @@ import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
 import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
+/** Tables of fewer segments are searched without an index (a few steps anyway). */
+const MIN_INDEXED = 64;
 
 /** Where an address was found; filled by lookups and reused. */
 export class SymbolHit {
@@ -76,6 +78,16 @@ export class SymbolTable {
   private readonly segHi: Uint32Array;
   private readonly segLo: Uint32Array;
   private readonly segSym: Int32Array;
+  /**
+   * A radix index over the segments, when they all start within 2^32 bytes of the first:
+   * each start's offset from the first, and per bucket of 2^{@link shift} bytes of
+   * offsets, how many segments start at or below the bucket's start. A lookup then
+   * searches the few segments of one bucket instead of all of them (tens of thousands
+   * in a large program: a dozen cache misses).
+   */
+  private readonly segOff: Uint32Array | undefined;
+  private readonly bucketFirst: Int32Array | undefined;
+  private readonly shift: number = 0;
   private readonly names: string[] = [];
   private readonly symHi: Uint32Array;
   private readonly symLo: Uint32Array;
@@ -136,6 +148,25 @@ export class SymbolTable {
     this.segHi = Uint32Array.from(kept, (s) => Number(s.start >> 32n));
     this.segLo = Uint32Array.from(kept, (s) => Number(s.start & 0xffffffffn));
     this.segSym = Int32Array.from(kept, (s) => s.sym);
+    const n = kept.length;
+    const span = n > 0 ? Number((kept[n - 1]!.start - kept[0]!.start) & MASK64) : 0;
+    if (n >= MIN_INDEXED && span < T32) {
+      const first = kept[0]!.start;
+      const segOff = Uint32Array.from(kept, (s) => Number((s.start - first) & MASK64));
+      // About one bucket per segment.
+      let shift = 0;
+      while (span / 2 ** shift > n) shift++;
+      const buckets = Math.floor(span / 2 ** shift) + 1;
+      const bucketFirst = new Int32Array(buckets + 1);
+      for (let b = 0, k = 0; b <= buckets; b++) {
+        const at = b * 2 ** shift;
+        while (k < n && segOff[k]! <= at) k++;
+        bucketFirst[b] = k;
+      }
+      this.segOff = segOff;
+      this.bucketFirst = bucketFirst;
+      this.shift = shift;
+    }
     this.symHi = Uint32Array.from(starts, (a) => Number(a >> 32n));
     this.symLo = Uint32Array.from(starts, (a) => Number(a & 0xffffffffn));
     this.useDemangler(options.demangler);
@@ -183,9 +214,11 @@ export class SymbolTable {
   lookup(hi: number, lo: number, out: SymbolHit): boolean {
     const segHi = this.segHi;
     const segLo = this.segLo;
-    // Last segment starting at or below the address.
+    // Last segment starting at or below the address (with the index, found there: the
+    // search below then has nothing left to do).
     let a = 0;
     let b = segHi.length;
+    if (this.segOff !== undefined) a = b = this.searchIndexed(hi, lo);
     while (a < b) {
       const m = (a + b) >>> 1;
       const h = segHi[m]!;
@@ -204,6 +237,28 @@ export class SymbolTable {
     out.startLo = sLo;
     out.offset = (hi - sHi) * T32 + (lo - sLo);
     return true;
+  }
+
+  /** How many segments start at or below (hi:lo), through the radix index: a binary search over one bucket's segments. */
+  private searchIndexed(hi: number, lo: number): number {
+    const segOff = this.segOff!;
+    const n = segOff.length;
+    // Exact within 2^53 of the first start (both halves are unsigned 32-bit); further
+    // off, it only has to fall outside the segments, which it does.
+    const off = (hi - this.segHi[0]!) * T32 + (lo - this.segLo[0]!);
+    if (off < 0) return 0;
+    if (off >= segOff[n - 1]!) return n;
+    // Below the last start, so below 2^32: the shift works on it.
+    const bucket = off >>> this.shift;
+    const first = this.bucketFirst!;
+    let a = first[bucket]!;
+    let b = first[bucket + 1]!;
+    while (a < b) {
+      const m = (a + b) >>> 1;
+      if (segOff[m]! <= off) a = m + 1;
+      else b = m;
+    }
+    return a;
   }
 
   /** Lowest covered address (0 when the table is empty), by which a {@link Symbolizer} orders modules. */

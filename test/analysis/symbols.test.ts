@@ -224,3 +224,80 @@ test("mutated files never make the table throw or read out of bounds", () => {
     { numRuns: 3000 },
   );
 });
+
+/**
+ * A file of `count` sized functions with gaps between them (sizes and gaps from a fixed
+ * seed) in .text, and, with `far`, as many again in a section 2^33 bytes above.
+ */
+function manySymbols(count: number, far: boolean) {
+  const names = Array.from({ length: 2 * count }, (_, k) => `f${k}`);
+  const str = stringTable(names);
+  const FAR = TEXT + (1n << 33n);
+  const funcs: { name: string; start: bigint; size: bigint }[] = [];
+  let seed = 12345;
+  const next = (n: number) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed % n;
+  };
+  const sections = far ? [TEXT, FAR] : [TEXT];
+  const ends: bigint[] = [];
+  for (const base of sections) {
+    let at = base;
+    for (let k = 0; k < count; k++) {
+      at += BigInt(next(3) === 0 ? next(64) : 0); // a gap now and then
+      const size = BigInt(1 + next(200));
+      funcs.push({ name: `f${funcs.length}`, start: at, size });
+      at += size;
+    }
+    ends.push(at + 16n);
+  }
+  const symtab = symbolTable(
+    funcs.map((f) => [str.at(f.name), 0x12, f.start >= FAR ? 2 : 1, f.start, f.size] as const),
+  );
+  const code = sections.map((base, k) => ({
+    name: k === 0 ? ".text" : ".text.far",
+    type: SHT_PROGBITS,
+    flags: 6n,
+    addr: base,
+    data: new Uint8Array(Number(ends[k]! - base)),
+  }));
+  const tables = [
+    { name: ".symtab", type: 2, data: symtab },
+    { name: ".strtab", type: SHT_STRTAB, data: str.bytes },
+  ];
+  const layout = writeElf({
+    is64: true,
+    le: true,
+    type: ET_EXEC,
+    machine: 62,
+    sections: [...code, ...tables],
+  });
+  const symIndex = code.length + 1;
+  new DataView(layout.bytes.buffer).setUint32(layout.shoff + symIndex * 64 + 40, symIndex + 1, true);
+  return { elf: parseElf(layout.bytes), funcs, ranges: sections.map((base, k) => [base, ends[k]!] as const) };
+}
+
+test("many symbols: every address names the function covering it, near or across 2^32 and 2^64", () => {
+  for (const far of [false, true]) {
+    const { elf, funcs, ranges } = manySymbols(400, far);
+    // Biases: none, one that puts the module across a 2^32 boundary, one across 2^64 (cut there).
+    for (const bias of [0n, 0xfff00000n - TEXT, (1n << 64n) - TEXT - 0x4000n]) {
+      const table = new SymbolTable(elf, { bias });
+      const owner = new Map<bigint, string>();
+      for (const f of funcs) for (let a = 0n; a < f.size; a++) owner.set(f.start + a, `${f.name}+${a}`);
+      for (const [from, to] of ranges) {
+        for (let addr = from - 4n; addr < to; addr++) {
+          const run = (addr + bias) & ((1n << 64n) - 1n);
+          // Past the wrap the module is cut: nothing there has a name.
+          const wrapped = run < bias && bias !== 0n && addr + bias >= 1n << 64n;
+          const want = wrapped ? "-" : (owner.get(addr) ?? "-");
+          assert.equal(
+            lookup(table, run),
+            want,
+            `far ${far}, bias 0x${bias.toString(16)}, 0x${addr.toString(16)}`,
+          );
+        }
+      }
+    }
+  }
+});

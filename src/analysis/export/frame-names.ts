@@ -22,7 +22,7 @@
 import { hex64 } from "../../base/halves.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
-import { growFloat64, growUint32, KeyTable } from "../key-table.js";
+import { growFloat64, growInt32, growUint32, KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
 import { putUtf8 } from "./byte-chunks.js";
@@ -65,6 +65,8 @@ export class FrameNames {
   /** {@link sameText}'s table: slot → text id + 1 (0: empty), hashed by the text's bytes. */
   private byBytes: Int32Array = new Int32Array(1024);
   private byBytesCount = 0;
+  /** Per text in {@link byBytes}: its bytes' hash, kept so that the table grows without hashing them again. */
+  private byBytesHash: Uint32Array = new Uint32Array(1024);
   /**
    * Where each text's UTF-8 bytes start in {@link arena} and how many (its name), and
    * the same for its JSON string literal (start -1 until asked for).
@@ -175,12 +177,8 @@ export class FrameNames {
       this.textLength = growUint32(this.textLength, n);
       this.jsonLength = growUint32(this.jsonLength, n);
       this.textOffset = growFloat64(this.textOffset, n);
-      const json = new Int32Array(n).fill(-1);
-      json.set(this.jsonStart);
-      this.jsonStart = json;
-      const base = new Int32Array(n).fill(-1);
-      base.set(this.textBase);
-      this.textBase = base;
+      this.jsonStart = growInt32(this.jsonStart, n, -1);
+      this.textBase = growInt32(this.textBase, n, -1);
     }
     return t;
   }
@@ -209,14 +207,17 @@ export class FrameNames {
     let slots = this.byBytes;
     if (2 * (this.byBytesCount + 1) > slots.length) slots = this.growByBytes();
     const mask = slots.length - 1;
-    for (let h = this.bytesHash(t) & mask; ; h = (h + 1) & mask) {
+    const hash = this.bytesHash(t);
+    for (let h = hash & mask; ; h = (h + 1) & mask) {
       const s = slots[h]!;
       if (s === 0) {
         slots[h] = t + 1;
         this.byBytesCount++;
+        if (t >= this.byBytesHash.length) this.byBytesHash = growUint32(this.byBytesHash, t + 1);
+        this.byBytesHash[t] = hash;
         return t;
       }
-      if (this.sameBytes(s - 1, t)) return s - 1;
+      if (this.byBytesHash[s - 1] === hash && this.sameBytes(s - 1, t)) return s - 1;
     }
   }
 
@@ -242,9 +243,10 @@ export class FrameNames {
     const old = this.byBytes;
     const slots = new Int32Array(2 * old.length);
     const mask = slots.length - 1;
+    const hashes = this.byBytesHash;
     for (const s of old) {
       if (s === 0) continue;
-      let h = this.bytesHash(s - 1) & mask;
+      let h = hashes[s - 1]! & mask;
       while (slots[h] !== 0) h = (h + 1) & mask;
       slots[h] = s;
     }
