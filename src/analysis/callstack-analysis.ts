@@ -17,7 +17,7 @@
  * analysis.finish();
  * ```
  */
-import { hex64 } from "../base/halves.js";
+import { doubleFields, hex64 } from "../base/halves.js";
 import { DEFAULT_DEPTH_LIMIT } from "./callstack.js";
 import { DEFAULT_LOOKAHEAD } from "./callstack-clock.js";
 import { type CallSink, type ClockInfo, ThreadTrack } from "./callstack-sink.js";
@@ -84,6 +84,7 @@ export class CallAnalysis {
     this.lookahead = options.lookahead ?? DEFAULT_LOOKAHEAD;
     this.frameScope = options.frameScope;
     this.segments = options.segments === true;
+    doubleFields(this, ["baseHi", "baseLo"]);
   }
 
   /** A tracker for one decoded stream; `name` names its thread until one is given. */

@@ -11,6 +11,7 @@
  * instruction count (see {@link ClockUnit}).
  */
 
+import { doubleFields } from "../base/halves.js";
 import type { FrameEnd, FrameKind } from "./callstack.js";
 import type { CallAnalysis } from "./callstack-analysis.js";
 import type { CallSink, Marker, ThreadTrack } from "./callstack-sink.js";
@@ -82,6 +83,8 @@ export class TimedOps {
     this.offset = new Float64Array(size);
     this.tracks = new Array<ThreadTrack | undefined>(size).fill(undefined);
     this.messages = new Array<string>(size).fill("");
+    // Clock values (ns or TSC ticks since the base) and a rate: not small integers.
+    doubleFields(this, ["t0", "rate"]);
   }
 
   enter(track: ThreadTrack, depth: number, kind: FrameKind, hi: number, lo: number, icount: number): void {

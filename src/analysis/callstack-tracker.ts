@@ -33,7 +33,7 @@
  * per instruction: coverage alone needs only the transfers.
  */
 
-import { hex64 } from "../base/halves.js";
+import { doubleFields, hex64 } from "../base/halves.js";
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
 import { FlowClass } from "../flow/flow-class.js";
 import type { Insn } from "../flow/records.js";
@@ -130,6 +130,7 @@ export class FlowTracker {
     this.everyInsn = analysis.jsonl !== undefined;
     this.transfers = analysis.coverage !== undefined;
     this.stacks = analysis.sinks.length > 0 || analysis.jsonl !== undefined;
+    doubleFields(this, ["pHi", "pLo", "lastHi", "lastLo", "bHi", "bLo", "tscHi", "tscLo"]);
   }
 
   /** The thread running from now on (give the time of the switch first, see {@link time}). */

@@ -16,7 +16,7 @@
  *
  * Every push and pop of a stored frame is reported to the {@link FrameListener}.
  */
-import { hex64 } from "../base/halves.js";
+import { hex64, mutableFields } from "../base/halves.js";
 
 /** What kind of frame. */
 export const FrameKind = {
@@ -91,7 +91,10 @@ export class CallStack {
   private retHi: Uint32Array = new Uint32Array(16);
   private retLo: Uint32Array = new Uint32Array(16);
 
-  constructor(readonly limit = DEFAULT_DEPTH_LIMIT) {}
+  constructor(readonly limit = DEFAULT_DEPTH_LIMIT) {
+    // The arrays grow with the stack while the walk's code runs.
+    mutableFields(this, ["kind", "retHi", "retLo"]);
+  }
 
   get depth(): number {
     return this.stored + this.extra;

@@ -28,6 +28,7 @@
  */
 
 import * as errors from "../base/errors.js";
+import { doubleFields } from "../base/halves.js";
 import type { Clock } from "../event/clock.js";
 import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
@@ -228,6 +229,8 @@ class GraphWalk {
     this.feeding = feed !== undefined || time !== undefined;
     this.skipJumps = feed?.jumps === false;
     this.nodeFeed = feed?.node !== undefined;
+    // Address halves and TSC halves: most are 2^31 or more.
+    doubleFields(this, ["srcHi", "srcLo", "lastHi", "lastLo", "bHi", "bLo", "evTscHi", "evTscLo"]);
   }
 
   /** With {@link time}: the feed, ready for more. */
@@ -630,6 +633,7 @@ class WalkClock {
     this.version = time.image.version;
     this.graphs.set(w.graph.image, w.graph);
     this.versions.set(w.graph.image, this.version);
+    doubleFields(this, ["hi", "lo", "dHi", "dLo"]);
   }
 
   /** A timing packet (TSC, TMA, MTC, CYC, CBR), in PSB+ or not: 0, or -1 (the clock refused it). */

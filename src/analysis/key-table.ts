@@ -6,6 +6,8 @@
  * ({@link growFloat64}, {@link growUint32}). Past `maxEntries` keys it refuses new
  * ones (and counts them), which bounds memory on hostile input.
  */
+import { mutableFields } from "../base/halves.js";
+
 export class KeyTable {
   /** Keys stored: ids are 0..size-1. */
   size = 0;
@@ -25,6 +27,8 @@ export class KeyTable {
     while (slots < 2 * expected && slots < 1 << 26) slots *= 2;
     this.slots = new Int32Array(slots);
     this.keys = new Uint32Array(2 * slots);
+    // Tables grow while the code that looks keys up runs.
+    mutableFields(this, ["slots", "keys", "size"]);
   }
 
   /** The id of key (a, b, c, d), added when new; -1 when it is new and the table is full. */

@@ -12,6 +12,7 @@
  * first time a lookup finds it and the result kept, so later lookups allocate nothing.
  */
 
+import { doubleFields, mutableFields } from "../base/halves.js";
 import type { ElfFile } from "../image/elf.js";
 import type { Demangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
@@ -43,6 +44,10 @@ export class SymbolHit {
   /** Bytes from the symbol's start to the address. */
   offset = 0;
 }
+
+// Hits are filled with addresses (halves past 2^31 for most) and offsets again and again.
+doubleFields(new SymbolHit(), ["startHi", "startLo", "offset"]);
+mutableFields(new SymbolHit(), ["module", "symbol"]);
 
 export interface SymbolTableOptions {
   /** Name reported in hits (e.g. the file path). */

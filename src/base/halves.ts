@@ -50,8 +50,10 @@ export function cmp64(aHi: number, aLo: number, bHi: number, bLo: number): numbe
  * such objects throw its code away ("wrong map") and run slowly until compiled again,
  * which in the middle of a decode cost ~10% of a whole `ptkit flow` run.
  */
-export function doubleFields<T extends object>(obj: T, fields: readonly (keyof T & string)[]): void {
+export function doubleFields(obj: object, fields: readonly string[]): void {
   const o = obj as Record<string, number>;
+  for (const f of fields)
+    if (typeof o[f] !== "number") throw new TypeError(`doubleFields: no number field ${f}`);
   for (const f of fields) o[f] = 2 ** 31;
   for (const f of fields) o[f] = 0;
 }

@@ -6,6 +6,8 @@
  * Each chunk is the callee's to keep: the writer never touches it again.
  */
 
+import { mutableFields } from "../../base/halves.js";
+
 /**
  * Where an export's chunks go (a file, a Blob's parts, a socket). Each chunk is the
  * callee's to keep, unless the callee is marked {@link immediate}.
@@ -43,6 +45,8 @@ export class ByteChunks {
 
   constructor(private readonly out: ChunkOut) {
     this.reuse = out.immediate === true;
+    // Writers' loops run before the first chunk goes out.
+    mutableFields(this, ["buf", "dv", "at"]);
   }
 
   /** Make room for `n` more bytes: the full part goes out first. */

@@ -2,6 +2,7 @@
  * The paths of folded stacks' lines (FoldedStacks.write, folded.ts): each context-tree
  * node's path, paths that read the same being one.
  */
+import { mutableFields } from "../../base/halves.js";
 import type { FrameKind } from "../callstack.js";
 import { growInt32, KeyTable } from "../key-table.js";
 import type { FrameNames } from "./frame-names.js";
@@ -30,6 +31,7 @@ export class FoldedPaths {
     nodes: number,
   ) {
     this.table = new KeyTable(Number.MAX_SAFE_INTEGER, nodes);
+    mutableFields(this, ["folded", "entryName"]);
   }
 
   /** The path of a thread root named `name`: its parts as they are ("" is no frame, but ";x" is two). */

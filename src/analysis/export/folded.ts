@@ -19,6 +19,7 @@
  * node it holds. The scope (see {@link FrameNames.scope}) is part of the key: the same
  * address in two process images is two functions.
  */
+import { mutableFields } from "../../base/halves.js";
 import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
@@ -51,6 +52,8 @@ export class FoldedStacks implements CallSink {
     maxNodes = 1 << 21,
   ) {
     this.tree = new KeyTable(maxNodes);
+    // The weights grow with the tree.
+    mutableFields(this, ["insns", "times"]);
   }
 
   begin(): void {}

@@ -19,7 +19,7 @@
  * copies those bytes and adds the offset's, and makes its string only when asked for
  * (traces call into tens of thousands of places; writers mostly want bytes).
  */
-import { hex64 } from "../../base/halves.js";
+import { hex64, mutableFields } from "../../base/halves.js";
 import { FrameKind } from "../callstack.js";
 import type { ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growInt32, growUint32, KeyTable } from "../key-table.js";
@@ -97,6 +97,25 @@ export class FrameNames {
     private readonly unnamed?: (hi: number, lo: number) => void,
   ) {
     this.scopes = [symbols];
+    // Names are made all through a decode: the tables grow, the arena fills.
+    mutableFields(this, [
+      "entryText",
+      "textBase",
+      "textOffset",
+      "symbolText",
+      "byBytes",
+      "byBytesCount",
+      "byBytesHash",
+      "textStart",
+      "textLength",
+      "jsonStart",
+      "jsonLength",
+      "arena",
+      "arenaView",
+      "arenaUsed",
+      "start",
+      "length",
+    ]);
   }
 
   /** Whether threads may have symbols of their own (then sinks should take {@link scope}s). */

@@ -48,6 +48,7 @@
  * - Each thread is a track: metadata ("M") events name its process and thread.
  */
 
+import { mutableFields } from "../../base/halves.js";
 import type { FrameEnd, FrameKind } from "../callstack.js";
 import { FRAME_END_NAMES, FRAME_KIND_NAMES } from "../callstack.js";
 import {
@@ -83,6 +84,8 @@ class OpenFrames {
     this.begin = viewOf(utf8(`{"ph":"B","pid":${track.pid},"tid":${track.tid},"ts":`));
     this.end = viewOf(utf8(`{"ph":"E","pid":${track.pid},"tid":${track.tid},"ts":`));
     this.head = utf8(`{"ph":"i","s":"t","pid":${track.pid},"tid":${track.tid},"ts":`);
+    // It grows with the stack while events are written.
+    mutableFields(this, ["text"]);
   }
   /**
    * Each open frame's name: its FrameNames text id, or -1 past the names' limit (then
