@@ -91,6 +91,11 @@ export class ByteChunks {
     return this.at;
   }
 
+  /** Bytes that fit in {@link buffer} before it goes out (a writer filling it in place can stop short of that). */
+  get free(): number {
+    return this.buf.length - this.at;
+  }
+
   /** The buffer {@link reserve} made room in (read it after reserving). */
   get buffer(): Uint8Array {
     return this.buf;
