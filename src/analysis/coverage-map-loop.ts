@@ -245,7 +245,7 @@ export function mapLoop(
           failed = true;
           break outer;
         }
-        // Most indirect branches go where they went last (DecisionGraph.target).
+        // Many indirect branches go where they went last (DecisionGraph.target).
         t = nodes[at + TipId]!;
         if (t < 0 || nodes[t * W + Lo] !== ipLo || nodes[t * W + Hi] !== ipHi) {
           t = graph.target(p, ipHi >>> 0, ipLo >>> 0) | 0;

@@ -78,7 +78,7 @@ export const Node = {
   Lo: 4,
   Hi: 5,
   /**
-   * The node the last TIP from here went to (-1: none yet): most indirect branches go
+   * The node the last TIP from here went to (-1: none yet): many indirect branches go
    * where they went before, which costs no look-up, only a compare of that node's
    * address (see {@link DecisionGraph.target}), in the words the walk reads next.
    */
@@ -140,12 +140,12 @@ export class DecisionGraph {
   cold: Int32Array = new Int32Array(1024 * COLD_WORDS);
   /** Per node: its {@link NodeFlag} bits (only a TIP.PGD asks). */
   private flagBits: Uint8Array = new Uint8Array(1024);
-  /** Open addressing: node id + 1 per slot (0: empty), keyed by start address. */
   /**
-   * Up to three quarters full: a walk looks up a node here at most TIPs (2.5 million
-   * times on the large bench trace, where the last TIP's node did not match), and a
-   * table that stays within the core's cache (1 MiB for its 155,000 nodes, not 2 at
-   * half full) took 0.9x the CPU time (21 pairs).
+   * Open addressing: node id + 1 per slot (0: empty), keyed by start address. Up to
+   * three quarters full: a walk looks a node up here at about half its TIPs (2.5
+   * million times on the large bench trace, where the last TIP's node did not match),
+   * and a table that stays within the core's cache (1 MiB for that trace's 155,000
+   * nodes, not 2 at half full) took 0.9x the CPU time (21 pairs).
    */
   private slots: Int32Array = new Int32Array(2048);
   private mask = 2047;
