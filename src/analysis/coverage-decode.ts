@@ -554,9 +554,21 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
  * where it decodes the trace (status 0), the flow decoders would decode it without an
  * error, to the same count.
  */
-export function decodeCount(trace: TraceBytes, graph: DecisionGraph): FastCoverage {
+export function decodeCount(trace: TraceBytes, graph: DecisionGraph, stops?: WalkStops): FastCoverage {
   // No coverage and no feed: the map's fused packet loop (coverage-map-loop.ts), without the map.
-  return decodeWalk(trace, new GraphWalk(graph, undefined, undefined));
+  return decodeWalk(trace, new GraphWalk(graph, undefined, undefined), undefined, 0, false, false, stops);
+}
+
+/**
+ * Where a decode in pieces (session/count-pieces.ts) notes its count: after the PSB+
+ * of each PSB it reads at or after {@link stop} (a trace offset), the count of the
+ * instructions run so far, the last of them where that PSB+'s FUP says control is (a
+ * decode that starts at the PSB starts there).
+ */
+export interface WalkStops {
+  stop: number;
+  /** The count at the PSB at `psb`: true goes on (with {@link stop} as it is now), false ends the decode there. */
+  onStop(psb: number, insns: number): boolean;
 }
 
 /**
@@ -758,6 +770,7 @@ function decodeWalk(
   quirks = 0,
   skd022 = false,
   bdm70 = false,
+  stops?: WalkStops,
 ): FastCoverage {
   const res = new FastCoverage();
   const pkt = new Packet();
@@ -772,6 +785,8 @@ function decodeWalk(
   /** The node control is at, while tracing is enabled. */
   let at = -1;
   let inPsb = false;
+  /** The offset of the PSB whose PSB+ this is (or was last). */
+  let psbAt = 0;
   let psbFup = false;
   let fupHi = 0;
   let fupLo = 0;
@@ -968,6 +983,7 @@ function decodeWalk(
       case PacketType.Psb:
         if (inPsb || fup || mode || ovf) return stop(res, pos, Handover.Sync);
         inPsb = true;
+        psbAt = pos;
         psbFup = false;
         last.reset();
         break;
@@ -1004,6 +1020,10 @@ function decodeWalk(
           // PSB+ says where control is: the code runs there without trace.
           at = w.walkTo(at, fupHi, fupLo, false);
           if (at < 0) return stop(res, pos, w.why);
+        }
+        if (stops !== undefined && psbAt >= stops.stop && !stops.onStop(psbAt, w.icount[0]!)) {
+          res.insns = w.icount[0]!;
+          return res;
         }
         break;
       }

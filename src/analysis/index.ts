@@ -26,6 +26,7 @@ export {
   FastCoverage,
   Handover,
   type WalkFeed,
+  type WalkStops,
   type WalkTime,
 } from "./coverage-decode.js";
 export { Demangler, isMangled } from "./demangle.js";

@@ -19,6 +19,11 @@ export const PIECE_DECODERS: Record<string, PieceDecoder> = {
     const { words, cwd } = options as { words: string[]; cwd: string };
     return flowPieceIn(words, cwd, trace, start, stop);
   },
+  count: async (trace, stop, options) => {
+    const { countPieceIn } = await import("./flow/worker.js");
+    const { words, cwd } = options as { words: string[]; cwd: string };
+    return countPieceIn(words, cwd, trace, stop);
+  },
   dump: async (trace, stop, options, start) => {
     const { dumpPiece } = await import("../session/dump-pieces.js");
     return dumpPiece(options as DumpOptions, trace, start, stop);

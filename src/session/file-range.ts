@@ -37,6 +37,12 @@ export interface TraceInternals {
   /** `ptkit flow`: told how the fast coverage decode went, when it ran (tests). */
   onFastCoverage?: (result: { status: number; reason: string; offset: number }) => void;
   /**
+   * `ptkit flow`: told how the instruction count in `--jobs` pieces went, when it ran
+   * (tests): the count, undefined or -1 when the pieces did not make it (see
+   * raw-session.ts), and the number of pieces.
+   */
+  onCountPieces?: (count: number | undefined, pieces: number) => void;
+  /**
    * `ptkit flow` for `ptkit shard run`: the shard tables' data is recorded here, and the
    * decode stops, as a `--jobs` piece does, at the first event after reading the PSB at
    * or after `stopAt` (relative to the range: the next shard's start).

@@ -60,7 +60,8 @@ export interface ChunkRunner {
   readonly minChunk?: number;
   /**
    * Decode `tasks` on up to `threads` threads; `onResult` gets each result in task
-   * order, while at most about two per thread are held. Rejects on the first failure.
+   * order, while at most about two per thread are held. Rejects on the first failure,
+   * and with what `onResult` throws if it does (the threads are ended then).
    */
   run(
     threads: number,

@@ -21,6 +21,8 @@ export interface ProgramOptions {
   steps: number;
   /** Per-instruction probability of each injected event (0 for none). */
   events?: number;
+  /** Transactions among the injected events (default true). */
+  tsx?: boolean;
   /** Code base address (default 0x400000). */
   base?: bigint;
   /**
@@ -239,7 +241,7 @@ export function makeProgram(options: ProgramOptions): Program {
         speculative = false;
         afterTip = true;
         continue;
-      } else if (r < 4 * p) {
+      } else if (r < 4 * p && options.tsx !== false) {
         flush();
         speculative = !speculative;
         t.tsx(speculative).fup(at());

@@ -45,8 +45,8 @@ export async function runFlow(
   const pieces: RawPieces = {
     threads: parseJobs(io, setup.output.jobs),
     starts: (source, jobs, maxChunk, minTrace) => planPieces(io, source, jobs, { maxChunk, minTrace }),
-    tasks: (s, starts) =>
-      pieceTasks(io, s.pt!.range, s.pt!.source.size, starts, "flow", { words, cwd: io.cwd }),
+    tasks: (s, starts, kind = "flow") =>
+      pieceTasks(io, s.pt!.range, s.pt!.source.size, starts, kind, { words, cwd: io.cwd }),
   };
   const warn = (text: string) => io.stderr(`ptkit flow: ${text}\n`);
   const problem = await decodeRaw(io, out, setup, { warn, internal, pieces });

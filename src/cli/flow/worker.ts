@@ -1,24 +1,22 @@
 /**
  * `ptkit flow` in a decoding thread: the command's setup (its code loaded once per
- * thread and command line), then the flow of each piece it is given.
+ * thread and command line), then the flow, or the instruction count, of each piece
+ * it is given.
  */
 
+import { DecisionGraph } from "../../flow/index.js";
 import { nodeIo } from "../../node/io.js";
 import type { TraceBytes } from "../../packet/trace-bytes.js";
+import { type CountPiece, countPiece } from "../../session/count-pieces.js";
 import { type FlowPiece, flowPiece } from "../../session/flow-pieces.js";
 import { LineWriter } from "../../session/io.js";
 import type { RawSetup } from "../../session/raw-session.js";
 import { setupFlow } from "./flow.js";
 
-let cached: { key: string; setup: RawSetup } | undefined;
+let cached: { key: string; setup: RawSetup; graph?: DecisionGraph } | undefined;
 
-export function flowPieceIn(
-  words: string[],
-  cwd: string,
-  trace: TraceBytes,
-  start: number,
-  stop: number,
-): FlowPiece {
+/** The setup of the command `words` run in `cwd` (made once per thread and command line). */
+function setupFor(words: string[], cwd: string): NonNullable<typeof cached> {
   const key = JSON.stringify([cwd, words]);
   if (cached?.key !== key) {
     // What the setup prints (verbose loading, warnings) the command printed already.
@@ -29,5 +27,22 @@ export function flowPieceIn(
     if (typeof setup === "number") throw new Error("the command's setup ended early in a decoding thread");
     cached = { key, setup };
   }
-  return flowPiece(cached.setup, trace, start, stop);
+  return cached;
+}
+
+export function flowPieceIn(
+  words: string[],
+  cwd: string,
+  trace: TraceBytes,
+  start: number,
+  stop: number,
+): FlowPiece {
+  return flowPiece(setupFor(words, cwd).setup, trace, start, stop);
+}
+
+/** The instruction count of a piece, on the decision graph this thread keeps for the command. */
+export function countPieceIn(words: string[], cwd: string, trace: TraceBytes, stop: number): CountPiece {
+  const c = setupFor(words, cwd);
+  c.graph ??= new DecisionGraph(c.setup.image);
+  return countPiece(c.graph, trace, stop);
 }

@@ -1,0 +1,119 @@
+/**
+ * `ptkit flow --quiet` counting instructions in `--jobs` pieces: the decision graph's
+ * walk (analysis/coverage-decode.ts, `decodeCount`) on PSB-delimited pieces of a raw
+ * trace (packet/chunks.ts), each thread with a graph of its own kept from piece to
+ * piece, and the counts added up. Nothing is printed but the count: a piece the walk
+ * does not decode to the end says only that the pieces do not make the count, and
+ * the whole trace is decoded on one thread as before (the graph's walk, or the flow
+ * decoder where that hands over).
+ *
+ * What crosses a seam, and why the sum is the count of one walk of the whole trace:
+ * - the walk at the seam's PSB: a piece ends after the PSB+ of the first PSB it reads
+ *   at or after its end, its count then including the instructions up to where that
+ *   PSB+'s FUP says control is; the next piece starts there. A piece that did not
+ *   read a PSB exactly where the next one starts (a PSB pattern inside a packet,
+ *   one that does not decode) fails the merge.
+ * - tracing state, the IP, the execution mode: PSB+ restates them. The one-thread
+ *   walk checks its own state against PSB+ (a mismatch hands over); a piece does so
+ *   for the PSB+ at its end.
+ * - the return-compression stack: a piece starts with it empty, which holds the
+ *   newest part of what the one-thread walk holds there; a compressed RET that needs
+ *   more than the piece pushed fails the piece (the processor does not compress a
+ *   RET whose CALL lies before the last PSB, so this is a broken trace's case).
+ * - to check all of this, each piece decodes on through the PSB segment past its end
+ *   (the overlap), and the next piece's count of its own first PSB segment must be
+ *   the same.
+ */
+import { decodeCount } from "../analysis/coverage-decode.js";
+import type { DecisionGraph } from "../flow/index.js";
+import type { TraceBytes } from "../packet/trace-bytes.js";
+import type { ChunkRunner, ChunkTask } from "./io.js";
+
+/** What a thread returns for one piece (structured-cloneable). */
+export interface CountPiece {
+  /** The walk decoded its part: else the pieces do not make the count. */
+  ok: boolean;
+  /** Instructions of the piece: up to where its decode read the PSB that ends it. */
+  insns: number;
+  /** The PSB (relative offset) that ended the piece, or -1 when it went to the end. */
+  syncedAt: number;
+  /** Instructions from there through the next PSB segment. */
+  overlapInsn: number;
+  /** Instructions of the piece's own first PSB segment. */
+  prefixInsn: number;
+}
+
+/**
+ * Count the instructions of the piece of `trace` up to `stop` (relative) on `graph`
+ * (see the module comment).
+ */
+export function countPiece(graph: DecisionGraph, trace: TraceBytes, stop: number): CountPiece {
+  let prefix = -1;
+  let seamPsb = -1;
+  let seamInsn = 0;
+  // The first stop is the end of the first PSB segment (prefix), then the piece's end (seam), then the overlap's.
+  const stops = {
+    stop: Math.min(1, stop),
+    onStop(psb: number, insns: number): boolean {
+      if (seamPsb >= 0) return false;
+      if (prefix < 0) prefix = insns;
+      if (psb < stop) {
+        stops.stop = stop;
+        return true;
+      }
+      seamPsb = psb;
+      seamInsn = insns;
+      stops.stop = psb + 1;
+      return true;
+    },
+  };
+  const res = decodeCount(trace, graph, stops);
+  const end = res.insns;
+  return {
+    ok: res.status === 0,
+    insns: seamPsb >= 0 ? seamInsn : end,
+    syncedAt: seamPsb,
+    overlapInsn: seamPsb >= 0 ? end - seamInsn : 0,
+    prefixInsn: prefix >= 0 ? prefix : end,
+  };
+}
+
+/** Thrown to end the threads' run early (see {@link countInPieces}). */
+const NOT_COUNTED = new Error("the pieces do not make the count");
+
+/**
+ * Count the instructions of the pieces starting at `starts` (of a trace of `size`
+ * bytes) on `jobs` threads: the count; or undefined when the pieces do not make it
+ * (the one-thread walk may); or -1 when the first piece's walk did not decode it (it
+ * starts where the one-thread walk does, which would not either: the flow decoder
+ * must). The threads stop at the first piece that fails.
+ */
+export async function countInPieces(
+  runner: ChunkRunner,
+  jobs: number,
+  tasks: readonly ChunkTask[],
+  starts: readonly number[],
+  size: number,
+): Promise<number | undefined> {
+  let total = 0;
+  let failed: number | undefined;
+  let last: CountPiece | undefined;
+  try {
+    await runner.run(jobs, tasks, (result, i) => {
+      const piece = result as CountPiece;
+      const start = starts[i]!;
+      const end = starts[i + 1] ?? size;
+      const seamHolds = i + 1 < starts.length ? piece.syncedAt === end - start : piece.syncedAt < 0;
+      if (!piece.ok || !seamHolds || (last !== undefined && last.overlapInsn !== piece.prefixInsn)) {
+        failed = i === 0 && !piece.ok ? -1 : undefined;
+        throw NOT_COUNTED;
+      }
+      total += piece.insns;
+      last = piece;
+    });
+  } catch (e) {
+    if (e !== NOT_COUNTED) throw e;
+    return failed;
+  }
+  return total;
+}
