@@ -143,6 +143,18 @@ describe("the count in pieces", () => {
     assert.ok(unmade >= 1, "no seam failed");
   });
 
+  test("a bad --jobs is an error, also where the graph's walk would count on one thread", async () => {
+    const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+    const io = captureIo(dir);
+    const code = await runFlow(
+      ["--jobs", "abc", "--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", w.trace],
+      io,
+    );
+    assert.equal(code, 1);
+    assert.equal(io.out.join(""), "");
+    assert.equal(io.err.join(""), "ptkit flow: --jobs: bad argument: abc.\n");
+  });
+
   test("a trace the walk hands over (no code, corrupt bytes, a cut end): the flow decoder's errors", async () => {
     const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
     const bytes = new Uint8Array(readFileSync(w.trace));
