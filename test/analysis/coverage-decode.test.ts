@@ -27,14 +27,7 @@ import { Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/p
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-cov-decode-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -207,11 +200,8 @@ describe("generated kernel-traced programs: the same map either way", () => {
       });
       if (overflow) assert.ok(res.overflows > 0, "no overflow");
       const cwd = mkdtempSync(join(dir, "prog-"));
-      writeFileSync(join(cwd, "code.bin"), program.code);
-      writeFileSync(join(cwd, "kernel.bin"), KERNEL_CODE);
-      writeFileSync(join(cwd, "trace.pt"), res.bytes);
-      const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
-      const argv = [...raw.flatMap((r) => ["--raw", r]), "--pt", "trace.pt", "--quiet", "--stat:insn"];
+      const raw = writeProgramFiles(cwd, program, res.bytes);
+      const argv = [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"];
       const { fast, lit } = await compare(cwd, argv);
       assert.ok(fast !== undefined, "the fast decode did not run");
       if (covered) assert.deepEqual(fast, { status: 0, reason: "" });

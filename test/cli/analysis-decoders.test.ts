@@ -20,14 +20,7 @@ import { MsrFile, presetCapabilities } from "../../src/unit/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { programs } from "../unit/e2e/programs.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
 
 const OUTPUTS = ["folded.txt", "timeline.json", "coverage.json", "afl.bin", "edges.txt", "flow.jsonl"];
 const OUTPUT_ARGS = ["--folded", "--timeline", "--coverage", "--afl-map", "--edges", "--jsonl"].flatMap(
@@ -40,8 +33,6 @@ const DECODERS: [string, string[]][] = [
   ["block decoder, end on call and jump", ["--block-decoder", "--block:end-on-call", "--block:end-on-jump"]],
   ["instruction decoder", ["--insn-decoder"]],
 ];
-
-const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
 
 /** The outputs of call stacks alone (no coverage, nothing per instruction), by index in OUTPUTS. */
 const STACKS = [0, 1];
@@ -117,10 +108,7 @@ describe("every analysis output is the same with either decoder: generated progr
         const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl }) });
         assert.equal(res.overflows, 0);
         const dir = mkdtempSync(join(tmpdir(), "ptkit-decoders-"));
-        writeFileSync(join(dir, "code.bin"), program.code);
-        writeFileSync(join(dir, "kernel.bin"), KERNEL_CODE);
-        writeFileSync(join(dir, "trace.pt"), res.bytes);
-        const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
+        const raw = writeProgramFiles(dir, program, res.bytes).filter((a) => a !== "--raw");
         await assertSameOutputs(dir, raw, "trace.pt");
       });
     }

@@ -19,14 +19,7 @@ import { generate } from "../../src/unit/gen/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { makeProgram } from "../flow/program.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-count-pieces-"));
 /** Workers kept for the whole file; pieces as small as 256 bytes, so that small traces are cut. */
@@ -76,8 +69,6 @@ async function blockCount(cwd: string, argv: string[]): Promise<string> {
   return (await flow(cwd, 1, ["--block-decoder", "--quiet", "--stat:insn", ...argv])).stdout;
 }
 
-const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
-
 describe("the count in pieces", () => {
   test("the fuzzing workload: made from many pieces, the block decoder's count", async () => {
     const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
@@ -100,11 +91,7 @@ describe("the count in pieces", () => {
         seed % 2 === 0 ? { ...BRANCHES, OS: 0 } : { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1 };
       const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }) });
       const cwd = mkdtempSync(join(dir, "prog-"));
-      writeFileSync(join(cwd, "code.bin"), program.code);
-      writeFileSync(join(cwd, "kernel.bin"), KERNEL_CODE);
-      writeFileSync(join(cwd, "trace.pt"), res.bytes);
-      const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
-      const argv = [...raw.flatMap((r) => ["--raw", r]), "--pt", "trace.pt"];
+      const argv = [...writeProgramFiles(cwd, program, res.bytes), "--pt", "trace.pt"];
       const { one, outcome } = await sameBothWays(cwd, argv);
       assert.ok(outcome !== undefined && outcome.pieces > 2, `seed ${seed}: ${outcome?.pieces} pieces`);
       if (outcome.count !== undefined && outcome.count > 0) made++;

@@ -13,7 +13,7 @@
  * far transfers, TSX aborts, overflows, tracing off and on, decode errors).
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -21,14 +21,7 @@ import { main } from "../../src/cli/ptkit.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
 
 const out = mkdtempSync(join(tmpdir(), "ptkit-map-only-"));
 const file = (name: string) => join(out, name);
@@ -76,8 +69,6 @@ async function compare(dir: string, argv: string[]): Promise<number | undefined>
   return ref.filter((b) => b !== 0).length;
 }
 
-const hex = (hi: number, lo: number) => `0x${((BigInt(hi) << 32n) | BigInt(lo)).toString(16)}`;
-
 const CONFIGS: [string, CtlFields][] = [
   ["user and kernel", BRANCHES],
   ["with TSC, MTC and CYC", { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1 }],
@@ -95,11 +86,8 @@ describe("--afl-map alone writes the full analysis's map: generated kernel-trace
       const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
       const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl }) });
       const dir = mkdtempSync(join(tmpdir(), "ptkit-map-only-"));
-      writeFileSync(join(dir, "code.bin"), program.code);
-      writeFileSync(join(dir, "kernel.bin"), KERNEL_CODE);
-      writeFileSync(join(dir, "trace.pt"), res.bytes);
-      const raw = [`code.bin:${hex(0, USER_BASE)}`, `kernel.bin:${hex(KERNEL_HI, KERNEL_LO)}`];
-      const argv = [...raw.flatMap((r) => ["--raw", r]), "--nom-freq", "20", "--pt", "trace.pt", "--quiet"];
+      const raw = writeProgramFiles(dir, program, res.bytes);
+      const argv = [...raw, "--nom-freq", "20", "--pt", "trace.pt", "--quiet"];
       const lit = await compare(dir, argv);
       // Many edges, user and kernel, each block run many times (from the block cache).
       assert.ok(lit !== undefined && lit > 50, `map bytes set: ${lit}`);

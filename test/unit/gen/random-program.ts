@@ -5,6 +5,8 @@
  * returns mostly to their calls, system calls and interrupts through a small kernel).
  */
 
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { InsnClass, InsnFlag } from "../../../src/isa/types.js";
 import { ExecBuilder, ExecEvent, type Execution } from "../../../src/unit/exec/types.js";
 import { rng } from "../output/helpers.js";
@@ -13,6 +15,18 @@ export const USER_BASE = 0x400000;
 export const KERNEL_HI = 0xffffffff;
 export const KERNEL_LO = 0x81000000;
 export const CR3 = 0x1000;
+
+/**
+ * Write a program's code, the kernel's and `trace` into `dir` (code.bin, kernel.bin,
+ * trace.pt): the `--raw` arguments that load the two (relative to `dir`).
+ */
+export function writeProgramFiles(dir: string, program: Program, trace: Uint8Array): string[] {
+  writeFileSync(join(dir, "code.bin"), program.code);
+  writeFileSync(join(dir, "kernel.bin"), KERNEL_CODE);
+  writeFileSync(join(dir, "trace.pt"), trace);
+  const kernel = (BigInt(KERNEL_HI) << 32n) | BigInt(KERNEL_LO);
+  return ["--raw", `code.bin:0x${USER_BASE.toString(16)}`, "--raw", `kernel.bin:0x${kernel.toString(16)}`];
+}
 
 /** Kernel code: a system call entry (nop, nop, sysretq) and an interrupt handler (nop, iretq). */
 export const KERNEL_CODE = Uint8Array.from([
