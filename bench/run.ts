@@ -59,6 +59,7 @@ const USAGE = `usage: npm run bench -- [options]
   --fuzz           only the libxdc comparison on the fuzzing workload (needs $PTKIT_LIBXDC)
   --fuzz-size <MiB>   trace size of the fuzzing workload (default ${DEFAULT_FUZZ_TRACE / 1048576})
   --fuzz-runs <n>  decodes of the fuzzing trace in one libxdc process (default 20)
+  --whole-match <text>  only the whole-process pairs whose description holds <text>
   --whole-perf     only the analysis pairs: ptkit perf vs Linux perf on a perf.data
   --perf-insns <M> millions of instructions in that perf.data (default ${DEFAULT_PERF_INSNS / 1e6})
   --json           print machine-readable results only
@@ -80,6 +81,8 @@ interface Options {
   fuzzRuns: number;
   /** Only the analysis pairs (ptkit perf vs Linux perf). */
   wholePerf: boolean;
+  /** Only the whole-process pairs whose description holds this. */
+  wholeMatch: string | undefined;
   perfInsns: number;
 }
 
@@ -102,6 +105,7 @@ function parseOptions(argv: string[]): Options {
         whole: { type: "boolean" },
         "no-whole": { type: "boolean" },
         "whole-runs": { type: "string" },
+        "whole-match": { type: "string" },
         "large-size": { type: "string" },
         fuzz: { type: "boolean" },
         "fuzz-size": { type: "string" },
@@ -142,6 +146,7 @@ function parseOptions(argv: string[]): Options {
     json: values.json === true,
     whole: values.whole ? "only" : values["no-whole"] ? "no" : "too",
     wholeRuns: num("whole-runs", values["whole-runs"], 3, 1, true),
+    wholeMatch: values["whole-match"],
     largeSize: Math.round(largeMib * 1048576),
     fuzz: values.fuzz === true,
     fuzzSize: Math.round(fuzzMib * 1048576),
@@ -572,7 +577,11 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
   if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
-  const bench = measureWhole(pairs, opt.wholeRuns);
+  const match = opt.wholeMatch;
+  const bench = measureWhole(
+    match === undefined ? pairs : pairs.filter((p) => p.what.includes(match)),
+    opt.wholeRuns,
+  );
   // The decoders must also find every instruction the trace-unit model traced.
   for (const r of bench.rows)
     if (large && r.workload === "large" && r.ptkit.count !== large.insns)

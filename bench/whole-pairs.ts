@@ -125,6 +125,21 @@ export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: strin
       },
       counted: "instructions",
     });
+    if (f.workload === "large")
+      // The same on one thread: the count splits into --jobs pieces from 32 MiB of trace.
+      pairs.push({
+        what: "ptkit flow --quiet --stat:insn --jobs 1 vs libipt block",
+        workload: f.workload,
+        ptkit: {
+          argv: ptkitArgv("flow", "--quiet", "--stat:insn", "--jobs", "1", ...f.image, "--pt", f.trace),
+          count: flowInsns,
+        },
+        peer: {
+          argv: [b.bin, "--bench-flow", "0", "block", ...f.maps.flatMap((m) => ["--map", m]), f.trace],
+          count: harnessField("insns"),
+        },
+        counted: "instructions",
+      });
     for (const kind of ["block", "insn"] as const) {
       pairs.push({
         what: `ptkit flow --${kind}-decoder vs libipt ${kind}`,
