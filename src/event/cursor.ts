@@ -18,7 +18,7 @@ import * as packetTypes from "../packet/types.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
-const { decodePacket, nextBlockContext } = decode;
+const { decodeFrequent, decodePacket, nextBlockContext } = decode;
 const { ErrorCode } = errors;
 const { PacketType } = packetTypes;
 
@@ -65,6 +65,27 @@ export class PacketCursor {
       this.block = nextBlockContext(pkt, this.block);
     }
     this.pos = pos + size;
+    return size;
+  }
+
+  /**
+   * Move past PAD, then decode the next packet into `pkt` and move past it if it is one
+   * of those most of a trace is made of (see {@link decodeFrequent}): its size. Else 0,
+   * before that packet, for {@link next} to decode (or to read on at the window's end).
+   */
+  nextFrequent(pkt: Packet): number {
+    const pos = this.pos;
+    const t = this.bytes;
+    const base = t.base;
+    if (pos < base || this.block !== 0) return 0;
+    const buf = t.buf;
+    const end = t.end - base;
+    let at = pos - base;
+    while (at < end && buf[at] === 0) at++;
+    this.pos = at + base;
+    if (at === end) return 0;
+    const size = decodeFrequent(buf, at, end, pkt);
+    this.pos += size;
     return size;
   }
 

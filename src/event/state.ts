@@ -131,6 +131,7 @@ export class DecoderState {
     const pkt = this.packet;
     const cursor = this.cursor;
     if (pkt.type !== PacketType.Pad) this.clock.prevType = pkt.type;
+    if (cursor.nextFrequent(pkt) > 0) return 0;
     let size: number;
     do {
       size = cursor.next(pkt);

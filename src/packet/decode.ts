@@ -105,6 +105,15 @@ function readPayload(buf: Uint8Array, p: number, n: number, pkt: Packet): void {
   }
 }
 
+/** Zero the fields a packet may leave unset (all but type and size), as decoding starts. */
+function clearFields(pkt: Packet): void {
+  pkt.lo = 0;
+  pkt.hi = 0;
+  pkt.a = 0;
+  pkt.b = 0;
+  pkt.flags = 0;
+}
+
 /** Packet type of FUP/TIP opcodes by their low five bits; 0 for other opcodes. */
 const IP_TYPES = new Uint8Array(32);
 IP_TYPES[OPC.Tip] = PacketType.Tip;
@@ -131,11 +140,7 @@ export function decodePacket(
 ): number {
   if (pos >= end) return -ErrorCode.Eos;
   const opc = buf[pos]!;
-  pkt.lo = 0;
-  pkt.hi = 0;
-  pkt.a = 0;
-  pkt.b = 0;
-  pkt.flags = 0;
+  clearFields(pkt);
 
   if (block !== 0 && (opc & 7) === 4) return decodeBip(buf, pos, end, pkt, block);
 
@@ -145,13 +150,7 @@ export function decodePacket(
       return (pkt.size = 1);
     }
     if (opc === OPC.Ext) return decodeExt(buf, pos, end, pkt, quirks);
-    // TNT-8: bits 7:1 hold the branches behind a stop bit; 0x00 and 0x02 are taken above.
-    const v = opc >>> 1;
-    const n = 31 - Math.clz32(v);
-    pkt.type = PacketType.Tnt8;
-    pkt.a = n;
-    pkt.lo = v & ~(1 << n);
-    return (pkt.size = 1);
+    return decodeTnt8(pkt, opc);
   }
   if ((opc & 3) === 3) {
     const size = decodeCyc(buf, pos, end, pkt);
@@ -164,6 +163,40 @@ export function decodePacket(
     return decodeIp(buf, pos, end, pkt, opc);
   }
   return decodeRareOpcode(buf, pos, end, pkt, opc);
+}
+
+/** TNT-8: bits 7:1 hold the branches behind a stop bit (`opc` is neither 0x00 nor 0x02). */
+function decodeTnt8(pkt: Packet, opc: number): number {
+  const v = opc >>> 1;
+  const n = 31 - Math.clz32(v);
+  pkt.type = PacketType.Tnt8;
+  pkt.a = n;
+  pkt.lo = v & ~(1 << n);
+  return (pkt.size = 1);
+}
+
+/**
+ * The packets most of a trace is made of, decoded the way {@link decodePacket} does
+ * without its general dispatch: TNT-8, a CYC of one byte, and FUP, TIP, TIP.PGE and
+ * TIP.PGD. Returns the size, or 0 for any other packet and for one that does not
+ * decode here (decodePacket then decodes it, or finds its error). `pos < end`;
+ * outside a BBP block only (inside one, TNT-8's header may be a BIP's).
+ */
+export function decodeFrequent(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
+  const opc = buf[pos]!;
+  clearFields(pkt);
+  if ((opc & 1) === 0) return opc > OPC.Ext ? decodeTnt8(pkt, opc) : 0;
+  if ((opc & 7) === 3) {
+    // A CYC without extension bytes: five bits of cycles.
+    pkt.type = PacketType.Cyc;
+    pkt.lo = opc >>> 3;
+    return (pkt.size = 1);
+  }
+  const ipType = IP_TYPES[opc & 0x1f]!;
+  if (ipType === 0) return 0;
+  pkt.type = ipType as PacketType;
+  const size = decodeIp(buf, pos, end, pkt, opc);
+  return Math.max(size, 0);
 }
 
 /**
