@@ -254,7 +254,20 @@ function decodeIp(buf: Uint8Array, pos: number, end: number, pkt: Packet, opc: n
   if (n < 0) return -ErrorCode.BadPacket;
   if (pos + 1 + n > end) return -ErrorCode.Eos;
   pkt.a = ipc;
-  if (n > 0) readPayload(buf, pos + 1, n, pkt);
+  // 0, 2, 4, 6 or 8 bytes, read without readPayload's loops: IPs are every third packet.
+  const p = pos + 1;
+  if (n !== 0) {
+    let lo = buf[p]! | (buf[p + 1]! << 8);
+    if (n !== 2) {
+      lo |= (buf[p + 2]! << 16) | (buf[p + 3]! << 24);
+      if (n !== 4) {
+        let hi = buf[p + 4]! | (buf[p + 5]! << 8);
+        if (n === 8) hi |= (buf[p + 6]! << 16) | (buf[p + 7]! << 24);
+        pkt.hi = hi >>> 0;
+      }
+    }
+    pkt.lo = lo >>> 0;
+  }
   return (pkt.size = 1 + n);
 }
 
