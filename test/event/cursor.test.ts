@@ -1,0 +1,46 @@
+/** The event decoder's packet cursor: the frequent packets decoded first, PAD skipped. */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import fc from "fast-check";
+import { PacketCursor } from "../../src/event/cursor.js";
+import { DecodeQuirk } from "../../src/packet/decode.js";
+import { TraceBytes } from "../../src/packet/trace-bytes.js";
+import { Packet, PacketType } from "../../src/packet/types.js";
+import { hostileBytes } from "../packet/hostile.js";
+
+const ALL_QUIRKS = DecodeQuirk.Skd007 | DecodeQuirk.Skz84;
+
+function fields(pkt: Packet): number[] {
+  return [pkt.type, pkt.size, pkt.lo, pkt.hi, pkt.a, pkt.b, pkt.flags];
+}
+
+/** The packets of `buf` the way the event decoder fetches them: the frequent ones first, PAD skipped. */
+function fetchAll(buf: Uint8Array, frequent: boolean): number[][] {
+  const cursor = new PacketCursor(TraceBytes.of(buf), ALL_QUIRKS);
+  cursor.pos = 0;
+  const pkt = new Packet();
+  const seen: number[][] = [];
+  for (;;) {
+    if (frequent && cursor.nextFrequent(pkt) > 0) {
+      seen.push([cursor.pos, ...fields(pkt)]);
+      continue;
+    }
+    const size = cursor.next(pkt);
+    if (size < 0) {
+      seen.push([cursor.pos, size]);
+      return seen;
+    }
+    if (pkt.type !== PacketType.Pad) seen.push([cursor.pos, ...fields(pkt)]);
+  }
+}
+
+describe("PacketCursor.nextFrequent", () => {
+  test("skips PAD and decodes what next would, up to the same error at the same offset", () => {
+    fc.assert(
+      fc.property(hostileBytes(40), (buf) => {
+        assert.deepEqual(fetchAll(buf, true), fetchAll(buf, false));
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
