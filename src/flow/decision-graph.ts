@@ -25,7 +25,7 @@
  * no look-up.
  *
  * 64-bit code only: a decoder in another mode does not use the graph. Memory: about 70
- * bytes a node with its hash slots; past `maxNodes` (default 2^21, 144 MiB) {@link DecisionGraph.node} says
+ * bytes a node with its hash slots; past `maxNodes` (default 2^21, 144 MiB; below 2^22) {@link DecisionGraph.node} says
  * so (-1) and the caller decodes another way.
  */
 import type { Image } from "../image/index.js";
@@ -128,6 +128,10 @@ export function endClass(end: number): number {
   return end >>> 8;
 }
 
+/** Bits of a hash slot that hold node id + 1; the hash's bits above them are the slot's tag. */
+const SLOT_ID_BITS = 22;
+const SLOT_ID_MASK = (1 << SLOT_ID_BITS) - 1;
+
 /** Straight-line instructions in one node at most (a longer run is Bad: that code decodes another way). */
 const MAX_RUN = 1 << 20;
 
@@ -141,11 +145,14 @@ export class DecisionGraph {
   /** Per node: its {@link NodeFlag} bits (only a TIP.PGD asks). */
   private flagBits: Uint8Array = new Uint8Array(1024);
   /**
-   * Open addressing: node id + 1 per slot (0: empty), keyed by start address. Up to
-   * three quarters full: a walk looks a node up here at about half its TIPs (2.5
-   * million times on the large bench trace, where the last TIP's node did not match),
-   * and a table that stays within the core's cache (1 MiB for that trace's 155,000
-   * nodes, not 2 at half full) took 0.9x the CPU time (21 pairs).
+   * Open addressing, keyed by start address: per slot {@link SLOT_ID_BITS} bits of node
+   * id + 1 (0: an empty slot) under the top bits of the address's hash (its tag), so a
+   * probe reads a node only when the tags match (1 in 1024 others do) and passes over
+   * the other slots of a chain in the table's cache line. Up to three quarters full: a
+   * walk looks a node up here at about half its TIPs (2.5 million times on the large
+   * bench trace, where the last TIP's node did not match), and a table that stays
+   * within the core's cache (1 MiB for that trace's 155,000 nodes, not 2 at half full)
+   * took 0.9x the CPU time (21 pairs).
    */
   private slots: Int32Array = new Int32Array(2048);
   private mask = 2047;
@@ -166,6 +173,8 @@ export class DecisionGraph {
      */
     readonly maxWalk = 1 << 24,
   ) {
+    if (maxNodes >= SLOT_ID_MASK)
+      throw new RangeError(`a decision graph holds fewer than ${SLOT_ID_MASK} nodes`);
     // Each instruction is decoded about once, when its node is made: no caches.
     this.code = new CodeReader(image, null, undefined, true);
   }
@@ -200,13 +209,18 @@ export class DecisionGraph {
     const slots = this.slots;
     const nodes = this.nodes;
     const l = lo | 0;
-    const h = hi | 0;
-    let s = hash(hi, lo) & mask;
+    const h32 = hi | 0;
+    const h = hash(hi, lo);
+    const tag = h & ~SLOT_ID_MASK;
+    let s = h & mask;
     for (;;) {
       const v = slots[s]!;
       if (v === 0) break;
-      const at = (v - 1) * NODE_WORDS;
-      if (nodes[at + Node.Lo] === l && nodes[at + Node.Hi] === h) return v - 1;
+      if ((v & ~SLOT_ID_MASK) === tag) {
+        const id = (v & SLOT_ID_MASK) - 1;
+        const at = id * NODE_WORDS;
+        if (nodes[at + Node.Lo] === l && nodes[at + Node.Hi] === h32) return id;
+      }
       s = (s + 1) & mask;
     }
     if (this.size >= this.maxNodes || this.walked >= this.maxWalk) return -1;
@@ -229,7 +243,7 @@ export class DecisionGraph {
       return -1;
     }
     if (4 * this.size > 3 * this.mask) this.rehash();
-    else slots[s] = id + 1;
+    else slots[s] = tag | (id + 1);
     return id;
   }
 
@@ -407,9 +421,10 @@ export class DecisionGraph {
     const nodes = this.nodes;
     for (let id = 0; id < this.size; id++) {
       const at = id * NODE_WORDS;
-      let s = hash(nodes[at + Node.Hi]! >>> 0, nodes[at + Node.Lo]! >>> 0) & mask;
+      const h = hash(nodes[at + Node.Hi]! >>> 0, nodes[at + Node.Lo]! >>> 0);
+      let s = h & mask;
       while (slots[s] !== 0) s = (s + 1) & mask;
-      slots[s] = id + 1;
+      slots[s] = (h & ~SLOT_ID_MASK) | (id + 1);
     }
     this.slots = slots;
     this.mask = mask;
