@@ -23,7 +23,7 @@ import type { Coverage } from "./export/coverage.js";
 import * as coverage from "./export/coverage.js";
 
 const { CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi, TipId, Walk } = Node;
+const { Insns, Taken, Fall, Lo, Walk } = Node;
 const W = NODE_WORDS;
 // Module copies of imported bindings: optimized code loads and checks an imported
 // binding's cell at every use.
@@ -245,16 +245,12 @@ export function mapLoop(
           failed = true;
           break outer;
         }
-        // Many indirect branches go where they went last (DecisionGraph.target).
-        t = nodes[at + TipId]!;
-        if (t < 0 || nodes[t * W + Lo] !== ipLo || nodes[t * W + Hi] !== ipHi) {
-          t = graph.target(p, ipHi >>> 0, ipLo >>> 0) | 0;
-          nodes = graph.nodes;
-          if (t < 0) {
-            w.fail(handovers.Full);
-            failed = true;
-            break outer;
-          }
+        t = graph.target(p, ipHi >>> 0, ipLo >>> 0) | 0;
+        nodes = graph.nodes;
+        if (t < 0) {
+          w.fail(handovers.Full);
+          failed = true;
+          break outer;
         }
       }
       insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;

@@ -79,8 +79,8 @@ export const Node = {
   Hi: 5,
   /**
    * The node the last TIP from here went to (-1: none yet): many indirect branches go
-   * where they went before, which costs no look-up, only a compare of that node's
-   * address (see {@link DecisionGraph.target}), in the words the walk reads next.
+   * where they went before, which costs no probe of the slots, only a compare of that
+   * node's address (see {@link DecisionGraph.target}), in the words the walk reads next.
    */
   TipId: 6,
   /**
@@ -205,16 +205,20 @@ export class DecisionGraph {
 
   /** The node starting at (hi:lo), made now if new: its id, or -1 when the graph is full. */
   node(hi: number, lo: number): number {
+    const h = hash(hi, lo);
+    return this.probe(hi, lo, h, this.slots[h & this.mask]!);
+  }
+
+  /** {@link node}, with `h` the hash of (hi:lo) and `first` its first slot's value. */
+  private probe(hi: number, lo: number, h: number, first: number): number {
     const mask = this.mask;
     const slots = this.slots;
     const nodes = this.nodes;
     const l = lo | 0;
     const h32 = hi | 0;
-    const h = hash(hi, lo);
     const tag = h & ~SLOT_ID_MASK;
     let s = h & mask;
-    for (;;) {
-      const v = slots[s]!;
+    for (let v = first; ; v = slots[s]!) {
       if (v === 0) break;
       if ((v & ~SLOT_ID_MASK) === tag) {
         const id = (v & SLOT_ID_MASK) - 1;
@@ -254,12 +258,18 @@ export class DecisionGraph {
   target(id: number, hi: number, lo: number): number {
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
+    // The first slot is read before the last target is compared: the two reads (each
+    // mostly a cache miss on a large program) then overlap, and a TIP that goes
+    // elsewhere waits for one miss, not two in turn. flow --stat:insn on the large
+    // bench trace (2.5 million such TIPs): 0.944x the CPU time (9 pairs).
+    const h = hash(hi, lo);
+    const first = this.slots[h & this.mask]!;
     const last = nodes[at + Node.TipId]!;
     if (last >= 0) {
       const t = last * NODE_WORDS;
       if (nodes[t + Node.Lo] === (lo | 0) && nodes[t + Node.Hi] === (hi | 0)) return last;
     }
-    const t = this.node(hi, lo);
+    const t = this.probe(hi, lo, h, first);
     // node may have grown the array.
     if (t >= 0) this.nodes[at + Node.TipId] = t;
     return t;
