@@ -66,3 +66,38 @@ test("direct branches' successors: forward, backward, a call to the next instruc
   assert.equal(g.fall(jz), call1);
   assert.equal(g.size, size);
 });
+
+test("the node table: each address one node, found again after the table grew, the same low half 4 GiB apart kept apart", () => {
+  // One-byte returns: every byte is a node of its own. The same low halves at 0 and at 4 GiB.
+  const n = 20_000;
+  const rets = new Uint8Array(n).fill(0xc3);
+  const image = new Image();
+  image.addRaw("low", rets, 0, 0x1000);
+  image.addRaw("high", rets, 1, 0x1000);
+  const g = new DecisionGraph(image);
+  const ids: number[] = [];
+  for (let k = 0; k < n; k++) {
+    for (const hi of [0, 1]) {
+      const size = g.size;
+      const id = g.node(hi, 0x1000 + k);
+      assert.equal(g.size, size + 1, "a new address makes a node");
+      ids.push(id);
+    }
+  }
+  assert.equal(new Set(ids).size, 2 * n);
+  for (let k = 0; k < n; k++) {
+    for (const hi of [0, 1]) {
+      const id = g.node(hi, 0x1000 + k);
+      assert.equal(id, ids[2 * k + hi]);
+      assert.equal(at(g, id), `${hi}:${(0x1000 + k).toString(16)}`);
+      assert.equal(kind(g, id), NodeKind.Return);
+    }
+  }
+  assert.equal(g.size, 2 * n, "none made when asked again");
+  // A TIP from a return: the node there, whether or not the last TIP from it went there.
+  const from = ids[0]!;
+  for (const k of [5, 5, 7, 19_999, 5]) {
+    for (const hi of [1, 0]) assert.equal(g.target(from, hi, 0x1000 + k), ids[2 * k + hi]);
+  }
+  assert.equal(g.size, 2 * n);
+});
