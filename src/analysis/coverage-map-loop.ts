@@ -245,7 +245,7 @@ export function mapLoop(
           failed = true;
           break outer;
         }
-        t = graph.target(p, ipHi >>> 0, ipLo >>> 0) | 0;
+        t = graph.target(p, unsigned(ipHi), unsigned(ipLo)) | 0;
         nodes = graph.nodes;
         if (t < 0) {
           w.fail(handovers.Full);
@@ -265,12 +265,25 @@ export function mapLoop(
   w.nodes = nodes;
   loop.at = p;
   if (tips) {
-    last.hi = ipHi >>> 0;
-    last.lo = ipLo >>> 0;
+    last.hi = unsigned(ipHi);
+    last.lo = unsigned(ipLo);
     last.have = true;
     last.suppressed = false;
   }
   return failed ? -1 - pos : pos;
+}
+
+/**
+ * An int32 half as the unsigned one. One function for all the loop's halves: V8 compiles
+ * `>>> 0` from what it saw at that place, and where it saw only small values (high
+ * halves of user-space addresses) its code throws itself away at the first larger one
+ * (a kernel address's high half: "lost precision"). In one large-trace run in three,
+ * that was the loop's code as entered in the middle of its loop (on-stack replacement),
+ * which V8 kept entering and throwing away again: 2,079 times in a run. The low halves
+ * that go through here are above 2^31 from the first TIPs on.
+ */
+function unsigned(half: number): number {
+  return half >>> 0;
 }
 
 /** Where {@link mapLoop} leaves control. */
