@@ -105,7 +105,8 @@ export function decodeInsn(
     return -ErrorCode.BadInsn;
   }
   // libipt 2.0 predates APX: its length for JMPABS is AAD's (D5 ib, undefined in 64-bit mode).
-  if (bits === 64 && bytes[offset + length - 2] === 0xd5) {
+  // (Only an instruction of two bytes or more: a one-byte one at offset 0 would read bytes[-1].)
+  if (bits === 64 && length >= 2 && bytes[offset + length - 2] === 0xd5) {
     const jmpabs = jmpabsLength(bytes, offset, offset + n);
     if (jmpabs > 0) return fillJmpabs(bytes, offset, jmpabs, out);
   }
