@@ -186,12 +186,8 @@ export function decodeFrequent(buf: Uint8Array, pos: number, end: number, pkt: P
   const opc = buf[pos]!;
   clearFields(pkt);
   if ((opc & 1) === 0) return opc > OPC.Ext ? decodeTnt8(pkt, opc) : 0;
-  if ((opc & 7) === 3) {
-    // A CYC without extension bytes: five bits of cycles.
-    pkt.type = PacketType.Cyc;
-    pkt.lo = opc >>> 3;
-    return (pkt.size = 1);
-  }
+  // A CYC without extension bytes (one byte; the SKD007 quirk is for two-byte ones).
+  if ((opc & 7) === 3) return decodeCyc(buf, pos, end, pkt);
   const ipType = IP_TYPES[opc & 0x1f]!;
   if (ipType === 0) return 0;
   pkt.type = ipType as PacketType;
