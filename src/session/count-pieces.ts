@@ -24,10 +24,11 @@
  *   (the overlap), and the next piece's count of its own first PSB segment must be
  *   the same.
  */
-import { decodeCount } from "../analysis/coverage-decode.js";
+import { decodeCount, type WalkStops } from "../analysis/coverage-decode.js";
 import type { DecisionGraph } from "../flow/index.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import type { ChunkRunner, ChunkTask } from "./io.js";
+import { PieceStops } from "./piece-stops.js";
 
 /** What a thread returns for one piece (structured-cloneable). */
 export interface CountPiece {
@@ -48,33 +49,24 @@ export interface CountPiece {
  * (see the module comment).
  */
 export function countPiece(graph: DecisionGraph, trace: TraceBytes, stop: number): CountPiece {
-  let prefix = -1;
-  let seamPsb = -1;
-  let seamInsn = 0;
-  // The first stop is the end of the first PSB segment (prefix), then the piece's end (seam), then the overlap's.
-  const stops = {
-    stop: Math.min(1, stop),
-    onStop(psb: number, insns: number): boolean {
-      if (seamPsb >= 0) return false;
-      if (prefix < 0) prefix = insns;
-      if (psb < stop) {
-        stops.stop = stop;
-        return true;
-      }
-      seamPsb = psb;
-      seamInsn = insns;
-      stops.stop = psb + 1;
-      return true;
+  const marks = new PieceStops<number>(stop);
+  const stops: WalkStops = {
+    stop: marks.stop,
+    onStop(psb, insns) {
+      const go = marks.reached(psb, () => insns);
+      stops.stop = marks.stop;
+      return go;
     },
   };
   const res = decodeCount(trace, graph, stops);
   const end = res.insns;
+  const seam = marks.seam;
   return {
     ok: res.status === 0,
-    insns: seamPsb >= 0 ? seamInsn : end,
-    syncedAt: seamPsb,
-    overlapInsn: seamPsb >= 0 ? end - seamInsn : 0,
-    prefixInsn: prefix >= 0 ? prefix : end,
+    insns: seam ?? end,
+    syncedAt: marks.seamPsb,
+    overlapInsn: seam === undefined ? 0 : end - seam,
+    prefixInsn: marks.prefix ?? end,
   };
 }
 

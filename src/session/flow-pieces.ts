@@ -38,6 +38,7 @@ import { InsnUnit } from "./flow-insn-unit.js";
 import { FlowSession } from "./flow-session.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type ChunkRunner, type ChunkTask, LineWriter, type SessionIo, writeStdoutBytes } from "./io.js";
+import { PieceStops } from "./piece-stops.js";
 import type { RawSetup } from "./raw-session.js";
 import { TextBytes } from "./text-bytes.js";
 
@@ -110,33 +111,25 @@ export function flowPiece(setup: RawSetup, trace: TraceBytes, base: number, stop
     out.flush();
     return { bytes: text.length, insn: session.insnCount, blocks: session.blockCount };
   };
-  let prefix: Mark | undefined;
-  let seam: (Mark & { psb: number; clean: boolean }) | undefined;
-  // The first stop is the end of the first PSB segment (prefix), then the piece's end (seam), then the overlap's.
-  session.stop = Math.min(1, stop);
+  const stops = new PieceStops<Mark & { clean: boolean }>(stop);
+  session.stop = stops.stop;
   session.onStop = (psb, clean) => {
-    if (seam) return false;
-    const mark = here();
-    if (!prefix) prefix = mark;
-    if (psb < stop) {
-      session.stop = stop;
-      return true;
-    }
-    seam = { ...mark, psb, clean };
-    session.stop = psb + 1;
-    return true;
+    const go = stops.reached(psb, () => ({ ...here(), clean }));
+    session.stop = stops.stop;
+    return go;
   };
   const unit = unitFor(setup, trace, session);
   session.run(unit);
   const end = here();
-  prefix ??= end;
+  const prefix = stops.prefix ?? end;
+  const seam = stops.seam;
   const own = seam ?? end;
   return {
     text: [text.slice(0, own.bytes)],
     insnCount: own.insn,
     blockCount: own.blocks,
     noPsb: session.noPsb,
-    syncedAt: seam ? seam.psb : -1,
+    syncedAt: stops.seamPsb,
     clean: seam ? seam.clean : true,
     retUnderflow,
     overlap: seam ? text.slice(seam.bytes, end.bytes) : new Uint8Array(0),

@@ -297,6 +297,14 @@ function fastWalkFits({ output, pt, sideband }: RawSetup): boolean {
 }
 
 /**
+ * Whether the fast decode may make the instruction count alone (no outputs): it fits,
+ * and the decode is not one of `ptkit shard run`'s (its tables, a stop).
+ */
+function countAloneFits(setup: RawSetup, internal: TraceInternals): boolean {
+  return fastWalkFits(setup) && internal.tables === undefined && internal.stopAt === undefined;
+}
+
+/**
  * The instruction count alone ({@link fastWalk} without outputs) made by the decision
  * graph's walk in `--jobs` pieces (count-pieces.ts), when there are threads and the
  * trace is long enough: the count; undefined when the pieces do not make it (one
@@ -316,9 +324,7 @@ async function countOnThreads(
     io.chunks === undefined ||
     typeof jobs !== "number" ||
     jobs < 2 ||
-    !fastWalkFits(setup) ||
-    internal.tables !== undefined ||
-    internal.stopAt !== undefined
+    !countAloneFits(setup, internal)
   )
     return undefined;
   const starts = pieces.starts(pt.source, jobs, undefined, COUNT_PIECES_FROM);
@@ -350,10 +356,9 @@ async function fastWalk(
   const coverage = outputs?.coverageOnly();
   if (
     pt === undefined ||
-    !fastWalkFits(setup) ||
     (outputs === undefined
-      ? internal.tables !== undefined || internal.stopAt !== undefined
-      : coverage === undefined && !outputs.feedable())
+      ? !countAloneFits(setup, internal)
+      : !fastWalkFits(setup) || (coverage === undefined && !outputs.feedable()))
   )
     return undefined;
   const { decodeCount, decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");

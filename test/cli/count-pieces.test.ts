@@ -69,9 +69,14 @@ async function blockCount(cwd: string, argv: string[]): Promise<string> {
   return (await flow(cwd, 1, ["--block-decoder", "--quiet", "--stat:insn", ...argv])).stdout;
 }
 
+/** A small fuzzing workload (made once, cached in the test's directory). */
+function smallFuzz(): ReturnType<typeof loadFuzzWorkload> {
+  return loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+}
+
 describe("the count in pieces", () => {
   test("the fuzzing workload: made from many pieces, the block decoder's count", async () => {
-    const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+    const w = smallFuzz();
     for (const trace of [w.trace, w.timingTrace]) {
       const argv = [...largeFlowArgs(w), "--pt", trace];
       const { one, outcome } = await sameBothWays(dir, argv);
@@ -131,7 +136,7 @@ describe("the count in pieces", () => {
   });
 
   test("a bad --jobs is an error, also where the graph's walk would count on one thread", async () => {
-    const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+    const w = smallFuzz();
     const io = captureIo(dir);
     const code = await runFlow(
       ["--jobs", "abc", "--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", w.trace],
@@ -143,7 +148,7 @@ describe("the count in pieces", () => {
   });
 
   test("a trace the walk hands over (no code, corrupt bytes, a cut end): the flow decoder's errors", async () => {
-    const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+    const w = smallFuzz();
     const bytes = new Uint8Array(readFileSync(w.trace));
     // No code: the first piece's walk hands over, and so would one thread's.
     const none = await sameBothWays(dir, ["--pt", w.trace]);
