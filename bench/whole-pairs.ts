@@ -30,6 +30,7 @@ import {
   countFileLines,
   flowInsns,
   harnessField,
+  keptGraphs,
   type Pair,
   ptkitArgv,
   statsPackets,
@@ -51,8 +52,36 @@ export interface WholeInputs {
   perfOnly?: boolean;
 }
 
+/**
+ * The rows that also run with the decision graphs an earlier run kept (src/node/
+ * graph-store.ts), each right after its first-run row: those decoded by the graph's
+ * walk, where a user runs again over the same binaries (another trace of the same
+ * program, another analysis of the same perf.data).
+ */
+const LATER_RUN_ROWS = [
+  "ptkit flow --quiet --stat:insn vs libipt block",
+  "ptkit flow --afl-map vs libxdc",
+  "ptkit perf --calls vs perf script --itrace=cr -F ip,addr,flags",
+  "ptkit perf -q --timeline vs perf script --call-trace",
+  "ptkit perf -q --folded vs perf report --itrace=i1000ig -g folded",
+];
+
+/** `pairs`, with a later run's row after each of {@link LATER_RUN_ROWS}. */
+function withLaterRuns(pairs: Pair[]): Pair[] {
+  return pairs.flatMap((p) =>
+    LATER_RUN_ROWS.includes(p.what)
+      ? [p, { ...p, what: `${p.what} (graphs kept)`, ptkit: keptGraphs(p.ptkit) }]
+      : [p],
+  );
+}
+
 /** The pairs to time; the reasons for the ones left out in `skipped`. */
 export function wholePairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] } {
+  const { pairs, skipped } = firstRunPairs(inputs);
+  return { pairs: withLaterRuns(pairs), skipped };
+}
+
+function firstRunPairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] } {
   const skipped: string[] = [];
   const pairs: Pair[] = [];
   if (inputs.perf) {

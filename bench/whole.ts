@@ -15,13 +15,18 @@
  * agree (packet or instruction counts, byte for byte where both print the same, or
  * at least both print something) or the benchmark fails. Big outputs go to files
  * ({@link Command.stdoutFile}), as a user would redirect them.
+ *
+ * ptkit runs without the decision graphs it keeps between runs (PTKIT_CACHE_DIR=off:
+ * every row times a first run over its code) unless a pair asks for them
+ * ({@link keptGraphs}: the rows of a user's later runs over the same binaries, whose
+ * untimed first run makes the graphs).
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { fmt, fmtInt, table } from "./format.js";
-import { REPO_ROOT } from "./paths.js";
+import { CACHE_DIR, REPO_ROOT } from "./paths.js";
 
 /** One command line. */
 export interface Command {
@@ -81,6 +86,14 @@ export interface WholeBench {
 }
 
 /** The node binary and ptkit's CLI, as `ptkit` runs after `npm run build` (package.json's bin). */
+/** Where the rows of later runs keep ptkit's decision graphs (emptied when the comparison starts). */
+export const GRAPH_CACHE = join(CACHE_DIR, "graph-cache");
+
+/** `cmd` (ptkit's) with the decision graphs of earlier runs: a later run's row. */
+export function keptGraphs(cmd: Command): Command {
+  return { ...cmd, env: { ...cmd.env, PTKIT_CACHE_DIR: GRAPH_CACHE } };
+}
+
 export function ptkitArgv(...args: string[]): string[] {
   return [process.execPath, join(REPO_ROOT, "dist", "cli", "ptkit.js"), ...args];
 }
@@ -116,7 +129,7 @@ function runOnce(cmd: Command): Run | string {
   const r = spawnSync(argv[0]!, argv.slice(1), {
     encoding: "utf8",
     maxBuffer: 1 << 26,
-    env: cmd.env ? { ...process.env, ...cmd.env } : process.env,
+    env: { ...process.env, PTKIT_CACHE_DIR: "off", ...cmd.env },
     stdio: ["ignore", fd ?? "pipe", "pipe"],
   });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -200,6 +213,8 @@ function measurePair(p: Pair, runs: number): WholeRow | string {
 
 /** Time every pair, `runs` rounds each. */
 export function measureWhole(pairs: Pair[], runs: number): WholeBench {
+  // Later runs' rows keep graphs their own first run made, not another build's.
+  rmSync(GRAPH_CACHE, { recursive: true, force: true });
   const loadBefore = loadavg();
   const rows: WholeRow[] = [];
   const problems: string[] = [];

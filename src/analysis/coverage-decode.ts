@@ -130,6 +130,8 @@ export interface WalkTime {
   ready(): WalkFeed;
   /** The image control runs in (it may change at {@link at}). */
   readonly image: Image;
+  /** A graph for the code of another image (one kept from an earlier run); absent, a new one. */
+  graph?(image: Image, maxNodes: number, maxWalk: number): DecisionGraph;
 }
 
 /** The outcome of {@link decodeCoverage}. */
@@ -745,7 +747,9 @@ class WalkClock {
         this.graphs.clear();
         this.versions.clear();
       }
-      graph = new DecisionGraph(image, old.maxNodes, old.maxWalk);
+      graph =
+        this.time.graph?.(image, old.maxNodes, old.maxWalk) ??
+        new DecisionGraph(image, old.maxNodes, old.maxWalk);
       this.graphs.set(image, graph);
     }
     this.versions.set(image, image.version);

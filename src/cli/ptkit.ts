@@ -5,6 +5,7 @@
  * would load every library layer, iced-x86 and the demangler whatever the command,
  * and that dominates the start-up of a command on a small file.
  */
+import { graphStoreFromEnv } from "../node/graph-store.js";
 import { nodeIo } from "../node/io.js";
 import type { SessionIo } from "../session/io.js";
 import { VERSION } from "./version.js";
@@ -12,9 +13,13 @@ import { VERSION } from "./version.js";
 /** The module the CLI's decoding threads run: its piece decoders (chunk-worker.ts). */
 export const CHUNK_WORKER = new URL("./chunk-worker.js", import.meta.url);
 
-/** The process's io, with the CLI's decoding threads (`--jobs`); paths from `cwd`. */
+/**
+ * The process's io, with the CLI's decoding threads (`--jobs`) and the decision
+ * graphs kept between runs (graph-store.ts: PTKIT_CACHE_DIR); paths from `cwd`.
+ */
 export function commandIo(cwd = process.cwd()): SessionIo {
-  return nodeIo(cwd, CHUNK_WORKER);
+  const graphs = graphStoreFromEnv();
+  return { ...nodeIo(cwd, CHUNK_WORKER), ...(graphs === undefined ? {} : { graphs }) };
 }
 
 type Run = (argv: readonly string[], io: SessionIo) => number | Promise<number>;

@@ -135,6 +135,28 @@ const SLOT_ID_MASK = (1 << SLOT_ID_BITS) - 1;
 /** Straight-line instructions in one node at most (a longer run is Bad: that code decodes another way). */
 const MAX_RUN = 1 << 20;
 
+/**
+ * What a graph's nodes mean, for graphs kept between runs (graph-snapshot.ts): change
+ * it with anything that makes different nodes from the same code (what ends a run,
+ * the words of a node, {@link NodeKind}, the flow classes, the hash), so that no graph
+ * made by an older build is taken.
+ */
+export const GRAPH_FORMAT = 1;
+
+/**
+ * A graph's nodes and look-up table as plain arrays (see {@link DecisionGraph.state}):
+ * `nodes`, `cold` and `flags` hold at least `size` nodes, `slots` is a power of two
+ * long. The {@link Node.Walk} words belong to whoever walked the graph.
+ */
+export interface GraphState {
+  size: number;
+  walked: number;
+  nodes: Int32Array;
+  cold: Int32Array;
+  flags: Uint8Array;
+  slots: Int32Array;
+}
+
 export class DecisionGraph {
   /** Nodes made. */
   size = 0;
@@ -191,6 +213,29 @@ export class DecisionGraph {
     this.size = 0;
     this.walked = 0;
     this.slots.fill(0);
+  }
+
+  /** The graph as it is (its own arrays, not copies: read them before it grows). */
+  state(): GraphState {
+    const { size, walked, nodes, cold, flagBits: flags, slots } = this;
+    return { size, walked, nodes, cold, flags, slots };
+  }
+
+  /**
+   * Take the nodes of `s`, made by a graph of the same {@link GRAPH_FORMAT} from the
+   * same code (the image's bytes at the same addresses): its arrays become this
+   * graph's. Checked (graph-snapshot.ts) so that every id in them is a node and a
+   * probe ends, not that the nodes are true to the code.
+   */
+  adopt(s: GraphState): void {
+    if (s.size > this.maxNodes) throw new RangeError(`${s.size} nodes: more than this graph holds`);
+    this.size = s.size;
+    this.walked = s.walked;
+    this.nodes = s.nodes;
+    this.cold = s.cold;
+    this.flagBits = s.flags;
+    this.slots = s.slots;
+    this.mask = s.slots.length - 1;
   }
 
   /** Node `id`'s first instruction's address, low half (unsigned). */

@@ -17,6 +17,8 @@ export {
   DecisionGraph,
   endClass,
   endSize,
+  GRAPH_FORMAT,
+  type GraphState,
   NODE_WORDS,
   Node,
   NodeCold,
@@ -26,6 +28,7 @@ export {
 export { type DecodeSink, type DriveOptions, drive } from "./drive.js";
 export { classify, FLOW_CLASS_NAMES, FlowClass, InsnFact } from "./flow-class.js";
 export type { FlowOptions } from "./flow-state.js";
+export { readGraph, writeGraph } from "./graph-snapshot.js";
 export { InsnDecoder } from "./insn-decoder.js";
 export { LOOP_CHECK_AFTER } from "./loop-guard.js";
 export { Block, Insn, MAX_RAW } from "./records.js";

@@ -9,6 +9,7 @@ export { nowMs } from "./clock.js";
 export { contentType } from "./content-type.js";
 export { demanglerWasmPath, loadDemangler } from "./demangle-loader.js";
 export { type QueryResult, queryDatabase, sqlString, writeDatabase } from "./duckdb.js";
+export { CACHE_BYTES, FileGraphStore, graphStoreFromEnv } from "./graph-store.js";
 export { nodeIo, regularFileSize } from "./io.js";
 export { fileSource, readStdin } from "./source.js";
 export {

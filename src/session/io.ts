@@ -2,6 +2,8 @@
  * What a command needs from its surroundings. The real process provides it in
  * main.ts; tests provide an in-memory one, so commands run in-process.
  */
+import type { Image } from "../image/index.js";
+
 export interface SessionIo {
   /** Directory that relative paths are resolved against. */
   cwd: string;
@@ -33,6 +35,26 @@ export interface SessionIo {
   stderrIsTty: boolean;
   /** Decodes pieces of files in other threads (`--jobs`); absent, everything runs in this one. */
   chunks?: ChunkRunner;
+  /** Keeps decision graphs between runs (graph-cache.ts); absent, every run makes its own. */
+  graphs?: GraphStore;
+}
+
+/**
+ * Where decision graphs are kept between runs, by the code they were made from. A
+ * store may drop or refuse anything: it is a cache, and neither a miss nor a failure
+ * to save is an error.
+ */
+export interface GraphStore {
+  /**
+   * A key for the code of `image` as it is now (its sections' addresses and bytes,
+   * its fallback's too, and the build of ptkit), or undefined when its graph is
+   * not to be kept.
+   */
+  key(image: Image): string | undefined;
+  /** The bytes kept under `key`, if any. */
+  load(key: string): Uint8Array | undefined;
+  /** Keep `bytes` under `key`, replacing what was there. */
+  save(key: string, bytes: Uint8Array): void;
 }
 
 /** A piece of a file for another thread to decode: it reads the file itself. */

@@ -16,11 +16,12 @@
 import { decodeTimedFeed, type FastCoverage, type WalkFeed, type WalkTime } from "../analysis/index.js";
 import { packetQuirks } from "../cpu/index.js";
 import { Clock, type PtEvent } from "../event/index.js";
-import { DecisionGraph, FlowClass } from "../flow/index.js";
+import { type DecisionGraph, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { InsnClass } from "../isa/index.js";
 import { lt64 } from "../time/index.js";
 import { BranchLines } from "./branch-lines.js";
+import { GraphCache } from "./graph-cache.js";
 import type { PerfAnalysis } from "./perf-analysis.js";
 import { keptByCalls } from "./perf-output.js";
 import type { PerfSink, StreamContext } from "./perf-stream.js";
@@ -158,7 +159,8 @@ function walkStream(s: StreamContext, target: (graph: DecisionGraph) => FastTarg
   const { where, images, switches, cr3s } = s;
   let next = 0;
   let image = images.image(where.pid);
-  const graph = new DecisionGraph(image);
+  const graphs = new GraphCache(s.graphStore);
+  const graph = graphs.graph(image);
   const to = target(graph);
   // decodePerfStream's `at` (no range, no --tid: always in range).
   const step = (hi: number, lo: number) => {
@@ -191,6 +193,7 @@ function walkStream(s: StreamContext, target: (graph: DecisionGraph) => FastTarg
     get image(): Image {
       return image;
     },
+    graph: (img, maxNodes, maxWalk) => graphs.graph(img, maxNodes, maxWalk),
   };
   const { errata } = s.config;
   const res = decodeTimedFeed(s.trace, graph, time, {
@@ -198,6 +201,7 @@ function walkStream(s: StreamContext, target: (graph: DecisionGraph) => FastTarg
     skd022: errata.skd022,
     bdm70: errata.bdm70,
   });
+  graphs.save();
   if (res.status !== 0) return res;
   // The switches after the trace still happen: a thread leaves this CPU.
   for (let sw = switches[next]; sw; sw = switches[next]) step(sw.tscHi, sw.tscLo);

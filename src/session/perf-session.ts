@@ -377,6 +377,7 @@ function decodeOnce(
         range,
         tid: args.tid,
         sink,
+        graphStore: io.graphs,
         nextHi: 0,
         nextLo: 0,
       });

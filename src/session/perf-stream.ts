@@ -24,6 +24,7 @@ import type { CpuSwitch, Timed, TraceGap } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
 import { BranchLines, branchFlags } from "./branch-lines.js";
 import { CodeWalker } from "./flow-walk.js";
+import type { GraphStore } from "./io.js";
 import type { Cr3Threads } from "./perf-cr3.js";
 import type { ProcessImages } from "./perf-images.js";
 
@@ -160,6 +161,8 @@ export interface StreamContext {
   /** Show only this thread (--tid). */
   tid: number | undefined;
   sink: PerfSink;
+  /** Where the fast path (perf-graph.ts) keeps its decision graphs between runs. */
+  graphStore?: GraphStore;
   /** The TSC the stream waits at (halves) while suspended: see {@link decodePerfStream}. */
   nextHi: number;
   nextLo: number;

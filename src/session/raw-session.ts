@@ -10,7 +10,7 @@
 import type { Demangler } from "../analysis/index.js";
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
-import { BlockDecoder, DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
+import { BlockDecoder, InsnDecoder, type SectionCaches } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
@@ -25,8 +25,9 @@ import { flowInPieces, flowsInPieces } from "./flow-pieces.js";
 import { FlowSession } from "./flow-session.js";
 import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
+import { GraphCache } from "./graph-cache.js";
 import type { InputHints } from "./hints.js";
-import type { ChunkTask, LineWriter, SessionIo } from "./io.js";
+import type { ChunkTask, GraphStore, LineWriter, SessionIo } from "./io.js";
 import type { FlowOutput, RawStep } from "./raw-options.js";
 import type { SidebandOptions } from "./sideband-config.js";
 
@@ -209,7 +210,8 @@ export async function decodeRaw(
     // decoder on any number of threads), the count in pieces on other threads where
     // the trace is long enough.
     const counted = outputs === undefined ? await countOnThreads(io, setup, pieces, internal) : undefined;
-    const insns = counted === -1 ? undefined : (counted ?? (await fastWalk(setup, outputs, internal)));
+    const insns =
+      counted === -1 ? undefined : (counted ?? (await fastWalk(setup, outputs, internal, io.graphs)));
     if (insns !== undefined) {
       if (output.stats) for (const line of statsText(insns, undefined)) out.line(line);
       out.flush();
@@ -351,6 +353,7 @@ async function fastWalk(
   setup: RawSetup,
   outputs: AnalysisOutputs | undefined,
   internal: TraceInternals,
+  store: GraphStore | undefined,
 ): Promise<number | undefined> {
   const { pt } = setup;
   const coverage = outputs?.coverageOnly();
@@ -363,9 +366,11 @@ async function fastWalk(
     return undefined;
   const { decodeCount, decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
   const trace = TraceBytes.read(pt.source, internal.windowSize);
-  const graph = new DecisionGraph(setup.image);
+  const graphs = new GraphCache(store);
+  const graph = graphs.graph(setup.image);
   if (outputs === undefined) {
     const result = decodeCount(trace, graph);
+    graphs.save();
     internal.onFastCoverage?.(result);
     return result.status === 0 && result.insns > 0 ? result.insns : undefined;
   }
@@ -373,6 +378,7 @@ async function fastWalk(
     coverage !== undefined
       ? decodeCoverage(trace, graph, coverage)
       : decodeFeed(trace, graph, outputs.stream());
+  graphs.save();
   internal.onFastCoverage?.(result);
   if (result.status === 0) return result.insns;
   if (coverage !== undefined) coverage.clear();

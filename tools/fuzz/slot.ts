@@ -104,12 +104,22 @@ export class Slot {
     mkdirSync(this.scratch, { recursive: true });
   }
 
+  /**
+   * The cases' environment: decision graphs kept in the slot's scratch (src/node/
+   * graph-store.ts), so that a case may meet a graph an earlier one left, and none in
+   * the host's home.
+   */
+  private env(): NodeJS.ProcessEnv {
+    return { ...process.env, PTKIT_CACHE_DIR: join(this.scratch, "graph-cache") };
+  }
+
   private startWorker(): ChildProcess {
     this.workerErr = "";
     const w = fork(WORKER, ["--worker", join(this.scratch, "w")], {
       execArgv: [`--max-old-space-size=${HEAP_MB}`],
       serialization: "advanced",
       stdio: ["ignore", "ignore", "pipe", "ipc"],
+      env: this.env(),
     });
     w.on("exit", () => {
       if (this.worker === w) this.worker = undefined;
@@ -173,7 +183,7 @@ export class Slot {
       const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_MB}`, PTKIT, ...argv], {
         cwd: c.cwd,
         stdio: [c.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-        env: { ...process.env, HOME: "/nonexistent-home" },
+        env: { ...this.env(), HOME: "/nonexistent-home" },
       });
       let stderr = "";
       let verdict: { why: "hang" | "oom"; detail: string } | undefined;

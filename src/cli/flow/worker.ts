@@ -4,16 +4,18 @@
  * it is given.
  */
 
-import { DecisionGraph } from "../../flow/index.js";
+import type { DecisionGraph } from "../../flow/index.js";
+import { graphStoreFromEnv } from "../../node/graph-store.js";
 import { nodeIo } from "../../node/io.js";
 import type { TraceBytes } from "../../packet/trace-bytes.js";
 import { type CountPiece, countPiece } from "../../session/count-pieces.js";
 import { type FlowPiece, flowPiece } from "../../session/flow-pieces.js";
+import { GraphCache } from "../../session/graph-cache.js";
 import { LineWriter } from "../../session/io.js";
 import type { RawSetup } from "../../session/raw-session.js";
 import { setupFlow } from "./flow.js";
 
-let cached: { key: string; setup: RawSetup; graph?: DecisionGraph } | undefined;
+let cached: { key: string; setup: RawSetup; graphs?: GraphCache; graph?: DecisionGraph } | undefined;
 
 /** The setup of the command `words` run in `cwd` (made once per thread and command line). */
 function setupFor(words: string[], cwd: string): NonNullable<typeof cached> {
@@ -40,9 +42,17 @@ export function flowPieceIn(
   return flowPiece(setupFor(words, cwd).setup, trace, start, stop);
 }
 
-/** The instruction count of a piece, on the decision graph this thread keeps for the command. */
+/**
+ * The instruction count of a piece, on the decision graph this thread keeps for the
+ * command (kept between runs too, as the command's own walk keeps it: it is written
+ * after a piece that grew it by more than a quarter, as the thread does not know
+ * which piece is its last).
+ */
 export function countPieceIn(words: string[], cwd: string, trace: TraceBytes, stop: number): CountPiece {
   const c = setupFor(words, cwd);
-  c.graph ??= new DecisionGraph(c.setup.image);
-  return countPiece(c.graph, trace, stop);
+  c.graphs ??= new GraphCache(graphStoreFromEnv());
+  c.graph ??= c.graphs.graph(c.setup.image);
+  const counted = countPiece(c.graph, trace, stop);
+  c.graphs.save(0.25);
+  return counted;
 }

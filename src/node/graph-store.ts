@@ -1,0 +1,171 @@
+/**
+ * Decision graphs kept in files between runs ({@link GraphStore}), one per code: in
+ * `$PTKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/ptkit`, else `~/.cache/ptkit`. The key
+ * is a SHA-256 of the build and every section's address, size and bytes (a file read
+ * once per process is hashed once), so a changed binary, another load address or
+ * another build of ptkit never meets an old graph (and one of another format is
+ * refused when read: flow/graph-snapshot.ts). Files are written
+ * under a temporary name and renamed (a reader never sees half a file), and the
+ * oldest go when the directory holds more than {@link CACHE_BYTES}. Nothing here is
+ * ever an error: a cache that cannot be read or written is a cache that misses.
+ */
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Image } from "../image/index.js";
+import type { GraphStore } from "../session/io.js";
+
+/** The directory's size at most: past it, the least recently used graphs go. */
+export const CACHE_BYTES = 512 * 1024 * 1024;
+/** Code larger than this is not hashed for a key (its graph is made afresh each run). */
+const MAX_HASHED = 512 * 1024 * 1024;
+
+/**
+ * The store the environment asks for: `PTKIT_CACHE_DIR` names the directory (empty or
+ * `off`: no cache); under `node --test` (NODE_TEST_CONTEXT) there is none unless it is
+ * named, so that tests never share graphs through the host's home.
+ */
+export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphStore | undefined {
+  const named = env.PTKIT_CACHE_DIR;
+  if (named !== undefined) return named === "" || named === "off" ? undefined : new FileGraphStore(named);
+  if (env.NODE_TEST_CONTEXT !== undefined) return undefined;
+  const base = env.XDG_CACHE_HOME || (env.HOME || homedir() ? join(env.HOME || homedir(), ".cache") : "");
+  return base === "" ? undefined : new FileGraphStore(join(base, "ptkit"));
+}
+
+export class FileGraphStore implements GraphStore {
+  /** Each backing buffer's digest (sections of one file share it). */
+  private readonly digests = new WeakMap<Uint8Array, string>();
+  private readonly build: string;
+
+  constructor(
+    readonly dir: string,
+    private readonly capBytes = CACHE_BYTES,
+  ) {
+    this.build = buildId();
+  }
+
+  key(image: Image): string | undefined {
+    const { createHash } = crypto();
+    const h = createHash("sha256");
+    h.update(`ptkit decision graph ${this.build}\n`);
+    let hashed = 0;
+    for (let img: Image | null = image; img !== null; img = img.fallback) {
+      h.update("image\n");
+      for (const s of img.sections) {
+        h.update(`${s.startHi} ${s.startLo} ${s.size} ${s.offset} `);
+        if (s.bytes === null) {
+          h.update("zero\n");
+          continue;
+        }
+        let d = this.digests.get(s.bytes);
+        if (d === undefined) {
+          hashed += s.bytes.length;
+          if (hashed > MAX_HASHED) return undefined;
+          d = createHash("sha256").update(s.bytes).digest("hex");
+          this.digests.set(s.bytes, d);
+        }
+        h.update(`${d}\n`);
+      }
+    }
+    return h.digest("hex").slice(0, 40);
+  }
+
+  load(key: string): Uint8Array | undefined {
+    const path = this.path(key);
+    try {
+      const bytes = readFileSync(path);
+      // Used now: the last to go (the age the size cap goes by).
+      const now = new Date();
+      utimesSync(path, now, now);
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+    } catch {
+      return undefined;
+    }
+  }
+
+  save(key: string, bytes: Uint8Array): void {
+    const path = this.path(key);
+    const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      writeFileSync(temp, bytes);
+      renameSync(temp, path);
+      this.trim();
+    } catch {
+      try {
+        unlinkSync(temp);
+      } catch {}
+    }
+  }
+
+  private path(key: string): string {
+    return join(this.dir, `${key}.graph`);
+  }
+
+  /**
+   * The least recently used graphs removed until the directory is within its cap, and
+   * temporary files an hour old (a run killed while writing).
+   */
+  private trim(): void {
+    const files: { path: string; size: number; used: number }[] = [];
+    let total = 0;
+    const stale = Date.now() - 3600_000;
+    for (const name of readdirSync(this.dir)) {
+      const graph = name.endsWith(".graph");
+      if (!graph && !name.endsWith(".tmp")) continue;
+      const path = join(this.dir, name);
+      try {
+        const st = statSync(path);
+        if (graph) {
+          files.push({ path, size: st.size, used: st.mtimeMs });
+          total += st.size;
+        } else if (st.mtimeMs < stale) unlinkSync(path);
+      } catch {}
+    }
+    if (total <= this.capBytes) return;
+    files.sort((a, b) => a.used - b.used);
+    for (const f of files) {
+      if (total <= this.capBytes) break;
+      try {
+        unlinkSync(f.path);
+        total -= f.size;
+      } catch {}
+    }
+  }
+}
+
+/** node:crypto, loaded when a graph is first looked for (most commands never do: start-up). */
+function crypto(): typeof import("node:crypto") {
+  return createRequire(import.meta.url)("node:crypto");
+}
+
+/**
+ * This build of ptkit: the running script's and this module's size and time of
+ * writing. A rebuild changes them, so graphs made by other code are not taken even
+ * when the graph format (flow/decision-graph.ts) was not raised.
+ */
+function buildId(): string {
+  const parts: string[] = [];
+  for (const path of [process.argv[1], fileURLToPath(import.meta.url)]) {
+    if (path === undefined) continue;
+    try {
+      const st = statSync(path);
+      parts.push(`${st.size}:${st.mtimeMs}`);
+    } catch {
+      parts.push("?");
+    }
+  }
+  return parts.join(" ");
+}

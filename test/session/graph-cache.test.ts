@@ -1,0 +1,244 @@
+/**
+ * Decision graphs kept between runs (session/graph-cache.ts through a GraphStore):
+ * a later run over the same code takes the graph an earlier run kept and prints
+ * byte for byte what a run without it prints, for the instruction count, the AFL map
+ * and ptkit perf's call-stack outputs (a graph per process image); a graph of other
+ * code is not taken; a corrupt one is a miss, replaced.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
+import { largeFlowArgs } from "../../bench/large-workload.js";
+import type { FastCoverage } from "../../src/analysis/index.js";
+import { runFlow } from "../../src/cli/flow/flow.js";
+import { runPerf } from "../../src/cli/perf/perf.js";
+import type { Image } from "../../src/image/index.js";
+import { FileGraphStore } from "../../src/node/graph-store.js";
+import type { GraphStore } from "../../src/session/io.js";
+import { generate } from "../../src/unit/gen/index.js";
+import { captureIo } from "../conformance/ptt.js";
+import { corpusPath, skipUnlessCorpus } from "../corpus.js";
+import { EMPTY_HOME } from "../perf/home.js";
+import { BRANCHES, msrs } from "../unit/gen/helpers.js";
+import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
+
+const dir = mkdtempSync(join(tmpdir(), "ptkit-graph-cache-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A store in its own directory that counts what it was asked. */
+class CountingStore implements GraphStore {
+  readonly files: FileGraphStore;
+  hits = 0;
+  misses = 0;
+  saves = 0;
+
+  constructor(name: string) {
+    this.files = new FileGraphStore(mkdtempSync(join(dir, `${name}-`)));
+  }
+
+  key(image: Image): string | undefined {
+    return this.files.key(image);
+  }
+
+  load(key: string): Uint8Array | undefined {
+    const bytes = this.files.load(key);
+    if (bytes === undefined) this.misses++;
+    else this.hits++;
+    return bytes;
+  }
+
+  save(key: string, bytes: Uint8Array): void {
+    this.saves++;
+    this.files.save(key, bytes);
+  }
+
+  graphFiles(): string[] {
+    return readdirSync(this.files.dir).filter((n) => n.endsWith(".graph"));
+  }
+
+  reset(): void {
+    this.hits = 0;
+    this.misses = 0;
+    this.saves = 0;
+  }
+}
+
+interface Run {
+  code: number;
+  out: string;
+  err: string;
+  fast: { status: number; reason: string } | undefined;
+}
+
+async function flow(cwd: string, argv: string[], store?: GraphStore): Promise<Run> {
+  const io = captureIo(cwd);
+  if (store) io.graphs = store;
+  let fast: Run["fast"];
+  const code = await runFlow(["--jobs", "1", ...argv], io, { onFastCoverage: (r) => (fast = r) });
+  return { code, out: io.out.join(""), err: io.err.join(""), fast };
+}
+
+/** Runs of `argv` without a store, then twice with `store`: all print the same; the outcomes of the two with it. */
+async function sameFlow(cwd: string, argv: string[], store: CountingStore, files: string[] = []) {
+  const read = () => files.map((f) => readFileSync(join(cwd, f)));
+  const plain = await flow(cwd, argv);
+  const plainFiles = read();
+  const runs: Run[] = [];
+  for (const _ of [1, 2]) {
+    const r = await flow(cwd, argv, store);
+    assert.deepEqual(
+      { code: r.code, out: r.out, err: r.err },
+      { code: plain.code, out: plain.out, err: plain.err },
+      argv.join(" "),
+    );
+    for (const [i, bytes] of read().entries()) assert.ok(bytes.equals(plainFiles[i]!), `${files[i]} differs`);
+    runs.push(r);
+  }
+  return runs;
+}
+
+function smallFuzz() {
+  return loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
+}
+
+describe("ptkit flow: a later run takes the graph an earlier one kept", () => {
+  test("the fuzzing workload's count and AFL map, with and without timing: the same bytes", async () => {
+    const w = smallFuzz();
+    for (const trace of [w.trace, w.timingTrace]) {
+      const store = new CountingStore("fuzz");
+      const argv = ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", trace];
+      const runs = await sameFlow(dir, argv, store);
+      assert.equal(runs[1]!.out, `insn: ${w.insns}.\n`);
+      // The first run missed and kept its graph; the second took it and made no node to keep.
+      assert.deepEqual(
+        { hits: store.hits, misses: store.misses, saves: store.saves },
+        { hits: 1, misses: 1, saves: 1 },
+      );
+      assert.equal(store.graphFiles().length, 1);
+      store.reset();
+      await sameFlow(dir, [...argv, "--afl-map", "afl.bin"], store, ["afl.bin"]);
+      assert.equal(store.hits, 2);
+      assert.equal(store.saves, 0);
+    }
+  });
+
+  test("kernel-traced programs: the count the same; a changed byte of code is another graph", async () => {
+    for (const seed of [1, 2]) {
+      const program = randomProgram(seed, 60);
+      const exec = randomRun(program, seed, { insns: 20_000, interrupts: 0.01, wildReturns: 0.02 });
+      const res = generate(exec, {
+        msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl: BRANCHES }),
+      });
+      const cwd = mkdtempSync(join(dir, "prog-"));
+      const argv = [
+        "--quiet",
+        "--stat:insn",
+        ...writeProgramFiles(cwd, program, res.bytes),
+        "--pt",
+        "trace.pt",
+      ];
+      const store = new CountingStore(`prog${seed}`);
+      const runs = await sameFlow(cwd, argv, store);
+      assert.equal(runs[1]!.fast?.status, 0, runs[1]!.fast?.reason);
+      assert.equal(store.hits, 1);
+      // The last byte of the code (past what runs) changed: another key, a miss, a second file.
+      const code = readFileSync(join(cwd, "code.bin"));
+      code[code.length - 1] ^= 0xff;
+      writeFileSync(join(cwd, "code.bin"), code);
+      store.reset();
+      await sameFlow(cwd, argv, store);
+      assert.deepEqual({ hits: store.hits, misses: store.misses }, { hits: 1, misses: 1 });
+      assert.equal(store.graphFiles().length, 2);
+    }
+  });
+
+  test("a corrupt or foreign graph file: a miss, the same output, the file made anew", async () => {
+    const w = smallFuzz();
+    const argv = ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", w.trace];
+    const store = new CountingStore("corrupt");
+    await sameFlow(dir, argv, store);
+    const [name] = store.graphFiles();
+    const path = join(store.files.dir, name!);
+    const good = readFileSync(path);
+    for (const bad of [
+      good.subarray(0, good.length >> 1),
+      Buffer.concat([good, Buffer.alloc(4)]),
+      Buffer.from(good.map((b, i) => (i === good.length - 3 ? b ^ 0x10 : b))),
+      Buffer.from("not a graph at all"),
+      Buffer.alloc(0),
+    ]) {
+      writeFileSync(path, bad);
+      store.reset();
+      const plain = await flow(dir, argv);
+      const r = await flow(dir, argv, store);
+      assert.deepEqual(
+        { code: r.code, out: r.out, err: r.err },
+        { code: plain.code, out: plain.out, err: plain.err },
+      );
+      // Read (a hit of bytes), refused, and written again whole.
+      assert.equal(store.saves, 1);
+      assert.ok(readFileSync(path).equals(good));
+    }
+  });
+
+  test("a store that cannot write: no error, the same output", async () => {
+    const w = smallFuzz();
+    const argv = ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", w.trace];
+    // A file where the directory should be.
+    const notADir = join(dir, "not-a-dir");
+    writeFileSync(notADir, "x");
+    const io = captureIo(dir);
+    io.graphs = new FileGraphStore(join(notADir, "cache"));
+    const code = await runFlow(["--jobs", "1", ...argv], io);
+    assert.equal(code, 0);
+    assert.equal(io.out.join(""), `insn: ${w.insns}.\n`);
+    assert.equal(io.err.join(""), "");
+  });
+});
+
+describe("ptkit perf: the fast path's graphs kept between runs", () => {
+  const HASE = "real/hase";
+  const capture = "2018-05/control_flow-20180515T180451";
+  test("a HASE capture's timeline and folded stacks: the same bytes from a later run, the graphs taken", {
+    skip: skipUnlessCorpus(HASE, "2018-05"),
+  }, () => {
+    const data = corpusPath(HASE, capture, "perf.data.1")!;
+    const symfs = corpusPath(HASE, capture, "binaries")!;
+    const args = ["--symfs", symfs, "-q", "--timeline", "t.json", "--folded", "f.txt", data];
+    const run = (store?: GraphStore) => {
+      const io = captureIo(dir);
+      if (store) io.graphs = store;
+      let fast: FastCoverage | undefined;
+      const code = runPerf(args, io, EMPTY_HOME, { onFastPath: (r) => (fast = r) });
+      return {
+        code,
+        out: io.out.join(""),
+        err: io.err.join(""),
+        files: ["t.json", "f.txt"].map((f) => readFileSync(join(dir, f))),
+        fast,
+      };
+    };
+    const plain = run();
+    assert.equal(plain.fast?.status, 0, plain.fast?.reason);
+    const store = new CountingStore("perf");
+    const saves: number[] = [];
+    for (const _ of [1, 2]) {
+      const r = run(store);
+      assert.equal(r.fast?.status, 0, r.fast?.reason);
+      assert.deepEqual(
+        { code: r.code, out: r.out, err: r.err },
+        { code: plain.code, out: plain.out, err: plain.err },
+      );
+      for (const [i, bytes] of r.files.entries())
+        assert.ok(bytes.equals(plain.files[i]!), `file ${i} differs`);
+      saves.push(store.saves);
+    }
+    // The first run kept the graph of the image that ran (those of images never entered
+    // have no node); the later one took it and made no node to keep.
+    assert.deepEqual(saves, [1, 1]);
+    assert.equal(store.hits, 1);
+  });
+});
