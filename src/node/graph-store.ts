@@ -21,7 +21,7 @@ import {
 } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Image } from "../image/index.js";
 import type { GraphStore } from "../session/io.js";
@@ -47,18 +47,18 @@ export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphSt
 export class FileGraphStore implements GraphStore {
   /** Each backing buffer's digest (sections of one file share it). */
   private readonly digests = new WeakMap<Uint8Array, string>();
-  private readonly build: string;
+  /** {@link buildId}, taken at the first key (most commands never ask for one). */
+  private build: string | undefined;
 
   constructor(
     readonly dir: string,
     private readonly capBytes = CACHE_BYTES,
-  ) {
-    this.build = buildId();
-  }
+  ) {}
 
   key(image: Image): string | undefined {
     const { createHash } = crypto();
     const h = createHash("sha256");
+    this.build ??= buildId();
     h.update(`ptkit decision graph ${this.build}\n`);
     let hashed = 0;
     for (let img: Image | null = image; img !== null; img = img.fallback) {
@@ -152,20 +152,24 @@ function crypto(): typeof import("node:crypto") {
 }
 
 /**
- * This build of ptkit: the running script's and this module's size and time of
- * writing. A rebuild changes them, so graphs made by other code are not taken even
- * when the graph format (flow/decision-graph.ts) was not raised.
+ * This build of ptkit: the name, size and time of writing (to the millisecond) of each
+ * script in this module's folder. The bundle's folder holds all of ptkit (its
+ * decoding threads load this module from another file there, and get the same), so
+ * any rebuild changes it; tsc's output of other layers lies elsewhere, so a change to
+ * what makes a node must also raise the graph format (flow/decision-graph.ts), which
+ * a graph's file carries.
  */
 function buildId(): string {
-  const parts: string[] = [];
-  for (const path of [process.argv[1], fileURLToPath(import.meta.url)]) {
-    if (path === undefined) continue;
-    try {
-      const st = statSync(path);
-      parts.push(`${st.size}:${st.mtimeMs}`);
-    } catch {
-      parts.push("?");
+  const folder = dirname(fileURLToPath(import.meta.url));
+  try {
+    const parts: string[] = [];
+    for (const name of readdirSync(folder).sort()) {
+      if (!name.endsWith(".js")) continue;
+      const st = statSync(join(folder, name));
+      parts.push(`${name}:${st.size}:${Math.floor(st.mtimeMs)}`);
     }
+    return parts.join(" ");
+  } catch {
+    return "?";
   }
-  return parts.join(" ");
 }
