@@ -90,6 +90,12 @@ ${Object.entries(COMMANDS)
 
 Run 'ptkit <command> --help' for a command's options and examples.
 
+environment:
+  PTKIT_CACHE_DIR  where the code's decision graphs are kept between runs, so that
+                   a later run over the same binaries does not decode their code
+                   again (default $XDG_CACHE_HOME/ptkit or ~/.cache/ptkit, at most
+                   512 MiB; empty or 'off': none)
+
 examples:
   ptkit demo
   ptkit dump trace.pt
