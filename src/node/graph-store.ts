@@ -40,8 +40,18 @@ export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphSt
   const named = env.PTKIT_CACHE_DIR;
   if (named !== undefined) return named === "" || named === "off" ? undefined : new FileGraphStore(named);
   if (env.NODE_TEST_CONTEXT !== undefined) return undefined;
-  const base = env.XDG_CACHE_HOME || (env.HOME || homedir() ? join(env.HOME || homedir(), ".cache") : "");
+  const home = env.HOME || userHome();
+  const base = env.XDG_CACHE_HOME || (home ? join(home, ".cache") : "");
   return base === "" ? undefined : new FileGraphStore(join(base, "ptkit"));
+}
+
+/** The user's home from the password database, or "" (os.homedir throws when there is none). */
+function userHome(): string {
+  try {
+    return homedir();
+  } catch {
+    return "";
+  }
 }
 
 export class FileGraphStore implements GraphStore {

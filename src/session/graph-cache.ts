@@ -20,15 +20,23 @@ interface Held {
   kept: number;
 }
 
+/**
+ * Graphs held to be kept at the end at most (the walk's own are fewer: MAX_GRAPHS in
+ * analysis/coverage-decode.ts); past it the oldest are kept now and let go, so that a
+ * walk that makes graphs again and again holds no more.
+ */
+const MAX_HELD = 16;
+
 export class GraphCache {
   private held: Held[] = [];
 
   constructor(private readonly store: GraphStore | undefined) {}
 
   /**
-   * A graph of `image`'s code: the one kept for it, or a new one. With more graphs
-   * held than `maxNodes` nodes together (processes take turns in a perf.data), the
-   * oldest are kept now and let go, so memory stays bounded as the walk's own does.
+   * A graph of `image`'s code: the one kept for it, or a new one. With more than
+   * `maxNodes` nodes held together (processes take turns in a perf.data), or
+   * {@link MAX_HELD} graphs, the oldest are kept now and let go, so memory stays
+   * bounded as the walk's own does.
    */
   graph(image: Image, maxNodes?: number, maxWalk?: number): DecisionGraph {
     const graph = new DecisionGraph(image, maxNodes, maxWalk);
@@ -45,7 +53,7 @@ export class GraphCache {
     }
     let nodes = 0;
     for (const h of this.held) nodes += h.graph.size;
-    while (this.held.length > 0 && nodes + graph.size > graph.maxNodes) {
+    while (this.held.length >= MAX_HELD || (this.held.length > 0 && nodes + graph.size > graph.maxNodes)) {
       const h = this.held.shift()!;
       nodes -= h.graph.size;
       this.keep(h, 0);

@@ -15,8 +15,9 @@ import { largeFlowArgs } from "../../bench/large-workload.js";
 import type { FastCoverage } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
 import { runPerf } from "../../src/cli/perf/perf.js";
-import type { Image } from "../../src/image/index.js";
+import { Image } from "../../src/image/index.js";
 import { FileGraphStore } from "../../src/node/graph-store.js";
+import { GraphCache } from "../../src/session/graph-cache.js";
 import type { GraphStore } from "../../src/session/io.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo } from "../conformance/ptt.js";
@@ -240,5 +241,71 @@ describe("ptkit perf: the fast path's graphs kept between runs", () => {
     // have no node); the later one took it and made no node to keep.
     assert.deepEqual(saves, [1, 1]);
     assert.equal(store.hits, 1);
+  });
+});
+
+describe("GraphCache", () => {
+  /** A store in memory, keyed by the image's first section's address. */
+  const memory = () => {
+    const files = new Map<string, Uint8Array>();
+    const saved: string[] = [];
+    const store: GraphStore = {
+      key: (image) => `k${image.sections[0]!.startLo.toString(16)}`,
+      load: (key) => files.get(key),
+      save: (key, bytes) => {
+        saved.push(key);
+        files.set(key, bytes);
+      },
+    };
+    return { store, files, saved };
+  };
+  /** An image of `ret` at `lo`. */
+  const image = (lo: number) => {
+    const img = new Image();
+    img.addRaw("ret", Uint8Array.of(0x90, 0xc3), 0, lo);
+    return img;
+  };
+
+  test("many graphs: the oldest are kept and let go as more come (at most 16 held), the rest at save", () => {
+    const { store, saved } = memory();
+    const cache = new GraphCache(store);
+    for (let i = 0; i < 20; i++) {
+      const lo = 0x400000 + i * 0x1000;
+      const g = cache.graph(image(lo));
+      assert.equal(g.node(0, lo), 0);
+      // Each graph made a node by the time the next comes: the 17th to come keeps the 1st.
+      assert.equal(saved.length, Math.max(0, i - 15), `graph ${i}`);
+    }
+    cache.save();
+    assert.equal(saved.length, 20);
+    assert.equal(new Set(saved).size, 20);
+    // Saved again: nothing grew.
+    cache.save();
+    assert.equal(saved.length, 20);
+  });
+
+  test("a kept graph is taken; one whose image changed while in use, an empty one or a full one is not kept", () => {
+    const { store, saved } = memory();
+    const a = image(0x400000);
+    const first = new GraphCache(store);
+    first.graph(a).node(0, 0x400000);
+    first.save();
+    assert.deepEqual(saved, ["k400000"]);
+    const taken = new GraphCache(store).graph(image(0x400000));
+    assert.equal(taken.size, 1);
+    assert.equal(taken.node(0, 0x400000), 0);
+    assert.equal(taken.size, 1);
+
+    const cache = new GraphCache(store);
+    // Changed while in use: its nodes may be of either code.
+    const b = image(0x500000);
+    cache.graph(b).node(0, 0x500000);
+    b.addRaw("more", Uint8Array.of(0xc3), 0, 0x600000);
+    // Empty.
+    cache.graph(image(0x700000));
+    // Full: its one node is all it may hold.
+    cache.graph(image(0x800000), 1).node(0, 0x800000);
+    cache.save();
+    assert.deepEqual(saved, ["k400000"]);
   });
 });
