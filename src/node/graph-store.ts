@@ -28,6 +28,8 @@ import type { GraphStore } from "../session/io.js";
 
 /** The directory's size at most: past it, the least recently used graphs go. */
 export const CACHE_BYTES = 512 * 1024 * 1024;
+/** A graph's file at most (readGraph refuses more nodes than fit in it). */
+const MAX_FILE = 320 * 1024 * 1024;
 /** Code larger than this is not hashed for a key (its graph is made afresh each run). */
 const MAX_HASHED = 512 * 1024 * 1024;
 
@@ -95,6 +97,8 @@ export class FileGraphStore implements GraphStore {
   load(key: string): Uint8Array | undefined {
     const path = this.path(key);
     try {
+      // A graph holds fewer than 2^22 nodes (under 300 MiB): a larger file is not one.
+      if (statSync(path).size > MAX_FILE) return undefined;
       const bytes = readFileSync(path);
       // Used now: the last to go (the age the size cap goes by).
       const now = new Date();

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -85,6 +85,14 @@ describe("the files", () => {
     store.save("b".repeat(40), bytes);
     assert.deepEqual(store.load("b".repeat(40)), bytes);
     assert.deepEqual(readdirSync(store.dir), [`${"b".repeat(40)}.graph`]);
+  });
+
+  test("a file too large to be a graph is not read (memory stays bounded)", () => {
+    const store = new FileGraphStore(join(dir, "huge"));
+    store.save("d".repeat(40), new Uint8Array(8));
+    // Sparse: 400 MiB that take no room.
+    truncateSync(join(store.dir, `${"d".repeat(40)}.graph`), 400 * 1024 * 1024);
+    assert.equal(store.load("d".repeat(40)), undefined);
   });
 
   test("past the cap, the least recently used go", () => {
