@@ -11,19 +11,12 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { defaultDecoderConfig, EventType, PtEvent, Status } from "../../src/event/index.js";
 import { Block, BlockDecoder, FlowClass } from "../../src/flow/index.js";
-import { Image } from "../../src/image/index.js";
+import type { Image } from "../../src/image/index.js";
 import { ErrorCode } from "../../src/packet/index.js";
 import { CodeWalker } from "../../src/session/flow-walk.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { programImage, randomProgram, randomRun } from "../unit/gen/random-program.js";
 
 describe("BlockDecoder.lastInsnSize", () => {
   for (const seed of [1, 2]) {
@@ -34,9 +27,7 @@ describe("BlockDecoder.lastInsnSize", () => {
         const trace = generate(exec, {
           msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl: BRANCHES }),
         });
-        const image = new Image();
-        image.addRaw("code", program.code, 0, USER_BASE);
-        image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+        const image = programImage(program);
         const dec = new BlockDecoder(trace.bytes, {
           image,
           config: { ...defaultDecoderConfig(), endOnCall },

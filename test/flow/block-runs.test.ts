@@ -11,18 +11,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { defaultDecoderConfig, PtEvent, Status } from "../../src/event/index.js";
 import { Block, BlockDecoder, BlockTally } from "../../src/flow/index.js";
-import { Image } from "../../src/image/index.js";
+import type { Image } from "../../src/image/index.js";
 import { ErrorCode } from "../../src/packet/index.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { programImage, randomProgram, randomRun } from "../unit/gen/random-program.js";
 
 /**
  * What a decode saw: statuses other than 0 in order, each with the block before it and
@@ -101,9 +94,7 @@ for (const seed of [3, 4]) {
       const trace = generate(exec, {
         msrs: msrs({ preset: "skylake", caps: { ptwrite: true }, ctl: BRANCHES }),
       });
-      const image = new Image();
-      image.addRaw("code", program.code, 0, USER_BASE);
-      image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+      const image = programImage(program);
       const one = decodeAll(trace.bytes, image, endOnCall, loopCheckAfter, false);
       const runs = decodeAll(trace.bytes, image, endOnCall, loopCheckAfter, true);
       assert.ok(one.insns >= 20000, `${one.insns} instructions`);

@@ -24,11 +24,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { Image } from "../../src/image/index.js";
 import { Trace } from "../event/helpers.js";
 import { generateCase } from "../unit/gen/libipt-case.js";
 import { tracedIps } from "../unit/gen/oracle.js";
-import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, USER_BASE } from "../unit/gen/random-program.js";
+import { programImage } from "../unit/gen/random-program.js";
 import { Asm } from "./asm.js";
 import { decodeBoth, hx, runBlocks, runInsns } from "./run.js";
 
@@ -139,9 +138,7 @@ describe("generated traces with tiny IP filter ranges decode to the traced instr
       const { program, exec, c, res } = generateCase(seed);
       assert.equal(c.ctl.ADDR0_CFG, 1, "an IP filter range");
       assert.equal(res.overflows, 0);
-      const image = new Image();
-      image.addRaw("code", program.code, 0, USER_BASE);
-      image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+      const image = programImage(program);
       const want = tracedIps(exec, c.filter);
       const hex = (ips: bigint[]) => ips.map(hx);
       assert.deepEqual(hex(runInsns(res.bytes, { image }).ips), want, "instruction decoder");

@@ -17,27 +17,18 @@ import {
   readGraph,
   writeGraph,
 } from "../../src/flow/index.js";
-import { Image } from "../../src/image/index.js";
+import type { Image } from "../../src/image/index.js";
 import { TraceBytes } from "../../src/packet/trace-bytes.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { BRANCHES, msrs } from "../unit/gen/helpers.js";
-import {
-  KERNEL_CODE,
-  KERNEL_HI,
-  KERNEL_LO,
-  randomProgram,
-  randomRun,
-  USER_BASE,
-} from "../unit/gen/random-program.js";
+import { programImage, randomProgram, randomRun, USER_BASE } from "../unit/gen/random-program.js";
 
 /** A kernel-traced random program's image and the trace of one run of it. */
 function workload(seed: number, runSeed = seed, insns = 20_000): { image: Image; trace: Uint8Array } {
   const program = randomProgram(seed, 60);
   const exec = randomRun(program, runSeed, { insns, interrupts: 0.01, wildReturns: 0.02 });
   const res = generate(exec, { msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl: BRANCHES }) });
-  const image = new Image();
-  image.addRaw("code", program.code, 0, USER_BASE);
-  image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+  const image = programImage(program);
   return { image, trace: res.bytes };
 }
 

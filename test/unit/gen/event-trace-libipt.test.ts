@@ -12,11 +12,10 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { Image } from "../../../src/image/index.js";
 import { buildLibiptHarness } from "../../../tools/libipt/harness.js";
 import { runInsns } from "../../flow/run.js";
 import { checkGeneratedCase, generateCase } from "./libipt-case.js";
-import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, USER_BASE } from "./random-program.js";
+import { KERNEL_CODE, programImage } from "./random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-et-"));
 const build = buildLibiptHarness(dir);
@@ -39,9 +38,7 @@ describe("Event Trace: generated traces decode with libipt and ptkit to the exec
       // ptkit reports one interrupt per CFE(INTR), with a page fault's address when an EVD gave it, one IRET per CFE(IRET).
       const { program, res } = generateCase(seed, undefined, true);
       if (res.overflows > 0) return;
-      const image = new Image();
-      image.addRaw("code", program.code, 0, USER_BASE);
-      image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+      const image = programImage(program);
       const lines = runInsns(res.bytes, { image }).lines;
       const count = (xs: readonly string[], p: string) => xs.filter((l) => l.startsWith(p)).length;
       assert.equal(count(lines, "[interrupt "), count(list, "cfe 1:"));

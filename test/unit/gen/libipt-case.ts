@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { DecoderConfig } from "../../../src/event/config.js";
-import { Image } from "../../../src/image/index.js";
 import { generate } from "../../../src/unit/gen/index.js";
 import type { CpuProfile } from "../../../src/unit/index.js";
 import { runInsnDecoder } from "../../../tools/libipt/harness.js";
@@ -18,7 +17,7 @@ import { runInsns } from "../../flow/run.js";
 import { msrs, packetList } from "./helpers.js";
 import { tracedIps } from "./oracle.js";
 import { programSize, randomCase } from "./random-case.js";
-import { KERNEL_CODE, KERNEL_HI, KERNEL_LO, randomProgram, randomRun, USER_BASE } from "./random-program.js";
+import { programImage, randomProgram, randomRun, USER_BASE } from "./random-program.js";
 
 export interface CaseOptions {
   /** The libipt harness, a directory for the files, and the stand-in kernel's code file there. */
@@ -97,9 +96,7 @@ export function checkGeneratedCase(seed: number, o: CaseOptions): string[] {
   assert.ok(Array.isArray(out), JSON.stringify(out));
   const errors = out.filter((l) => l.startsWith("E ") || l.startsWith("X "));
   const got = out.filter((l) => l.startsWith("I ")).map((l) => l.split(" ")[1]!);
-  const image = new Image();
-  image.addRaw("code", program.code, 0, USER_BASE);
-  image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+  const image = programImage(program);
   const ours = runInsns(res.bytes, { image, config: o.config }).ips.map((ip) => `0x${ip.toString(16)}`);
   const want = tracedIps(exec, c.filter);
   const config = JSON.stringify(c, (_, v) => (typeof v === "bigint" ? `0x${v.toString(16)}` : v));

@@ -7,6 +7,7 @@
 
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Image } from "../../../src/image/index.js";
 import { InsnClass, InsnFlag } from "../../../src/isa/types.js";
 import { ExecBuilder, ExecEvent, type Execution } from "../../../src/unit/exec/types.js";
 import { rng } from "../output/helpers.js";
@@ -26,6 +27,14 @@ export function writeProgramFiles(dir: string, program: Program, trace: Uint8Arr
   writeFileSync(join(dir, "trace.pt"), trace);
   const kernel = (BigInt(KERNEL_HI) << 32n) | BigInt(KERNEL_LO);
   return ["--raw", `code.bin:0x${USER_BASE.toString(16)}`, "--raw", `kernel.bin:0x${kernel.toString(16)}`];
+}
+
+/** The image of a program and the kernel, as {@link writeProgramFiles} maps their files. */
+export function programImage(program: Program): Image {
+  const image = new Image();
+  image.addRaw("code", program.code, 0, USER_BASE);
+  image.addRaw("kernel", KERNEL_CODE, KERNEL_HI, KERNEL_LO);
+  return image;
 }
 
 /** Kernel code: a system call entry (nop, nop, sysretq) and an interrupt handler (nop, iretq). */
