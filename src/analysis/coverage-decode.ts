@@ -101,8 +101,8 @@ export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event"> & {
   /**
    * A node's `n` instructions from (hi:lo), the last a transfer at (endHi:endLo) of
    * `size` bytes and FlowClass `fclass`, at once: given, the walk calls this instead
-   * of {@link FlowTracker.run} and {@link FlowTracker.insn} for each node (a feed that
-   * keeps no count of the instructions before the last: perf's branch lines).
+   * of {@link FlowTracker.run} and {@link FlowTracker.insn} for each node (perf's
+   * branch lines; a FlowTracker, which does what the two would).
    */
   node?(hi: number, lo: number, n: number, endHi: number, endLo: number, size: number, fclass: number): void;
 };
