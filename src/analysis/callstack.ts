@@ -88,8 +88,15 @@ export class CallStack {
   /** Who hears about pushes and pops (the decoder currently running this thread). */
   listener: FrameListener = ignore;
   private kind: Uint8Array = new Uint8Array(16);
-  private retHi: Uint32Array = new Uint32Array(16);
-  private retLo: Uint32Array = new Uint32Array(16);
+  /**
+   * Return addresses' halves as int32 bit patterns, and a looked-for address's ({@link
+   * want}): compared as small integers always. (As unsigned halves, the first half past
+   * 2^31, not a small integer, threw away the optimised code of every caller that
+   * inlined ret(): the flow tracker's, compiled again.)
+   */
+  private retHi: Int32Array = new Int32Array(16);
+  private retLo: Int32Array = new Int32Array(16);
+  private readonly want = new Int32Array(2);
 
   constructor(readonly limit = DEFAULT_DEPTH_LIMIT) {
     // The arrays grow with the stack while the walk's code runs.
@@ -136,10 +143,15 @@ export class CallStack {
       return;
     }
     const kind = this.kind;
+    const want = this.want;
+    want[0] = hi;
+    want[1] = lo;
+    const h = want[0]!;
+    const l = want[1]!;
     let farFrame = -1;
     for (let i = this.stored - 1; i >= 0; i--) {
       const k = kind[i]!;
-      if (k & HAS_RETURN && this.retLo[i] === lo && this.retHi[i] === hi) {
+      if (k & HAS_RETURN && this.retLo[i] === l && this.retHi[i] === h) {
         this.popTo(i, FrameEnd.Unwind, FrameEnd.Return);
         return;
       }
@@ -166,8 +178,13 @@ export class CallStack {
    * (a SYSCALL or interrupt whose handler was not traced), that code has returned.
    */
   resumeAt(hi: number, lo: number): void {
+    const want = this.want;
+    want[0] = hi;
+    want[1] = lo;
+    const h = want[0]!;
+    const l = want[1]!;
     for (let i = this.stored - 1; i >= 0; i--) {
-      if (this.kind[i]! & HAS_RETURN && this.retLo[i] === lo && this.retHi[i] === hi) {
+      if (this.kind[i]! & HAS_RETURN && this.retLo[i] === l && this.retHi[i] === h) {
         this.popTo(i, FrameEnd.Unwind, FrameEnd.Return);
         return;
       }
@@ -185,7 +202,7 @@ export class CallStack {
    * return goes to), or "" for a frame without one.
    */
   returnOf(i: number): string {
-    return this.kind[i]! & HAS_RETURN ? `0x${hex64(this.retHi[i]!, this.retLo[i]!, 0)}` : "";
+    return this.kind[i]! & HAS_RETURN ? `0x${hex64(this.retHi[i]! >>> 0, this.retLo[i]! >>> 0, 0)}` : "";
   }
 
   /** Drop every frame unreported (a shard's run of a thread ends: see CallAnalysisOptions.segments). */
@@ -225,8 +242,8 @@ export class CallStack {
   }
 }
 
-function grown(a: Uint32Array, n: number): Uint32Array {
-  const b = new Uint32Array(n);
+function grown(a: Int32Array, n: number): Int32Array {
+  const b = new Int32Array(n);
   b.set(a);
   return b;
 }

@@ -5,6 +5,7 @@
  * says how, when, how many and down to which depth. `T` is the writer's per-thread
  * record; the group waits here until the writer flushes it.
  */
+import { doubleFields } from "../../base/halves.js";
 import type { FrameEnd } from "../callstack.js";
 
 export class FrameEnds<T> {
@@ -16,9 +17,21 @@ export class FrameEnds<T> {
   count = 0;
   depth = 0;
 
+  constructor() {
+    // Times past 2^31 ns (2 s) are not small integers: the field holds doubles from the start.
+    doubleFields(this, ["time"]);
+  }
+
   /** Whether the frame at `depth` of `track`, ending `end` at `time`, joins the waiting group. */
   joins(track: T, depth: number, end: FrameEnd, time: number): boolean {
-    return track === this.track && end === this.how && time === this.time && depth === this.depth - 1;
+    // Every test runs on every call: a test first reached in optimised code (one chained
+    // after `track === this.track`, which fails while no group waits) throws that code
+    // away, here the timeline's exit(), which inlines this.
+    const same = track === this.track;
+    const how = end === this.how;
+    const when = time === this.time;
+    const below = depth === this.depth - 1;
+    return same && how && when && below;
   }
 
   /**
@@ -27,15 +40,15 @@ export class FrameEnds<T> {
    */
   add(track: T, depth: number, end: FrameEnd, time: number, joined: boolean): void {
     if (end === 0) return;
-    if (joined) {
-      this.count++;
-      this.depth = depth;
-      return;
+    // The count and depth on one path for both (see joins: the first frame to join a
+    // group comes late, in optimised code).
+    if (!joined) {
+      this.track = track;
+      this.how = end;
+      this.time = time;
+      this.count = 0;
     }
-    this.track = track;
-    this.how = end;
-    this.time = time;
-    this.count = 1;
+    this.count++;
     this.depth = depth;
   }
 

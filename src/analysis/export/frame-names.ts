@@ -30,6 +30,16 @@ import { putUtf8 } from "./byte-chunks.js";
 /** The symbols naming a thread's frames; undefined for the default ones. */
 export type TrackSymbols = (track: ThreadTrack) => Symbolizer | undefined;
 
+/**
+ * The first length of the per-entry, per-symbol and per-text arrays (and bytes of the
+ * arena, {@link ARENA_FIRST}): small, so that each grows while the code that makes names
+ * still runs unoptimised. A path V8's optimised code reaches for the first time throws
+ * that code away (it holds no type feedback for it): makeText, compiled again when its
+ * 1,024th function name or 64 KiB of names first needed room.
+ */
+const FIRST = 16;
+const ARENA_FIRST = 1024;
+
 /** Names of frames entered at an unknown address (0), by kind: they have no address. */
 const UNKNOWN_NAMES: readonly string[] = ["[unknown]", "[unknown]", "[interrupt]", "[syscall]"];
 /** An entry key's first word for those (else the scope and whether a root frame). */
@@ -50,36 +60,36 @@ export class FrameNames {
    */
   private readonly entries = new KeyTable();
   /** Entry → text id. */
-  private entryText: Uint32Array = new Uint32Array(1024);
+  private entryText: Uint32Array = new Uint32Array(FIRST);
   /**
    * Each text's name (texts are not deduplicated: two may read the same); undefined
    * until asked for when made from a function's name and an offset ({@link textBase}).
    */
   private readonly texts: (string | undefined)[] = [];
   /** Per text: the text of the function name it adds an offset to (-1: none), and the offset. */
-  private textBase: Int32Array = new Int32Array(1024).fill(-1);
-  private textOffset: Float64Array = new Float64Array(1024);
+  private textBase: Int32Array = new Int32Array(FIRST).fill(-1);
+  private textOffset: Float64Array = new Float64Array(FIRST);
   /** Function (scope, module, symbol index) → the text of its name, made once. */
   private readonly symbols = new KeyTable();
-  private symbolText: Uint32Array = new Uint32Array(1024);
+  private symbolText: Uint32Array = new Uint32Array(FIRST);
   /** {@link sameText}'s table: slot → text id + 1 (0: empty), hashed by the text's bytes. */
-  private byBytes: Int32Array = new Int32Array(1024);
+  private byBytes: Int32Array = new Int32Array(FIRST);
   private byBytesCount = 0;
   /** Per text in {@link byBytes}: its bytes' hash, kept so that the table grows without hashing them again. */
-  private byBytesHash: Uint32Array = new Uint32Array(1024);
+  private byBytesHash: Uint32Array = new Uint32Array(FIRST);
   /**
    * Where each text's UTF-8 bytes start in {@link arena} and how many (its name), and
    * the same for its JSON string literal (start -1 until asked for).
    */
-  private textStart: Uint32Array = new Uint32Array(1024);
-  private textLength: Uint32Array = new Uint32Array(1024);
-  private jsonStart: Int32Array = new Int32Array(1024).fill(-1);
-  private jsonLength: Uint32Array = new Uint32Array(1024);
+  private textStart: Uint32Array = new Uint32Array(FIRST);
+  private textLength: Uint32Array = new Uint32Array(FIRST);
+  private jsonStart: Int32Array = new Int32Array(FIRST).fill(-1);
+  private jsonLength: Uint32Array = new Uint32Array(FIRST);
   /**
    * The bytes of names and JSON literals ({@link start}/{@link length} say where). It
    * grows: read it after asking for the bytes.
    */
-  arena: Uint8Array = new Uint8Array(1 << 16);
+  arena: Uint8Array = new Uint8Array(ARENA_FIRST);
   /** {@link arena} as a DataView (for putView; replaced with it). */
   arenaView: DataView = new DataView(this.arena.buffer);
   private arenaUsed = 0;
