@@ -57,7 +57,7 @@ import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
-const { decodePacket } = decode;
+const { cycCut, decodePacket } = decode;
 const { endClass, endSize } = decisionGraph;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
@@ -822,6 +822,16 @@ function decodeWalk(
       at = fused.at;
     }
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
+    if (size === 2 && trace.more && cycCut(buf, pos - base, end - base, size, pkt, quirks)) {
+      // Decided by the window's end (a CYC that may be an OVF): read on and decode it again.
+      trace.release(pos);
+      if (trace.grow()) {
+        buf = trace.buf;
+        base = trace.base;
+        end = trace.end;
+        continue;
+      }
+    }
     if (size < 0) {
       if (size === -ErrorCode.Eos) {
         trace.release(pos);
@@ -1077,7 +1087,7 @@ function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): 
   const pkt = new Packet();
   for (;;) {
     const size = decodePacket(buf, pos, end, pkt, 0, quirks);
-    if (size < 0) return -1;
+    if (size < 0 || cycCut(buf, pos, end, size, pkt, quirks)) return -1;
     if (pkt.type === PacketType.TipPge) return 1;
     if (!bdm70Passes(pkt.type)) return 0;
     pos += size;

@@ -296,13 +296,37 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
 
 /**
  * SKD007: a two-byte CYC whose second byte is 0x02 followed by 0xF3 is an OVF that
- * overwrote the CYC's tail. Report the OVF; it consumes all three bytes.
+ * overwrote the CYC's tail. Report the OVF; it consumes all three bytes. A CYC that
+ * ends at `end` stays one (see {@link cycCut}).
  */
 function skd007(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
   if (buf[pos + 1]! >>> 1 !== 1 || pos + 2 >= end || buf[pos + 2] !== EXT.Ovf) return 2;
   pkt.type = PacketType.Ovf;
   pkt.lo = 0;
   return (pkt.size = 3);
+}
+
+/**
+ * Whether the packet {@link decodePacket} just decoded at `pos` (`size` bytes) was
+ * decided by `end` alone: a two-byte CYC that SKD007 would read as an OVF were 0xF3
+ * the byte at `end`. A reader whose `end` is a window's, not the trace's, reads on
+ * and decodes the packet again, as it does for -Eos; at the trace's end it stands.
+ */
+export function cycCut(
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  size: number,
+  pkt: Packet,
+  quirks: number,
+): boolean {
+  return (
+    size === 2 &&
+    pos + 2 === end &&
+    pkt.type === PacketType.Cyc &&
+    (quirks & QUIRK.Skd007) !== 0 &&
+    buf[pos + 1]! >>> 1 === 1
+  );
 }
 
 function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes: 4 | 8): number {

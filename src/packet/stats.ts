@@ -4,7 +4,7 @@
  */
 
 import { ErrorCode } from "../base/errors.js";
-import { type BlockContext, decodePacket, nextBlockContext } from "./decode.js";
+import { type BlockContext, cycCut, decodePacket, nextBlockContext } from "./decode.js";
 import { skimPackets } from "./skim.js";
 import { syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
@@ -99,6 +99,16 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
       if (pos >= stop) break;
     }
     const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
+    if (size > 0 && t.more && cycCut(buf, pos - base, bufEnd, size, pkt, quirks)) {
+      // Decided by the window's end (a CYC that may be an OVF): read on and decode it again.
+      t.release(pos);
+      if (t.grow()) {
+        buf = t.buf;
+        base = t.base;
+        bufEnd = t.end - base;
+        continue;
+      }
+    }
     if (size > 0) {
       const type = pkt.type;
       counts[type]!++;

@@ -47,4 +47,14 @@ describe("PacketCursor.nextFrequent", () => {
       { numRuns: 400 },
     );
   });
+
+  test("a CYC at a window's end that SKD007 reads as an OVF with the next byte: the OVF, as from the whole trace", () => {
+    // Found by the property above: 0x0F 0x02 at a window's end, then 0xF3.
+    const buf = Uint8Array.from([0, 2, 83, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 2, 243]);
+    const expected = fetchAll(TraceBytes.of(buf), false);
+    assert.ok(expected.some((p) => p[0] === 15 && p[1] === PacketType.Ovf));
+    const source = { size: buf.length, read: (o: number, n: number) => buf.slice(o, o + n) };
+    for (let window = 1; window <= buf.length; window++)
+      assert.deepEqual(fetchAll(TraceBytes.read(source, window), true), expected, `window ${window}`);
+  });
 });
