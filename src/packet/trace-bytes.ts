@@ -44,6 +44,9 @@ export interface TraceSource {
  */
 export const DEFAULT_TRACE_WINDOW = 2 << 20;
 
+/** The first read at most, of a trace longer than one window (see {@link TraceBytes.read}). */
+const FIRST_WINDOW = 16 << 10;
+
 /** The window may grow to this (or 16 reads) when a look-ahead or a long stretch without PSB needs it. */
 const MAX_WINDOW = 64 << 20;
 
@@ -88,7 +91,10 @@ export class TraceBytes {
   /** A trace read `windowSize` bytes at a time from `source` (the first read happens now). */
   static read(source: TraceSource, windowSize = DEFAULT_TRACE_WINDOW): TraceBytes {
     const size = Math.max(1, Math.floor(windowSize));
-    const length = Math.min(size, source.size);
+    // A first window smaller than the rest: decoders then read on (their path for a
+    // window's end) while V8 still interprets them, and their optimised code has that
+    // path, instead of being thrown away and compiled again at the first window's end.
+    const length = Math.min(size, source.size, source.size > size ? FIRST_WINDOW : size);
     if (source.readInto === undefined)
       return new TraceBytes(source, source.read(0, length), source.size, size);
     const backing = new Uint8Array(backingSize(length, size, source.size));
