@@ -33,12 +33,17 @@ const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 type FlowClass = flowClass.FlowClass;
 const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier } = sectionCache;
 const { branchTarget, next, nextIp } = flowInsn;
-const { addSize, diff64, sum } = addr;
+const { TWO_32, addSize, diff64, sum } = addr;
 const { RESUME } = blockFill;
 const { MAX_BLOCK_INSNS, Stop } = blockStep;
 
 /** directBranch's answer: not a direct branch the decode cache knows; decode it. */
 const DECODE = 2;
+/**
+ * runOn's answer: the next block begins in another section, now the current one
+ * ({@link BlockWalk.resumeOff} in it); {@link RESUME} is the same section.
+ */
+const MOVED = 3;
 
 export class BlockWalk extends BlockFill {
   /** Counts the walk without trace; ends code that loops without it (see BlockDecoder.next). */
@@ -120,12 +125,12 @@ export class BlockWalk extends BlockFill {
    */
   private walkCached(block: Block): number {
     const view = this.code.msec;
-    const cache = view.cache!;
-    const baseHi = view.baseHi;
-    const baseLo = view.baseLo;
+    let cache = view.cache!;
+    let baseHi = view.baseHi;
+    let baseLo = view.baseLo;
     // Offsets are below 2^30 here: `| 0` keeps them small integers for the JIT.
-    const winBegin = view.winBegin | 0;
-    const winEnd = view.winEnd | 0;
+    let winBegin = view.winBegin | 0;
+    let winEnd = view.winEnd | 0;
     let off = view.off | 0;
     let cap = this.insnCap;
     // The last entry taken, while it is a trampoline (else -1), and its instructions:
@@ -193,13 +198,27 @@ export class BlockWalk extends BlockFill {
       if (qualifier === Qualifier.Cond && isize !== 0) {
         block.iclass = FlowClass.CondJump;
         block.lastSize = isize;
-        const taken = this.condBranch();
-        if (taken < 0) return taken;
-        if (taken === 0) {
-          this.setIpAt(baseHi, baseLo, off + isize);
-        } else if (words[j + BCE_META] !== 0) {
-          // The displacement the entry carries, else from decoding.
-          this.setIpAt(baseHi, baseLo, off + isize + words[j + BCE_DISP]!);
+        // condBranch and setIpAt's common cases, written out: V8 optimizes this loop
+        // early, while most walks end in cache fills, and then leaves those two calls
+        // out of line (passing the base's halves as boxed doubles). condBranch gives
+        // the errors.
+        const ev = this.ev;
+        let bits = ev.size;
+        if (ev.type !== EventType.Tnt || bits === 0) return this.condBranch();
+        bits -= 1;
+        ev.size = bits;
+        this.consumed += 1;
+        const taken = (bits >= 32 ? ev.payloadHi >>> (bits - 32) : ev.payloadLo >>> bits) & 1;
+        if (taken === 0 || words[j + BCE_META] !== 0) {
+          // The fall-through, or the displacement the entry carries (else decode it).
+          const to = taken === 0 ? off + isize : off + isize + words[j + BCE_DISP]!;
+          const lo = baseLo + to;
+          if (to >= 0 && lo < TWO_32) {
+            this.ipHi = baseHi;
+            this.ipLo = lo;
+          } else {
+            this.setIpAt(baseHi, baseLo, to);
+          }
         } else {
           const insn = this.insn;
           insn.reset(this.ipHi, this.ipLo, mode);
@@ -218,7 +237,15 @@ export class BlockWalk extends BlockFill {
       // The block ended; in a run, the next may start here.
       if (status !== 0 || this.inRun === false) return status;
       status = this.runOn(block);
-      if (status !== RESUME) return status;
+      if (status === MOVED) {
+        cache = view.cache!;
+        baseHi = view.baseHi;
+        baseLo = view.baseLo;
+        winBegin = view.winBegin | 0;
+        winEnd = view.winEnd | 0;
+      } else if (status !== RESUME) {
+        return status;
+      }
       off = this.resumeOff | 0;
       cap = this.insnCap;
     }
@@ -232,9 +259,13 @@ export class BlockWalk extends BlockFill {
    * bit, a TIP), the event now current is a TNT with bits left or a TIP (a TNT used up
    * is fetched past, as proceedTrailingEvent does: fetchEvent's errors are its), no
    * instruction waits for events, no tick is due, no fill waits to be entered, and the
-   * IP is in this section's window (as SectionView.lookup checks it). {@link RESUME}
-   * with the next block begun at {@link resumeOff}; else 0 to end the walk (then
-   * proceedTrailingEvent decides from the same state), or -error.
+   * IP is in a section with a block cache in use: this one (as SectionView.lookup
+   * checks it), else the one proceedNoEvent would look up and walk through the cache
+   * (a call into a library or the kernel, a return from one: a fifth of the blocks on
+   * a large program's trace, which went back through BlockDecoder.next). {@link RESUME}
+   * with the next block begun at {@link resumeOff}, {@link MOVED} where that is in the
+   * section now current; else 0 to end the walk (then proceedTrailingEvent decides
+   * from the same state), or -error.
    */
   private runOn(block: Block): number {
     if (this.consumed === this.blockConsumed || this.processInsn === true || this.tickEvents === true)
@@ -251,16 +282,30 @@ export class BlockWalk extends BlockFill {
     }
     if (this.enabled !== true) return 0;
     const view = this.code.msec;
-    const d = diff64(this.ipHi, this.ipLo, view.baseHi, view.baseLo);
-    if (!(d >= view.winBegin && d < view.winEnd)) return 0;
+    let d = diff64(this.ipHi, this.ipLo, view.baseHi, view.baseLo);
+    let status = RESUME;
+    if (d >= view.winBegin && d < view.winEnd) {
+      view.off = d | 0;
+    } else {
+      // The look-up makes the IP's section the current one, as at the next block's
+      // start in proceedNoEvent; where that would not walk through the cache, the
+      // next block goes there the usual way.
+      const cache = this.code.lookupForBlocks(this.ipHi, this.ipLo) < 0 ? null : view.cache;
+      if (cache === null || cache.blocks !== true) {
+        // The section the block ended in stays the decoder's until the next block.
+        this.code.lookupForBlocks(block.endIpHi, block.endIpLo);
+        return 0;
+      }
+      d = view.off;
+      status = MOVED;
+    }
     if (this.guard.idle !== 0) this.traceConsumed();
     this.runBlocks += 1;
     this.runInsns += block.ninsn;
     this.beginBlock(block);
     block.isid = view.section!.id;
-    view.off = d | 0;
     this.resumeOff = d | 0;
-    return RESUME;
+    return status;
   }
 
   /**
