@@ -137,6 +137,7 @@ export class BlockWalk extends BlockFill {
     // the block's last instruction is among them should the block end there.
     let again = -1;
     let againN = 0;
+    const ev = this.ev;
     for (;;) {
       const e = cache.entry(off);
       if (e < 0) {
@@ -195,20 +196,23 @@ export class BlockWalk extends BlockFill {
       again = -1;
       const isize = Bce.isize(bce);
       let status = 0;
-      if (qualifier === Qualifier.Cond && isize !== 0) {
-        block.iclass = FlowClass.CondJump;
-        block.lastSize = isize;
-        // condBranch and setIpAt's common cases, written out: V8 optimizes this loop
-        // early, while most walks end in cache fills, and then leaves those two calls
-        // out of line (passing the base's halves as boxed doubles). condBranch gives
-        // the errors.
-        const ev = this.ev;
-        let bits = ev.size;
-        if (ev.type !== EventType.Tnt || bits === 0) return this.condBranch();
-        bits -= 1;
+      // A conditional branch or a return takes a TNT bit where the current event has
+      // one. condBranch and setIpAt's common cases are written out here: V8 optimizes
+      // this loop early, while most walks end in cache fills, and then leaves those
+      // calls out of line (passing the base's halves as boxed doubles).
+      const cond = qualifier === Qualifier.Cond && isize !== 0;
+      let taken = -1;
+      if ((cond || qualifier === Qualifier.Return) && ev.type === EventType.Tnt && ev.size !== 0) {
+        const bits = ev.size - 1;
         ev.size = bits;
         this.consumed += 1;
-        const taken = (bits >= 32 ? ev.payloadHi >>> (bits - 32) : ev.payloadLo >>> bits) & 1;
+        taken = (bits >= 32 ? ev.payloadHi >>> (bits - 32) : ev.payloadLo >>> bits) & 1;
+      }
+      if (cond) {
+        block.iclass = FlowClass.CondJump;
+        block.lastSize = isize;
+        // Without a TNT bit, condBranch gives the error.
+        if (taken < 0) return this.condBranch();
         if (taken === 0 || words[j + BCE_META] !== 0) {
           // The fall-through, or the displacement the entry carries (else decode it).
           const to = taken === 0 ? off + isize : off + isize + words[j + BCE_DISP]!;
@@ -227,6 +231,12 @@ export class BlockWalk extends BlockFill {
           branchTarget(insn);
           this.setIp(next.hi, next.lo);
         }
+      } else if (taken >= 0) {
+        // A compressed return (see decide).
+        block.iclass = FlowClass.Return;
+        if (taken === 0) return -ErrorCode.BadRetComp;
+        status = this.popReturn();
+        if (status < 0) return status;
       } else {
         status = this.decide(block, qualifier, isize, off, words[j + BCE_META]!, words[j + BCE_DISP]!);
         if (status === RESUME) {
