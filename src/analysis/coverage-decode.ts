@@ -822,8 +822,11 @@ function decodeWalk(
       at = fused.at;
     }
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
-    if (size === 2 && trace.more && cycCut(buf, pos - base, end - base, size, pkt, quirks)) {
-      // Decided by the window's end (a CYC that may be an OVF): read on and decode it again.
+    if (
+      size === -ErrorCode.Eos ||
+      (size === 2 && trace.more && cycCut(buf, pos - base, end - base, size, pkt, quirks))
+    ) {
+      // Cut off by the end of the window, or decided by it (see cycCut): read on and decode again.
       trace.release(pos);
       if (trace.grow()) {
         buf = trace.buf;
@@ -831,20 +834,9 @@ function decodeWalk(
         end = trace.end;
         continue;
       }
+      if (size === -ErrorCode.Eos && pos >= trace.size) break;
     }
-    if (size < 0) {
-      if (size === -ErrorCode.Eos) {
-        trace.release(pos);
-        if (trace.grow()) {
-          buf = trace.buf;
-          base = trace.base;
-          end = trace.end;
-          continue;
-        }
-        if (pos >= trace.size) break;
-      }
-      return stop(res, pos, errors.errorMessage(size));
-    }
+    if (size < 0) return stop(res, pos, errors.errorMessage(size));
     switch (pkt.type) {
       case PacketType.Tnt8:
       case PacketType.Tnt64: {

@@ -99,14 +99,22 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
       if (pos >= stop) break;
     }
     const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
-    if (size > 0 && t.more && cycCut(buf, pos - base, bufEnd, size, pkt, quirks)) {
-      // Decided by the window's end (a CYC that may be an OVF): read on and decode it again.
+    if (
+      size === -ErrorCode.Eos ||
+      (size === 2 && t.more && cycCut(buf, pos - base, bufEnd, size, pkt, quirks))
+    ) {
+      // Cut off by the end of the window, or decided by it (see cycCut): read on from
+      // this packet and decode it again.
       t.release(pos);
-      if (t.grow()) {
+      if (t.more && t.grow()) {
         buf = t.buf;
         base = t.base;
         bufEnd = t.end - base;
         continue;
+      }
+      if (size < 0) {
+        truncated = end - pos;
+        break;
       }
     }
     if (size > 0) {
@@ -117,18 +125,6 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
       block = nextBlockContext(pkt, block);
       pos += size;
       continue;
-    }
-    if (size === -ErrorCode.Eos) {
-      // Cut off by the end of the window: read on from this packet and decode it again.
-      t.release(pos);
-      if (t.more && t.grow()) {
-        buf = t.buf;
-        base = t.base;
-        bufEnd = t.end - base;
-        continue;
-      }
-      truncated = end - pos;
-      break;
     }
     errorCount++;
     if (errors.length < maxErrors) errors.push({ offset: pos, code: size, byte: buf[pos - base]! });
