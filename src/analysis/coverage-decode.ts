@@ -57,7 +57,7 @@ import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
-const { cycCut, decodePacket } = decode;
+const { decodePacket, windowCut } = decode;
 const { endClass, endSize } = decisionGraph;
 const { ErrorCode } = errors;
 const { Flag, PacketType } = types;
@@ -822,11 +822,9 @@ function decodeWalk(
       at = fused.at;
     }
     const size = decodePacket(buf, pos - base, end - base, pkt, 0, quirks);
-    if (
-      size === -ErrorCode.Eos ||
-      (size === 2 && trace.more && cycCut(buf, pos - base, end - base, size, pkt, quirks))
-    ) {
-      // Cut off by the end of the window, or decided by it (see cycCut): read on and decode again.
+    if (windowCut(buf, pos - base, end - base, size, pkt, quirks)) {
+      // Cut off by the end of the window, or decided by it: read on and decode again
+      // (at the trace's end, a CYC stands).
       trace.release(pos);
       if (trace.grow()) {
         buf = trace.buf;
@@ -1079,7 +1077,7 @@ function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): 
   const pkt = new Packet();
   for (;;) {
     const size = decodePacket(buf, pos, end, pkt, 0, quirks);
-    if (size < 0 || cycCut(buf, pos, end, size, pkt, quirks)) return -1;
+    if (size < 0 || windowCut(buf, pos, end, size, pkt, quirks)) return -1;
     if (pkt.type === PacketType.TipPge) return 1;
     if (!bdm70Passes(pkt.type)) return 0;
     pos += size;

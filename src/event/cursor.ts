@@ -18,7 +18,7 @@ import * as packetTypes from "../packet/types.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
-const { cycCut, decodeFrequent, decodePacket, nextBlockContext } = decode;
+const { decodeFrequent, decodeIn, nextBlockContext } = decode;
 const { ErrorCode } = errors;
 const { PacketType } = packetTypes;
 
@@ -51,15 +51,7 @@ export class PacketCursor {
   next(pkt: Packet): number {
     const pos = this.pos;
     if (pos < 0) return -ErrorCode.NoSync;
-    const t = this.bytes;
-    let size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
-    // Cut off by the end of the window, not of the trace: read on and decode again.
-    while (
-      (size === -ErrorCode.Eos || cycCut(t.buf, pos - t.base, t.end - t.base, size, pkt, this.quirks)) &&
-      t.more &&
-      t.grow()
-    )
-      size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
+    const size = decodeIn(this.bytes, pos, pkt, this.block, this.quirks);
     if (size < 0) return size;
     const type = pkt.type;
     if (type === PacketType.Psb) {

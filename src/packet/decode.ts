@@ -7,6 +7,7 @@
  */
 // biome-ignore-all lint/suspicious/noAssignInExpressions: `return (pkt.size = n)` records and returns a packet's size in one step, keeping decodePacket's bytecode small enough for V8 to inline.
 import * as errors from "../base/errors.js";
+import type { TraceBytes } from "./trace-bytes.js";
 import type { Packet } from "./types.js";
 import * as types from "./types.js";
 
@@ -297,7 +298,7 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
 /**
  * SKD007: a two-byte CYC whose second byte is 0x02 followed by 0xF3 is an OVF that
  * overwrote the CYC's tail. Report the OVF; it consumes all three bytes. A CYC that
- * ends at `end` stays one (see {@link cycCut}).
+ * ends at `end` stays one (see {@link windowCut}).
  */
 function skd007(buf: Uint8Array, pos: number, end: number, pkt: Packet): number {
   if (buf[pos + 1]! >>> 1 !== 1 || pos + 2 >= end || buf[pos + 2] !== EXT.Ovf) return 2;
@@ -307,12 +308,13 @@ function skd007(buf: Uint8Array, pos: number, end: number, pkt: Packet): number 
 }
 
 /**
- * Whether the packet {@link decodePacket} just decoded at `pos` (`size` bytes) was
- * decided by `end` alone: a two-byte CYC that SKD007 would read as an OVF were 0xF3
- * the byte at `end`. A reader whose `end` is a window's, not the trace's, reads on
- * and decodes the packet again, as it does for -Eos; at the trace's end it stands.
+ * Whether what {@link decodePacket} just gave for the packet at `pos` (`size`: its size
+ * or -error) was decided by `end`: the packet runs past it (-Eos), or it is a two-byte
+ * CYC that SKD007 would read as an OVF were 0xF3 the byte at `end`. A reader whose
+ * `end` is a window's, not the trace's, reads on and decodes the packet again (see
+ * {@link decodeIn}); at the trace's end it stands.
  */
-export function cycCut(
+export function windowCut(
   buf: Uint8Array,
   pos: number,
   end: number,
@@ -320,6 +322,7 @@ export function cycCut(
   pkt: Packet,
   quirks: number,
 ): boolean {
+  if (size === -ErrorCode.Eos) return true;
   return (
     size === 2 &&
     pos + 2 === end &&
@@ -327,6 +330,23 @@ export function cycCut(
     (quirks & QUIRK.Skd007) !== 0 &&
     buf[pos + 1]! >>> 1 === 1
   );
+}
+
+/**
+ * {@link decodePacket} at trace offset `pos` of the bytes `t` holds, reading on while
+ * the window's end decides the packet ({@link windowCut}): its size, or -error.
+ */
+export function decodeIn(
+  t: TraceBytes,
+  pos: number,
+  pkt: Packet,
+  block: BlockContext,
+  quirks: number,
+): number {
+  let size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, block, quirks);
+  while (windowCut(t.buf, pos - t.base, t.end - t.base, size, pkt, quirks) && t.more && t.grow())
+    size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, block, quirks);
+  return size;
 }
 
 function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes: 4 | 8): number {

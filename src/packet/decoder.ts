@@ -5,7 +5,7 @@
  */
 
 import { ErrorCode } from "../base/errors.js";
-import { type BlockContext, cycCut, decodePacket, nextBlockContext, PSB_SIZE } from "./decode.js";
+import { type BlockContext, decodeIn, nextBlockContext, PSB_SIZE } from "./decode.js";
 import { skimPackets } from "./skim.js";
 import { syncBackward, syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
@@ -117,15 +117,7 @@ export class PacketDecoder {
   next(pkt: Packet): number {
     const pos = this.pos;
     if (pos < 0) return -ErrorCode.NoSync;
-    const t = this.bytes;
-    let size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
-    // Cut off by the end of the window, not of the trace: read on and decode again.
-    while (
-      (size === -ErrorCode.Eos || cycCut(t.buf, pos - t.base, t.end - t.base, size, pkt, this.quirks)) &&
-      t.more &&
-      t.grow()
-    )
-      size = decodePacket(t.buf, pos - t.base, t.end - t.base, pkt, this.block, this.quirks);
+    const size = decodeIn(this.bytes, pos, pkt, this.block, this.quirks);
     if (size < 0) return size;
     if (pkt.type === PacketType.Psb) {
       this.syncOffset = pos;

@@ -3,8 +3,7 @@
  * decode errors with their offsets, and the bytes that could not be decoded.
  */
 
-import { ErrorCode } from "../base/errors.js";
-import { type BlockContext, cycCut, decodePacket, nextBlockContext } from "./decode.js";
+import { type BlockContext, decodePacket, nextBlockContext, windowCut } from "./decode.js";
 import { skimPackets } from "./skim.js";
 import { syncForwardIn } from "./sync.js";
 import { TraceBytes } from "./trace-bytes.js";
@@ -99,12 +98,9 @@ export function collectStats(trace: Uint8Array | TraceBytes, options: StatsOptio
       if (pos >= stop) break;
     }
     const size = decodePacket(buf, pos - base, bufEnd, pkt, block, quirks);
-    if (
-      size === -ErrorCode.Eos ||
-      (size === 2 && t.more && cycCut(buf, pos - base, bufEnd, size, pkt, quirks))
-    ) {
-      // Cut off by the end of the window, or decided by it (see cycCut): read on from
-      // this packet and decode it again.
+    if (windowCut(buf, pos - base, bufEnd, size, pkt, quirks)) {
+      // Cut off by the end of the window, or decided by it: read on from this packet
+      // and decode it again (at the trace's end, a CYC stands).
       t.release(pos);
       if (t.more && t.grow()) {
         buf = t.buf;

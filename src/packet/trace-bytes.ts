@@ -94,7 +94,7 @@ export class TraceBytes {
     // A first window smaller than the rest: decoders then read on (their path for a
     // window's end) while V8 still interprets them, and their optimised code has that
     // path, instead of being thrown away and compiled again at the first window's end.
-    const length = Math.min(size, source.size, source.size > size ? FIRST_WINDOW : size);
+    const length = source.size > size ? Math.min(size, FIRST_WINDOW) : source.size;
     if (source.readInto === undefined)
       return new TraceBytes(source, source.read(0, length), source.size, size);
     const backing = new Uint8Array(backingSize(length, size, source.size));

@@ -2,7 +2,7 @@
  * Readers that take a trace a window at a time decode each packet as the whole trace
  * would, also where the end of a window alone decides a packet: with SKD007, a
  * two-byte CYC whose second byte is 0x02 is an OVF when 0xF3 follows (decode.ts
- * cycCut). Cut there, the packet decoder, the event decoder's cursor and the
+ * windowCut). Cut there, the packet decoder, the event decoder's cursor and the
  * statistics read on instead of taking the CYC (the decision graph's walk does the
  * same); at the trace's end the CYC stands.
  */
