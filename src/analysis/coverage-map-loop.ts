@@ -44,6 +44,9 @@ const MANY_INSNS = 0xfff;
  */
 const OVERLAP_NODES = 1 << 15;
 
+/** The ring of {@link MapLoop.calls}: 64 calls deep. */
+const CALLS_MASK = 63;
+
 /** What the loop shares with decodeWalk's GraphWalk (see there). */
 export interface MapLoopWalk {
   graph: DecisionGraph;
@@ -107,6 +110,8 @@ export function mapLoop(
   let ipHi = last.hi | 0;
   let ipLo = last.lo | 0;
   let tips = false;
+  const calls = loop.calls;
+  let depth = loop.depth | 0;
   const overlap = graph.size >= OVERLAP_NODES;
   let failed = false;
   // One pass per packet; `break outer` leaves with `pos` at the packet not taken (or failed at).
@@ -200,7 +205,11 @@ export function mapLoop(
               break outer;
             }
           }
-          if (f >= 0) stack.push(0, f);
+          if (f >= 0) {
+            stack.push(0, f);
+            depth = (depth + 1) & CALLS_MASK;
+            calls[depth] = f;
+          }
         }
         let t = nodes[at + Taken]!;
         if (t === -1) {
@@ -232,12 +241,15 @@ export function mapLoop(
           }
         } else if (k === Return && taken === 1 && stack.pop() === 0) {
           t = stack.poppedLo | 0;
+          depth = (depth - 1) & CALLS_MASK;
         } else {
           w.fail(handovers.Code);
           failed = true;
           break outer;
         }
       } else {
+        /** A return's likely target: the node after the call it matches (-1: none). */
+        let guess = -1;
         if (k === IndirectCall) {
           let f = nodes[at + Fall]!;
           if (f === -1) {
@@ -249,23 +261,31 @@ export function mapLoop(
             }
           }
           stack.push(0, f);
-        } else if (k !== IndirectJump && k !== Return && k !== Far) {
+          depth = (depth + 1) & CALLS_MASK;
+          calls[depth] = f;
+        } else if (k === Return) {
+          guess = calls[depth]!;
+          depth = (depth - 1) & CALLS_MASK;
+        } else if (k !== IndirectJump && k !== Far) {
           w.fail(handovers.Code);
           failed = true;
           break outer;
         }
-        // Many indirect branches go where they went last (DecisionGraph.target). On a
-        // large graph target compares that itself, having read the address's hash slot
-        // first, so that the two reads overlap; on a small one (all in the core's cache)
-        // the loop compares and calls target only when the last target differs.
-        t = overlap ? -1 : nodes[at + TipId]!;
+        t = guess;
         if (t < 0 || nodes[t * W + Lo] !== ipLo || nodes[t * W + Hi] !== ipHi) {
-          t = graph.target(p, unsigned(ipHi), unsigned(ipLo)) | 0;
-          nodes = graph.nodes;
-          if (t < 0) {
-            w.fail(handovers.Full);
-            failed = true;
-            break outer;
+          // Many indirect branches go where they went last (DecisionGraph.target). On a
+          // large graph target compares that itself, having read the address's hash slot
+          // first, so that the two reads overlap; on a small one (all in the core's cache)
+          // the loop compares and calls target only when the last target differs.
+          t = overlap ? -1 : nodes[at + TipId]!;
+          if (t < 0 || nodes[t * W + Lo] !== ipLo || nodes[t * W + Hi] !== ipHi) {
+            t = graph.target(p, unsigned(ipHi), unsigned(ipLo)) | 0;
+            nodes = graph.nodes;
+            if (t < 0) {
+              w.fail(handovers.Full);
+              failed = true;
+              break outer;
+            }
           }
         }
       }
@@ -280,6 +300,7 @@ export function mapLoop(
   w.icount[0] = insns;
   w.nodes = nodes;
   loop.at = p;
+  loop.depth = depth;
   if (tips) {
     last.hi = unsigned(ipHi);
     last.lo = unsigned(ipLo);
@@ -305,4 +326,13 @@ function unsigned(half: number): number {
 /** Where {@link mapLoop} leaves control. */
 export class MapLoop {
   at = -1;
+  /**
+   * The nodes after the calls the loop ran, the latest at {@link depth} (a ring): a
+   * return's TIP mostly goes to the latest one not returned to yet, and comparing its
+   * address saves the probe for the target (without RET compression most TIPs of a
+   * fuzzing trace are returns). Only a guess: the stack for RET compression is
+   * {@link MapLoopWalk.stack}.
+   */
+  readonly calls = new Int32Array(CALLS_MASK + 1).fill(-1);
+  depth = 0;
 }

@@ -432,4 +432,53 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
     // Seven places control goes to from another, one or more map bytes each.
     assert.ok(lit >= 7, `${lit} map bytes set`);
   });
+
+  test("returns by TIP where the loop's guess (the node after the latest call) holds and where it does not: skipped frames, compressed returns between, recursion past 64 calls", async () => {
+    const cwd = mkdtempSync(join(dir, "returns-"));
+    const code: [number, number[]][] = [
+      [0x1000, [0xff, 0xd0, 0xff, 0xe0]], // call rax; jmp rax
+      [0x2000, [0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3]], // call 0x3000; ret
+      [0x3000, [0xc3]], // ret
+      [0x4000, [0xff, 0xd0, 0xc3]], // call rax; ret
+    ];
+    const raw = code.flatMap(([lo, bytes], k) => {
+      writeFileSync(join(cwd, `code${k}.bin`), Uint8Array.from(bytes));
+      return ["--raw", `code${k}.bin:${hex(0, lo)}`];
+    });
+    const pkt = new Packet();
+    const enc = start64(pkt);
+    const tip = (lo: number) => enc.emitIp(PacketType.Tip, 0, lo);
+    const taken = () => {
+      pkt.clear().type = PacketType.Tnt8;
+      pkt.a = 1;
+      pkt.lo = 1;
+      enc.emit(pkt);
+    };
+    for (let round = 0; round < 3; round++) {
+      // Returns where the guess holds: 0x3000 to 0x2005, 0x2005 to 0x1002.
+      tip(0x2000);
+      tip(0x2005);
+      tip(0x1002);
+      tip(0x1000);
+      // 0x3000 returns past 0x2005's frame, to 0x1002.
+      tip(0x2000);
+      tip(0x1002);
+      tip(0x1000);
+      // A compressed return (0x3000 to 0x2005), then one by TIP.
+      tip(0x2000);
+      taken();
+      tip(0x1002);
+      tip(0x1000);
+      // 100 calls deep at 0x4000, and back: the ring of guesses holds the latest 64.
+      tip(0x4000);
+      for (let k = 0; k < 100; k++) tip(0x4000);
+      for (let k = 0; k < 100; k++) tip(0x4002);
+      tip(0x1002);
+      tip(0x1000);
+    }
+    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+    assert.deepEqual(fast, { status: 0, reason: "" });
+    assert.ok(lit >= 6, `${lit} map bytes set`);
+  });
 });
