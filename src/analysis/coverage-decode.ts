@@ -76,6 +76,14 @@ const MAX_GRAPHS = 16;
 /** See {@link GraphWalk.due}. */
 const Due = { Restart: 1, Entry: 2 } as const;
 
+/**
+ * The words GraphWalk keeps a node for the tables: the id of the coverage block that
+ * is the node (entered at its start, left by its transfer), and of two edges from its
+ * transfer (the node each goes to, and the edge's id).
+ */
+const Memo = { Block: 0, ToA: 1, EdgeA: 2, ToB: 3, EdgeB: 4 } as const;
+const MEMO_WORDS = 5;
+
 /** Why the fast decode stopped: the general decode takes over. */
 export const Handover = {
   Packet: "a packet this decoder leaves to the general one",
@@ -193,6 +201,13 @@ class GraphWalk {
   private lastLo = 0;
   /** The coverage block being run (with the tables): its first instruction. */
   private inBlock = false;
+  /** The node where that block began. */
+  private bNode = -1;
+  /**
+   * With the tables: ids in the coverage's tables kept for each node ({@link Memo}), so
+   * that a block or edge run again costs no look-up (-1: none kept).
+   */
+  private ids = new Int32Array(0);
   private bHi = 0;
   private bLo = 0;
   /** The event handed to {@link feed}. */
@@ -339,25 +354,75 @@ class GraphWalk {
   /** {@link run} with blocks and edges: as FlowTracker counts them when the instruction at `p` (low half `lo`) runs. */
   private block(p: number, lo: number): void {
     const cov = this.coverage!;
-    const cold = this.graph.cold;
-    const hi = this.nodes[p * W + Hi]! >>> 0;
     const ic = this.icount;
-    if (this.due === Due.Entry) {
-      let fromHi = this.srcHi;
-      let fromLo = this.srcLo;
-      if (this.src >= 0) {
-        fromHi = cold[this.src * C + EndHi]! >>> 0;
-        fromLo = cold[this.src * C + EndLo]! >>> 0;
-      }
-      if (this.inBlock) cov.block(this.bHi, this.bLo, fromHi, fromLo, ic[0]! - ic[1]!);
-      cov.edge(fromHi, fromLo, hi, lo);
-    } else {
+    const src = this.src;
+    if (this.due !== Due.Entry) {
       cov.restart(lo);
+    } else if (src >= 0) {
+      // Node src's transfer led here: its block and this edge mostly have ids kept.
+      const memo = this.memo(src);
+      const m = src * MEMO_WORDS;
+      if (this.inBlock) {
+        let id = -1;
+        if (this.bNode === src && ic[0]! - ic[1]! === this.nodes[src * W + Insns]!) {
+          // The block is the node, entered at its start.
+          id = memo[m + Memo.Block]!;
+          if (id < 0) {
+            id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
+            memo[m + Memo.Block] = id;
+          }
+        } else id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
+        if (id >= 0) cov.countBlock(id, ic[0]! - ic[1]!);
+      }
+      // Two edges kept a node: a conditional jump's two, or an indirect branch's last two targets.
+      let id = -1;
+      if (memo[m + Memo.ToA] === p) id = memo[m + Memo.EdgeA]!;
+      else if (memo[m + Memo.ToB] === p) id = memo[m + Memo.EdgeB]!;
+      else {
+        id = cov.edgeId(this.endHi(src), this.endLo(src), this.nodes[p * W + Hi]! >>> 0, lo);
+        if (id >= 0) {
+          // The older of the two goes.
+          memo[m + Memo.ToB] = memo[m + Memo.ToA]!;
+          memo[m + Memo.EdgeB] = memo[m + Memo.EdgeA]!;
+          memo[m + Memo.ToA] = p;
+          memo[m + Memo.EdgeA] = id;
+        }
+      }
+      if (id >= 0) cov.countEdge(id, lo);
+      else cov.enter(lo);
+    } else {
+      // An interrupt taken at (srcHi:srcLo).
+      const hi = this.nodes[p * W + Hi]! >>> 0;
+      if (this.inBlock) cov.block(this.bHi, this.bLo, this.srcHi, this.srcLo, ic[0]! - ic[1]!);
+      cov.edge(this.srcHi, this.srcLo, hi, lo);
     }
     this.inBlock = true;
-    this.bHi = hi;
+    this.bNode = p;
+    this.bHi = this.nodes[p * W + Hi]! >>> 0;
     this.bLo = lo;
     ic[1] = ic[0]!;
+  }
+
+  /** Node `p`'s last instruction's address, high half. */
+  private endHi(p: number): number {
+    return this.graph.cold[p * C + EndHi]! >>> 0;
+  }
+
+  /** Node `p`'s last instruction's address, low half. */
+  private endLo(p: number): number {
+    return this.graph.cold[p * C + EndLo]! >>> 0;
+  }
+
+  /** The coverage ids kept for the nodes ({@link Memo}), with room for node `p`. */
+  private memo(p: number): Int32Array {
+    let memo = this.ids;
+    if ((p + 1) * MEMO_WORDS > memo.length) {
+      const grown = new Int32Array(Math.max(2 * memo.length, (p + 1) * MEMO_WORDS)).fill(-1);
+      grown.set(memo);
+      memo = grown;
+      this.ids = memo;
+    }
+    return memo;
   }
 
   /** A gap (tracing off, the end): the coverage block ends at the last instruction run. */

@@ -18,12 +18,13 @@ import { after, describe, test } from "node:test";
 import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
-import { Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
+import { CallAnalysis, Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
+import { ErrorCode } from "../../src/base/errors.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
-import { DecisionGraph } from "../../src/flow/index.js";
+import { DecisionGraph, drive, Insn, InsnDecoder } from "../../src/flow/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";
-import { Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
+import { errorMessage, Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo, loadPttChecks } from "../conformance/ptt.js";
 import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
@@ -481,4 +482,38 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
     assert.deepEqual(fast, { status: 0, reason: "" });
     assert.ok(lit >= 6, `${lit} map bytes set`);
   });
+});
+
+test("blocks and edges past the tables' limit: the fast decode (which keeps table ids a node) drops and counts what the instruction decoder's does", () => {
+  const image = new Image();
+  assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
+  const json = (cov: Coverage) => {
+    const chunks: Uint8Array[] = [];
+    cov.write((chunk) => chunks.push(chunk.slice()));
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  };
+  for (const trace of [w.trace, w.timingTrace]) {
+    const bytes = new Uint8Array(readFileSync(trace));
+    for (const limit of [40, 1 << 21]) {
+      const fast = new Coverage(limit);
+      const got = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), fast);
+      assert.equal(got.status, 0, got.reason);
+      const general = new Coverage(limit);
+      const analysis = new CallAnalysis({ sinks: [], coverage: general });
+      const feed = analysis.stream("general");
+      const status = drive(new InsnDecoder(bytes, { image }), new Insn(), {
+        record: (insn) => feed.insnRecord(insn),
+        event: (ev) => feed.event(ev),
+        error: (code, offset) => feed.error(offset, errorMessage(code)),
+      });
+      assert.equal(status, -ErrorCode.Eos);
+      analysis.finish();
+      const want = json(general);
+      assert.deepEqual(json(fast), want, `limit ${limit}`);
+      if (limit === 40) {
+        assert.equal(want.blocks.length, 40);
+        assert.ok(want.dropped.blocks > 0 && want.dropped.edges > 0, JSON.stringify(want.dropped));
+      } else assert.deepEqual(want.dropped, { blocks: 0, edges: 0 });
+    }
+  }
 });

@@ -90,12 +90,26 @@ export class Coverage {
   /** A block ran: first instruction (startHi:startLo), last (endHi:endLo), `insns` instructions. */
   block(startHi: number, startLo: number, endHi: number, endLo: number, insns: number): void {
     if (this.mapOnly) return;
+    const id = this.blockId(startHi, startLo, endHi, endLo);
+    if (id >= 0) this.countBlock(id, insns);
+  }
+
+  /**
+   * The id of the block from (startHi:startLo) to (endHi:endLo) in the tables, made now
+   * when new, for {@link countBlock}; -1 when the table is full (counted as dropped).
+   * A decoder may keep ids (not when it is -1) while nothing {@link clear}s the tables.
+   */
+  blockId(startHi: number, startLo: number, endHi: number, endLo: number): number {
     const id = this.blocks.id(startHi, startLo, endHi, endLo);
-    if (id < 0) return;
     if (id >= this.blockCount.length) {
       this.blockCount = growFloat64(this.blockCount, id + 1);
       this.blockInsns = growUint32(this.blockInsns, id + 1);
     }
+    return id;
+  }
+
+  /** Block `id` ({@link blockId}) ran, `insns` instructions. */
+  countBlock(id: number, insns: number): void {
     this.blockCount[id]! += 1;
     this.blockInsns[id] = insns;
   }
@@ -107,10 +121,22 @@ export class Coverage {
   edge(fromHi: number, fromLo: number, toHi: number, toLo: number, kind: number = EdgeKind.Unknown): void {
     this.enter(toLo);
     if (this.mapOnly) return;
+    const id = this.edgeId(fromHi, fromLo, toHi, toLo, kind);
+    if (id >= 0) this.edgeCount[id]! += 1;
+  }
+
+  /** {@link blockId} for edges: with {@link countEdge}, what {@link edge} does. */
+  edgeId(
+    fromHi: number,
+    fromLo: number,
+    toHi: number,
+    toLo: number,
+    kind: number = EdgeKind.Unknown,
+  ): number {
     const edges = this.edges;
     const before = edges.size;
     const id = edges.id(fromHi, fromLo, toHi, toLo);
-    if (id < 0) return;
+    if (id < 0) return -1;
     if (id >= this.edgeCount.length) {
       this.edgeCount = growFloat64(this.edgeCount, id + 1);
       const kinds = new Uint8Array(this.edgeCount.length);
@@ -118,6 +144,12 @@ export class Coverage {
       this.edgeKind = kinds;
     }
     if (id === before) this.edgeKind[id] = kind;
+    return id;
+  }
+
+  /** Edge `id` ({@link edgeId}) was taken to a block starting at low half `toLo`. */
+  countEdge(id: number, toLo: number): void {
+    this.enter(toLo);
     this.edgeCount[id]! += 1;
   }
 
