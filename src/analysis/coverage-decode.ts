@@ -179,24 +179,24 @@ class GraphWalk {
   why: string = Handover.Packet;
   readonly stack = new ReturnStack();
   /** Blocks and edges are counted, not only the map. */
-  private readonly tables: boolean;
+  readonly tables: boolean;
   /**
-   * The map alone is made, or nothing but the instruction count: the packets between
-   * decisions go to the fused loop (coverage-map-loop.ts).
+   * No feed and no time: the packets between decisions go to the fused loop
+   * (coverage-map-loop.ts), which keeps the map, the tables or the count alone.
    */
-  readonly mapOnly: boolean;
+  readonly fusable: boolean;
   /**
    * The node whose transfer (its last instruction) leads to the current node, or -1
    * when that is an interrupt taken at ({@link srcHi}:{@link srcLo}).
    */
-  private src = -1;
+  src = -1;
   private srcHi = 0;
   private srcLo = 0;
   /**
    * The last instruction run: the last one of node {@link lastNode}, or when that is -1
    * the one at ({@link lastHi}:{@link lastLo}).
    */
-  private lastNode = -1;
+  lastNode = -1;
   private lastHi = 0;
   private lastLo = 0;
   /** The coverage block being run (with the tables): its first instruction. */
@@ -242,7 +242,7 @@ class GraphWalk {
   ) {
     this.nodes = graph.nodes;
     this.tables = coverage !== undefined && !coverage.mapOnly;
-    this.mapOnly = (coverage === undefined || coverage.mapOnly) && feed === undefined && time === undefined;
+    this.fusable = feed === undefined && time === undefined;
     this.feeding = feed !== undefined || time !== undefined;
     this.skipJumps = feed?.jumps === false;
     this.nodeFeed = feed?.node !== undefined;
@@ -339,32 +339,41 @@ class GraphWalk {
 
   /** The first instruction runs at node `p` (when something is {@link due}). */
   run(p: number): void {
-    if (this.coverage === undefined) {
+    const cov = this.coverage;
+    if (cov === undefined) {
       // The feed counts its own blocks (or the count is all there is).
       this.due = 0;
       return;
     }
     const lo = this.nodes[p * W + Lo]! >>> 0;
-    if (this.tables) this.block(p, lo);
-    else if (this.due === Due.Entry) this.coverage.enter(lo);
-    else this.coverage.restart(lo);
+    if (this.due === Due.Entry) cov.enter(lo);
+    else cov.restart(lo);
+    if (this.tables) this.tablesAt(p, this.due, this.src, this.icount[0]!);
     this.due = 0;
   }
 
-  /** {@link run} with blocks and edges: as FlowTracker counts them when the instruction at `p` (low half `lo`) runs. */
-  private block(p: number, lo: number): void {
+  /**
+   * With the tables: the first instruction runs at node `p`, {@link due} being `due`,
+   * reached from node `src` (when that is -1, from an interrupt at
+   * ({@link srcHi}:{@link srcLo})), `insns` instructions run so far: the block before
+   * and the edge here are counted as FlowTracker counts them (the AFL map is the
+   * caller's). The fused loop calls it too (coverage-map-loop.ts).
+   */
+  tablesAt(p: number, due: number, src: number, insns: number): void {
     const cov = this.coverage!;
     const ic = this.icount;
-    const src = this.src;
-    if (this.due !== Due.Entry) {
-      cov.restart(lo);
-    } else if (src >= 0) {
+    // (The fused loop may have grown the graph since this.nodes was taken.)
+    const nodes = this.graph.nodes;
+    const hi = nodes[p * W + Hi]! >>> 0;
+    const lo = nodes[p * W + Lo]! >>> 0;
+    if (due === Due.Entry && src >= 0) {
       // Node src's transfer led here: its block and this edge mostly have ids kept.
       const memo = this.memo(src);
       const m = src * MEMO_WORDS;
       if (this.inBlock) {
         let id = -1;
-        if (this.bNode === src && ic[0]! - ic[1]! === this.nodes[src * W + Insns]!) {
+        const n = insns - ic[1]!;
+        if (this.bNode === src && n === nodes[src * W + Insns]!) {
           // The block is the node, entered at its start.
           id = memo[m + Memo.Block]!;
           if (id < 0) {
@@ -372,14 +381,14 @@ class GraphWalk {
             memo[m + Memo.Block] = id;
           }
         } else id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
-        if (id >= 0) cov.countBlock(id, ic[0]! - ic[1]!);
+        if (id >= 0) cov.countBlock(id, n);
       }
       // Two edges kept a node: a conditional jump's two, or an indirect branch's last two targets.
       let id = -1;
       if (memo[m + Memo.ToA] === p) id = memo[m + Memo.EdgeA]!;
       else if (memo[m + Memo.ToB] === p) id = memo[m + Memo.EdgeB]!;
       else {
-        id = cov.edgeId(this.endHi(src), this.endLo(src), this.nodes[p * W + Hi]! >>> 0, lo);
+        id = cov.edgeId(this.endHi(src), this.endLo(src), hi, lo);
         if (id >= 0) {
           // The older of the two goes.
           memo[m + Memo.ToB] = memo[m + Memo.ToA]!;
@@ -388,19 +397,18 @@ class GraphWalk {
           memo[m + Memo.EdgeA] = id;
         }
       }
-      if (id >= 0) cov.countEdge(id, lo);
-      else cov.enter(lo);
-    } else {
+      if (id >= 0) cov.countEdge(id);
+    } else if (due === Due.Entry) {
       // An interrupt taken at (srcHi:srcLo).
-      const hi = this.nodes[p * W + Hi]! >>> 0;
-      if (this.inBlock) cov.block(this.bHi, this.bLo, this.srcHi, this.srcLo, ic[0]! - ic[1]!);
-      cov.edge(this.srcHi, this.srcLo, hi, lo);
+      if (this.inBlock) cov.block(this.bHi, this.bLo, this.srcHi, this.srcLo, insns - ic[1]!);
+      const id = cov.edgeId(this.srcHi, this.srcLo, hi, lo);
+      if (id >= 0) cov.countEdge(id);
     }
     this.inBlock = true;
     this.bNode = p;
-    this.bHi = this.nodes[p * W + Hi]! >>> 0;
+    this.bHi = hi;
     this.bLo = lo;
-    ic[1] = ic[0]!;
+    ic[1] = insns;
   }
 
   /** Node `p`'s last instruction's address, high half. */
@@ -875,7 +883,7 @@ function decodeWalk(
    */
   let bits64 = false;
 
-  const fused = w.mapOnly && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
+  const fused = w.fusable && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
 
   for (;;) {
     if (fused !== undefined && enabled && !inPsb && !fup && !mode && !ovf) {

@@ -55,6 +55,12 @@ export interface MapLoopWalk {
   readonly icount: Float64Array;
   readonly stack: ReturnStack;
   readonly coverage: Coverage | undefined;
+  /** Blocks and edges are counted too ({@link tablesAt} at each block's first instruction). */
+  readonly tables: boolean;
+  /** The node whose transfer led to the current one, and the last node run (the same here). */
+  src: number;
+  lastNode: number;
+  tablesAt(p: number, due: number, src: number, insns: number): void;
   why: string;
   /** The node made now (made when first asked for), or -1 with {@link why} set. */
   successor(p: number, which: number): number;
@@ -113,6 +119,10 @@ export function mapLoop(
   const calls = loop.calls;
   let depth = loop.depth | 0;
   const overlap = graph.size >= OVERLAP_NODES;
+  const tables = w.tables;
+  // The node the last transfer was from (GraphWalk.enter's `src`), once one ran here.
+  let src = w.src | 0;
+  let moved = false;
   let failed = false;
   // One pass per packet; `break outer` leaves with `pos` at the packet not taken (or failed at).
   outer: while (pos < end) {
@@ -186,6 +196,7 @@ export function mapLoop(
             aflHit(map, cur ^ prev);
             prev = cur >>> 1;
           }
+          if (tables) w.tablesAt(p, due, src, insns);
           due = 0;
         }
         k = e & 7;
@@ -222,6 +233,8 @@ export function mapLoop(
         }
         insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
         due = 2;
+        src = p;
+        moved = true;
         p = t;
         at = p * W;
       }
@@ -291,6 +304,8 @@ export function mapLoop(
       }
       insns += e >>> 19 !== MANY_INSNS ? e >>> 19 : nodes[at + Insns]!;
       due = 2;
+      src = p;
+      moved = true;
       p = t;
     }
     pos += size;
@@ -300,6 +315,10 @@ export function mapLoop(
   w.icount[0] = insns;
   w.nodes = nodes;
   loop.at = p;
+  if (moved) {
+    w.src = src;
+    w.lastNode = src;
+  }
   loop.depth = depth;
   if (tips) {
     last.hi = unsigned(ipHi);

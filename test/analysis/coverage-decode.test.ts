@@ -340,25 +340,34 @@ function start64(pkt: Packet): PacketEncoder {
 }
 
 describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
-  test("a trace read in small windows: packets split at every window edge give the map, count and result of the whole trace in memory", () => {
+  test("a trace read in small windows: packets split at every window edge give the map, tables, count and result of the whole trace in memory", () => {
     const image = new Image();
     assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
+    const json = (cov: Coverage) => {
+      const chunks: Uint8Array[] = [];
+      cov.write((chunk) => chunks.push(chunk.slice()));
+      return Buffer.concat(chunks).toString("utf8");
+    };
     for (const trace of [w.trace, w.timingTrace]) {
       const bytes = new Uint8Array(readFileSync(trace));
-      const whole = new Coverage(undefined, true);
-      const want = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), whole);
-      assert.equal(want.status, 0, want.reason);
-      // TIPs of up to 9 bytes and CYCs with extension bytes straddle edges of 5-byte windows.
-      for (const window of [5, 61, 4096]) {
-        const source = { size: bytes.length, read: (at: number, n: number) => bytes.slice(at, at + n) };
-        const cov = new Coverage(undefined, true);
-        const got = decodeCoverage(TraceBytes.read(source, window), new DecisionGraph(image), cov);
-        assert.equal(got.status, 0, `${window}-byte windows: ${got.reason}`);
-        assert.equal(got.insns, want.insns, `${window}-byte windows`);
-        assert.ok(
-          Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
-          `${window}-byte windows: the map`,
-        );
+      // The map alone, and the map with the tables of blocks and edges.
+      for (const mapOnly of [true, false]) {
+        const whole = new Coverage(undefined, mapOnly);
+        const want = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), whole);
+        assert.equal(want.status, 0, want.reason);
+        // TIPs of up to 9 bytes and CYCs with extension bytes straddle edges of 5-byte windows.
+        for (const window of [5, 61, 4096]) {
+          const source = { size: bytes.length, read: (at: number, n: number) => bytes.slice(at, at + n) };
+          const cov = new Coverage(undefined, mapOnly);
+          const got = decodeCoverage(TraceBytes.read(source, window), new DecisionGraph(image), cov);
+          assert.equal(got.status, 0, `${window}-byte windows: ${got.reason}`);
+          assert.equal(got.insns, want.insns, `${window}-byte windows`);
+          assert.ok(
+            Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
+            `${window}-byte windows: the map`,
+          );
+          if (!mapOnly) assert.equal(json(cov), json(whole), `${window}-byte windows: the tables`);
+        }
       }
     }
   });

@@ -122,10 +122,10 @@ export class Coverage {
     this.enter(toLo);
     if (this.mapOnly) return;
     const id = this.edgeId(fromHi, fromLo, toHi, toLo, kind);
-    if (id >= 0) this.edgeCount[id]! += 1;
+    if (id >= 0) this.countEdge(id);
   }
 
-  /** {@link blockId} for edges: with {@link countEdge}, what {@link edge} does. */
+  /** {@link blockId} for edges: with {@link enter} and {@link countEdge}, what {@link edge} does. */
   edgeId(
     fromHi: number,
     fromLo: number,
@@ -147,9 +147,8 @@ export class Coverage {
     return id;
   }
 
-  /** Edge `id` ({@link edgeId}) was taken to a block starting at low half `toLo`. */
-  countEdge(id: number, toLo: number): void {
-    this.enter(toLo);
+  /** Edge `id` ({@link edgeId}) was taken (the map's part is {@link enter}'s). */
+  countEdge(id: number): void {
     this.edgeCount[id]! += 1;
   }
 
