@@ -44,10 +44,9 @@
  * Addresses are hex strings (64-bit exact); blocks and edges are sorted by address.
  */
 
-import { hex64 } from "../../base/halves.js";
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
-import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 
 export const AFL_MAP_SIZE = 1 << 16;
 
@@ -205,21 +204,36 @@ export class Coverage {
     const text = new ByteChunks(out);
     text.text('{"schema":"ptkit-coverage","version":1,\n"blocks":[');
     const bk = this.blocks.keys;
-    writeSorted(text, this.blocks, (id, k, first) => {
+    let first = true;
+    for (const id of sortedIds(this.blocks)) {
+      const k = 4 * id;
+      text.bytes(first ? JSON_START_FIRST : JSON_START);
+      first = false;
+      address(text, bk[k]!, bk[k + 1]!);
+      text.bytes(JSON_END);
+      address(text, bk[k + 2]!, bk[k + 3]!);
+      text.bytes(JSON_INSNS);
+      text.int(this.blockInsns[id]!);
+      text.bytes(JSON_COUNT);
+      text.int(this.blockCount[id]!);
       const sym = name?.(bk[k]!, bk[k + 1]!);
-      return (
-        `${first ? "\n" : ",\n"}{"start":"0x${hex64(bk[k]!, bk[k + 1]!, 0)}","end":"0x${hex64(bk[k + 2]!, bk[k + 3]!, 0)}",` +
-        `"insns":${this.blockInsns[id]},"count":${this.blockCount[id]}${sym === undefined ? "" : `,"symbol":${JSON.stringify(sym)}`}}`
-      );
-    });
+      if (sym !== undefined) text.text(`,"symbol":${JSON.stringify(sym)}`);
+      text.byte(0x7d);
+    }
     text.text('],\n"edges":[');
     const ek = this.edges.keys;
-    writeSorted(
-      text,
-      this.edges,
-      (id, k, first) =>
-        `${first ? "\n" : ",\n"}{"from":"0x${hex64(ek[k]!, ek[k + 1]!, 0)}","to":"0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)}","count":${this.edgeCount[id]}}`,
-    );
+    first = true;
+    for (const id of sortedIds(this.edges)) {
+      const k = 4 * id;
+      text.bytes(first ? JSON_FROM_FIRST : JSON_FROM);
+      first = false;
+      address(text, ek[k]!, ek[k + 1]!);
+      text.bytes(JSON_TO);
+      address(text, ek[k + 2]!, ek[k + 3]!);
+      text.bytes(JSON_EDGE_COUNT);
+      text.int(this.edgeCount[id]!);
+      text.byte(0x7d);
+    }
     text.text(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
     text.flush();
   }
@@ -228,27 +242,35 @@ export class Coverage {
   writeEdges(out: ChunkOut): void {
     const ek = this.edges.keys;
     const text = new ByteChunks(out);
-    writeSorted(
-      text,
-      this.edges,
-      (id, k) =>
-        `0x${hex64(ek[k]!, ek[k + 1]!, 0)} 0x${hex64(ek[k + 2]!, ek[k + 3]!, 0)} ${this.edgeCount[id]}\n`,
-    );
+    for (const id of sortedIds(this.edges)) {
+      const k = 4 * id;
+      address(text, ek[k]!, ek[k + 1]!);
+      text.byte(0x20);
+      address(text, ek[k + 2]!, ek[k + 3]!);
+      text.byte(0x20);
+      text.int(this.edgeCount[id]!);
+      text.byte(0x0a);
+    }
     text.flush();
   }
 }
 
-/** The entries of `table` sorted by key, each `line(id, 4 * id, first)`, into `text`. */
-function writeSorted(
-  text: ByteChunks,
-  table: KeyTable,
-  line: (id: number, k: number, first: boolean) => string,
-): void {
-  let first = true;
-  for (const id of sortedIds(table)) {
-    text.text(line(id, 4 * id, first));
-    first = false;
-  }
+/** The fixed parts of the JSON's records (written as bytes: a record is no string). */
+const JSON_START_FIRST = utf8('\n{"start":"');
+const JSON_START = utf8(',\n{"start":"');
+const JSON_END = utf8('","end":"');
+const JSON_INSNS = utf8('","insns":');
+const JSON_COUNT = utf8(',"count":');
+const JSON_FROM_FIRST = utf8('\n{"from":"');
+const JSON_FROM = utf8(',\n{"from":"');
+const JSON_TO = utf8('","to":"');
+const JSON_EDGE_COUNT = utf8('","count":');
+
+/** Address hi:lo as `0x` and lowercase hex digits. */
+function address(text: ByteChunks, hi: number, lo: number): void {
+  text.byte(0x30);
+  text.byte(0x78);
+  text.hex64(hi, lo, 0);
 }
 
 /** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */
