@@ -17,7 +17,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileMode } from "../tools/perf/perf-data-writer.js";
-import { elfWithSymbolsLayout, PtFile, TRACE_TSC } from "../tools/perf/pt-file.js";
+import { elfWithSymbolsLayout, PtFile, switchCpuWide, TRACE_TSC } from "../tools/perf/pt-file.js";
 import { generateTrace } from "./generate.js";
 import { type LargeImage, largeProgram } from "./large-program.js";
 import { LargeRun } from "./large-run.js";
@@ -31,6 +31,14 @@ export const DEFAULT_PERF_INSNS = 5_000_000;
 /** The `ptkit simulate` options of the trace: user mode only, timing packets on. */
 const PERF_TRACE_OPTIONS = ["--user", "--no-retc", "--tsc", "--mtc", "3", "--cyc", "0"];
 const SEGMENT_INSNS = 2_000_000;
+/** With several CPUs: the instructions between two moves to another CPU. */
+const MOVE_INSNS = 250_000;
+/**
+ * With several CPUs: TSC ticks from one piece's start to the next (the simulated
+ * trace takes far fewer for its instructions): a piece's switch records then fall
+ * between it and the next.
+ */
+const MOVE_TICKS = 0x10000000n;
 /** Blocks per function symbol. */
 const FUNC_BLOCKS = 32;
 const PID = 1000;
@@ -58,6 +66,13 @@ export interface PerfWorkloadOptions {
   /** Instructions to run (at least; default 5 million). */
   insns?: number;
   cacheDir?: string;
+  /**
+   * CPUs the thread runs on, in turn (default 1): with more, the run moves to the next
+   * CPU every {@link MOVE_INSNS} instructions, as a thread migrates, with the
+   * CPU-wide context switches perf record writes (one AUX stream per CPU, as `perf
+   * record` of a command makes on a machine of several cores).
+   */
+  cpus?: number;
 }
 
 /** The workload from its cache directory, or made there now. */
@@ -65,14 +80,26 @@ export function loadPerfWorkload(options: PerfWorkloadOptions = {}): PerfWorkloa
   const seed = options.seed ?? DEFAULT_LARGE_SEED;
   const codeBytes = options.codeBytes ?? DEFAULT_LARGE_CODE;
   const insns = options.insns ?? DEFAULT_PERF_INSNS;
-  const dir = join(options.cacheDir ?? CACHE_DIR, `perf-v${CACHE_VERSION}-s${seed}-c${codeBytes}-i${insns}`);
-  return cachedWorkload(dir, () => makePerfWorkload(dir, seed, codeBytes, insns));
+  const cpus = options.cpus ?? 1;
+  const name = `perf-v${CACHE_VERSION}-s${seed}-c${codeBytes}-i${insns}${cpus > 1 ? `-p${cpus}` : ""}`;
+  const dir = join(options.cacheDir ?? CACHE_DIR, name);
+  return cachedWorkload(dir, () => makePerfWorkload(dir, seed, codeBytes, insns, cpus));
 }
 
 /** The workload made into the empty directory `dir`. */
-function makePerfWorkload(dir: string, seed: number, codeBytes: number, insns: number): PerfWorkload {
+function makePerfWorkload(
+  dir: string,
+  seed: number,
+  codeBytes: number,
+  insns: number,
+  cpus: number,
+): PerfWorkload {
   const program = largeProgram(seed, codeBytes);
-  const file = new PtFile({ perfScript: true }).comm(PID, "main", TRACE_TSC - 100n);
+  const file = new PtFile({ perfScript: true, schedSwitch: cpus > 1 ? 3 : 0 }).comm(
+    PID,
+    "main",
+    TRACE_TSC - 100n,
+  );
   const elfs: string[] = [];
   let functions = 0;
   for (const img of program.images) {
@@ -87,12 +114,26 @@ function makePerfWorkload(dir: string, seed: number, codeBytes: number, insns: n
   const run = new LargeRun(program, seed);
   let segments = 0;
   let traceBytes = 0;
+  /** Each CPU's AUX stream's bytes so far. */
+  const offsets = new Array<number>(cpus).fill(0);
   while (run.insns < insns) {
-    const tsc = TRACE_TSC + BigInt(run.insns) + BigInt(segments) * 1000n;
-    const trace = generateTrace(run.segment(Math.min(SEGMENT_INSNS, insns - run.insns)), PERF_TRACE_OPTIONS, {
-      tsc,
-    });
-    file.trace(trace, 0, AUX_CHUNK, traceBytes);
+    const cpu = segments % cpus;
+    const tsc =
+      cpus > 1
+        ? TRACE_TSC + BigInt(segments) * MOVE_TICKS
+        : TRACE_TSC + BigInt(run.insns) + BigInt(segments) * 1000n;
+    if (cpus > 1 && segments > 0) {
+      // The thread leaves the CPU it ran on, and this one takes it up.
+      const was = (segments - 1) % cpus;
+      file.records.push(
+        switchCpuWide(true, PID, 0, tsc - 0x200000n, was),
+        switchCpuWide(false, PID, 0, tsc - 0x100000n, cpu),
+      );
+    }
+    const n = Math.min(cpus > 1 ? MOVE_INSNS : SEGMENT_INSNS, insns - run.insns);
+    const trace = generateTrace(run.segment(n), PERF_TRACE_OPTIONS, { tsc });
+    file.trace(trace, cpu, AUX_CHUNK, offsets[cpu]!);
+    offsets[cpu]! += trace.length;
     segments++;
     traceBytes += trace.length;
   }

@@ -140,6 +140,13 @@ export interface WalkTime {
   readonly image: Image;
   /** A graph for the code of another image (one kept from an earlier run); absent, a new one. */
   graph?(image: Image, maxNodes: number, maxWalk: number): DecisionGraph;
+  /**
+   * Streams that take turns (see {@link timedWalk}): the walk is about to report TSC
+   * (hi:lo); true when another stream goes first (the walk yields, and asks again when
+   * it goes on). It may move this stream's sideband on meanwhile (its thread switches
+   * before that time, each when its turn comes). Absent: the walk never waits.
+   */
+  waits?(hi: number, lo: number): boolean;
 }
 
 /** The outcome of {@link decodeCoverage}. */
@@ -621,7 +628,7 @@ class GraphWalk {
  * {@link Coverage.clear} it for the general decoder.
  */
 export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage: Coverage): FastCoverage {
-  return decodeWalk(trace, new GraphWalk(graph, coverage, undefined));
+  return walkToEnd(walkSteps(trace, new GraphWalk(graph, coverage, undefined)));
 }
 
 /**
@@ -631,7 +638,9 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
  */
 export function decodeCount(trace: TraceBytes, graph: DecisionGraph, stops?: WalkStops): FastCoverage {
   // No coverage and no feed: the map's fused packet loop (coverage-map-loop.ts), without the map.
-  return decodeWalk(trace, new GraphWalk(graph, undefined, undefined), undefined, 0, false, false, stops);
+  return walkToEnd(
+    walkSteps(trace, new GraphWalk(graph, undefined, undefined), undefined, 0, false, false, stops),
+  );
 }
 
 /**
@@ -655,7 +664,7 @@ export interface WalkStops {
  * decode: start a new one for the general decoder.
  */
 export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTracker): FastCoverage {
-  return decodeWalk(trace, new GraphWalk(graph, undefined, feed));
+  return walkToEnd(walkSteps(trace, new GraphWalk(graph, undefined, feed)));
 }
 
 /**
@@ -677,10 +686,21 @@ export function decodeTimedFeed(
   time: WalkTime,
   errata: { quirks: number; skd022: boolean; bdm70: boolean },
 ): FastCoverage {
+  return walkToEnd(timedWalk(trace, graph, time, errata));
+}
+
+/**
+ * {@link decodeTimedFeed} as steps: the walk yields where `time` says it must wait for
+ * other streams ({@link WalkTime.waits}), and returns the outcome.
+ */
+export function timedWalk(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  time: WalkTime,
+  errata: { quirks: number; skd022: boolean; bdm70: boolean },
+): Generator<void, FastCoverage, void> {
   const w = new GraphWalk(graph, undefined, undefined, time);
-  const res = decodeWalk(trace, w, new WalkClock(time, w), errata.quirks, errata.skd022, errata.bdm70);
-  res.calls = w.calls;
-  return res;
+  return walkSteps(trace, w, new WalkClock(time, w), errata.quirks, errata.skd022, errata.bdm70);
 }
 
 /**
@@ -769,6 +789,18 @@ class WalkClock {
     return this.has && (this.hi !== this.dHi || this.lo !== this.dLo);
   }
 
+  /**
+   * Before a {@link report}: whether the walk must wait first (yield) for other
+   * streams, which go before this stamp ({@link WalkTime.waits}); asked again when it
+   * goes on.
+   */
+  waits(): boolean {
+    const waits = this.time.waits;
+    if (waits === undefined) return false;
+    this.stamp();
+    return this.has && waits(this.hi, this.lo);
+  }
+
   /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
   report(): void {
     this.stamp();
@@ -840,7 +872,22 @@ class WalkClock {
   }
 }
 
-function decodeWalk(
+/** A walk ({@link walkSteps}) to its end: its outcome (it waits nowhere unless the time says so: {@link WalkTime.waits}). */
+function walkToEnd(steps: Generator<void, FastCoverage, void>): FastCoverage {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * The walk itself, a generator so that streams can take turns (ptkit perf's per-CPU
+ * streams, in time order as the general decode interleaves them): before the walk
+ * reports a time it asks {@link WalkClock.waits}, and yields while it must wait. It
+ * returns the outcome. (V8 optimises the loop of a generator as any other: a walk
+ * that never yields runs as fast.)
+ */
+function* walkSteps(
   trace: TraceBytes,
   w: GraphWalk,
   tc?: WalkClock,
@@ -848,7 +895,7 @@ function decodeWalk(
   skd022 = false,
   bdm70 = false,
   stops?: WalkStops,
-): FastCoverage {
+): Generator<void, FastCoverage, void> {
   const res = new FastCoverage();
   const pkt = new Packet();
   const last = new LastIp();
@@ -916,6 +963,11 @@ function decodeWalk(
         if (tc !== undefined) {
           if (tc.moved()) {
             if (tc.crEnded) {
+              while (tc.waits()) {
+                yield;
+                // Another stream's walk may have grown a graph they share.
+                w.nodes = w.graph.nodes;
+              }
               tc.report();
               at = tc.follow(at);
               if (at < 0) return stop(res, pos, w.why);
@@ -928,6 +980,11 @@ function decodeWalk(
           if (tc?.tntTick) {
             // The tick of a TNT that came after an event: after its first bit's block.
             tc.tntTick = false;
+            while (tc.waits()) {
+              yield;
+              // Another stream's walk may have grown a graph they share.
+              w.nodes = w.graph.nodes;
+            }
             tc.report();
             at = tc.follow(at);
             if (at < 0) return stop(res, pos, w.why);
@@ -954,6 +1011,11 @@ function decodeWalk(
             // A tick after the branch when the time moved; a MODE.Exec's event after that.
             const tick = tc.moved();
             if (tick || modeEvent) {
+              while (tc.waits()) {
+                yield;
+                // Another stream's walk may have grown a graph they share.
+                w.nodes = w.graph.nodes;
+              }
               tc.report();
               at = tc.follow(at);
               if (at < 0) return stop(res, pos, w.why);
@@ -968,6 +1030,11 @@ function decodeWalk(
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
         if (tc !== undefined) {
+          while (tc.waits()) {
+            yield;
+            // Another stream's walk may have grown a graph they share.
+            w.nodes = w.graph.nodes;
+          }
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -984,6 +1051,11 @@ function decodeWalk(
           return stop(res, pos, Handover.Sync);
         if (!bits64) return stop(res, pos, Handover.Mode);
         if (tc !== undefined) {
+          while (tc.waits()) {
+            yield;
+            // Another stream's walk may have grown a graph they share.
+            w.nodes = w.graph.nodes;
+          }
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1004,6 +1076,11 @@ function decodeWalk(
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
+            while (tc.waits()) {
+              yield;
+              // Another stream's walk may have grown a graph they share.
+              w.nodes = w.graph.nodes;
+            }
             tc.report();
             tc.crEnded = false;
             if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1019,6 +1096,11 @@ function decodeWalk(
         if (tc !== undefined) {
           // SKD022: the block decoder makes it a synchronous disable at a VM entry.
           if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
+          while (tc.waits()) {
+            yield;
+            // Another stream's walk may have grown a graph they share.
+            w.nodes = w.graph.nodes;
+          }
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1075,6 +1157,11 @@ function decodeWalk(
         }
         if (tc !== undefined) {
           // PSB+'s status updates, all at its time.
+          while (tc.waits()) {
+            yield;
+            // Another stream's walk may have grown a graph they share.
+            w.nodes = w.graph.nodes;
+          }
           tc.report();
           tc.crEnded = false;
           const moved = tc.follow(started && enabled ? at : -1);
@@ -1138,6 +1225,7 @@ function decodeWalk(
   if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Sync);
   w.endBlock();
   res.insns = w.icount[0]!;
+  res.calls = w.calls;
   return res;
 }
 

@@ -6,9 +6,9 @@
  * of the node's successor and each block entered one read-modify-write of the map: no
  * per-packet call, record or object. Anything else (PSB+, FUP, TIP.PGE/PGD, MODE,
  * TNT-64, a suppressed or reserved IP, a packet that runs over the window) stops the
- * loop there, and decodeWalk's general packet loop takes that packet and comes back.
+ * loop there, and walkSteps's general packet loop takes that packet and comes back.
  *
- * It does exactly what decodeWalk's TNT and TIP cases do through GraphWalk's
+ * It does exactly what walkSteps's TNT and TIP cases do through GraphWalk's
  * `bit`/`tip`/`toDecision`/`direct`/`run` with a map-only Coverage (the same nodes
  * made in the same order, the same map, the same hand-overs): tests compare the two
  * (test/analysis/coverage-decode.test.ts).
@@ -47,7 +47,7 @@ const OVERLAP_NODES = 1 << 15;
 /** The ring of {@link MapLoop.calls}: 64 calls deep. */
 const CALLS_MASK = 63;
 
-/** What the loop shares with decodeWalk's GraphWalk (see there). */
+/** What the loop shares with walkSteps's GraphWalk (see there). */
 export interface MapLoopWalk {
   graph: DecisionGraph;
   nodes: Int32Array;
@@ -74,7 +74,7 @@ const Pkt = { Other: 0, Pad: 1, Tnt8: 2, Cyc: 3, Mtc: 4, Tip: 8 } as const;
  * Each opcode byte's {@link Pkt} (a table: one read, and every test after it is reached
  * by the packets of every PSB+, so V8's feedback has them before the rare packets come).
  * Not taken (Other): extended opcodes (0x02), a TIP with its IP suppressed or reserved
- * IPBytes (decodeWalk's to judge), and everything else.
+ * IPBytes (walkSteps's to judge), and everything else.
  */
 const PACKET = new Uint8Array(256);
 for (let b = 4; b < 256; b += 2) PACKET[b] = Pkt.Tnt8;
@@ -86,7 +86,7 @@ PACKET[0x59] = Pkt.Mtc;
 /**
  * Take the packets at buf[pos..end) while they are TNT-8, TIP, CYC, MTC or PAD, with
  * tracing on at node `at` and nothing pending (no FUP, MODE.Exec or OVF; not in
- * PSB+). Returns the index of the first packet it left (decodeWalk goes on there),
+ * PSB+). Returns the index of the first packet it left (walkSteps goes on there),
  * with {@link MapLoop.at} the node control is at; or -1 - the index of the packet at
  * which the walk failed (`w.why` says why).
  */

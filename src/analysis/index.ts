@@ -25,6 +25,7 @@ export {
   decodeTimedFeed,
   FastCoverage,
   Handover,
+  timedWalk,
   type WalkFeed,
   type WalkStops,
   type WalkTime,

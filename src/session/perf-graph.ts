@@ -1,19 +1,23 @@
 /**
  * `ptkit perf`'s fast path for the call-stack outputs (issue 13's decision cache):
- * one stream decoded by analysis/coverage-decode.ts's timed walk through the code's
+ * the streams decoded by analysis/coverage-decode.ts's timed walk through the code's
  * {@link DecisionGraph}, straight from the packets, instead of the event and block
  * decoders of perf-stream.ts. The feed (the stream's FlowTracker) gets the same
  * instructions, events, times and thread switches in the same order, so the outputs
  * are byte-identical; the walk reports where the block decoder would report a time,
  * and this moves the stream on to it as decodePerfStream does at an event: the
- * switches before it at their own times, then who runs and the process images.
+ * switches before it at their own times, then who runs and the process images. The
+ * streams of a file recorded per CPU take turns in time order as the general decode
+ * interleaves them (see {@link walkStreams}): a thread that moves to another CPU takes
+ * its call stack along, and every output gets its records in the same order.
  *
- * Taken only where that holds as written here: one stream, nothing printed but the
- * analysis (--quiet), no --time-range, no --tid, no losses to report, no address
- * filter. Where the walk hands over (packets or code it does not cover: see
- * decodeTimedFeed), the caller decodes the file again the general way from the start.
+ * Taken only where that holds as written here: nothing printed but the analysis
+ * (--quiet) or ptkit's call and branch lines (perf script's of one stream), no
+ * --time-range, no --tid, no losses to report, no address filter. Where a walk hands
+ * over (packets or code it does not cover: see decodeTimedFeed), the caller decodes
+ * the file again the general way from the start.
  */
-import { decodeTimedFeed, type FastCoverage, type WalkFeed, type WalkTime } from "../analysis/index.js";
+import { FastCoverage, timedWalk, type WalkFeed, type WalkTime } from "../analysis/index.js";
 import { packetQuirks } from "../cpu/index.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
@@ -47,45 +51,36 @@ interface FastTarget {
 }
 
 /**
- * Decode stream `s` into `analysis` by the fast path: its outcome (status 0: decoded;
- * else the analysis holds part of a decode: start it again).
+ * `--calls`, or with `every` `--branches`: the streams' branch lines by the fast path,
+ * each to its `sink`, in the general decode's order: the outcome, and how many lines
+ * were printed (on a handover, the general decode prints them again: leave them out,
+ * see {@link skipBranches}).
  */
-export function fastPerfStream(s: StreamContext, analysis: PerfAnalysis): FastCoverage {
-  const res = walkStream(s, () => ({
-    ready: () => analysis.fastFeed(s.where),
-    switched: () => analysis.sink.switched(s.where),
-  }));
-  if (res.status === 0) analysis.count(res.insns, res.calls);
-  return res;
-}
-
-/**
- * `--calls`, or with `every` `--branches`: stream `s`'s branch lines by the fast path,
- * to `s.sink`: the outcome, and how many lines were printed (on a handover, the
- * general decode prints them again: leave them out, see {@link skipBranches}).
- */
-export function fastBranchStream(
-  s: StreamContext,
+export function fastBranchStreams(
+  streams: readonly StreamContext[],
   every: boolean,
 ): { result: FastCoverage; printed: number } {
-  let feed: BranchFeed | undefined;
-  const result = walkStream(s, (graph) => {
-    feed = new BranchFeed(s, graph, every);
-    return { ready: () => feed!, switched: () => s.sink.switched(s.where) };
+  const feeds: BranchFeed[] = [];
+  const result = walkStreams(streams, (s, graph) => {
+    const feed = new BranchFeed(s, graph, every);
+    feeds.push(feed);
+    return { ready: () => feed, switched: () => s.sink.switched(s.where) };
   });
-  return { result, printed: feed?.printed ?? 0 };
+  let printed = 0;
+  for (const feed of feeds) printed += feed.printed;
+  return { result, printed };
 }
 
 /**
- * `--quiet` without analysis outputs: stream `s` walked by the fast path, which prints
- * nothing (a decode it covers has no error to print): the outcome. On a handover the
- * general decode goes again from the start and prints the errors.
+ * `--quiet` without analysis outputs: the streams walked by the fast path, which
+ * prints nothing (a decode it covers has no error to print): the outcome. On a
+ * handover the general decode goes again from the start and prints the errors.
  */
-export function fastQuietStream(s: StreamContext): FastCoverage {
-  return walkStream(s, () => ({ ready: () => SILENT, switched: () => s.sink.switched(s.where) }));
+export function fastQuietStreams(streams: readonly StreamContext[]): FastCoverage {
+  return walkStreams(streams, (s) => ({ ready: () => SILENT, switched: () => s.sink.switched(s.where) }));
 }
 
-/** The feed of {@link fastQuietStream}: nothing is kept. */
+/** The feed of {@link fastQuietStreams}: nothing is kept. */
 const SILENT: WalkFeed = { run() {}, insn() {}, event() {} };
 
 /** `sink`, but the first `n` branch lines it prints (with `every` all, else those of `--calls`) are left out. */
@@ -154,56 +149,216 @@ class BranchFeed {
   }
 }
 
-/** Decode stream `s` by the fast path into the target made for its graph. */
-function walkStream(s: StreamContext, target: (graph: DecisionGraph) => FastTarget): FastCoverage {
-  const { where, images, switches, cr3s } = s;
-  let next = 0;
-  let image = images.image(where.pid);
-  const graphs = new GraphCache(s.graphStore);
-  const graph = graphs.graph(image);
-  const to = target(graph);
-  // decodePerfStream's `at` (no range, no --tid: always in range).
-  const step = (hi: number, lo: number) => {
+/** Decode the streams by the fast path into `analysis` (see {@link walkStreams}): the outcome. */
+export function fastPerfStreams(streams: readonly StreamContext[], analysis: PerfAnalysis): FastCoverage {
+  const res = walkStreams(streams, (s) => ({
+    ready: () => analysis.fastFeed(s.where),
+    switched: () => analysis.sink.switched(s.where),
+  }));
+  if (res.status === 0) analysis.count(res.insns, res.calls);
+  return res;
+}
+
+/**
+ * Decode the streams by the fast path, each into the target made for it and its
+ * first graph, taking turns in time order as interleave (perf-stream.ts) takes the
+ * general decode's: each stream's walk goes on while its next time (a thread switch
+ * of its CPU, or a time its walk reports) is the earliest of all (the first stream's
+ * on a tie), and waits (yields) where another's is earlier; a stream whose walk ended
+ * goes on with its switches. The targets then get every stream's instructions,
+ * events, times and switches in the general decode's order. The outcome: status 0,
+ * every stream decoded (the instructions and calls of all); else the first stream's
+ * that was not (the targets hold part of a decode: start it again).
+ */
+function walkStreams(
+  streams: readonly StreamContext[],
+  target: (s: StreamContext, graph: DecisionGraph) => FastTarget,
+): FastCoverage {
+  const graphs = new GraphCache(streams[0]?.graphStore);
+  const live: StreamTurn[] = [];
+  /** Whether `turn` goes next: no other live stream waits at an earlier time (or at the same, being before it). */
+  const first = (turn: StreamTurn): boolean => {
+    const t = turn.s;
+    for (const o of live) {
+      if (o === turn) continue;
+      if (!o.started) return false;
+      const u = o.s;
+      if (lt64(u.nextHi, u.nextLo, t.nextHi, t.nextLo)) return false;
+      if (u.nextHi === t.nextHi && u.nextLo === t.nextLo && o.index < turn.index) return false;
+    }
+    return true;
+  };
+  for (const [index, s] of streams.entries()) {
+    live.push(
+      new StreamTurn(
+        s,
+        index,
+        graphs,
+        (graph) => target(s, graph),
+        // One stream waits for none.
+        streams.length > 1 ? first : undefined,
+      ),
+    );
+  }
+  let insns = 0;
+  let calls = 0;
+  let failed: FastCoverage | undefined;
+  // A turn: the walk on to where it waits or ends, or after it, the next switch.
+  const go = (turn: StreamTurn): boolean => {
+    if (turn.walking) {
+      const r = turn.steps.next();
+      if (!r.done) return true;
+      turn.walking = false;
+      if (r.value.status !== 0) {
+        failed = r.value;
+        return false;
+      }
+      insns += r.value.insns;
+      calls += r.value.calls;
+    } else turn.stepSwitch();
+    // Then its switches, each at its own time.
+    return turn.switchAfter();
+  };
+  // Each stream first runs to its first wait (as interleave starts each).
+  for (let i = 0; i < live.length; ) {
+    const turn = live[i]!;
+    turn.started = true;
+    if (go(turn)) i++;
+    else if (failed !== undefined) break;
+    else live.splice(i, 1);
+  }
+  while (failed === undefined && live.length > 0) {
+    let best = 0;
+    for (let i = 1; i < live.length; i++) {
+      const a = live[i]!.s;
+      const b = live[best]!.s;
+      if (lt64(a.nextHi, a.nextLo, b.nextHi, b.nextLo)) best = i;
+    }
+    if (!go(live[best]!)) live.splice(best, 1);
+  }
+  graphs.save();
+  if (failed !== undefined) return failed;
+  const res = new FastCoverage();
+  res.insns = insns;
+  res.calls = calls;
+  return res;
+}
+
+/**
+ * A stream's fast decode: its walk (decodeTimedFeed's, as steps), and the sideband it
+ * moves on as decodePerfStream does: at a time the walk reports, the switches before
+ * it at their own times, then who runs and the process images.
+ */
+class StreamTurn {
+  readonly steps: Generator<void, FastCoverage, void>;
+  /** The walk has not ended. */
+  walking = true;
+  /** It ran (to its first wait). */
+  started = false;
+  /** The next of {@link s}'s switches. */
+  private next = 0;
+  private image: Image;
+  private readonly to: FastTarget;
+
+  constructor(
+    readonly s: StreamContext,
+    /** Its place among the streams (the first goes first on a tie). */
+    readonly index: number,
+    graphs: GraphCache,
+    target: (graph: DecisionGraph) => FastTarget,
+    /** With several streams: whether this one goes next (its next time set: see WalkTime.waits). */
+    first?: (turn: StreamTurn) => boolean,
+  ) {
+    this.image = s.images.image(s.where.pid);
+    const graph = graphs.graph(this.image);
+    this.to = target(graph);
+    const turn = this;
+    const time: WalkTime = {
+      clock: new Clock(s.config),
+      ticks: s.config.enableTickEvents,
+      cr3: s.cr3s !== undefined,
+      at: (hi, lo) => this.at(hi, lo),
+      ready: () => this.to.ready(),
+      // (It changes as the walk moves the sideband on.)
+      get image(): Image {
+        return turn.image;
+      },
+      graph: (img, maxNodes, maxWalk) => graphs.graph(img, maxNodes, maxWalk),
+      waits: first === undefined ? undefined : (hi, lo) => this.waits(hi, lo, first),
+    };
+    const { errata } = s.config;
+    this.steps = timedWalk(s.trace, graph, time, {
+      quirks: packetQuirks(errata),
+      skd022: errata.skd022,
+      bdm70: errata.bdm70,
+    });
+  }
+
+  /** decodePerfStream's `at` (no range, no --tid: always in range): the stream moves on to TSC hi:lo. */
+  private step(hi: number, lo: number): void {
+    const { where, images, switches, cr3s } = this.s;
     where.tscHi = hi;
     where.tscLo = lo;
     const { pid, tid: was } = where;
-    while (next < switches.length && !lt64(hi, lo, switches[next]!.tscHi, switches[next]!.tscLo)) {
-      const sw = switches[next++]!;
+    while (
+      this.next < switches.length &&
+      !lt64(hi, lo, switches[this.next]!.tscHi, switches[this.next]!.tscLo)
+    ) {
+      const sw = switches[this.next++]!;
       where.pid = sw.pid;
       where.tid = sw.tid;
       cr3s?.seen(sw.pid, sw.tid);
     }
     const imagesChanged = images.advance(hi, lo);
     const switched = where.pid !== pid || where.tid !== was;
-    if (imagesChanged || switched) image = images.image(where.pid);
-    if (switched) to.switched();
-  };
-  // The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo.
-  const at = (hi: number, lo: number) => {
-    for (let sw = switches[next]; sw && lt64(sw.tscHi, sw.tscLo, hi, lo); sw = switches[next])
-      step(sw.tscHi, sw.tscLo);
-    step(hi, lo);
-  };
-  const time: WalkTime = {
-    clock: new Clock(s.config),
-    ticks: s.config.enableTickEvents,
-    cr3: cr3s !== undefined,
-    at,
-    ready: () => to.ready(),
-    get image(): Image {
-      return image;
-    },
-    graph: (img, maxNodes, maxWalk) => graphs.graph(img, maxNodes, maxWalk),
-  };
-  const { errata } = s.config;
-  const res = decodeTimedFeed(s.trace, graph, time, {
-    quirks: packetQuirks(errata),
-    skd022: errata.skd022,
-    bdm70: errata.bdm70,
-  });
-  graphs.save();
-  if (res.status !== 0) return res;
-  // The switches after the trace still happen: a thread leaves this CPU.
-  for (let sw = switches[next]; sw; sw = switches[next]) step(sw.tscHi, sw.tscLo);
-  return res;
+    if (imagesChanged || switched) this.image = images.image(where.pid);
+    if (switched) this.to.switched();
+  }
+
+  /** The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo. */
+  private at(hi: number, lo: number): void {
+    const { switches } = this.s;
+    for (let sw = switches[this.next]; sw && lt64(sw.tscHi, sw.tscLo, hi, lo); sw = switches[this.next])
+      this.step(sw.tscHi, sw.tscLo);
+    this.step(hi, lo);
+  }
+
+  /**
+   * The walk reports TSC hi:lo next: where this stream waits first (its next time set),
+   * its switches before that time each taken when it goes first. As decodePerfStream,
+   * which waits at each switch and each event whose time is not the stream's own.
+   */
+  private waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
+    const s = this.s;
+    for (;;) {
+      const sw = s.switches[this.next];
+      const before = sw !== undefined && lt64(sw.tscHi, sw.tscLo, hi, lo);
+      if (before) {
+        s.nextHi = sw.tscHi;
+        s.nextLo = sw.tscLo;
+      } else {
+        if (hi === s.where.tscHi && lo === s.where.tscLo) return false;
+        s.nextHi = hi;
+        s.nextLo = lo;
+      }
+      if (!first(this)) return true;
+      if (!before) return false;
+      this.step(sw.tscHi, sw.tscLo);
+    }
+  }
+
+  /** After the walk: whether a switch is still to come (its time is the stream's next). */
+  switchAfter(): boolean {
+    const sw = this.s.switches[this.next];
+    if (sw === undefined) return false;
+    this.s.nextHi = sw.tscHi;
+    this.s.nextLo = sw.tscLo;
+    return true;
+  }
+
+  /** After the walk: the next switch happens. */
+  stepSwitch(): void {
+    const sw = this.s.switches[this.next]!;
+    this.step(sw.tscHi, sw.tscLo);
+  }
 }

@@ -50,10 +50,10 @@ import { Cr3Threads } from "./perf-cr3.js";
 import { DEBUG_ROOT } from "./perf-debug-files.js";
 import { AllProcessSymbols } from "./perf-frame-symbols.js";
 import {
-  fastBranchStream,
+  fastBranchStreams,
   fastPathFits,
-  fastPerfStream,
-  fastQuietStream,
+  fastPerfStreams,
+  fastQuietStreams,
   skipBranches,
 } from "./perf-graph.js";
 import { BinaryFinder, KERNEL_NAME, ProcessImages, sameBinary } from "./perf-images.js";
@@ -392,14 +392,16 @@ function decodeOnce(
   };
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
-    // The call-stack outputs or --calls alone, of one stream: the fast path (perf-graph.ts), where it covers the trace.
-    const single = streams.length === 1 && !args.jsonl && !internal.generalDecode ? streams[0]! : undefined;
-    const one = script ? undefined : single;
-    // Branch lines: ptkit's --branches and --calls, or perf script's that need no time.
+    // The fast path (perf-graph.ts), where it covers the trace: the call-stack outputs,
+    // --calls and --branches, --quiet alone. With several streams (a CPU's each) their
+    // walks take turns in time order.
+    const fits = !args.jsonl && !internal.generalDecode && streams.length > 0 && streams.every(fastPathFits);
+    const own = !script && fits ? streams : undefined;
+    // Branch lines: ptkit's --branches and --calls, or perf script's that need no time (of one stream).
     const lines = script ? scriptBranches : args.show;
-    const linesOf = script ? single : one;
-    if (analysis && args.quiet && one !== undefined && fastPathFits(one)) {
-      const fast = fastPerfStream(one, analysis);
+    const linesOf = script ? (fits && streams.length === 1 ? streams : undefined) : own;
+    if (analysis && args.quiet && own) {
+      const fast = fastPerfStreams(own, analysis);
       internal.onFastPath?.(fast);
       if (fast.status === 0) streams = [];
       else {
@@ -414,9 +416,9 @@ function decodeOnce(
         analysis = reopened;
         streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
       }
-    } else if (!analysis && (lines === "calls" || lines === "branches") && linesOf && fastPathFits(linesOf)) {
+    } else if (!analysis && (lines === "calls" || lines === "branches") && linesOf) {
       const every = lines === "branches";
-      const fast = fastBranchStream(linesOf, every);
+      const fast = fastBranchStreams(linesOf, every);
       internal.onFastPath?.(fast.result);
       if (fast.result.status === 0) streams = [];
       else {
@@ -429,9 +431,9 @@ function decodeOnce(
       // Not the fast path: perf script's decode.
       timed = true;
       streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
-    } else if (!analysis && args.show === "errors" && one && fastPathFits(one)) {
+    } else if (!analysis && args.show === "errors" && own) {
       // --quiet alone: errors only, and a decode the fast path covers has none.
-      const fast = fastQuietStream(one);
+      const fast = fastQuietStreams(own);
       internal.onFastPath?.(fast);
       streams = fast.status === 0 ? [] : again(printed);
     }

@@ -113,6 +113,13 @@ async function compare(cwd: string, argv: string[]): Promise<{ fast: Run["fast"]
   return { fast: outcome, lit };
 }
 
+/** `cov`'s JSON document, parsed. */
+function coverageJson(cov: Coverage): { blocks: unknown[]; dropped: { blocks: number; edges: number } } {
+  const chunks: Uint8Array[] = [];
+  cov.write((chunk) => chunks.push(chunk.slice()));
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
 const w = loadFuzzWorkload({ cacheDir: dir, codeBytes: 16384, traceBytes: 80_000, caseInsns: 20_000 });
 
 describe("the fuzzing workload: the fast decode covers it and agrees", () => {
@@ -343,11 +350,6 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
   test("a trace read in small windows: packets split at every window edge give the map, tables, count and result of the whole trace in memory", () => {
     const image = new Image();
     assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
-    const json = (cov: Coverage) => {
-      const chunks: Uint8Array[] = [];
-      cov.write((chunk) => chunks.push(chunk.slice()));
-      return Buffer.concat(chunks).toString("utf8");
-    };
     for (const trace of [w.trace, w.timingTrace]) {
       const bytes = new Uint8Array(readFileSync(trace));
       // The map alone, and the map with the tables of blocks and edges.
@@ -366,7 +368,8 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
             Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
             `${window}-byte windows: the map`,
           );
-          if (!mapOnly) assert.equal(json(cov), json(whole), `${window}-byte windows: the tables`);
+          if (!mapOnly)
+            assert.deepEqual(coverageJson(cov), coverageJson(whole), `${window}-byte windows: the tables`);
         }
       }
     }
@@ -496,11 +499,6 @@ describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
 test("blocks and edges past the tables' limit: the fast decode (which keeps table ids a node) drops and counts what the instruction decoder's does", () => {
   const image = new Image();
   assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
-  const json = (cov: Coverage) => {
-    const chunks: Uint8Array[] = [];
-    cov.write((chunk) => chunks.push(chunk.slice()));
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  };
   for (const trace of [w.trace, w.timingTrace]) {
     const bytes = new Uint8Array(readFileSync(trace));
     for (const limit of [40, 1 << 21]) {
@@ -517,8 +515,8 @@ test("blocks and edges past the tables' limit: the fast decode (which keeps tabl
       });
       assert.equal(status, -ErrorCode.Eos);
       analysis.finish();
-      const want = json(general);
-      assert.deepEqual(json(fast), want, `limit ${limit}`);
+      const want = coverageJson(general);
+      assert.deepEqual(coverageJson(fast), want, `limit ${limit}`);
       if (limit === 40) {
         assert.equal(want.blocks.length, 40);
         assert.ok(want.dropped.blocks > 0 && want.dropped.edges > 0, JSON.stringify(want.dropped));

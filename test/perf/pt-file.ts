@@ -83,9 +83,13 @@ export function execIps(exec: readonly string[]): string[] {
 }
 
 /** The trace of an execution: branches, TSC, MTC and CYC, a PSB every 2 KiB, user and kernel. */
-export function traceOf(exec: readonly string[], extra: Record<string, number> = {}): Uint8Array {
+export function traceOf(
+  exec: readonly string[],
+  extra: Record<string, number> = {},
+  tsc?: bigint,
+): Uint8Array {
   const m = msrs({ ctl: { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0, ...extra } });
-  return generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: m, cyclesPerInsn: 3 }).bytes;
+  return generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: m, cyclesPerInsn: 3, tsc }).bytes;
 }
 
 /** A build_id feature section: (pid, path, 40-digit build id) entries as perf writes them (user mode). */
