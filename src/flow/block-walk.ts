@@ -29,16 +29,14 @@ import * as sectionCache from "./section-cache.js";
 // binding at every use in optimized code, but folds module constants.
 const { ErrorCode } = errors;
 const { EventType } = eventTypes;
-const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
+const { FlowClass } = flowClass;
 type FlowClass = flowClass.FlowClass;
-const { BCE_DISP, BCE_META, Bce, InsnMeta, Qualifier } = sectionCache;
+const { Bce, InsnMeta, NO_DISP, Qualifier, WALK_AUX, WalkQualifier } = sectionCache;
 const { branchTarget, next, nextIp } = flowInsn;
 const { TWO_32, addSize, diff64, sum } = addr;
 const { RESUME } = blockFill;
 const { MAX_BLOCK_INSNS, Stop } = blockStep;
 
-/** directBranch's answer: not a direct branch the decode cache knows; decode it. */
-const DECODE = 2;
 /**
  * runOn's answer: the next block begins in another section, now the current one
  * ({@link BlockWalk.resumeOff} in it); {@link RESUME} is the same section.
@@ -213,9 +211,10 @@ export class BlockWalk extends BlockFill {
         block.lastSize = isize;
         // Without a TNT bit, condBranch gives the error.
         if (taken < 0) return this.condBranch();
-        if (taken === 0 || words[j + BCE_META] !== 0) {
+        const disp = words[j + WALK_AUX]!;
+        if (taken === 0 || disp !== NO_DISP) {
           // The fall-through, or the displacement the entry carries (else decode it).
-          const to = taken === 0 ? off + isize : off + isize + words[j + BCE_DISP]!;
+          const to = taken === 0 ? off + isize : off + isize + disp;
           const lo = baseLo + to;
           if (to >= 0 && lo < TWO_32) {
             this.ipHi = baseHi;
@@ -238,7 +237,7 @@ export class BlockWalk extends BlockFill {
         status = this.popReturn();
         if (status < 0) return status;
       } else {
-        status = this.decide(block, qualifier, isize, off, words[j + BCE_META]!, words[j + BCE_DISP]!);
+        status = this.decide(block, qualifier, isize, off, words[j + WALK_AUX]!);
         if (status === RESUME) {
           off = this.resumeOff | 0;
           continue;
@@ -321,17 +320,10 @@ export class BlockWalk extends BlockFill {
   /**
    * The walk reached a decision point other than a conditional branch whose size the
    * entry knows, at offset `off` (the IP): decide there, from the instruction the entry
-   * carries (`dpMeta`, 0 if unknown, and `dpDisp`) where it can. Status (0: the block
+   * carries (`aux`, see {@link WALK_AUX}) where it can. Status (0: the block
    * ended), or {@link RESUME} to go on from {@link resumeOff} in the same section.
    */
-  private decide(
-    block: Block,
-    qualifier: number,
-    isize: number,
-    off: number,
-    dpMeta: number,
-    dpDisp: number,
-  ): number {
+  private decide(block: Block, qualifier: number, isize: number, off: number, aux: number): number {
     const view = this.code.msec;
     const mode = block.mode;
     switch (qualifier) {
@@ -365,18 +357,20 @@ export class BlockWalk extends BlockFill {
         // own class (jump, far call, far return, ...), as the walk that filled the
         // cache did: call stacks close frames on far returns.
         const c =
-          dpMeta !== 0 && off + InsnMeta.size(dpMeta) <= view.winEnd
-            ? InsnMeta.info(dpMeta) & 15
+          aux !== 0 && off + InsnMeta.size(aux) <= view.winEnd
+            ? InsnMeta.info(aux) & 15
             : this.classAt(off, mode);
         if (c < 0) return c;
         block.iclass = c as FlowClass;
         return this.proceedIndirect();
       }
-      case Qualifier.Decode: {
-        const status = this.directBranch(block, off, dpMeta, dpDisp);
-        if (status !== DECODE) return status;
+      case WalkQualifier.DirectCall:
+      case WalkQualifier.DirectJump:
+        if (off + isize <= view.winEnd)
+          return this.directBranch(block, off, qualifier === WalkQualifier.DirectCall, isize, aux);
         break;
-      }
+      case Qualifier.Decode:
+        break;
       default:
         return -ErrorCode.Internal;
     }
@@ -444,25 +438,15 @@ export class BlockWalk extends BlockFill {
   }
 
   /**
-   * A Decode entry's decision point, mostly a direct call or backward jump already
-   * decoded: take it from what the entry carries, `meta` (0: unknown) and `disp` (the
-   * general way in {@link decide} does the same, slower). Status, {@link RESUME}, or
-   * {@link DECODE} when it is not that.
+   * A Decode entry's decision point that the walk's table says is a direct call
+   * (`call`) or jump of `size` bytes and displacement `disp` (see WalkQualifier),
+   * within the window: take it without the instruction (the general way in
+   * {@link decide} does the same, slower). Status, or {@link RESUME}.
    */
-  private directBranch(block: Block, off: number, meta: number, disp: number): number {
+  private directBranch(block: Block, off: number, call: boolean, size: number, disp: number): number {
     const view = this.code.msec;
-    const info = InsnMeta.info(meta);
-    const c = info & 15;
-    if (
-      meta === 0 ||
-      InsnMeta.mode(meta) !== block.mode ||
-      (c !== FlowClass.Call && c !== FlowClass.Jump) ||
-      ((info >>> FACT_SHIFT) & InsnFact.Direct) === 0 ||
-      off + InsnMeta.size(meta) > view.winEnd
-    )
-      return DECODE;
-    block.iclass = c as FlowClass;
-    const size = InsnMeta.size(meta);
+    const c = call ? FlowClass.Call : FlowClass.Jump;
+    block.iclass = c;
     // A call to the next instruction is no call for RET compression.
     if (c === FlowClass.Call && disp !== 0) {
       this.setIpAt(view.baseHi, view.baseLo, off + size);

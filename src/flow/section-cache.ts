@@ -14,25 +14,36 @@
  */
 import { mutableFields } from "../base/halves.js";
 import type { Section } from "../image/index.js";
+import * as flowClass from "./flow-class.js";
 import type { InsnRuns } from "./insn-runs.js";
+
+// A module copy of imported bindings (see block-walk.ts).
+const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
 
 const PAGE_BITS = 12;
 export const PAGE_SIZE = 1 << PAGE_BITS;
 const PAGE_MASK = PAGE_SIZE - 1;
 
 /**
- * Where an entry's decision point's words follow the entry in a slot of
- * {@link SectionCache.walk}: its displacement and its packed {@link InsnMeta}.
+ * Where the word about an entry's decision point follows the entry in a slot of
+ * {@link SectionCache.walk} (see {@link WalkQualifier}): a conditional branch's or a
+ * direct call's or jump's displacement ({@link NO_DISP} where the decode cache does
+ * not have the branch), an indirect transfer's packed {@link InsnMeta} (0: unknown).
  */
-export const BCE_DISP = 1;
-export const BCE_META = 2;
+export const WALK_AUX = 1;
+/** A conditional branch's displacement in the walk's table when unknown: decode it. */
+export const NO_DISP = 0x80000000 | 0;
 
 /** Bytes of one page's arrays (bce, meta, disp: a word per byte each), and pages per slab at most. */
 const PAGE_BYTES = PAGE_SIZE * 3 * 4;
 const SLAB_PAGES = 16;
 
-/** Words per slot of {@link SectionCache.walk}, and its first size in slots. */
-export const WALK_STRIDE = 4;
+/**
+ * Words per slot of {@link SectionCache.walk} (offset + 1, entry, the word about its
+ * decision point), and its first size in slots. Three words, not four: the table is
+ * megabytes on a large program, and its reads were the walk's main cache misses.
+ */
+export const WALK_STRIDE = 3;
 const WALK_MIN_SLOTS = 256;
 /** Slots a look-up tries in code order after an offset's first (see walkNext), and the step hash. */
 const WALK_LINEAR = 3;
@@ -98,6 +109,18 @@ export const Qualifier = {
 } as const;
 
 /**
+ * The qualifiers of a walk-table copy of a {@link Qualifier.Decode} entry whose
+ * decision point the decode cache has as a direct call or jump no longer than 7
+ * bytes: the entry's isize field then holds its size and the slot's aux word its
+ * displacement, so the walk takes it without the instruction (see fillSlot). Only
+ * the walk's copies carry them, never the block cache.
+ */
+export const WalkQualifier = {
+  DirectCall: 6,
+  DirectJump: 7,
+} as const;
+
+/**
  * Packed block-cache entry, libipt's field widths (they decide where blocks end, which
  * `--block:show-blocks` output shows): mode (bits 0-1, 0 = invalid), qualifier (bits
  * 2-4), size of the decision-point instruction if it fits 3 bits (bits 5-7, else 0),
@@ -139,13 +162,13 @@ export class SectionCache {
   /**
    * The walk's table: a copy of the block-cache entries the cache walk has read, in an
    * open-addressed table keyed by offset and laid out in code order (see walkIndex),
-   * {@link WALK_STRIDE} words a slot (offset + 1,
-   * 0 for an empty slot, then the entry, its decision point's displacement at
-   * {@link BCE_DISP} + 1 and packed meta at {@link BCE_META} + 1, 0 if not known), so
-   * a block costs one read where the entry and its decision point's instruction were
-   * separate cache misses. Few offsets start a block (155,100 of the 635,449 entries
-   * on a workload with 3 MiB of code), so the walk's reads stay in a few MiB instead
-   * of being spread over the pages, where each read was a cache and TLB miss.
+   * {@link WALK_STRIDE} words a slot (offset + 1, 0 for an empty slot, then the entry,
+   * then at {@link WALK_AUX} + 1 what the walk needs of its decision point's
+   * instruction), so a block costs one read where the entry and its decision point's
+   * instruction were separate cache misses. Few offsets start a block (155,100 of the
+   * 635,449 entries on a workload with 3 MiB of code), so the walk's reads stay in a
+   * few MiB instead of being spread over the pages, where each read was a cache and
+   * TLB miss.
    * {@link setEntry} keeps the copies current. At most half the slots are used, so a
    * look-up rarely probes past the first slot.
    */
@@ -167,13 +190,14 @@ export class SectionCache {
   entry(off: number): number {
     const walk = this.walk;
     const key = (off + 1) | 0;
-    const mask = walk.length - 1;
-    let i = walkIndex(off, this.walkMask);
+    const mask = this.walkMask;
+    let s = walkIndex(off, mask);
     for (let n = 0; ; n++) {
+      const i = s * WALK_STRIDE;
       const k = walk[i]!;
       if (k === key) return i;
       if (k === 0) return this.copyEntry(off);
-      i = walkNext(i, n, off, mask);
+      s = walkNext(s, n, off, mask);
     }
   }
 
@@ -183,9 +207,10 @@ export class SectionCache {
     if ((bce & Bce.MODE_MASK) === 0) return -1;
     if ((this.walkUsed + 1) * 2 > this.walk.length / WALK_STRIDE) this.growWalk();
     const walk = this.walk;
-    const mask = walk.length - 1;
-    let i = walkIndex(off, this.walkMask);
-    for (let n = 0; walk[i] !== 0; n++) i = walkNext(i, n, off, mask);
+    const mask = this.walkMask;
+    let s = walkIndex(off, mask);
+    for (let n = 0; walk[s * WALK_STRIDE] !== 0; n++) s = walkNext(s, n, off, mask);
+    const i = s * WALK_STRIDE;
     walk[i] = (off + 1) | 0;
     this.fillSlot(i, off, bce);
     this.walkUsed++;
@@ -193,45 +218,60 @@ export class SectionCache {
   }
 
   /**
-   * Walk slot `i`'s words for entry `bce` at `off`: the entry, and its decision point's
-   * displacement and packed meta as the decode cache has that instruction (the fill
-   * decoded it there), 0 and 0 where it does not have it in the entry's mode (an
-   * instruction that did not fit its section) or the entry is a trampoline.
+   * Walk slot `i`'s words for entry `bce` at `off`: the entry, and the word about its
+   * decision point (see {@link WALK_AUX}) as the decode cache has that instruction (the
+   * fill decoded it there; it does not where the instruction did not fit its section,
+   * or was decoded in another mode). A Decode entry whose decision point is a direct
+   * call or jump becomes a {@link WalkQualifier} one.
    */
   private fillSlot(i: number, off: number, bce: number): void {
     const walk = this.walk;
-    walk[i + 1] = bce;
-    let disp = 0;
-    let meta = 0;
-    if (Bce.qualifier(bce) !== Qualifier.Again) {
+    const qualifier = Bce.qualifier(bce);
+    let entry = bce;
+    let aux = 0;
+    if (qualifier === Qualifier.Cond || qualifier === Qualifier.Decode || qualifier === Qualifier.Indirect) {
       const dp = off + Bce.disp(bce);
       const page = this.page(dp);
       const k = slot(dp);
       const m = page.meta[k]!;
-      if (m !== 0 && InsnMeta.mode(m) === Bce.mode(bce)) {
-        disp = page.disp[k]!;
-        meta = m;
+      const known = m !== 0 && InsnMeta.mode(m) === Bce.mode(bce);
+      if (qualifier === Qualifier.Cond) {
+        aux = known ? page.disp[k]! : NO_DISP;
+      } else if (qualifier === Qualifier.Indirect) {
+        aux = known ? m | 0 : 0;
+      } else if (known) {
+        const info = InsnMeta.info(m);
+        const c = info & 15;
+        const size = InsnMeta.size(m);
+        if (
+          (c === FlowClass.Call || c === FlowClass.Jump) &&
+          ((info >>> FACT_SHIFT) & InsnFact.Direct) !== 0 &&
+          size <= 7
+        ) {
+          const q = c === FlowClass.Call ? WalkQualifier.DirectCall : WalkQualifier.DirectJump;
+          entry = Bce.pack(Bce.mode(bce), q, size, Bce.ninsn(bce), Bce.disp(bce));
+          aux = page.disp[k]!;
+        }
       }
     }
-    walk[i + 1 + BCE_DISP] = disp;
-    walk[i + 1 + BCE_META] = meta;
+    walk[i + 1] = entry;
+    walk[i + 1 + WALK_AUX] = aux;
   }
 
   /** Double the walk's table. */
   private growWalk(): void {
     const old = this.walk;
     const walk = new Int32Array(old.length * 2);
-    const mask = walk.length - 1;
     const slotMask = this.walkMask * 2 + 1;
     for (let o = 0; o < old.length; o += WALK_STRIDE) {
       const k = old[o]!;
       if (k === 0) continue;
-      let i = walkIndex(k - 1, slotMask);
-      for (let n = 0; walk[i] !== 0; n++) i = walkNext(i, n, k - 1, mask);
+      let s = walkIndex(k - 1, slotMask);
+      for (let n = 0; walk[s * WALK_STRIDE] !== 0; n++) s = walkNext(s, n, k - 1, slotMask);
+      const i = s * WALK_STRIDE;
       walk[i] = k;
       walk[i + 1] = old[o + 1]!;
       walk[i + 2] = old[o + 2]!;
-      walk[i + 3] = old[o + 3]!;
     }
     this.walk = walk;
     this.walkMask = slotMask;
@@ -252,14 +292,14 @@ export class SectionCache {
     if ((was & Bce.MODE_MASK) === 0) return;
     const walk = this.walk;
     const key = (off + 1) | 0;
-    const mask = walk.length - 1;
-    let i = walkIndex(off, this.walkMask);
-    for (let n = 0, k = walk[i]!; k !== 0; n++, k = walk[i]!) {
+    const mask = this.walkMask;
+    let s = walkIndex(off, mask);
+    for (let n = 0, k = walk[s * WALK_STRIDE]!; k !== 0; n++, k = walk[s * WALK_STRIDE]!) {
       if (k === key) {
-        this.fillSlot(i, off, bce);
+        this.fillSlot(s * WALK_STRIDE, off, bce);
         return;
       }
-      i = walkNext(i, n, off, mask);
+      s = walkNext(s, n, off, mask);
     }
   }
 
@@ -304,7 +344,8 @@ export function slot(off: number): number {
 }
 
 /**
- * Where the walk's table looks first for offset `off`, `mask` its slots less one
+ * The slot where the walk's table looks first for offset `off` (its words start at
+ * the slot times {@link WALK_STRIDE}), `mask` its slots less one
  * ({@link SectionCache.walk}): the slot of its 16 bytes of code, in
  * code order (modulo the table's size), not hashed. A block mostly goes on to code
  * close by (the fall-through, a short branch, the next loop iteration), whose entry
@@ -313,18 +354,18 @@ export function slot(off: number): number {
  * time on the large-footprint workload went to those).
  */
 export function walkIndex(off: number, mask: number): number {
-  return ((off >> 4) & mask) * WALK_STRIDE;
+  return (off >> 4) & mask;
 }
 
 /**
- * The slot after slot `i` (a word index) in offset `off`'s look-up, `n` slots past its
- * first, `mask` the table's words less one: the next {@link WALK_LINEAR} in code order
+ * The slot after slot `s` in offset `off`'s look-up, `n` slots past its first, `mask`
+ * the table's slots less one: the next {@link WALK_LINEAR} in code order
  * (an entry crowded out of its slot by the others of its 16 bytes lands close by), then
  * steps of an odd number of slots hashed from the offset, which reach every slot. Not
  * code order all the way: where code starts a block at nearly every byte, runs of full
  * slots would join into one, and look-ups would take time in proportion to the table.
  */
-export function walkNext(i: number, n: number, off: number, mask: number): number {
-  const step = n < WALK_LINEAR ? WALK_STRIDE : ((Math.imul(off, WALK_HASH) >>> 16) | 1) * WALK_STRIDE;
-  return (i + step) & mask;
+export function walkNext(s: number, n: number, off: number, mask: number): number {
+  const step = n < WALK_LINEAR ? 1 : (Math.imul(off, WALK_HASH) >>> 16) | 1;
+  return (s + step) & mask;
 }

@@ -8,11 +8,16 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { FACT_SHIFT, FlowClass, InsnFact } from "../../src/flow/flow-class.js";
 import {
   Bce,
+  InsnMeta,
+  NO_DISP,
   Qualifier,
   SectionCache,
+  WALK_AUX,
   WALK_STRIDE,
+  WalkQualifier,
   walkIndex,
   walkNext,
 } from "../../src/flow/section-cache.js";
@@ -96,18 +101,69 @@ test("walk table: with an entry at every byte of 64 KiB, each look-up stays shor
   for (let off = 0; off < n; off++) cache.setEntry(off, entryFor(off));
   for (let off = 0; off < n; off++) assert.ok(cache.entry(off) >= 0);
   const walk = cache.walk;
-  const mask = walk.length - 1;
   const slotMask = walk.length / WALK_STRIDE - 1;
   let longest = 0;
   for (let off = 0; off < n; off++) {
-    let i = walkIndex(off, slotMask);
+    let slot = walkIndex(off, slotMask);
     let passed = 0;
-    while (walk[i] !== off + 1) {
-      assert.notEqual(walk[i], 0, `offset ${off}: its look-up reaches an empty slot before its own`);
-      i = walkNext(i, passed, off, mask);
+    while (walk[slot * WALK_STRIDE] !== off + 1) {
+      assert.notEqual(
+        walk[slot * WALK_STRIDE],
+        0,
+        `offset ${off}: its look-up reaches an empty slot before its own`,
+      );
+      slot = walkNext(slot, passed, off, slotMask);
       passed++;
     }
     longest = Math.max(longest, passed);
   }
   assert.ok(longest <= 64, `the longest look-up passes ${longest} slots`);
+});
+
+test("walk table: each slot carries what the walk needs of its decision point, as the decode cache has it", () => {
+  const cache = newCache();
+  const mode = 2;
+  /** Put an instruction of `size` bytes, class `c` and displacement `disp` at `dp` in the decode cache. */
+  const decoded = (dp: number, size: number, c: number, direct: boolean, disp: number): void => {
+    const page = cache.page(dp);
+    const k = dp & 4095;
+    page.meta[k] = InsnMeta.pack(mode, size, c | (direct ? InsnFact.Direct << FACT_SHIFT : 0), 0);
+    page.disp[k] = disp;
+  };
+  /** The walk's entry and aux word for `off`. */
+  const slot = (off: number): [number, number] => {
+    const e = cache.entry(off);
+    assert.ok(e >= 0);
+    return [cache.walk[e + 1]!, cache.walk[e + 1 + WALK_AUX]!];
+  };
+  // A conditional branch 10 bytes on, known (its displacement) and unknown.
+  decoded(110, 2, FlowClass.CondJump, true, -0x12345);
+  cache.setEntry(100, Bce.pack(mode, Qualifier.Cond, 2, 3, 10));
+  assert.deepEqual(slot(100), [Bce.pack(mode, Qualifier.Cond, 2, 3, 10), -0x12345]);
+  cache.setEntry(200, Bce.pack(mode, Qualifier.Cond, 2, 3, 10));
+  assert.deepEqual(slot(200), [Bce.pack(mode, Qualifier.Cond, 2, 3, 10), NO_DISP]);
+  // A direct call and a direct jump: the walk's own qualifiers, the size in isize.
+  decoded(310, 5, FlowClass.Call, true, 0x40000);
+  cache.setEntry(300, Bce.pack(mode, Qualifier.Decode, 0, 4, 10));
+  assert.deepEqual(slot(300), [Bce.pack(mode, WalkQualifier.DirectCall, 5, 4, 10), 0x40000]);
+  decoded(410, 2, FlowClass.Jump, true, -100);
+  cache.setEntry(400, Bce.pack(mode, Qualifier.Decode, 0, 4, 10));
+  assert.deepEqual(slot(400), [Bce.pack(mode, WalkQualifier.DirectJump, 2, 4, 10), -100]);
+  // Not one: too long for isize, indirect, in another mode, not decoded.
+  decoded(510, 8, FlowClass.Call, true, 0x40000);
+  decoded(610, 3, FlowClass.Jump, false, 0);
+  decoded(710, 5, FlowClass.Call, true, 0x40000);
+  cache.page(710).meta[710] = InsnMeta.pack(1, 5, FlowClass.Call | (InsnFact.Direct << FACT_SHIFT), 0);
+  for (const off of [500, 600, 700, 800]) {
+    cache.setEntry(off, Bce.pack(mode, Qualifier.Decode, 0, 4, 10));
+    assert.deepEqual(slot(off), [Bce.pack(mode, Qualifier.Decode, 0, 4, 10), 0], `offset ${off}`);
+  }
+  // An indirect transfer: its packed instruction; entered anew, the slot follows.
+  decoded(910, 2, FlowClass.FarReturn, false, 0);
+  cache.setEntry(900, Bce.pack(mode, Qualifier.Indirect, 2, 1, 10));
+  const [, meta] = slot(900);
+  assert.equal(InsnMeta.info(meta) & 15, FlowClass.FarReturn);
+  assert.equal(InsnMeta.size(meta), 2);
+  cache.setEntry(900, Bce.pack(mode, Qualifier.Cond, 2, 1, 110 - 900));
+  assert.deepEqual(slot(900), [Bce.pack(mode, Qualifier.Cond, 2, 1, 110 - 900), -0x12345]);
 });
