@@ -212,9 +212,11 @@ export class BlockWalk extends BlockFill {
         // Without a TNT bit, condBranch gives the error.
         if (taken < 0) return this.condBranch();
         const disp = words[j + WALK_AUX]!;
-        if (taken === 0 || disp !== NO_DISP) {
-          // The fall-through, or the displacement the entry carries (else decode it).
-          const to = taken === 0 ? off + isize : off + isize + disp;
+        if (disp !== NO_DISP || taken === 0) {
+          // The fall-through, or the displacement the entry carries (else decode it),
+          // chosen without a branch on the bit (0 or 1): to the CPU's branch predictor
+          // the bits are a coin toss, and a wrong guess cost more than the arithmetic.
+          const to = off + isize + (disp & -taken);
           const lo = baseLo + to;
           if (to >= 0 && lo < TWO_32) {
             this.ipHi = baseHi;
