@@ -529,11 +529,14 @@ interface WholeResult {
   bench: WholeBench;
 }
 
-/** The perf.data workload of the analysis pairs, made first if it is not cached. */
-function perfWorkload(opt: Options): PerfWorkload | { skip: string } {
-  if (!opt.json) process.stdout.write("whole-process benchmark: preparing the perf.data workload...\n");
+/** The perf.data workload of the analysis pairs (`cpus`: recorded on that many), made first if it is not cached. */
+function perfWorkload(opt: Options, cpus = 1): PerfWorkload | { skip: string } {
+  if (!opt.json)
+    process.stdout.write(
+      `whole-process benchmark: preparing the perf.data workload${cpus > 1 ? ` on ${cpus} CPUs` : ""}...\n`,
+    );
   try {
-    return loadPerfWorkload({ insns: opt.perfInsns });
+    return loadPerfWorkload({ insns: opt.perfInsns, cpus });
   } catch (e) {
     return { skip: (e as Error).message };
   }
@@ -542,14 +545,17 @@ function perfWorkload(opt: Options): PerfWorkload | { skip: string } {
 /** Only the analysis pairs: ptkit perf vs Linux perf. */
 function runWholePerf(opt: Options): WholeResult {
   const perf = perfWorkload(opt);
+  const perfCpus = perfWorkload(opt, 2);
   const { pairs, skipped } = wholePairs({
     synthetic: undefined,
     large: undefined,
     gzip: false,
     perf: "skip" in perf ? undefined : perf,
+    perfCpus: "skip" in perfCpus ? undefined : perfCpus,
     perfOnly: true,
   });
   if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
+  if ("skip" in perfCpus) skipped.push(`perf.data workload on 2 CPUs: ${perfCpus.skip}`);
   return { perf, skipped, bench: measureWhole(pairs, opt.wholeRuns) };
 }
 
@@ -568,15 +574,18 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   const fuzz = fuzzWorkload(opt.fuzzSize);
   const fuzzInfo = "skip" in fuzz ? fuzz : (({ elfs: _, ...info }) => info)(fuzz);
   const perf = perfWorkload(opt);
+  const perfCpus = perfWorkload(opt, 2);
   const { pairs, skipped } = wholePairs({
     synthetic: { path, bytes: buf },
     large,
     gzip: true,
     fuzz: "skip" in fuzz ? undefined : fuzz,
     perf: "skip" in perf ? undefined : perf,
+    perfCpus: "skip" in perfCpus ? undefined : perfCpus,
   });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
   if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
+  if ("skip" in perfCpus) skipped.push(`perf.data workload on 2 CPUs: ${perfCpus.skip}`);
   const match = opt.wholeMatch;
   const bench = measureWhole(
     match === undefined ? pairs : pairs.filter((p) => p.what.includes(match)),

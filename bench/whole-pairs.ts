@@ -48,6 +48,11 @@ export interface WholeInputs {
   fuzz?: FuzzWorkload | undefined;
   /** The perf.data workload of the analysis pairs, if made. */
   perf?: PerfWorkload | undefined;
+  /**
+   * The same run recorded on two CPUs (the thread moving between them, as perf record
+   * of a command writes one AUX stream per CPU), if made: the call-stack pairs again.
+   */
+  perfCpus?: PerfWorkload | undefined;
   /** Only the analysis pairs (ptkit perf vs Linux perf). */
   perfOnly?: boolean;
 }
@@ -87,6 +92,11 @@ function firstRunPairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] 
   if (inputs.perf) {
     const p = perfPairs(inputs.perf);
     if ("skip" in p) skipped.push(`ptkit perf vs perf: ${p.skip}`);
+    else pairs.push(...p.pairs);
+  }
+  if (inputs.perfCpus) {
+    const p = perfPairs(inputs.perfCpus, "perf.data, 2 CPUs");
+    if ("skip" in p) skipped.push(`ptkit perf vs perf (2 CPUs): ${p.skip}`);
     else pairs.push(...p.pairs);
   }
   if (inputs.perfOnly || !inputs.synthetic) return { pairs, skipped };
@@ -239,9 +249,10 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * (perf script --call-trace) and folded call stacks (perf report's every-1000th-
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
- * of the host's (~/.debug) comes into it.
+ * of the host's (~/.debug) comes into it. With `cpus` (the workload's name: the run
+ * recorded on several CPUs), the calls, the timeline and the folded stacks only.
  */
-export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string } {
+export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | { skip: string } {
   const version = spawnSync("perf", ["version"], { encoding: "utf8" });
   if (version.error || version.status !== 0) return { skip: `perf is not installed ${PERF_HINT}` };
   const home = join(CACHE_DIR, "perf-home");
@@ -251,7 +262,7 @@ export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string }
   mkdirSync(out, { recursive: true });
   const env = { HOME: home };
   const data = w.data;
-  const file = (name: string) => join(out, name);
+  const file = (name: string) => join(out, cpus === undefined ? name : `cpus-${name}`);
   const lines = (path: string, keep?: (line: string) => boolean) => () => countFileLines(path, keep);
   const perfScript = (name: string, ...args: string[]) => ({
     argv: ["perf", "script", "-i", data, ...args],
@@ -263,23 +274,25 @@ export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string }
     env,
     stdoutFile: file(name),
   });
-  const workload = "perf.data";
+  const workload = cpus ?? "perf.data";
   const pairs: Pair[] = [];
   const insn = (l: string) => /^[0-9a-f]{16}$/.test(l);
-  pairs.push({
-    what: "ptkit perf vs perf script --itrace=i0ns -F ip",
-    workload,
-    ptkit: { ...ptkitPerf("ptkit-insn.txt"), count: lines(file("ptkit-insn.txt"), insn) },
-    peer: {
-      ...perfScript("perf-insn.txt", "--itrace=i0ns", "-F", "ip"),
-      count: lines(file("perf-insn.txt")),
-    },
-    counted: "instruction lines",
-  });
-  for (const [flag, itrace] of [
+  if (cpus === undefined)
+    pairs.push({
+      what: "ptkit perf vs perf script --itrace=i0ns -F ip",
+      workload,
+      ptkit: { ...ptkitPerf("ptkit-insn.txt"), count: lines(file("ptkit-insn.txt"), insn) },
+      peer: {
+        ...perfScript("perf-insn.txt", "--itrace=i0ns", "-F", "ip"),
+        count: lines(file("perf-insn.txt")),
+      },
+      counted: "instruction lines",
+    });
+  const flags = [
     ["branches", "be"],
     ["calls", "cr"],
-  ] as const) {
+  ] as const;
+  for (const [flag, itrace] of flags.filter(([f]) => cpus === undefined || f === "calls")) {
     pairs.push({
       what: `ptkit perf --${flag} vs perf script --itrace=${itrace} -F ip,addr,flags`,
       workload,
@@ -293,11 +306,12 @@ export function perfPairs(w: PerfWorkload): { pairs: Pair[] } | { skip: string }
     });
   }
   // The same, with perf script's own options given to ptkit perf (a perf user's command line).
-  for (const [name, itrace, fields] of [
+  const scriptOptions = [
     ["insn", "i0ns", "ip"],
     ["branches", "be", "ip,addr,flags"],
     ["calls", "cr", "ip,addr,flags"],
-  ] as const) {
+  ] as const;
+  for (const [name, itrace, fields] of cpus === undefined ? scriptOptions : []) {
     const ptkitFile = `ptkit-script-${name}.txt`;
     pairs.push({
       what: `ptkit perf --itrace=${itrace} -F ${fields} vs perf script (the same options)`,
