@@ -728,6 +728,8 @@ class WalkClock {
   crEnded = false;
   /** The current TNT's tick waits for its first bit. */
   tntTick = false;
+  /** The image the walk's graph is for (its graph decodes it, or a copy), and its version then. */
+  private image: Image;
   private version: number;
   /** The graph of each image seen, and the image's version it was made from. */
   private readonly graphs = new Map<Image, DecisionGraph>();
@@ -737,9 +739,10 @@ class WalkClock {
     readonly time: WalkTime,
     private readonly w: GraphWalk,
   ) {
+    this.image = time.image;
     this.version = time.image.version;
-    this.graphs.set(w.graph.image, w.graph);
-    this.versions.set(w.graph.image, this.version);
+    this.graphs.set(this.image, w.graph);
+    this.versions.set(this.image, this.version);
     doubleFields(this, ["hi", "lo", "dHi", "dLo"]);
   }
 
@@ -829,7 +832,7 @@ class WalkClock {
    */
   follow(at: number): number {
     const image = this.time.image;
-    if (image === this.w.graph.image && image.version === this.version) return at;
+    if (image === this.image && image.version === this.version) return at;
     return this.moveTo(image, at);
   }
 
@@ -858,6 +861,7 @@ class WalkClock {
       this.graphs.set(image, graph);
     }
     this.versions.set(image, image.version);
+    this.image = image;
     this.version = image.version;
     const move = (id: number) => graph.node(old.hi(id), old.lo(id));
     const to = at < 0 ? -1 : move(at);

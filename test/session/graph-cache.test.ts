@@ -15,6 +15,7 @@ import { largeFlowArgs } from "../../bench/large-workload.js";
 import type { FastCoverage } from "../../src/analysis/index.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
 import { runPerf } from "../../src/cli/perf/perf.js";
+import { NODE_WORDS, Node, NodeKind } from "../../src/flow/index.js";
 import { Image } from "../../src/image/index.js";
 import { FileGraphStore } from "../../src/node/graph-store.js";
 import { GraphCache } from "../../src/session/graph-cache.js";
@@ -284,7 +285,7 @@ describe("GraphCache", () => {
     assert.equal(saved.length, 20);
   });
 
-  test("a kept graph is taken; one whose image changed while in use, an empty one or a full one is not kept", () => {
+  test("a kept graph is taken; one whose image changed while in use is kept as the code was; an empty one or a full one is not kept", () => {
     const { store, saved } = memory();
     const a = image(0x400000);
     const first = new GraphCache(store);
@@ -297,15 +298,39 @@ describe("GraphCache", () => {
     assert.equal(taken.size, 1);
 
     const cache = new GraphCache(store);
-    // Changed while in use: its nodes may be of either code.
+    // Changed while in use: the graph decodes a copy of the image as it was (the code its
+    // key names), so code mapped later is not its own, and it is kept.
     const b = image(0x500000);
-    cache.graph(b).node(0, 0x500000);
+    const before = cache.graph(b);
+    before.node(0, 0x500000);
     b.addRaw("more", Uint8Array.of(0xc3), 0, 0x600000);
+    const later = before.node(0, 0x600000);
+    assert.equal(before.nodes[later * NODE_WORDS + Node.Kind], NodeKind.Bad);
+    // The image as it is now maps other code: another graph.
+    const after = cache.graph(b);
+    assert.notEqual(after, before);
+    assert.notEqual(after.nodes[after.node(0, 0x600000) * NODE_WORDS + Node.Kind], NodeKind.Bad);
     // Empty.
     cache.graph(image(0x700000));
     // Full: its one node is all it may hold.
     cache.graph(image(0x800000), 1).node(0, 0x800000);
     cache.save();
-    assert.deepEqual(saved, ["k400000"]);
+    assert.deepEqual(saved, ["k400000", "k500000", "k500000"]);
+  });
+
+  test("images that map the same bytes at the same places share a graph (a perf.data's per-CPU streams); other bytes or places do not", () => {
+    const code = Uint8Array.of(0x90, 0xc3);
+    const mapped = (lo: number, bytes = code) => {
+      const img = new Image();
+      img.addRaw("ret", bytes, 0, lo);
+      return img;
+    };
+    const cache = new GraphCache(undefined);
+    const one = cache.graph(mapped(0x400000));
+    assert.equal(cache.graph(mapped(0x400000)), one);
+    assert.notEqual(cache.graph(mapped(0x500000)), one);
+    assert.notEqual(cache.graph(mapped(0x400000, Uint8Array.of(0x90, 0xc3))), one);
+    // Another budget: another graph.
+    assert.notEqual(cache.graph(mapped(0x400000), 10), one);
   });
 });
