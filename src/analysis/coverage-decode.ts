@@ -800,6 +800,8 @@ class WalkClock {
   waits(): boolean {
     const waits = this.time.waits;
     if (waits === undefined) return false;
+    // (Asked again after each wait: another stream's walk may have grown a graph they share.)
+    this.w.nodes = this.w.graph.nodes;
     this.stamp();
     return this.has && waits(this.hi, this.lo);
   }
@@ -967,11 +969,7 @@ function* walkSteps(
         if (tc !== undefined) {
           if (tc.moved()) {
             if (tc.crEnded) {
-              while (tc.waits()) {
-                yield;
-                // Another stream's walk may have grown a graph they share.
-                w.nodes = w.graph.nodes;
-              }
+              while (tc.waits()) yield;
               tc.report();
               at = tc.follow(at);
               if (at < 0) return stop(res, pos, w.why);
@@ -984,11 +982,7 @@ function* walkSteps(
           if (tc?.tntTick) {
             // The tick of a TNT that came after an event: after its first bit's block.
             tc.tntTick = false;
-            while (tc.waits()) {
-              yield;
-              // Another stream's walk may have grown a graph they share.
-              w.nodes = w.graph.nodes;
-            }
+            while (tc.waits()) yield;
             tc.report();
             at = tc.follow(at);
             if (at < 0) return stop(res, pos, w.why);
@@ -1015,11 +1009,7 @@ function* walkSteps(
             // A tick after the branch when the time moved; a MODE.Exec's event after that.
             const tick = tc.moved();
             if (tick || modeEvent) {
-              while (tc.waits()) {
-                yield;
-                // Another stream's walk may have grown a graph they share.
-                w.nodes = w.graph.nodes;
-              }
+              while (tc.waits()) yield;
               tc.report();
               at = tc.follow(at);
               if (at < 0) return stop(res, pos, w.why);
@@ -1034,11 +1024,7 @@ function* walkSteps(
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
         if (tc !== undefined) {
-          while (tc.waits()) {
-            yield;
-            // Another stream's walk may have grown a graph they share.
-            w.nodes = w.graph.nodes;
-          }
+          while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1055,11 +1041,7 @@ function* walkSteps(
           return stop(res, pos, Handover.Sync);
         if (!bits64) return stop(res, pos, Handover.Mode);
         if (tc !== undefined) {
-          while (tc.waits()) {
-            yield;
-            // Another stream's walk may have grown a graph they share.
-            w.nodes = w.graph.nodes;
-          }
+          while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1080,11 +1062,7 @@ function* walkSteps(
           if (mode) return stop(res, pos, Handover.Packet);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
-            while (tc.waits()) {
-              yield;
-              // Another stream's walk may have grown a graph they share.
-              w.nodes = w.graph.nodes;
-            }
+            while (tc.waits()) yield;
             tc.report();
             tc.crEnded = false;
             if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1100,11 +1078,7 @@ function* walkSteps(
         if (tc !== undefined) {
           // SKD022: the block decoder makes it a synchronous disable at a VM entry.
           if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
-          while (tc.waits()) {
-            yield;
-            // Another stream's walk may have grown a graph they share.
-            w.nodes = w.graph.nodes;
-          }
+          while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
           if (tc.follow(-1) === -2) return stop(res, pos, w.why);
@@ -1161,11 +1135,7 @@ function* walkSteps(
         }
         if (tc !== undefined) {
           // PSB+'s status updates, all at its time.
-          while (tc.waits()) {
-            yield;
-            // Another stream's walk may have grown a graph they share.
-            w.nodes = w.graph.nodes;
-          }
+          while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
           const moved = tc.follow(started && enabled ? at : -1);
