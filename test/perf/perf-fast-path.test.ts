@@ -215,46 +215,42 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(same(script)?.status, 0);
   });
 
-  test("two CPUs taking turns: processes running at the same times and moving between the CPUs, in the general decode's order", () => {
-    // Each CPU's stream runs a process from the same time on (events at equal times: the
-    // first stream goes first), then they swap: 100 goes from CPU 0 to CPU 1, 101 back.
-    const f = new PtFile();
-    for (const [pid, cpu] of [
-      [100, 0],
-      [101, 1],
-    ] as const) {
-      f.comm(pid, `proc-${pid}`, TRACE_TSC - 100n, cpu)
-        .mmap2(pid, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
-        .itraceStart(pid, pid, TRACE_TSC - 10n, cpu);
+  test("CPUs taking turns (two and three): processes running at the same times and moving between the CPUs, in the general decode's order", () => {
+    for (const cpus of [2, 3]) {
+      // Each CPU's stream runs a process from the same time on (events at equal times:
+      // the first stream goes first), then each process moves on to the next CPU.
+      const f = new PtFile();
+      for (let cpu = 0; cpu < cpus; cpu++) {
+        const pid = 100 + cpu;
+        f.comm(pid, `proc-${pid}`, TRACE_TSC - 100n, cpu)
+          .mmap2(pid, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+          .itraceStart(pid, pid, TRACE_TSC - 10n, cpu);
+      }
+      const later = TRACE_TSC + 0x100000n;
+      const part = (turns: number, tsc: bigint) =>
+        traceOf(userRun(BASE_A, callTurns(BASE_A, turns), BASE_A + 5n), {}, tsc);
+      for (let cpu = 0; cpu < cpus; cpu++) {
+        const first = part(1500 - 300 * cpu, TRACE_TSC);
+        // The second parts start at the same time on the first two CPUs.
+        const second = part(700 + 200 * cpu, later + BigInt(cpu >> 1) * 0x40n);
+        f.trace(first, cpu).trace(second, cpu, second.length, first.length);
+        f.records.push(
+          switchCpuWide(true, 100 + cpu, 0, TRACE_TSC + 0x80000n, cpu),
+          switchCpuWide(false, 100 + ((cpu + cpus - 1) % cpus), 0, TRACE_TSC + 0xc0000n, cpu),
+        );
+      }
+      const data = `cpus${cpus}.data`;
+      writeFileSync(join(dir, data), fileMode(f.built()));
+      const r = same([...args, ...outputs, data]);
+      assert.equal(r?.status, 0, r?.reason);
+      const timeline = readFileSync(join(dir, "t.json"), "utf8");
+      for (let cpu = 0; cpu < cpus; cpu++) assert.match(timeline, new RegExp(`"pid":${100 + cpu}`));
+      // With coverage and latencies too; --quiet alone; the call and branch lines.
+      assert.equal(same([...args, "--edges", "e.txt", "--latency", "l.txt", data])?.status, 0);
+      assert.equal(same([...args, data])?.status, 0);
+      for (const lines of ["--calls", "--branches"])
+        assert.equal(same([...args.filter((a) => a !== "-q"), lines, data])?.status, 0, lines);
     }
-    const later = TRACE_TSC + 0x100000n;
-    const part = (turns: number, tsc: bigint) =>
-      traceOf(userRun(BASE_A, callTurns(BASE_A, turns), BASE_A + 5n), {}, tsc);
-    const streams = [
-      [part(1500, TRACE_TSC), part(700, later)],
-      [part(1200, TRACE_TSC), part(900, later + 0x40n)],
-    ];
-    for (const [cpu, [first, second]] of streams.entries())
-      f.trace(first!, cpu).trace(second!, cpu, second!.length, first!.length);
-    for (const [cpu, was, next] of [
-      [0, 100, 101],
-      [1, 101, 100],
-    ] as const)
-      f.records.push(
-        switchCpuWide(true, was, 0, TRACE_TSC + 0x80000n, cpu),
-        switchCpuWide(false, next, 0, TRACE_TSC + 0xc0000n, cpu),
-      );
-    writeFileSync(join(dir, "twocpus.data"), fileMode(f.built()));
-    const r = same([...args, ...outputs, "twocpus.data"]);
-    assert.equal(r?.status, 0, r?.reason);
-    const timeline = readFileSync(join(dir, "t.json"), "utf8");
-    assert.match(timeline, /"pid":100/);
-    assert.match(timeline, /"pid":101/);
-    // With coverage and latencies too; --quiet alone; the call and branch lines.
-    assert.equal(same([...args, "--edges", "e.txt", "--latency", "l.txt", "twocpus.data"])?.status, 0);
-    assert.equal(same([...args, "twocpus.data"])?.status, 0);
-    for (const lines of ["--calls", "--branches"])
-      assert.equal(same([...args.filter((a) => a !== "-q"), lines, "twocpus.data"])?.status, 0, lines);
   });
 
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
