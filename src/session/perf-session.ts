@@ -397,9 +397,9 @@ function decodeOnce(
     // walks take turns in time order.
     const fits = !args.jsonl && !internal.generalDecode && streams.length > 0 && streams.every(fastPathFits);
     const own = !script && fits ? streams : undefined;
-    // Branch lines: ptkit's --branches and --calls, or perf script's that need no time (of one stream).
+    // Branch lines: ptkit's --branches and --calls, or perf script's that need no time.
     const lines = script ? scriptBranches : args.show;
-    const linesOf = script ? (fits && streams.length === 1 ? streams : undefined) : own;
+    const linesOf = fits ? streams : undefined;
     if (analysis && args.quiet && own) {
       const fast = fastPerfStreams(own, analysis);
       internal.onFastPath?.(fast);

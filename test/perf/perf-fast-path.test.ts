@@ -248,8 +248,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
       // With coverage and latencies too; --quiet alone; the call and branch lines.
       assert.equal(same([...args, "--edges", "e.txt", "--latency", "l.txt", data])?.status, 0);
       assert.equal(same([...args, data])?.status, 0);
-      for (const lines of ["--calls", "--branches"])
-        assert.equal(same([...args.filter((a) => a !== "-q"), lines, data])?.status, 0, lines);
+      for (const lines of [["--calls"], ["--branches"], ["--itrace=cr", "-F", "ip,addr,flags"]])
+        assert.equal(same([...args.filter((a) => a !== "-q"), ...lines, data])?.status, 0, lines.join(" "));
     }
   });
 
