@@ -6,6 +6,7 @@
  * decodes of `ptkit perf` follow: the general one (perf-stream.ts decodePerfStream) and
  * the walk of the decision graph (perf-graph.ts).
  */
+import { doubleFields } from "../base/halves.js";
 import { EventType, type PtEvent } from "../event/index.js";
 import { FlowClass } from "../flow/index.js";
 import { InsnClass } from "../isa/index.js";
@@ -74,7 +75,10 @@ export class BranchLines {
     private readonly line: BranchLine,
     /** Jumps taken have lines (false: `--calls`, perf's --itrace=cr, which prints none). */
     private readonly jumps = true,
-  ) {}
+  ) {
+    // Address halves: most are 2^31 or more.
+    doubleFields(this, ["fromHi", "fromLo", "fallHi", "fallLo"]);
+  }
 
   /** The last instruction ran at hi:lo, `size` bytes, of FlowClass `fclass` (InsnClass `iclass`). */
   leave(hi: number, lo: number, size: number, fclass: number, iclass: number): void {

@@ -13,7 +13,7 @@
 
 import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
-import { splitBigInt } from "../base/halves.js";
+import { doubleFields, splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
 import { Image } from "../image/index.js";
@@ -613,7 +613,11 @@ function cpuSwitches(tasks: PerfTasks, cpu: number): Timed<CpuSwitch>[] {
 /** Who runs when a stream starts: per thread, the thread (and its pid from the switches); per CPU, nobody yet. */
 function startOf(tasks: PerfTasks, cpu: number, tid: number): PerfWhere {
   const pid = cpu < 0 ? (tasks.switches.find((w) => w.tid === tid)?.pid ?? tid) : -1;
-  return { cpu, pid, tid: cpu < 0 ? tid : -1, tscHi: 0, tscLo: 0, inRange: true };
+  const where = { cpu, pid, tid: cpu < 0 ? tid : -1, tscHi: 0, tscLo: 0, inRange: true };
+  // TSC halves, most past 2^31: doubles from the start (a stream's first time would turn
+  // them into doubles while another stream's walk is compiled, which throws it away).
+  doubleFields(where, ["tscHi", "tscLo"]);
+  return where;
 }
 
 /** --time-range's bounds as TSC values: seconds.fraction is perf time, an integer a TSC. */
