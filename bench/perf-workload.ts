@@ -3,7 +3,8 @@
  * script`): the large-footprint program (bench/large-program.ts) run by
  * bench/large-run.ts and traced in user mode only (`--user`, with TSC, MTC and CYC),
  * wrapped as a `perf record -e intel_pt//u` file of one process (COMM, an MMAP2 for
- * each user image, ITRACE_START, the trace in AUXTRACE records of CPU 0) by
+ * each user image, ITRACE_START, the trace in AUXTRACE records of CPU 0, or with
+ * `cpus` of each CPU in turn with CPU-wide switch records between) by
  * tools/perf/pt-file.ts, with what Linux perf needs to decode it.
  *
  * The user images are written as ELF executables linked at their load addresses with
