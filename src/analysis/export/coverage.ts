@@ -209,9 +209,7 @@ export class Coverage {
       const k = 4 * id;
       text.bytes(first ? JSON_START_FIRST : JSON_START);
       first = false;
-      address(text, bk[k]!, bk[k + 1]!);
-      text.bytes(JSON_END);
-      address(text, bk[k + 2]!, bk[k + 3]!);
+      addresses(text, bk, k, JSON_END);
       text.bytes(JSON_INSNS);
       text.int(this.blockInsns[id]!);
       text.bytes(JSON_COUNT);
@@ -227,9 +225,7 @@ export class Coverage {
       const k = 4 * id;
       text.bytes(first ? JSON_FROM_FIRST : JSON_FROM);
       first = false;
-      address(text, ek[k]!, ek[k + 1]!);
-      text.bytes(JSON_TO);
-      address(text, ek[k + 2]!, ek[k + 3]!);
+      addresses(text, ek, k, JSON_TO);
       text.bytes(JSON_EDGE_COUNT);
       text.int(this.edgeCount[id]!);
       text.byte(0x7d);
@@ -243,10 +239,7 @@ export class Coverage {
     const ek = this.edges.keys;
     const text = new ByteChunks(out);
     for (const id of sortedIds(this.edges)) {
-      const k = 4 * id;
-      address(text, ek[k]!, ek[k + 1]!);
-      text.byte(0x20);
-      address(text, ek[k + 2]!, ek[k + 3]!);
+      addresses(text, ek, 4 * id, SPACE);
       text.byte(0x20);
       text.int(this.edgeCount[id]!);
       text.byte(0x0a);
@@ -265,12 +258,20 @@ const JSON_FROM_FIRST = utf8('\n{"from":"');
 const JSON_FROM = utf8(',\n{"from":"');
 const JSON_TO = utf8('","to":"');
 const JSON_EDGE_COUNT = utf8('","count":');
+const SPACE = utf8(" ");
 
 /** Address hi:lo as `0x` and lowercase hex digits. */
 function address(text: ByteChunks, hi: number, lo: number): void {
   text.byte(0x30);
   text.byte(0x78);
   text.hex64(hi, lo, 0);
+}
+
+/** A table key's two addresses (keys[k..k+4): block start and end, or edge from and to), `between` them. */
+function addresses(text: ByteChunks, keys: Uint32Array, k: number, between: Uint8Array): void {
+  address(text, keys[k]!, keys[k + 1]!);
+  text.bytes(between);
+  address(text, keys[k + 2]!, keys[k + 3]!);
 }
 
 /** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */
