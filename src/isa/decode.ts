@@ -5,7 +5,7 @@
  * {@link decodeInsn} is table-driven (ild.ts): the length is libipt's, as ptxed
  * decodes it (bytes that are no defined instruction still have one, as long as they
  * do not end before it does), and so is the class, refined where ptkit tells apart
- * what libipt lumps together (see {@link ildFill}). It is plain TypeScript over the
+ * what libipt lumps together (see {@link ildDecode}). It is plain TypeScript over the
  * caller's bytes: no WebAssembly, nothing allocated, nothing thrown on any input.
  * Loops that see the same code again should still go through {@link InsnCache}.
  *
@@ -22,7 +22,7 @@
 import type * as Iced from "iced-x86";
 import { ErrorCode } from "../base/errors.js";
 import { toBigInt } from "../base/halves.js";
-import { ildFill, ildLength } from "./ild.js";
+import { ildDecode } from "./ild.js";
 import { jmpabsLength, jmpabsTarget } from "./jmpabs.js";
 import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
 
@@ -99,7 +99,7 @@ export function decodeInsn(
     out.clear();
     return -ErrorCode.BadInsn;
   }
-  const length = ildLength(bytes, offset, n, mode);
+  const length = ildDecode(bytes, offset, n, mode, ipHi, ipLo, out);
   if (length < 0) {
     out.clear();
     return -ErrorCode.BadInsn;
@@ -110,7 +110,6 @@ export function decodeInsn(
     const jmpabs = jmpabsLength(bytes, offset, offset + n);
     if (jmpabs > 0) return fillJmpabs(bytes, offset, jmpabs, out);
   }
-  ildFill(bytes, offset, length, ipHi, ipLo, out);
   return length;
 }
 
