@@ -6,7 +6,7 @@
  * time converted back with TIME_CONV or AUXTRACE_INFO). One pass over the records;
  * BigInt per record, not per instruction.
  */
-import { splitBigInt, toBigInt } from "../base/halves.js";
+import { doubleFields, splitBigInt, toBigInt } from "../base/halves.js";
 import { parseAuxtraceInfo } from "./auxtrace-info.js";
 import { decodeRecord } from "./decode.js";
 import type { PerfDiagnostic } from "./errors.js";
@@ -140,7 +140,13 @@ export function readTasks(reader: PerfDataReader): PerfTasks {
     const time = sid.present ? toBigInt(sid.timeHi, sid.timeLo) : 0n;
     const tsc = conversion && time !== 0n ? (perfTimeToTsc(time, conversion) ?? 0n) : 0n;
     const { hi, lo } = splitBigInt(tsc, { hi: 0, lo: 0 });
-    return { ...v, time, tscHi: hi, tscLo: lo };
+    const t = { ...v, time, tscHi: 0, tscLo: 0 };
+    // TSC halves, most past 2^31: doubles in every record of a kind (one record of
+    // small halves first made the rest change shape while the decode read them).
+    doubleFields(t, ["tscHi", "tscLo"]);
+    t.tscHi = hi;
+    t.tscLo = lo;
+    return t;
   };
   while (reader.next(rec)) {
     const t = rec.type;

@@ -318,8 +318,12 @@ class StreamTurn {
   /** The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo. */
   private at(hi: number, lo: number): void {
     const { switches } = this.s;
-    for (let sw = switches[this.next]; sw && lt64(sw.tscHi, sw.tscLo, hi, lo); sw = switches[this.next])
+    // (Never past the array's end: optimised code that reads past it is thrown away.)
+    while (this.next < switches.length) {
+      const sw = switches[this.next]!;
+      if (!lt64(sw.tscHi, sw.tscLo, hi, lo)) break;
       this.step(sw.tscHi, sw.tscLo);
+    }
     this.step(hi, lo);
   }
 
@@ -331,7 +335,7 @@ class StreamTurn {
   private waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
     const s = this.s;
     for (;;) {
-      const sw = s.switches[this.next];
+      const sw = this.next < s.switches.length ? s.switches[this.next] : undefined;
       const before = sw !== undefined && lt64(sw.tscHi, sw.tscLo, hi, lo);
       if (before) {
         s.nextHi = sw.tscHi;
@@ -349,8 +353,9 @@ class StreamTurn {
 
   /** After the walk: whether a switch is still to come (its time is the stream's next). */
   switchAfter(): boolean {
-    const sw = this.s.switches[this.next];
-    if (sw === undefined) return false;
+    const switches = this.s.switches;
+    if (this.next >= switches.length) return false;
+    const sw = switches[this.next]!;
     this.s.nextHi = sw.tscHi;
     this.s.nextLo = sw.tscLo;
     return true;
