@@ -798,12 +798,12 @@ class WalkClock {
    * goes on.
    */
   waits(): boolean {
-    const waits = this.time.waits;
-    if (waits === undefined) return false;
+    const time = this.time;
+    if (time.waits === undefined) return false;
     // (Asked again after each wait: another stream's walk may have grown a graph they share.)
     this.w.nodes = this.w.graph.nodes;
     this.stamp();
-    return this.has && waits(this.hi, this.lo);
+    return this.has && time.waits(this.hi, this.lo);
   }
 
   /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */

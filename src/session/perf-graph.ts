@@ -44,10 +44,45 @@ export function fastPathFits(s: StreamContext): boolean {
   );
 }
 
-/** Where a fast decode of a stream goes: its feed (ready for what comes next) and who hears of thread switches. */
+/**
+ * Where a fast decode of a stream goes: its feed (ready for what comes next) and who
+ * hears of thread switches. (Classes, not closures made per stream: see TurnTime.)
+ */
 interface FastTarget {
   ready(): WalkFeed;
   switched(): void;
+}
+
+/** The analysis outputs' feed for the stream's thread of the moment (fastPerfStreams). */
+class AnalysisTarget implements FastTarget {
+  constructor(
+    private readonly analysis: PerfAnalysis,
+    private readonly s: StreamContext,
+  ) {}
+
+  ready(): WalkFeed {
+    return this.analysis.fastFeed(this.s.where);
+  }
+
+  switched(): void {
+    this.analysis.sink.switched(this.s.where);
+  }
+}
+
+/** One feed for the whole stream, switches to the stream's sink (branch lines, `--quiet`). */
+class SinkTarget implements FastTarget {
+  constructor(
+    private readonly s: StreamContext,
+    private readonly feed: WalkFeed,
+  ) {}
+
+  ready(): WalkFeed {
+    return this.feed;
+  }
+
+  switched(): void {
+    this.s.sink.switched(this.s.where);
+  }
 }
 
 /**
@@ -64,7 +99,7 @@ export function fastBranchStreams(
   const result = walkStreams(streams, (s, graph) => {
     const feed = new BranchFeed(s, graph, every);
     feeds.push(feed);
-    return { ready: () => feed, switched: () => s.sink.switched(s.where) };
+    return new SinkTarget(s, feed);
   });
   let printed = 0;
   for (const feed of feeds) printed += feed.printed;
@@ -77,7 +112,7 @@ export function fastBranchStreams(
  * handover the general decode goes again from the start and prints the errors.
  */
 export function fastQuietStreams(streams: readonly StreamContext[]): FastCoverage {
-  return walkStreams(streams, (s) => ({ ready: () => SILENT, switched: () => s.sink.switched(s.where) }));
+  return walkStreams(streams, (s) => new SinkTarget(s, SILENT));
 }
 
 /** The feed of {@link fastQuietStreams}: nothing is kept. */
@@ -151,10 +186,7 @@ class BranchFeed {
 
 /** Decode the streams by the fast path into `analysis` (see {@link walkStreams}): the outcome. */
 export function fastPerfStreams(streams: readonly StreamContext[], analysis: PerfAnalysis): FastCoverage {
-  const res = walkStreams(streams, (s) => ({
-    ready: () => analysis.fastFeed(s.where),
-    switched: () => analysis.sink.switched(s.where),
-  }));
+  const res = walkStreams(streams, (s) => new AnalysisTarget(analysis, s));
   if (res.status === 0) analysis.count(res.insns, res.calls);
   return res;
 }
@@ -257,8 +289,9 @@ class StreamTurn {
   started = false;
   /** The next of {@link s}'s switches. */
   private next = 0;
-  private image: Image;
-  private readonly to: FastTarget;
+  /** The image control runs in (it changes as the walk moves the sideband on). */
+  image: Image;
+  readonly to: FastTarget;
 
   constructor(
     readonly s: StreamContext,
@@ -272,20 +305,7 @@ class StreamTurn {
     this.image = s.images.image(s.where.pid);
     const graph = graphs.graph(this.image);
     this.to = target(graph);
-    const turn = this;
-    const time: WalkTime = {
-      clock: new Clock(s.config),
-      ticks: s.config.enableTickEvents,
-      cr3: s.cr3s !== undefined,
-      at: (hi, lo) => this.at(hi, lo),
-      ready: () => this.to.ready(),
-      // (It changes as the walk moves the sideband on.)
-      get image(): Image {
-        return turn.image;
-      },
-      graph: (img, maxNodes, maxWalk) => graphs.graph(img, maxNodes, maxWalk),
-      waits: first === undefined ? undefined : (hi, lo) => this.waits(hi, lo, first),
-    };
+    const time = first === undefined ? new TurnTime(this, graphs) : new TakingTurns(this, graphs, first);
     const { errata } = s.config;
     this.steps = timedWalk(s.trace, graph, time, {
       quirks: packetQuirks(errata),
@@ -316,7 +336,7 @@ class StreamTurn {
   }
 
   /** The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo. */
-  private at(hi: number, lo: number): void {
+  at(hi: number, lo: number): void {
     const { switches } = this.s;
     // (Never past the array's end: optimised code that reads past it is thrown away.)
     while (this.next < switches.length) {
@@ -332,7 +352,7 @@ class StreamTurn {
    * its switches before that time each taken when it goes first. As decodePerfStream,
    * which waits at each switch and each event whose time is not the stream's own.
    */
-  private waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
+  waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
     const s = this.s;
     for (;;) {
       const sw = this.next < s.switches.length ? s.switches[this.next] : undefined;
@@ -365,5 +385,58 @@ class StreamTurn {
   stepSwitch(): void {
     const sw = this.s.switches[this.next]!;
     this.step(sw.tscHi, sw.tscLo);
+  }
+}
+
+/**
+ * A stream's {@link WalkTime}: its turn's clock, sideband and graphs. Methods of a
+ * class, not closures made per stream: every stream's walk then calls the same
+ * functions on objects of one shape (closures of each stream made the walk's code,
+ * compiled seeing one stream's, be thrown away at the next stream's call).
+ */
+class TurnTime implements WalkTime {
+  readonly clock: Clock;
+  readonly ticks: boolean;
+  readonly cr3: boolean;
+
+  constructor(
+    protected readonly turn: StreamTurn,
+    private readonly graphs: GraphCache,
+  ) {
+    const s = turn.s;
+    this.clock = new Clock(s.config);
+    this.ticks = s.config.enableTickEvents;
+    this.cr3 = s.cr3s !== undefined;
+  }
+
+  at(hi: number, lo: number): void {
+    this.turn.at(hi, lo);
+  }
+
+  ready(): WalkFeed {
+    return this.turn.to.ready();
+  }
+
+  get image(): Image {
+    return this.turn.image;
+  }
+
+  graph(image: Image, maxNodes: number, maxWalk: number): DecisionGraph {
+    return this.graphs.graph(image, maxNodes, maxWalk);
+  }
+}
+
+/** The same for one of several streams, which take turns (see {@link WalkTime.waits}). */
+class TakingTurns extends TurnTime {
+  constructor(
+    turn: StreamTurn,
+    graphs: GraphCache,
+    private readonly first: (turn: StreamTurn) => boolean,
+  ) {
+    super(turn, graphs);
+  }
+
+  waits(hi: number, lo: number): boolean {
+    return this.turn.waits(hi, lo, this.first);
   }
 }
