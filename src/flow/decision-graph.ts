@@ -118,6 +118,13 @@ export const NodeFlag = {
   MovCr3: 1,
 } as const;
 
+// The layouts' words and kinds as module constants: a property of a const object is a
+// load that needs V8's type feedback, so that a path first taken after V8 optimised a
+// walk (a kernel address's first look-up, say) threw its code away.
+const { Kind, Insns, Taken, Fall, Lo, Hi, TipId, Walk } = Node;
+const { EndLo, EndHi, Disp, End, PrevLo, PrevHi } = NodeCold;
+const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
+
 /** The transfer's length, from a node's {@link NodeCold.End} word. */
 export function endSize(end: number): number {
   return end & 0xff;
@@ -240,12 +247,12 @@ export class DecisionGraph {
 
   /** Node `id`'s first instruction's address, low half (unsigned). */
   lo(id: number): number {
-    return this.nodes[id * NODE_WORDS + Node.Lo]! >>> 0;
+    return this.nodes[id * NODE_WORDS + Lo]! >>> 0;
   }
 
   /** Node `id`'s first instruction's address, high half (unsigned). */
   hi(id: number): number {
-    return this.nodes[id * NODE_WORDS + Node.Hi]! >>> 0;
+    return this.nodes[id * NODE_WORDS + Hi]! >>> 0;
   }
 
   /** The node starting at (hi:lo), made now if new: its id, or -1 when the graph is full. */
@@ -268,7 +275,7 @@ export class DecisionGraph {
       if ((v & ~SLOT_ID_MASK) === tag) {
         const id = (v & SLOT_ID_MASK) - 1;
         const at = id * NODE_WORDS;
-        if (nodes[at + Node.Lo] === l && nodes[at + Node.Hi] === h32) return id;
+        if (nodes[at + Lo] === l && nodes[at + Hi] === h32) return id;
       }
       s = (s + 1) & mask;
     }
@@ -286,7 +293,7 @@ export class DecisionGraph {
       this.flagBits = flags;
     }
     this.make(id, hi, lo);
-    if (this.walked >= this.maxWalk && this.nodes[id * NODE_WORDS + Node.Kind] === NodeKind.Bad) {
+    if (this.walked >= this.maxWalk && this.nodes[id * NODE_WORDS + Kind] === Bad) {
       // Cut short by the budget, not bad code: the graph is full.
       this.size--;
       return -1;
@@ -309,14 +316,14 @@ export class DecisionGraph {
     // bench trace (2.5 million such TIPs): 0.944x the CPU time (9 pairs).
     const h = hash(hi, lo);
     const first = this.slots[h & this.mask]!;
-    const last = nodes[at + Node.TipId]!;
+    const last = nodes[at + TipId]!;
     if (last >= 0) {
       const t = last * NODE_WORDS;
-      if (nodes[t + Node.Lo] === (lo | 0) && nodes[t + Node.Hi] === (hi | 0)) return last;
+      if (nodes[t + Lo] === (lo | 0) && nodes[t + Hi] === (hi | 0)) return last;
     }
     const t = this.probe(hi, lo, h, first);
     // node may have grown the array.
-    if (t >= 0) this.nodes[at + Node.TipId] = t;
+    if (t >= 0) this.nodes[at + TipId] = t;
     return t;
   }
 
@@ -329,17 +336,13 @@ export class DecisionGraph {
   taken(id: number): number {
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
-    const t = nodes[at + Node.Taken]!;
+    const t = nodes[at + Taken]!;
     if (t !== -1) return t;
     const cold = this.cold;
     const c = id * COLD_WORDS;
-    addDelta64(
-      cold[c + NodeCold.EndHi]! >>> 0,
-      cold[c + NodeCold.EndLo]! >>> 0,
-      endSize(cold[c + NodeCold.End]!) + cold[c + NodeCold.Disp]!,
-    );
+    addDelta64(cold[c + EndHi]! >>> 0, cold[c + EndLo]! >>> 0, endSize(cold[c + End]!) + cold[c + Disp]!);
     const n = this.node(next.hi, next.lo);
-    if (n >= 0) this.nodes[at + Node.Taken] = n;
+    if (n >= 0) this.nodes[at + Taken] = n;
     return n;
   }
 
@@ -350,21 +353,17 @@ export class DecisionGraph {
   fall(id: number): number {
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
-    const f = nodes[at + Node.Fall]!;
+    const f = nodes[at + Fall]!;
     if (f !== -1) return f;
     const cold = this.cold;
     const c = id * COLD_WORDS;
-    if (nodes[at + Node.Kind] === NodeKind.Call && cold[c + NodeCold.Disp] === 0) {
-      nodes[at + Node.Fall] = -2;
+    if (nodes[at + Kind] === Call && cold[c + Disp] === 0) {
+      nodes[at + Fall] = -2;
       return -2;
     }
-    addDelta64(
-      cold[c + NodeCold.EndHi]! >>> 0,
-      cold[c + NodeCold.EndLo]! >>> 0,
-      endSize(cold[c + NodeCold.End]!),
-    );
+    addDelta64(cold[c + EndHi]! >>> 0, cold[c + EndLo]! >>> 0, endSize(cold[c + End]!));
     const n = this.node(next.hi, next.lo);
-    if (n >= 0) this.nodes[at + Node.Fall] = n;
+    if (n >= 0) this.nodes[at + Fall] = n;
     return n;
   }
 
@@ -382,8 +381,8 @@ export class DecisionGraph {
     const startHi = this.hi(id);
     const at = id * COLD_WORDS;
     const cold = this.cold;
-    if (hi !== startHi || hi !== cold[at + NodeCold.EndHi]! >>> 0) return 0;
-    if (lo <= startLo || lo > cold[at + NodeCold.EndLo]! >>> 0) return 0;
+    if (hi !== startHi || hi !== cold[at + EndHi]! >>> 0) return 0;
+    if (lo <= startLo || lo > cold[at + EndLo]! >>> 0) return 0;
     const insn = this.insn;
     let ipLo = startLo;
     for (let n = 0; ; n++) {
@@ -416,7 +415,7 @@ export class DecisionGraph {
   /** Fill node `id`, starting at (hi:lo): walk the run to its transfer. */
   private make(id: number, hi: number, lo: number): void {
     const insn = this.insn;
-    let kind: number = NodeKind.Bad;
+    let kind: number = Bad;
     let flags = 0;
     let n = 0;
     let ipHi = hi;
@@ -439,34 +438,33 @@ export class DecisionGraph {
         continue;
       }
       const direct = ((insn.info >>> FACT_SHIFT) & InsnFact.Direct) !== 0;
-      if (c === FlowClass.CondJump) kind = NodeKind.CondJump;
-      else if (c === FlowClass.Jump) kind = direct ? NodeKind.Jump : NodeKind.IndirectJump;
-      else if (c === FlowClass.Call) kind = direct ? NodeKind.Call : NodeKind.IndirectCall;
-      else if (c === FlowClass.Return) kind = NodeKind.Return;
-      else if (c === FlowClass.FarCall || c === FlowClass.FarJump || c === FlowClass.FarReturn)
-        kind = NodeKind.Far;
+      if (c === FlowClass.CondJump) kind = CondJump;
+      else if (c === FlowClass.Jump) kind = direct ? Jump : IndirectJump;
+      else if (c === FlowClass.Call) kind = direct ? Call : IndirectCall;
+      else if (c === FlowClass.Return) kind = Return;
+      else if (c === FlowClass.FarCall || c === FlowClass.FarJump || c === FlowClass.FarReturn) kind = Far;
       break;
     }
     this.walked += n;
     const at = id * NODE_WORDS;
     const nodes = this.nodes;
-    nodes[at + Node.Kind] = kind;
-    nodes[at + Node.Insns] = n;
-    nodes[at + Node.Taken] = -1;
-    nodes[at + Node.Fall] = -1;
-    nodes[at + Node.Lo] = lo;
-    nodes[at + Node.Hi] = hi;
-    nodes[at + Node.TipId] = -1;
-    nodes[at + Node.Walk] = -1;
+    nodes[at + Kind] = kind;
+    nodes[at + Insns] = n;
+    nodes[at + Taken] = -1;
+    nodes[at + Fall] = -1;
+    nodes[at + Lo] = lo;
+    nodes[at + Hi] = hi;
+    nodes[at + TipId] = -1;
+    nodes[at + Walk] = -1;
     const c = id * COLD_WORDS;
     const cold = this.cold;
-    cold[c + NodeCold.EndLo] = ipLo;
-    cold[c + NodeCold.EndHi] = ipHi;
-    cold[c + NodeCold.Disp] = kind === NodeKind.Bad ? 0 : insn.disp;
+    cold[c + EndLo] = ipLo;
+    cold[c + EndHi] = ipHi;
+    cold[c + Disp] = kind === Bad ? 0 : insn.disp;
     this.flagBits[id] = flags;
-    cold[c + NodeCold.End] = kind === NodeKind.Bad ? 0 : insn.size | ((insn.info & 15) << 8);
-    cold[c + NodeCold.PrevLo] = prevLo;
-    cold[c + NodeCold.PrevHi] = prevHi;
+    cold[c + End] = kind === Bad ? 0 : insn.size | ((insn.info & 15) << 8);
+    cold[c + PrevLo] = prevLo;
+    cold[c + PrevHi] = prevHi;
   }
 
   /** Twice the slots, every node put back (the newest included). */
@@ -476,7 +474,7 @@ export class DecisionGraph {
     const nodes = this.nodes;
     for (let id = 0; id < this.size; id++) {
       const at = id * NODE_WORDS;
-      const h = hash(nodes[at + Node.Hi]! >>> 0, nodes[at + Node.Lo]! >>> 0);
+      const h = hash(nodes[at + Hi]! >>> 0, nodes[at + Lo]! >>> 0);
       let s = h & mask;
       while (slots[s] !== 0) s = (s + 1) & mask;
       slots[s] = (h & ~SLOT_ID_MASK) | (id + 1);

@@ -16,6 +16,13 @@ import * as types from "./types.js";
 // own exports are module bindings too: its code reads them through the copies below.
 const { ErrorCode } = errors;
 const { Flag, IPC_PAYLOAD_BYTES, PacketType } = types;
+
+// The error returns, negated once here: a return first taken after V8 optimised a
+// decoder (the end of a window, most often) then needs no type feedback, where
+// `-ErrorCode.Eos` (a property load and a negation) threw the optimised code away.
+const EOS = -ErrorCode.Eos;
+const BAD_PACKET = -ErrorCode.BadPacket;
+const BAD_OPCODE = -ErrorCode.BadOpcode;
 type PacketType = types.PacketType;
 
 /** Opcode bytes (first byte) and extended opcodes (second byte after 0x02). */
@@ -139,7 +146,7 @@ export function decodePacket(
   block: BlockContext,
   quirks: number,
 ): number {
-  if (pos >= end) return -ErrorCode.Eos;
+  if (pos >= end) return EOS;
   const opc = buf[pos]!;
   clearFields(pkt);
 
@@ -203,17 +210,17 @@ export function decodeFrequent(buf: Uint8Array, pos: number, end: number, pkt: P
 function decodeRareOpcode(buf: Uint8Array, pos: number, end: number, pkt: Packet, opc: number): number {
   switch (opc) {
     case OPC.Mtc:
-      if (pos + 2 > end) return -ErrorCode.Eos;
+      if (pos + 2 > end) return EOS;
       pkt.type = PacketType.Mtc;
       pkt.a = buf[pos + 1]!;
       return (pkt.size = 2);
     case OPC.Tsc:
-      if (pos + 8 > end) return -ErrorCode.Eos;
+      if (pos + 8 > end) return EOS;
       pkt.type = PacketType.Tsc;
       readPayload(buf, pos + 1, 7, pkt);
       return (pkt.size = 8);
     case OPC.Mode: {
-      if (pos + 2 > end) return -ErrorCode.Eos;
+      if (pos + 2 > end) return EOS;
       const m = buf[pos + 1]!;
       const leaf = m & 0xe0;
       if (leaf === 0x00) {
@@ -223,16 +230,16 @@ function decodeRareOpcode(buf: Uint8Array, pos: number, end: number, pkt: Packet
         pkt.type = PacketType.ModeTsx;
         pkt.flags = (m & 1 ? Flag.InTx : 0) | (m & 2 ? Flag.Abort : 0);
       } else {
-        return -ErrorCode.BadPacket;
+        return BAD_PACKET;
       }
       return (pkt.size = 2);
     }
     case OPC.Trig: {
-      if (pos + 3 > end) return -ErrorCode.Eos;
+      if (pos + 3 > end) return EOS;
       const f = buf[pos + 1]!;
       let size = 3;
       if (f & 0x40) {
-        if (pos + 5 > end) return -ErrorCode.Eos;
+        if (pos + 5 > end) return EOS;
         pkt.b = buf[pos + 3]! | (buf[pos + 4]! << 8);
         size = 5;
       }
@@ -242,14 +249,14 @@ function decodeRareOpcode(buf: Uint8Array, pos: number, end: number, pkt: Packet
       return (pkt.size = size);
     }
   }
-  return -ErrorCode.BadOpcode;
+  return BAD_OPCODE;
 }
 
 function decodeIp(buf: Uint8Array, pos: number, end: number, pkt: Packet, opc: number): number {
   const ipc = opc >>> 5;
   const n = IPC_PAYLOAD_BYTES[ipc]!;
-  if (n < 0) return -ErrorCode.BadPacket;
-  if (pos + 1 + n > end) return -ErrorCode.Eos;
+  if (n < 0) return BAD_PACKET;
+  if (pos + 1 + n > end) return EOS;
   pkt.a = ipc;
   // 0, 2, 4, 6 or 8 bytes, read without readPayload's loops: IPs are every third packet.
   const p = pos + 1;
@@ -276,12 +283,12 @@ function decodeCyc(buf: Uint8Array, pos: number, end: number, pkt: Packet): numb
   let more = first & 4;
   let shift = 5;
   while (more) {
-    if (p >= end) return -ErrorCode.Eos;
+    if (p >= end) return EOS;
     const byte = buf[p++]!;
     more = byte & 1;
     const bits = byte >>> 1;
     // Like libipt, accept at most 8 extension bytes (61 bits): a ninth would not fit 64 bits whole.
-    if (shift + 7 > 64) return -ErrorCode.BadPacket;
+    if (shift + 7 > 64) return BAD_PACKET;
     if (shift >= 32) hi |= bits << (shift - 32);
     else {
       lo |= bits << shift;
@@ -322,7 +329,7 @@ export function windowCut(
   pkt: Packet,
   quirks: number,
 ): boolean {
-  if (size === -ErrorCode.Eos) return true;
+  if (size === EOS) return true;
   return (
     size === 2 &&
     pos + 2 === end &&
@@ -350,7 +357,7 @@ export function decodeIn(
 }
 
 function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes: 4 | 8): number {
-  if (pos + 1 + bytes > end) return -ErrorCode.Eos;
+  if (pos + 1 + bytes > end) return EOS;
   pkt.type = PacketType.Bip;
   pkt.a = buf[pos]! >>> 3;
   pkt.b = bytes;
@@ -359,13 +366,13 @@ function decodeBip(buf: Uint8Array, pos: number, end: number, pkt: Packet, bytes
 }
 
 function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirks: number): number {
-  if (pos + 2 > end) return -ErrorCode.Eos;
+  if (pos + 2 > end) return EOS;
   const ext = buf[pos + 1]!;
   switch (ext) {
     case EXT.Psb: {
-      if (pos + PSB_BYTES > end) return -ErrorCode.Eos;
+      if (pos + PSB_BYTES > end) return EOS;
       for (let p = pos + 2; p < pos + PSB_BYTES; p += 2) {
-        if (buf[p] !== 0x02 || buf[p + 1] !== 0x82) return -ErrorCode.BadPacket;
+        if (buf[p] !== 0x02 || buf[p + 1] !== 0x82) return BAD_PACKET;
       }
       pkt.type = PacketType.Psb;
       return (pkt.size = PSB_BYTES);
@@ -380,7 +387,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.type = PacketType.Stop;
       return (pkt.size = 2);
     case EXT.Tnt64: {
-      if (pos + 8 > end) return -ErrorCode.Eos;
+      if (pos + 8 > end) return EOS;
       let lo = le32(buf, pos + 2, 4);
       let hi = le32(buf, pos + 6, 2);
       let n: number;
@@ -391,7 +398,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
         n = 31 - Math.clz32(lo);
         lo = (lo & ~(1 << n)) >>> 0;
       } else {
-        return -ErrorCode.BadPacket;
+        return BAD_PACKET;
       }
       pkt.type = PacketType.Tnt64;
       pkt.a = n;
@@ -400,7 +407,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 8);
     }
     case EXT.Pip: {
-      if (pos + 8 > end) return -ErrorCode.Eos;
+      if (pos + 8 > end) return EOS;
       const lo = le32(buf, pos + 2, 4);
       const hi = le32(buf, pos + 6, 2);
       // CR3[51:5] is stored in payload bits 47:1; bit 0 is NR.
@@ -411,17 +418,17 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 8);
     }
     case EXT.Cbr:
-      if (pos + 4 > end) return -ErrorCode.Eos;
+      if (pos + 4 > end) return EOS;
       pkt.type = PacketType.Cbr;
       pkt.a = buf[pos + 2]!;
       return (pkt.size = 4);
     case EXT.Tma: {
-      if (pos + 7 > end) return -ErrorCode.Eos;
+      if (pos + 7 > end) return EOS;
       const fc = buf[pos + 5]! | (buf[pos + 6]! << 8);
       if (fc & ~0x1ff || buf[pos + 4] !== 0) {
-        if (!(quirks & QUIRK.Skz84)) return -ErrorCode.BadPacket;
+        if (!(quirks & QUIRK.Skz84)) return BAD_PACKET;
         // The corrupted TMA is one byte longer than a TMA.
-        if (pos + 8 > end) return -ErrorCode.Eos;
+        if (pos + 8 > end) return EOS;
         pkt.type = PacketType.Invalid;
         return (pkt.size = 8);
       }
@@ -431,7 +438,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 7);
     }
     case EXT.Vmcs: {
-      if (pos + 7 > end) return -ErrorCode.Eos;
+      if (pos + 7 > end) return EOS;
       const lo = le32(buf, pos + 2, 4);
       pkt.type = PacketType.Vmcs;
       pkt.lo = (lo << 12) >>> 0;
@@ -439,9 +446,9 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 7);
     }
     case EXT.Ext2:
-      if (pos + 3 > end) return -ErrorCode.Eos;
-      if (buf[pos + 2] !== MNT2) return -ErrorCode.BadOpcode;
-      if (pos + 11 > end) return -ErrorCode.Eos;
+      if (pos + 3 > end) return EOS;
+      if (buf[pos + 2] !== MNT2) return BAD_OPCODE;
+      if (pos + 11 > end) return EOS;
       pkt.type = PacketType.Mnt;
       readPayload(buf, pos + 3, 8, pkt);
       return (pkt.size = 11);
@@ -451,13 +458,13 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       pkt.flags = ext & 0x80 ? Flag.Ip : 0;
       return (pkt.size = 2);
     case EXT.Mwait:
-      if (pos + 10 > end) return -ErrorCode.Eos;
+      if (pos + 10 > end) return EOS;
       pkt.type = PacketType.Mwait;
       pkt.a = le32(buf, pos + 2, 4);
       pkt.b = le32(buf, pos + 6, 4);
       return (pkt.size = 10);
     case EXT.Pwre: {
-      if (pos + 4 > end) return -ErrorCode.Eos;
+      if (pos + 4 > end) return EOS;
       const p = buf[pos + 2]! | (buf[pos + 3]! << 8);
       pkt.type = PacketType.Pwre;
       pkt.a = (p >>> 12) & 0xf;
@@ -468,7 +475,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 4);
     }
     case EXT.Pwrx: {
-      if (pos + 7 > end) return -ErrorCode.Eos;
+      if (pos + 7 > end) return EOS;
       const p0 = buf[pos + 2]!;
       const p1 = buf[pos + 3]!;
       pkt.type = PacketType.Pwrx;
@@ -478,7 +485,7 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 7);
     }
     case EXT.Cfe: {
-      if (pos + 4 > end) return -ErrorCode.Eos;
+      if (pos + 4 > end) return EOS;
       const t = buf[pos + 2]!;
       pkt.type = PacketType.Cfe;
       pkt.a = t & 0x1f;
@@ -487,14 +494,14 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       return (pkt.size = 4);
     }
     case EXT.Evd:
-      if (pos + 11 > end) return -ErrorCode.Eos;
+      if (pos + 11 > end) return EOS;
       pkt.type = PacketType.Evd;
       // EVD's type is bits 5:0 (CFE's only 4:0).
       pkt.a = buf[pos + 2]! & 0x3f;
       readPayload(buf, pos + 3, 8, pkt);
       return (pkt.size = 11);
     case EXT.Bbp: {
-      if (pos + 3 > end) return -ErrorCode.Eos;
+      if (pos + 3 > end) return EOS;
       const t = buf[pos + 2]!;
       pkt.type = PacketType.Bbp;
       pkt.a = t & 0x1f;
@@ -509,16 +516,16 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
   }
   if ((ext & 0x1f) === EXT.Ptw) {
     const plc = (ext >>> 5) & 3;
-    if (plc > 1) return -ErrorCode.BadPacket;
+    if (plc > 1) return BAD_PACKET;
     const n = plc === 0 ? 4 : 8;
-    if (pos + 2 + n > end) return -ErrorCode.Eos;
+    if (pos + 2 + n > end) return EOS;
     pkt.type = PacketType.Ptw;
     pkt.a = n;
     pkt.flags = ext & 0x80 ? Flag.Ip : 0;
     readPayload(buf, pos + 2, n, pkt);
     return (pkt.size = 2 + n);
   }
-  return -ErrorCode.BadOpcode;
+  return BAD_OPCODE;
 }
 
 /**
