@@ -4,7 +4,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { nodeIo } from "../node/io.js";
-import type { ChunkReply } from "../node/workers.js";
+import { type ChunkReply, DELIVERED, NEXT, type SharedRun } from "../node/workers.js";
 import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
 import { fileSlice } from "../session/file-range.js";
 import type { ChunkTask } from "../session/io.js";
@@ -14,22 +14,42 @@ const io = nodeIo();
 const port = parentPort;
 if (port === null) throw new Error("chunk-worker.js runs in a worker thread");
 
-port.on("message", async ({ index, task }: { index: number; task: ChunkTask }) => {
-  let reply: ChunkReply;
+port.on("message", async (message: { index: number; task: ChunkTask } | SharedRun) => {
+  if ("task" in message) {
+    reply(await decodeTask(message.index, message.task));
+    return;
+  }
+  // A run whose threads take their pieces themselves (see SharedRun).
+  const { tasks, shared, limit } = message;
+  for (;;) {
+    const index = Atomics.add(shared, NEXT, 1);
+    if (index >= tasks.length) return;
+    for (let d = Atomics.load(shared, DELIVERED); index - d >= limit; d = Atomics.load(shared, DELIVERED))
+      Atomics.wait(shared, DELIVERED, d);
+    const answer = await decodeTask(index, tasks[index]!);
+    reply(answer);
+    if ("error" in answer) return;
+  }
+});
+
+async function decodeTask(index: number, task: ChunkTask): Promise<ChunkReply> {
   try {
     const decode = PIECE_DECODERS[task.kind];
     if (decode === undefined) throw new Error(`no piece decoder '${task.kind}'`);
     // One read for the piece and a little past it (the decode goes on to a packet boundary).
     const window = Math.min(DEFAULT_TRACE_WINDOW, task.stop + (64 << 10));
     const trace = TraceBytes.read(fileSlice(io, task.path, task.from, task.end), window);
-    reply = { index, result: await decode(trace, task.stop, task.options, task.start) };
+    return { index, result: await decode(trace, task.stop, task.options, task.start) };
   } catch (e) {
-    reply = { index, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+    const reply: ChunkReply = { index, error: e instanceof Error ? (e.stack ?? e.message) : String(e) };
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && e instanceof Error) reply = { ...reply, code, message: e.message };
+    return typeof code === "string" && e instanceof Error ? { ...reply, code, message: e.message } : reply;
   }
-  port.postMessage(reply, "result" in reply ? transferables(reply.result) : []);
-});
+}
+
+function reply(answer: ChunkReply): void {
+  port!.postMessage(answer, "result" in answer ? transferables(answer.result) : []);
+}
 
 /** The buffers of a result's byte arrays (a listing, in parts): passed over, not copied. */
 function transferables(result: unknown): ArrayBuffer[] {

@@ -110,9 +110,9 @@ export function nodeIo(cwd = process.cwd(), workerEntry?: URL): SessionIo {
 function workerThreads(entry: URL): ChunkRunner {
   return {
     threads: availableParallelism(),
-    run: async (threads, tasks, onResult) => {
+    run: async (threads, tasks, onResult, local) => {
       const { WorkerPool } = await import("./workers.js");
-      return new WorkerPool(entry).run(threads, tasks, onResult);
+      return new WorkerPool(entry).run(threads, tasks, onResult, local);
     },
   };
 }

@@ -195,7 +195,13 @@ export async function flowInPieces(
     counts.blockCount += piece.blockCount;
     at = piece.syncedAt < 0 ? size : base + piece.syncedAt;
   };
-  await runner.run(jobs, tasks, (result, i) => {
+  // This thread decodes pieces too, with the code it loaded already (one thread fewer
+  // to start and load); none once the rest is decoded here anyway (see serial).
+  const local = (task: ChunkTask) =>
+    serial
+      ? undefined
+      : flowPiece(setup, TraceBytes.read(sliceSource(source, task.start)), task.start, task.stop);
+  const onResult = (result: unknown, i: number) => {
     const start = starts[i]!;
     const stop = starts[i + 1] ?? size;
     const next = serial ? "skip" : seam(at, start, stop);
@@ -214,7 +220,8 @@ export async function flowInPieces(
       return;
     }
     take(piece, base);
-  });
+  };
+  await runner.run(jobs, tasks, onResult, local);
   if (serial) {
     const rest = flowFrom(setup, TraceBytes.read(source), at, out);
     counts.insnCount += rest.insnCount;

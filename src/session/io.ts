@@ -84,11 +84,14 @@ export interface ChunkRunner {
    * Decode `tasks` on up to `threads` threads; `onResult` gets each result in task
    * order, while at most about two per thread are held. Rejects on the first failure,
    * and with what `onResult` throws if it does (the threads are ended then).
+   * `local`, when given, decodes a task on the calling thread, which is then one of
+   * the `threads` (one other thread fewer to start, and to load the code in).
    */
   run(
     threads: number,
     tasks: readonly ChunkTask[],
     onResult: (result: unknown, index: number) => void,
+    local?: (task: ChunkTask) => unknown,
   ): Promise<void>;
 }
 

@@ -30,10 +30,10 @@ const used = { runs: 0, pieces: 0 };
 const counted: ChunkRunner = {
   threads: pool.threads,
   minChunk: pool.minChunk,
-  run: (threads, tasks, onResult) => {
+  run: (threads, tasks, onResult, local) => {
     used.runs++;
     used.pieces += tasks.length;
-    return pool.run(threads, tasks, onResult);
+    return pool.run(threads, tasks, onResult, local);
   },
 };
 
