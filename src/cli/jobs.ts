@@ -24,7 +24,8 @@ export function parseJobs(io: SessionIo, text: string | undefined): number | str
  * Where the pieces of `source` start, for `jobs` threads: [0] (one piece) when they
  * would not pay. For the command's decode: `maxChunk` bounds a piece (and so what its
  * result holds); `minChunk` is the least worth a thread (default {@link MIN_CHUNK});
- * a trace under `minTrace` bytes is not split (unless a smaller piece size is forced).
+ * a trace under `minTrace` bytes is not split (unless a smaller piece size is forced);
+ * `taper`: pieces that shrink towards the end (see planChunks).
  */
 export function planPieces(
   io: SessionIo,
@@ -34,14 +35,15 @@ export function planPieces(
     maxChunk,
     minChunk = MIN_CHUNK,
     minTrace = 0,
-  }: { maxChunk?: number; minChunk?: number; minTrace?: number } = {},
+    taper = false,
+  }: { maxChunk?: number; minChunk?: number; minTrace?: number; taper?: boolean } = {},
 ): number[] {
   if (jobs < 2 || io.chunks === undefined) return [0];
   // For trying pieces by hand on small traces (tests set ChunkRunner.minChunk).
   const env = Number(process.env.PTKIT_CHUNK_SIZE);
   const forced = io.chunks.minChunk ?? (Number.isSafeInteger(env) && env > 0 ? env : undefined);
   if (forced === undefined && source.size < minTrace) return [0];
-  return planChunks(source, jobs, forced ?? minChunk, maxChunk);
+  return planChunks(source, jobs, forced ?? minChunk, maxChunk, taper);
 }
 
 /** The task of each piece: piece i is [starts[i], starts[i+1]) of the range. */

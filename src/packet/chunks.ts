@@ -51,18 +51,33 @@ export function sliceSource(source: TraceSource, from: number, end: number = sou
 }
 
 /**
+ * Pieces of a tapered plan (see {@link planChunks}) are a share of what is left:
+ * 1 / (TAPER_SHARE * threads) of it, and at least a TAPER_FLOOR-th of the piece size.
+ */
+const TAPER_SHARE = 2;
+const TAPER_FLOOR = 4;
+
+/**
  * The start offsets of the pieces of `source` for `threads` threads: 0, then a PSB
  * at or after each multiple of the piece size (at least `minChunk`, at most
  * `maxChunk`: a bound on what one piece's result may hold, such as a listing). A
  * search for a PSB reads at most one piece (window by window, in bounded memory); a
  * piece without one is joined to the one before. One piece when the trace is under
  * two `minChunk`s.
+ *
+ * `taper`: pieces that shrink as the trace goes on, each a share of what is left (down
+ * to a quarter of `minChunk`), for decodes whose threads do not start together or do
+ * not go at one speed (the flow decoders: the thread that starts the command decodes
+ * pieces too, and every thread's first piece runs cold): whichever thread is ahead at
+ * the end takes the last small pieces, where one of equal pieces left the other
+ * thread idle for up to a piece (~1 s of the large bench's flow).
  */
 export function planChunks(
   source: TraceSource,
   threads: number,
   minChunk: number = MIN_CHUNK,
   maxChunk: number = Number.POSITIVE_INFINITY,
+  taper = false,
 ): number[] {
   const size = source.size;
   const min = Math.max(PSB_SIZE * 2, Math.floor(minChunk));
@@ -73,16 +88,23 @@ export function planChunks(
   let pieces = Math.min(threads * CHUNKS_PER_THREAD, Math.floor(size / min));
   if (pieces > threads) pieces -= pieces % threads;
   const even = Math.ceil(size / pieces);
-  const step = Math.max(PSB_SIZE * 2, Math.min(Math.floor(maxChunk), even));
+  /** The size of the piece that starts at `at`. */
+  const stepAt = (at: number): number => {
+    const want = taper
+      ? Math.max(Math.ceil(min / TAPER_FLOOR), Math.ceil((size - at) / (TAPER_SHARE * threads)))
+      : even;
+    return Math.max(PSB_SIZE * 2, Math.min(Math.floor(maxChunk), want));
+  };
   const starts = [0];
-  for (let at = step; at < size; ) {
+  for (let at = stepAt(0); at < size; ) {
     // Searched: one piece, plus room to see where the run of pattern bytes of a PSB near its end stops.
+    const step = stepAt(at);
     const end = Math.min(size, at + step + PSB_SIZE * 2);
     const window = Math.min(PSB_SEARCH_WINDOW, end - at);
     const psb = syncForwardIn(TraceBytes.read(sliceSource(source, at, end), window), 0);
     if (psb >= 0 && (at + psb + PSB_SIZE * 2 <= end || end === size)) {
       starts.push(at + psb);
-      at += psb + step;
+      at += psb + stepAt(at + psb);
     } else {
       at += step;
     }

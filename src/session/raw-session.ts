@@ -143,9 +143,16 @@ export interface RawPieces {
   threads: number | string;
   /**
    * Where the pieces of `source` start for `threads` threads ([0]: one piece);
-   * `maxChunk` bounds a piece; a trace under `minTrace` bytes is one piece.
+   * `maxChunk` bounds a piece; a trace under `minTrace` bytes is one piece; `taper`:
+   * pieces that shrink towards the end (see packet/chunks.ts, planChunks).
    */
-  starts(source: TraceSource, threads: number, maxChunk: number | undefined, minTrace: number): number[];
+  starts(
+    source: TraceSource,
+    threads: number,
+    maxChunk: number | undefined,
+    minTrace: number,
+    taper?: boolean,
+  ): number[];
   /**
    * The task of each piece (piece i is [starts[i], starts[i+1]) of the trace): its
    * flow, or (`count`) its instruction count alone (count-pieces.ts).
@@ -230,6 +237,8 @@ export async function decodeRaw(
           jobs,
           output.quiet ? undefined : FLOW_PIECE,
           pt.step.decoder === "insn" ? 0 : BLOCK_PIECES_FROM,
+          // This thread decodes pieces too (see flowInPieces), from a later start than the workers.
+          true,
         )
       : [0];
   if (starts.length > 1 && io.chunks && pieces) {

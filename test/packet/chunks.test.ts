@@ -47,6 +47,28 @@ test("pieces start at 0 and then at PSBs, a piece or more apart; a small trace i
   assert.deepEqual(planChunks(memory(bytes), 1, 100), [0]);
 });
 
+test("tapered pieces shrink towards the end, down to a quarter of the minimum, and start at PSBs", () => {
+  const bytes = generateTrace({ seed: 3, size: 1 << 20 });
+  const min = 40000;
+  const starts = planChunks(memory(bytes), 2, min, Number.POSITIVE_INFINITY, true);
+  const sizes = starts.map((s, i) => (starts[i + 1] ?? bytes.length) - s);
+  // The first is a quarter of the trace (a share of what is left, for two threads).
+  assert.ok(Math.abs(sizes[0]! - bytes.length / 4) < 2000, `first piece ${sizes[0]}`);
+  for (let i = 1; i < starts.length; i++) {
+    assert.ok(isRunPsb(bytes, starts[i]!, bytes.length), `piece ${i} at ${starts[i]} is not at a PSB`);
+    // Each a share of what was left (up to the PSB after it), or the floor.
+    const left = bytes.length - starts[i]!;
+    if (i < starts.length - 1)
+      assert.ok(sizes[i]! >= Math.max(min / 4, left / 4), `piece ${i}: ${sizes[i]} of ${left}`);
+    assert.ok(sizes[i]! < sizes[0]! / 2 || i < 3, `piece ${i} (${sizes[i]}) did not shrink`);
+  }
+  assert.ok(sizes.at(-2)! < min / 2, `the pieces near the end (${sizes.at(-2)}) stayed large`);
+  // A bound on pieces holds as before.
+  const bounded = planChunks(memory(bytes), 2, min, 50000, true);
+  for (let i = 0; i < bounded.length; i++)
+    assert.ok((bounded[i + 1] ?? bytes.length) - bounded[i]! < 50000 + 4096);
+});
+
 test("statistics from pieces are those of the whole trace, whatever the bytes", () => {
   let reruns = 0;
   let cut = 0;

@@ -44,7 +44,8 @@ export async function runFlow(
   if (!setup.pt) return fail("no pt file (--pt).", true);
   const pieces: RawPieces = {
     threads: parseJobs(io, setup.output.jobs),
-    starts: (source, jobs, maxChunk, minTrace) => planPieces(io, source, jobs, { maxChunk, minTrace }),
+    starts: (source, jobs, maxChunk, minTrace, taper) =>
+      planPieces(io, source, jobs, { maxChunk, minTrace, taper }),
     tasks: (s, starts, kind = "flow") =>
       pieceTasks(io, s.pt!.range, s.pt!.source.size, starts, kind, { words, cwd: io.cwd }),
   };
