@@ -112,7 +112,10 @@ function workerThreads(entry: URL): ChunkRunner {
     threads: availableParallelism(),
     run: async (threads, tasks, onResult, local) => {
       const { WorkerPool } = await import("./workers.js");
-      return new WorkerPool(entry).run(threads, tasks, onResult, local);
+      // PTKIT_WORKERS_ONLY=1: every piece on a worker, none on this thread (which may
+      // otherwise decode a small trace's pieces before a worker has started at all).
+      const here = process.env.PTKIT_WORKERS_ONLY === "1" ? undefined : local;
+      return new WorkerPool(entry).run(threads, tasks, onResult, here);
     },
   };
 }

@@ -210,7 +210,7 @@ describe("the bundle", () => {
     // Pieces of 2 KiB: the sample (19 KiB, 10 PSBs) is cut into several.
     const env = { PTKIT_CHUNK_SIZE: "2048" };
     const threaded = (...args: string[]): Loaded => {
-      const r = runLogged([BIN, ...args], SAMPLE, env);
+      const r = runLogged([BIN, ...args], SAMPLE, { ...env, PTKIT_WORKERS_ONLY: "1" });
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, "");
       const workers = bundleFiles(r).filter((f) => f === "chunk-worker.js");
@@ -230,7 +230,23 @@ describe("the bundle", () => {
       assert.equal(threaded("dump", "-j", "2", "--quiet", "sample.pt").stdout, "");
     });
     test("flow --quiet", () => {
-      threaded("flow", "-j", "2", "--block-decoder", "--quiet", "--elf", "sample.elf", "--pt", "sample.pt");
+      const args = [
+        "flow",
+        "-j",
+        "2",
+        "--block-decoder",
+        "--quiet",
+        "--elf",
+        "sample.elf",
+        "--pt",
+        "sample.pt",
+      ];
+      // This thread decodes pieces too, all of them when it is done before a worker starts.
+      const both = runLogged([BIN, ...args], SAMPLE, env);
+      assert.equal(both.status, 0, both.stderr);
+      assert.equal(both.stderr, "");
+      // Every piece on a worker: the workers load the flow from the bundle.
+      threaded(...args);
     });
   });
 });
