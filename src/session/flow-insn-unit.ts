@@ -38,6 +38,7 @@ export class InsnUnit implements FlowUnit {
     if (o.quiet && !o.check && !o.offset && !this.eachInsn) return this.countOnly();
     const decoder = this.decoder;
     const insn = this.insn;
+    decoder.raw = true;
     for (;;) {
       const offset = s.unitStart(decoder, this.walker);
       if (offset < 0) return offset;
@@ -62,6 +63,8 @@ export class InsnUnit implements FlowUnit {
   private countOnly(): number {
     const decoder = this.decoder;
     const insn = this.insn;
+    // No instruction's bytes are read here (an error's diagnosis fetches its own).
+    decoder.raw = false;
     let n = 0;
     let status: number;
     for (;;) {

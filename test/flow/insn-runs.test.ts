@@ -253,9 +253,11 @@ test("runs: no event inside a block, also while a run is being taken", () => {
   }
 });
 
-test("runs: bytes of instructions of every length, into records that take turns", () => {
-  // NOPs of 1 to 15 bytes (66 and 2E prefixes on NOP r/m16 with a SIB and a 32-bit displacement, not 0),
-  // in a loop taken twice: the decoder copies bytes as whole words and the tail one at a time.
+/**
+ * NOPs of 1 to 15 bytes (66 and 2E prefixes on NOP r/m16 with a SIB and a 32-bit
+ * displacement, not 0) in a loop taken twice, and its trace.
+ */
+function nopsOfEveryLength(): { image: Image; trace: Uint8Array } {
   const a = new Asm(0x401000n).label("top");
   for (let size = 1; size <= 15; size++) {
     if (size === 1) a.nop();
@@ -263,8 +265,13 @@ test("runs: bytes of instructions of every length, into records that take turns"
     else a.raw(...new Array(size - 9).fill(0x66), 0x2e, 0x0f, 0x1f, 0x84, 0x00, size, 0x11, 0x22, 0x33);
   }
   a.jz("top").label("end").hlt();
-  const image = a.image();
   const trace = new Trace().psb().mode(64).fup(a.at("top")).psbend().tnt("!.").fup(a.at("end")).pgd().bytes();
+  return { image: a.image(), trace };
+}
+
+test("runs: bytes of instructions of every length, into records that take turns", () => {
+  // The decoder copies bytes as whole words and the tail one at a time.
+  const { image, trace } = nopsOfEveryLength();
   const got = insns(trace, image);
   assert.equal(got.length, 2 * 16);
   assert.deepEqual(
@@ -286,4 +293,31 @@ test("runs: bytes of instructions of every length, into records that take turns"
     assert.deepEqual([...rec.bytes], got[k]!.raw, `bytes of instruction ${k}`);
     assert.equal(rec.ip, got[k]!.ip);
   }
+});
+
+test("runs: without bytes (raw off) the records are the same, and with raw on again mid-run the bytes are right", () => {
+  // The same NOPs of 1 to 15 bytes; bytes off for three instructions in every five.
+  const { image, trace } = nopsOfEveryLength();
+  const got = insns(trace, image);
+  const dec = new InsnDecoder(trace, { image });
+  const ev = new PtEvent();
+  let status = dec.syncForward();
+  while (status >= 0 && status & Status.EventPending) status = dec.event(ev);
+  const rec = new Insn();
+  let withoutBytes = 0;
+  for (let k = 0; k < got.length; k++) {
+    dec.raw = k % 5 >= 2;
+    rec.raw.fill(0xcc);
+    status = dec.next(rec);
+    assert.ok(status >= 0, `status ${status} at ${k}`);
+    while (status & Status.EventPending) status = dec.event(ev);
+    assert.equal(rec.ip, got[k]!.ip);
+    assert.equal(rec.size, got[k]!.size);
+    assert.equal(rec.iclass, got[k]!.iclass);
+    assert.equal(rec.insnClass, got[k]!.insnClass);
+    if (dec.raw) assert.deepEqual([...rec.bytes], got[k]!.raw, `bytes of instruction ${k}`);
+    else if (rec.raw[0] === 0xcc) withoutBytes++;
+  }
+  // (The run's instructions came without bytes: the ones the general way decodes have them.)
+  assert.ok(withoutBytes > 10, `${withoutBytes} instructions without bytes`);
 });
