@@ -109,7 +109,7 @@ export class InsnDecoder {
   /**
    * Fill `insn.raw` with the instruction's bytes (libipt's record has them). False:
    * the caller reads no bytes (it counts instructions), and those taken from runs are
-   * not copied (a sixth of the decoder's time on the large bench trace).
+   * not copied (a quiet count of the large bench trace took 8% less time).
    */
   raw = true;
 
