@@ -316,15 +316,16 @@ class StreamTurn {
 
   /** decodePerfStream's `at` (no range, no --tid: always in range): the stream moves on to TSC hi:lo. */
   private step(hi: number, lo: number): void {
-    const { where, images, switches, cr3s } = this.s;
+    const { where, images, cr3s } = this.s;
     where.tscHi = hi;
     where.tscLo = lo;
     const { pid, tid: was } = where;
-    while (
-      this.next < switches.length &&
-      !lt64(hi, lo, switches[this.next]!.tscHi, switches[this.next]!.tscLo)
+    for (
+      let sw = this.nextSwitch();
+      sw !== undefined && !lt64(hi, lo, sw.tscHi, sw.tscLo);
+      sw = this.nextSwitch()
     ) {
-      const sw = switches[this.next++]!;
+      this.next++;
       where.pid = sw.pid;
       where.tid = sw.tid;
       cr3s?.seen(sw.pid, sw.tid);
@@ -337,13 +338,12 @@ class StreamTurn {
 
   /** The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo. */
   at(hi: number, lo: number): void {
-    const { switches } = this.s;
-    // (Never past the array's end: optimised code that reads past it is thrown away.)
-    while (this.next < switches.length) {
-      const sw = switches[this.next]!;
-      if (!lt64(sw.tscHi, sw.tscLo, hi, lo)) break;
+    for (
+      let sw = this.nextSwitch();
+      sw !== undefined && lt64(sw.tscHi, sw.tscLo, hi, lo);
+      sw = this.nextSwitch()
+    )
       this.step(sw.tscHi, sw.tscLo);
-    }
     this.step(hi, lo);
   }
 
@@ -355,7 +355,7 @@ class StreamTurn {
   waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
     const s = this.s;
     for (;;) {
-      const sw = this.next < s.switches.length ? s.switches[this.next] : undefined;
+      const sw = this.nextSwitch();
       const before = sw !== undefined && lt64(sw.tscHi, sw.tscLo, hi, lo);
       if (before) {
         s.nextHi = sw.tscHi;
@@ -373,9 +373,8 @@ class StreamTurn {
 
   /** After the walk: whether a switch is still to come (its time is the stream's next). */
   switchAfter(): boolean {
-    const switches = this.s.switches;
-    if (this.next >= switches.length) return false;
-    const sw = switches[this.next]!;
+    const sw = this.nextSwitch();
+    if (sw === undefined) return false;
     this.s.nextHi = sw.tscHi;
     this.s.nextLo = sw.tscLo;
     return true;
@@ -383,8 +382,17 @@ class StreamTurn {
 
   /** After the walk: the next switch happens. */
   stepSwitch(): void {
-    const sw = this.s.switches[this.next]!;
+    const sw = this.nextSwitch()!;
     this.step(sw.tscHi, sw.tscLo);
+  }
+
+  /**
+   * The next of the stream's switches, undefined past its last. (Never read past the
+   * array's end: optimised code that does is thrown away.)
+   */
+  private nextSwitch(): StreamContext["switches"][number] | undefined {
+    const switches = this.s.switches;
+    return this.next < switches.length ? switches[this.next] : undefined;
   }
 }
 
