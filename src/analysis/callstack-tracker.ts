@@ -107,6 +107,12 @@ export class FlowTracker {
   private txDepth = -1;
   /** A TSX abort was seen: the asynchronous branch that follows goes to its handler. */
   private aborted = false;
+  /**
+   * The running thread was switched in and has run no instruction here yet, nor has
+   * tracing been enabled: where it runs first may be where a frame returns to (see
+   * {@link startBlock}).
+   */
+  private switchedIn = false;
   private hasTsc = false;
   private tscHi = 0;
   private tscLo = 0;
@@ -151,6 +157,7 @@ export class FlowTracker {
     t.startIp = "";
     t.endBranch = "";
     t.stack.listener = this.frames;
+    this.switchedIn = true;
     this.ops.resume(t, this.icount);
     this.analysis.jsonl?.thread(pid, tid);
   }
@@ -236,6 +243,7 @@ export class FlowTracker {
     switch (ev.type) {
       case EventType.Enabled:
         this.pending = 0;
+        this.switchedIn = false;
         this.endBlock();
         if (this.stacks) {
           // Shards: where the run's own stack is empty, one decode could return into the
@@ -401,6 +409,13 @@ export class FlowTracker {
   }
 
   private startBlock(hi: number, lo: number): void {
+    if (this.switchedIn) {
+      // The thread goes on where this stream first shows it, as after an Enabled event:
+      // a frame returning there returned (a thread that left one CPU in an interrupt
+      // goes on on another, whose trace may start at a PSB with tracing on, no TIP.PGE).
+      this.switchedIn = false;
+      if (this.stacks) this.track!.stack.resumeAt(hi, lo);
+    }
     this.inBlock = true;
     this.bHi = hi;
     this.bLo = lo;

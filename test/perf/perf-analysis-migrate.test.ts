@@ -162,7 +162,24 @@ function userTrace(exec: string[], tsc: bigint): Uint8Array {
     .bytes;
 }
 
-test("end to end: a call on CPU 0 returns on CPU 1", (t) => {
+/**
+ * How CPU 1's trace takes the thread up: the untraced kernel returns into f (TIP.PGE at
+ * f), or the trace starts inside f (PSB+ with tracing on, no TIP.PGE: perf's AUX data
+ * of that CPU starts there).
+ */
+const TAKE_UP: Record<string, string[]> = {
+  "TIP.PGE": [
+    JSON.stringify({ k: "cpl", cpl: 0 }),
+    execInsn(KERNEL + 3n, 2, "iret"),
+    JSON.stringify({ k: "cpl", cpl: 3 }),
+  ],
+  "PSB+ without TIP.PGE": [JSON.stringify({ k: "cpl", cpl: 3 })],
+};
+
+for (const [how, takeUp] of Object.entries(TAKE_UP))
+  test(`end to end: a call on CPU 0 returns on CPU 1 (taken up at ${how})`, (t) => endToEnd(t, takeUp));
+
+function endToEnd(t: TestContext, takeUp: string[]): void {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const elf = elfWithSymbols(BASE, CODE, [
@@ -183,11 +200,9 @@ test("end to end: a call on CPU 0 returns on CPU 1", (t) => {
     execInsn(KERNEL, 3),
     JSON.stringify({ k: "end", ip: hex(KERNEL + 3n) }),
   ];
-  // CPU 1, much later: the kernel returns to f, which returns; 200 more turns.
+  // CPU 1, much later: the thread goes on in f, which returns; 200 more turns.
   const cpu1 = [
-    JSON.stringify({ k: "cpl", cpl: 0 }),
-    execInsn(KERNEL + 3n, 2, "iret"),
-    JSON.stringify({ k: "cpl", cpl: 3 }),
+    ...takeUp,
     execInsn(BASE + 0x10n, 1, "return"),
     execInsn(BASE + 0xan, 2),
     execInsn(BASE + 0xcn, 2, "cond-branch"),
@@ -245,7 +260,7 @@ test("end to end: a call on CPU 0 returns on CPU 1", (t) => {
     `mig;main_a ${1 + 3 * 300 + 1 + 2 + 3 * 200}`,
     "mig;main_a;f 501",
   ]);
-});
+}
 
 interface LatencyDoc {
   offCpuRecorded: boolean;
