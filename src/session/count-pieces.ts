@@ -26,7 +26,8 @@
  */
 import { decodeCount, type WalkStops } from "../analysis/coverage-decode.js";
 import type { DecisionGraph } from "../flow/index.js";
-import type { TraceBytes } from "../packet/trace-bytes.js";
+import { sliceSource } from "../packet/chunks.js";
+import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
 import type { ChunkRunner, ChunkTask } from "./io.js";
 import { PieceStops } from "./piece-stops.js";
 
@@ -74,24 +75,30 @@ export function countPiece(graph: DecisionGraph, trace: TraceBytes, stop: number
 const NOT_COUNTED = new Error("the pieces do not make the count");
 
 /**
- * Count the instructions of the pieces starting at `starts` (of a trace of `size`
- * bytes) on `jobs` threads: the count; or undefined when the pieces do not make it
- * (the one-thread walk may); or -1 when the first piece's walk did not decode it (it
- * starts where the one-thread walk does, which would not either: the flow decoder
- * must). The threads stop at the first piece that fails.
+ * Count the instructions of the pieces of `source` starting at `starts` on `jobs`
+ * threads, this one among them (on `graph`, made when its first piece comes: its code
+ * is loaded and compiled already, one thread fewer to start): the count; or undefined
+ * when the pieces do not make it (the one-thread walk may); or -1 when the first
+ * piece's walk did not decode it (it starts where the one-thread walk does, which
+ * would not either: the flow decoder must). The threads stop at the first piece that
+ * fails.
  */
 export async function countInPieces(
   runner: ChunkRunner,
   jobs: number,
   tasks: readonly ChunkTask[],
   starts: readonly number[],
-  size: number,
+  source: TraceSource,
+  graph: () => DecisionGraph,
 ): Promise<number | undefined> {
+  const size = source.size;
+  const local = (task: ChunkTask) =>
+    countPiece(graph(), TraceBytes.read(sliceSource(source, task.start)), task.stop);
   let total = 0;
   let failed: number | undefined;
   let last: CountPiece | undefined;
   try {
-    await runner.run(jobs, tasks, (result, i) => {
+    const onResult = (result: unknown, i: number) => {
       const piece = result as CountPiece;
       const start = starts[i]!;
       const end = starts[i + 1] ?? size;
@@ -102,7 +109,8 @@ export async function countInPieces(
       }
       total += piece.insns;
       last = piece;
-    });
+    };
+    await runner.run(jobs, tasks, onResult, local);
   } catch (e) {
     if (e !== NOT_COUNTED) throw e;
     return failed;

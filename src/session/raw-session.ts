@@ -27,7 +27,7 @@ import { statsText } from "./flow-text.js";
 import { CodeWalker } from "./flow-walk.js";
 import { GraphCache } from "./graph-cache.js";
 import type { InputHints } from "./hints.js";
-import type { ChunkTask, GraphStore, LineWriter, SessionIo } from "./io.js";
+import type { ChunkTask, LineWriter, SessionIo } from "./io.js";
 import type { FlowOutput, RawStep } from "./raw-options.js";
 import type { SidebandOptions } from "./sideband-config.js";
 
@@ -54,9 +54,9 @@ const BLOCK_PIECES_FROM = 16 << 20;
  * The smallest trace whose instruction count the decision graph's walk makes in
  * pieces: each thread starts, compiles the walk and builds a graph of its own (about
  * half a second of CPU on a large program) before the walk's speed earns it back.
- * Large-footprint bench trace (and 2 and 4 copies of it), 2 threads against 1, wall
- * (CPU): 25 MiB 1.02 against 1.09 s (1.80 against 1.20 s), 50 MiB 1.45 against 1.80 s,
- * 100 MiB 2.05 against 3.35 s (3.8 against 3.5 s); 3 alternating pairs each, idle.
+ * Large-footprint bench trace, 2 threads (this one and a worker) against 1, wall
+ * (CPU): 25 MiB 1.06 against 1.15 s (1.91 against 1.31 s: 46% more CPU for 9% less
+ * wall, 7 pairs), 100 MiB 2.01 against 3.11 s (3.81 against 3.25 s, 5 pairs); idle.
  */
 const COUNT_PIECES_FROM = 32 << 20;
 
@@ -216,9 +216,12 @@ export async function decodeRaw(
     // the decision graph's walk where it covers the trace (faster than the block
     // decoder on any number of threads), the count in pieces on other threads where
     // the trace is long enough.
-    const counted = outputs === undefined ? await countOnThreads(io, setup, pieces, internal) : undefined;
+    // One graph cache for this thread's walks: its count pieces', then the whole trace's.
+    const graphs = new GraphCache(io.graphs);
+    const counted =
+      outputs === undefined ? await countOnThreads(io, setup, pieces, internal, graphs) : undefined;
     const insns =
-      counted === -1 ? undefined : (counted ?? (await fastWalk(setup, outputs, internal, io.graphs)));
+      counted === -1 ? undefined : (counted ?? (await fastWalk(setup, outputs, internal, graphs)));
     if (insns !== undefined) {
       if (output.stats) for (const line of statsText(insns, undefined)) out.line(line);
       out.flush();
@@ -326,6 +329,7 @@ async function countOnThreads(
   setup: RawSetup,
   pieces: RawPieces | undefined,
   internal: TraceInternals,
+  graphs: GraphCache,
 ): Promise<number | undefined> {
   const { pt } = setup;
   const jobs = pieces?.threads;
@@ -338,11 +342,15 @@ async function countOnThreads(
     !countAloneFits(setup, internal)
   )
     return undefined;
-  const starts = pieces.starts(pt.source, jobs, undefined, COUNT_PIECES_FROM);
+  // This thread counts pieces too (see countInPieces): pieces that shrink towards the end.
+  const starts = pieces.starts(pt.source, jobs, undefined, COUNT_PIECES_FROM, true);
   if (starts.length < 2) return undefined;
   const { countInPieces } = await import("./count-pieces.js");
   const tasks = pieces.tasks(setup, starts, "count");
-  const count = await countInPieces(io.chunks, jobs, tasks, starts, pt.source.size);
+  const count = await countInPieces(io.chunks, jobs, tasks, starts, pt.source, () =>
+    graphs.graph(setup.image),
+  );
+  graphs.save();
   internal.onCountPieces?.(count, starts.length);
   // No instruction: the flow decoder says why (as fastWalk leaves it to).
   return count === 0 ? -1 : count;
@@ -362,7 +370,7 @@ async function fastWalk(
   setup: RawSetup,
   outputs: AnalysisOutputs | undefined,
   internal: TraceInternals,
-  store: GraphStore | undefined,
+  graphs: GraphCache,
 ): Promise<number | undefined> {
   const { pt } = setup;
   const coverage = outputs?.coverageOnly();
@@ -375,7 +383,6 @@ async function fastWalk(
     return undefined;
   const { decodeCount, decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
   const trace = TraceBytes.read(pt.source, internal.windowSize);
-  const graphs = new GraphCache(store);
   const graph = graphs.graph(setup.image);
   if (outputs === undefined) {
     const result = decodeCount(trace, graph);

@@ -15,6 +15,7 @@ import { largeFlowArgs } from "../../bench/large-workload.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
 import { CHUNK_WORKER } from "../../src/cli/ptkit.js";
 import { WorkerPool } from "../../src/node/workers.js";
+import type { ChunkRunner } from "../../src/session/io.js";
 import { generate } from "../../src/unit/gen/index.js";
 import { captureIo } from "../conformance/ptt.js";
 import { makeProgram } from "../flow/program.js";
@@ -38,9 +39,24 @@ interface Run {
 /** How the count in pieces went: the count, or undefined / -1 (see raw-session.ts), and the pieces; undefined when it did not run. */
 type Outcome = { count: number | undefined; pieces: number } | undefined;
 
-async function flow(cwd: string, jobs: number, argv: string[]): Promise<Run & { outcome: Outcome }> {
+/**
+ * Pieces on the workers alone: the command's thread, which counts pieces too, may count
+ * a small trace's before a worker has started.
+ */
+const workersOnly: ChunkRunner = {
+  threads: pool.threads,
+  minChunk: pool.minChunk,
+  run: (threads, tasks, onResult) => pool.run(threads, tasks, onResult),
+};
+
+async function flow(
+  cwd: string,
+  jobs: number,
+  argv: string[],
+  chunks: ChunkRunner = pool,
+): Promise<Run & { outcome: Outcome }> {
   const io = captureIo(cwd);
-  io.chunks = pool;
+  io.chunks = chunks;
   let outcome: Outcome;
   const code = await runFlow(["--jobs", String(jobs), ...argv], io, {
     onCountPieces: (count, pieces) => {
@@ -50,17 +66,23 @@ async function flow(cwd: string, jobs: number, argv: string[]): Promise<Run & { 
   return { code, stdout: io.out.join(""), stderr: io.err.join(""), outcome };
 }
 
-/** `--quiet --stat:insn argv` on one thread and on three: the same exit code and output. Returns the pieces' outcome. */
+/**
+ * `--quiet --stat:insn argv` on one thread and on three (this one among them, and on
+ * workers alone): the same exit code and output. Returns the pieces' outcome.
+ */
 async function sameBothWays(cwd: string, argv: string[]): Promise<{ one: Run; outcome: Outcome }> {
   const quiet = ["--quiet", "--stat:insn", ...argv];
   const one = await flow(cwd, 1, quiet);
   assert.equal(one.outcome, undefined, "one thread counted in pieces");
   const three = await flow(cwd, 3, quiet);
-  assert.deepEqual(
-    { code: three.code, stdout: three.stdout, stderr: three.stderr },
-    { code: one.code, stdout: one.stdout, stderr: one.stderr },
-    argv.join(" "),
-  );
+  const workers = await flow(cwd, 3, quiet, workersOnly);
+  for (const run of [three, workers])
+    assert.deepEqual(
+      { code: run.code, stdout: run.stdout, stderr: run.stderr },
+      { code: one.code, stdout: one.stdout, stderr: one.stderr },
+      argv.join(" "),
+    );
+  assert.deepEqual(workers.outcome, three.outcome, argv.join(" "));
   return { one, outcome: three.outcome };
 }
 

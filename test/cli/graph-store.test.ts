@@ -184,6 +184,8 @@ describe("the command", () => {
       const count = async (jobs: number) => {
         const io = captureIo(dir);
         io.chunks = pool;
+        // The command's thread counts pieces too, with the store the CLI gives it.
+        io.graphs = graphStoreFromEnv();
         let pieces = 0;
         const code = await runFlow(["--jobs", String(jobs), ...argv.slice(1)], io, {
           onCountPieces: (c, n) => {
@@ -204,6 +206,7 @@ describe("the command", () => {
       try {
         const io = captureIo(dir);
         io.chunks = again;
+        io.graphs = graphStoreFromEnv();
         const code = await runFlow(["--jobs", "3", ...argv.slice(1)], io);
         assert.equal(code, 0);
         assert.equal(io.out.join(""), first.out);
