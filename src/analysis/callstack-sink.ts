@@ -39,7 +39,8 @@ export class ThreadTrack {
   readonly stack: CallStack;
   /**
    * Shards (CallAnalysisOptions.segments): where tracing first resumed in the current
-   * run with the run's stack empty ("0x..."), "" if it did not.
+   * run with the run's stack empty ("0x..."; the run's first instruction counts as
+   * resumed when no Enabled event came before it), "" if it did not.
    */
   startIp = "";
   /**

@@ -163,7 +163,12 @@ export class FlowTracker {
   }
 
   private running(): ThreadTrack {
-    if (this.track === undefined) this.thread(0, 0, this.name);
+    if (this.track === undefined) {
+      this.thread(0, 0, this.name);
+      // The stream's own thread, not one switched in (a raw trace's window goes on from
+      // the branch the window before ended on: see shard/stitch.ts).
+      this.switchedIn = false;
+    }
     return this.track!;
   }
 
@@ -245,14 +250,7 @@ export class FlowTracker {
         this.pending = 0;
         this.switchedIn = false;
         this.endBlock();
-        if (this.stacks) {
-          // Shards: where the run's own stack is empty, one decode could return into the
-          // stack the run before left: the merge does it (see shard/segments.ts).
-          const t = this.track!;
-          if (this.analysis.segments && stack.depth === 0 && t.startIp === "")
-            t.startIp = `0x${hex64(ev.ipHi, ev.ipLo, 0)}`;
-          stack.resumeAt(ev.ipHi, ev.ipLo);
-        }
+        if (this.stacks) this.resumeAt(ev.ipHi, ev.ipLo);
         break;
       case EventType.Disabled:
       case EventType.Stop:
@@ -410,17 +408,27 @@ export class FlowTracker {
 
   private startBlock(hi: number, lo: number): void {
     if (this.switchedIn) {
-      // The thread goes on where this stream first shows it, as after an Enabled event:
-      // a frame returning there returned (a thread that left one CPU in an interrupt
-      // goes on on another, whose trace may start at a PSB with tracing on, no TIP.PGE).
+      // The thread goes on where this stream first shows it, as after an Enabled event
+      // (a thread that left one CPU in an interrupt goes on on another, whose trace may
+      // start at a PSB with tracing on, no TIP.PGE).
       this.switchedIn = false;
-      if (this.stacks) this.track!.stack.resumeAt(hi, lo);
+      if (this.stacks) this.resumeAt(hi, lo);
     }
     this.inBlock = true;
     this.bHi = hi;
     this.bLo = lo;
     this.bCount = this.icount;
     this.analysis.coverage?.restart(lo);
+  }
+
+  /** Tracing resumed at (hi:lo) for the running thread: a frame that returns there returned. */
+  private resumeAt(hi: number, lo: number): void {
+    const t = this.track!;
+    // Shards: where the run's own stack is empty, one decode could return into the
+    // stack the run before left: the merge does it (see shard/segments.ts).
+    if (this.analysis.segments && t.stack.depth === 0 && t.startIp === "")
+      t.startIp = `0x${hex64(hi, lo, 0)}`;
+    t.stack.resumeAt(hi, lo);
   }
 
   /** The coverage block ends at the last instruction (no branch out of it seen). */

@@ -54,6 +54,32 @@ function foldedTotals(text: string): Map<string, { self: number; total: number }
   return m;
 }
 
+/**
+ * The merged per-function totals in `dir`'s r.duckdb are one decode's (its folded
+ * stacks, written to f.folded; its edges to e.txt), and every one of `insns` is counted.
+ */
+async function sameTotals(dir: string, decode: string[], insns: number): Promise<void> {
+  await ok(dir, ["perf", "-q", ...decode, "--folded", "f.folded", "--edges", "e.txt", "perf.data"]);
+  const folded = foldedTotals(readFileSync(join(dir, "f.folded"), "utf8"));
+  const sql =
+    "select function, sum(self_insns) s, sum(total_insns) t, sum(calls) c from functions group by 1 order by 1";
+  const rows = JSON.parse(await ok(dir, ["query", "r.duckdb", "--json", sql])) as {
+    function: string;
+    s: string | number;
+    t: string | number;
+  }[];
+  // Folded stacks leave out what weighs nothing (the root at the address each thread ends at).
+  const merged = new Map(
+    rows.filter((r) => Number(r.t) > 0).map((r) => [r.function, { self: Number(r.s), total: Number(r.t) }]),
+  );
+  assert.deepEqual(merged, folded);
+  // Every thread's calls crossed CPUs: the tree is deep, and every instruction is counted.
+  let selfSum = 0;
+  for (const v of merged.values()) selfSum += v.self;
+  assert.equal(selfSum, insns);
+  assert.ok(folded.get("F0")!.total === insns);
+}
+
 test("shards run as processes, out of order, one killed and re-run, merge to one decode's totals", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-shard-e2e-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -95,26 +121,7 @@ test("shards run as processes, out of order, one killed and re-run, merge to one
     /4 shards of plan/,
   );
 
-  // One decode of everything.
-  await ok(dir, ["perf", "-q", ...decode, "--folded", "f.folded", "--edges", "e.txt", "perf.data"]);
-  const folded = foldedTotals(readFileSync(join(dir, "f.folded"), "utf8"));
-  const sql =
-    "select function, sum(self_insns) s, sum(total_insns) t, sum(calls) c from functions group by 1 order by 1";
-  const rows = JSON.parse(await ok(dir, ["query", "r.duckdb", "--json", sql])) as {
-    function: string;
-    s: string | number;
-    t: string | number;
-  }[];
-  // Folded stacks leave out what weighs nothing (the root at the address each thread ends at).
-  const merged = new Map(
-    rows.filter((r) => Number(r.t) > 0).map((r) => [r.function, { self: Number(r.s), total: Number(r.t) }]),
-  );
-  assert.deepEqual(merged, folded);
-  // Every thread's calls crossed CPUs: the tree is deep, and every instruction is counted.
-  let selfSum = 0;
-  for (const v of merged.values()) selfSum += v.self;
-  assert.equal(selfSum, w.insns);
-  assert.ok(folded.get("F0")!.total === w.insns);
+  await sameTotals(dir, decode, w.insns);
 
   const edges = readFileSync(join(dir, "e.txt"), "utf8").trim().split("\n").sort();
   const edgeSql = `select printf('0x%x 0x%x %d', "from", "to", count) e from edges order by 1`;
@@ -166,6 +173,25 @@ test("shards run as processes, out of order, one killed and re-run, merge to one
   const all =
     "select * exclude (input, self_time_ns, total_time_ns) from functions order by process, thread, function";
   assert.equal(await ok(dir, ["query", "one.duckdb", all]), await ok(dir, ["query", "r.duckdb", all]));
+});
+
+test("threads taken up at a CPU's first PSB (no TIP.PGE): the shards merge to one decode's totals", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-shard-psb-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Threads 0 and 1 start CPUs 0 and 1, then go on on CPUs 2 and 3, whose streams start there.
+  const w = migrateWorkload({ cpus: 4, threads: 2, runs: 6, calls: 200, seed: 3, takeUp: "psb" });
+  writeFileSync(join(dir, "perf.data"), w.perfData);
+  writeFileSync(join(dir, w.binaryName), w.elf);
+  const decode = ["--elf", w.binaryName];
+  await ok(dir, ["shard", "plan", "--calls", "-o", "plan.json", "perf.data", "--", ...decode]);
+  const shards = JSON.parse(readFileSync(join(dir, "plan.json"), "utf8")).shards.length as number;
+  await Promise.all(
+    Array.from({ length: shards }, (_, i) =>
+      ok(dir, ["shard", "run", "plan.json", "--index", String(i), "-o", "out"]),
+    ),
+  );
+  await ok(dir, ["shard", "merge", "out", "--plan", "plan.json", "-o", "r.duckdb"]);
+  await sameTotals(dir, decode, w.insns);
 });
 
 test("a raw trace cut at PSBs into shards merges to one decode's totals and edges", async (t) => {

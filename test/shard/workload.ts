@@ -45,6 +45,12 @@ export interface MigrateOptions {
   calls: number;
   functions?: number;
   seed?: number;
+  /**
+   * How a CPU's trace takes up a thread that ran before: the untraced kernel returns to
+   * it (TIP.PGE, the default), or the trace starts in user mode with tracing on (a
+   * PSB+ and no TIP.PGE where the run starts a CPU's stream).
+   */
+  takeUp?: "pge" | "psb";
 }
 
 /** The code of the program (see the module comment). */
@@ -129,7 +135,7 @@ export function migrateWorkload(o: MigrateOptions): MigrateWorkload {
     const cpu = k % o.cpus;
     const tsc = TRACE_TSC + BigInt(k) * RUN_GAP;
     const exec: string[] = [];
-    if (started.has(run.tid)) {
+    if (started.has(run.tid) && o.takeUp !== "psb") {
       // Back from the interrupt that ended its last run.
       exec.push(JSON.stringify({ k: "cpl", cpl: 0 }), insn(KERNEL + 3n, 2, "iret"));
     }
