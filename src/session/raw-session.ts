@@ -214,7 +214,7 @@ export async function decodeRaw(
   if (!internal.generalCoverage && (outputs || !pt.step.named)) {
     // The analysis outputs made at the end, or errors and the instruction count alone:
     // the decision graph's walk where it covers the trace (faster than the block
-    // decoder on any number of threads), the count in pieces on other threads where
+    // decoder on any number of threads), the count in pieces on --jobs threads where
     // the trace is long enough.
     // One graph cache for this thread's walks: its count pieces', then the whole trace's.
     const graphs = new GraphCache(io.graphs);
