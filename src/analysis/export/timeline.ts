@@ -48,7 +48,7 @@
  * - Each thread is a track: metadata ("M") events name its process and thread.
  */
 
-import { mutableFields } from "../../base/halves.js";
+import { doubleFields, mutableFields } from "../../base/halves.js";
 import type { FrameEnd, FrameKind } from "../callstack.js";
 import { FRAME_END_NAMES, FRAME_KIND_NAMES } from "../callstack.js";
 import {
@@ -138,6 +138,10 @@ export class TimelineWriter implements CallSink {
     private readonly options: TimelineOptions = {},
   ) {
     this.text = new ByteChunks(out);
+    // Every time is origin + a clock value: with the origin a double, so is each time from
+    // the first, and the code that writes times, compiled seeing none but small integers,
+    // is not thrown away when they pass 2^30 ns (1 s; real captures run longer).
+    doubleFields(this, ["origin"]);
   }
 
   begin(clock: ClockInfo): void {
@@ -196,9 +200,11 @@ export class TimelineWriter implements CallSink {
     let at = t.reserve(head.byteLength + 20 + NAME.byteLength + length + tail.byteLength);
     const v = t.view;
     at = putView(v, at, head, 0, head.byteLength);
-    const us = Math.floor(ns / 1000);
-    at = putDecimal(t.buffer, at, us);
-    const frac = FRACTIONS[ns - us * 1000]!;
+    // (ns >= 0 here. The remainder first: us * 1000, a small integer times another,
+    // overflows them past 2^31 ns and throws the compiled code away.)
+    const thousandths = ns % 1000;
+    at = putDecimal(t.buffer, at, (ns - thousandths) / 1000);
+    const frac = FRACTIONS[thousandths]!;
     at = putView(v, at, frac, 0, frac.byteLength);
     at = putView(v, at, NAME, 0, NAME.byteLength);
     at = putView(v, at, arenaView, start, length);
@@ -289,8 +295,10 @@ export class TimelineWriter implements CallSink {
    */
   private micros(ns: number): void {
     const t = this.text;
-    const us = Math.floor(ns / 1000);
-    const frac = ns - us * 1000;
+    // Whole ns as record() has them (see there); anything else as String() would.
+    const whole = ns >= 0 && Number.isInteger(ns);
+    const frac = whole ? ns % 1000 : ns - Math.floor(ns / 1000) * 1000;
+    const us = whole ? (ns - frac) / 1000 : Math.floor(ns / 1000);
     t.int(us);
     const f = FRACTIONS[frac];
     if (f !== undefined) t.viewBytes(f);
