@@ -70,7 +70,7 @@ export function endsBlock(fclass: number): boolean {
  */
 const ASYNC = 0x100;
 
-export class FlowTracker {
+export class FlowTracker implements FrameListener {
   /** Instructions fed so far. */
   icount = 0;
   /**
@@ -116,16 +116,6 @@ export class FlowTracker {
   private hasTsc = false;
   private tscHi = 0;
   private tscLo = 0;
-  private readonly frames: FrameListener = {
-    push: (depth, kind, hi, lo) => {
-      this.ops.enter(this.track!, depth, kind, hi, lo, this.icount);
-      this.analysis.jsonl?.call(this.icount, depth, kind, hi, lo);
-    },
-    pop: (depth, end) => {
-      this.ops.exit(this.track!, depth, end, this.icount);
-      this.analysis.jsonl?.ret(this.icount, depth, end);
-    },
-  };
 
   constructor(
     private readonly analysis: CallAnalysis,
@@ -137,6 +127,23 @@ export class FlowTracker {
     this.transfers = analysis.coverage !== undefined;
     this.stacks = analysis.sinks.length > 0 || analysis.jsonl !== undefined;
     doubleFields(this, ["pHi", "pLo", "lastHi", "lastLo", "bHi", "bLo", "tscHi", "tscLo"]);
+  }
+
+  /**
+   * The stacks' {@link FrameListener}, of the threads this stream runs: the running
+   * thread's frames come and go. (The tracker itself, not closures made per tracker: a
+   * thread that moves to another stream's tracker then calls the same functions, and
+   * the code that inlined them is not thrown away at each move.)
+   */
+  push(depth: number, kind: FrameKind, hi: number, lo: number): void {
+    this.ops.enter(this.track!, depth, kind, hi, lo, this.icount);
+    this.analysis.jsonl?.call(this.icount, depth, kind, hi, lo);
+  }
+
+  /** See {@link push}. */
+  pop(depth: number, end: End): void {
+    this.ops.exit(this.track!, depth, end, this.icount);
+    this.analysis.jsonl?.ret(this.icount, depth, end);
   }
 
   /** The thread running from now on (give the time of the switch first, see {@link time}). */
@@ -156,7 +163,7 @@ export class FlowTracker {
     this.track = t;
     t.startIp = "";
     t.endBranch = "";
-    t.stack.listener = this.frames;
+    t.stack.listener = this;
     this.switchedIn = true;
     this.ops.resume(t, this.icount);
     this.analysis.jsonl?.thread(pid, tid);
@@ -321,7 +328,7 @@ export class FlowTracker {
    */
   exec(pid: number, tid: number, hi: number, lo: number): boolean {
     const t = this.analysis.thread(pid, tid);
-    if (t.stack.listener !== this.frames) return false;
+    if (t.stack.listener !== this) return false;
     this.time(hi, lo);
     // The listener times the exits on this.track: the exec'd thread for now.
     const running = this.track;
@@ -447,7 +454,7 @@ export class FlowTracker {
       running.endBranch = `${this.pending} 0x${hex64(this.pHi, this.pLo, 0)} ${this.pSize}`;
     this.pending = 0;
     for (const t of this.analysis.threads) {
-      if (t.stack.listener !== this.frames) continue;
+      if (t.stack.listener !== this) continue;
       this.track = t;
       // Shards: open frames stay open, the sinks see them at the suspend (the merge goes on with them).
       if (!segments) t.stack.clear(End.End);
