@@ -18,6 +18,7 @@
  * the file again the general way from the start.
  */
 import { FastCoverage, timedWalk, type WalkFeed, type WalkTime } from "../analysis/index.js";
+import { doubleFields } from "../base/halves.js";
 import { packetQuirks } from "../cpu/index.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
@@ -29,6 +30,9 @@ import { GraphCache } from "./graph-cache.js";
 import type { PerfAnalysis } from "./perf-analysis.js";
 import { keptByCalls } from "./perf-output.js";
 import type { PerfSink, StreamContext } from "./perf-stream.js";
+
+/** All ones: a TSC half no bound is past. */
+const NEVER = 0xffffffff;
 
 /** Whether the fast path can decode stream `s` alone (the general decode's outputs being the analysis' only). */
 export function fastPathFits(s: StreamContext): boolean {
@@ -208,36 +212,16 @@ function walkStreams(
 ): FastCoverage {
   const graphs = new GraphCache(streams[0]?.graphStore);
   const live: StreamTurn[] = [];
-  /** Whether `turn` goes next: no other live stream waits at an earlier time (or at the same, being before it). */
-  const first = (turn: StreamTurn): boolean => {
-    const t = turn.s;
-    for (const o of live) {
-      if (o === turn) continue;
-      if (!o.started) return false;
-      const u = o.s;
-      if (lt64(u.nextHi, u.nextLo, t.nextHi, t.nextLo)) return false;
-      if (u.nextHi === t.nextHi && u.nextLo === t.nextLo && o.index < turn.index) return false;
-    }
-    return true;
-  };
-  for (const [index, s] of streams.entries()) {
-    live.push(
-      new StreamTurn(
-        s,
-        index,
-        graphs,
-        (graph) => target(s, graph),
-        // One stream waits for none.
-        streams.length > 1 ? first : undefined,
-      ),
-    );
-  }
+  // One stream waits for none.
+  for (const [index, s] of streams.entries())
+    live.push(new StreamTurn(s, index, graphs, (graph) => target(s, graph), streams.length > 1));
   let insns = 0;
   let calls = 0;
   let failed: FastCoverage | undefined;
   // A turn: the walk on to where it waits or ends, or after it, the next switch.
   const go = (turn: StreamTurn): boolean => {
     if (turn.walking) {
+      turn.bound(live);
       const r = turn.steps.next();
       if (!r.done) return true;
       turn.walking = false;
@@ -292,6 +276,18 @@ class StreamTurn {
   /** The image control runs in (it changes as the walk moves the sideband on). */
   image: Image;
   readonly to: FastTarget;
+  /**
+   * While it has its turn, the last TSC at which it goes on (see {@link bound}); a
+   * turnHi of -1: none, it waits at once.
+   */
+  private turnHi = 0;
+  private turnLo = 0;
+  /**
+   * The same, or its next switch if that comes first: up to there the stream goes on
+   * without a look at the others or at its switches (see {@link waits}).
+   */
+  private limitHi = 0;
+  private limitLo = 0;
 
   constructor(
     readonly s: StreamContext,
@@ -299,13 +295,14 @@ class StreamTurn {
     readonly index: number,
     graphs: GraphCache,
     target: (graph: DecisionGraph) => FastTarget,
-    /** With several streams: whether this one goes next (its next time set: see WalkTime.waits). */
-    first?: (turn: StreamTurn) => boolean,
+    /** There are other streams: this one takes turns with them (see WalkTime.waits). */
+    turns: boolean,
   ) {
     this.image = s.images.image(s.where.pid);
     const graph = graphs.graph(this.image);
     this.to = target(graph);
-    const time = first === undefined ? new TurnTime(this, graphs) : new TakingTurns(this, graphs, first);
+    doubleFields(this, ["turnHi", "turnLo", "limitHi", "limitLo"]);
+    const time = turns ? new TakingTurns(this, graphs) : new TurnTime(this, graphs);
     const { errata } = s.config;
     this.steps = timedWalk(s.trace, graph, time, {
       quirks: packetQuirks(errata),
@@ -320,6 +317,7 @@ class StreamTurn {
     where.tscHi = hi;
     where.tscLo = lo;
     const { pid, tid: was } = where;
+    const next = this.next;
     for (
       let sw = this.nextSwitch();
       sw !== undefined && !lt64(hi, lo, sw.tscHi, sw.tscLo);
@@ -330,6 +328,7 @@ class StreamTurn {
       where.tid = sw.tid;
       cr3s?.seen(sw.pid, sw.tid);
     }
+    if (this.next !== next) this.setLimit();
     const imagesChanged = images.advance(hi, lo);
     const switched = where.pid !== pid || where.tid !== was;
     if (imagesChanged || switched) this.image = images.image(where.pid);
@@ -348,11 +347,63 @@ class StreamTurn {
   }
 
   /**
+   * Its turn comes (the walk goes on): the other `live` streams wait where they are
+   * until it ends, so where this one must wait for them is known now, once for all
+   * the times it reports in this turn (see {@link goes}).
+   */
+  bound(live: readonly StreamTurn[]): void {
+    let hi = NEVER;
+    let lo = NEVER;
+    for (const o of live) {
+      if (o === this) continue;
+      // One that has not run yet goes first whatever the time.
+      let oHi = o.started ? o.s.nextHi : 0;
+      let oLo = o.started ? o.s.nextLo : 0;
+      // One listed before this goes first on a tie: this one goes on up to the TSC before
+      // (from 0, -1:NEVER, which no time is at or before).
+      if (!o.started || o.index < this.index) {
+        oHi = oLo === 0 ? oHi - 1 : oHi;
+        oLo = oLo === 0 ? NEVER : oLo - 1;
+      }
+      if (lt64(oHi, oLo, hi, lo)) {
+        hi = oHi;
+        lo = oLo;
+      }
+    }
+    this.turnHi = hi;
+    this.turnLo = lo;
+    this.setLimit();
+  }
+
+  /** The limit: the turn's, or the next switch if it comes first. */
+  private setLimit(): void {
+    const sw = this.nextSwitch();
+    const first = sw !== undefined && lt64(sw.tscHi, sw.tscLo, this.turnHi, this.turnLo);
+    this.limitHi = first ? sw.tscHi : this.turnHi;
+    this.limitLo = first ? sw.tscLo : this.turnLo;
+  }
+
+  /**
+   * Whether this stream goes on at its next time (s.nextHi:nextLo): no other live
+   * stream waits at an earlier time, nor at the same being listed before it.
+   */
+  private goes(): boolean {
+    return !lt64(this.turnHi, this.turnLo, this.s.nextHi, this.s.nextLo);
+  }
+
+  /**
    * The walk reports TSC hi:lo next: where this stream waits first (its next time set),
    * its switches before that time each taken when it goes first. As decodePerfStream,
    * which waits at each switch and each event whose time is not the stream's own.
    */
-  waits(hi: number, lo: number, first: (turn: StreamTurn) => boolean): boolean {
+  waits(hi: number, lo: number): boolean {
+    // Most times: no switch before it, no other stream waits earlier (nor this one).
+    if (!lt64(this.limitHi, this.limitLo, hi, lo)) return false;
+    return this.waitsPast(hi, lo);
+  }
+
+  /** {@link waits} past the limit. */
+  private waitsPast(hi: number, lo: number): boolean {
     const s = this.s;
     for (;;) {
       const sw = this.nextSwitch();
@@ -365,7 +416,7 @@ class StreamTurn {
         s.nextHi = hi;
         s.nextLo = lo;
       }
-      if (!first(this)) return true;
+      if (!this.goes()) return true;
       if (!before) return false;
       this.step(sw.tscHi, sw.tscLo);
     }
@@ -436,15 +487,7 @@ class TurnTime implements WalkTime {
 
 /** The same for one of several streams, which take turns (see {@link WalkTime.waits}). */
 class TakingTurns extends TurnTime {
-  constructor(
-    turn: StreamTurn,
-    graphs: GraphCache,
-    private readonly first: (turn: StreamTurn) => boolean,
-  ) {
-    super(turn, graphs);
-  }
-
   waits(hi: number, lo: number): boolean {
-    return this.turn.waits(hi, lo, this.first);
+    return this.turn.waits(hi, lo);
   }
 }
