@@ -60,6 +60,8 @@ import type { Coverage } from "./export/coverage.js";
 const { decodePacket, windowCut } = decode;
 const { endClass, endSize } = decisionGraph;
 const { ErrorCode } = errors;
+/** A packet decode's status at the end of the bytes. */
+const EOS = -ErrorCode.Eos;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
 const { Insns, Taken, Fall, Lo, Hi } = Node;
@@ -903,6 +905,35 @@ function* walkSteps(
   stops?: WalkStops,
 ): Generator<void, FastCoverage, void> {
   const res = new FastCoverage();
+  const out = yield* walkLoop(res, trace, w, tc, quirks, skd022, bdm70, stops);
+  if (out !== TRACE_END) return out;
+  // The decode ends with the trace: the last decision's target does not run.
+  w.endBlock();
+  res.insns = w.icount[0]!;
+  res.calls = w.calls;
+  return res;
+}
+
+/**
+ * What {@link walkLoop} returns when the trace ended with the decode in step: the walk
+ * ends there ({@link walkSteps}). Apart from the loop, the walk's end is first run
+ * where it is not optimised: with streams taking turns (ptkit perf per CPU) the first
+ * walk to end ran it in the loop's optimised code, which threw that code away while
+ * the other streams' walks went on (and the compile it started again held up the exit).
+ */
+const TRACE_END = new FastCoverage();
+
+/** {@link walkSteps}' loop over the packets into `res`: the outcome, or {@link TRACE_END}. */
+function* walkLoop(
+  res: FastCoverage,
+  trace: TraceBytes,
+  w: GraphWalk,
+  tc: WalkClock | undefined,
+  quirks: number,
+  skd022: boolean,
+  bdm70: boolean,
+  stops: WalkStops | undefined,
+): Generator<void, FastCoverage, void> {
   const pkt = new Packet();
   const last = new LastIp();
   let pos = syncForwardIn(trace, 0);
@@ -952,13 +983,15 @@ function* walkSteps(
       // Cut off by the end of the window, or decided by it: read on and decode again
       // (at the trace's end, a CYC stands).
       trace.release(pos);
+      // (Tested before the read on, which fails only at the trace's end: see TRACE_END.)
+      const ends = size === EOS && pos >= trace.size;
       if (trace.grow()) {
         buf = trace.buf;
         base = trace.base;
         end = trace.end;
         continue;
       }
-      if (size === -ErrorCode.Eos && pos >= trace.size) break;
+      if (ends) break;
     }
     if (size < 0) return stop(res, pos, errors.errorMessage(size));
     switch (pkt.type) {
@@ -1195,12 +1228,7 @@ function* walkSteps(
     }
     pos += size;
   }
-  // The decode ends with the trace: the last decision's target does not run.
-  if (inPsb || fup || mode || ovf || !started) return stop(res, pos, Handover.Sync);
-  w.endBlock();
-  res.insns = w.icount[0]!;
-  res.calls = w.calls;
-  return res;
+  return inPsb || fup || mode || ovf || !started ? stop(res, pos, Handover.Sync) : TRACE_END;
 }
 
 /**

@@ -88,13 +88,19 @@ export class TraceBytes {
     return new TraceBytes(null, bytes, bytes.length, bytes.length);
   }
 
-  /** A trace read `windowSize` bytes at a time from `source` (the first read happens now). */
-  static read(source: TraceSource, windowSize = DEFAULT_TRACE_WINDOW): TraceBytes {
+  /**
+   * A trace read `windowSize` bytes at a time from `source` (the first read happens
+   * now). With `turns`, the first read is small even when the trace fits one window:
+   * for decodes that take turns with others in the same code (ptkit perf's per-CPU
+   * streams), where the end of the first trace to end, a window's end, would be reached
+   * in the code the others go on running.
+   */
+  static read(source: TraceSource, windowSize = DEFAULT_TRACE_WINDOW, turns = false): TraceBytes {
     const size = Math.max(1, Math.floor(windowSize));
     // A first window smaller than the rest: decoders then read on (their path for a
     // window's end) while V8 still interprets them, and their optimised code has that
     // path, instead of being thrown away and compiled again at the first window's end.
-    const length = source.size > size ? Math.min(size, FIRST_WINDOW) : source.size;
+    const length = source.size > size || turns ? Math.min(source.size, size, FIRST_WINDOW) : source.size;
     if (source.readInto === undefined)
       return new TraceBytes(source, source.read(0, length), source.size, size);
     const backing = new Uint8Array(backingSize(length, size, source.size));

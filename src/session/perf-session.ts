@@ -360,7 +360,12 @@ function decodeOnce(
       const where = startOf(tasks, cpu, s.tids[0] ?? -1);
       where.inRange = !range && (args.tid === undefined || where.tid === args.tid);
       streams.push({
-        trace: TraceBytes.read(progress.count(streamSource(source, s)), internal.windowSize),
+        // Several streams take turns (see perf-graph.ts).
+        trace: TraceBytes.read(
+          progress.count(streamSource(source, s)),
+          internal.windowSize,
+          allStreams.length > 1,
+        ),
         // perf's clock looks ahead within an AUX buffer.
         config: script
           ? { ...streamConfig, ...(timed ? PERF_SCRIPT_TIMES : {}), bufferEnds: bufferEnds(s.ranges) }
