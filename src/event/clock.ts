@@ -50,6 +50,15 @@ function bufferEnd(ends: readonly number[], offset: number, last: number): numbe
 }
 
 const BAD_CONFIG = -ErrorCode.BadConfig;
+const TWO_32 = 0x1_0000_0000;
+
+/** One wrap of the CTC bits MTC packets carry, in TSC ticks; 0 when CPUID 0x15 is unknown. */
+function mtcWrapTsc(config: TimeConfig): number {
+  const eax = config.cpuid15Eax >>> 0;
+  const ebx = config.cpuid15Ebx >>> 0;
+  if (eax === 0 || ebx === 0) return 0;
+  return (2 ** ((config.mtcFreq & 0xff) + 8) * ebx) / eax;
+}
 
 /** `err` unless it is a configuration error, which only costs precision. */
 function fatal(err: number): number {
@@ -71,6 +80,14 @@ export class Clock {
   /** perf: its look-ahead (a cursor over the trace of its own) and where the AUX buffers end. */
   private readonly ahead: BufferPackets | undefined;
   private readonly bufferEnds: readonly number[];
+  /**
+   * With TimeConfig.mtcGapRestart: one MTC wrap in TSC ticks (0: off, or CPUID 0x15
+   * unknown, when MTCs do not calibrate anyway), and the estimate at the last MTC.
+   */
+  private readonly mtcWrapTsc: number;
+  private mtcTscHi = 0;
+  private mtcTscLo = 0;
+  private haveMtcTsc = false;
 
   /** `ahead`: with perfClock, a cursor of its own over the trace, for perf's look-ahead. */
   constructor(config: ClockConfig, ahead?: PacketCursor) {
@@ -79,6 +96,7 @@ export class Clock {
     this.perf = config.perfClock ? new PerfClock(config, new PacketClass()) : undefined;
     this.ahead = ahead ? new BufferPackets(ahead) : undefined;
     this.bufferEnds = config.bufferEnds ?? [];
+    this.mtcWrapTsc = config.mtcGapRestart === true ? mtcWrapTsc(config) : 0;
   }
 
   /**
@@ -89,11 +107,15 @@ export class Clock {
   reset(): void {
     this.time.reset();
     this.tcal.reset();
+    this.haveMtcTsc = false;
   }
 
   copyFrom(other: Clock): void {
     this.time.copyFrom(other.time);
     this.tcal.copyFrom(other.tcal);
+    this.mtcTscHi = other.mtcTscHi;
+    this.mtcTscLo = other.mtcTscLo;
+    this.haveMtcTsc = other.haveMtcTsc;
     if (this.perf && other.perf) this.perf.copyFrom(other.perf);
     this.prevType = other.prevType;
   }
@@ -101,6 +123,7 @@ export class Clock {
   /** TSC in PSB+: may calibrate from the cycles since the previous PSB+ TSC. */
   headerTsc(pkt: Packet): number {
     if (this.perf) return this.tsc(pkt);
+    if (this.haveMtcTsc) this.checkMtcGap(pkt);
     const err = fatal(this.tcal.headerTsc(pkt));
     return err < 0 ? err : fatal(this.time.updateTsc(pkt));
   }
@@ -110,6 +133,7 @@ export class Clock {
       this.perf.tsc(pkt, this.prevType === PacketType.Cyc);
       return 0;
     }
+    if (this.haveMtcTsc) this.checkMtcGap(pkt);
     const err = fatal(this.tcal.updateTsc(pkt));
     return err < 0 ? err : fatal(this.time.updateTsc(pkt));
   }
@@ -154,7 +178,26 @@ export class Clock {
       return 0;
     }
     const err = fatal(this.tcal.updateMtc(pkt));
-    return err < 0 ? err : fatal(this.time.updateMtc(pkt));
+    if (err < 0) return err;
+    const terr = fatal(this.time.updateMtc(pkt));
+    if (this.mtcWrapTsc !== 0) {
+      const q = this.query;
+      this.haveMtcTsc = this.time.queryTsc(q) === 0;
+      this.mtcTscHi = q.tscHi;
+      this.mtcTscLo = q.tscLo;
+    }
+    return terr;
+  }
+
+  /**
+   * A TSC more than one MTC wrap after the last MTC: the calibrator's MTC interval (and
+   * its TSC interval, which spans the gap too) start over here; its ratio stays.
+   */
+  private checkMtcGap(pkt: Packet): void {
+    const ticks = (pkt.hi - this.mtcTscHi) * TWO_32 + (pkt.lo - this.mtcTscLo);
+    if (ticks <= this.mtcWrapTsc) return;
+    this.tcal.updateOvf();
+    this.haveMtcTsc = false;
   }
 
   /** CYC: without a calibration yet, the tracker counts the CYC as lost. */

@@ -281,6 +281,9 @@ function decodeOnce(
   const timePeriod = script?.itrace.insn === true && script.itrace.periodUnit !== "i";
   if (range || wantsTime(args.analysis) || fields?.hw.has("time") || timePeriod)
     config.enableTickEvents = true;
+  // The analyses' times restart CYC calibration after a gap in a CPU's trace (see
+  // TimeConfig.mtcGapRestart); perf script's lines keep perf's clock.
+  if (wantsTime(args.analysis)) config.mtcGapRestart = true;
   let timed = script !== undefined && scriptBranches === undefined;
   // perf's instruction decoder takes the mode from the binary (64-bit) where ptkit's
   // waits for a MODE.Exec, which a PSB+ cut short by an overflow lacks.

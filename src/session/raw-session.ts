@@ -208,6 +208,8 @@ export async function decodeRaw(
     if (typeof opened === "string") return opened;
     outputs = opened;
     if (hideTicks) config.enableTickEvents = true;
+    // Their times restart CYC calibration after a gap in the trace (TimeConfig.mtcGapRestart).
+    if (wantsTime(analysis)) config.mtcGapRestart = true;
   }
   const pieces = options.pieces;
   if (typeof pieces?.threads === "string") return `${pieces.threads}.`;

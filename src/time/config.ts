@@ -11,6 +11,16 @@ export interface TimeConfig {
   /** CPUID leaf 0x15 EBX, the TSC:ART ratio numerator; 0 if unknown. */
   cpuid15Ebx: number;
   errata: Errata;
+  /**
+   * Restart the MTC calibration interval at a TSC more than one MTC wrap (2^(MTCFreq+8)
+   * CTC ticks) after the last MTC: the 8 CTC bits of the next MTC cannot tell how many
+   * periods the gap held, so libipt (which does not restart) measures the cycles since
+   * the last MTC before the gap against a wrapped CTC distance and calibrates CYC
+   * wrong, often by orders of magnitude, until the next good MTC pair. Not libipt's;
+   * ptkit's analyses (timelines, latencies) use it: a trace recorded per CPU has such
+   * a gap wherever its CPU ran something untraced.
+   */
+  mtcGapRestart?: boolean;
 }
 
 /** The configuration ptdump starts from: everything zero, no errata. */

@@ -309,3 +309,76 @@ test("a call switched out on one CPU and returning on another: its off-CPU time 
     ["0x2000", duration, slice.startNs, 50, 10, ["0x1000", "0x2000"]],
   );
 });
+
+/**
+ * A CPU's trace with a gap: the thread runs on CPU 0, then on CPU 1, then on CPU 0
+ * again much later. CPU 0's second stretch starts with a PSB+ whose TSC is far past
+ * its last MTC: its CYC packets keep the calibration made before the gap (the same
+ * code at the same cycles an instruction), where libipt's calibrator would measure
+ * the first MTC after the gap against the last one before it, whose 8-bit CTC wrapped
+ * many times in between (TimeConfig.mtcGapRestart).
+ */
+test("end to end: a CPU's second stretch of trace is timed as its first", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const elf = elfWithSymbols(BASE, CODE, [
+    { name: "main_a", value: BASE, size: 0x10 },
+    { name: "f", value: BASE + 0x10n, size: 1 },
+  ]);
+  writeFileSync(join(dir, "mig"), elf);
+  const loads = tryParseElf(elf);
+  assert.ok(!(loads instanceof Error));
+  const leave = [
+    execInsn(BASE + 5n, 5, "call"),
+    JSON.stringify({ k: "interrupt", vector: 32, from: hex(BASE + 0x10n), to: hex(KERNEL) }),
+    JSON.stringify({ k: "cpl", cpl: 0 }),
+    execInsn(KERNEL, 3),
+    JSON.stringify({ k: "end", ip: hex(KERNEL + 3n) }),
+  ];
+  const resume = [
+    ...TAKE_UP["PSB+ without TIP.PGE"]!,
+    execInsn(BASE + 0x10n, 1, "return"),
+    execInsn(BASE + 0xan, 2),
+    execInsn(BASE + 0xcn, 2, "cond-branch"),
+  ];
+  const first = [JSON.stringify({ k: "cpl", cpl: 3 }), execInsn(BASE, 5), ...turns(300), ...leave];
+  const second = [...resume, ...turns(300), ...leave];
+  const third = [...resume, ...turns(300), JSON.stringify({ k: "end", ip: hex(BASE + 0xen) })];
+  const moved = TRACE_TSC + 0x10000000n;
+  const back = TRACE_TSC + 0x30000123n;
+  const cpu0 = userTrace(first, TRACE_TSC);
+  const file = new PtFile()
+    .comm(100, "mig", TRACE_TSC - 100n)
+    .mmap2(100, BASE, 0x1000n, BigInt(loads.loads[0]!.offset), "/bin/mig", TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n)
+    .trace(cpu0, 0)
+    .trace(userTrace(second, moved), 1)
+    .trace(userTrace(third, back), 0, undefined, cpu0.length);
+  file.records.push(
+    switchCpuWide(true, 100, 0, moved - 0x200000n, 0),
+    switchCpuWide(false, 100, 0, moved - 0x100000n, 1),
+    switchCpuWide(true, 100, 0, back - 0x200000n, 1),
+    switchCpuWide(false, 100, 0, back - 0x100000n, 0),
+  );
+  writeFileSync(join(dir, "perf.data"), fileMode(file.built()));
+  const io = captureIo(dir);
+  const code = runPerf(["--elf", "mig", "--timeline", "t.json", "-q", "perf.data"], io, "/x");
+  assert.equal(code, 0, io.err.join(""));
+  const doc = JSON.parse(readFileSync(join(dir, "t.json"), "utf8")) as { traceEvents: object[] };
+  // When the calls of f begin: three stretches, each from its first call to its last.
+  const starts = timelineFrames(doc.traceEvents)
+    .filter((f) => f.name === "f")
+    .map((f) => f.startNs)
+    .sort((a, b) => a - b);
+  assert.equal(starts.length, 3 * 300 + 2);
+  const spans: number[] = [];
+  let from = starts[0]!;
+  for (let i = 1; i <= starts.length; i++) {
+    if (i < starts.length && starts[i]! - starts[i - 1]! < 1e6) continue;
+    spans.push(starts[i - 1]! - from);
+    from = starts[i] ?? 0;
+  }
+  assert.equal(spans.length, 3, `${spans}`);
+  // Each stretch runs 300 turns of the loop at 3 cycles an instruction.
+  for (const span of spans) assert.ok(span > spans[0]! * 0.8 && span < spans[0]! * 1.25, `${spans}`);
+});
