@@ -192,3 +192,13 @@ test("putHex16() writes hex64's digits in 16 columns, padded, for every digit co
     }
   }
 });
+
+test("putDecimal writes what String() does, around 2^31 and every power of ten", () => {
+  const values = [0, 9, 10, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32, 2 ** 53 - 1];
+  for (let k = 1; k < 16; k++) values.push(10 ** k - 1, 10 ** k, 10 ** k + 1);
+  const b = new Uint8Array(32);
+  for (const v of values) {
+    const end = putDecimal(b, 3, v);
+    assert.equal(Buffer.from(b.subarray(3, end)).toString("latin1"), String(v));
+  }
+});

@@ -78,3 +78,30 @@ test("the bundled sample: frames that start with their parent come after it", {
   );
   assert.ok(events.some((e) => e.ph === "i" && e.cat === "frame-end" && e.name === "end"));
 });
+
+test("times are microseconds with up to three decimals, at every size", () => {
+  // Around multiples of 1000 ns, 2^31 µs and ns, powers of ten, and up to 2^53 ns.
+  const times = [0, 1, 999, 1000, 1001, 999_999, 1_000_000, 2 ** 31 - 1, 2 ** 31, 2 ** 31 * 1000 - 1];
+  times.push(2 ** 31 * 1000, 2 ** 31 * 1000 + 1, 10 ** 12 - 1, 10 ** 12, 10 ** 15 + 7, 2 ** 53 - 1);
+  for (let k = 1; k < 16; k++) times.push(10 ** k - 1, 10 ** k, 10 ** k + 1);
+  const chunks = new Chunks();
+  const w = new TimelineWriter(chunks.out, new FrameNames(undefined));
+  const t = new ThreadTrack(0, 1, 1, "p", 64);
+  w.begin({ unit: "ns", tscBase: "0x0", nsPerTick: 1 });
+  for (const ns of times) {
+    w.enter(t, 1, FrameKind.Root, 0, 0x1000, ns, 0, 0);
+    w.exit(t, 1, FrameEnd.Return, ns);
+  }
+  w.finish();
+  const ts = [...chunks.text().matchAll(/"ts":([0-9.]+)/g)].map((m) => m[1]);
+  // What String() writes of the microseconds: the whole part, then the ns, trailing zeros dropped.
+  const want = (ns: number) => {
+    const us = BigInt(ns) / 1000n;
+    const frac = `${BigInt(ns) % 1000n}`.padStart(3, "0").replace(/0+$/, "");
+    return frac === "" ? `${us}` : `${us}.${frac}`;
+  };
+  assert.deepEqual(
+    ts,
+    times.flatMap((ns) => [want(ns), want(ns)]),
+  );
+});
