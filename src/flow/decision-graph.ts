@@ -352,18 +352,19 @@ export class DecisionGraph {
    */
   fall(id: number): number {
     const at = id * NODE_WORDS;
-    const nodes = this.nodes;
-    const f = nodes[at + Fall]!;
+    const f = this.nodes[at + Fall]!;
     if (f !== -1) return f;
     const cold = this.cold;
     const c = id * COLD_WORDS;
-    if (nodes[at + Kind] === Call && cold[c + Disp] === 0) {
-      nodes[at + Fall] = -2;
-      return -2;
+    let n = -2;
+    // A direct call to the next instruction shares the store below: operations of its
+    // own (that rare case's), first run once V8 had optimised the walk, threw its code away.
+    if (this.nodes[at + Kind] !== Call || cold[c + Disp] !== 0) {
+      addDelta64(cold[c + EndHi]! >>> 0, cold[c + EndLo]! >>> 0, endSize(cold[c + End]!));
+      n = this.node(next.hi, next.lo);
     }
-    addDelta64(cold[c + EndHi]! >>> 0, cold[c + EndLo]! >>> 0, endSize(cold[c + End]!));
-    const n = this.node(next.hi, next.lo);
-    if (n >= 0) this.nodes[at + Fall] = n;
+    // (node may have grown the array.)
+    if (n !== -1) this.nodes[at + Fall] = n;
     return n;
   }
 

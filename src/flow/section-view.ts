@@ -246,9 +246,11 @@ export class SectionView extends Place {
     const avail = Math.min(MAX_INSN_LENGTH, this.readEnd - off);
     const src = s.bytes;
     const at = this.byteBase + off;
-    if (src !== null && avail === MAX_INSN_LENGTH) return decodeBytes(src, at, insn);
-    for (let k = 0; k < avail; k++) scratch[k] = src === null ? 0 : src[at + k]!;
-    return decodeBytes(views[avail]!, 0, insn);
+    // Near the window's end too, where a copy of what is left was a path rarely taken:
+    // run for the first time once the code was optimised, it threw that code away.
+    if (src !== null) return decodeBytes(src, at, insn, at + avail);
+    scratch.fill(0);
+    return decodeBytes(views[Math.max(0, avail)]!, 0, insn);
   }
 
   /**
@@ -296,13 +298,13 @@ export function decodeRaw(insn: FlowInsn, raw: Uint8Array, n: number): number {
 }
 
 /**
- * Decode `bytes[at..]` (never past its end) as `insn`'s IP and mode and fill size,
+ * Decode `bytes[at..end)` (never past the array's end) as `insn`'s IP and mode and fill size,
  * class, facts and displacement. An unknown mode decodes as 16-bit code, as libipt's
  * length decoder does.
  */
-function decodeBytes(bytes: Uint8Array, at: number, insn: FlowInsn): number {
+function decodeBytes(bytes: Uint8Array, at: number, insn: FlowInsn, end = bytes.length): number {
   const mode = insn.mode === ExecMode.Unknown ? ExecMode.Bits16 : (insn.mode as ExecMode);
-  const size = decodeInsn(bytes, at, insn.ipHi, insn.ipLo, mode, info);
+  const size = decodeInsn(bytes, at, insn.ipHi, insn.ipLo, mode, info, end);
   if (size < 0) return -ErrorCode.BadInsn;
   insn.size = size;
   insn.iclass = info.iclass;

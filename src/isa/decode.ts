@@ -67,7 +67,7 @@ function loadIced(): typeof Iced {
 
 /**
  * Decode the instruction at `bytes[offset]`, executed at IP `ipHi:ipLo` in `mode`,
- * into `out`. Reads at most 15 bytes and never past `bytes.length`.
+ * into `out`. Reads at most 15 bytes and never past `end` (default `bytes.length`).
  *
  * The direct target (CondBranch, Jump, Call, Xbegin) is ip + length + displacement,
  * wrapped as the processor wraps it: to 16 bits with a 16-bit operand size, to 32
@@ -87,13 +87,14 @@ export function decodeInsn(
   ipLo: number,
   mode: ExecMode,
   out: InsnInfo,
+  end: number = bytes.length,
 ): number {
   const bits = EXEC_MODE_BITS[mode] ?? 0;
   if (bits === 0 || !(offset >= 0) || offset !== Math.floor(offset)) {
     out.clear();
     return -ErrorCode.Invalid;
   }
-  let n = bytes.length - offset;
+  let n = Math.min(end, bytes.length) - offset;
   if (n > MAX_INSN_LENGTH) n = MAX_INSN_LENGTH;
   if (n <= 0) {
     out.clear();

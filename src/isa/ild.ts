@@ -17,6 +17,42 @@
  */
 import { InsnClass, InsnFlag, InsnInfo } from "./types.js";
 
+// The classes and flags as module constants, not properties of the imported objects:
+// a property is loaded (the binding checked) at each use, and one on a path that had
+// not run when V8 optimised ildDecode (a call to the very next instruction: PIC code's
+// "get my address") threw the optimised code away, with that of the callers it was
+// inlined into, in the middle of a first run's decision-graph building.
+const {
+  Call,
+  CallIndirect,
+  CondBranch,
+  FarCall,
+  FarJump,
+  FarOther,
+  FarReturn,
+  Hlt,
+  Interrupt,
+  Iret,
+  Jump,
+  JumpIndirect,
+  MovCr3,
+  Mwait,
+  Other,
+  PtWrite,
+  Return,
+  Syscall,
+  Sysret,
+  Ud,
+  VmEntry,
+  VmExit,
+  Vmptrld,
+  Xabort,
+  Xbegin,
+  Xend,
+} = InsnClass;
+const { Target: TARGET, ZeroLengthCall: ZERO_LENGTH_CALL } = InsnFlag;
+const TARGET_ZERO_LENGTH_CALL = TARGET | ZERO_LENGTH_CALL;
+
 const TWO_32 = 4294967296;
 
 /** One table row per character: 16 rows of 16 opcodes. */
@@ -401,57 +437,57 @@ export function ildDecode(
   const length = i;
 
   // The class.
-  let iclass: InsnClass = InsnClass.Other;
+  let iclass: InsnClass = Other;
   let direct = false;
   if (!vex && map === MAP_0) {
     const op = opcode;
     if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3)) {
-      iclass = InsnClass.CondBranch;
+      iclass = CondBranch;
       direct = true;
     } else if (op === 0xe8) {
-      iclass = InsnClass.Call;
+      iclass = Call;
       direct = true;
     } else if (op === 0xe9 || op === 0xeb) {
-      iclass = InsnClass.Jump;
+      iclass = Jump;
       direct = true;
     } else if (op === 0xff) {
-      if (reg === 2) iclass = InsnClass.CallIndirect;
-      else if (reg === 3) iclass = InsnClass.FarCall;
-      else if (reg === 4) iclass = InsnClass.JumpIndirect;
-      else if (reg === 5) iclass = InsnClass.FarJump;
-    } else if (op === 0x9a) iclass = InsnClass.FarCall;
-    else if (op === 0xea) iclass = InsnClass.FarJump;
-    else if (op === 0xcc || op === 0xcd || op === 0xce || op === 0xf1) iclass = InsnClass.Interrupt;
-    else if (op === 0xcf) iclass = InsnClass.Iret;
-    else if (op === 0xc2 || op === 0xc3) iclass = InsnClass.Return;
-    else if (op === 0xca || op === 0xcb) iclass = InsnClass.FarReturn;
+      if (reg === 2) iclass = CallIndirect;
+      else if (reg === 3) iclass = FarCall;
+      else if (reg === 4) iclass = JumpIndirect;
+      else if (reg === 5) iclass = FarJump;
+    } else if (op === 0x9a) iclass = FarCall;
+    else if (op === 0xea) iclass = FarJump;
+    else if (op === 0xcc || op === 0xcd || op === 0xce || op === 0xf1) iclass = Interrupt;
+    else if (op === 0xcf) iclass = Iret;
+    else if (op === 0xc2 || op === 0xc3) iclass = Return;
+    else if (op === 0xca || op === 0xcb) iclass = FarReturn;
     else if (!lock) {
-      if (op === 0xf4) iclass = InsnClass.Hlt;
-      else if (op === 0xc6 && modrm === 0xf8) iclass = InsnClass.Xabort;
+      if (op === 0xf4) iclass = Hlt;
+      else if (op === 0xc6 && modrm === 0xf8) iclass = Xabort;
       else if (op === 0xc7 && modrm === 0xf8) {
-        iclass = InsnClass.Xbegin;
+        iclass = Xbegin;
         direct = true;
       }
     }
   } else if (!vex && map === MAP_1) {
     const op = opcode;
     if (op >= 0x80 && op <= 0x8f) {
-      iclass = InsnClass.CondBranch;
+      iclass = CondBranch;
       direct = true;
-    } else if (op === 0x05 || op === 0x34) iclass = InsnClass.Syscall;
-    else if (op === 0x07 || op === 0x35) iclass = InsnClass.Sysret;
-    else if (op === 0x22 && reg === 3 && !rexR) iclass = InsnClass.MovCr3;
+    } else if (op === 0x05 || op === 0x34) iclass = Syscall;
+    else if (op === 0x07 || op === 0x35) iclass = Sysret;
+    else if (op === 0x22 && reg === 3 && !rexR) iclass = MovCr3;
     else if (op === 0x01) iclass = group7Class(modrm, lock, osz, lastF2F3, is64);
     else if (op === 0xc7 && reg === 6 && modrm >>> 6 !== 3) {
       // 66 (no F2/F3): VMCLEAR; F3: VMXON. libipt calls all three VMPTRLD.
       const other = !lock && (lastF2F3 === 3 || (osz && lastF2F3 === 0));
-      iclass = other ? InsnClass.Other : InsnClass.Vmptrld;
+      iclass = other ? Other : Vmptrld;
     }
     // ptkit's class, not libipt's: UD2/UD1/UD0 raise #UD whatever their length (libipt
     // 2.0 gives UD1 and UD0 no ModRM, so iced, which does, measures them otherwise).
-    else if (op === 0x0b || op === 0xb9 || op === 0xff) iclass = InsnClass.Ud;
-    else if (op === 0xae && reg === 4 && f3 && !osz) iclass = InsnClass.PtWrite;
-    else if (op === 0xaa && !lock) iclass = InsnClass.FarOther; // RSM
+    else if (op === 0x0b || op === 0xb9 || op === 0xff) iclass = Ud;
+    else if (op === 0xae && reg === 4 && f3 && !osz) iclass = PtWrite;
+    else if (op === 0xaa && !lock) iclass = FarOther; // RSM
   }
   out.length = length;
   out.iclass = iclass;
@@ -469,15 +505,15 @@ export function ildDecode(
         ? ((bytes[p]! | (bytes[p + 1]! << 8)) << 16) >> 16
         : bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16) | (bytes[p + 3]! << 24);
   const rel = length + disp;
-  let flags = InsnFlag.Target;
-  if (iclass === InsnClass.Call && disp === 0) flags |= InsnFlag.ZeroLengthCall;
+  // (No operator on the rare path: one that had not run when V8 optimised this would throw the code away.)
+  const flags = iclass === Call && disp === 0 ? TARGET_ZERO_LENGTH_CALL : TARGET;
   if (is64) {
     const sum = (ipLo >>> 0) + rel;
     const lo = sum >>> 0;
     out.targetLo = lo;
     out.targetHi = ((ipHi >>> 0) + (sum - lo) / TWO_32) >>> 0;
   } else {
-    out.targetLo = eosz === 16 && iclass !== InsnClass.Xbegin ? (ipLo + rel) & 0xffff : (ipLo + rel) >>> 0;
+    out.targetLo = eosz === 16 && iclass !== Xbegin ? (ipLo + rel) & 0xffff : (ipLo + rel) >>> 0;
     out.targetHi = 0;
   }
   out.flags = flags;
@@ -503,34 +539,34 @@ function group7Class(modrm: number, lock: number, osz: number, lastF2F3: number,
   switch (modrm) {
     // libipt's own (any prefix, even LOCK): VMCALL, VMLAUNCH, VMRESUME, UIRET.
     case 0xc1:
-      return InsnClass.VmExit;
+      return VmExit;
     case 0xc2:
     case 0xc3:
-      return InsnClass.VmEntry;
+      return VmEntry;
     case 0xec:
-      return InsnClass.FarOther;
+      return FarOther;
   }
-  if (lock) return InsnClass.Other;
+  if (lock) return Other;
   const none = !osz && lastF2F3 === 0;
   const only66 = osz && lastF2F3 === 0;
   switch (modrm) {
     case 0xd8: // VMRUN
-      return InsnClass.VmEntry;
+      return VmEntry;
     case 0xd9: // VMMCALL; F2/F3: VMGEXIT
-      return InsnClass.VmExit;
+      return VmExit;
     case 0xde: // SKINIT
-      return InsnClass.FarOther;
+      return FarOther;
     case 0xd5:
-      return none ? InsnClass.Xend : InsnClass.Other;
+      return none ? Xend : Other;
     case 0xc9:
-      return none ? InsnClass.Mwait : InsnClass.Other;
+      return none ? Mwait : Other;
     case 0xcc: // TDCALL
-      return only66 ? InsnClass.VmExit : InsnClass.Other;
+      return only66 ? VmExit : Other;
     case 0xcd: // SEAMRET
     case 0xcf: // SEAMCALL
-      return only66 && is64 ? InsnClass.FarOther : InsnClass.Other;
+      return only66 && is64 ? FarOther : Other;
     case 0xca: // ERETU (F3), ERETS (F2)
-      return lastF2F3 !== 0 && is64 ? InsnClass.FarOther : InsnClass.Other;
+      return lastF2F3 !== 0 && is64 ? FarOther : Other;
   }
-  return InsnClass.Other;
+  return Other;
 }
