@@ -16,7 +16,13 @@ import type { FrameEnd, FrameKind } from "./callstack.js";
 import type { CallAnalysis } from "./callstack-analysis.js";
 import type { CallSink, Marker, ThreadTrack } from "./callstack-sink.js";
 
-const Op = { Enter: 0, Exit: 1, Marker: 2, Resume: 3, Suspend: 4 } as const;
+// The ops as numbers, not properties of an object: each property read needs V8 to have
+// seen it run, and dispatch's tests of the rarer ops threw its optimised code away.
+const ENTER = 0;
+const EXIT = 1;
+const MARKER = 2;
+const RESUME = 3;
+const SUSPEND = 4;
 
 /** Default for the look-ahead buffer (entries and exits held before a time is known). */
 export const DEFAULT_LOOKAHEAD = 1 << 16;
@@ -88,7 +94,7 @@ export class TimedOps {
   }
 
   enter(track: ThreadTrack, depth: number, kind: FrameKind, hi: number, lo: number, icount: number): void {
-    const i = this.slot(track, Op.Enter, kind, icount);
+    const i = this.slot(track, ENTER, kind, icount);
     this.depth[i] = depth;
     this.hi[i] = hi;
     this.lo[i] = lo;
@@ -97,23 +103,23 @@ export class TimedOps {
   }
 
   exit(track: ThreadTrack, depth: number, end: FrameEnd, icount: number): void {
-    this.depth[this.slot(track, Op.Exit, end, icount)] = depth;
+    this.depth[this.slot(track, EXIT, end, icount)] = depth;
   }
 
   marker(track: ThreadTrack, what: Marker, offset: number, message: string, icount: number): void {
-    const i = this.slot(track, Op.Marker, what, icount);
+    const i = this.slot(track, MARKER, what, icount);
     this.offset[i] = offset;
     this.messages[i] = message;
   }
 
   /** `track` runs on this stream from now on. */
   resume(track: ThreadTrack, icount: number): void {
-    this.slot(track, Op.Resume, 0, icount);
+    this.slot(track, RESUME, 0, icount);
   }
 
   /** `track` no longer runs on this stream. */
   suspend(track: ThreadTrack, icount: number): void {
-    this.slot(track, Op.Suspend, 0, icount);
+    this.slot(track, SUSPEND, 0, icount);
   }
 
   /**
@@ -249,7 +255,7 @@ export class TimedOps {
     const { op, what, depth, hi, lo, scope, icount, times, tracks } = this;
     for (let i = 0; i < n; i++) {
       const o = op[i];
-      if (o === Op.Enter)
+      if (o === ENTER)
         s.enter(
           tracks[i]!,
           depth[i]!,
@@ -260,10 +266,10 @@ export class TimedOps {
           icount[i]!,
           scope[i]!,
         );
-      else if (o === Op.Exit) s.exit(tracks[i]!, depth[i]!, what[i] as FrameEnd, times[i]!, icount[i]!);
-      else if (o === Op.Marker)
+      else if (o === EXIT) s.exit(tracks[i]!, depth[i]!, what[i] as FrameEnd, times[i]!, icount[i]!);
+      else if (o === MARKER)
         s.marker(tracks[i]!, what[i] as Marker, this.offset[i]!, this.messages[i]!, times[i]!, icount[i]!);
-      else if (o === Op.Resume) s.resume(tracks[i]!, times[i]!, icount[i]!);
+      else if (o === RESUME) s.resume(tracks[i]!, times[i]!, icount[i]!);
       else s.suspend(tracks[i]!, times[i]!, icount[i]!);
     }
   }

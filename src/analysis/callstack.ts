@@ -224,12 +224,14 @@ export class CallStack {
 
   /** Pop frames above index `i` with `above`, then frame `i` with `last`. */
   private popTo(i: number, above: FrameEnd, last: FrameEnd): void {
-    while (this.stored > i + 1) {
-      this.listener.pop(this.stored, above);
+    // One call for every frame: a call of its own for those above the last (fewer: an
+    // unwind) first ran once V8 had optimised this, and threw the optimised code away.
+    for (;;) {
+      const more = this.stored > i + 1;
+      this.listener.pop(this.stored, more ? above : last);
       this.stored--;
+      if (!more) return;
     }
-    this.listener.pop(this.stored, last);
-    this.stored--;
   }
 
   private grow(): void {

@@ -1039,6 +1039,10 @@ function* walkLoop(
           at = w.tip(at, last.hi, last.lo);
           if (at < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
+            // (Read at every TIP, not only where no tick comes: on a timeline's decode,
+            // where most TIPs move the time, V8 had seen no read of it when it optimised
+            // this loop, and threw the loop's code away at the first.)
+            const toReturn = w.lastKind === Return;
             // A tick after the branch when the time moved; a MODE.Exec's event after that.
             const tick = tc.moved();
             if (tick || modeEvent) {
@@ -1048,7 +1052,7 @@ function* walkLoop(
               if (at < 0) return stop(res, pos, w.why);
             }
             tc.passed();
-            tc.crEnded = !tick && !modeEvent && w.lastKind === Return;
+            tc.crEnded = !tick && !modeEvent && toReturn;
           }
           break;
         }

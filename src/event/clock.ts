@@ -9,6 +9,7 @@
  * MTC/CYC counts. Every other error is returned and stops event decoding, as in libipt.
  */
 import * as errors from "../base/errors.js";
+import { doubleFields } from "../base/halves.js";
 import * as packetTypes from "../packet/types.js";
 import { type Packet, Packet as PacketClass } from "../packet/types.js";
 import { PerfClock, TimeCalibrator, type TimeConfig, TimeTracker, TscQuery, U64 } from "../time/index.js";
@@ -97,6 +98,8 @@ export class Clock {
     this.ahead = ahead ? new BufferPackets(ahead) : undefined;
     this.bufferEnds = config.bufferEnds ?? [];
     this.mtcWrapTsc = config.mtcGapRestart === true ? mtcWrapTsc(config) : 0;
+    // TSC halves (see doubleFields).
+    doubleFields(this, ["mtcTscHi", "mtcTscLo"]);
   }
 
   /**

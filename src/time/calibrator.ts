@@ -258,7 +258,13 @@ export class TimeCalibrator {
 
   private assignFcr(hi: number, lo: number): void {
     this.fcr.set(hi, lo);
-    if (lt64(hi, lo, this.minFcr.hi, this.minFcr.lo)) this.minFcr.set(hi, lo);
-    if (lt64(this.maxFcr.hi, this.maxFcr.lo, hi, lo)) this.maxFcr.set(hi, lo);
+    const min = this.minFcr;
+    const max = this.maxFcr;
+    const below = lt64(hi, lo, min.hi, min.lo);
+    const above = lt64(max.hi, max.lo, hi, lo);
+    // Both set each time (to what they were, mostly): a new maximum's set, run for the
+    // first time once V8 had optimised updateMtc, threw the optimised code away.
+    min.set(below ? hi : min.hi, below ? lo : min.lo);
+    max.set(above ? hi : max.hi, above ? lo : max.lo);
   }
 }
