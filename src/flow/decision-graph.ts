@@ -318,8 +318,11 @@ export class DecisionGraph {
     const first = this.slots[h & this.mask]!;
     const last = nodes[at + TipId]!;
     if (last >= 0) {
+      // (Both halves compared at once: a compare of the high half, run only when the low
+      // half matched, had not run by the time V8 optimised the count's loop, at times,
+      // and threw that code away when it did.)
       const t = last * NODE_WORDS;
-      if (nodes[t + Lo] === (lo | 0) && nodes[t + Hi] === (hi | 0)) return last;
+      if (((nodes[t + Lo]! ^ lo) | (nodes[t + Hi]! ^ hi)) === 0) return last;
     }
     const t = this.probe(hi, lo, h, first);
     // node may have grown the array.

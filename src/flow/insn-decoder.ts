@@ -47,6 +47,14 @@ type FlowClass = flowClass.FlowClass;
 const { addOffset, next, nextIp } = flowInsn;
 const { TWO_32 } = addr;
 const { InsnRuns, RAW_WORDS, RUN_HEADER, Run, RunFlag, RunInsn, runCount, runMode } = insnRuns;
+/**
+ * 1 for the classes whose run goes on at the displacement (a direct jump or call inside
+ * a block), else 0: a table, where the test for a call, run only when the class was no
+ * jump, first ran once V8 had optimised the decoder's loop, and threw its code away.
+ */
+const TAKES_DISP = new Uint8Array(16);
+TAKES_DISP[FlowClass.Jump] = 1;
+TAKES_DISP[FlowClass.Call] = 1;
 type InsnRuns = insnRuns.InsnRuns;
 
 /** Calls whose runs {@link InsnDecoder} remembers for their returns (a power of 2). */
@@ -418,7 +426,7 @@ export class InsnDecoder {
       return this.blockEnd();
     }
     let to = this.off;
-    if (c === FlowClass.Jump || c === FlowClass.Call) to += this.disp;
+    to += TAKES_DISP[c]! * this.disp;
     addOffset(this.baseHi, this.baseLo, to);
     block.ipHi = next.hi;
     block.ipLo = next.lo;

@@ -53,6 +53,12 @@ const {
 const { Target: TARGET, ZeroLengthCall: ZERO_LENGTH_CALL } = InsnFlag;
 const TARGET_ZERO_LENGTH_CALL = TARGET | ZERO_LENGTH_CALL;
 
+/**
+ * Group FF's class by ModRM.reg: a table, where a compare for the far forms (rarer)
+ * first ran once V8 had optimised ildDecode, and threw its code away.
+ */
+const GROUP_FF = Uint8Array.of(Other, Other, CallIndirect, FarCall, JumpIndirect, FarJump, Other, Other);
+
 const TWO_32 = 4294967296;
 
 /** One table row per character: 16 rows of 16 opcodes. */
@@ -450,12 +456,8 @@ export function ildDecode(
     } else if (op === 0xe9 || op === 0xeb) {
       iclass = Jump;
       direct = true;
-    } else if (op === 0xff) {
-      if (reg === 2) iclass = CallIndirect;
-      else if (reg === 3) iclass = FarCall;
-      else if (reg === 4) iclass = JumpIndirect;
-      else if (reg === 5) iclass = FarJump;
-    } else if (op === 0x9a) iclass = FarCall;
+    } else if (op === 0xff) iclass = GROUP_FF[reg] as InsnClass;
+    else if (op === 0x9a) iclass = FarCall;
     else if (op === 0xea) iclass = FarJump;
     else if (op === 0xcc || op === 0xcd || op === 0xce || op === 0xf1) iclass = Interrupt;
     else if (op === 0xcf) iclass = Iret;
