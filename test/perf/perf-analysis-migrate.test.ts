@@ -176,10 +176,17 @@ const TAKE_UP: Record<string, string[]> = {
   "PSB+ without TIP.PGE": [JSON.stringify({ k: "cpl", cpl: 3 })],
 };
 
-for (const [how, takeUp] of Object.entries(TAKE_UP))
-  test(`end to end: a call on CPU 0 returns on CPU 1 (taken up at ${how})`, (t) => endToEnd(t, takeUp));
+/** Call f, interrupted in f by the (untraced) kernel, which runs until the trace ends. */
+const LEAVE_IN_F = [
+  execInsn(BASE + 5n, 5, "call"),
+  JSON.stringify({ k: "interrupt", vector: 32, from: hex(BASE + 0x10n), to: hex(KERNEL) }),
+  JSON.stringify({ k: "cpl", cpl: 0 }),
+  execInsn(KERNEL, 3),
+  JSON.stringify({ k: "end", ip: hex(KERNEL + 3n) }),
+];
 
-function endToEnd(t: TestContext, takeUp: string[]): void {
+/** The program `mig` (main_a's loop calling f) in a temporary directory: the directory and its code's file offset. */
+function migProgram(t: TestContext): { dir: string; offset: bigint } {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const elf = elfWithSymbols(BASE, CODE, [
@@ -189,17 +196,16 @@ function endToEnd(t: TestContext, takeUp: string[]): void {
   writeFileSync(join(dir, "mig"), elf);
   const loads = tryParseElf(elf);
   assert.ok(!(loads instanceof Error));
+  return { dir, offset: BigInt(loads.loads[0]!.offset) };
+}
+
+for (const [how, takeUp] of Object.entries(TAKE_UP))
+  test(`end to end: a call on CPU 0 returns on CPU 1 (taken up at ${how})`, (t) => endToEnd(t, takeUp));
+
+function endToEnd(t: TestContext, takeUp: string[]): void {
+  const { dir, offset } = migProgram(t);
   // CPU 0: 300 turns, then call f, interrupted in f (the kernel is not traced).
-  const cpu0 = [
-    JSON.stringify({ k: "cpl", cpl: 3 }),
-    execInsn(BASE, 5),
-    ...turns(300),
-    execInsn(BASE + 5n, 5, "call"),
-    JSON.stringify({ k: "interrupt", vector: 32, from: hex(BASE + 0x10n), to: hex(KERNEL) }),
-    JSON.stringify({ k: "cpl", cpl: 0 }),
-    execInsn(KERNEL, 3),
-    JSON.stringify({ k: "end", ip: hex(KERNEL + 3n) }),
-  ];
+  const cpu0 = [JSON.stringify({ k: "cpl", cpl: 3 }), execInsn(BASE, 5), ...turns(300), ...LEAVE_IN_F];
   // CPU 1, much later: the thread goes on in f, which returns; 200 more turns.
   const cpu1 = [
     ...takeUp,
@@ -212,7 +218,7 @@ function endToEnd(t: TestContext, takeUp: string[]): void {
   const later = TRACE_TSC + 0x10000000n;
   const file = new PtFile()
     .comm(100, "mig", TRACE_TSC - 100n)
-    .mmap2(100, BASE, 0x1000n, BigInt(loads.loads[0]!.offset), "/bin/mig", TRACE_TSC - 50n)
+    .mmap2(100, BASE, 0x1000n, offset, "/bin/mig", TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
     .trace(userTrace(cpu0, TRACE_TSC), 0)
     .trace(userTrace(cpu1, later), 1);
@@ -319,22 +325,8 @@ test("a call switched out on one CPU and returning on another: its off-CPU time 
  * many times in between (TimeConfig.mtcGapRestart).
  */
 test("end to end: a CPU's second stretch of trace is timed as its first", (t) => {
-  const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-migrate-"));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const elf = elfWithSymbols(BASE, CODE, [
-    { name: "main_a", value: BASE, size: 0x10 },
-    { name: "f", value: BASE + 0x10n, size: 1 },
-  ]);
-  writeFileSync(join(dir, "mig"), elf);
-  const loads = tryParseElf(elf);
-  assert.ok(!(loads instanceof Error));
-  const leave = [
-    execInsn(BASE + 5n, 5, "call"),
-    JSON.stringify({ k: "interrupt", vector: 32, from: hex(BASE + 0x10n), to: hex(KERNEL) }),
-    JSON.stringify({ k: "cpl", cpl: 0 }),
-    execInsn(KERNEL, 3),
-    JSON.stringify({ k: "end", ip: hex(KERNEL + 3n) }),
-  ];
+  const { dir, offset } = migProgram(t);
+  const leave = LEAVE_IN_F;
   const resume = [
     ...TAKE_UP["PSB+ without TIP.PGE"]!,
     execInsn(BASE + 0x10n, 1, "return"),
@@ -349,7 +341,7 @@ test("end to end: a CPU's second stretch of trace is timed as its first", (t) =>
   const cpu0 = userTrace(first, TRACE_TSC);
   const file = new PtFile()
     .comm(100, "mig", TRACE_TSC - 100n)
-    .mmap2(100, BASE, 0x1000n, BigInt(loads.loads[0]!.offset), "/bin/mig", TRACE_TSC - 50n)
+    .mmap2(100, BASE, 0x1000n, offset, "/bin/mig", TRACE_TSC - 50n)
     .itraceStart(100, 100, TRACE_TSC - 10n)
     .trace(cpu0, 0)
     .trace(userTrace(second, moved), 1)
