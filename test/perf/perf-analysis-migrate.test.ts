@@ -326,15 +326,14 @@ test("a call switched out on one CPU and returning on another: its off-CPU time 
  */
 test("end to end: a CPU's second stretch of trace is timed as its first", (t) => {
   const { dir, offset } = migProgram(t);
-  const leave = LEAVE_IN_F;
   const resume = [
     ...TAKE_UP["PSB+ without TIP.PGE"]!,
     execInsn(BASE + 0x10n, 1, "return"),
     execInsn(BASE + 0xan, 2),
     execInsn(BASE + 0xcn, 2, "cond-branch"),
   ];
-  const first = [JSON.stringify({ k: "cpl", cpl: 3 }), execInsn(BASE, 5), ...turns(300), ...leave];
-  const second = [...resume, ...turns(300), ...leave];
+  const first = [JSON.stringify({ k: "cpl", cpl: 3 }), execInsn(BASE, 5), ...turns(300), ...LEAVE_IN_F];
+  const second = [...resume, ...turns(300), ...LEAVE_IN_F];
   const third = [...resume, ...turns(300), JSON.stringify({ k: "end", ip: hex(BASE + 0xen) })];
   const moved = TRACE_TSC + 0x10000000n;
   const back = TRACE_TSC + 0x30000123n;
