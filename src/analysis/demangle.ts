@@ -56,7 +56,38 @@ const ANONYMOUS_NAMESPACE = /_GLOBAL_[._$]N\w*/g;
 
 let shared: Demangler | undefined;
 
-export class Demangler {
+/** What symbol tables demangle names with: a {@link Demangler}, or a {@link LazyDemangler}. */
+export interface NameDemangler {
+  /** The demangled form of `name` (see {@link Demangler.demangle}); a name that is not mangled comes back as it is. */
+  demangle(name: string): string;
+}
+
+/**
+ * A {@link Demangler} loaded by `load` when a mangled name first needs it: a C program's
+ * names never compile the WebAssembly module (half a megabyte). Should `load` fail, its
+ * message goes to `onFail`, once, and names stay as they are linked.
+ */
+export class LazyDemangler implements NameDemangler {
+  /** The demangler once loaded; null when loading failed; undefined before it is needed. */
+  private loaded: NameDemangler | null | undefined = undefined;
+
+  constructor(
+    private readonly load: () => NameDemangler | string,
+    private readonly onFail: (message: string) => void,
+  ) {}
+
+  demangle(name: string): string {
+    if (!isMangled(name)) return name;
+    if (this.loaded === undefined) {
+      const d = this.load();
+      this.loaded = typeof d === "string" ? null : d;
+      if (typeof d === "string") this.onFail(d);
+    }
+    return this.loaded === null ? name : this.loaded.demangle(name);
+  }
+}
+
+export class Demangler implements NameDemangler {
   private constructor() {}
 
   /** Compile and instantiate the module's bytes (the way browsers require for large modules). */

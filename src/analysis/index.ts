@@ -30,7 +30,7 @@ export {
   type WalkStops,
   type WalkTime,
 } from "./coverage-decode.js";
-export { Demangler, isMangled } from "./demangle.js";
+export { Demangler, isMangled, LazyDemangler, type NameDemangler } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";
 export { AFL_MAP_SIZE, Coverage, EdgeKind, edgeKindName } from "./export/coverage.js";

@@ -14,7 +14,7 @@
 
 import { doubleFields, mutableFields } from "../base/halves.js";
 import type { ElfFile } from "../image/elf.js";
-import type { Demangler } from "./demangle.js";
+import type { NameDemangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
 import { perfTreeSymbols, stubsFoundFirst } from "./perf-symbol-tree.js";
@@ -55,7 +55,7 @@ export interface SymbolTableOptions {
   /** Load bias added to every link-time address (PIE, shared objects); modulo 2^64. */
   bias?: bigint;
   /** Demangle names in hits (C++, Rust); see {@link SymbolTable.useDemangler}. */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   /**
    * Name addresses as perf 6.1 does instead: `.dynsym` names without versions, a zero-size symbol runs to the next
    * symbol whatever its section, and PLT stubs are perf's (plt.ts readPerfPltSymbols)
@@ -96,7 +96,7 @@ export class SymbolTable {
   private readonly names: string[] = [];
   private readonly symHi: Uint32Array;
   private readonly symLo: Uint32Array;
-  private demangler: Demangler | undefined;
+  private demangler: NameDemangler | undefined;
   /** Demangled names, filled on first use. */
   private demangled: (string | undefined)[] = [];
 
@@ -178,7 +178,7 @@ export class SymbolTable {
   }
 
   /** Demangle the names of later hits with `demangler` (undefined: names as linked). */
-  useDemangler(demangler: Demangler | undefined): void {
+  useDemangler(demangler: NameDemangler | undefined): void {
     this.demangler = demangler;
     this.demangled = demangler ? new Array<string | undefined>(this.names.length) : [];
   }

@@ -7,16 +7,16 @@
  */
 
 import { hex64 } from "../base/halves.js";
-import type { Demangler } from "./demangle.js";
+import type { NameDemangler } from "./demangle.js";
 import { SymbolHit, type SymbolTable } from "./symbol-table.js";
 
 export class Symbolizer {
   private tables: SymbolTable[] = [];
   private readonly scratch = new SymbolHit();
-  private readonly demangler: Demangler | undefined;
+  private readonly demangler: NameDemangler | undefined;
 
   /** With a demangler, every module added gets it (names in hits come out demangled). */
-  constructor(options: { demangler?: Demangler } = {}) {
+  constructor(options: { demangler?: NameDemangler } = {}) {
     this.demangler = options.demangler;
   }
 

@@ -30,13 +30,13 @@ import {
   type ChunkOut,
   type ClockInfo,
   Coverage,
-  type Demangler,
   DroppedTotals,
   type FlowTracker,
   FoldedStacks,
   FrameNames,
   immediate,
   JsonlWriter,
+  type NameDemangler,
   PerfettoWriter,
   ShortFrameFilter,
   type Symbolizer,
@@ -78,7 +78,7 @@ export interface AnalysisContext {
   /** Names from this symbolizer instead of the `code`'s (ptkit perf's, from the recorded binaries). */
   symbolizer?: Symbolizer;
   /** Demangles the `code`'s C++ and Rust names (absent: names as the symbol tables spell them). */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   /** The front end's remedies in warnings (see hints.ts). */
   hints?: InputHints;
   /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */

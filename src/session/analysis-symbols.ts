@@ -15,7 +15,7 @@
  * why once per code region, with the remedy: raw bytes that are not an ELF file, a
  * stripped ELF file (no .symtab), or code that no file given holds.
  */
-import { type Demangler, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { type NameDemangler, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
 import { type CodeFile, type RawBytes, readCodeFile } from "./flow-image.js";
@@ -46,7 +46,7 @@ export interface CodeSymbolsOptions {
   /** Told once per region where frames go unnamed, why and what to do. */
   warn?: (text: string) => void;
   /** Names C++ and Rust symbols. */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   /** The front end's remedies in those warnings. */
   hints?: InputHints;
 }

@@ -7,7 +7,7 @@
  * {@link FilesIo}.
  */
 
-import type { Demangler } from "../analysis/index.js";
+import type { NameDemangler } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { PerfError } from "../perf/index.js";
 import { answerAnalysis, type PerfAnswers, readAnswers } from "./answers.js";
@@ -18,7 +18,7 @@ import { decodePerf } from "./perf-session.js";
 
 export interface PerfAnswersOptions {
   /** Names C++ and Rust symbols. */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */
   timelineMinDuration?: number;
   /** Told how much of the trace has been decoded: bytes read, bytes in all. */

@@ -8,18 +8,18 @@
  * (ProcessImages, perf-images.ts) fills the same symbolizer, and {@link current} gives the one
  * of the latest image reached, which names the frames of `ptkit perf`'s analysis.
  */
-import { type Demangler, Symbolizer, type SymbolTable } from "../analysis/index.js";
+import { type NameDemangler, Symbolizer, type SymbolTable } from "../analysis/index.js";
 
 export class AllProcessSymbols {
   /** The kernel's symbols alone: for threads of no known process (the idle task, unknown threads). */
   readonly kernelOnly: Symbolizer;
   private readonly kernel: readonly SymbolTable[];
-  private readonly demangler: Demangler | undefined;
+  private readonly demangler: NameDemangler | undefined;
   private readonly images = new Map<string, Symbolizer>();
   /** Per pid: the latest image made and the change that began it. */
   private readonly latest = new Map<number, { start: number; symbols: Symbolizer }>();
 
-  constructor(options: { kernel?: readonly SymbolTable[]; demangler?: Demangler } = {}) {
+  constructor(options: { kernel?: readonly SymbolTable[]; demangler?: NameDemangler } = {}) {
     this.kernel = options.kernel ?? [];
     this.demangler = options.demangler;
     this.kernelOnly = this.made();

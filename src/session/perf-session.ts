@@ -11,7 +11,7 @@
  * web app its dropped files.
  */
 
-import type { Demangler, FastCoverage, SymbolTable } from "../analysis/index.js";
+import { type FastCoverage, LazyDemangler, type NameDemangler, type SymbolTable } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { doubleFields, splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
@@ -110,7 +110,7 @@ export interface PerfOptions {
   jsonl: boolean;
   symbols: boolean;
   /** Loads the demangler for symbol names (absent: names as the symbol tables spell them). */
-  demangler?: () => Demangler | string;
+  demangler?: () => NameDemangler | string;
   quiet: boolean;
   /** --insn-decoder: the instruction decoder even where no instruction is printed. */
   insnDecoder: boolean;
@@ -584,11 +584,11 @@ function nsToTicks(conv: TscConversion | undefined, ns: number): number {
 }
 
 /** The demangler for --sym names, as perf script demangles them (none without a loader, or when it cannot load). */
-function demangler(args: PerfOptions, warn: (text: string) => void): Demangler | undefined {
-  const d = args.demangler?.();
-  if (d === undefined || typeof d !== "string") return d;
-  warn(`warning: ${d}; names are shown mangled.`);
-  return undefined;
+function demangler(args: PerfOptions, warn: (text: string) => void): NameDemangler | undefined {
+  const load = args.demangler;
+  if (load === undefined) return undefined;
+  // Loaded at the first mangled name (C programs have none).
+  return new LazyDemangler(load, (why) => warn(`warning: ${why}; names are shown mangled.`));
 }
 
 /** The conversion of perf time to itself. */

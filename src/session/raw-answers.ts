@@ -8,7 +8,7 @@
  * --timeline ... --folded ... --coverage ... --afl-map ... --latency ...`.
  */
 
-import type { Demangler } from "../analysis/index.js";
+import type { NameDemangler } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCpu, parseCUint } from "../cpu/index.js";
 import { defaultDecoderConfig } from "../event/index.js";
@@ -48,7 +48,7 @@ export interface RawDecoderSettings {
 
 export interface RawAnswersOptions {
   /** Names C++ and Rust symbols. */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   /** The page's remedies in errors and warnings (see hints.ts), e.g. its fields' names. */
   hints?: InputHints;
   /** The timeline leaves out calls shorter than this (ns; the other outputs count every call). */

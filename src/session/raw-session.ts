@@ -7,7 +7,7 @@
  * come through the {@link SessionIo} given: `ptkit flow` passes the process's (after
  * turning ptxed's option words into {@link RawInput}), the web app its dropped files.
  */
-import type { Demangler } from "../analysis/index.js";
+import type { NameDemangler } from "../analysis/index.js";
 import { cpuErrata } from "../cpu/index.js";
 import { PtEvent } from "../event/index.js";
 import { BlockDecoder, InsnDecoder, type SectionCaches } from "../flow/index.js";
@@ -164,7 +164,7 @@ export interface RawDecodeOptions {
   /** Warnings, one line each (without the program name). */
   warn: (text: string) => void;
   /** Demangles the analysis outputs' C++ and Rust function names (absent: as the symbol tables spell them). */
-  demangler?: Demangler;
+  demangler?: NameDemangler;
   internal?: TraceInternals;
   /** Absent: one thread. */
   pieces?: RawPieces;

@@ -1,13 +1,21 @@
 /**
  * The demangler: both ways of instantiating it, C++ and Rust names, the suffixes it
  * keeps, libiberty's wording for special names, names it must leave alone, hostile
- * input, and demangled names through SymbolTable and Symbolizer (once per symbol).
+ * input, demangled names through SymbolTable and Symbolizer (once per symbol), and the
+ * demangler loaded at the first mangled name (LazyDemangler).
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import fc from "fast-check";
-import { Demangler, isMangled, SymbolHit, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
+import {
+  Demangler,
+  isMangled,
+  LazyDemangler,
+  SymbolHit,
+  Symbolizer,
+  SymbolTable,
+} from "../../src/analysis/index.js";
 import { parseElf } from "../../src/image/elf.js";
 import { demanglerWasmPath, loadDemangler } from "../../src/node/demangle-loader.js";
 import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
@@ -192,4 +200,53 @@ test("SymbolTable and Symbolizer: demangled names in hits, each demangled once",
   } finally {
     d.demangle = original;
   }
+});
+
+test("LazyDemangler: loads at the first mangled name, once; a failed load leaves names as they are", () => {
+  let loads = 0;
+  const lazy = new LazyDemangler(
+    () => {
+      loads++;
+      return demangler();
+    },
+    (why) => assert.fail(why),
+  );
+  assert.equal(lazy.demangle("main"), "main");
+  assert.equal(lazy.demangle("_start"), "_start");
+  assert.equal(loads, 0); // C names: nothing loaded
+  assert.equal(lazy.demangle("_ZN3foo3barEv"), "foo::bar()");
+  assert.equal(lazy.demangle("_RNvC1a4main"), "a::main");
+  assert.equal(loads, 1);
+
+  const failures: string[] = [];
+  let tries = 0;
+  const broken = new LazyDemangler(
+    () => {
+      tries++;
+      return "cannot load the demangler (x.wasm): gone";
+    },
+    (why) => failures.push(why),
+  );
+  assert.equal(broken.demangle("plain"), "plain");
+  assert.equal(tries, 0);
+  assert.equal(broken.demangle("_ZN3foo3barEv"), "_ZN3foo3barEv");
+  assert.equal(broken.demangle("_ZN3baz3quxEv"), "_ZN3baz3quxEv");
+  assert.equal(tries, 1);
+  assert.deepEqual(failures, ["cannot load the demangler (x.wasm): gone"]);
+
+  // Through a symbol table: a table of C names never loads it.
+  let tableLoads = 0;
+  const table = new SymbolTable(parseElf(mangledElf()), {
+    demangler: new LazyDemangler(
+      () => {
+        tableLoads++;
+        return demangler();
+      },
+      (why) => assert.fail(why),
+    ),
+  });
+  assert.equal(table.symbolName(2), "plain");
+  assert.equal(tableLoads, 0);
+  assert.equal(table.symbolName(0), "foo::bar()");
+  assert.equal(tableLoads, 1);
 });

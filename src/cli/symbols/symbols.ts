@@ -6,7 +6,7 @@
 
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { type Demangler, SymbolHit, SymbolTable } from "../../analysis/index.js";
+import { LazyDemangler, SymbolHit, SymbolTable } from "../../analysis/index.js";
 import { diagnosticLine } from "../../base/diagnostic.js";
 import { hex64, splitBigInt } from "../../base/halves.js";
 import { parseCUint } from "../../cpu/index.js";
@@ -159,12 +159,10 @@ export function runSymbols(argv: readonly string[], io: SessionIo): number {
     }
     addrs.push(a);
   }
-  let demangler: Demangler | undefined;
-  if (args.demangle) {
-    const d = loadDemangler();
-    if (typeof d === "string") io.stderr(`ptkit symbols: ${d}; names are shown mangled.\n`);
-    else demangler = d;
-  }
+  // Loaded at the first mangled name (C programs have none).
+  const demangler = args.demangle
+    ? new LazyDemangler(loadDemangler, (d) => io.stderr(`ptkit symbols: ${d}; names are shown mangled.\n`))
+    : undefined;
   const table = new SymbolTable(elf, { name: args.file, bias: args.bias, demangler });
   for (const d of table.diagnostics) {
     io.stderr(`ptkit symbols: ${diagnosticLine(args.file, d)}\n`);
