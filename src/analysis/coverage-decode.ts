@@ -52,7 +52,7 @@ import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as types from "../packet/types.js";
 import { Packet } from "../packet/types.js";
 import type { FlowTracker } from "./callstack-tracker.js";
-import { MapLoop, mapLoop } from "./coverage-map-loop.js";
+import { MAP_WALK_WORDS, MapLoop, mapLoop } from "./coverage-map-loop.js";
 import type { Coverage } from "./export/coverage.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
@@ -64,13 +64,24 @@ const { ErrorCode } = errors;
 const EOS = -ErrorCode.Eos;
 const { Flag, PacketType } = types;
 const { Bad, CondJump, Jump, Call, IndirectJump, IndirectCall, Return, Far } = NodeKind;
-const { Insns, Taken, Fall, Lo, Hi } = Node;
+const { Insns, Taken, Fall, Lo, Hi, Walk } = Node;
 const { EndLo, EndHi, End, PrevLo, PrevHi } = NodeCold;
 const W = NODE_WORDS;
 const C = COLD_WORDS;
 
 /** Direct jumps and calls followed without trace before the code is taken to loop without it. */
 const MAX_DIRECT = 1 << 16;
+
+/**
+ * The layout of the nodes' {@link Node.Walk} words in walks that feed (see
+ * DecisionGraph.claimWalkWords; the fused loop's is {@link MAP_WALK_WORDS}): the
+ * transfer's length (bits 0-3) and FlowClass (4-7), and from bit 8 its address less the
+ * node's ({@link FAR_END} when that does not fit), so that feeding a node reads none of
+ * its cold words, mostly a cache miss of their own (half of `enter`'s time on
+ * `ptkit perf -q --timeline`).
+ */
+const FEED_WALK_WORDS = 2;
+const FAR_END = 0x7fffff;
 
 /** Decision graphs kept at most by {@link decodeTimedFeed} (one per process image). */
 const MAX_GRAPHS = 16;
@@ -255,6 +266,8 @@ class GraphWalk {
     this.feeding = feed !== undefined || time !== undefined;
     this.skipJumps = feed?.jumps === false;
     this.nodeFeed = feed?.node !== undefined;
+    if (this.fusable) graph.claimWalkWords(MAP_WALK_WORDS);
+    else if (this.feeding) graph.claimWalkWords(FEED_WALK_WORDS);
     // Address halves and TSC halves: most are 2^31 or more.
     doubleFields(this, ["srcHi", "srcLo", "lastHi", "lastLo", "bHi", "bLo", "evTscHi", "evTscLo"]);
   }
@@ -273,38 +286,56 @@ class GraphWalk {
   /** With a feed: node `p`'s instructions, its transfer last. */
   private feedNode(p: number): void {
     const nodes = this.nodes;
-    const n = nodes[p * W + Insns]!;
+    const at = p * W;
+    let e = nodes[at + Walk]!;
+    if (e < 0) e = this.feedWord(p);
+    const n = nodes[at + Insns]!;
     const feed = this.dirty && this.time !== undefined ? this.ready() : this.feed!;
-    const at = p * C;
-    const cold = this.graph.cold;
-    const end = cold[at + End]!;
-    const fclass = endClass(end);
+    const fclass = (e >>> 4) & 15;
     if (fclass === FlowClass.Call) this.calls++;
     // A node held back is left out: the feed makes nothing of it before this one.
     this.held = -1;
     this.jumpFed = this.skipJumps && (fclass === FlowClass.Jump || fclass === FlowClass.CondJump);
+    const hi = nodes[at + Hi]! >>> 0;
+    const lo = nodes[at + Lo]! >>> 0;
+    // The transfer's address: the node's plus the distance the word keeps (in the
+    // same 4 GiB: see feedWord).
+    const delta = e >>> 8;
+    let endHi = hi;
+    let endLo = lo + delta;
+    if (delta === FAR_END) {
+      endHi = this.graph.cold[p * C + EndHi]! >>> 0;
+      endLo = this.graph.cold[p * C + EndLo]! >>> 0;
+    }
     if (this.nodeFeed) {
-      const hi = nodes[p * W + Hi]! >>> 0;
-      feed.node!(
-        hi,
-        nodes[p * W + Lo]! >>> 0,
-        n,
-        cold[at + EndHi]! >>> 0,
-        cold[at + EndLo]! >>> 0,
-        endSize(end),
-        fclass,
-      );
+      feed.node!(hi, lo, n, endHi, endLo, e & 15, fclass);
       return;
     }
-    if (n > 1)
-      feed.run(
-        nodes[p * W + Hi]! >>> 0,
-        nodes[p * W + Lo]! >>> 0,
-        n - 1,
-        cold[at + PrevHi]! >>> 0,
-        cold[at + PrevLo]! >>> 0,
-      );
-    feed.insn(cold[at + EndHi]! >>> 0, cold[at + EndLo]! >>> 0, endSize(end), fclass);
+    const cold = this.graph.cold;
+    if (n > 1) feed.run(hi, lo, n - 1, cold[p * C + PrevHi]! >>> 0, cold[p * C + PrevLo]! >>> 0);
+    feed.insn(endHi, endLo, e & 15, fclass);
+  }
+
+  /**
+   * Node `p`'s {@link FEED_WALK_WORDS} word, made from its cold words (and kept). The
+   * distance is {@link FAR_END} unless the transfer's address has the node's high half
+   * and lies less than that past it: the sum then needs no carry.
+   */
+  private feedWord(p: number): number {
+    const nodes = this.nodes;
+    const cold = this.graph.cold;
+    const c = p * C;
+    const end = cold[c + End]!;
+    const hi = nodes[p * W + Hi]! >>> 0;
+    const lo = nodes[p * W + Lo]! >>> 0;
+    let delta = FAR_END;
+    if (cold[c + EndHi]! >>> 0 === hi) {
+      const d = (cold[c + EndLo]! >>> 0) - lo;
+      if (d >= 0 && d < FAR_END) delta = d;
+    }
+    const e = endSize(end) | (endClass(end) << 4) | (delta << 8);
+    nodes[p * W + Walk] = e;
+    return e;
   }
 
   /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
@@ -871,6 +902,7 @@ class WalkClock {
     const to = at < 0 ? -1 : move(at);
     const moved = (at < 0 || to >= 0) && w.stack.remapLo(move);
     w.graph = graph;
+    graph.claimWalkWords(FEED_WALK_WORDS);
     w.nodes = graph.nodes;
     if (!moved) {
       w.fail(Handover.Full);

@@ -30,6 +30,9 @@ const W = NODE_WORDS;
 const { IPC_PAYLOAD_BYTES } = types;
 const { aflHit, aflLocation } = coverage;
 
+/** The loop's layout of the nodes' Walk words (see DecisionGraph.claimWalkWords). */
+export const MAP_WALK_WORDS = 1;
+
 /** The map when there is none (the loop counts instructions only). */
 const NO_MAP = new Uint8Array(0);
 

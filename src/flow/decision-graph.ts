@@ -85,7 +85,9 @@ export const Node = {
   TipId: 6,
   /**
    * The walker's own word, -1 when the node is made: coverage-map-loop.ts keeps the
-   * kind and the node's AFL map location there, read in one word at each entry.
+   * kind and the node's AFL map location there, read in one word at each entry; the
+   * walks that feed call stacks what they need of the node's cold words. One walker's
+   * at a time: see {@link DecisionGraph.claimWalkWords}.
    */
   Walk: 7,
 } as const;
@@ -191,6 +193,9 @@ export class DecisionGraph {
   /** Instructions decoded to make nodes so far (see `maxWalk`). */
   walked = 0;
 
+  /** Whose layout the nodes' {@link Node.Walk} words hold (see {@link claimWalkWords}); 0: none yet. */
+  private walkWords = 0;
+
   constructor(
     image: Image,
     readonly maxNodes = 1 << 21,
@@ -220,6 +225,20 @@ export class DecisionGraph {
     this.size = 0;
     this.walked = 0;
     this.slots.fill(0);
+    this.walkWords = 0;
+  }
+
+  /**
+   * A walker that keeps its own layout `layout` (a number of its choosing, not 0) in the
+   * nodes' {@link Node.Walk} words starts: when another layout is there, every node's
+   * word goes back to -1 (not known yet), which that walker fills again as it goes.
+   * Walks of different layouts do not take turns on one graph.
+   */
+  claimWalkWords(layout: number): void {
+    if (this.walkWords === layout) return;
+    const nodes = this.nodes;
+    for (let w = Walk; w < this.size * NODE_WORDS; w += NODE_WORDS) nodes[w] = -1;
+    this.walkWords = layout;
   }
 
   /** The graph as it is (its own arrays, not copies: read them before it grows). */
@@ -243,6 +262,8 @@ export class DecisionGraph {
     this.flagBits = s.flags;
     this.slots = s.slots;
     this.mask = s.slots.length - 1;
+    // (A kept graph's words are -1: graph-snapshot.ts clears them and checks.)
+    this.walkWords = 0;
   }
 
   /** Node `id`'s first instruction's address, low half (unsigned). */

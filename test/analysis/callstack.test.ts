@@ -3,7 +3,9 @@
  * return into an unknown caller), interrupt and far frames, resuming after untraced
  * code, gaps, TSX aborts and the depth limit; times interpolated between timing
  * updates; and on random programs with interrupts, overflows and tracing switched
- * off and on, a timeline whose frames nest and folded stacks that add up.
+ * off and on, a timeline whose frames nest and folded stacks that add up. And the
+ * decision graph's walk feeding the same frames as the instruction decoder, where a
+ * node's transfer lies across 4 GiB and on a graph walked by a count before.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,6 +14,8 @@ import {
   type CallSink,
   CallStack,
   type ClockInfo,
+  decodeCount,
+  decodeFeed,
   FoldedStacks,
   FrameEnd,
   FrameKind,
@@ -19,7 +23,8 @@ import {
   type ThreadTrack,
   TimelineWriter,
 } from "../../src/analysis/index.js";
-import { FlowClass } from "../../src/flow/index.js";
+import { DecisionGraph, FlowClass } from "../../src/flow/index.js";
+import { TraceBytes } from "../../src/packet/index.js";
 import { Trace } from "../event/helpers.js";
 import { Asm } from "../flow/asm.js";
 import { makeProgram } from "../flow/program.js";
@@ -256,4 +261,43 @@ test("random programs with events: frames nest, weights add up, nothing is lost"
     assert.equal(total, feed.icount, `seed ${seed}`);
     assert.equal(feed.icount, p.ips.length, `seed ${seed}`);
   }
+});
+
+test("the decision graph's walk feeds the instruction decoder's frames: a node whose call lies across 4 GiB, and a graph a count walked first", () => {
+  // A run of NOPs from below 4 GiB ends in a call at 0x1_0000_0000 (the node's transfer
+  // has another high half: read from its cold words); f returns (compressed), and
+  // tracing stops at r1 (the TNT bits: g's RET and f's).
+  const a = new Asm(0xfffffffcn);
+  a.label("s").nop().nop().nop().nop().call("f").label("r").nop().label("r1").hlt();
+  a.label("f").nop().call("g").ret();
+  a.label("g").add().ret();
+  const trace = new Trace().psb().mode(64).fup(a.at("s")).psbend();
+  trace.tnt("!!").fup(a.at("r1")).pgd();
+  const image = a.image();
+  const frames = (feed: (analysis: CallAnalysis) => void): string[] => {
+    const rec = new Recorder();
+    const analysis = new CallAnalysis({ sinks: [rec] });
+    feed(analysis);
+    analysis.finish();
+    return rec.lines;
+  };
+  const want = frames((analysis) => feedTrace(trace.bytes(), image, analysis.stream()));
+  assert.ok(
+    want.some((l) => l.startsWith("enter 3 ")),
+    want.join("\n"),
+  );
+  const walk = (graph: DecisionGraph) =>
+    frames((analysis) => {
+      const r = decodeFeed(TraceBytes.of(trace.bytes()), graph, analysis.stream());
+      assert.equal(r.status, 0, r.reason);
+    });
+  assert.deepEqual(walk(new DecisionGraph(image)), want);
+  // The count's loop keeps its own layout in the nodes' Walk words; the feeding walk's
+  // layout replaces it, and the count's comes back after.
+  const shared = new DecisionGraph(image);
+  const count = decodeCount(TraceBytes.of(trace.bytes()), shared);
+  assert.equal(count.status, 0, count.reason);
+  assert.deepEqual(walk(shared), want);
+  assert.equal(decodeCount(TraceBytes.of(trace.bytes()), shared).insns, count.insns);
+  assert.deepEqual(walk(shared), want);
 });
