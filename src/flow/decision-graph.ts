@@ -28,6 +28,7 @@
  * bytes a node with its hash slots; past `maxNodes` (default 2^21, 144 MiB; below 2^22) {@link DecisionGraph.node} says
  * so (-1) and the caller decodes another way.
  */
+import { doubleFields, mutableFields } from "../base/halves.js";
 import type { Image } from "../image/index.js";
 import { ExecMode } from "../isa/index.js";
 import { CodeReader } from "./code-reader.js";
@@ -211,6 +212,11 @@ export class DecisionGraph {
       throw new RangeError(`a decision graph holds fewer than ${SLOT_ID_MASK} nodes`);
     // Each instruction is decoded about once, when its node is made: no caches.
     this.code = new CodeReader(image, null, undefined, true);
+    // The arrays are replaced as the graph grows, and the addresses' halves pass 2^31:
+    // either change, the first time, threw away a compile of `make` under way (a map
+    // deprecated) in every first run on a large program.
+    mutableFields(this, ["nodes", "cold", "flagBits", "slots", "mask", "size", "walked"]);
+    doubleFields(this, ["beforeHi", "beforeLo"]);
   }
 
   /** The image the nodes were made from. */
