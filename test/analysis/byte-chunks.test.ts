@@ -196,6 +196,12 @@ test("putHex16() writes hex64's digits in 16 columns, padded, for every digit co
 test("putDecimal writes what String() does, around 2^31 and every power of ten", () => {
   const values = [0, 9, 10, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32, 2 ** 53 - 1];
   for (let k = 1; k < 16; k++) values.push(10 ** k - 1, 10 ** k, 10 ** k + 1);
+  // Across the split at 10^8 (digits above the last eight): zeros inside each part.
+  values.push(100_000_000, 100_000_099, 123_000_000_456, 9_007_199_000_000_001, 1_000_000_001_000_000);
+  for (let v = 1, k = 0; k < 2000; k++) {
+    v = (v * 48271) % 2147483647;
+    values.push(v, v * 7919 + (v % 1000), (v % 100) * 1e8 + (v % 1e7));
+  }
   const b = new Uint8Array(32);
   for (const v of values) {
     const end = putDecimal(b, 3, v);

@@ -262,22 +262,50 @@ export function viewOf(bytes: Uint8Array): DataView {
   return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** The integer `v` (0 <= v < 2^53) in decimal, as `String(v)` writes it, into `b` at `at` (room for 16 bytes): where it ends. */
+/**
+ * The integer `v` (0 <= v < 2^53) in decimal, as `String(v)` writes it, into `b` at `at`
+ * (room for 16 bytes): where it ends. Below 10^8 in int32 arithmetic two digits a step
+ * (a division by a constant is a multiply then); above, the digits over the last eight
+ * first. (A double's division per digit took ~90 ns for a timeline's time.)
+ */
 export function putDecimal(b: Uint8Array, at: number, v: number): number {
   if (v < 10) {
     b[at] = 0x30 + v;
     return at + 1;
   }
-  let digits = 1;
-  for (let p = 10; p <= v; p *= 10) digits++;
-  const end = at + digits;
-  for (let i = end - 1; v >= 1; i--) {
-    const q = Math.floor(v / 10);
-    b[i] = 0x30 + (v - q * 10);
-    v = q;
+  if (v < 1e8) return putDigits(b, at, v | 0, digitCount(v | 0));
+  const hi = Math.floor(v / 1e8);
+  const end = putDigits(b, at, hi | 0, digitCount(hi | 0));
+  return putDigits(b, end, (v - hi * 1e8) | 0, 8);
+}
+
+/** Decimal digits of `v` (0 <= v < 10^8, int32), at least one. */
+function digitCount(v: number): number {
+  if (v < 10000) return v < 100 ? (v < 10 ? 1 : 2) : v < 1000 ? 3 : 4;
+  return v < 1000000 ? (v < 100000 ? 5 : 6) : v < 10000000 ? 7 : 8;
+}
+
+/** `v` (0 <= v < 10^8, int32) in exactly `n` decimal digits (zeros before it) into `b` at `at`: where they end. */
+function putDigits(b: Uint8Array, at: number, v: number, n: number): number {
+  const end = at + n;
+  let i = end;
+  let x = v;
+  while (i - at >= 2) {
+    const q = (x / 100) | 0;
+    const r = (x - q * 100) << 1;
+    b[--i] = DIGIT_PAIRS[r + 1]!;
+    b[--i] = DIGIT_PAIRS[r]!;
+    x = q;
   }
+  if (i > at) b[at] = 0x30 + x;
   return end;
 }
+
+/** The two digits of 0..99, as character codes: DIGIT_PAIRS[2k], DIGIT_PAIRS[2k + 1]. */
+const DIGIT_PAIRS = Uint8Array.from(
+  { length: 200 },
+  (_, i) => 0x30 + (i & 1 ? (i >> 1) % 10 : Math.floor(i / 20)),
+);
 
 /** Bytes of {@link ByteChunks.varint}'s encoding of `v` (0 <= v < 2^53). */
 export function varintSize(v: number): number {
