@@ -1,6 +1,7 @@
 /** The text of folded stacks' lines, from their paths (see folded-paths.ts). */
+import type { KeyTable } from "../key-table.js";
 import { ByteChunks, type ChunkOut, putBytes, putDecimal } from "./byte-chunks.js";
-import { EMPTY, type PathList } from "./folded-paths.js";
+import { EMPTY } from "./folded-paths.js";
 import type { FrameNames } from "./frame-names.js";
 
 /**
@@ -11,7 +12,7 @@ import type { FrameNames } from "./frame-names.js";
 export function writeLines(
   out: ChunkOut,
   names: FrameNames,
-  pathTable: PathList,
+  pathTable: KeyTable,
   sums: Float64Array,
   order: Uint32Array,
   lines: number,
@@ -46,7 +47,7 @@ class LineWriter {
 
   constructor(
     private readonly names: FrameNames,
-    pathTable: PathList,
+    pathTable: KeyTable,
     private readonly sums: Float64Array,
     private readonly order: Uint32Array,
   ) {
@@ -77,17 +78,17 @@ class LineWriter {
       while (a !== b) {
         if (da >= db) {
           below[n++] = a;
-          a = keys[2 * a]! - 1;
+          a = keys[4 * a]! - 1;
           da--;
         } else {
-          b = keys[2 * b]! - 1;
+          b = keys[4 * b]! - 1;
           db--;
         }
       }
       let end = da > 0 ? ends[da - 1]! : 0;
       while (n > 0) {
         const p = below[--n]!;
-        names.nameBytes(keys[2 * p + 1]!);
+        names.nameBytes(keys[4 * p + 1]!);
         const { arena, start, length } = names;
         if (depthOf[p]! > 1) line[end++] = 0x3b; // ;
         for (let j = 0; j < length; j++) line[end + j] = arena[start + j]!;
@@ -122,7 +123,7 @@ class PathShape {
   maxDepth = 0;
   maxLength = 0;
 
-  constructor(names: FrameNames, pathTable: PathList) {
+  constructor(names: FrameNames, pathTable: KeyTable) {
     const keys = pathTable.keys;
     const n = pathTable.size;
     const depthOf = new Int32Array(n);
@@ -131,8 +132,8 @@ class PathShape {
     let maxLength = 0;
     // A path comes after the one above it.
     for (let p = 0; p < n; p++) {
-      const above = keys[2 * p]! - 1;
-      names.nameBytes(keys[2 * p + 1]!);
+      const above = keys[4 * p]! - 1;
+      names.nameBytes(keys[4 * p + 1]!);
       const depth = above === EMPTY ? 1 : depthOf[above]! + 1;
       const length = above === EMPTY ? names.length : lengthOf[above]! + 1 + names.length;
       depthOf[p] = depth;

@@ -25,7 +25,7 @@ import type { CallSink, ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 import type { ChunkOut } from "./byte-chunks.js";
 import { writeLines } from "./folded-lines.js";
-import { EMPTY, FoldedPaths, KIND_BITS } from "./folded-paths.js";
+import { FoldedPaths, KIND_BITS } from "./folded-paths.js";
 import type { FrameNames } from "./frame-names.js";
 
 export type FoldedWeight = "insn" | "time";
@@ -157,78 +157,29 @@ export class FoldedStacks implements CallSink {
     const keys = this.tree.keys;
     const n = this.tree.size;
     const paths = new FoldedPaths(this.names, n);
-    // Each node's name, all of them before any path (FoldedPaths.shared counts them).
-    const nameOf = new Int32Array(n);
+    // Each node's path (a node comes after its parent).
+    const pathOf = new Int32Array(n);
     for (let id = 0; id < n; id++) {
       const k = 4 * id;
-      if (keys[k] !== THREAD) nameOf[id] = paths.nodeName(keys[k + 1]!, keys[k + 2]!, keys[k + 3]!);
-    }
-    // The thread roots' paths, and whether they read apart: one name each, no two alike.
-    const pathOf = new Int32Array(n);
-    const rootPaths = new Set<number>();
-    let apart = true;
-    for (let id = 0; id < n; id++) {
-      if (keys[4 * id] !== THREAD) continue;
-      const name = this.threadNames.get(id) ?? "";
-      const p = paths.thread(name);
-      pathOf[id] = p;
-      if (p === EMPTY || name.includes(";") || rootPaths.has(p)) apart = false;
-      rootPaths.add(p);
-    }
-    // Each node's path. Two nodes' paths read the same only if their parents' do and they
-    // have one name: two children of one node with one name (then the name is shared),
-    // or children of two nodes whose paths read the same, or of two roots that read the
-    // same. So when the roots read apart, a path's depth is its node's, and depth by
-    // depth each node is known to be the only one with its path unless its name is
-    // shared or its parent's path is not the only one of its own: those are looked up
-    // (and merged), the rest made without a look-up.
-    const order = apart ? byDepth(keys, n) : undefined;
-    const nodes = new Uint32Array(paths.size + n + 1);
-    for (let i = 0; i < n; i++) {
-      const id = order === undefined ? i : order[i]!;
-      const parent = keys[4 * id]!;
-      if (parent === THREAD) continue;
-      const f = nameOf[id]!;
-      const above = pathOf[parent]!;
-      const p =
-        !apart || paths.shared(f) || nodes[above]! > 1 ? paths.child(above, f) : paths.fresh(above, f);
-      pathOf[id] = p;
-      if (p >= 0) nodes[p]!++;
+      const parent = keys[k]!;
+      pathOf[id] =
+        parent === THREAD
+          ? paths.thread(this.threadNames.get(id) ?? "")
+          : paths.child(pathOf[parent]!, keys[k + 1]!, keys[k + 2]!, keys[k + 3]!);
     }
     // The weights by path, in the order their first weighed node came. The empty path
     // is path id -1: its sum goes at index 0, the rest one up.
     const w = weight === "insn" ? this.insns : this.times;
-    const sums = new Float64Array(paths.size + 1);
-    const first = new Uint32Array(paths.size + 1);
+    const sums = new Float64Array(paths.table.size + 1);
+    const order = new Uint32Array(paths.table.size + 1);
     let lines = 0;
     for (let id = 0, weighed = Math.min(n, w.length); id < weighed; id++) {
       const v = w[id]!;
       if (!(v > 0) || keys[4 * id] === THREAD) continue;
       const at = pathOf[id]! + 1;
-      if (sums[at] === 0) first[lines++] = at;
+      if (sums[at] === 0) order[lines++] = at;
       sums[at]! += v;
     }
-    writeLines(out, this.names, paths, sums, first, lines);
+    writeLines(out, this.names, paths.table, sums, order, lines);
   }
-}
-
-/**
- * The nodes of a context tree (`keys` as FoldedStacks keeps them, `n` nodes) in order of
- * depth, each depth's in order of id.
- */
-function byDepth(keys: Uint32Array, n: number): Uint32Array {
-  const depth = new Uint32Array(n);
-  let deepest = 0;
-  for (let id = 0; id < n; id++) {
-    const parent = keys[4 * id]!;
-    const d = parent === THREAD ? 0 : depth[parent]! + 1;
-    depth[id] = d;
-    if (d > deepest) deepest = d;
-  }
-  const start = new Uint32Array(deepest + 2);
-  for (let id = 0; id < n; id++) start[depth[id]! + 1]!++;
-  for (let d = 1; d <= deepest + 1; d++) start[d]! += start[d - 1]!;
-  const order = new Uint32Array(n);
-  for (let id = 0; id < n; id++) order[start[depth[id]!]!++] = id;
-  return order;
 }
