@@ -3,8 +3,8 @@
  * adds up the weights of lines that read the same: random call trees where names
  * collide every way they can (one function entered as a call, an interrupt and a root
  * frame; two addresses in one function; names that fold `;` to `:`; threads of one
- * name, without one, or whose name reads as a thread and a frame), so that paths made
- * without a look-up (FoldedPaths.fresh) and paths looked up meet.
+ * name, without one, or whose name reads as a thread and a frame): whatever way
+ * FoldedStacks.write finds the paths that read the same, its lines are these.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
