@@ -301,9 +301,12 @@ export class TimelineWriter implements CallSink {
     const frac = whole ? ns % 1000 : ns - Math.floor(ns / 1000) * 1000;
     const us = whole ? (ns - frac) / 1000 : Math.floor(ns / 1000);
     t.int(us);
-    const f = FRACTIONS[frac];
-    if (f !== undefined) t.viewBytes(f);
-    else if (frac !== 0) t.text(fraction(frac)); // not a whole number of ns: as String() has it
+    const size = FRACTION_SIZES[frac];
+    if (size !== undefined) {
+      const at = t.reserve(4);
+      t.view.setInt32(at, FRACTION_WORDS[frac]!, true);
+      t.wrote(at + size);
+    } else if (frac !== 0) t.text(fraction(frac)); // not a whole number of ns: as String() has it
   }
 
   /** The thread's open frames; its metadata events when it is new. */
@@ -345,19 +348,14 @@ function fraction(frac: number): string {
   return `.${"00".slice(0, width - digits.length)}${digits}`;
 }
 
-/** {@link fraction} of 1..999 as bytes (index 0: none), made once. */
-const FRACTIONS: readonly DataView[] = Array.from({ length: 1000 }, (_, k) =>
-  viewOf(utf8(k === 0 ? "" : fraction(k))),
-);
-
 /**
- * {@link FRACTIONS} for record(): each one's bytes (at most four) as a little-endian
- * word, and how many. (A DataView each is an object to load and a loop to run per
- * event, on the timeline's hottest path.)
+ * {@link fraction} of 0..999 (0: none, the rest at most four bytes) as a little-endian
+ * word, and its bytes: one store per time, on the timeline's hottest path.
  */
-const FRACTION_WORDS = Int32Array.from(FRACTIONS, (f) => {
-  let w = 0;
-  for (let i = f.byteLength - 1; i >= 0; i--) w = (w << 8) | f.getUint8(i);
-  return w;
-});
-const FRACTION_SIZES = Uint8Array.from(FRACTIONS, (f) => f.byteLength);
+const FRACTION_WORDS = new Int32Array(1000);
+const FRACTION_SIZES = new Uint8Array(1000);
+for (let k = 1; k < 1000; k++) {
+  const bytes = utf8(fraction(k));
+  FRACTION_WORDS[k] = bytes.reduceRight((w, c) => (w << 8) | c, 0);
+  FRACTION_SIZES[k] = bytes.length;
+}
