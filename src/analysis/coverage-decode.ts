@@ -54,6 +54,7 @@ import { Packet } from "../packet/types.js";
 import type { FlowTracker } from "./callstack-tracker.js";
 import { MAP_WALK_WORDS, MapLoop, mapLoop } from "./coverage-map-loop.js";
 import type { Coverage } from "./export/coverage.js";
+import { type MapLoopEngine, mapLoopEngine } from "./wasm/map-loop-engine.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
@@ -937,7 +938,17 @@ function* walkSteps(
   stops?: WalkStops,
 ): Generator<void, FastCoverage, void> {
   const res = new FastCoverage();
-  const out = yield* walkLoop(res, trace, w, tc, quirks, skd022, bdm70, stops);
+  // TNT-8, TIP and timing packets between them go to the fused loop where nothing but the
+  // map or the count is kept: in WebAssembly where it compiles, else mapLoop.
+  const fused = w.fusable && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
+  const engine = fused !== undefined && !w.tables ? mapLoopEngine(w.graph) : undefined;
+  let out: FastCoverage;
+  try {
+    out = yield* walkLoop(res, trace, w, tc, quirks, skd022, bdm70, stops, fused, engine);
+  } finally {
+    // The map and the stack back in the Coverage's and the walk's own arrays.
+    engine?.release();
+  }
   if (out !== TRACE_END) return out;
   // The decode ends with the trace: the last decision's target does not run.
   w.endBlock();
@@ -965,6 +976,8 @@ function* walkLoop(
   skd022: boolean,
   bdm70: boolean,
   stops: WalkStops | undefined,
+  fused: MapLoop | undefined,
+  engine: MapLoopEngine | undefined,
 ): Generator<void, FastCoverage, void> {
   const pkt = new Packet();
   const last = new LastIp();
@@ -999,13 +1012,14 @@ function* walkLoop(
    */
   let bits64 = false;
 
-  const fused = w.fusable && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
-
   for (;;) {
     if (fused !== undefined && enabled && !inPsb && !fup && !mode && !ovf) {
       // TNT-8, TIP and what timing packets come between them, straight from the bytes.
       fused.at = at;
-      const p = mapLoop(fused, w, last, buf, pos - base, end - base, Handover, MAX_DIRECT);
+      const p =
+        engine !== undefined
+          ? engine.run(fused, w, last, buf, pos - base, end - base, base, Handover, MAX_DIRECT)
+          : mapLoop(fused, w, last, buf, pos - base, end - base, Handover, MAX_DIRECT);
       if (p < 0) return stop(res, base - 1 - p, w.why);
       pos = base + p;
       at = fused.at;

@@ -167,6 +167,28 @@ export interface GraphState {
   slots: Int32Array;
 }
 
+/**
+ * Memory a graph keeps its node words and hash slots in instead of arrays of its own
+ * (a WebAssembly module's: analysis/wasm/map-loop-engine.ts): each call gives a view
+ * of `words` words from the same place as before, so a longer view holds the words
+ * there already. Room for {@link DecisionGraph.maxNodes} nodes' arrays (see
+ * {@link graphMemoryWords}): the graph never asks for more.
+ */
+export interface GraphMemory {
+  nodes(words: number): Int32Array;
+  slots(words: number): Int32Array;
+}
+
+/** The most words a graph of `maxNodes` nodes asks a {@link GraphMemory} for: its node words and its hash slots. */
+export function graphMemoryWords(maxNodes: number): { nodes: number; slots: number } {
+  // The arrays double from 1024 nodes and 2048 slots (see probe and rehash).
+  let nodes = 1024;
+  while (nodes < maxNodes) nodes *= 2;
+  let slots = 2048;
+  while (4 * maxNodes > 3 * (slots - 1)) slots *= 2;
+  return { nodes: nodes * NODE_WORDS, slots };
+}
+
 export class DecisionGraph {
   /** Nodes made. */
   size = 0;
@@ -188,6 +210,8 @@ export class DecisionGraph {
    */
   private slots: Int32Array = new Int32Array(2048);
   private mask = 2047;
+  /** Where the node words and slots are when not arrays of the graph's own ({@link useMemory}). */
+  private store: GraphMemory | undefined;
   private readonly code: CodeReader;
   private readonly insn = new FlowInsn();
 
@@ -217,6 +241,30 @@ export class DecisionGraph {
     // deprecated) in every first run on a large program.
     mutableFields(this, ["nodes", "cold", "flagBits", "slots", "mask", "size", "walked"]);
     doubleFields(this, ["beforeHi", "beforeLo"]);
+  }
+
+  /** The memory the nodes and slots are in ({@link useMemory}); undefined: arrays of the graph's own. */
+  get memory(): GraphMemory | undefined {
+    return this.store;
+  }
+
+  /** The hash slots' count - 1 (for a walker probing them itself). */
+  get slotMask(): number {
+    return this.mask;
+  }
+
+  /**
+   * Keep the node words and hash slots in `m` from now on (those made so far are copied
+   * there); `m` must have room for {@link maxNodes} nodes ({@link graphMemoryWords}).
+   */
+  useMemory(m: GraphMemory): void {
+    const nodes = m.nodes(this.nodes.length);
+    if (nodes !== this.nodes) nodes.set(this.nodes);
+    const slots = m.slots(this.slots.length);
+    if (slots !== this.slots) slots.set(this.slots);
+    this.nodes = nodes;
+    this.slots = slots;
+    this.store = m;
   }
 
   /** The image the nodes were made from. */
@@ -268,6 +316,8 @@ export class DecisionGraph {
     this.flagBits = s.flags;
     this.slots = s.slots;
     this.mask = s.slots.length - 1;
+    // The arrays are the snapshot's own now (a walker may move them into its memory again).
+    this.store = undefined;
     // (A kept graph's words are -1: graph-snapshot.ts clears them and checks.)
     this.walkWords = 0;
   }
@@ -309,8 +359,9 @@ export class DecisionGraph {
     if (this.size >= this.maxNodes || this.walked >= this.maxWalk) return -1;
     const id = this.size++;
     if ((id + 1) * NODE_WORDS > nodes.length) {
-      const grown = new Int32Array(2 * nodes.length);
-      grown.set(nodes);
+      // (In a GraphMemory the longer view holds the words already.)
+      const grown = this.store?.nodes(2 * nodes.length) ?? new Int32Array(2 * nodes.length);
+      if (this.store === undefined) grown.set(nodes);
       this.nodes = grown;
       const cold = new Int32Array(2 * this.cold.length);
       cold.set(this.cold);
@@ -500,7 +551,9 @@ export class DecisionGraph {
 
   /** Twice the slots, every node put back (the newest included). */
   private rehash(): void {
-    const slots = new Int32Array(2 * this.slots.length);
+    // (Made from the nodes alone: in a GraphMemory the new slots may overwrite the old.)
+    const n = 2 * this.slots.length;
+    const slots = this.store?.slots(n).fill(0) ?? new Int32Array(n);
     const mask = slots.length - 1;
     const nodes = this.nodes;
     for (let id = 0; id < this.size; id++) {

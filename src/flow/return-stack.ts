@@ -14,13 +14,40 @@ export const RETURN_STACK_SIZE = 64;
 const SLOTS = RETURN_STACK_SIZE + 1;
 
 export class ReturnStack {
-  private readonly hi = new Uint32Array(SLOTS);
-  private readonly lo = new Uint32Array(SLOTS);
-  private top = 0;
-  private bottom = 0;
+  private hi: Uint32Array = new Uint32Array(SLOTS);
+  private lo: Uint32Array = new Uint32Array(SLOTS);
+  /** The arrays of the stack's own while it is {@link attach}ed to others. */
+  private own: { hi: Uint32Array; lo: Uint32Array } | undefined;
+  /** The ring's ends (slots 0..64): a walker that keeps the ring in its memory ({@link attach}) reads and sets them. */
+  top = 0;
+  bottom = 0;
   /** The address the last successful {@link pop} returned. */
   poppedHi = 0;
   poppedLo = 0;
+
+  /**
+   * Keep the ring in `hi` and `lo` ({@link RETURN_STACK_SIZE} + 1 words each: a
+   * WebAssembly walker's memory) from now on, its addresses copied there, until
+   * {@link detach}.
+   */
+  attach(hi: Uint32Array, lo: Uint32Array): void {
+    if (this.own === undefined) this.own = { hi: this.hi, lo: this.lo };
+    hi.set(this.hi);
+    lo.set(this.lo);
+    this.hi = hi;
+    this.lo = lo;
+  }
+
+  /** Back to the stack's own arrays, the addresses copied back. */
+  detach(): void {
+    const own = this.own;
+    if (own === undefined) return;
+    own.hi.set(this.hi);
+    own.lo.set(this.lo);
+    this.hi = own.hi;
+    this.lo = own.lo;
+    this.own = undefined;
+  }
 
   clear(): void {
     this.top = 0;

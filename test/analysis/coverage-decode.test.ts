@@ -14,11 +14,12 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
 import { CallAnalysis, Coverage, decodeCoverage, Handover } from "../../src/analysis/index.js";
+import { useWasmMapLoop } from "../../src/analysis/wasm/map-loop-engine.js";
 import { ErrorCode } from "../../src/base/errors.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
 import { DecisionGraph, drive, Insn, InsnDecoder } from "../../src/flow/index.js";
@@ -346,155 +347,159 @@ function start64(pkt: Packet): PacketEncoder {
   return enc;
 }
 
-describe("the map's fused packet loop (analysis/coverage-map-loop.ts)", () => {
-  test("a trace read in small windows: packets split at every window edge give the map, tables, count and result of the whole trace in memory", () => {
-    const image = new Image();
-    assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
-    for (const trace of [w.trace, w.timingTrace]) {
-      const bytes = new Uint8Array(readFileSync(trace));
-      // The map alone, and the map with the tables of blocks and edges.
-      for (const mapOnly of [true, false]) {
-        const whole = new Coverage(undefined, mapOnly);
-        const want = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), whole);
-        assert.equal(want.status, 0, want.reason);
-        // TIPs of up to 9 bytes and CYCs with extension bytes straddle edges of 5-byte windows.
-        for (const window of [5, 61, 4096]) {
-          const source = { size: bytes.length, read: (at: number, n: number) => bytes.slice(at, at + n) };
-          const cov = new Coverage(undefined, mapOnly);
-          const got = decodeCoverage(TraceBytes.read(source, window), new DecisionGraph(image), cov);
-          assert.equal(got.status, 0, `${window}-byte windows: ${got.reason}`);
-          assert.equal(got.insns, want.insns, `${window}-byte windows`);
-          assert.ok(
-            Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
-            `${window}-byte windows: the map`,
-          );
-          if (!mapOnly)
-            assert.deepEqual(coverageJson(cov), coverageJson(whole), `${window}-byte windows: the tables`);
+// The fused loop in WebAssembly (analysis/wasm/map-loop.wat, the default) and in JavaScript (mapLoop).
+for (const wasm of [true, false])
+  describe(`the map's fused packet loop (${wasm ? "analysis/wasm/map-loop.wat" : "analysis/coverage-map-loop.ts"})`, () => {
+    before(() => useWasmMapLoop(wasm));
+    after(() => useWasmMapLoop(true));
+    test("a trace read in small windows: packets split at every window edge give the map, tables, count and result of the whole trace in memory", () => {
+      const image = new Image();
+      assert.ok(image.addElf(parseElf(new Uint8Array(readFileSync(w.elfs[0]!.path)))) > 0);
+      for (const trace of [w.trace, w.timingTrace]) {
+        const bytes = new Uint8Array(readFileSync(trace));
+        // The map alone, and the map with the tables of blocks and edges.
+        for (const mapOnly of [true, false]) {
+          const whole = new Coverage(undefined, mapOnly);
+          const want = decodeCoverage(TraceBytes.of(bytes), new DecisionGraph(image), whole);
+          assert.equal(want.status, 0, want.reason);
+          // TIPs of up to 9 bytes and CYCs with extension bytes straddle edges of 5-byte windows.
+          for (const window of [5, 61, 4096]) {
+            const source = { size: bytes.length, read: (at: number, n: number) => bytes.slice(at, at + n) };
+            const cov = new Coverage(undefined, mapOnly);
+            const got = decodeCoverage(TraceBytes.read(source, window), new DecisionGraph(image), cov);
+            assert.equal(got.status, 0, `${window}-byte windows: ${got.reason}`);
+            assert.equal(got.insns, want.insns, `${window}-byte windows`);
+            assert.ok(
+              Buffer.from(cov.aflMap).equals(Buffer.from(whole.aflMap)),
+              `${window}-byte windows: the map`,
+            );
+            if (!mapOnly)
+              assert.deepEqual(coverageJson(cov), coverageJson(whole), `${window}-byte windows: the tables`);
+          }
         }
       }
-    }
-  });
-
-  test("runs of 4, 4,095 and 6,001 instructions (the loop keeps counts up to 4,094 with a node's kind and map location): the general decode's count and map", async () => {
-    // NOPs and a JMP RAX at three places; TIPs go round them.
-    const cwd = mkdtempSync(join(dir, "runs-"));
-    const places: [number, number][] = [
-      [0x1000, 3],
-      [0x10000, 4094],
-      [0x20000, 6000],
-    ];
-    const raw: string[] = [];
-    for (const [k, [lo, nops]] of places.entries()) {
-      const code = new Uint8Array(nops + 2).fill(0x90);
-      code.set([0xff, 0xe0], nops);
-      writeFileSync(join(cwd, `run${k}.bin`), code);
-      raw.push("--raw", `run${k}.bin:${hex(0, lo)}`);
-    }
-    const pkt = new Packet();
-    const enc = start64(pkt);
-    for (let round = 0; round < 4; round++)
-      for (const to of [0x10000, 0x20000, 0x1000, 0x20000, 0x10000, 0x1000])
-        enc.emitIp(PacketType.Tip, 0, to);
-    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
-    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
-    assert.deepEqual(fast, { status: 0, reason: "" });
-    assert.ok(lit >= 3, `${lit} map bytes set`);
-  });
-
-  test("TIPs of every IPBytes (16, 32, 48 bits sign-extended and not, 64) between timing packets and PADs: the general decode's map, and decoded fast", async () => {
-    // An indirect jump (JMP RAX) at each of five places: low, upper user and kernel addresses.
-    const cwd = mkdtempSync(join(dir, "ipc-"));
-    writeFileSync(join(cwd, "jmp.bin"), Uint8Array.from([0xff, 0xe0]));
-    const places: [number, number][] = [
-      [0, 0x1000],
-      [0x7f00, 0x2000],
-      [0x7f00, 0x2010],
-      [0x7f00, 0x3020],
-      [0xffff8000, 0x4000],
-    ];
-    const pkt = new Packet();
-    const enc = start64(pkt);
-    const tip = (ipc: number, hi: number, lo: number) => {
-      pkt.clear().type = PacketType.Tip;
-      pkt.a = ipc;
-      pkt.hi = hi;
-      pkt.lo = lo;
-      enc.emit(pkt);
-    };
-    for (let round = 0; round < 3; round++) {
-      tip(6, 0x7f00, 0x2000); // 64 bits: 0x7f0000002000
-      tip(2, 0, 0x2010); // the low 32 bits
-      tip(1, 0, 0x3020); // the low 16 bits (0x2010 -> 0x3020 keeps 0x0000 above them)
-      pkt.clear().type = PacketType.Pad;
-      enc.emit(pkt);
-      pkt.clear().type = PacketType.Mtc;
-      pkt.a = 7;
-      enc.emit(pkt);
-      tip(3, 0x8000, 0x4000); // 48 bits sign-extended: 0xffff800000004000
-      pkt.clear().type = PacketType.Cyc;
-      pkt.lo = 0x12345; // with extension bytes
-      enc.emit(pkt);
-      tip(3, 0, 0x1000); // 48 bits, bit 47 clear: 0x1000
-      tip(4, 0x7f00, 0x2000); // 48 bits, the upper 16 kept (0): 0x7f0000002000
-      tip(6, 0, 0x1000);
-    }
-    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
-    const raw = places.flatMap(([hi, lo]) => ["--raw", `jmp.bin:${hex(hi, lo)}`]);
-    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
-    assert.deepEqual(fast, { status: 0, reason: "" });
-    // Seven places control goes to from another, one or more map bytes each.
-    assert.ok(lit >= 7, `${lit} map bytes set`);
-  });
-
-  test("returns by TIP where the loop's guess (the node after the latest call) holds and where it does not: skipped frames, compressed returns between, recursion past 64 calls", async () => {
-    const cwd = mkdtempSync(join(dir, "returns-"));
-    const code: [number, number[]][] = [
-      [0x1000, [0xff, 0xd0, 0xff, 0xe0]], // call rax; jmp rax
-      [0x2000, [0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3]], // call 0x3000; ret
-      [0x3000, [0xc3]], // ret
-      [0x4000, [0xff, 0xd0, 0xc3]], // call rax; ret
-    ];
-    const raw = code.flatMap(([lo, bytes], k) => {
-      writeFileSync(join(cwd, `code${k}.bin`), Uint8Array.from(bytes));
-      return ["--raw", `code${k}.bin:${hex(0, lo)}`];
     });
-    const pkt = new Packet();
-    const enc = start64(pkt);
-    const tip = (lo: number) => enc.emitIp(PacketType.Tip, 0, lo);
-    const taken = () => {
-      pkt.clear().type = PacketType.Tnt8;
-      pkt.a = 1;
-      pkt.lo = 1;
-      enc.emit(pkt);
-    };
-    for (let round = 0; round < 3; round++) {
-      // Returns where the guess holds: 0x3000 to 0x2005, 0x2005 to 0x1002.
-      tip(0x2000);
-      tip(0x2005);
-      tip(0x1002);
-      tip(0x1000);
-      // 0x3000 returns past 0x2005's frame, to 0x1002.
-      tip(0x2000);
-      tip(0x1002);
-      tip(0x1000);
-      // A compressed return (0x3000 to 0x2005), then one by TIP.
-      tip(0x2000);
-      taken();
-      tip(0x1002);
-      tip(0x1000);
-      // 100 calls deep at 0x4000, and back: the ring of guesses holds the latest 64.
-      tip(0x4000);
-      for (let k = 0; k < 100; k++) tip(0x4000);
-      for (let k = 0; k < 100; k++) tip(0x4002);
-      tip(0x1002);
-      tip(0x1000);
-    }
-    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
-    const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
-    assert.deepEqual(fast, { status: 0, reason: "" });
-    assert.ok(lit >= 6, `${lit} map bytes set`);
+
+    test("runs of 4, 4,095 and 6,001 instructions (the loop keeps counts up to 4,094 with a node's kind and map location): the general decode's count and map", async () => {
+      // NOPs and a JMP RAX at three places; TIPs go round them.
+      const cwd = mkdtempSync(join(dir, "runs-"));
+      const places: [number, number][] = [
+        [0x1000, 3],
+        [0x10000, 4094],
+        [0x20000, 6000],
+      ];
+      const raw: string[] = [];
+      for (const [k, [lo, nops]] of places.entries()) {
+        const code = new Uint8Array(nops + 2).fill(0x90);
+        code.set([0xff, 0xe0], nops);
+        writeFileSync(join(cwd, `run${k}.bin`), code);
+        raw.push("--raw", `run${k}.bin:${hex(0, lo)}`);
+      }
+      const pkt = new Packet();
+      const enc = start64(pkt);
+      for (let round = 0; round < 4; round++)
+        for (const to of [0x10000, 0x20000, 0x1000, 0x20000, 0x10000, 0x1000])
+          enc.emitIp(PacketType.Tip, 0, to);
+      writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+      const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+      assert.ok(lit >= 3, `${lit} map bytes set`);
+    });
+
+    test("TIPs of every IPBytes (16, 32, 48 bits sign-extended and not, 64) between timing packets and PADs: the general decode's map, and decoded fast", async () => {
+      // An indirect jump (JMP RAX) at each of five places: low, upper user and kernel addresses.
+      const cwd = mkdtempSync(join(dir, "ipc-"));
+      writeFileSync(join(cwd, "jmp.bin"), Uint8Array.from([0xff, 0xe0]));
+      const places: [number, number][] = [
+        [0, 0x1000],
+        [0x7f00, 0x2000],
+        [0x7f00, 0x2010],
+        [0x7f00, 0x3020],
+        [0xffff8000, 0x4000],
+      ];
+      const pkt = new Packet();
+      const enc = start64(pkt);
+      const tip = (ipc: number, hi: number, lo: number) => {
+        pkt.clear().type = PacketType.Tip;
+        pkt.a = ipc;
+        pkt.hi = hi;
+        pkt.lo = lo;
+        enc.emit(pkt);
+      };
+      for (let round = 0; round < 3; round++) {
+        tip(6, 0x7f00, 0x2000); // 64 bits: 0x7f0000002000
+        tip(2, 0, 0x2010); // the low 32 bits
+        tip(1, 0, 0x3020); // the low 16 bits (0x2010 -> 0x3020 keeps 0x0000 above them)
+        pkt.clear().type = PacketType.Pad;
+        enc.emit(pkt);
+        pkt.clear().type = PacketType.Mtc;
+        pkt.a = 7;
+        enc.emit(pkt);
+        tip(3, 0x8000, 0x4000); // 48 bits sign-extended: 0xffff800000004000
+        pkt.clear().type = PacketType.Cyc;
+        pkt.lo = 0x12345; // with extension bytes
+        enc.emit(pkt);
+        tip(3, 0, 0x1000); // 48 bits, bit 47 clear: 0x1000
+        tip(4, 0x7f00, 0x2000); // 48 bits, the upper 16 kept (0): 0x7f0000002000
+        tip(6, 0, 0x1000);
+      }
+      writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+      const raw = places.flatMap(([hi, lo]) => ["--raw", `jmp.bin:${hex(hi, lo)}`]);
+      const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+      // Seven places control goes to from another, one or more map bytes each.
+      assert.ok(lit >= 7, `${lit} map bytes set`);
+    });
+
+    test("returns by TIP where the loop's guess (the node after the latest call) holds and where it does not: skipped frames, compressed returns between, recursion past 64 calls", async () => {
+      const cwd = mkdtempSync(join(dir, "returns-"));
+      const code: [number, number[]][] = [
+        [0x1000, [0xff, 0xd0, 0xff, 0xe0]], // call rax; jmp rax
+        [0x2000, [0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xc3]], // call 0x3000; ret
+        [0x3000, [0xc3]], // ret
+        [0x4000, [0xff, 0xd0, 0xc3]], // call rax; ret
+      ];
+      const raw = code.flatMap(([lo, bytes], k) => {
+        writeFileSync(join(cwd, `code${k}.bin`), Uint8Array.from(bytes));
+        return ["--raw", `code${k}.bin:${hex(0, lo)}`];
+      });
+      const pkt = new Packet();
+      const enc = start64(pkt);
+      const tip = (lo: number) => enc.emitIp(PacketType.Tip, 0, lo);
+      const taken = () => {
+        pkt.clear().type = PacketType.Tnt8;
+        pkt.a = 1;
+        pkt.lo = 1;
+        enc.emit(pkt);
+      };
+      for (let round = 0; round < 3; round++) {
+        // Returns where the guess holds: 0x3000 to 0x2005, 0x2005 to 0x1002.
+        tip(0x2000);
+        tip(0x2005);
+        tip(0x1002);
+        tip(0x1000);
+        // 0x3000 returns past 0x2005's frame, to 0x1002.
+        tip(0x2000);
+        tip(0x1002);
+        tip(0x1000);
+        // A compressed return (0x3000 to 0x2005), then one by TIP.
+        tip(0x2000);
+        taken();
+        tip(0x1002);
+        tip(0x1000);
+        // 100 calls deep at 0x4000, and back: the ring of guesses holds the latest 64.
+        tip(0x4000);
+        for (let k = 0; k < 100; k++) tip(0x4000);
+        for (let k = 0; k < 100; k++) tip(0x4002);
+        tip(0x1002);
+        tip(0x1000);
+      }
+      writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+      const { fast, lit } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+      assert.ok(lit >= 6, `${lit} map bytes set`);
+    });
   });
-});
 
 test("blocks and edges past the tables' limit: the fast decode (which keeps table ids a node) drops and counts what the instruction decoder's does", () => {
   const image = new Image();

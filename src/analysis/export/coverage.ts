@@ -69,8 +69,12 @@ export class Coverage {
   private blockCount: Float64Array = new Float64Array(256);
   private edgeCount: Float64Array = new Float64Array(256);
   private edgeKind: Uint8Array = new Uint8Array(256);
-  /** The AFL bitmap, filled as blocks are entered. */
-  readonly aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
+  /**
+   * The AFL bitmap, filled as blocks are entered. (The same array before and after a
+   * decode; during one, the WebAssembly map loop may have put a copy of it in its
+   * memory here: analysis/wasm/map-loop-engine.ts.)
+   */
+  aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
   /** AFL's `prev`: the last block's location shifted right by one (public for the fused map loop, coverage-map-loop.ts). */
   prev = 0;
 
