@@ -79,7 +79,7 @@ const Pkt = { Other: 0, Pad: 1, Tnt8: 2, Cyc: 3, Mtc: 4, Tip: 8 } as const;
  * Not taken (Other): extended opcodes (0x02), a TIP with its IP suppressed or reserved
  * IPBytes (walkSteps's to judge), and everything else.
  */
-const PACKET = new Uint8Array(256);
+export const PACKET = new Uint8Array(256);
 for (let b = 4; b < 256; b += 2) PACKET[b] = Pkt.Tnt8;
 for (let b = 3; b < 256; b += 4) PACKET[b] = Pkt.Cyc;
 for (const ipc of [1, 2, 3, 4, 6]) PACKET[(ipc << 5) | 0x0d] = Pkt.Tip + ipc;
@@ -313,12 +313,36 @@ export function mapLoop(
     }
     pos += size;
   }
-  if (mapped) cov.prev = prev;
+  leaveLoop(loop, w, last, prev, due, insns, p, depth, moved ? src : -1, tips, ipHi, ipLo);
+  return failed ? -1 - pos : pos;
+}
+
+/**
+ * Where a fused loop (this one, or the WebAssembly one: wasm/map-loop-engine.ts) stopped:
+ * its state back into the walk, the loop and the last IP. `src`: the node the last
+ * transfer was from, -1 when none ran; `tips`: a TIP updated the last IP to ipHi:ipLo.
+ */
+export function leaveLoop(
+  loop: MapLoop,
+  w: MapLoopWalk,
+  last: LastIp,
+  prev: number,
+  due: number,
+  insns: number,
+  p: number,
+  depth: number,
+  src: number,
+  tips: boolean,
+  ipHi: number,
+  ipLo: number,
+): void {
+  const cov = w.coverage;
+  if (cov !== undefined) cov.prev = prev;
   w.due = due;
   w.icount[0] = insns;
-  w.nodes = nodes;
+  w.nodes = w.graph.nodes;
   loop.at = p;
-  if (moved) {
+  if (src >= 0) {
     w.src = src;
     w.lastNode = src;
   }
@@ -329,7 +353,6 @@ export function mapLoop(
     last.have = true;
     last.suppressed = false;
   }
-  return failed ? -1 - pos : pos;
 }
 
 /**

@@ -17,7 +17,8 @@
 import { type DecisionGraph, type GraphMemory, graphMemoryWords, Node } from "../../flow/decision-graph.js";
 import type { ReturnStack } from "../../flow/return-stack.js";
 import type { LastIp } from "../../packet/last-ip.js";
-import type { MapLoop, MapLoopWalk } from "../coverage-map-loop.js";
+import { IPC_PAYLOAD_BYTES } from "../../packet/types.js";
+import { leaveLoop, type MapLoop, type MapLoopWalk, PACKET as PACKET_CLASSES } from "../coverage-map-loop.js";
 import { AFL_MAP_SIZE, type Coverage } from "../export/coverage.js";
 import { MAP_LOOP_WASM_BASE64 } from "./map-loop-wasm.js";
 
@@ -157,15 +158,6 @@ export function mapLoopEngine(graph: DecisionGraph): MapLoopEngine | undefined {
   return e ?? undefined;
 }
 
-/** The packet classes of map-loop.wat (coverage-map-loop.ts's Pkt), by opcode byte. */
-function packetClasses(table: Uint8Array): void {
-  for (let b = 4; b < 256; b += 2) table[b] = 2;
-  for (let b = 3; b < 256; b += 4) table[b] = 3;
-  for (const ipc of [1, 2, 3, 4, 6]) table[(ipc << 5) | 0x0d] = 8 + ipc;
-  table[0x00] = 1;
-  table[0x59] = 4;
-}
-
 export class MapLoopEngine implements GraphMemory {
   private readonly memory: { readonly buffer: ArrayBuffer };
   private readonly x: Exports;
@@ -190,8 +182,12 @@ export class MapLoopEngine implements GraphMemory {
     this.memory = new api.Memory({ initial: pages, maximum: pages });
     this.x = new api.Instance(module, { env: { memory: this.memory } }).exports as Exports;
     this.bytes = new Uint8Array(this.memory.buffer);
-    packetClasses(this.bytes.subarray(PACKET, PACKET + 256));
-    this.bytes.set([0, 2, 4, 6, 6, 0, 8, 0], IPC);
+    // mapLoop's classes of opcode bytes, and a TIP's payload bytes by IPBytes (0: reserved).
+    this.bytes.set(PACKET_CLASSES, PACKET);
+    this.bytes.set(
+      IPC_PAYLOAD_BYTES.map((n) => Math.max(0, n)),
+      IPC,
+    );
     const x = this.x;
     x.packet.value = PACKET;
     x.ipcBytes.value = IPC;
@@ -329,22 +325,7 @@ export class MapLoopEngine implements GraphMemory {
       startBit = x.o_bit.value;
       hops = x.o_hops.value;
     }
-    if (cov !== undefined) cov.prev = prev;
-    w.due = due;
-    w.icount[0] = insns;
-    w.nodes = graph.nodes;
-    loop.at = p;
-    if (moved) {
-      w.src = src;
-      w.lastNode = src;
-    }
-    loop.depth = depth;
-    if (tips) {
-      last.hi = ipHi >>> 0;
-      last.lo = ipLo >>> 0;
-      last.have = true;
-      last.suppressed = false;
-    }
+    leaveLoop(loop, w, last, prev, due, insns, p, depth, moved ? src : -1, tips, ipHi, ipLo);
     return failed ? -1 - pos : pos;
   }
 
