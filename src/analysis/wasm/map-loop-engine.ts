@@ -152,7 +152,14 @@ export function mapLoopEngine(graph: DecisionGraph): MapLoopEngine | undefined {
     const module = compile();
     const words = graphMemoryWords(graph.maxNodes);
     const bytes = SLOTS + 4 * (words.slots + words.nodes);
-    e = module !== null && bytes <= MAX_BYTES ? new MapLoopEngine(module, words.slots, words.nodes) : null;
+    e = null;
+    if (module !== null && bytes <= MAX_BYTES) {
+      try {
+        e = new MapLoopEngine(module, words.slots, words.nodes);
+      } catch {
+        // No address space for the memory (a 32-bit browser, a `ulimit -v`): mapLoop walks this graph.
+      }
+    }
     engines.set(graph, e);
   }
   return e ?? undefined;
