@@ -1,10 +1,12 @@
 /**
  * The AFL map's inner loop (and the instruction count's) in WebAssembly: map-loop.wat
- * does what coverage-map-loop.ts's mapLoop does, step for step, about twice as fast
- * (V8 compiles it ahead, with no type checks in the loop and no warm-up: the fuzzing
- * bench trace's warm decode took 0.53x the time, its first 0.45x). mapLoop stays for
- * the coverage tables (a call into JavaScript per block) and where WebAssembly cannot
- * compile (a page's content security policy).
+ * does what coverage-map-loop.ts's mapLoop does, step for step, in less time (V8's
+ * optimising compiler needs no type feedback for it, so there are no type checks in
+ * the loop and nothing to warm up: the fuzzing bench trace's warm decode took 0.8x the
+ * time, a whole `flow --afl-map` 0.9x, a whole count of the gzip trace 0.8-0.9x).
+ * mapLoop stays for the coverage tables (a call into JavaScript per block) and where
+ * WebAssembly cannot compile (a page's content security policy) or a memory cannot
+ * be had.
  *
  * Each graph it walks gets a module instance and a memory of its own, in which the
  * graph keeps its node words and hash slots from then on (DecisionGraph.useMemory;
