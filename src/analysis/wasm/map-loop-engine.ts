@@ -172,6 +172,11 @@ export class MapLoopEngine implements GraphMemory {
   private readonly x: Exports;
   private readonly bytes: Uint8Array;
   private readonly nodesAt: number;
+  /** The memory's ring of calls, stack halves and map (it never grows: made once). */
+  private readonly ring: Int32Array;
+  private readonly stackHi: Uint32Array;
+  private readonly stackLo: Uint32Array;
+  private readonly map: Uint8Array;
   /** The decode under way: its MapLoop, Coverage (whose map is copied in) and stack. */
   private loop: MapLoop | undefined;
   private coverage: Coverage | undefined;
@@ -190,7 +195,12 @@ export class MapLoopEngine implements GraphMemory {
     const api = wasm()!;
     this.memory = new api.Memory({ initial: pages, maximum: pages });
     this.x = new api.Instance(module, { env: { memory: this.memory } }).exports as Exports;
-    this.bytes = new Uint8Array(this.memory.buffer);
+    const b = this.memory.buffer;
+    this.bytes = new Uint8Array(b);
+    this.ring = new Int32Array(b, CALLS, RING_WORDS);
+    this.stackHi = new Uint32Array(b, STACK_HI, STACK_WORDS);
+    this.stackLo = new Uint32Array(b, STACK_LO, STACK_WORDS);
+    this.map = new Uint8Array(b, MAP, AFL_MAP_SIZE);
     // mapLoop's classes of opcode bytes, and a TIP's payload bytes by IPBytes (0: reserved).
     this.bytes.set(PACKET_CLASSES, PACKET);
     this.bytes.set(
@@ -345,20 +355,16 @@ export class MapLoopEngine implements GraphMemory {
     const graph = w.graph;
     if (graph.memory !== this) graph.useMemory(this);
     w.nodes = graph.nodes;
-    const b = this.memory.buffer;
-    new Int32Array(b, CALLS, RING_WORDS).fill(-1);
+    this.ring.fill(-1);
     this.stack = w.stack;
-    w.stack.attach(new Uint32Array(b, STACK_HI, STACK_WORDS), new Uint32Array(b, STACK_LO, STACK_WORDS));
+    w.stack.attach(this.stackHi, this.stackLo);
     const cov = w.coverage;
     if (cov !== undefined) {
       this.coverage = cov;
       this.ownMap = cov.aflMap;
-      const map = new Uint8Array(b, MAP, AFL_MAP_SIZE);
-      map.set(cov.aflMap);
-      cov.aflMap = map;
+      this.map.set(cov.aflMap);
+      cov.aflMap = this.map;
     }
-    // The trace bytes are copied in afresh.
-    this.buf = undefined;
   }
 
   /** The decode is over: its map and stack back in their own arrays. */
