@@ -33,6 +33,8 @@ const CALLS = 512;
 const STACK_LO = 1024;
 const STACK_HI = 1536;
 const MAP = 4096;
+/** 64 bytes: where the loop stopped (map-loop.wat's $state). */
+const STATE = 0x1f000;
 const TRACE = 0x20000;
 /** Trace bytes copied in at a time. */
 const TRACE_SIZE = 2 << 20;
@@ -45,6 +47,24 @@ const MAX_BYTES = 1 << 30;
 
 /** o_fail's values (map-loop.wat's run). */
 const Stop = { Packet: 0, Loop: 1, Code: 3, Cut: 5, NeedTaken: 6, NeedFall: 7, NeedTarget: 8 } as const;
+
+/** The words of map-loop.wat's $state (the instruction count is the double at word 14). */
+const S = {
+  p: 0,
+  prev: 1,
+  ipHi: 2,
+  ipLo: 3,
+  depth: 4,
+  due: 5,
+  src: 6,
+  moved: 7,
+  tips: 8,
+  fail: 9,
+  bit: 10,
+  hops: 11,
+  top: 12,
+  bottom: 13,
+} as const;
 
 /** An exported global (WebAssembly.Global, which the Node typings do not declare). */
 interface Slot {
@@ -70,6 +90,7 @@ interface Exports {
     hops: number,
     top: number,
     bottom: number,
+    slotMask: number,
   ): number;
   packet: Slot;
   ipcBytes: Slot;
@@ -79,22 +100,7 @@ interface Exports {
   map: Slot;
   nodes: Slot;
   slots: Slot;
-  mask: Slot;
-  o_p: Slot;
-  o_prev: Slot;
-  o_ipHi: Slot;
-  o_ipLo: Slot;
-  o_depth: Slot;
-  o_due: Slot;
-  o_insns: Slot;
-  o_src: Slot;
-  o_moved: Slot;
-  o_tips: Slot;
-  o_fail: Slot;
-  o_bit: Slot;
-  o_hops: Slot;
-  o_top: Slot;
-  o_bottom: Slot;
+  state: Slot;
 }
 
 /** The WebAssembly API this uses (the typings this builds with declare none of it as values). */
@@ -177,6 +183,9 @@ export class MapLoopEngine implements GraphMemory {
   private readonly stackHi: Uint32Array;
   private readonly stackLo: Uint32Array;
   private readonly map: Uint8Array;
+  /** The loop's state where it stopped ($state): words, and the instruction count. */
+  private readonly state: Int32Array;
+  private readonly stateInsns: Float64Array;
   /** The decode under way: its MapLoop, Coverage (whose map is copied in) and stack. */
   private loop: MapLoop | undefined;
   private coverage: Coverage | undefined;
@@ -201,6 +210,8 @@ export class MapLoopEngine implements GraphMemory {
     this.stackHi = new Uint32Array(b, STACK_HI, STACK_WORDS);
     this.stackLo = new Uint32Array(b, STACK_LO, STACK_WORDS);
     this.map = new Uint8Array(b, MAP, AFL_MAP_SIZE);
+    this.state = new Int32Array(b, STATE, 14);
+    this.stateInsns = new Float64Array(b, STATE + 56, 1);
     // mapLoop's classes of opcode bytes, and a TIP's payload bytes by IPBytes (0: reserved).
     this.bytes.set(PACKET_CLASSES, PACKET);
     this.bytes.set(
@@ -216,6 +227,7 @@ export class MapLoopEngine implements GraphMemory {
     x.map.value = MAP;
     x.slots.value = SLOTS;
     x.nodes.value = this.nodesAt;
+    x.state.value = STATE;
   }
 
   nodes(words: number): Int32Array {
@@ -266,7 +278,6 @@ export class MapLoopEngine implements GraphMemory {
     for (;;) {
       if (buf !== this.buf || base !== this.base || pos < this.from || pos >= this.to)
         this.fill(buf, base, pos, end);
-      x.mask.value = graph.slotMask;
       const r = x.run(
         TRACE + pos - this.from,
         TRACE + this.to - this.from,
@@ -284,23 +295,25 @@ export class MapLoopEngine implements GraphMemory {
         hops,
         stack.top,
         stack.bottom,
+        graph.slotMask,
       );
+      const o = this.state;
       pos = this.from + r - TRACE;
-      p = x.o_p.value;
-      prev = x.o_prev.value;
-      ipHi = x.o_ipHi.value;
-      ipLo = x.o_ipLo.value;
-      depth = x.o_depth.value;
-      due = x.o_due.value;
-      insns = x.o_insns.value;
-      if (x.o_moved.value !== 0) {
+      p = o[S.p]!;
+      prev = o[S.prev]!;
+      ipHi = o[S.ipHi]!;
+      ipLo = o[S.ipLo]!;
+      depth = o[S.depth]!;
+      due = o[S.due]!;
+      insns = this.stateInsns[0]!;
+      if (o[S.moved] !== 0) {
         moved = true;
-        src = x.o_src.value;
+        src = o[S.src]!;
       }
-      if (x.o_tips.value !== 0) tips = true;
-      stack.top = x.o_top.value;
-      stack.bottom = x.o_bottom.value;
-      const stop = x.o_fail.value;
+      if (o[S.tips] !== 0) tips = true;
+      stack.top = o[S.top]!;
+      stack.bottom = o[S.bottom]!;
+      const stop = o[S.fail]!;
       startBit = -1;
       hops = 0;
       if (stop === Stop.Packet || stop === Stop.Cut) {
@@ -341,8 +354,8 @@ export class MapLoopEngine implements GraphMemory {
         failed = true;
         break;
       }
-      startBit = x.o_bit.value;
-      hops = x.o_hops.value;
+      startBit = o[S.bit]!;
+      hops = o[S.hops]!;
     }
     leaveLoop(loop, w, last, prev, due, insns, p, depth, moved ? src : -1, tips, ipHi, ipLo);
     return failed ? -1 - pos : pos;

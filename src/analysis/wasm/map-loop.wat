@@ -3,8 +3,8 @@
 ;; in this module's memory (map-loop-engine.ts puts them there). It takes TNT-8, TIP,
 ;; CYC, MTC and PAD packets straight from the bytes and stops at anything else, where
 ;; the packet loop in JavaScript goes on. Where it needs a node the graph has not made
-;; yet it returns before the step that needs it (o_fail 6-8, o_p the node, o_bit the
-;; TNT bit, o_hops the direct transfers run so far), JavaScript makes the node, and the
+;; yet it returns before the step that needs it (fail 6-8, p the node, bit the TNT
+;; bit, hops the direct transfers run so far), JavaScript makes the node, and the
 ;; loop is called again at the same packet to go on from that step.
 ;;
 ;; Node words (DecisionGraph's Node, 8 words a node): 0 Kind, 1 Insns, 2 Taken, 3 Fall,
@@ -24,23 +24,12 @@
   (global $map (mut i32) (i32.const 0))      ;; 65536 bytes: the AFL map
   (global $nodes (mut i32) (i32.const 0))
   (global $slots (mut i32) (i32.const 0))
-  (global $mask (mut i32) (i32.const 0))     ;; hash slots - 1 (set before each run)
-  ;; The state where the loop stopped.
-  (global $o_p (mut i32) (i32.const 0))
-  (global $o_prev (mut i32) (i32.const 0))
-  (global $o_ipHi (mut i32) (i32.const 0))
-  (global $o_ipLo (mut i32) (i32.const 0))
-  (global $o_depth (mut i32) (i32.const 0))
-  (global $o_due (mut i32) (i32.const 0))
-  (global $o_insns (mut f64) (f64.const 0))
-  (global $o_src (mut i32) (i32.const 0))
-  (global $o_moved (mut i32) (i32.const 0))
-  (global $o_tips (mut i32) (i32.const 0))
-  (global $o_fail (mut i32) (i32.const 0))
-  (global $o_bit (mut i32) (i32.const 0))
-  (global $o_hops (mut i32) (i32.const 0))
-  (global $o_top (mut i32) (i32.const 0))
-  (global $o_bottom (mut i32) (i32.const 0))
+  (global $mask (mut i32) (i32.const 0))     ;; hash slots - 1 (the run's `slotMask`)
+  ;; 64 bytes: the state where the loop stopped, as words (byte offsets): 0 p, 4 prev,
+  ;; 8 ipHi, 12 ipLo, 16 depth, 20 due, 24 src, 28 moved, 32 tips, 36 fail, 40 bit,
+  ;; 44 hops, 48 top, 52 bottom; 56 the instruction count (f64). (Read through a typed
+  ;; array: an exported global's value costs JavaScript a call to read.)
+  (global $state (mut i32) (i32.const 0))
   (export "packet" (global $packet))
   (export "ipcBytes" (global $ipcBytes))
   (export "calls" (global $calls))
@@ -49,22 +38,7 @@
   (export "map" (global $map))
   (export "nodes" (global $nodes))
   (export "slots" (global $slots))
-  (export "mask" (global $mask))
-  (export "o_p" (global $o_p))
-  (export "o_prev" (global $o_prev))
-  (export "o_ipHi" (global $o_ipHi))
-  (export "o_ipLo" (global $o_ipLo))
-  (export "o_depth" (global $o_depth))
-  (export "o_due" (global $o_due))
-  (export "o_insns" (global $o_insns))
-  (export "o_src" (global $o_src))
-  (export "o_moved" (global $o_moved))
-  (export "o_tips" (global $o_tips))
-  (export "o_fail" (global $o_fail))
-  (export "o_bit" (global $o_bit))
-  (export "o_hops" (global $o_hops))
-  (export "o_top" (global $o_top))
-  (export "o_bottom" (global $o_bottom))
+  (export "state" (global $state))
 
   ;; DecisionGraph.probe's look-up: the node at (hi:lo), or -1 when none is made yet.
   (func $probe (param $hi i32) (param $lo i32) (result i32)
@@ -91,20 +65,24 @@
     (i32.const -1))
 
   ;; The packets at [pos, end) (byte addresses in the memory), control at node p; returns
-  ;; the address of the packet it stopped at, o_fail saying why:
+  ;; the address of the packet it stopped at, fail saying why (see $state for the rest):
   ;;   0 a packet it does not take (or the end), 5 a packet the end cuts short,
   ;;   1 too many direct transfers in a row (Handover.Loop), 3 code that does not fit
-  ;;   the packet (Handover.Code), 6/7/8 node o_p's taken / fall-through successor /
-  ;;   TIP target is not made yet (call again with startBit o_bit and hops o_hops).
+  ;;   the packet (Handover.Code), 6/7/8 node p's taken / fall-through successor /
+  ;;   TIP target is not made yet (call again with startBit `bit` and hops `hops`).
   ;; `mapped` 0: no map, the instruction count only.
   (func (export "run") (param $pos i32) (param $end i32) (param $p i32) (param $prev i32)
       (param $ipHi i32) (param $ipLo i32) (param $depth i32) (param $due i32) (param $insns f64)
       (param $src i32) (param $maxHops i32) (param $mapped i32) (param $startBit i32)
-      (param $hops i32) (param $top i32) (param $bottom i32) (result i32)
+      (param $hops i32) (param $top i32) (param $bottom i32) (param $slotMask i32) (result i32)
     (local $b i32) (local $c i32) (local $bits i32) (local $size i32) (local $ipc i32) (local $n i32)
     (local $q i32) (local $x i32) (local $i i32) (local $at i32) (local $e i32) (local $k i32)
     (local $f i32) (local $t i32) (local $cur i32) (local $taken i32) (local $guess i32)
     (local $moved i32) (local $tips i32) (local $fail i32) (local $v i32)
+    (local $ip i64) (local $m i64) (local $sx i64)
+    (global.set $mask (local.get $slotMask))
+    (local.set $ip (i64.or (i64.shl (i64.extend_i32_u (local.get $ipHi)) (i64.const 32))
+                           (i64.extend_i32_u (local.get $ipLo))))
     (block $out
       (loop $packets
         (br_if $out (i32.ge_u (local.get $pos) (local.get $end)))
@@ -124,21 +102,14 @@
                 (local.set $n (i32.load8_u (i32.add (global.get $ipcBytes) (local.get $ipc))))
                 (if (i32.gt_u (i32.add (i32.add (local.get $pos) (i32.const 1)) (local.get $n)) (local.get $end))
                   (then (local.set $fail (i32.const 5)) (br $out)))
-                (if (i32.eq (local.get $n) (i32.const 2))
-                  (then (local.set $ipLo (i32.or (i32.and (local.get $ipLo) (i32.const 0xffff0000))
-                                                 (i32.load16_u offset=1 (local.get $pos)))))
-                  (else
-                    (local.set $ipLo (i32.load offset=1 (local.get $pos)))
-                    (if (i32.eq (local.get $n) (i32.const 6))
-                      (then
-                        (local.set $x (i32.load16_u offset=5 (local.get $pos)))
-                        ;; IPBytes 011: sign-extended from bit 47; 100: the upper 16 bits kept.
-                        (if (i32.eq (local.get $ipc) (i32.const 3))
-                          (then (local.set $ipHi (i32.shr_s (i32.shl (local.get $x) (i32.const 16)) (i32.const 16))))
-                          (else (local.set $ipHi (i32.or (i32.and (local.get $ipHi) (i32.const 0xffff0000)) (local.get $x))))))
-                      (else
-                        (if (i32.eq (local.get $n) (i32.const 8))
-                          (then (local.set $ipHi (i32.load offset=5 (local.get $pos)))))))))
+                ;; The payload's n bytes replace the IP's low 8n bits (one load of 8 bytes, masked:
+                ;; the payload sizes of a trace's TIPs are a coin toss to the branch predictor);
+                ;; IPBytes 011 then sign-extends from bit 47.
+                (local.set $m (i64.shr_u (i64.const -1) (i64.extend_i32_u (i32.sub (i32.const 64) (i32.shl (local.get $n) (i32.const 3))))))
+                (local.set $ip (i64.or (i64.and (local.get $ip) (i64.xor (local.get $m) (i64.const -1)))
+                                       (i64.and (i64.load offset=1 (local.get $pos)) (local.get $m))))
+                (local.set $sx (select (i64.const 16) (i64.const 0) (i32.eq (local.get $ipc) (i32.const 3))))
+                (local.set $ip (i64.shr_s (i64.shl (local.get $ip) (local.get $sx)) (local.get $sx)))
                 (local.set $tips (i32.const 1))
                 (local.set $size (i32.add (i32.const 1) (local.get $n))))
               (else
@@ -272,16 +243,14 @@
                 (if (i32.ge_s (local.get $t) (i32.const 0))
                   (then
                     (local.set $x (i32.add (global.get $nodes) (i32.shl (local.get $t) (i32.const 5))))
-                    (br_if $found (i32.and (i32.eq (i32.load offset=16 (local.get $x)) (local.get $ipLo))
-                                           (i32.eq (i32.load offset=20 (local.get $x)) (local.get $ipHi))))))
+                    (br_if $found (i64.eq (i64.load offset=16 (local.get $x)) (local.get $ip)))))
                 ;; Where the last TIP from here went (DecisionGraph.target), else the hash slots.
                 (local.set $t (i32.load offset=24 (local.get $at)))
                 (if (i32.ge_s (local.get $t) (i32.const 0))
                   (then
                     (local.set $x (i32.add (global.get $nodes) (i32.shl (local.get $t) (i32.const 5))))
-                    (br_if $found (i32.and (i32.eq (i32.load offset=16 (local.get $x)) (local.get $ipLo))
-                                           (i32.eq (i32.load offset=20 (local.get $x)) (local.get $ipHi))))))
-                (local.set $t (call $probe (local.get $ipHi) (local.get $ipLo)))
+                    (br_if $found (i64.eq (i64.load offset=16 (local.get $x)) (local.get $ip)))))
+                (local.set $t (call $probe (i32.wrap_i64 (i64.shr_u (local.get $ip) (i64.const 32))) (i32.wrap_i64 (local.get $ip))))
                 (if (i32.lt_s (local.get $t) (i32.const 0))
                   (then (local.set $fail (i32.const 8)) (br $out)))
                 (i32.store offset=24 (local.get $at) (local.get $t)))
@@ -308,20 +277,21 @@
           (br_if $decisions (i32.ge_s (local.get $i) (i32.const 0))))
         (local.set $pos (i32.add (local.get $pos) (local.get $size)))
         (br $packets)))
-    (global.set $o_p (local.get $p))
-    (global.set $o_prev (local.get $prev))
-    (global.set $o_ipHi (local.get $ipHi))
-    (global.set $o_ipLo (local.get $ipLo))
-    (global.set $o_depth (local.get $depth))
-    (global.set $o_due (local.get $due))
-    (global.set $o_insns (local.get $insns))
-    (global.set $o_src (local.get $src))
-    (global.set $o_moved (local.get $moved))
-    (global.set $o_tips (local.get $tips))
-    (global.set $o_fail (local.get $fail))
-    (global.set $o_bit (local.get $i))
-    (global.set $o_hops (local.get $hops))
-    (global.set $o_top (local.get $top))
-    (global.set $o_bottom (local.get $bottom))
+    (local.set $x (global.get $state))
+    (i32.store offset=0 (local.get $x) (local.get $p))
+    (i32.store offset=4 (local.get $x) (local.get $prev))
+    (i32.store offset=8 (local.get $x) (i32.wrap_i64 (i64.shr_u (local.get $ip) (i64.const 32))))
+    (i32.store offset=12 (local.get $x) (i32.wrap_i64 (local.get $ip)))
+    (i32.store offset=16 (local.get $x) (local.get $depth))
+    (i32.store offset=20 (local.get $x) (local.get $due))
+    (i32.store offset=24 (local.get $x) (local.get $src))
+    (i32.store offset=28 (local.get $x) (local.get $moved))
+    (i32.store offset=32 (local.get $x) (local.get $tips))
+    (i32.store offset=36 (local.get $x) (local.get $fail))
+    (i32.store offset=40 (local.get $x) (local.get $i))
+    (i32.store offset=44 (local.get $x) (local.get $hops))
+    (i32.store offset=48 (local.get $x) (local.get $top))
+    (i32.store offset=52 (local.get $x) (local.get $bottom))
+    (f64.store offset=56 (local.get $x) (local.get $insns))
     (local.get $pos))
 )
