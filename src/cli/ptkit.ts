@@ -95,6 +95,9 @@ environment:
                    a later run over the same binaries does not decode their code
                    again (default $XDG_CACHE_HOME/ptkit or ~/.cache/ptkit, at most
                    512 MiB; empty or 'off': none)
+  PTKIT_CODE_CACHE where ptkit's own compiled code is kept for the next run of
+                   a command (default: code-cache/ beside its bundle, else
+                   ~/.cache/ptkit/code-cache; empty or 'off': none)
 
 examples:
   ptkit demo

@@ -50,6 +50,11 @@ export async function initIsa(): Promise<void> {
   if (!iced) iced = await import("iced-x86");
 }
 
+/** The same with iced-x86 loaded by the caller (the CLI requires it on Nodes before 20.16: see cli/entry.ts). */
+export function initIsaWith(module: typeof Iced): void {
+  iced ??= module;
+}
+
 /** iced-x86, loaded synchronously on first use where the platform can (Node 20.16 and later). */
 function loadIced(): typeof Iced {
   if (iced) return iced;

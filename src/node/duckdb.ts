@@ -4,11 +4,16 @@
  * queries.
  */
 import { existsSync, renameSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import type { DuckDBConnection } from "@duckdb/node-api";
 
 /** A connection to the database at `path`; closeSync closes the database too. */
 async function connect(path: string, readOnly = false): Promise<{ c: DuckDBConnection; closeSync(): void }> {
-  const { DuckDBInstance } = await import("@duckdb/node-api");
+  // Required, not imported (a CommonJS package): the CLI's bundle, compiled as a script
+  // (code-cache.ts), may not import() without an experimental loader.
+  const { DuckDBInstance } = createRequire(import.meta.url)(
+    "@duckdb/node-api",
+  ) as typeof import("@duckdb/node-api");
   const db = await DuckDBInstance.create(path, readOnly ? { access_mode: "READ_ONLY" } : {});
   const c = await db.connect();
   return {

@@ -20,11 +20,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Image } from "../image/index.js";
 import type { GraphStore } from "../session/io.js";
+import { userCacheDir } from "./cache-dir.js";
 
 /** The directory's size at most: past it, the least recently used graphs go. */
 export const CACHE_BYTES = 512 * 1024 * 1024;
@@ -42,18 +42,8 @@ export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphSt
   const named = env.PTKIT_CACHE_DIR;
   if (named !== undefined) return named === "" || named === "off" ? undefined : new FileGraphStore(named);
   if (env.NODE_TEST_CONTEXT !== undefined) return undefined;
-  const home = env.HOME || userHome();
-  const base = env.XDG_CACHE_HOME || (home ? join(home, ".cache") : "");
-  return base === "" ? undefined : new FileGraphStore(join(base, "ptkit"));
-}
-
-/** The user's home from the password database, or "" (os.homedir throws when there is none). */
-function userHome(): string {
-  try {
-    return homedir();
-  } catch {
-    return "";
-  }
+  const dir = userCacheDir(env);
+  return dir === "" ? undefined : new FileGraphStore(dir);
 }
 
 export class FileGraphStore implements GraphStore {
@@ -178,7 +168,7 @@ function buildId(): string {
   try {
     const parts: string[] = [];
     for (const name of readdirSync(folder).sort()) {
-      if (!name.endsWith(".js")) continue;
+      if (!name.endsWith(".js") && !name.endsWith(".cjs")) continue;
       const st = statSync(join(folder, name));
       parts.push(`${name}:${st.size}:${Math.floor(st.mtimeMs)}`);
     }

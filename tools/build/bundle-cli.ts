@@ -23,7 +23,8 @@
  *   bundle lives inside the package, so `createRequire(import.meta.url)` finds them).
  *   The small pure-JS ones (fzstd, @bufbuild/protobuf's wire API) are bundled.
  */
-import { chmodSync, readFileSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -112,11 +113,44 @@ async function bundle(
   return (await esbuild.build({ ...build, plugins: [appendImports(plan.additions)] })).warnings;
 }
 
+/**
+ * The commands as one CommonJS file (src/cli/entry.js and all it imports), which the
+ * executable runs through V8's code cache (src/node/code-cache.ts: Node 20 has none
+ * for ES modules), named by a hash of its content: its file name.
+ */
+async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[] }> {
+  const built = await esbuild.build({
+    ...COMMON,
+    splitting: false,
+    format: "cjs",
+    write: false,
+    entryPoints: { "ptkit-main": "./src/cli/entry.js" },
+    // import.meta.url as in the ES modules: the bundle's own file (in dist/cli, as the
+    // chunks were), for the files the CLI finds beside itself and createRequire.
+    banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    define: { "import.meta.url": "__importMetaUrl" },
+  });
+  const out = built.outputFiles[0]!;
+  const name = `ptkit-main-${createHash("sha256").update(out.contents).digest("hex").slice(0, 16)}.cjs`;
+  mkdirSync(BUNDLE_DIR, { recursive: true });
+  writeFileSync(resolve(BUNDLE_DIR, name), out.contents);
+  return { name, warnings: built.warnings };
+}
+
 /** Write the bundle into {@link BUNDLE_DIR}; resolves to esbuild's warnings, formatted. */
 async function bundleCli(): Promise<string[]> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
+  const main = await bundleMain();
+  // The executable: the launcher, which names the commands' bundle.
+  const launcher = await esbuild.build({
+    ...COMMON,
+    splitting: false,
+    entryPoints: { ptkit: "./src/cli/launch.js" },
+    define: { PTKIT_BUNDLE: JSON.stringify(`./${main.name}`) },
+  });
   const warnings = [
-    ...(await bundle("ptkit", "src/cli/main.js", {})),
+    ...main.warnings,
+    ...launcher.warnings,
     ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
   ];
   for (const bin of [resolve(BUNDLE_DIR, "ptkit.js"), resolve(OUT_DIR, "src/cli/main.js")])

@@ -1,0 +1,23 @@
+/**
+ * Where ptkit keeps files between runs by default: `$XDG_CACHE_HOME/ptkit`, else
+ * `~/.cache/ptkit` (decision graphs: graph-store.ts; compiled code where the bundle's
+ * own folder cannot be written: code-cache.ts).
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** The user's ptkit cache folder, or "" where there is no home to put it in. */
+export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const home = env.HOME || userHome();
+  const base = env.XDG_CACHE_HOME || (home ? join(home, ".cache") : "");
+  return base === "" ? "" : join(base, "ptkit");
+}
+
+/** The user's home from the password database, or "" (os.homedir throws when there is none). */
+function userHome(): string {
+  try {
+    return homedir();
+  } catch {
+    return "";
+  }
+}
