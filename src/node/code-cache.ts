@@ -6,7 +6,8 @@
  * (tools/build/bundle-cli.ts), and {@link loadBundle} compiles it as a `vm.Script`
  * with the bytecode an earlier run of the same command left, and where there was
  * none (or V8 refused it: another Node, other flags) writes at exit what this run
- * compiled, for the next. One file per command: each compiles other functions.
+ * compiled, for the next. One file per command and set of option names
+ * ({@link cacheKey}): each compiles other functions (the block decoder, the AFL map).
  *
  * Like Python's `__pycache__`, the files go beside the bundle (`code-cache/`), else,
  * where that folder cannot be written (a system-wide install), into the user's cache
@@ -33,6 +34,8 @@ import { basename, dirname, join } from "node:path";
 import { constants, Script } from "node:vm";
 import { userCacheDir } from "./cache-dir.js";
 
+/** Cache files a folder keeps at most (the oldest go): a command's option sets each have one. */
+const MAX_FILES = 48;
 /** A cache file's first bytes; the SHA-256 of the rest follows, then V8's data. */
 const MAGIC = Buffer.from("ptkit-v8-code-1\n");
 const DIGEST = 32;
@@ -47,8 +50,24 @@ export interface LoadedBundle {
 }
 
 /**
+ * The cache key of the command line `argv`: the command and, when options are given,
+ * a hash of their names (not their values: `--jobs 2` and `--jobs 4` run the same code).
+ */
+export function cacheKey(argv: readonly string[]): string {
+  const command = argv[0] !== undefined && /^[a-z][a-z-]{0,20}$/.test(argv[0]) ? argv[0] : "other";
+  const names = [
+    ...new Set(argv.slice(1).flatMap((a) => (a.startsWith("-") ? [a.split("=")[0]!] : []))),
+  ].sort();
+  if (names.length === 0) return command;
+  // FNV-1a over the names.
+  let h = 0x811c9dc5;
+  for (const c of names.join(" ")) h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
+  return `${command}-${(h >>> 0).toString(16).padStart(8, "0")}`;
+}
+
+/**
  * Run the CommonJS file `file` as `require` would, compiled with the code cache of
- * `key` (a command's name); at exit, unless that was a hit, the cache is written.
+ * `key` ({@link cacheKey}); at exit, unless that was a hit, the cache is written.
  */
 export function loadBundle(file: string, key: string, env: NodeJS.ProcessEnv = process.env): LoadedBundle {
   const source = readFileSync(file, "utf8");
@@ -140,10 +159,18 @@ function writeCache(dirs: readonly string[], stamped: string, name: string, scri
       } catch {}
       continue;
     }
-    // Caches of a bundle rebuilt or replaced since are of no more use.
+    // Caches of a bundle rebuilt or replaced since are of no more use, and past
+    // MAX_FILES the oldest go.
     try {
-      for (const f of readdirSync(dir))
-        if (f.endsWith(".v8") && !f.startsWith(stamped)) unlinkSync(join(dir, f));
+      const kept: { path: string; time: number }[] = [];
+      for (const f of readdirSync(dir)) {
+        if (!f.endsWith(".v8")) continue;
+        const path = join(dir, f);
+        if (!f.startsWith(stamped)) unlinkSync(path);
+        else kept.push({ path, time: statSync(path).mtimeMs });
+      }
+      kept.sort((a, b) => a.time - b.time);
+      for (const f of kept.slice(0, Math.max(0, kept.length - MAX_FILES))) unlinkSync(f.path);
     } catch {}
     return;
   }

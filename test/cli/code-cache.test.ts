@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { cacheKey } from "../../src/node/code-cache.js";
 import { REPO_ROOT } from "../corpus.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +43,22 @@ console.log(JSON.stringify({ state: b.state, answer: b.exports.answer(), file: b
   assert.equal(loaded, file);
   return { state, answer };
 }
+
+test("a cache per command and set of option names, whatever their values", () => {
+  assert.equal(cacheKey(["stats", "a.pt"]), "stats");
+  assert.equal(cacheKey([]), "other");
+  assert.equal(cacheKey(["--help"]), "other");
+  assert.equal(cacheKey(["Flow", "x"]), "other");
+  const afl = cacheKey(["flow", "--quiet", "--elf", "a:0x400000", "--pt", "t.pt", "--afl-map", "m.bin"]);
+  assert.match(afl, /^flow-[\da-f]{8}$/);
+  // The same names in another order, with other values and files.
+  assert.equal(cacheKey(["flow", "--pt", "u.pt", "--afl-map=n.bin", "--elf", "b", "--quiet"]), afl);
+  assert.notEqual(cacheKey(["flow", "--quiet", "--elf", "a", "--pt", "t.pt"]), afl);
+  assert.notEqual(
+    cacheKey(["flow", "--block-decoder", "--elf", "a", "--pt", "t.pt"]),
+    cacheKey(["flow", "--elf", "a", "--pt", "t.pt"]),
+  );
+});
 
 describe("the code cache", () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-code-cache-"));
@@ -91,6 +108,24 @@ describe("the code cache", () => {
     assert.equal(load(file, "stats", env).answer, 43);
   });
 
+  test("a folder keeps the newest 48 files", () => {
+    const real = files()[0]!;
+    const prefix = real.slice(0, real.indexOf(".stats."));
+    const old = new Date(Date.now() - 3_600_000);
+    for (let i = 0; i < 60; i++) {
+      const path = join(caches, `${prefix}.k${i}.${process.version}-${process.arch}.v8`);
+      writeFileSync(path, "x");
+      utimesSync(path, old, old);
+    }
+    assert.equal(load(file, "fresh", env).state, "miss");
+    const left = files();
+    assert.equal(left.length, 48);
+    assert.ok(
+      left.some((f) => f.includes(".fresh.")),
+      "the file just written stays",
+    );
+  });
+
   test("off: nothing read or written", () => {
     const none = join(dir, "none");
     assert.equal(load(file, "stats", { PTKIT_CODE_CACHE: "off" }).state, "off");
@@ -118,7 +153,7 @@ describe("the code cache", () => {
     assert.equal(first.status, 0, first.stderr);
     assert.deepEqual(
       readdirSync(cache).map((f) => f.replace(/^ptkit-main-[\da-f]{16}\.cjs\.\d+-\d+\./, "")),
-      [`dump.${process.version}-${process.arch}.v8`],
+      [`${cacheKey(["dump", "--no-pad", sample])}.${process.version}-${process.arch}.v8`],
     );
     const second = run();
     assert.equal(second.status, 0, second.stderr);
