@@ -70,7 +70,8 @@ export function cacheKey(argv: readonly string[]): string {
  * `key` ({@link cacheKey}); at exit, unless that was a hit, the cache is written.
  */
 export function loadBundle(file: string, key: string, env: NodeJS.ProcessEnv = process.env): LoadedBundle {
-  const source = readFileSync(file, "utf8");
+  // ASCII (the build checks): read as Latin-1, which costs no UTF-8 decoding (1 MB).
+  const source = readFileSync(file, "latin1");
   const dirs = cacheDirs(file, env);
   const stamped = `${basename(file)}.${bundleStamp(file)}.`;
   const name = `${stamped}${/^[a-z][a-z0-9-]{0,31}$/.test(key) ? key : "other"}.${process.version}-${process.arch}.v8`;

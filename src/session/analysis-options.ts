@@ -189,7 +189,8 @@ const DURATION_UNITS: Record<string, number> = { "": 1, ns: 1, us: 1e3, µs: 1e3
  * when they have no real time). Undefined when not one, or not above 0.
  */
 export function parseDuration(text: string): number | undefined {
-  const m = /^(\d+(?:\.\d+)?)(ns|us|µs|ms|s)?$/.exec(text);
+  // (µ written as an escape: the CLI's bundle is ASCII, see tools/build/bundle-cli.ts.)
+  const m = /^(\d+(?:\.\d+)?)(ns|us|\u00b5s|ms|s)?$/.exec(text);
   if (!m) return undefined;
   const ns = Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? ""]!);
   return ns > 0 && Number.isSafeInteger(ns) ? ns : undefined;

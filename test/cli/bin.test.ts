@@ -135,23 +135,44 @@ const untimed = (text: string) => text.replace(/^decoded in .*$/m, "");
 describe("the bundle", () => {
   const dir = mkdtempSync(join(tmpdir(), "ptkit-bundle-"));
 
-  test("stats runs from the executable and the commands' one bundle file, and loads no package", () => {
+  test("stats loads the executable, the ES modules' entry and stats' chunks, fewer files than the modules, and no package", () => {
     const bundled = runLogged([BIN, "stats", "sample.pt"], SAMPLE);
     const modules = runLogged([MAIN, "stats", "sample.pt"], SAMPLE);
     assert.equal(bundled.status, 0, bundled.stderr);
     assert.equal(modules.status, 0, modules.stderr);
     assert.equal(untimed(bundled.stdout), untimed(modules.stdout));
     assert.match(bundled.stdout, /^psb segments 10$/m);
-    // The one ES module is the executable; the commands are one CommonJS file beside
-    // it, which it compiles itself (src/node/code-cache.ts), so no loader lists it.
-    assert.deepEqual(bundleFiles(bundled), ["ptkit.js"]);
-    const commands = readdirSync(join(HERE, "..", "..", "cli")).filter((f) => f.endsWith(".cjs"));
-    assert.equal(commands.length, 1, commands.join(" "));
-    assert.match(commands[0]!, /^ptkit-main-[\da-f]{16}\.cjs$/);
+    const files = bundleFiles(bundled);
+    assert.deepEqual(files.slice(0, 2), ["ptkit.js", "ptkit-esm.js"]);
+    assert.ok(
+      files.some((f) => /^stats-\w+\.js$/.test(f)),
+      files.join(" "),
+    );
+    // Other commands' code stays in their own chunks, loaded on demand.
+    assert.deepEqual(
+      files.filter((f) => /^(dump|flow|perf|demo|simulate|record|symbols|workers)-/.test(f)),
+      [],
+    );
     assert.deepEqual(
       bundled.modules.filter((m) => /[/\\]node_modules[/\\]/.test(m)),
       [],
     );
+    const own = modules.modules.filter((m) => m.startsWith(SRC_URL));
+    assert.ok(files.length < own.length, `${files.length} files of the bundle, ${own.length} modules`);
+  });
+
+  test("flow runs from the executable and the commands' one CommonJS file, which no loader lists", () => {
+    const args = ["flow", "--quiet", "--stat", "--elf", "sample.elf", "--pt", "sample.pt"];
+    const bundled = runLogged([BIN, ...args], SAMPLE);
+    const modules = runLogged([MAIN, ...args], SAMPLE);
+    assert.equal(bundled.status, 0, bundled.stderr);
+    assert.equal(bundled.stdout, modules.stdout);
+    assert.match(bundled.stdout, /^insn: \d+\.$/m);
+    // ptkit.js compiles the CommonJS file itself (src/node/code-cache.ts).
+    assert.deepEqual(bundleFiles(bundled), ["ptkit.js"]);
+    const commands = readdirSync(join(HERE, "..", "..", "cli")).filter((f) => f.endsWith(".cjs"));
+    assert.equal(commands.length, 1, commands.join(" "));
+    assert.match(commands[0]!, /^ptkit-main-[\da-f]{16}\.cjs$/);
   });
 
   test("every command loads from the bundle: --help as the modules print it", () => {

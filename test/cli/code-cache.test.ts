@@ -141,23 +141,28 @@ describe("the code cache", () => {
     assert.equal(load(file, "stats", env2).state, "miss");
   });
 
-  test("the executable: the same output from a first run and from its cache", () => {
-    const sample = join(REPO_ROOT, "sample", "sample.pt");
+  test("the executable: the same output from a first run and from its cache; stats and dump run without", () => {
+    const args = ["flow", "--elf", "sample.elf", "--pt", "sample.pt:0-0x400"];
     const cache = join(dir, "cli");
-    const run = () =>
-      spawnSync(process.execPath, [BIN, "dump", "--no-pad", sample], {
+    const run = (argv: string[]) =>
+      spawnSync(process.execPath, [BIN, ...argv], {
+        cwd: join(REPO_ROOT, "sample"),
         encoding: "utf8",
         env: { ...process.env, PTKIT_CODE_CACHE: cache },
       });
-    const first = run();
+    const first = run(args);
     assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, /^00000000004000e8 {2}xor ebp, ebp$/m);
     assert.deepEqual(
       readdirSync(cache).map((f) => f.replace(/^ptkit-main-[\da-f]{16}\.cjs\.\d+-\d+\./, "")),
-      [`${cacheKey(["dump", "--no-pad", sample])}.${process.version}-${process.arch}.v8`],
+      [`${cacheKey(args)}.${process.version}-${process.arch}.v8`],
     );
-    const second = run();
+    const second = run(args);
     assert.equal(second.status, 0, second.stderr);
     assert.equal(second.stdout, first.stdout);
-    assert.match(first.stdout, /^0000000000000009 {2}psb$/m);
+    // The commands with little code run from the ES modules (src/cli/launch.ts).
+    assert.equal(run(["stats", "sample.pt"]).status, 0);
+    assert.equal(run(["dump", "sample.pt"]).status, 0);
+    assert.equal(readdirSync(cache).length, 1);
   });
 });

@@ -123,6 +123,8 @@ async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[]
     ...COMMON,
     splitting: false,
     format: "cjs",
+    // ASCII only, so that the launcher reads it as Latin-1 (no UTF-8 decoding of 1 MB).
+    charset: "ascii",
     write: false,
     entryPoints: { "ptkit-main": "./src/cli/entry.js" },
     // import.meta.url as in the ES modules: the bundle's own file (in dist/cli, as the
@@ -131,6 +133,11 @@ async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[]
     define: { "import.meta.url": "__importMetaUrl" },
   });
   const out = built.outputFiles[0]!;
+  const wide = out.contents.findIndex((b) => b > 0x7f);
+  if (wide >= 0)
+    throw new Error(
+      `the commands' bundle has a byte above 0x7f at ${wide} (esbuild leaves them in regular expressions): write it as an escape`,
+    );
   const name = `ptkit-main-${createHash("sha256").update(out.contents).digest("hex").slice(0, 16)}.cjs`;
   mkdirSync(BUNDLE_DIR, { recursive: true });
   writeFileSync(resolve(BUNDLE_DIR, name), out.contents);
@@ -141,16 +148,19 @@ async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[]
 async function bundleCli(): Promise<string[]> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   const main = await bundleMain();
-  // The executable: the launcher, which names the commands' bundle.
+  // The executable: the launcher, which names the commands' bundle and the ES modules'.
   const launcher = await esbuild.build({
     ...COMMON,
     splitting: false,
     entryPoints: { ptkit: "./src/cli/launch.js" },
-    define: { PTKIT_BUNDLE: JSON.stringify(`./${main.name}`) },
+    define: { PTKIT_BUNDLE: JSON.stringify(`./${main.name}`), PTKIT_ESM: JSON.stringify("./ptkit-esm.js") },
   });
   const warnings = [
     ...main.warnings,
     ...launcher.warnings,
+    // The commands whose code is little (stats, dump) as ES modules in chunks: they load
+    // less than the whole bundle (see launch.ts).
+    ...(await bundle("ptkit-esm", "src/cli/main.js", {})),
     ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
   ];
   for (const bin of [resolve(BUNDLE_DIR, "ptkit.js"), resolve(OUT_DIR, "src/cli/main.js")])
