@@ -2,22 +2,27 @@
  * `npm run build`'s last step: bundles the `ptkit` executable, as tsc compiled it into
  * <outDir>/src/cli/, into <outDir>/cli/ with esbuild, so that a command's process loads
  * a few files instead of dozens of ES modules (Node's module loader was a large part
- * of a small command's time).
+ * of a small command's time), and compiles little of ptkit's code again.
  *
- *   node dist/tools/build/bundle-cli.js      # dist/src/cli/main.js -> dist/cli/ptkit.js
+ *   node dist/tools/build/bundle-cli.js      # dist/src/cli/* -> dist/cli/
  *
- * - ptkit.js is the executable (package.json's "bin"): main.js's `#!/usr/bin/env node`
- *   line is kept and the file made executable (as is dist/src/cli/main.js).
+ * - ptkit.js is the executable (package.json's "bin"), src/cli/launch.ts bundled (its
+ *   `#!/usr/bin/env node` line kept, the file made executable, as is
+ *   dist/src/cli/main.js). It names the two bundles below, which it runs.
+ * - ptkit-main-<hash>.cjs: the commands (src/cli/entry.ts and all it imports) as one
+ *   CommonJS file, ASCII only, named by a hash of its content, which the executable
+ *   compiles through V8's code cache (src/node/code-cache.ts).
+ * - ptkit-esm.js and its chunks: the same commands as ES modules (src/cli/main.ts),
+ *   with esbuild's code splitting, for the commands with little code (see launch.ts):
+ *   what the commands import on demand (each command, analysis outputs, perf.data,
+ *   sideband, the demangler's loader) loads only when used. Each such build runs
+ *   twice: once for esbuild's module graph, from which chunk-plan.ts plans fewer files
+ *   (esbuild alone makes many of a few hundred bytes), then for the files.
  * - chunk-worker.js is the decoding threads' entry, beside the modules that start them
  *   (cli/ptkit.ts names it relative to itself). It is bundled on its own, into
  *   worker-*.js files: a thread has its own modules anyway, and the command's bundle
  *   then splits into fewer files (esbuild makes a file for each set of entry points that
  *   share code).
- * - The rest is chunks (esbuild's code splitting): what the commands import on demand
- *   (each command, analysis outputs, perf.data, sideband, the demangler's loader) still
- *   loads only when used. Each build runs twice: once for esbuild's module graph, from
- *   which chunk-plan.ts plans fewer files (esbuild alone makes many of a few hundred
- *   bytes), then for the files.
  * - Packages with native code or WebAssembly (iced-x86, gecko-profiler-demangle,
  *   @duckdb/node-api) are not bundled: they load from node_modules at run time (the
  *   bundle lives inside the package, so `createRequire(import.meta.url)` finds them).
