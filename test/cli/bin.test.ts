@@ -18,7 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { corpusPath, REPO_ROOT, skipUnlessCorpus } from "../corpus.js";
 import { type Loaded, runLogged } from "./module-log.js";
 
@@ -213,6 +213,21 @@ describe("the bundle", () => {
     assert.ok(text.modules.some((m) => /[/\\]node_modules[/\\]iced-x86[/\\]/.test(m)));
     const unbundled = spawnSync(process.execPath, [MAIN, ...listing], { cwd: SAMPLE, encoding: "utf8" });
     assert.equal(text.stdout, unbundled.stdout);
+  });
+
+  test("on a Node without process.getBuiltinModule (before 20.16), instruction text still loads iced-x86", () => {
+    const listing = ["flow", "--elf", "sample.elf", "--pt", "sample.pt:0-0x100"];
+    for (const bin of [BIN, MAIN]) {
+      const script = `delete process.getBuiltinModule;
+process.argv = [process.argv[0], ${JSON.stringify(bin)}, ...${JSON.stringify(listing)}];
+await import(${JSON.stringify(pathToFileURL(bin).href)});`;
+      const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+        cwd: SAMPLE,
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, /^00000000004000e8 {2}xor ebp, ebp$/m, bin);
+    }
   });
 
   describe("-j 2: the decoding threads start from the bundle", () => {
