@@ -40,30 +40,6 @@
   (export "slots" (global $slots))
   (export "state" (global $state))
 
-  ;; DecisionGraph.probe's look-up: the node at (hi:lo), or -1 when none is made yet.
-  (func $probe (param $hi i32) (param $lo i32) (result i32)
-    (local $h i32) (local $s i32) (local $v i32) (local $tag i32) (local $id i32) (local $a i32)
-    (local.set $h (i32.xor
-      (i32.mul (i32.xor (local.get $lo) (i32.mul (local.get $hi) (i32.const 0x9e3779b1))) (i32.const 0x85ebca6b))
-      (i32.shr_u (local.get $lo) (i32.const 15))))
-    ;; The slot's tag: the hash's bits above SLOT_ID_BITS (22).
-    (local.set $tag (i32.and (local.get $h) (i32.const 0xffc00000)))
-    (local.set $s (i32.and (local.get $h) (global.get $mask)))
-    (block $none
-      (loop $next
-        (local.set $v (i32.load (i32.add (global.get $slots) (i32.shl (local.get $s) (i32.const 2)))))
-        (br_if $none (i32.eqz (local.get $v)))
-        (if (i32.eq (i32.and (local.get $v) (i32.const 0xffc00000)) (local.get $tag))
-          (then
-            (local.set $id (i32.sub (i32.and (local.get $v) (i32.const 0x3fffff)) (i32.const 1)))
-            (local.set $a (i32.add (global.get $nodes) (i32.shl (local.get $id) (i32.const 5))))
-            (if (i32.and (i32.eq (i32.load offset=16 (local.get $a)) (local.get $lo))
-                         (i32.eq (i32.load offset=20 (local.get $a)) (local.get $hi)))
-              (then (return (local.get $id))))))
-        (local.set $s (i32.and (i32.add (local.get $s) (i32.const 1)) (global.get $mask)))
-        (br $next)))
-    (i32.const -1))
-
   ;; The packets at [pos, end) (byte addresses in the memory), control at node p; returns
   ;; the address of the packet it stopped at, fail saying why (see $state for the rest):
   ;;   0 a packet it does not take (or the end), 5 a packet the end cuts short,
@@ -79,7 +55,7 @@
     (local $q i32) (local $x i32) (local $i i32) (local $at i32) (local $e i32) (local $k i32)
     (local $f i32) (local $t i32) (local $cur i32) (local $taken i32) (local $guess i32)
     (local $moved i32) (local $tips i32) (local $fail i32) (local $v i32)
-    (local $ip i64) (local $m i64) (local $sx i64)
+    (local $ip i64) (local $m i64) (local $sx i64) (local $h i32) (local $s i32)
     (global.set $mask (local.get $slotMask))
     (local.set $ip (i64.or (i64.shl (i64.extend_i32_u (local.get $ipHi)) (i64.const 32))
                            (i64.extend_i32_u (local.get $ipLo))))
@@ -250,9 +226,27 @@
                   (then
                     (local.set $x (i32.add (global.get $nodes) (i32.shl (local.get $t) (i32.const 5))))
                     (br_if $found (i64.eq (i64.load offset=16 (local.get $x)) (local.get $ip)))))
-                (local.set $t (call $probe (i32.wrap_i64 (i64.shr_u (local.get $ip) (i64.const 32))) (i32.wrap_i64 (local.get $ip))))
-                (if (i32.lt_s (local.get $t) (i32.const 0))
-                  (then (local.set $fail (i32.const 8)) (br $out)))
+                ;; DecisionGraph.probe's look-up (its slot: the node id + 1 under the hash's
+                ;; bits above SLOT_ID_BITS, 22); no node there yet: stop (fail 8).
+                (local.set $x (i32.wrap_i64 (local.get $ip)))
+                (local.set $h (i32.xor
+                  (i32.mul (i32.xor (local.get $x) (i32.mul (i32.wrap_i64 (i64.shr_u (local.get $ip) (i64.const 32))) (i32.const 0x9e3779b1)))
+                           (i32.const 0x85ebca6b))
+                  (i32.shr_u (local.get $x) (i32.const 15))))
+                (local.set $s (i32.and (local.get $h) (global.get $mask)))
+                (local.set $h (i32.and (local.get $h) (i32.const 0xffc00000)))
+                (block $probed
+                  (loop $slot
+                    (local.set $v (i32.load (i32.add (global.get $slots) (i32.shl (local.get $s) (i32.const 2)))))
+                    (if (i32.eqz (local.get $v))
+                      (then (local.set $fail (i32.const 8)) (br $out)))
+                    (if (i32.eq (i32.and (local.get $v) (i32.const 0xffc00000)) (local.get $h))
+                      (then
+                        (local.set $t (i32.sub (i32.and (local.get $v) (i32.const 0x3fffff)) (i32.const 1)))
+                        (br_if $probed (i64.eq (i64.load offset=16 (i32.add (global.get $nodes) (i32.shl (local.get $t) (i32.const 5))))
+                                               (local.get $ip)))))
+                    (local.set $s (i32.and (i32.add (local.get $s) (i32.const 1)) (global.get $mask)))
+                    (br $slot)))
                 (i32.store offset=24 (local.get $at) (local.get $t)))
               (if (i32.eq (local.get $k) (i32.const 5))
                 (then
