@@ -45,7 +45,7 @@ const STACK_WORDS = 65;
 /** The largest memory made for a graph (its maxNodes decides: 2^21 nodes take 82 MiB). */
 const MAX_BYTES = 1 << 30;
 
-/** o_fail's values (map-loop.wat's run). */
+/** Why the loop stopped (map-loop.wat's run: the fail word of its $state). */
 const Stop = { Packet: 0, Loop: 1, Code: 3, Cut: 5, NeedTaken: 6, NeedFall: 7, NeedTarget: 8 } as const;
 
 /** The words of map-loop.wat's $state (the instruction count is the double at word 14). */
