@@ -1,8 +1,8 @@
 /**
  * The CLI's bundle run through V8's code cache. Node 20 keeps no compiled code for ES
  * modules between runs, and compiling ptkit's code again was tens of milliseconds of
- * every command (a count of the gzip trace 204 → 166 ms, the AFL map of the fuzzing
- * trace 394 → 343 ms): so the build makes the CLI one CommonJS file
+ * every command (with this, build against build in alternation: the gzip trace's
+ * count 1.06-1.10x, `perf -q --timeline` 1.12x): so the build makes the CLI one CommonJS file
  * (tools/build/bundle-cli.ts), and {@link loadBundle} compiles it as a `vm.Script`
  * with the bytecode an earlier run of the same command left, and where there was
  * none (or V8 refused it: another Node, other flags) writes at exit what this run
