@@ -1,24 +1,23 @@
 #!/usr/bin/env node
 /**
  * The `ptkit` executable as installed (package.json's "bin": dist/cli/ptkit.js, this
- * module bundled): it runs the CLI's bundle, one CommonJS file beside it that the
- * build names in PTKIT_BUNDLE (tools/build/bundle-cli.ts), through V8's code cache of
- * the command and options being run (node/code-cache.ts). The commands with little
- * code, and --help and --version, run from the same modules bundled as ES modules in
- * chunks (PTKIT_ESM), of which they load only theirs: `ptkit stats` on a tiny trace
- * took 5-10 ms longer from the whole bundle, cached (its top level declares every
- * function of every command), where `flow` and `perf` commands ran 1.04-1.12x faster
- * from it (whole processes, build against build).
+ * module bundled). The long decodes (`flow`, `perf`, `latency`: bundled-commands.ts)
+ * run from one CommonJS file beside it that the build names in PTKIT_BUNDLE
+ * (tools/build/bundle-cli.ts), through V8's code cache of the command and options
+ * being run (node/code-cache.ts): 1.04-1.12x faster whole processes than from ES
+ * modules, which Node 20 compiles again at every run. The other commands, and --help
+ * and --version, run from the same modules bundled as ES modules in chunks
+ * (PTKIT_ESM), of which they load only theirs: the CommonJS file initialises all of
+ * its modules when it loads (so that their bindings stay `const`: see
+ * tools/build/const-bindings.ts), which a small command would pay for.
  */
 import { fileURLToPath } from "node:url";
 import { cacheKey, loadBundle } from "../node/code-cache.js";
+import { BUNDLED_COMMANDS } from "./bundled-commands.js";
 
 /** The bundles' file names, set by the build (absent: this module was not bundled). */
 declare const PTKIT_BUNDLE: string | undefined;
 declare const PTKIT_ESM: string | undefined;
-
-/** The commands that run from the ES modules (with no command: --help, --version). */
-const LIGHT = new Set(["stats", "dump"]);
 
 interface Entry {
   main(argv: string[]): Promise<number>;
@@ -29,7 +28,7 @@ try {
   if (typeof PTKIT_BUNDLE !== "string" || typeof PTKIT_ESM !== "string")
     throw new Error("run the built executable, dist/cli/ptkit.js");
   const command = argv[0];
-  if (command === undefined || command.startsWith("-") || LIGHT.has(command)) {
+  if (command === undefined || !Object.hasOwn(BUNDLED_COMMANDS, command)) {
     // (It runs the command line when imported, as src/cli/main.js does.)
     await import(PTKIT_ESM);
   } else {

@@ -19,12 +19,12 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Image } from "../image/index.js";
 import type { GraphStore } from "../session/io.js";
 import { userCacheDir } from "./cache-dir.js";
+import { lazyBuiltin } from "./lazy-builtin.js";
 
 /** The directory's size at most: past it, the least recently used graphs go. */
 export const CACHE_BYTES = 512 * 1024 * 1024;
@@ -151,9 +151,7 @@ export class FileGraphStore implements GraphStore {
 }
 
 /** node:crypto, loaded when a graph is first looked for (most commands never do: start-up). */
-function crypto(): typeof import("node:crypto") {
-  return createRequire(import.meta.url)("node:crypto");
-}
+const crypto = lazyBuiltin<typeof import("node:crypto")>("node:crypto");
 
 /**
  * This build of ptkit: the name, size and time of writing (to the millisecond) of each

@@ -7,7 +7,9 @@
  * Addresses are the file's own (link-time, as in its ELF headers): subtract the load
  * bias of a PIE or shared object first.
  */
-import { spawnSync } from "node:child_process";
+import { lazyBuiltin } from "./lazy-builtin.js";
+
+const childProcess = lazyBuiltin<typeof import("node:child_process")>("node:child_process");
 
 /** One source frame; at an inlined call, the innermost (the inlined code) comes first. */
 export interface SourceFrame {
@@ -31,7 +33,7 @@ const BATCH = 20_000;
 
 /** Whether `tool` runs. */
 export function toolRuns(tool: string): boolean {
-  const r = spawnSync(tool, ["--version"], { stdio: "ignore" });
+  const r = childProcess().spawnSync(tool, ["--version"], { stdio: "ignore" });
   return !r.error && r.status === 0;
 }
 
@@ -110,7 +112,7 @@ export type ToolRunner = (
 ) => { stdout: string } | string;
 
 function spawnTool(tool: string, args: readonly string[], input: string): { stdout: string } | string {
-  const r = spawnSync(tool, args, { input, encoding: "utf8", maxBuffer: 1 << 30 });
+  const r = childProcess().spawnSync(tool, args, { input, encoding: "utf8", maxBuffer: 1 << 30 });
   if (r.error) return `${tool} failed to run: ${r.error.message}`;
   if (r.status !== 0) return `${tool} exited with status ${r.status}: ${r.stderr.trim()}`;
   return { stdout: r.stdout };

@@ -9,8 +9,11 @@
  * cannot post a piece to a worker while it decodes one of its own.
  */
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { ChunkRunner, ChunkTask } from "../session/io.js";
+import { lazyBuiltin } from "./lazy-builtin.js";
+
+const workerThreads = lazyBuiltin<typeof import("node:worker_threads")>("node:worker_threads");
 
 /**
  * What a worker posts back: a result, or the stack of what went wrong, with the
@@ -60,7 +63,7 @@ export class WorkerPool implements ChunkRunner {
   ): Promise<void> {
     const n = Math.max(1, Math.min(threads, tasks.length)) - (local === undefined ? 0 : 1);
     while (this.workers.length < n) {
-      const w = new Worker(this.entry);
+      const w = new (workerThreads().Worker)(this.entry);
       if (this.keepAlive) w.unref();
       this.workers.push(w);
     }

@@ -173,6 +173,24 @@ describe("the bundle", () => {
     const commands = readdirSync(join(HERE, "..", "..", "cli")).filter((f) => f.endsWith(".cjs"));
     assert.equal(commands.length, 1, commands.join(" "));
     assert.match(commands[0]!, /^ptkit-main-[\da-f]{16}\.cjs$/);
+    // It holds the commands of src/cli/bundled-commands.ts, not the others.
+    const text = readFileSync(join(HERE, "..", "..", "cli", commands[0]!), "utf8");
+    for (const run of ["runFlow", "runPerfCommand", "runLatency"])
+      assert.match(text, new RegExp(`function ${run}\\(`), run);
+    for (const run of ["runSimulate", "runWeb", "runDemo", "runStats"])
+      assert.doesNotMatch(text, new RegExp(`function ${run}\\(`), run);
+  });
+
+  test("the other commands run from the ES modules' chunks", () => {
+    const bundled = runLogged([BIN, "symbols", "--help"], SAMPLE);
+    assert.equal(bundled.status, 0, bundled.stderr);
+    assert.match(bundled.stdout, /^usage: ptkit symbols/);
+    const files = bundleFiles(bundled);
+    assert.deepEqual(files.slice(0, 2), ["ptkit.js", "ptkit-esm.js"]);
+    assert.ok(
+      files.some((f) => /^symbols-\w+\.js$/.test(f)),
+      files.join(" "),
+    );
   });
 
   test("every command loads from the bundle: --help as the modules print it", () => {

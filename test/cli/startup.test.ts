@@ -83,9 +83,15 @@ describe("start-up: commands load what they use", () => {
       assert.ok(ownModules(r).includes("cli/ptkit.js"), "the module log records ptkit's modules");
       // node/io.js: the process's adapter; session/io.js: the interface it implements;
       // node/graph-store.js: where decision graphs are kept (it loads node:crypto, and
-      // nothing of the library, only when a graph is looked up), in the folder that
-      // node/cache-dir.js names.
-      const adapters = ["node/io.js", "session/io.js", "node/graph-store.js", "node/cache-dir.js"];
+      // nothing of the library, only when a graph is looked up, through
+      // node/lazy-builtin.js), in the folder that node/cache-dir.js names.
+      const adapters = [
+        "node/io.js",
+        "session/io.js",
+        "node/graph-store.js",
+        "node/cache-dir.js",
+        "node/lazy-builtin.js",
+      ];
       assert.deepEqual(
         ownModules(r).filter((m) => !m.startsWith("cli/") && !adapters.includes(m)),
         [],

@@ -9,15 +9,19 @@
  * - ptkit.js is the executable (package.json's "bin"), src/cli/launch.ts bundled (its
  *   `#!/usr/bin/env node` line kept, the file made executable, as is
  *   dist/src/cli/main.js). It names the two bundles below, which it runs.
- * - ptkit-main-<hash>.cjs: the commands (src/cli/entry.ts and all it imports) as one
- *   CommonJS file, ASCII only, named by a hash of its content, which the executable
- *   compiles through V8's code cache (src/node/code-cache.ts).
- * - ptkit-esm.js and its chunks: the same commands as ES modules (src/cli/main.ts),
- *   with esbuild's code splitting, for the commands with little code (see launch.ts):
- *   what the commands import on demand (each command, analysis outputs, perf.data,
- *   sideband, the demangler's loader) loads only when used. Each such build runs
- *   twice: once for esbuild's module graph, from which chunk-plan.ts plans fewer files
- *   (esbuild alone makes many of a few hundred bytes), then for the files.
+ * - ptkit-main-<hash>.cjs: the long decodes (src/cli/entry.ts and all it imports, of
+ *   the commands only those in src/cli/bundled-commands.ts) as one CommonJS file, ASCII
+ *   only, named by a hash of its content, which the executable compiles through V8's
+ *   code cache (src/node/code-cache.ts). Its on-demand imports are made static and all
+ *   its modules initialised when it loads, so that its top-level bindings can be
+ *   `const` again (const-bindings.ts: esbuild makes them `var`).
+ * - ptkit-esm.js and its chunks: all commands as ES modules (src/cli/main.ts), with
+ *   esbuild's code splitting, for the commands not in the CommonJS file (see
+ *   launch.ts): what the commands import on demand (each command, analysis outputs,
+ *   perf.data, sideband, the demangler's loader) loads only when used. Each such build
+ *   runs twice: once for esbuild's module graph, from which chunk-plan.ts plans fewer
+ *   files (esbuild alone makes many of a few hundred bytes), then for the files. Their
+ *   top-level `var`s that nothing assigns to are `const` again too.
  * - chunk-worker.js is the decoding threads' entry, beside the modules that start them
  *   (cli/ptkit.ts names it relative to itself). It is bundled on its own, into
  *   worker-*.js files: a thread has its own modules anyway, and the command's bundle
@@ -29,11 +33,13 @@
  *   The small pure-JS ones (fzstd, @bufbuild/protobuf's wire API) are bundled.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
+import { BUNDLED_COMMANDS } from "../../src/cli/bundled-commands.js";
 import { type PlanModule, planChunks } from "./chunk-plan.js";
+import { constTopLevel, eagerImports } from "./const-bindings.js";
 
 /** The build's output directory: this file runs from <outDir>/tools/build/. */
 const OUT_DIR = fileURLToPath(new URL("../../", import.meta.url));
@@ -105,6 +111,26 @@ function appendImports(additions: ReadonlyMap<string, readonly string[]>): esbui
   };
 }
 
+/** The command table, whose commands the CommonJS bundle holds only some of. */
+const COMMAND_TABLE = resolve(OUT_DIR, "src/cli/ptkit.js");
+
+/**
+ * Every on-demand import of ptkit's modules made static (see const-bindings.ts), but
+ * in the command table, where the commands not in BUNDLED_COMMANDS are left out.
+ */
+const EAGER_IMPORTS: esbuild.Plugin = {
+  name: "ptkit-eager-imports",
+  setup(build) {
+    const bundled = new Set(Object.values(BUNDLED_COMMANDS));
+    build.onLoad({ filter: /\.js$/ }, (args) => {
+      if (relative(OUT_DIR, args.path).startsWith("..")) return undefined;
+      const only = resolve(args.path) === COMMAND_TABLE ? bundled : undefined;
+      const contents = eagerImports(readFileSync(args.path, "utf8"), args.path, only);
+      return contents === undefined ? undefined : { contents, loader: "js" };
+    });
+  },
+};
+
 /** Build `name` from the tsc output `entry` (relative to OUT_DIR) with planned chunks. */
 async function bundle(
   name: string,
@@ -132,12 +158,19 @@ async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[]
     charset: "ascii",
     write: false,
     entryPoints: { "ptkit-main": "./src/cli/entry.js" },
+    // One module initialised at load, not one a command: top-level bindings stay `const`.
+    plugins: [EAGER_IMPORTS],
     // import.meta.url as in the ES modules: the bundle's own file (in dist/cli, as the
     // chunks were), for the files the CLI finds beside itself and createRequire.
     banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     define: { "import.meta.url": "__importMetaUrl" },
   });
-  const out = built.outputFiles[0]!;
+  const wrapped = built.outputFiles[0]!.text.match(/__esm\(\{"([^"]+)"/);
+  if (wrapped !== null)
+    throw new Error(`the commands' bundle initialises ${wrapped[1]} on demand: its bindings would stay var`);
+  const out = {
+    contents: Buffer.from(constTopLevel(built.outputFiles[0]!.text, "ptkit-main.cjs").text, "utf8"),
+  };
   const wide = out.contents.findIndex((b) => b > 0x7f);
   if (wide >= 0)
     throw new Error(
@@ -168,6 +201,11 @@ async function bundleCli(): Promise<string[]> {
     ...(await bundle("ptkit-esm", "src/cli/main.js", {})),
     ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
   ];
+  // (The commands' bundle had its `const`s back before it was named by its hash.)
+  for (const name of readdirSync(BUNDLE_DIR).filter((f) => f.endsWith(".js"))) {
+    const path = resolve(BUNDLE_DIR, name);
+    writeFileSync(path, constTopLevel(readFileSync(path, "utf8"), name).text);
+  }
   for (const bin of [resolve(BUNDLE_DIR, "ptkit.js"), resolve(OUT_DIR, "src/cli/main.js")])
     chmodSync(bin, 0o755);
   return esbuild.formatMessages(warnings, { kind: "warning" });
