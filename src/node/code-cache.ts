@@ -148,6 +148,16 @@ function readCache(path: string): Buffer | undefined {
  * Write the script's cache as `name` into the first folder that takes it; the caches
  * there of other bundles (names not starting with `stamped`: other builds) go.
  */
+/**
+ * The bundle a cache file's name (or a bundle's) is of, whatever its build: the name
+ * before its first dot, less the hash of its content (`ptkit-main-<16 hex>` is
+ * `ptkit-main`).
+ */
+function bundleFamily(name: string): string {
+  const dot = name.indexOf(".");
+  return (dot < 0 ? name : name.slice(0, dot)).replace(/-[\da-f]{16}$/, "");
+}
+
 function writeCache(dirs: readonly string[], stamped: string, name: string, script: Script): void {
   let bytes: Buffer | undefined;
   for (const dir of dirs) {
@@ -169,15 +179,17 @@ function writeCache(dirs: readonly string[], stamped: string, name: string, scri
       } catch {}
       continue;
     }
-    // Caches of a bundle rebuilt or replaced since are of no more use, and past
-    // MAX_FILES the oldest go.
+    // Caches of a bundle rebuilt or replaced since are of no more use (another
+    // bundle's, of another name, stay: the executable runs two), and past MAX_FILES
+    // the oldest go.
     try {
       const kept: { path: string; time: number }[] = [];
+      const ours = bundleFamily(stamped);
       for (const f of readdirSync(dir)) {
         if (!f.endsWith(".v8")) continue;
         const path = join(dir, f);
-        if (!f.startsWith(stamped)) unlinkSync(path);
-        else kept.push({ path, time: statSync(path).mtimeMs });
+        if (f.startsWith(stamped)) kept.push({ path, time: statSync(path).mtimeMs });
+        else if (bundleFamily(f) === ours) unlinkSync(path);
       }
       kept.sort((a, b) => a.time - b.time);
       for (const f of kept.slice(0, Math.max(0, kept.length - MAX_FILES))) unlinkSync(f.path);

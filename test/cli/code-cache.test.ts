@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
@@ -96,7 +96,13 @@ describe("the code cache", () => {
     assert.equal(load(file, "stats", env).state, "hit");
   });
 
-  test("a rebuilt bundle never meets the old one's bytecode, whose files go", () => {
+  test("a rebuilt bundle never meets the old one's bytecode, whose files go; another bundle's stay", () => {
+    // Caches of the same bundle built with other content (its name carries the hash
+    // of its content), and of another bundle.
+    const tail = `.1-2.stats.${process.version}-${process.arch}.v8`;
+    const stale = `bundle-0123456789abcdef.cjs${tail}`;
+    const other = `other-0123456789abcdef.cjs${tail}`;
+    for (const f of [stale, other]) writeFileSync(join(caches, f), "x");
     // The same length, other code: V8 would take the old cache for it.
     writeFileSync(file, bundleText(43));
     const later = new Date(Date.now() + 5000);
@@ -104,8 +110,12 @@ describe("the code cache", () => {
     const r = load(file, "stats", env);
     assert.equal(r.state, "miss");
     assert.equal(r.answer, 43);
-    assert.equal(files().length, 1, files().join(" "));
+    const left = files();
+    assert.equal(left.filter((f) => f.startsWith("bundle")).length, 1, left.join(" "));
+    assert.ok(left.includes(other), left.join(" "));
+    assert.ok(!left.includes(stale), left.join(" "));
     assert.equal(load(file, "stats", env).answer, 43);
+    unlinkSync(join(caches, other));
   });
 
   test("a folder keeps the newest 48 files", () => {

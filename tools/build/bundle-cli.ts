@@ -15,9 +15,13 @@
  *   code cache (src/node/code-cache.ts). Its on-demand imports are made static and all
  *   its modules initialised when it loads, so that its top-level bindings can be
  *   `const` again (const-bindings.ts: esbuild makes them `var`).
+ * - ptkit-more-<hash>.cjs: all the commands the same way, each module initialised when
+ *   first used (esbuild's lazy initialisers, as `import()` asks): for the commands
+ *   neither in ptkit-main nor light (launch.ts), which the whole code's initialisation
+ *   would cost start-up.
  * - ptkit-esm.js and its chunks: all commands as ES modules (src/cli/main.ts), with
- *   esbuild's code splitting, for the commands not in the CommonJS file (see
- *   launch.ts): what the commands import on demand (each command, analysis outputs,
+ *   esbuild's code splitting, for the commands with little code (see launch.ts):
+ *   what the commands import on demand (each command, analysis outputs,
  *   perf.data, sideband, the demangler's loader) loads only when used. Each such build
  *   runs twice: once for esbuild's module graph, from which chunk-plan.ts plans fewer
  *   files (esbuild alone makes many of a few hundred bytes), then for the files. Their
@@ -145,11 +149,16 @@ async function bundle(
 }
 
 /**
- * The commands as one CommonJS file (src/cli/entry.js and all it imports), which the
+ * The commands as a CommonJS file (src/cli/entry.js and all it imports), which the
  * executable runs through V8's code cache (src/node/code-cache.ts: Node 20 has none
- * for ES modules), named by a hash of its content: its file name.
+ * for ES modules), named `<name>-<hash of its content>.cjs`. `eager`: only the commands
+ * of BUNDLED_COMMANDS, every module initialised when the file loads (EAGER_IMPORTS);
+ * else every command, each module initialised when first used.
  */
-async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[] }> {
+async function bundleCommands(
+  name: string,
+  eager: boolean,
+): Promise<{ name: string; warnings: esbuild.Message[] }> {
   const built = await esbuild.build({
     ...COMMON,
     splitting: false,
@@ -157,44 +166,48 @@ async function bundleMain(): Promise<{ name: string; warnings: esbuild.Message[]
     // ASCII only, so that the launcher reads it as Latin-1 (no UTF-8 decoding of 1 MB).
     charset: "ascii",
     write: false,
-    entryPoints: { "ptkit-main": "./src/cli/entry.js" },
-    // One module initialised at load, not one a command: top-level bindings stay `const`.
-    plugins: [EAGER_IMPORTS],
+    entryPoints: { [name]: "./src/cli/entry.js" },
+    plugins: eager ? [EAGER_IMPORTS] : [],
     // import.meta.url as in the ES modules: the bundle's own file (in dist/cli, as the
     // chunks were), for the files the CLI finds beside itself and createRequire.
     banner: { js: 'var __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     define: { "import.meta.url": "__importMetaUrl" },
   });
-  const wrapped = built.outputFiles[0]!.text.match(/__esm\(\{"([^"]+)"/);
-  if (wrapped !== null)
-    throw new Error(`the commands' bundle initialises ${wrapped[1]} on demand: its bindings would stay var`);
-  const out = {
-    contents: Buffer.from(constTopLevel(built.outputFiles[0]!.text, "ptkit-main.cjs").text, "utf8"),
-  };
-  const wide = out.contents.findIndex((b) => b > 0x7f);
+  const text = built.outputFiles[0]!.text;
+  const wrapped = text.match(/__esm\(\{"([^"]+)"/);
+  if (eager && wrapped !== null)
+    throw new Error(`${name} initialises ${wrapped[1]} on demand: its bindings would stay var`);
+  const contents = Buffer.from(constTopLevel(text, `${name}.cjs`).text, "utf8");
+  const wide = contents.findIndex((b) => b > 0x7f);
   if (wide >= 0)
     throw new Error(
-      `the commands' bundle has a byte above 0x7f at ${wide} (esbuild leaves them in regular expressions): write it as an escape`,
+      `${name} has a byte above 0x7f at ${wide} (esbuild leaves them in regular expressions): write it as an escape`,
     );
-  const name = `ptkit-main-${createHash("sha256").update(out.contents).digest("hex").slice(0, 16)}.cjs`;
+  const file = `${name}-${createHash("sha256").update(contents).digest("hex").slice(0, 16)}.cjs`;
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  writeFileSync(resolve(BUNDLE_DIR, name), out.contents);
-  return { name, warnings: built.warnings };
+  writeFileSync(resolve(BUNDLE_DIR, file), contents);
+  return { name: file, warnings: built.warnings };
 }
 
 /** Write the bundle into {@link BUNDLE_DIR}; resolves to esbuild's warnings, formatted. */
 async function bundleCli(): Promise<string[]> {
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
-  const main = await bundleMain();
-  // The executable: the launcher, which names the commands' bundle and the ES modules'.
+  const main = await bundleCommands("ptkit-main", true);
+  const more = await bundleCommands("ptkit-more", false);
+  // The executable: the launcher, which names the commands' bundles and the ES modules'.
   const launcher = await esbuild.build({
     ...COMMON,
     splitting: false,
     entryPoints: { ptkit: "./src/cli/launch.js" },
-    define: { PTKIT_BUNDLE: JSON.stringify(`./${main.name}`), PTKIT_ESM: JSON.stringify("./ptkit-esm.js") },
+    define: {
+      PTKIT_BUNDLE: JSON.stringify(`./${main.name}`),
+      PTKIT_MORE: JSON.stringify(`./${more.name}`),
+      PTKIT_ESM: JSON.stringify("./ptkit-esm.js"),
+    },
   });
   const warnings = [
     ...main.warnings,
+    ...more.warnings,
     ...launcher.warnings,
     // The commands whose code is little (stats, dump) as ES modules in chunks: they load
     // less than the whole bundle (see launch.ts).
