@@ -145,10 +145,6 @@ function readCache(path: string): Buffer | undefined {
 }
 
 /**
- * Write the script's cache as `name` into the first folder that takes it; the caches
- * there of other bundles (names not starting with `stamped`: other builds) go.
- */
-/**
  * The bundle a cache file's name (or a bundle's) is of, whatever its build: the name
  * before its first dot, less the hash of its content (`ptkit-main-<16 hex>` is
  * `ptkit-main`).
@@ -158,6 +154,10 @@ function bundleFamily(name: string): string {
   return (dot < 0 ? name : name.slice(0, dot)).replace(/-[\da-f]{16}$/, "");
 }
 
+/**
+ * Write the script's cache as `name` into the first folder that takes it; the caches
+ * there of other builds of the same bundle (names not starting with `stamped`) go.
+ */
 function writeCache(dirs: readonly string[], stamped: string, name: string, script: Script): void {
   let bytes: Buffer | undefined;
   for (const dir of dirs) {

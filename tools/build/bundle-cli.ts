@@ -8,7 +8,7 @@
  *
  * - ptkit.js is the executable (package.json's "bin"), src/cli/launch.ts bundled (its
  *   `#!/usr/bin/env node` line kept, the file made executable, as is
- *   dist/src/cli/main.js). It names the two bundles below, which it runs.
+ *   dist/src/cli/main.js). It names the bundles below, which it runs.
  * - ptkit-main-<hash>.cjs: the long decodes (src/cli/entry.ts and all it imports, of
  *   the commands only those in src/cli/bundled-commands.ts) as one CommonJS file, ASCII
  *   only, named by a hash of its content, which the executable compiles through V8's
@@ -214,7 +214,7 @@ async function bundleCli(): Promise<string[]> {
     ...(await bundle("ptkit-esm", "src/cli/main.js", {})),
     ...(await bundle("chunk-worker", "src/cli/chunk-worker.js", { chunkNames: "worker-[name]-[hash]" })),
   ];
-  // (The commands' bundle had its `const`s back before it was named by its hash.)
+  // (The commands' CommonJS files had their `const`s back before they were named by their hash.)
   for (const name of readdirSync(BUNDLE_DIR).filter((f) => f.endsWith(".js"))) {
     const path = resolve(BUNDLE_DIR, name);
     writeFileSync(path, constTopLevel(readFileSync(path, "utf8"), name).text);
