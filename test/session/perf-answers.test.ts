@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import fc from "fast-check";
 import { runPerf } from "../../src/cli/perf/perf.js";
 import { concatBytes } from "../../src/perf/bytes.js";
 import { bytesSource } from "../../src/perf/index.js";
@@ -183,6 +184,51 @@ describe("the tables from the outputs", () => {
       { name: "a", self: 2, total: 7, calls: 0, ns: 0 },
       { name: "c", self: 1, total: 1, calls: 0, ns: 0 },
     ]);
+  });
+
+  test("functionRows: lines that repeat the line before's frames, or part of a frame's name, or none", () => {
+    // Depth first, as folded stacks come: each line's frames taken from the one before where they match.
+    const rows = functionRows(
+      "t;a;b 5\nt;a;b;c 2\nt;a;bb 3\nt;a;b;a 4\nt;a;b;a;b 1\nu;a;b 6\nt;a 7\nt;a;b;c 2\nt; 1\nt 9\nt;x y;z 1\nt;q zz\n",
+      "",
+    );
+    const by = new Map(rows.map((r) => [r.name, [r.self, r.total]]));
+    // a: 7 itself, under it everything but the line of the empty frame and the line without frames.
+    assert.deepEqual(by.get("a"), [4 + 7, 5 + 2 + 3 + 4 + 1 + 6 + 7 + 2]);
+    // b: not counted twice on t;a;b;a;b, and bb is another function.
+    assert.deepEqual(by.get("b"), [5 + 1 + 6, 5 + 2 + 4 + 1 + 6 + 2]);
+    assert.deepEqual(by.get("bb"), [3, 3]);
+    assert.deepEqual(by.get("c"), [2 + 2, 2 + 2]);
+    assert.deepEqual(by.get(""), [1, 1]);
+    // A name with a space in it (demangled C++); a weight that is no number drops its line.
+    assert.deepEqual(by.get("x y"), [0, 1]);
+    assert.deepEqual(by.get("z"), [1, 1]);
+    assert.equal(by.get("q"), undefined);
+    assert.equal(by.get("t"), undefined);
+  });
+
+  test("functionRows takes each line's frames as a split of the line would, in any order of lines", () => {
+    const frame = fc.constantFrom("a", "b", "c", "ab", "b c", "");
+    const line = fc.tuple(fc.constantFrom("t", "u"), fc.array(frame, { maxLength: 6 }), fc.nat(20));
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 30 }), (lines) => {
+        const text = lines.map(([t, frames, w]) => `${[t, ...frames].join(";")} ${w}`).join("\n");
+        // What each line says, split apart: self for the innermost frame, total once a path.
+        const want = new Map<string, [number, number]>();
+        const add = (name: string, s: number, t: number) => {
+          const v = want.get(name) ?? [0, 0];
+          want.set(name, [v[0] + s, v[1] + t]);
+        };
+        for (const [, frames, w] of lines) {
+          if (frames.length === 0) continue;
+          add(frames.at(-1)!, w, 0);
+          for (const name of new Set(frames)) add(name, 0, w);
+        }
+        const got = new Map(functionRows(text, "").map((r) => [r.name, [r.self, r.total]]));
+        assert.deepEqual(got, want);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test("coverageRows groups blocks by function", () => {
