@@ -6,8 +6,12 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-/** The user's ptkit cache folder, or "" where there is no home to put it in. */
+/**
+ * The user's ptkit cache folder, or "" where there is no home to put it in, and under
+ * `node --test` (NODE_TEST_CONTEXT): tests never share files through the host's home.
+ */
 export function userCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.NODE_TEST_CONTEXT !== undefined) return "";
   const home = env.HOME || userHome();
   const base = env.XDG_CACHE_HOME || (home ? join(home, ".cache") : "");
   return base === "" ? "" : join(base, "ptkit");

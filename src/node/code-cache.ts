@@ -107,8 +107,7 @@ function cacheDirs(file: string, env: NodeJS.ProcessEnv): string[] {
   const named = env.PTKIT_CODE_CACHE;
   if (named !== undefined) return named === "" || named === "off" ? [] : [named];
   const dirs = [join(dirname(file), "code-cache")];
-  // Tests never write into the host's home (graph-store.ts does the same).
-  const user = env.NODE_TEST_CONTEXT === undefined ? userCacheDir(env) : "";
+  const user = userCacheDir(env);
   if (user !== "") dirs.push(join(user, "code-cache"));
   return dirs;
 }

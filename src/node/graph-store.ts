@@ -41,7 +41,6 @@ const MAX_HASHED = 512 * 1024 * 1024;
 export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphStore | undefined {
   const named = env.PTKIT_CACHE_DIR;
   if (named !== undefined) return named === "" || named === "off" ? undefined : new FileGraphStore(named);
-  if (env.NODE_TEST_CONTEXT !== undefined) return undefined;
   const dir = userCacheDir(env);
   return dir === "" ? undefined : new FileGraphStore(dir);
 }

@@ -102,19 +102,15 @@ function textOf(chunks: readonly Uint8Array[] | undefined): string {
  */
 export function functionRows(folded: string, latencyJson: string): FunctionRow[] {
   const ids = new Map<string, number>();
-  const names: string[] = [];
-  const self: number[] = [];
-  const total: number[] = [];
+  const rows: FunctionRow[] = [];
   /** Per function: how many frames of the current path are its. */
   const onPath: number[] = [];
   const id = (name: string): number => {
     let i = ids.get(name);
     if (i === undefined) {
-      i = names.length;
+      i = rows.length;
       ids.set(name, i);
-      names.push(name);
-      self.push(0);
-      total.push(0);
+      rows.push({ name, self: 0, total: 0, calls: 0, ns: 0 });
       onPath.push(0);
     }
     return i;
@@ -143,8 +139,7 @@ export function functionRows(folded: string, latencyJson: string): FunctionRow[]
       for (let from = thread + 1; kept < frameEnds.length; kept++) {
         const end = frameEnds[kept]!;
         if (end > space || !(end === space || line.charCodeAt(end) === 59)) break;
-        const name = names[frameIds[kept]!]!;
-        if (from + name.length !== end || !line.startsWith(name, from)) break;
+        if (!line.startsWith(rows[frameIds[kept]!]!.name, from)) break;
         from = end + 1;
       }
     } else threadFrame = line.slice(0, thread + 1);
@@ -164,34 +159,18 @@ export function functionRows(folded: string, latencyJson: string): FunctionRow[]
       onPath[f]! += 1;
       from = end + 1;
     }
-    self[frameIds[frameIds.length - 1]!]! += weight;
-    for (let k = 0; k < frameIds.length; k++) if (outermost[k]) total[frameIds[k]!]! += weight;
-  }
-  const rows = new Map<string, FunctionRow>();
-  const row = (name: string): FunctionRow => {
-    let r = rows.get(name);
-    if (r === undefined) {
-      r = { name, self: 0, total: 0, calls: 0, ns: 0 };
-      rows.set(name, r);
-    }
-    return r;
-  };
-  for (let i = 0; i < names.length; i++) {
-    const r = row(names[i]!);
-    r.self = self[i]!;
-    r.total = total[i]!;
+    rows[frameIds[frameIds.length - 1]!]!.self += weight;
+    for (let k = 0; k < frameIds.length; k++) if (outermost[k]) rows[frameIds[k]!]!.total += weight;
   }
   if (latencyJson !== "") {
     const report = JSON.parse(latencyJson) as {
       functions?: Array<{ name: string; calls: number; total: number }>;
     };
     for (const f of report.functions ?? []) {
-      const r = row(f.name);
+      const r = rows[id(f.name)]!;
       r.calls += f.calls;
       r.ns += f.total;
     }
   }
-  return [...rows.values()].sort(
-    (a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1),
-  );
+  return rows.sort((a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1));
 }
