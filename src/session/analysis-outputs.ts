@@ -84,6 +84,12 @@ export interface AnalysisContext {
   /** Each thread's own symbols (its process's), where it has them; else `symbolizer`'s. */
   trackSymbols?: TrackSymbols;
   /**
+   * The symbols that name coverage blocks, the first that covers an address (ptkit
+   * perf: every process image's, whatever else is written; absent: those of the
+   * frames named, see FrameNames.anySymbol).
+   */
+  coverageSymbols?: () => readonly Symbolizer[];
+  /**
    * The perf time (ns) of the clock's 0, when known (ptkit perf, a TSC conversion, an
    * "ns" clock): the Perfetto timeline's timestamps (and with `perfTime` the JSON's)
    * are then perf's.
@@ -349,8 +355,10 @@ export class AnalysisOutputs {
       try {
         const write = immediate((chunk: Uint8Array) => file.write(chunk));
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
-        else if (kind === "coverage") this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo));
-        else if (kind === "aflMap") file.write(this.coverage!.aflMap);
+        else if (kind === "coverage") {
+          const all = this.context.coverageSymbols?.();
+          this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo, all));
+        } else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         else if (kind === "edges") this.coverage!.writeEdges(write);
         else if (kind === "latency") writeLatencyReport(latency!, true, write);
         file.close();

@@ -212,6 +212,7 @@ export class PerfAnalysis {
       name: "",
       symbolizer: symbols.kernelOnly,
       trackSymbols: (track) => symbols.current(track.pid),
+      coverageSymbols: () => symbols.all(),
     });
     return typeof outputs === "string" ? outputs : new PerfAnalysis(outputs, options, names, tasks);
   }

@@ -38,6 +38,15 @@ export class AllProcessSymbols {
     return s;
   }
 
+  /**
+   * The kernel's symbols, then every process image's in the order the replays made
+   * them: what names an address whose process is not known (coverage blocks), the
+   * same whatever the analysis looked at before.
+   */
+  all(): Symbolizer[] {
+    return [this.kernelOnly, ...this.images.values()];
+  }
+
   /** The symbols of `pid`'s latest image any replay has reached; undefined when none has. */
   current(pid: number): Symbolizer | undefined {
     return this.latest.get(pid)?.symbols;

@@ -291,4 +291,17 @@ describe("ptkit perf analysis outputs of two processes on one CPU", () => {
     assert.match(folded, /^proc-b;loop_b \d+$/m);
     assert.equal(foldedTotal(join(dir, "two.folded")), insns);
   });
+
+  test("--coverage names blocks by both binaries and the kernel, alone as with call stacks", () => {
+    const data = file("cov.data", TRACE_TSC + 0x1000000000n);
+    const alone = perf(dir, [...args, "-q", "--coverage", "alone.json", data]);
+    assert.equal(alone.code, 0, alone.err);
+    const stacks = perf(dir, [...args, "-q", "--coverage", "stacks.json", "--folded", "s.folded", data]);
+    assert.equal(stacks.code, 0, stacks.err);
+    const text = readFileSync(join(dir, "alone.json"), "utf8");
+    assert.equal(text, readFileSync(join(dir, "stacks.json"), "utf8"));
+    const blocks = (JSON.parse(text) as { blocks: { symbol?: string }[] }).blocks;
+    const named = new Set(blocks.map((b) => b.symbol?.replace(/\+0x[0-9a-f]+$/, "")));
+    for (const name of ["main_a", "f", "switch_mm"]) assert.ok(named.has(name), `${name} in ${[...named]}`);
+  });
 });

@@ -386,7 +386,11 @@ export class FrameNames {
 
   /** The symbol (`name+0x..`) covering (hi:lo) in `scope`, or undefined (no symbols, or none covers it). */
   symbol(hi: number, lo: number, scope = 0): string | undefined {
-    const s = this.scopes[scope];
+    return this.symbolIn(this.scopes[scope], hi, lo);
+  }
+
+  /** {@link symbol} in symbolizer `s`. */
+  symbolIn(s: Symbolizer | undefined, hi: number, lo: number): string | undefined {
     if (s === undefined || !s.lookup(hi, lo, this.hit)) return undefined;
     return this.hit.offset === 0 ? this.hit.name : `${this.hit.name}+0x${this.hit.offset.toString(16)}`;
   }
@@ -398,12 +402,17 @@ export class FrameNames {
   }
 
   /**
-   * The symbol covering (hi:lo) in the default scope, else in the first scope that has
-   * one: for outputs that do not say which process ran an address (coverage).
+   * The symbol covering (hi:lo) in the first of `symbolizers` that has one (by default
+   * the scopes', the default one first): for outputs that do not say which process ran
+   * an address (coverage).
    */
-  anySymbol(hi: number, lo: number): string | undefined {
-    for (let scope = 0; scope < this.scopes.length; scope++) {
-      const sym = this.symbol(hi, lo, scope);
+  anySymbol(
+    hi: number,
+    lo: number,
+    symbolizers: readonly (Symbolizer | undefined)[] = this.scopes,
+  ): string | undefined {
+    for (const s of symbolizers) {
+      const sym = this.symbolIn(s, hi, lo);
       if (sym !== undefined) return sym;
     }
     return undefined;

@@ -157,7 +157,9 @@ analysis outputs (as ptkit flow writes them; any number at once):
                          every transfer is an edge (branches taken and not,
                          returns, indirect and far ones, interrupts), none
                          across a gap: the block after one is reached from
-                         nowhere.
+                         nowhere. A block's symbol comes from the binaries
+                         loaded (the kernel's, then each process's in the
+                         order the sideband maps them).
   --afl-map <file>       the edges in AFL++'s QEMU-mode 64 KiB map (raw bytes;
                          see ptkit flow --help); counts stop at 255.
   --edges <file>         the edges as "0xFROM 0xTO COUNT" lines, sorted.
