@@ -7,9 +7,10 @@
  * need.
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
-import type { FoldedWeight, FrameDurations } from "../analysis/index.js";
+import type { FoldedWeight, FrameDurations, LatencySummary } from "../analysis/index.js";
 import { parseCUint } from "../base/c-int.js";
 import type { TablesOut } from "../shard/tables-out.js";
+import type { CoverageBlock } from "./coverage-rows.js";
 import { type CodeFile, parseCodeFile } from "./flow-image.js";
 
 /** `ptkit latency`'s report, printed instead of written to a file. */
@@ -22,6 +23,14 @@ export interface LatencyReport {
   only?: string;
   /** Where the report goes (stdout). */
   out: (chunk: Uint8Array) => void;
+}
+
+/** The outputs of an analysis as structures (see {@link AnalysisOptions.answers}). */
+export interface AnswerStructures {
+  /** The latency file's report. */
+  latency?: LatencySummary;
+  /** The coverage file's blocks. */
+  coverage?: CoverageBlock[];
 }
 
 export interface AnalysisOptions {
@@ -58,6 +67,12 @@ export interface AnalysisOptions {
    * segments and the edges of the decode are recorded and put here.
    */
   tables?: TablesOut;
+  /**
+   * Set by the web page's answers (answers.ts; no option): what the latency and
+   * coverage outputs wrote, as structures, put here at the end (their files then need
+   * no reading back).
+   */
+  answers?: AnswerStructures;
   /**
    * Extra symbol sources (`--symbols FILE[:BASE]`): ELF files read for names only. (A
    * bare `--symbols` is accepted and changes nothing: names are on by default.)

@@ -52,6 +52,7 @@ import { BlockInsns } from "./analysis-blocks.js";
 import { latencyProblem, writeLatencyReport } from "./analysis-latency.js";
 import { type AnalysisOptions, type FILE_OPTIONS, wantsLatency } from "./analysis-options.js";
 import { CodeSymbols, loadCodeSymbols, type SymbolSource } from "./analysis-symbols.js";
+import { coverageBlocks } from "./coverage-rows.js";
 import { ioErrorText } from "./file-kind.js";
 import { CodeWalker } from "./flow-walk.js";
 import { type InputHints, withHint } from "./hints.js";
@@ -351,14 +352,19 @@ export class AnalysisOutputs {
     this.warnDropped();
     const problems: string[] = [];
     const latency = this.latency?.summary();
+    const all = this.context.coverageSymbols?.();
+    const symbol = (hi: number, lo: number) => this.names.anySymbol(hi, lo, all);
+    const answers = this.options.answers;
+    if (answers !== undefined) {
+      answers.latency = latency;
+      if (this.options.coverage !== undefined) answers.coverage = coverageBlocks(this.coverage!, symbol);
+    }
     for (const { kind, path, file } of this.files) {
       try {
         const write = immediate((chunk: Uint8Array) => file.write(chunk));
         if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
-        else if (kind === "coverage") {
-          const all = this.context.coverageSymbols?.();
-          this.coverage!.write(write, (hi, lo) => this.names.anySymbol(hi, lo, all));
-        } else if (kind === "aflMap") file.write(this.coverage!.aflMap);
+        else if (kind === "coverage") this.coverage!.write(write, symbol);
+        else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         else if (kind === "edges") this.coverage!.writeEdges(write);
         else if (kind === "latency") writeLatencyReport(latency!, true, write);
         file.close();

@@ -8,7 +8,7 @@
 import { type AnalysisOptions, defaultAnalysisOptions } from "./analysis-options.js";
 import { type AnnotatedFunction, annotateCoverage, annotationText, type CodeReader } from "./annotate.js";
 import { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
-import { type CoverageRow, coverageRows } from "./coverage-rows.js";
+import { type CoverageRow, coverageRowsOf } from "./coverage-rows.js";
 import type { FilesIo } from "./files-io.js";
 
 /** One function: instructions it ran itself and under it, and its calls (from the latencies). */
@@ -53,6 +53,7 @@ export function answerAnalysis(timelineMinDuration: number | undefined): Analysi
   analysis.coverage = ANSWER_FILES.coverage;
   analysis.aflMap = ANSWER_FILES.aflMap;
   analysis.latency = ANSWER_FILES.latency;
+  analysis.answers = {};
   return analysis;
 }
 
@@ -60,11 +61,19 @@ export function answerAnalysis(timelineMinDuration: number | undefined): Analysi
 export type DecodeOutcome = Pick<PerfAnswers, "status" | "error" | "summary" | "warnings" | "missing">;
 
 /**
- * The answers from the outputs of {@link answerAnalysis} in `io`, after a decode that
- * went as `outcome` says; the annotation (written to `io` too) reads code with `read`.
+ * The answers from the outputs of {@link answerAnalysis} (`analysis`, used by a decode
+ * that went as `outcome` says): the folded stacks from `io`, latencies and coverage
+ * as the outputs left them in `analysis.answers` (no file of tens of MB parsed back);
+ * the annotation (written to `io` too) reads code with `read`.
  */
-export function readAnswers(io: FilesIo, outcome: DecodeOutcome, read: CodeReader): PerfAnswers {
-  const coverage = coverageRows(textOf(io.outputChunks(ANSWER_FILES.coverage)));
+export function readAnswers(
+  io: FilesIo,
+  analysis: AnalysisOptions,
+  outcome: DecodeOutcome,
+  read: CodeReader,
+): PerfAnswers {
+  const made = analysis.answers ?? {};
+  const coverage = coverageRowsOf(made.coverage ?? []);
   const annotated = annotateCoverage(coverage, read);
   if (annotated.length > 0)
     io.writeFile(ANSWER_FILES.annotate, new TextEncoder().encode(annotationText(annotated)));
@@ -75,7 +84,7 @@ export function readAnswers(io: FilesIo, outcome: DecodeOutcome, read: CodeReade
   }
   return {
     ...outcome,
-    functions: functionRows(textOf(files.folded), textOf(files.latency)),
+    functions: foldedFunctionRows(textOf(files.folded), made.latency?.functions ?? []),
     coverage,
     annotated,
     files,
@@ -101,6 +110,18 @@ function textOf(chunks: readonly Uint8Array[] | undefined): string {
  * of 7, against splitting each line into its frames and a set of them).
  */
 export function functionRows(folded: string, latencyJson: string): FunctionRow[] {
+  const report =
+    latencyJson === ""
+      ? {}
+      : (JSON.parse(latencyJson) as { functions?: Array<{ name: string; calls: number; total: number }> });
+  return foldedFunctionRows(folded, report.functions ?? []);
+}
+
+/** {@link functionRows} with the latency report's functions. */
+function foldedFunctionRows(
+  folded: string,
+  latencies: readonly { name: string; calls: number; total: number }[],
+): FunctionRow[] {
   const ids = new Map<string, number>();
   const rows: FunctionRow[] = [];
   /** Per function: how many frames of the current path are its. */
@@ -162,15 +183,10 @@ export function functionRows(folded: string, latencyJson: string): FunctionRow[]
     rows[frameIds[frameIds.length - 1]!]!.self += weight;
     for (let k = 0; k < frameIds.length; k++) if (outermost[k]) rows[frameIds[k]!]!.total += weight;
   }
-  if (latencyJson !== "") {
-    const report = JSON.parse(latencyJson) as {
-      functions?: Array<{ name: string; calls: number; total: number }>;
-    };
-    for (const f of report.functions ?? []) {
-      const r = rows[id(f.name)]!;
-      r.calls += f.calls;
-      r.ns += f.total;
-    }
+  for (const f of latencies) {
+    const r = rows[id(f.name)]!;
+    r.calls += f.calls;
+    r.ns += f.total;
   }
   return rows.sort((a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1));
 }

@@ -3,6 +3,8 @@
  * are in, with what ran there, those that ran the most instructions first (the web
  * app's coverage table, and the functions annotate.ts annotates).
  */
+import type { Coverage } from "../analysis/index.js";
+import { hex64 } from "../base/halves.js";
 import { blockFunction } from "./answer-files.js";
 
 /** A basic block that ran, as the coverage file has it. */
@@ -32,8 +34,31 @@ export interface CoverageRow {
 export function coverageRows(coverageJson: string): CoverageRow[] {
   if (coverageJson === "") return [];
   const doc = JSON.parse(coverageJson) as { blocks?: CoverageBlock[] };
+  return coverageRowsOf(doc.blocks ?? []);
+}
+
+/** The blocks of `coverage` as its JSON has them, `symbol` naming their starts. */
+export function coverageBlocks(
+  coverage: Coverage,
+  symbol: (hi: number, lo: number) => string | undefined,
+): CoverageBlock[] {
+  return coverage.blockList().map((b) => {
+    const block: CoverageBlock = {
+      start: `0x${hex64(b.startHi, b.startLo, 0)}`,
+      end: `0x${hex64(b.endHi, b.endLo, 0)}`,
+      insns: b.insns,
+      count: b.count,
+    };
+    const name = symbol(b.startHi, b.startLo);
+    if (name !== undefined) block.symbol = name;
+    return block;
+  });
+}
+
+/** {@link coverageRows} from the blocks. */
+export function coverageRowsOf(blocks: readonly CoverageBlock[]): CoverageRow[] {
   const rows = new Map<string, CoverageRow>();
-  for (const b of doc.blocks ?? []) {
+  for (const b of blocks) {
     const name = blockFunction(b.symbol);
     let r = rows.get(name);
     if (r === undefined) {

@@ -96,7 +96,7 @@ export function perfAnswers(
     warnings: warnings.filter((w) => !/^warning: no binary for /.test(w)),
     missing: [...missing].map(([path, addresses]) => ({ path, addresses })),
   };
-  return readAnswers(io, outcome, (hi, lo, out, size) => {
+  return readAnswers(io, analysis, outcome, (hi, lo, out, size) => {
     for (const p of images) {
       const n = p.readCode(hi, lo, out, size);
       if (n > 0) return n;

@@ -147,10 +147,10 @@ export async function rawAnswers(
       out.flush();
       const read = (hi: number, lo: number, into: Uint8Array, size: number) =>
         Math.max(0, setup.image.read(hi, lo, into, size));
-      return readAnswers(io, outcome(io, error, warnings), read);
+      return readAnswers(io, analysis, outcome(io, error, warnings), read);
     }
   }
-  return readAnswers(io, outcome(io, error, warnings), () => 0);
+  return readAnswers(io, analysis, outcome(io, error, warnings), () => 0);
 }
 
 /**

@@ -98,6 +98,12 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
       new Uint8Array(written.get(join(dir, "t.json")) ?? written.get("t.json")!),
       concatBytes(a.files.timeline!),
     );
+    // The tables come from the decode's structures: the same as from the files.
+    const text = (chunks: readonly Uint8Array[] | undefined) =>
+      new TextDecoder().decode(concatBytes(chunks!));
+    assert.deepEqual(a.functions, functionRows(text(a.files.folded), text(a.files.latency)));
+    assert.deepEqual(a.coverage, coverageRows(text(a.files.coverage)));
+    assert.ok(a.coverage.some((c) => c.name === "main"));
     // Every instruction is some function's own; coverage counts the same instructions.
     assert.equal(
       a.functions.reduce((n, f) => n + f.self, 0),
@@ -121,9 +127,9 @@ describe("perfAnswers on HASE control_flow", { skip: skipUnlessCorpus(...DIR) },
         f.name,
       );
     }
-    const text = new TextDecoder().decode(concatBytes(a.files.annotate!));
-    assert.match(text, /^main: 131 instructions run$/m);
-    assert.match(text, /^ +1 +0x400180: {2}\S/m);
+    const annotation = text(a.files.annotate);
+    assert.match(annotation, /^main: 131 instructions run$/m);
+    assert.match(annotation, /^ +1 +0x400180: {2}\S/m);
   });
 
   test("a binary is taken by its name: one named control_flow:1 holds no load address", () => {

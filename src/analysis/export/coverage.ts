@@ -155,6 +155,26 @@ export class Coverage {
     this.edgeCount[id]! += 1;
   }
 
+  /** Each block (start and end as halves), its instruction count and runs, sorted by start then end (the JSON's blocks). */
+  blockList(): {
+    startHi: number;
+    startLo: number;
+    endHi: number;
+    endLo: number;
+    insns: number;
+    count: number;
+  }[] {
+    const keys = this.blocks.keys;
+    return Array.from(sortedIds(this.blocks), (id) => ({
+      startHi: keys[4 * id]!,
+      startLo: keys[4 * id + 1]!,
+      endHi: keys[4 * id + 2]!,
+      endLo: keys[4 * id + 3]!,
+      insns: this.blockInsns[id]!,
+      count: this.blockCount[id]!,
+    }));
+  }
+
   /** Each edge (from and to as halves), its kind and count, sorted by from then to. */
   edgeList(): { fromHi: number; fromLo: number; toHi: number; toLo: number; kind: number; count: number }[] {
     const keys = this.edges.keys;
