@@ -31,24 +31,33 @@ export interface HistogramBucket {
 
 /** The nearest-rank `p`-th percentile (0 < p <= 100) of `sorted` (ascending, not empty). */
 export function nearestRank(sorted: Float64Array, p: number): number {
-  const n = sorted.length;
+  return rankIn(sorted, 0, sorted.length, p);
+}
+
+/** {@link nearestRank} of d[from, from + n) (ascending, n > 0). */
+function rankIn(d: Float64Array, from: number, n: number, p: number): number {
   // p/100 * n as (p * n) / 100: 90 * 10 / 100 is exactly 9, where 0.9 * 10 is not.
   const rank = Math.ceil((p * n) / 100);
-  return sorted[Math.min(n, Math.max(1, rank)) - 1]!;
+  return d[from + Math.min(n, Math.max(1, rank)) - 1]!;
 }
 
 /** The statistics of `sorted` (ascending, not empty). */
 export function durationStats(sorted: Float64Array): DurationStats {
+  return durationStatsIn(sorted, 0, sorted.length);
+}
+
+/** {@link durationStats} of d[from, from + n) (ascending, n > 0): no subarray made. */
+export function durationStatsIn(d: Float64Array, from: number, n: number): DurationStats {
   let total = 0;
-  for (let i = 0; i < sorted.length; i++) total += sorted[i]!;
+  for (let i = from; i < from + n; i++) total += d[i]!;
   return {
-    calls: sorted.length,
+    calls: n,
     total,
-    min: sorted[0]!,
-    p50: nearestRank(sorted, 50),
-    p90: nearestRank(sorted, 90),
-    p99: nearestRank(sorted, 99),
-    max: sorted[sorted.length - 1]!,
+    min: d[from]!,
+    p50: rankIn(d, from, n, 50),
+    p90: rankIn(d, from, n, 90),
+    p99: rankIn(d, from, n, 99),
+    max: d[from + n - 1]!,
   };
 }
 

@@ -39,7 +39,13 @@ import type { CallSink, ClockInfo, ThreadTrack } from "./callstack-sink.js";
 import type { FrameNames } from "./export/frame-names.js";
 import { growFloat64, growInt32, KeyTable } from "./key-table.js";
 import { SlowestCalls } from "./latency-slowest.js";
-import { type DurationStats, durationStats, type HistogramBucket, log2Histogram } from "./latency-stats.js";
+import {
+  type DurationStats,
+  durationStats,
+  durationStatsIn,
+  type HistogramBucket,
+  log2Histogram,
+} from "./latency-stats.js";
 
 /** Default for {@link LatencyOptions.slowest}. */
 export const DEFAULT_SLOWEST = 20;
@@ -125,9 +131,17 @@ class TrackFrames {
   }
 }
 
-/** Each pair's durations, after {@link CallLatency}'s grouping. */
-interface GroupedDurations {
-  of(pair: number): Float64Array;
+/** The measured durations as {@link CallLatency.grouped} groups them. */
+interface Grouped {
+  /** Function fn's calls are durations[fnStart[fn], fnStart[fn + 1]). */
+  durations: Float64Array;
+  fnStart: Int32Array;
+  /** Its pairs are pairOrder[fnPairs[fn], fnPairs[fn + 1]); pair p's calls start at pairStart[p]. */
+  fnPairs: Int32Array;
+  pairOrder: Int32Array;
+  pairStart: Int32Array;
+  /** The most calls of one function. */
+  most: number;
 }
 
 export class CallLatency implements CallSink {
@@ -227,14 +241,12 @@ export class CallLatency implements CallSink {
 
   /** Everything measured, with the statistics (made anew on each call: sorts every duration). */
   summary(): LatencySummary {
-    const byFn: number[][] = this.fnNames.map(() => []);
-    const keys = this.pairs.keys;
-    for (let p = 0; p < this.pairs.size; p++) byFn[keys[4 * p]!]!.push(p);
-    const grouped = this.groupedDurations();
+    const g = this.grouped();
     const functions: FunctionLatency[] = [];
+    const scratch = new Float64Array(g.most);
     for (let fn = 0; fn < this.fnNames.length; fn++) {
       if (!this.fnWanted[fn]) continue;
-      const f = this.functionLatency(fn, byFn[fn]!, grouped);
+      const f = this.functionLatency(fn, g, scratch);
       if (f.calls > 0 || f.incomplete > 0) functions.push(f);
     }
     functions.sort((a, b) => b.total - a.total || b.calls - a.calls || b.incomplete - a.incomplete);
@@ -272,25 +284,53 @@ export class CallLatency implements CallSink {
    * for checks against other exports.
    */
   durationsOf(name: string): Float64Array {
-    const keys = this.pairs.keys;
-    const grouped = this.groupedDurations();
+    const g = this.grouped();
     const parts: Float64Array[] = [];
-    for (let p = 0; p < this.pairs.size; p++)
-      if (this.fnNames[keys[4 * p]!] === name) parts.push(grouped.of(p));
+    for (let fn = 0; fn < this.fnNames.length; fn++)
+      if (this.fnNames[fn] === name) parts.push(g.durations.subarray(g.fnStart[fn]!, g.fnStart[fn + 1]!));
     return joined(parts);
   }
 
-  /** The measured durations grouped by pair (a counting sort of the calls, in return order within a pair). */
-  private groupedDurations(): GroupedDurations {
+  /**
+   * The measured durations grouped by function, and within a function by pair in pair
+   * order, each pair's in return order (a counting sort of the calls).
+   */
+  private grouped(): Grouped {
     const pairs = this.pairs.size;
-    const start = new Int32Array(pairs + 1);
-    for (let p = 0; p < pairs; p++) start[p + 1] = start[p]! + this.pairCounts[p]!;
-    const next = start.slice(0, pairs);
-    const all = new Float64Array(this.returned);
+    const keys = this.pairs.keys;
+    const nFn = this.fnNames.length;
+    const counts = this.pairCounts;
+    // Each function's calls, then where its range starts.
+    const fnStart = new Int32Array(nFn + 1);
+    const fnPairs = new Int32Array(nFn + 1);
+    for (let p = 0; p < pairs; p++) {
+      const fn = keys[4 * p]!;
+      fnStart[fn + 1]! += counts[p]!;
+      fnPairs[fn + 1]!++;
+    }
+    let most = 0;
+    for (let fn = 0; fn < nFn; fn++) {
+      most = Math.max(most, fnStart[fn + 1]!);
+      fnStart[fn + 1]! += fnStart[fn]!;
+      fnPairs[fn + 1]! += fnPairs[fn]!;
+    }
+    // Pairs by function (in pair order within one), and where each pair's durations start.
+    const pairOrder = new Int32Array(pairs);
+    const pairStart = new Int32Array(pairs);
+    const nextPair = fnPairs.slice(0, nFn);
+    const nextCall = fnStart.slice(0, nFn);
+    for (let p = 0; p < pairs; p++) {
+      const fn = keys[4 * p]!;
+      pairOrder[nextPair[fn]!++] = p;
+      pairStart[p] = nextCall[fn]!;
+      nextCall[fn]! += counts[p]!;
+    }
+    const durations = new Float64Array(this.returned);
+    const next = pairStart.slice();
     const callPairs = this.callPairs;
     const callDurations = this.callDurations;
-    for (let i = 0; i < this.returned; i++) all[next[callPairs[i]!]!++] = callDurations[i]!;
-    return { of: (p) => all.subarray(start[p]!, start[p + 1]!) };
+    for (let i = 0; i < this.returned; i++) durations[next[callPairs[i]!]!++] = callDurations[i]!;
+    return { durations, fnStart, fnPairs, pairOrder, pairStart, most };
   }
 
   /** The names of the functions met (each once per scope). */
@@ -298,22 +338,43 @@ export class CallLatency implements CallSink {
     return [...this.fnNames];
   }
 
-  private functionLatency(fn: number, pairs: readonly number[], grouped: GroupedDurations): FunctionLatency {
+  /** Function `fn`'s latencies from the grouped durations (its pairs' ranges get sorted); `scratch` holds any function's calls. */
+  private functionLatency(fn: number, g: Grouped, scratch: Float64Array): FunctionLatency {
     const callers: CallerLatency[] = [];
-    const parts: Float64Array[] = [];
     const keys = this.pairs.keys;
-    for (const p of pairs) {
-      const durations = grouped.of(p);
-      durations.sort();
-      parts.push(durations);
+    const d = g.durations;
+    for (let k = g.fnPairs[fn]!, end = g.fnPairs[fn + 1]!; k < end; k++) {
+      const p = g.pairOrder[k]!;
+      const from = g.pairStart[p]!;
+      const n = this.pairCounts[p]!;
+      sortRange(d, from, n);
       const caller = keys[4 * p + 1]! - 1;
-      callers.push({ caller: caller < 0 ? null : this.fnNames[caller]!, ...durationStats(durations) });
+      const s = durationStatsIn(d, from, n);
+      // Fields written out: an object spread is a slow copy here (52k functions, 150k callers).
+      callers.push({
+        caller: caller < 0 ? null : this.fnNames[caller]!,
+        calls: s.calls,
+        total: s.total,
+        min: s.min,
+        p50: s.p50,
+        p90: s.p90,
+        p99: s.p99,
+        max: s.max,
+      });
     }
     callers.sort((a, b) => b.total - a.total || b.calls - a.calls);
-    // Each caller's durations are sorted: merge them rather than sort them all again.
-    const all = mergedSorted(parts);
+    // The function's calls, sorted: one caller's range as it is, else all of them again.
+    const from = g.fnStart[fn]!;
+    const n = g.fnStart[fn + 1]! - from;
+    let all: Float64Array;
+    if (callers.length <= 1) all = d.subarray(from, from + n);
+    else {
+      all = scratch.subarray(0, n);
+      all.set(d.subarray(from, from + n));
+      all.sort();
+    }
     const stats: DurationStats =
-      all.length > 0
+      n > 0
         ? durationStats(all)
         : {
             calls: 0,
@@ -327,7 +388,13 @@ export class CallLatency implements CallSink {
     return {
       name: this.fnNames[fn]!,
       pid: this.fnPids[fn]!,
-      ...stats,
+      calls: stats.calls,
+      total: stats.total,
+      min: stats.min,
+      p50: stats.p50,
+      p90: stats.p90,
+      p99: stats.p99,
+      max: stats.max,
       incomplete: this.fnIncomplete[fn]!,
       offCpu: this.fnOffCpu[fn]!,
       callers,
@@ -381,31 +448,27 @@ export class CallLatency implements CallSink {
   }
 }
 
-/** The arrays one after the other. */
-/** Sorted arrays merged into one sorted array (the one part itself when there is one). */
-function mergedSorted(parts: readonly Float64Array[]): Float64Array {
-  if (parts.length === 0) return new Float64Array(0);
-  let runs = [...parts];
-  while (runs.length > 1) {
-    const next: Float64Array[] = [];
-    for (let i = 0; i + 1 < runs.length; i += 2) next.push(mergeTwo(runs[i]!, runs[i + 1]!));
-    if (runs.length % 2 === 1) next.push(runs[runs.length - 1]!);
-    runs = next;
+/**
+ * Sort durations d[from, from + n) in place: a few by insertion (most pairs have one
+ * or two calls: no subarray made), more by the typed array's own sort.
+ */
+function sortRange(d: Float64Array, from: number, n: number): void {
+  if (n > 16) {
+    d.subarray(from, from + n).sort();
+    return;
   }
-  return runs[0]!;
+  for (let i = from + 1; i < from + n; i++) {
+    const v = d[i]!;
+    let j = i - 1;
+    while (j >= from && d[j]! > v) {
+      d[j + 1] = d[j]!;
+      j--;
+    }
+    d[j + 1] = v;
+  }
 }
 
-function mergeTwo(a: Float64Array, b: Float64Array): Float64Array {
-  const out = new Float64Array(a.length + b.length);
-  let i = 0;
-  let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!;
-  while (i < a.length) out[k++] = a[i++]!;
-  while (j < b.length) out[k++] = b[j++]!;
-  return out;
-}
-
+/** The arrays one after the other. */
 function joined(parts: readonly Float64Array[]): Float64Array {
   let n = 0;
   for (const p of parts) n += p.length;

@@ -44,7 +44,7 @@
 import type { ClockUnit } from "../callstack-sink.js";
 import type { LatencySummary } from "../latency.js";
 import type { DurationStats } from "../latency-stats.js";
-import { ByteChunks, type ChunkOut } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 
 export const LATENCY_SCHEMA = "ptkit-latency";
 export const LATENCY_VERSION = 1;
@@ -56,11 +56,66 @@ export const LATENCY_TIME_UNITS: Record<ClockUnit, string> = {
   insn: "instruction",
 };
 
-/** A number as JSON: null for NaN (no value). */
-const num = (v: number) => (Number.isFinite(v) ? String(v) : "null");
+/** The fixed parts of the records (written as bytes: a record is no string). */
+const NULL = utf8("null");
+const FUNCTION_FIRST = utf8('\n{"name":');
+const FUNCTION = utf8(',\n{"name":');
+const PID = utf8(',"pid":');
+const CALLS = utf8(',"calls":');
+const TOTAL = utf8(',"total":');
+const MIN = utf8(',"min":');
+const P50 = utf8(',"p50":');
+const P90 = utf8(',"p90":');
+const P99 = utf8(',"p99":');
+const MAX = utf8(',"max":');
+const INCOMPLETE = utf8(',"incomplete":');
+const ON_CPU = utf8(',"onCpu":');
+const OFF_CPU = utf8(',"offCpu":');
+const NO_CPU = utf8(',"onCpu":null,"offCpu":null');
+const HISTOGRAM = utf8(',"histogram":[');
+const BUCKET_FROM = utf8('{"from":');
+const BUCKET_TO = utf8(',"to":');
+const BUCKET_COUNT = utf8(',"count":');
+const CALLERS = utf8('],"callers":[');
+const CALLER = utf8('{"caller":');
+const END = utf8("]}");
 
-function stats(s: DurationStats): string {
-  return `"calls":${s.calls},"total":${s.total},"min":${num(s.min)},"p50":${num(s.p50)},"p90":${num(s.p90)},"p99":${num(s.p99)},"max":${num(s.max)}`;
+/** Each name's JSON string as UTF-8, made once (callers repeat the functions' names). */
+class JsonNames {
+  private readonly made = new Map<string, Uint8Array>();
+
+  of(name: string): Uint8Array {
+    let b = this.made.get(name);
+    if (b === undefined) {
+      b = utf8(JSON.stringify(name));
+      this.made.set(name, b);
+    }
+    return b;
+  }
+}
+
+/** A number as JSON: null for NaN (no value). */
+function putNum(t: ByteChunks, v: number): void {
+  if (Number.isFinite(v)) t.int(v);
+  else t.bytes(NULL);
+}
+
+/** The statistics' fields from `"calls"` on (`,"calls":...,"max":...`). */
+function putStats(t: ByteChunks, s: DurationStats): void {
+  t.bytes(CALLS);
+  t.int(s.calls);
+  t.bytes(TOTAL);
+  putNum(t, s.total);
+  t.bytes(MIN);
+  putNum(t, s.min);
+  t.bytes(P50);
+  putNum(t, s.p50);
+  t.bytes(P90);
+  putNum(t, s.p90);
+  t.bytes(P99);
+  putNum(t, s.p99);
+  t.bytes(MAX);
+  putNum(t, s.max);
 }
 
 export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
@@ -78,22 +133,48 @@ export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
   t.text(`"offCpuRecorded":${recorded},\n`);
   t.text(`"only":${summary.only === undefined ? "null" : JSON.stringify(summary.only)},\n`);
   t.text(`"functions":[`);
-  summary.functions.forEach((f, k) => {
-    t.text(k === 0 ? "\n" : ",\n");
-    t.text(`{"name":${JSON.stringify(f.name)},"pid":${f.pid},${stats(f)},"incomplete":${f.incomplete},`);
-    t.text(recorded ? `"onCpu":${f.total - f.offCpu},"offCpu":${f.offCpu},` : `"onCpu":null,"offCpu":null,`);
-    t.text(
-      `"histogram":[${f.histogram.map((b) => `{"from":${b.from},"to":${b.to},"count":${b.count}}`).join(",")}],`,
-    );
-    t.text(`"callers":[`);
-    f.callers.forEach((caller, i) => {
-      if (i > 0) t.text(",");
-      t.text(
-        `{"caller":${caller.caller === null ? "null" : JSON.stringify(caller.caller)},${stats(caller)}}`,
-      );
-    });
-    t.text("]}");
-  });
+  const names = new JsonNames();
+  const functions = summary.functions;
+  for (let k = 0; k < functions.length; k++) {
+    const f = functions[k]!;
+    t.bytes(k === 0 ? FUNCTION_FIRST : FUNCTION);
+    t.bytes(names.of(f.name));
+    t.bytes(PID);
+    t.int(f.pid);
+    putStats(t, f);
+    t.bytes(INCOMPLETE);
+    t.int(f.incomplete);
+    if (recorded) {
+      t.bytes(ON_CPU);
+      t.int(f.total - f.offCpu);
+      t.bytes(OFF_CPU);
+      t.int(f.offCpu);
+    } else t.bytes(NO_CPU);
+    t.bytes(HISTOGRAM);
+    const buckets = f.histogram;
+    for (let i = 0; i < buckets.length; i++) {
+      const b = buckets[i]!;
+      if (i > 0) t.byte(0x2c);
+      t.bytes(BUCKET_FROM);
+      t.int(b.from);
+      t.bytes(BUCKET_TO);
+      t.int(b.to);
+      t.bytes(BUCKET_COUNT);
+      t.int(b.count);
+      t.byte(0x7d);
+    }
+    t.bytes(CALLERS);
+    const callers = f.callers;
+    for (let i = 0; i < callers.length; i++) {
+      const caller = callers[i]!;
+      if (i > 0) t.byte(0x2c);
+      t.bytes(CALLER);
+      t.bytes(caller.caller === null ? NULL : names.of(caller.caller));
+      putStats(t, caller);
+      t.byte(0x7d);
+    }
+    t.bytes(END);
+  }
   t.text(`\n],\n"slowestKept":${summary.slowestKept},\n"slowest":[`);
   summary.slowest.forEach((s, k) => {
     t.text(k === 0 ? "\n" : ",\n");
