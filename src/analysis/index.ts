@@ -35,6 +35,7 @@ export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";
 export { AFL_MAP_SIZE, Coverage, EdgeKind, edgeKindName } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
+export { type FoldedFunction, type FrameTree, foldedFunctions } from "./export/folded-functions.js";
 export { FrameNames, type TrackSymbols } from "./export/frame-names.js";
 export { JSONL_SCHEMA, JSONL_VERSION, JsonlWriter } from "./export/jsonl.js";
 export {

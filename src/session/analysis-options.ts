@@ -7,7 +7,7 @@
  * need.
  */
 import { DEFAULT_DEPTH_LIMIT } from "../analysis/callstack.js";
-import type { FoldedWeight, FrameDurations, LatencySummary } from "../analysis/index.js";
+import type { FoldedFunction, FoldedWeight, FrameDurations, LatencySummary } from "../analysis/index.js";
 import { parseCUint } from "../base/c-int.js";
 import type { TablesOut } from "../shard/tables-out.js";
 import type { CoverageBlock } from "./coverage-rows.js";
@@ -31,6 +31,8 @@ export interface AnswerStructures {
   latency?: LatencySummary;
   /** The coverage file's blocks. */
   coverage?: CoverageBlock[];
+  /** The functions of the folded stacks' lines (their weights as written). */
+  folded?: FoldedFunction[];
 }
 
 export interface AnalysisOptions {

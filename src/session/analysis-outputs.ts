@@ -362,7 +362,15 @@ export class AnalysisOutputs {
     for (const { kind, path, file } of this.files) {
       try {
         const write = immediate((chunk: Uint8Array) => file.write(chunk));
-        if (kind === "folded") this.folded!.write(write, this.options.foldedWeight);
+        if (kind === "folded")
+          this.folded!.write(
+            write,
+            this.options.foldedWeight,
+            answers &&
+              ((f) => {
+                answers.folded = f;
+              }),
+          );
         else if (kind === "coverage") this.coverage!.write(write, symbol);
         else if (kind === "aflMap") file.write(this.coverage!.aflMap);
         else if (kind === "edges") this.coverage!.writeEdges(write);

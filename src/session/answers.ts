@@ -5,6 +5,13 @@
  * ran most, and every output file. Shared by perfAnswers (perf-answers.ts) and
  * rawAnswers (raw-answers.ts).
  */
+import {
+  type FoldedFunction,
+  type FrameTree,
+  foldedFunctions,
+  growFloat64,
+  growInt32,
+} from "../analysis/index.js";
 import { type AnalysisOptions, defaultAnalysisOptions } from "./analysis-options.js";
 import { type AnnotatedFunction, annotateCoverage, annotationText, type CodeReader } from "./annotate.js";
 import { ANSWER_FILES, type AnswerFile } from "./answer-files.js";
@@ -84,65 +91,85 @@ export function readAnswers(
   }
   return {
     ...outcome,
-    functions: foldedFunctionRows(textOf(files.folded), made.latency?.functions ?? []),
+    functions: rowsOf(made.folded ?? [], made.latency?.functions ?? []),
     coverage,
     annotated,
     files,
   };
 }
 
-/** UTF-8 chunks as one string ("" for none), decoded a chunk at a time. */
-function textOf(chunks: readonly Uint8Array[] | undefined): string {
-  if (chunks === undefined) return "";
-  const decoder = new TextDecoder();
-  const parts = chunks.map((c) => decoder.decode(c, { stream: true }));
-  parts.push(decoder.decode());
-  return parts.join("");
-}
-
 /**
  * Functions from folded stacks (`thread;outer;...;inner weight` lines: the first
  * frame names the thread) and the latency report's calls and durations.
- *
- * Folded stacks come depth first, so a line mostly repeats the frames of the one
- * before: those are compared in place with the path so far, and only the rest are cut
- * out and looked up (the bench perf.data's 180,000 lines, 27 MB: 438 → 325 ms, medians
- * of 7, against splitting each line into its frames and a set of them).
  */
 export function functionRows(folded: string, latencyJson: string): FunctionRow[] {
   const report =
     latencyJson === ""
       ? {}
       : (JSON.parse(latencyJson) as { functions?: Array<{ name: string; calls: number; total: number }> });
-  return foldedFunctionRows(folded, report.functions ?? []);
+  return rowsOf(foldedFunctions(frameTree(folded)), report.functions ?? []);
 }
 
-/** {@link functionRows} with the latency report's functions. */
-function foldedFunctionRows(
-  folded: string,
+/** The rows of `functions` (folded stacks') and `latencies` (the latency report's), most instructions run first. */
+function rowsOf(
+  functions: readonly FoldedFunction[],
   latencies: readonly { name: string; calls: number; total: number }[],
 ): FunctionRow[] {
-  const ids = new Map<string, number>();
-  const rows: FunctionRow[] = [];
-  /** Per function: how many frames of the current path are its. */
-  const onPath: number[] = [];
-  const id = (name: string): number => {
-    let i = ids.get(name);
-    if (i === undefined) {
-      i = rows.length;
-      ids.set(name, i);
-      rows.push({ name, self: 0, total: 0, calls: 0, ns: 0 });
-      onPath.push(0);
+  const rows = new Map<string, FunctionRow>();
+  for (const f of functions)
+    rows.set(f.name, { name: f.name, self: f.self, total: f.total, calls: 0, ns: 0 });
+  for (const f of latencies) {
+    let r = rows.get(f.name);
+    if (r === undefined) {
+      r = { name: f.name, self: 0, total: 0, calls: 0, ns: 0 };
+      rows.set(f.name, r);
     }
-    return i;
+    r.calls += f.calls;
+    r.ns += f.total;
+  }
+  return [...rows.values()].sort(
+    (a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1),
+  );
+}
+
+/**
+ * Folded stacks' text as a tree of its lines' frames (see FrameTree). Lines come depth
+ * first, so a line mostly repeats the frames of the one before: those are compared in
+ * place with the path so far, and only the rest are cut out, interned and made nodes
+ * (the bench perf.data's 180,000 lines, 27 MB: 438 -> 325 ms against splitting each
+ * line into its frames). A line without a weight or a `;` is left out.
+ */
+function frameTree(folded: string): FrameTree {
+  const ids = new Map<string, number>();
+  const names: string[] = [];
+  let above: Int32Array = new Int32Array(1024);
+  let name: Int32Array = new Int32Array(1024);
+  let ends: Uint8Array = new Uint8Array(1024);
+  let weight: Float64Array = new Float64Array(1024);
+  let size = 0;
+  const node = (up: number, text: string): number => {
+    let f = ids.get(text);
+    if (f === undefined) {
+      f = names.length;
+      ids.set(text, f);
+      names.push(text);
+    }
+    if (size === above.length) {
+      above = growInt32(above, size + 1);
+      name = growInt32(name, size + 1);
+      const e = new Uint8Array(above.length);
+      e.set(ends);
+      ends = e;
+      weight = growFloat64(weight, size + 1);
+    }
+    above[size] = up;
+    name[size] = f;
+    return size++;
   };
-  // The current path: its thread's frame ("t;"), and per frame after it its function,
-  // where its name ends in the line, and whether it is the function's outermost frame
-  // on the path.
-  let threadFrame = "";
-  const frameIds: number[] = [];
-  const frameEnds: number[] = [];
-  const outermost: boolean[] = [];
+  // The current path: per frame (its first field, the thread's, included) its node and
+  // where its name ends in the line.
+  const path: number[] = [];
+  const pathEnds: number[] = [];
   for (let at = 0; at < folded.length; ) {
     let nl = folded.indexOf("\n", at);
     if (nl < 0) nl = folded.length;
@@ -150,43 +177,30 @@ function foldedFunctionRows(
     at = nl + 1;
     const space = line.lastIndexOf(" ");
     if (space < 0) continue;
-    const weight = Number(line.slice(space + 1));
+    const w = Number(line.slice(space + 1));
     const thread = line.indexOf(";");
-    if (!Number.isFinite(weight) || thread < 0 || thread > space) continue;
+    if (!Number.isFinite(w) || thread < 0 || thread > space) continue;
     // The frames this line shares with the path: each name where the path has it, and
     // ending there (a ';', or the weight's space).
     let kept = 0;
-    if (thread + 1 === threadFrame.length && line.startsWith(threadFrame)) {
-      for (let from = thread + 1; kept < frameEnds.length; kept++) {
-        const end = frameEnds[kept]!;
-        if (end > space || !(end === space || line.charCodeAt(end) === 59)) break;
-        if (!line.startsWith(rows[frameIds[kept]!]!.name, from)) break;
-        from = end + 1;
-      }
-    } else threadFrame = line.slice(0, thread + 1);
-    while (frameIds.length > kept) {
-      const f = frameIds.pop()!;
-      frameEnds.pop();
-      outermost.pop();
-      onPath[f]! -= 1;
-    }
-    for (let from = kept === 0 ? thread + 1 : frameEnds[kept - 1]! + 1; from <= space; ) {
-      let end = line.indexOf(";", from);
-      if (end < 0 || end > space) end = space;
-      const f = id(line.slice(from, end));
-      frameIds.push(f);
-      frameEnds.push(end);
-      outermost.push(onPath[f] === 0);
-      onPath[f]! += 1;
+    for (let from = 0; kept < pathEnds.length; kept++) {
+      const end = pathEnds[kept]!;
+      if (end > space || !(end === space || line.charCodeAt(end) === 59)) break;
+      if (!line.startsWith(names[name[path[kept]!]!]!, from)) break;
       from = end + 1;
     }
-    rows[frameIds[frameIds.length - 1]!]!.self += weight;
-    for (let k = 0; k < frameIds.length; k++) if (outermost[k]) rows[frameIds[k]!]!.total += weight;
+    path.length = kept;
+    pathEnds.length = kept;
+    for (let from = kept === 0 ? 0 : pathEnds[kept - 1]! + 1; from <= space; ) {
+      let end = line.indexOf(";", from);
+      if (end < 0 || end > space) end = space;
+      path.push(node(path.length === 0 ? -1 : path[path.length - 1]!, line.slice(from, end)));
+      pathEnds.push(end);
+      from = end + 1;
+    }
+    const last = path[path.length - 1]!;
+    ends[last] = 1;
+    weight[last]! += w;
   }
-  for (const f of latencies) {
-    const r = rows[id(f.name)]!;
-    r.calls += f.calls;
-    r.ns += f.total;
-  }
-  return rows.sort((a, b) => b.self - a.self || b.total - a.total || (a.name < b.name ? -1 : 1));
+  return { size, above, name, ends, weight, nameOf: (f) => names[f]! };
 }

@@ -24,6 +24,7 @@ import type { FrameKind } from "../callstack.js";
 import type { CallSink, ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
 import type { ChunkOut } from "./byte-chunks.js";
+import { type FoldedFunction, type FrameTree, foldedFunctions } from "./folded-functions.js";
 import { writeLines } from "./folded-lines.js";
 import { FoldedPaths, KIND_BITS } from "./folded-paths.js";
 import type { FrameNames } from "./frame-names.js";
@@ -153,7 +154,7 @@ export class FoldedStacks implements CallSink {
    * path that reads as nothing adds nothing; a thread's name counts as the names
    * between its `;`s. Two paths are then one exactly when their lines read the same.
    */
-  write(out: ChunkOut, weight: FoldedWeight): void {
+  write(out: ChunkOut, weight: FoldedWeight, functions?: (f: FoldedFunction[]) => void): void {
     const keys = this.tree.keys;
     const n = this.tree.size;
     const paths = new FoldedPaths(this.names, n);
@@ -181,5 +182,28 @@ export class FoldedStacks implements CallSink {
       sums[at]! += v;
     }
     writeLines(out, this.names, paths.table, sums, order, lines);
+    if (functions !== undefined) functions(foldedFunctions(this.lineTree(paths.table, sums)));
+  }
+
+  /** The lines written (the paths with a weight that rounds above 0) as a tree of their frames. */
+  private lineTree(table: KeyTable, sums: Float64Array): FrameTree {
+    const size = table.size;
+    const keys = table.keys;
+    const above = new Int32Array(size);
+    const name = new Int32Array(size);
+    const ends = new Uint8Array(size);
+    const weight = new Float64Array(size);
+    for (let p = 0; p < size; p++) {
+      above[p] = keys[4 * p]! - 1;
+      name[p] = keys[4 * p + 1]!;
+      // As writeLines writes them: the weight rounded, lines that round to 0 left out.
+      const rounded = Math.round(sums[p + 1]!);
+      if (rounded > 0) {
+        ends[p] = 1;
+        weight[p] = rounded;
+      }
+    }
+    const names = this.names;
+    return { size, above, name, ends, weight, nameOf: (t) => names.textName(t) };
   }
 }
