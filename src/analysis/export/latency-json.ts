@@ -42,9 +42,9 @@
  *   `tscBase`; `stack` the function names from the bottom frame to the call.
  */
 import type { ClockUnit } from "../callstack-sink.js";
-import type { CallerLatency, LatencySummary } from "../latency.js";
+import type { LatencySummary } from "../latency.js";
 import type { DurationStats } from "../latency-stats.js";
-import { ByteChunks, type ChunkOut, putBytes, putDecimal, putUtf8, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
 
 export const LATENCY_SCHEMA = "ptkit-latency";
 export const LATENCY_VERSION = 1;
@@ -84,68 +84,6 @@ const END = utf8("]}");
 function putNum(t: ByteChunks, v: number): void {
   if (Number.isFinite(v)) t.int(v);
   else t.bytes(NULL);
-}
-
-/** Whether `v` is written by {@link putStatsAt}: NaN, or a whole number from 0 to 2^53. */
-function plain(v: number): boolean {
-  return v !== v || (v >= 0 && v <= Number.MAX_SAFE_INTEGER && Math.floor(v) === v);
-}
-
-/** A {@link plain} number into `b` at `at` (room for 16 bytes): where it ends. */
-function putPlain(b: Uint8Array, at: number, v: number): number {
-  return v !== v ? putBytes(b, at, NULL, 0, 4) : putDecimal(b, at, v);
-}
-
-/** Room {@link putStatsAt} takes at most. */
-const STATS_BYTES = 7 * 16 + 60;
-
-/** {@link putStats} into `b` at `at` (room for {@link STATS_BYTES}), every number {@link plain}: where it ends. */
-function putStatsAt(b: Uint8Array, at: number, s: DurationStats): number {
-  at = putBytes(b, at, CALLS, 0, CALLS.length);
-  at = putDecimal(b, at, s.calls);
-  at = putBytes(b, at, TOTAL, 0, TOTAL.length);
-  at = putPlain(b, at, s.total);
-  at = putBytes(b, at, MIN, 0, MIN.length);
-  at = putPlain(b, at, s.min);
-  at = putBytes(b, at, P50, 0, P50.length);
-  at = putPlain(b, at, s.p50);
-  at = putBytes(b, at, P90, 0, P90.length);
-  at = putPlain(b, at, s.p90);
-  at = putBytes(b, at, P99, 0, P99.length);
-  at = putPlain(b, at, s.p99);
-  at = putBytes(b, at, MAX, 0, MAX.length);
-  return putPlain(b, at, s.max);
-}
-
-/**
- * A caller's record, `{"caller":...,"calls":...}`: in place in one reservation when its
- * numbers are {@link plain} (nearly always; ~150k records for the bench perf.data),
- * else piece by piece.
- */
-function putCaller(t: ByteChunks, c: CallerLatency): void {
-  const name = c.caller === null ? "null" : JSON.stringify(c.caller);
-  if (
-    plain(c.calls) &&
-    plain(c.total) &&
-    plain(c.min) &&
-    plain(c.p50) &&
-    plain(c.p90) &&
-    plain(c.p99) &&
-    plain(c.max)
-  ) {
-    let at = t.reserve(CALLER.length + 3 * name.length + STATS_BYTES + 1);
-    const b = t.buffer;
-    at = putBytes(b, at, CALLER, 0, CALLER.length);
-    at = putUtf8(b, at, name);
-    at = putStatsAt(b, at, c);
-    b[at++] = 0x7d;
-    t.wrote(at);
-    return;
-  }
-  t.bytes(CALLER);
-  t.text(name);
-  putStats(t, c);
-  t.byte(0x7d);
 }
 
 /** The statistics' fields from `"calls"` on (`,"calls":...,"max":...`). */
@@ -215,7 +153,13 @@ export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
     for (let i = 0; i < callers.length; i++) {
       const caller = callers[i]!;
       if (i > 0) t.byte(0x2c);
-      putCaller(t, caller);
+      t.bytes(CALLER);
+      // Names as JSON.stringify makes them: a map of their encoded bytes cost more (its
+      // look-ups miss the cache: 52k names, 150k callers for the bench perf.data).
+      if (caller.caller === null) t.bytes(NULL);
+      else t.text(JSON.stringify(caller.caller));
+      putStats(t, caller);
+      t.byte(0x7d);
     }
     t.bytes(END);
   }
