@@ -1,9 +1,10 @@
 /**
- * What the web page shows for a decoded trace, read back from the analysis outputs
- * the decode wrote into a {@link FilesIo} (the {@link ANSWER_FILES}): the hottest
- * functions, coverage by function, the annotated disassembly of the functions that
- * ran most, and every output file. Shared by perfAnswers (perf-answers.ts) and
- * rawAnswers (raw-answers.ts).
+ * What the web page shows for a decoded trace: the hottest functions, coverage by
+ * function, the annotated disassembly of the functions that ran most, and every
+ * analysis output the decode wrote into a {@link FilesIo} (the {@link ANSWER_FILES}).
+ * The tables come from what the outputs hand over at the end as structures
+ * (AnalysisOptions.answers), not from their files read back. Shared by perfAnswers
+ * (perf-answers.ts) and rawAnswers (raw-answers.ts).
  */
 import {
   type FoldedFunction,

@@ -1,7 +1,7 @@
 /**
  * The answers a person drops a perf.data file for, in one call: the file decoded
  * once with every analysis output on (timeline, folded stacks, coverage, AFL map,
- * latencies), then read back into what a page shows: a summary, the hottest
+ * latencies), then made into what a page shows: a summary, the hottest
  * functions, coverage by function, the binaries that were missing. Runs wherever the
  * session layer does (the web app's worker, tests in Node): files come from a
  * {@link FilesIo}.
