@@ -394,10 +394,11 @@ function decodeExt(buf: Uint8Array, pos: number, end: number, pkt: Packet, quirk
       if (hi !== 0) {
         n = 63 - Math.clz32(hi);
         hi &= ~(1 << (n - 32));
-      } else if (lo !== 0) {
+      } else if (lo > 1) {
         n = 31 - Math.clz32(lo);
         lo = (lo & ~(1 << n)) >>> 0;
       } else {
+        // No stop bit, or nothing before it: no branch (libipt's pt_pkt_read_tnt: bad packet).
         return BAD_PACKET;
       }
       pkt.type = PacketType.Tnt64;

@@ -79,6 +79,21 @@ test("CYC counts of 2^61 and more cannot be encoded, and a ninth extension byte 
   assert.equal(decodePacket(nine, 0, nine.length, new Packet(), 0, 0), -ErrorCode.BadPacket);
 });
 
+test("a TNT-64 of no branch (no stop bit, or only the stop bit) is a bad packet, as libipt reads it", () => {
+  for (const payload of [
+    [0, 0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0, 0],
+  ]) {
+    const bytes = Uint8Array.from([0x02, 0xa3, ...payload]);
+    assert.equal(decodePacket(bytes, 0, bytes.length, new Packet(), 0, 0), -ErrorCode.BadPacket);
+  }
+  // One branch: the stop bit above it.
+  const one = Uint8Array.from([0x02, 0xa3, 2, 0, 0, 0, 0, 0]);
+  const pkt = new Packet();
+  assert.equal(decodePacket(one, 0, one.length, pkt, 0, 0), 8);
+  assert.deepEqual([pkt.type, pkt.a, pkt.lo, pkt.hi], [PacketType.Tnt64, 1, 0, 0]);
+});
+
 /** Packets that keep a BBP block open (nextBlockContext); BIPs may follow them. */
 const BLOCK_KEEPERS = [
   PacketType.Pad,
