@@ -70,9 +70,10 @@ export type DecodeOutcome = Pick<PerfAnswers, "status" | "error" | "summary" | "
 
 /**
  * The answers from the outputs of {@link answerAnalysis} (`analysis`, used by a decode
- * that went as `outcome` says): the folded stacks from `io`, latencies and coverage
- * as the outputs left them in `analysis.answers` (no file of tens of MB parsed back);
- * the annotation (written to `io` too) reads code with `read`.
+ * that went as `outcome` says): the tables from the functions, latencies and coverage
+ * blocks the outputs left in `analysis.answers` (no file of tens of MB parsed back),
+ * the files as `io` holds them; the annotation (written to `io` too) reads code with
+ * `read`.
  */
 export function readAnswers(
   io: FilesIo,
@@ -137,8 +138,8 @@ function rowsOf(
  * Folded stacks' text as a tree of its lines' frames (see FrameTree). Lines come depth
  * first, so a line mostly repeats the frames of the one before: those are compared in
  * place with the path so far, and only the rest are cut out, interned and made nodes
- * (the bench perf.data's 180,000 lines, 27 MB: 438 -> 325 ms against splitting each
- * line into its frames). A line without a weight or a `;` is left out.
+ * (splitting every line into its frames took a third more time). A line without a
+ * weight or a `;` is left out.
  */
 function frameTree(folded: string): FrameTree {
   const ids = new Map<string, number>();
