@@ -86,22 +86,23 @@ function putNum(t: ByteChunks, v: number): void {
   else t.bytes(NULL);
 }
 
+/** The statistics' fields in the order written, each with the bytes before its value. */
+const STATS: readonly (readonly [Uint8Array, keyof DurationStats])[] = [
+  [CALLS, "calls"],
+  [TOTAL, "total"],
+  [MIN, "min"],
+  [P50, "p50"],
+  [P90, "p90"],
+  [P99, "p99"],
+  [MAX, "max"],
+];
+
 /** The statistics' fields from `"calls"` on (`,"calls":...,"max":...`). */
 function putStats(t: ByteChunks, s: DurationStats): void {
-  t.bytes(CALLS);
-  t.int(s.calls);
-  t.bytes(TOTAL);
-  putNum(t, s.total);
-  t.bytes(MIN);
-  putNum(t, s.min);
-  t.bytes(P50);
-  putNum(t, s.p50);
-  t.bytes(P90);
-  putNum(t, s.p90);
-  t.bytes(P99);
-  putNum(t, s.p99);
-  t.bytes(MAX);
-  putNum(t, s.max);
+  for (const [label, field] of STATS) {
+    t.bytes(label);
+    putNum(t, s[field]);
+  }
 }
 
 export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
