@@ -70,9 +70,9 @@ export interface AnalysisOptions {
    */
   tables?: TablesOut;
   /**
-   * Set by the web page's answers (answers.ts; no option): what the latency and
-   * coverage outputs wrote, as structures, put here at the end (their files then need
-   * no reading back).
+   * Set by the web page's answers (answers.ts; no option): what the latency, coverage
+   * and folded stacks outputs wrote, as structures, put here at the end (their files
+   * then need no reading back).
    */
   answers?: AnswerStructures;
   /**
