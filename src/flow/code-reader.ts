@@ -138,6 +138,27 @@ export class CodeReader {
     return 0;
   }
 
+  /**
+   * Step over the plain instructions (isa's plainLength64) of 64-bit code from (hi:lo)
+   * on, at most `limit`, as many in a row as {@link decode} would decode whole from one
+   * section (see SectionView.plainRun): how many. {@link runBytes} is then the distance
+   * from (hi:lo) to the next instruction and {@link runLastBytes} to the last of them.
+   * 0 where the first is not one or not read that way: decode it.
+   */
+  plainRun(hi: number, lo: number, limit: number): number {
+    const view = this.view;
+    if (view.lookup(this.image, this.caches, this.hit, hi, lo) < 0) return 0;
+    const from = view.off;
+    const n = view.plainRun(limit);
+    this.runBytes = view.off - from;
+    this.runLastBytes = view.runLast - from;
+    return n;
+  }
+
+  /** See {@link plainRun}. */
+  runBytes = 0;
+  runLastBytes = 0;
+
   /** Decode `insn.raw[0..n)` as the instruction at its IP in its mode: 0 or -BadInsn. */
   decodeRaw(insn: FlowInsn, n: number): number {
     return decodeRaw(insn, insn.raw, n);

@@ -37,7 +37,7 @@ import * as flowInsn from "./flow-insn.js";
 import { FlowInsn } from "./flow-insn.js";
 
 const { FACT_SHIFT, FlowClass, InsnFact } = flowClass;
-const { addDelta64, fallThrough, next } = flowInsn;
+const { addDelta64, addOffset, fallThrough, next } = flowInsn;
 
 /** What ends a node: how its last instruction decides where control goes. */
 export const NodeKind = {
@@ -505,7 +505,20 @@ export class DecisionGraph {
     let prevHi = hi;
     let prevLo = lo;
     const limit = Math.min(MAX_RUN, this.maxWalk - this.walked);
+    const code = this.code;
     while (n < limit) {
+      // Straight-line code a run at a time (the same instructions, the same addresses).
+      const plain = code.plainRun(ipHi, ipLo, limit - n);
+      if (plain > 0) {
+        n += plain;
+        addOffset(ipHi, ipLo, code.runLastBytes);
+        prevHi = next.hi;
+        prevLo = next.lo;
+        addOffset(ipHi, ipLo, code.runBytes);
+        ipHi = next.hi;
+        ipLo = next.lo;
+        if (n >= limit) break;
+      }
       insn.reset(ipHi, ipLo, ExecMode.Bits64);
       if (this.code.decode(insn) < 0 || insn.truncated) break;
       n++;

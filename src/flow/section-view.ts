@@ -19,7 +19,7 @@ import { SectionCache } from "./section-cache.js";
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
 const { addSize, diff64, sum } = addr;
-const { decodeInsn, ExecMode, InsnFlag, MAX_INSN_LENGTH } = isa;
+const { decodeInsn, ExecMode, InsnFlag, MAX_INSN_LENGTH, plainLength64 } = isa;
 type ExecMode = isa.ExecMode;
 const { ErrorCode } = errors;
 const { classify } = flowClass;
@@ -85,6 +85,8 @@ export class SectionView extends Place {
   uncached = false;
   /** Offset of the address last looked up. */
   off = 0;
+  /** The offset of the last instruction {@link plainRun} stepped over. */
+  runLast = 0;
   /** The last lookup had to find the section in the image. */
   filled = false;
   private version = -1;
@@ -240,6 +242,39 @@ export class SectionView extends Place {
     page.meta[i] = InsnMeta.pack(mode, insn.size, insn.info, insn.iclass);
     page.disp[i] = insn.disp;
     return 0;
+  }
+
+  /**
+   * Step over the plain 64-bit instructions (see isa's plainLength64) from offset
+   * {@link off} on, at most `limit`, each read as {@link decodeAt} reads one: whole
+   * inside the section's bytes up to {@link readEnd}, and starting inside the window,
+   * where a lookup of its address finds this section again. How many; {@link off} is
+   * then the offset after them and {@link runLast} the last one's. (A walk through the
+   * code that makes its decision graph, which looks the section up once per run, not
+   * per instruction.)
+   */
+  plainRun(limit: number): number {
+    const src = this.section!.bytes;
+    if (src === null) return 0;
+    const byteBase = this.byteBase;
+    // (decodeInsn reads no further than the array either.)
+    const readEnd = Math.min(this.readEnd, src.length - byteBase);
+    const winEnd = this.winEnd;
+    let off = this.off;
+    let last = off;
+    let n = 0;
+    while (n < limit && off < winEnd) {
+      const avail = readEnd - off;
+      if (avail <= 0) break;
+      const size = plainLength64(src, byteBase + off, Math.min(avail, MAX_INSN_LENGTH), info);
+      if (size === 0) break;
+      last = off;
+      off += size;
+      n++;
+    }
+    this.off = off;
+    this.runLast = last;
+    return n;
   }
 
   private decodeBytes(s: Section, off: number, insn: FlowInsn): number {

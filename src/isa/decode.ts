@@ -24,7 +24,10 @@ import { ErrorCode } from "../base/errors.js";
 import { toBigInt } from "../base/halves.js";
 import { ildDecode } from "./ild.js";
 import { jmpabsLength, jmpabsTarget } from "./jmpabs.js";
-import { EXEC_MODE_BITS, type ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
+import { EXEC_MODE_BITS, ExecMode, InsnClass, InsnFlag, type InsnInfo } from "./types.js";
+
+/** (A module constant: V8 folds it, not an imported binding's property.) */
+const BITS_64 = ExecMode.Bits64;
 
 /** Longest x86 instruction. */
 export const MAX_INSN_LENGTH = 15;
@@ -116,6 +119,22 @@ export function decodeInsn(
     const jmpabs = jmpabsLength(bytes, offset, offset + n);
     if (jmpabs > 0) return fillJmpabs(bytes, offset, jmpabs, out);
   }
+  return length;
+}
+
+/**
+ * The length of the 64-bit instruction at `bytes[offset]` (`max` bytes there, 1..15)
+ * when it is a plain one, class {@link InsnClass.Other} as {@link decodeInsn} decodes
+ * it: no transfer and nothing Intel PT binds a packet to. 0 for any other instruction,
+ * for an AAD (D5 ib: decodeInsn tells it from APX's JMPABS) and for bytes that do not
+ * decode (ask decodeInsn about those). Fills `out` as ildDecode does. For loops that
+ * step over runs of straight-line code.
+ */
+export function plainLength64(bytes: Uint8Array, offset: number, max: number, out: InsnInfo): number {
+  const length = ildDecode(bytes, offset, max, BITS_64, 0, 0, out);
+  if (length < 0 || out.iclass !== InsnClass.Other) return 0;
+  // Perhaps a JMPABS, which decodeInsn tells from the AAD libipt takes it for.
+  if (length >= 2 && bytes[offset + length - 2] === 0xd5) return 0;
   return length;
 }
 

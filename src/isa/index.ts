@@ -24,7 +24,15 @@
  * the browser bundle (tools/browser/bundle.ts) gives it stand-ins for those.
  */
 export { ANY_ASID, InsnCache, type InsnCacheOptions, type InsnCacheStats } from "./cache.js";
-export { type AsmSyntax, decodeInsn, formatInsn, initIsa, isIcedLoaded, MAX_INSN_LENGTH } from "./decode.js";
+export {
+  type AsmSyntax,
+  decodeInsn,
+  formatInsn,
+  initIsa,
+  isIcedLoaded,
+  MAX_INSN_LENGTH,
+  plainLength64,
+} from "./decode.js";
 export {
   COFI_TYPE,
   CofiType,
