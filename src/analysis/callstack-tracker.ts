@@ -35,13 +35,15 @@
 
 import { doubleFields, hex64 } from "../base/halves.js";
 import { EventFlag, EventType, type PtEvent } from "../event/types.js";
+import type { DecisionGraph } from "../flow/decision-graph.js";
 import { FlowClass } from "../flow/flow-class.js";
 import type { Insn } from "../flow/records.js";
 import { FrameEnd as End, FrameKind, type FrameListener } from "./callstack.js";
 import type { CallAnalysis } from "./callstack-analysis.js";
 import { TimedOps } from "./callstack-clock.js";
 import { Marker, type ThreadTrack } from "./callstack-sink.js";
-import { EdgeKind } from "./export/coverage.js";
+import { type Coverage, EdgeKind } from "./export/coverage.js";
+import { NodeIds } from "./node-ids.js";
 
 /**
  * Whether an instruction of {@link FlowClass} `fclass` moves the call stack (a call,
@@ -116,6 +118,22 @@ export class FlowTracker implements FrameListener {
   private hasTsc = false;
   private tscHi = 0;
   private tscLo = 0;
+  /** Coverage ids kept per decision-graph node, per graph (see {@link countAtNode}). */
+  private readonly nodeIds = new WeakMap<DecisionGraph, NodeIds>();
+  /**
+   * With coverage: the last node fed whole ({@link node}; -1: none), its graph and
+   * their ids, its first and last instruction.
+   */
+  private q = -1;
+  private qGraph: DecisionGraph | undefined;
+  private qIds: NodeIds | undefined;
+  private qStartHi = 0;
+  private qStartLo = 0;
+  private qEndHi = 0;
+  private qEndLo = 0;
+  /** While {@link node} arrives at a node: its id (-1: not in a node) and graph. */
+  private toNode = -1;
+  private toGraph: DecisionGraph | undefined;
 
   constructor(
     private readonly analysis: CallAnalysis,
@@ -126,7 +144,20 @@ export class FlowTracker implements FrameListener {
     this.everyInsn = analysis.jsonl !== undefined;
     this.transfers = analysis.coverage !== undefined;
     this.stacks = analysis.sinks.length > 0 || analysis.jsonl !== undefined;
-    doubleFields(this, ["pHi", "pLo", "lastHi", "lastLo", "bHi", "bLo", "tscHi", "tscLo"]);
+    doubleFields(this, [
+      "pHi",
+      "pLo",
+      "lastHi",
+      "lastLo",
+      "bHi",
+      "bLo",
+      "tscHi",
+      "tscLo",
+      "qStartHi",
+      "qStartLo",
+      "qEndHi",
+      "qEndLo",
+    ]);
   }
 
   /**
@@ -216,16 +247,42 @@ export class FlowTracker implements FrameListener {
    * of the first `n - 1` and {@link insn} of the last do, in one call instead of two
    * (the walk feeds a node per basic block run: a million in 4 M instructions).
    */
-  node(hi: number, lo: number, n: number, endHi: number, endLo: number, size: number, fclass: number): void {
+  node(
+    hi: number,
+    lo: number,
+    n: number,
+    endHi: number,
+    endLo: number,
+    size: number,
+    fclass: number,
+    id = -1,
+    graph?: DecisionGraph,
+  ): void {
     // The first instruction: (hi:lo), or the transfer itself in a node of one.
     const firstHi = n > 1 ? hi : endHi;
     const firstLo = n > 1 ? lo : endLo;
     const stack = (this.track ?? this.running()).stack;
-    if (!this.inBlock || this.pending !== 0) this.arrive(firstHi, firstLo);
+    if (!this.inBlock || this.pending !== 0) {
+      this.toNode = id;
+      this.toGraph = graph;
+      this.arrive(firstHi, firstLo);
+      this.toNode = -1;
+    }
     if (this.stacks) stack.root(firstHi, firstLo);
     this.icount += n - 1;
     // The transfer, as insn() takes it (its stack has a root frame now: nothing to add).
     this.ran(endHi, endLo, size, fclass);
+    const cov = this.analysis.coverage;
+    if (id >= 0 && graph !== undefined && cov !== undefined && !cov.mapOnly) {
+      this.q = id;
+      if (graph !== this.qGraph) this.qIds = this.idsOf(graph);
+      this.qGraph = graph;
+      this.qIds!.use(graph.generation, cov.epoch);
+      this.qStartHi = firstHi;
+      this.qStartLo = firstLo;
+      this.qEndHi = endHi;
+      this.qEndLo = endLo;
+    }
   }
 
   /** A new time: the TSC (halves) reached now. */
@@ -385,8 +442,12 @@ export class FlowTracker implements FrameListener {
     const a = this.analysis;
     const cov = a.coverage;
     if (cov !== undefined) {
-      if (this.inBlock) cov.block(this.bHi, this.bLo, this.pHi, this.pLo, this.icount - this.bCount);
-      cov.edge(this.pHi, this.pLo, hi, lo, c === ASYNC ? EdgeKind.Async : c);
+      if (this.q >= 0 && this.pLo === this.qEndLo && this.pHi === this.qEndHi)
+        this.countAtNode(cov, c, hi, lo);
+      else {
+        if (this.inBlock) cov.block(this.bHi, this.bLo, this.pHi, this.pLo, this.icount - this.bCount);
+        cov.edge(this.pHi, this.pLo, hi, lo, c === ASYNC ? EdgeKind.Async : c);
+      }
     }
     this.inBlock = true;
     this.bHi = hi;
@@ -395,6 +456,52 @@ export class FlowTracker implements FrameListener {
     if (c === ASYNC) return;
     a.jsonl?.branch(this.icount, c, this.pHi, this.pLo, hi, lo);
     this.leave(c, false, hi, lo);
+  }
+
+  /**
+   * {@link resolve}'s coverage when the pending branch is node {@link q}'s transfer: the
+   * same block and edge counted, their ids kept by node where the block is that node's
+   * run and the edge goes to the node {@link node} arrives at in the same graph. (The
+   * ids are checked by the keys they stand for, not by what ran in between.)
+   */
+  private countAtNode(cov: Coverage, c: number, hi: number, lo: number): void {
+    const q = this.q;
+    const ids = this.qIds!;
+    const graph = this.qGraph!;
+    const kept = ids.epoch === cov.epoch && ids.generation === graph.generation;
+    if (this.inBlock) {
+      let id = -1;
+      if (kept && this.bLo === this.qStartLo && this.bHi === this.qStartHi) {
+        id = ids.block(q);
+        if (id < 0) {
+          id = cov.blockId(this.bHi, this.bLo, this.pHi, this.pLo);
+          ids.keepBlock(q, id);
+        }
+      } else id = cov.blockId(this.bHi, this.bLo, this.pHi, this.pLo);
+      if (id >= 0) cov.countBlock(id, this.icount - this.bCount);
+    }
+    cov.enter(lo);
+    const kind = c === ASYNC ? EdgeKind.Async : c;
+    const to = this.toNode;
+    let id = -1;
+    if (kept && to >= 0 && this.toGraph === graph) {
+      id = ids.edge(q, to);
+      if (id < 0) {
+        id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
+        if (id >= 0) ids.keepEdge(q, to, id);
+      }
+    } else id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
+    if (id >= 0) cov.countEdge(id);
+  }
+
+  /** The coverage ids kept for `graph`'s nodes. */
+  private idsOf(graph: DecisionGraph): NodeIds {
+    let ids = this.nodeIds.get(graph);
+    if (ids === undefined) {
+      ids = new NodeIds();
+      this.nodeIds.set(graph, ids);
+    }
+    return ids;
   }
 
   /** What the pending branch does to the stack, going to (hi:lo) or to an unknown place. */

@@ -54,6 +54,7 @@ import { Packet } from "../packet/types.js";
 import type { FlowTracker } from "./callstack-tracker.js";
 import { MAP_WALK_WORDS, MapLoop, mapLoop } from "./coverage-map-loop.js";
 import type { Coverage } from "./export/coverage.js";
+import { NodeIds } from "./node-ids.js";
 import { type MapLoopEngine, mapLoopEngine } from "./wasm/map-loop-engine.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
@@ -90,14 +91,6 @@ const MAX_GRAPHS = 16;
 /** See {@link GraphWalk.due}. */
 const Due = { Restart: 1, Entry: 2 } as const;
 
-/**
- * The words GraphWalk keeps a node for the tables: the id of the coverage block that
- * is the node (entered at its start, left by its transfer), and of two edges from its
- * transfer (the node each goes to, and the edge's id).
- */
-const Memo = { Block: 0, ToA: 1, EdgeA: 2, ToB: 3, EdgeB: 4 } as const;
-const MEMO_WORDS = 5;
-
 /** Why the fast decode stopped: the general decode takes over. */
 export const Handover = {
   Packet: "a packet this decoder leaves to the general one",
@@ -124,9 +117,21 @@ export type WalkFeed = Pick<FlowTracker, "run" | "insn" | "event"> & {
    * A node's `n` instructions from (hi:lo), the last a transfer at (endHi:endLo) of
    * `size` bytes and FlowClass `fclass`, at once: given, the walk calls this instead
    * of {@link FlowTracker.run} and {@link FlowTracker.insn} for each node (perf's
-   * branch lines; a FlowTracker, which does what the two would).
+   * branch lines; a FlowTracker, which does what the two would). `id` is the node's
+   * id in `graph` (which a feed may keep things by, for as long as the graph's
+   * generation holds).
    */
-  node?(hi: number, lo: number, n: number, endHi: number, endLo: number, size: number, fclass: number): void;
+  node?(
+    hi: number,
+    lo: number,
+    n: number,
+    endHi: number,
+    endLo: number,
+    size: number,
+    fclass: number,
+    id: number,
+    graph: DecisionGraph,
+  ): void;
 };
 
 /**
@@ -224,11 +229,8 @@ class GraphWalk {
   private inBlock = false;
   /** The node where that block began. */
   private bNode = -1;
-  /**
-   * With the tables: ids in the coverage's tables kept for each node ({@link Memo}), so
-   * that a block or edge run again costs no look-up (-1: none kept).
-   */
-  private ids = new Int32Array(0);
+  /** With the tables: ids in the coverage's tables kept for each node. */
+  private readonly ids = new NodeIds();
   private bHi = 0;
   private bLo = 0;
   /** The event handed to {@link feed}. */
@@ -309,7 +311,7 @@ class GraphWalk {
       endLo = this.graph.cold[p * C + EndLo]! >>> 0;
     }
     if (this.nodeFeed) {
-      feed.node!(hi, lo, n, endHi, endLo, e & 15, fclass);
+      feed.node!(hi, lo, n, endHi, endLo, e & 15, fclass, p, this.graph);
       return;
     }
     const cold = this.graph.cold;
@@ -409,34 +411,24 @@ class GraphWalk {
     const lo = nodes[p * W + Lo]! >>> 0;
     if (due === Due.Entry && src >= 0) {
       // Node src's transfer led here: its block and this edge mostly have ids kept.
-      const memo = this.memo(src);
-      const m = src * MEMO_WORDS;
+      const ids = this.ids;
       if (this.inBlock) {
-        let id = -1;
         const n = insns - ic[1]!;
+        let id = -1;
         if (this.bNode === src && n === nodes[src * W + Insns]!) {
           // The block is the node, entered at its start.
-          id = memo[m + Memo.Block]!;
+          id = ids.block(src);
           if (id < 0) {
             id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
-            memo[m + Memo.Block] = id;
+            ids.keepBlock(src, id);
           }
         } else id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
         if (id >= 0) cov.countBlock(id, n);
       }
-      // Two edges kept a node: a conditional jump's two, or an indirect branch's last two targets.
-      let id = -1;
-      if (memo[m + Memo.ToA] === p) id = memo[m + Memo.EdgeA]!;
-      else if (memo[m + Memo.ToB] === p) id = memo[m + Memo.EdgeB]!;
-      else {
+      let id = ids.edge(src, p);
+      if (id < 0) {
         id = cov.edgeId(this.endHi(src), this.endLo(src), hi, lo);
-        if (id >= 0) {
-          // The older of the two goes.
-          memo[m + Memo.ToB] = memo[m + Memo.ToA]!;
-          memo[m + Memo.EdgeB] = memo[m + Memo.EdgeA]!;
-          memo[m + Memo.ToA] = p;
-          memo[m + Memo.EdgeA] = id;
-        }
+        if (id >= 0) ids.keepEdge(src, p, id);
       }
       if (id >= 0) cov.countEdge(id);
     } else if (due === Due.Entry) {
@@ -460,18 +452,6 @@ class GraphWalk {
   /** Node `p`'s last instruction's address, low half. */
   private endLo(p: number): number {
     return this.graph.cold[p * C + EndLo]! >>> 0;
-  }
-
-  /** The coverage ids kept for the nodes ({@link Memo}), with room for node `p`. */
-  private memo(p: number): Int32Array {
-    let memo = this.ids;
-    if ((p + 1) * MEMO_WORDS > memo.length) {
-      const grown = new Int32Array(Math.max(2 * memo.length, (p + 1) * MEMO_WORDS)).fill(-1);
-      grown.set(memo);
-      memo = grown;
-      this.ids = memo;
-    }
-    return memo;
   }
 
   /** A gap (tracing off, the end): the coverage block ends at the last instruction run. */

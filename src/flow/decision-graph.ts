@@ -217,6 +217,8 @@ export class DecisionGraph {
 
   /** Instructions decoded to make nodes so far (see `maxWalk`). */
   walked = 0;
+  /** Node ids name the same nodes until this changes ({@link clear}, {@link adopt}). */
+  generation = 0;
 
   /** Whose layout the nodes' {@link Node.Walk} words hold (see {@link claimWalkWords}); 0: none yet. */
   private walkWords = 0;
@@ -276,6 +278,7 @@ export class DecisionGraph {
   clear(image: Image = this.code.image): void {
     this.code.setImage(image);
     this.code.invalidate();
+    this.generation++;
     this.size = 0;
     this.walked = 0;
     this.slots.fill(0);
@@ -309,6 +312,7 @@ export class DecisionGraph {
    */
   adopt(s: GraphState): void {
     if (s.size > this.maxNodes) throw new RangeError(`${s.size} nodes: more than this graph holds`);
+    this.generation++;
     this.size = s.size;
     this.walked = s.walked;
     this.nodes = s.nodes;

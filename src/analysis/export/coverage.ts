@@ -77,6 +77,8 @@ export class Coverage {
   aflMap: Uint8Array = new Uint8Array(AFL_MAP_SIZE);
   /** AFL's `prev`: the last block's location shifted right by one (public for the fused map loop, coverage-map-loop.ts). */
   prev = 0;
+  /** Ids from {@link blockId} and {@link edgeId} hold until this changes (a {@link clear}). */
+  epoch = 0;
 
   /**
    * `mapOnly`: only the AFL map is kept (no blocks or edges for the JSON and the edge
@@ -201,6 +203,7 @@ export class Coverage {
     this.aflMap.fill(0);
     this.prev = 0;
     if (this.blocks.size + this.edges.size + this.blocks.refused + this.edges.refused === 0) return;
+    this.epoch++;
     this.blocks = new KeyTable(this.maxEntries);
     this.edges = new KeyTable(this.maxEntries);
     this.blockCount.fill(0);
