@@ -72,6 +72,9 @@ export function endsBlock(fclass: number): boolean {
  */
 const ASYNC = 0x100;
 
+/** Graphs a tracker keeps coverage ids for (see FlowTracker.idsOf). */
+const MAX_NODE_IDS = 16;
+
 export class FlowTracker implements FrameListener {
   /** Instructions fed so far. */
   icount = 0;
@@ -119,7 +122,7 @@ export class FlowTracker implements FrameListener {
   private tscHi = 0;
   private tscLo = 0;
   /** Coverage ids kept per decision-graph node, per graph (see {@link countAtNode}). */
-  private readonly nodeIds = new WeakMap<DecisionGraph, NodeIds>();
+  private readonly nodeIds = new Map<DecisionGraph, NodeIds>();
   /**
    * With coverage: the last node fed whole ({@link node}; -1: none), its graph and
    * their ids, its first and last instruction.
@@ -131,6 +134,7 @@ export class FlowTracker implements FrameListener {
   private qStartLo = 0;
   private qEndHi = 0;
   private qEndLo = 0;
+  private qN = 0;
   /** While {@link node} arrives at a node: its id (-1: not in a node) and graph. */
   private toNode = -1;
   private toGraph: DecisionGraph | undefined;
@@ -275,9 +279,10 @@ export class FlowTracker implements FrameListener {
     const cov = this.analysis.coverage;
     if (id >= 0 && graph !== undefined && cov !== undefined && !cov.mapOnly) {
       this.q = id;
-      if (graph !== this.qGraph) this.qIds = this.idsOf(graph);
+      if (graph !== this.qGraph) this.qIds = this.idsOf(graph, cov);
       this.qGraph = graph;
-      this.qIds!.use(graph.generation, cov.epoch);
+      this.qIds!.use(graph.generation, cov);
+      this.qN = n;
       this.qStartHi = firstHi;
       this.qStartLo = firstLo;
       this.qEndHi = endHi;
@@ -470,37 +475,52 @@ export class FlowTracker implements FrameListener {
     const graph = this.qGraph!;
     const kept = ids.epoch === cov.epoch && ids.generation === graph.generation;
     if (this.inBlock) {
+      const n = this.icount - this.bCount;
       let id = -1;
-      if (kept && this.bLo === this.qStartLo && this.bHi === this.qStartHi) {
-        id = ids.block(q);
-        if (id < 0) {
+      if (kept && n === this.qN && this.bLo === this.qStartLo && this.bHi === this.qStartHi) {
+        id = ids.runBlock(cov, q);
+        if (id >= 0) {
+          if (cov.varied) cov.setInsns(id, n);
+        } else {
           id = cov.blockId(this.bHi, this.bLo, this.pHi, this.pLo);
           ids.keepBlock(q, id);
+          if (id >= 0) cov.countBlock(id, n);
         }
-      } else id = cov.blockId(this.bHi, this.bLo, this.pHi, this.pLo);
-      if (id >= 0) cov.countBlock(id, this.icount - this.bCount);
+      } else {
+        id = cov.blockId(this.bHi, this.bLo, this.pHi, this.pLo);
+        if (id >= 0) cov.countBlock(id, n);
+      }
     }
     cov.enter(lo);
     const kind = c === ASYNC ? EdgeKind.Async : c;
     const to = this.toNode;
-    let id = -1;
     if (kept && to >= 0 && this.toGraph === graph) {
-      id = ids.edge(q, to);
-      if (id < 0) {
-        id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
-        if (id >= 0) ids.keepEdge(q, to, id);
-      }
-    } else id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
-    if (id >= 0) cov.countEdge(id);
+      if (ids.runEdge(cov, q, to)) return;
+      const id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
+      if (id < 0) return;
+      ids.keepEdge(cov, q, to, id);
+      cov.countEdge(id);
+    } else {
+      const id = cov.edgeId(this.pHi, this.pLo, hi, lo, kind);
+      if (id >= 0) cov.countEdge(id);
+    }
   }
 
-  /** The coverage ids kept for `graph`'s nodes. */
-  private idsOf(graph: DecisionGraph): NodeIds {
-    let ids = this.nodeIds.get(graph);
-    if (ids === undefined) {
-      ids = new NodeIds();
-      this.nodeIds.set(graph, ids);
+  /**
+   * The coverage ids kept for `graph`'s nodes: of the last {@link MAX_NODE_IDS} graphs
+   * (processes take turns); the runs of one forgotten go to the coverage first.
+   */
+  private idsOf(graph: DecisionGraph, cov: Coverage): NodeIds {
+    const all = this.nodeIds;
+    let ids = all.get(graph);
+    if (ids !== undefined) return ids;
+    if (all.size >= MAX_NODE_IDS) {
+      const [oldest, old] = all.entries().next().value as [DecisionGraph, NodeIds];
+      old.settle(cov);
+      all.delete(oldest);
     }
+    ids = new NodeIds();
+    all.set(graph, ids);
     return ids;
   }
 
@@ -555,6 +575,9 @@ export class FlowTracker implements FrameListener {
   /** The end of the stream: open frames end, held times are handed out. Returns [time, icount]. */
   end(): [number, number] {
     this.endBlock();
+    // The runs counted by node go to the coverage's counts.
+    const cov = this.analysis.coverage;
+    if (cov !== undefined) for (const ids of this.nodeIds.values()) ids.settle(cov);
     const running = this.track;
     const segments = this.analysis.segments;
     if (segments && running !== undefined && this.pending !== 0)

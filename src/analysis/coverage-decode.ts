@@ -412,25 +412,31 @@ class GraphWalk {
     if (due === Due.Entry && src >= 0) {
       // Node src's transfer led here: its block and this edge mostly have ids kept.
       const ids = this.ids;
+      ids.use(this.graph.generation, cov);
       if (this.inBlock) {
         const n = insns - ic[1]!;
-        let id = -1;
         if (this.bNode === src && n === nodes[src * W + Insns]!) {
           // The block is the node, entered at its start.
-          id = ids.block(src);
-          if (id < 0) {
-            id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
-            ids.keepBlock(src, id);
+          const id = ids.runBlock(cov, src);
+          if (id >= 0) {
+            if (cov.varied) cov.setInsns(id, n);
+          } else {
+            const made = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
+            ids.keepBlock(src, made);
+            if (made >= 0) cov.countBlock(made, n);
           }
-        } else id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
-        if (id >= 0) cov.countBlock(id, n);
+        } else {
+          const id = cov.blockId(this.bHi, this.bLo, this.endHi(src), this.endLo(src));
+          if (id >= 0) cov.countBlock(id, n);
+        }
       }
-      let id = ids.edge(src, p);
-      if (id < 0) {
-        id = cov.edgeId(this.endHi(src), this.endLo(src), hi, lo);
-        if (id >= 0) ids.keepEdge(src, p, id);
+      if (!ids.runEdge(cov, src, p)) {
+        const id = cov.edgeId(this.endHi(src), this.endLo(src), hi, lo);
+        if (id >= 0) {
+          ids.keepEdge(cov, src, p, id);
+          cov.countEdge(id);
+        }
       }
-      if (id >= 0) cov.countEdge(id);
     } else if (due === Due.Entry) {
       // An interrupt taken at (srcHi:srcLo).
       if (this.inBlock) cov.block(this.bHi, this.bLo, this.srcHi, this.srcLo, insns - ic[1]!);
@@ -452,6 +458,11 @@ class GraphWalk {
   /** Node `p`'s last instruction's address, low half. */
   private endLo(p: number): number {
     return this.graph.cold[p * C + EndLo]! >>> 0;
+  }
+
+  /** The runs counted by node ({@link ids}) go to the coverage's counts. */
+  settle(): void {
+    if (this.tables) this.ids.settle(this.coverage!);
   }
 
   /** A gap (tracing off, the end): the coverage block ends at the last instruction run. */
@@ -928,6 +939,8 @@ function* walkSteps(
   } finally {
     // The map and the stack back in the Coverage's and the walk's own arrays.
     engine?.release();
+    // The runs counted by node go to the coverage's counts.
+    w.settle();
   }
   if (out !== TRACE_END) return out;
   // The decode ends with the trace: the last decision's target does not run.

@@ -189,6 +189,9 @@ export function graphMemoryWords(maxNodes: number): { nodes: number; slots: numb
   return { nodes: nodes * NODE_WORDS, slots };
 }
 
+/** Generations given out (see DecisionGraph.generation). */
+let generations = 0;
+
 export class DecisionGraph {
   /** Nodes made. */
   size = 0;
@@ -217,8 +220,11 @@ export class DecisionGraph {
 
   /** Instructions decoded to make nodes so far (see `maxWalk`). */
   walked = 0;
-  /** Node ids name the same nodes until this changes ({@link clear}, {@link adopt}). */
-  generation = 0;
+  /**
+   * Node ids name the same nodes while this holds: a number no other graph has had,
+   * new at each {@link clear} and {@link adopt}.
+   */
+  generation = ++generations;
 
   /** Whose layout the nodes' {@link Node.Walk} words hold (see {@link claimWalkWords}); 0: none yet. */
   private walkWords = 0;
@@ -278,7 +284,7 @@ export class DecisionGraph {
   clear(image: Image = this.code.image): void {
     this.code.setImage(image);
     this.code.invalidate();
-    this.generation++;
+    this.generation = ++generations;
     this.size = 0;
     this.walked = 0;
     this.slots.fill(0);
@@ -312,7 +318,7 @@ export class DecisionGraph {
    */
   adopt(s: GraphState): void {
     if (s.size > this.maxNodes) throw new RangeError(`${s.size} nodes: more than this graph holds`);
-    this.generation++;
+    this.generation = ++generations;
     this.size = s.size;
     this.walked = s.walked;
     this.nodes = s.nodes;

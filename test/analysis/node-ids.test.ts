@@ -35,6 +35,7 @@ interface FakeGraph {
 
 type Op =
   | { op: "node"; g: number; id: number }
+  | { op: "nodes"; g: number; ids: number[] }
   | { op: "insn"; lo: number; fclass: number }
   | { op: "async"; from: number; to: number; suppressed: boolean }
   | { op: "enabled"; lo: number }
@@ -51,6 +52,9 @@ const node = fc.record({
   lo: addr,
   hi: fc.constantFrom(0, 0xffffffff),
   n: fc.integer({ min: 1, max: 4 }),
+  // Where the transfer is: nodes of other instruction counts may end at the same
+  // place (the same addresses in two programs: one block, two counts).
+  span: fc.integer({ min: 1, max: 2 }),
   fclass: fc.constantFrom(...CLASSES),
 });
 /** Three graphs, of up to 6 nodes, and a second generation of each. */
@@ -63,7 +67,7 @@ const graphs = fc.array(
 );
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
-    weight: 12,
+    weight: 4,
     arbitrary: fc.record({
       op: fc.constant("node" as const),
       g: fc.integer({ min: 0, max: 2 }),
@@ -71,10 +75,20 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
   {
+    // A walk in one graph: the same nodes after one another again and again.
+    weight: 8,
+    arbitrary: fc.record({
+      op: fc.constant("nodes" as const),
+      g: fc.integer({ min: 0, max: 2 }),
+      ids: fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 2, maxLength: 12 }),
+    }),
+  },
+  {
     weight: 2,
     arbitrary: fc.record({
       op: fc.constant("insn" as const),
-      lo: addr,
+      // At a node's start or its transfer, or elsewhere.
+      lo: fc.tuple(addr, fc.constantFrom(0, 4, 8)).map(([a, d]) => a + d),
       fclass: fc.constantFrom(FlowClass.Other, ...CLASSES),
     }),
   },
@@ -133,26 +147,21 @@ function coverageOf(
   };
   const analysis = new CallAnalysis({ coverage });
   const t: FlowTracker = analysis.stream("s");
+  const feedNode = (gi: number, id: number) => {
+    const g = gs[gi]!;
+    const nd = g.nodes[g.generation % 2]![id]!;
+    if (withIds)
+      t.node(nd.hi, nd.lo, nd.n, nd.endHi, nd.endLo, nd.size, nd.fclass, id, g as unknown as DecisionGraph);
+    else t.node(nd.hi, nd.lo, nd.n, nd.endHi, nd.endLo, nd.size, nd.fclass);
+  };
   for (const o of ops) {
     switch (o.op) {
-      case "node": {
-        const g = gs[o.g]!;
-        const nd = g.nodes[g.generation % 2]![o.id]!;
-        if (withIds)
-          t.node(
-            nd.hi,
-            nd.lo,
-            nd.n,
-            nd.endHi,
-            nd.endLo,
-            nd.size,
-            nd.fclass,
-            o.id,
-            g as unknown as DecisionGraph,
-          );
-        else t.node(nd.hi, nd.lo, nd.n, nd.endHi, nd.endLo, nd.size, nd.fclass);
+      case "node":
+        feedNode(o.g, o.id);
         break;
-      }
+      case "nodes":
+        for (const id of o.ids) feedNode(o.g, id);
+        break;
       case "insn":
         t.insn(0, o.lo, 2, o.fclass);
         break;
@@ -189,14 +198,14 @@ function coverageOf(
   };
 }
 
-/** The fed form of generated nodes: the transfer is the node's last instruction, 2 bytes each. */
-function fed(nodes: { lo: number; hi: number; n: number; fclass: number }[]): FedNode[] {
-  return nodes.map(({ lo, hi, n, fclass }) => ({
+/** The fed form of generated nodes: the transfer, of 2 bytes, `span` * 4 bytes on (at the start in a node of one). */
+function fed(nodes: { lo: number; hi: number; n: number; fclass: number; span?: number }[]): FedNode[] {
+  return nodes.map(({ lo, hi, n, fclass, span = n - 1 }) => ({
     hi,
     lo,
     n,
     endHi: hi,
-    endLo: lo + 2 * (n - 1),
+    endLo: n > 1 ? lo + 4 * span : lo,
     size: 2,
     fclass,
   }));
@@ -204,7 +213,7 @@ function fed(nodes: { lo: number; hi: number; n: number; fclass: number }[]): Fe
 
 test("coverage fed by nodes with their ids equals the same feed without them", () => {
   fc.assert(
-    fc.property(graphs, fc.array(op, { minLength: 1, maxLength: 120 }), (g, ops) => {
+    fc.property(graphs, fc.array(op, { minLength: 1, maxLength: 120, size: "max" }), (g, ops) => {
       const made: FakeGraph[] = g.map((gens) => ({ generation: 0, nodes: gens.map(fed) }));
       const { json, map } = coverageOf(made, ops, false);
       const kept = coverageOf(made, ops, true);
@@ -265,5 +274,38 @@ test("a graph's new generation names other nodes: ids kept before are not used",
   assert.deepEqual(
     doc.edges.map((e) => e.to),
     ["0x2000", "0x3000", "0x1000"],
+  );
+});
+
+test("a block that ends at a node's transfer but did not run as that node is looked up", () => {
+  // Node 0 runs 0x1000, 0x1004 and a conditional jump at 0x1008; then the same jump
+  // ends a block begun at 0x1004, and one of two instructions begun at 0x1000 (the
+  // same addresses as the node, another count: the JSON has the last), and one of
+  // three begun at 0xff0.
+  const nodes = fed([{ lo: 0x1000, hi: 0, n: 3, fclass: FlowClass.CondJump, span: 2 }]);
+  const made: FakeGraph[] = [{ generation: 0, nodes: [nodes, nodes] }];
+  const node: Op = { op: "node", g: 0, id: 0 };
+  const ops: Op[] = [
+    node,
+    node,
+    { op: "insn", lo: 0x1004, fclass: FlowClass.Other },
+    { op: "insn", lo: 0x1008, fclass: FlowClass.CondJump },
+    node,
+    { op: "insn", lo: 0x1000, fclass: FlowClass.Other },
+    { op: "insn", lo: 0x1008, fclass: FlowClass.CondJump },
+    { op: "insn", lo: 0x2000, fclass: FlowClass.CondJump },
+    // Three instructions again, to the same jump, from 0xff0.
+    { op: "insn", lo: 0xff0, fclass: FlowClass.Other },
+    { op: "insn", lo: 0x1004, fclass: FlowClass.Other },
+    { op: "insn", lo: 0x1008, fclass: FlowClass.CondJump },
+    { op: "insn", lo: 0x2000, fclass: FlowClass.CondJump },
+  ];
+  const kept = coverageOf(made, ops, true);
+  assert.equal(kept.json, coverageOf(made, ops, false).json);
+  const doc = JSON.parse(kept.json) as { blocks: { start: string; insns: number; count: number }[] };
+  assert.deepEqual(
+    doc.blocks.map((b) => `${b.start} ${b.insns} ${b.count}`),
+    // The last run of 0x1000-0x1008 had 2 instructions.
+    ["0xff0 3 1", "0x1000 2 4", "0x1004 2 1", "0x2000 1 2"],
   );
 });

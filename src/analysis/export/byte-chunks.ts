@@ -141,24 +141,8 @@ export class ByteChunks {
    */
   hex64(hi: number, lo: number, width: number, pad = 0x30): void {
     if (this.at + 16 + width > this.buf.length) this.room(16 + width);
-    if (width === 16) {
-      this.at = putHex16(this.dv, this.at, hi, lo, pad);
-      return;
-    }
-    let digits = 1;
-    if (hi !== 0) {
-      digits = 9;
-      for (let v = hi >>> 4; v !== 0; v >>>= 4) digits++;
-    } else for (let v = lo >>> 4; v !== 0; v >>>= 4) digits++;
-    const b = this.buf;
-    let at = this.at;
-    for (let i = digits; i < width; i++) b[at++] = pad;
-    at += digits;
-    this.at = at;
-    let v = lo;
-    const loDigits = hi !== 0 ? 8 : digits;
-    for (let i = 0; i < loDigits; i++, v >>>= 4) b[--at] = HEX[v & 15]!;
-    for (v = hi; v !== 0; v >>>= 4) b[--at] = HEX[v & 15]!;
+    this.at =
+      width === 16 ? putHex16(this.dv, this.at, hi, lo, pad) : putHex(this.buf, this.at, hi, lo, width, pad);
   }
 
   /**
@@ -229,6 +213,33 @@ export function putHex16(d: DataView, at: number, hi: number, lo: number, pad: n
   }
   // An odd digit left, or the value is 0.
   if (v !== 0 || i === end) d.setUint8(i - 1, HEX[v]!);
+  return end;
+}
+
+/**
+ * {@link ByteChunks.hex64} into `b` at `at`, which has room for max(16, `width`) bytes:
+ * at least `width` digits, `pad` on the left. Where it ends.
+ */
+export function putHex(
+  b: Uint8Array,
+  at: number,
+  hi: number,
+  lo: number,
+  width: number,
+  pad: number,
+): number {
+  let digits = 1;
+  if (hi !== 0) {
+    digits = 9;
+    for (let v = hi >>> 4; v !== 0; v >>>= 4) digits++;
+  } else for (let v = lo >>> 4; v !== 0; v >>>= 4) digits++;
+  for (let i = digits; i < width; i++) b[at++] = pad;
+  const end = at + digits;
+  at = end;
+  let v = lo;
+  const loDigits = hi !== 0 ? 8 : digits;
+  for (let i = 0; i < loDigits; i++, v >>>= 4) b[--at] = HEX[v & 15]!;
+  for (v = hi; v !== 0; v >>>= 4) b[--at] = HEX[v & 15]!;
   return end;
 }
 

@@ -46,7 +46,7 @@
 
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
-import { ByteChunks, type ChunkOut, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, putDecimal, putHex, putBytes as putSlice, utf8 } from "./byte-chunks.js";
 
 export const AFL_MAP_SIZE = 1 << 16;
 
@@ -79,6 +79,8 @@ export class Coverage {
   prev = 0;
   /** Ids from {@link blockId} and {@link edgeId} hold until this changes (a {@link clear}). */
   epoch = 0;
+  /** Some block was counted with two instruction counts (see {@link setInsns}). */
+  varied = false;
 
   /**
    * `mapOnly`: only the AFL map is kept (no blocks or edges for the JSON and the edge
@@ -116,6 +118,23 @@ export class Coverage {
   /** Block `id` ({@link blockId}) ran, `insns` instructions. */
   countBlock(id: number, insns: number): void {
     this.blockCount[id]! += 1;
+    this.setInsns(id, insns);
+  }
+
+  /** Block `id` ran `runs` more times (runs counted elsewhere first: NodeIds). */
+  countBlockRuns(id: number, runs: number): void {
+    this.blockCount[id]! += runs;
+  }
+
+  /**
+   * Block `id` ran `insns` instructions (the JSON has each block's last count). A run
+   * counted elsewhere (NodeIds) says it here only once {@link varied}: until a block is
+   * counted with two instruction counts (the same addresses in two programs), each has
+   * had one, and saying it again would change nothing.
+   */
+  setInsns(id: number, insns: number): void {
+    const before = this.blockInsns[id]!;
+    if (before !== insns && before !== 0) this.varied = true;
     this.blockInsns[id] = insns;
   }
 
@@ -152,9 +171,9 @@ export class Coverage {
     return id;
   }
 
-  /** Edge `id` ({@link edgeId}) was taken (the map's part is {@link enter}'s). */
-  countEdge(id: number): void {
-    this.edgeCount[id]! += 1;
+  /** Edge `id` ({@link edgeId}) was taken (`runs` times; the map's part is {@link enter}'s). */
+  countEdge(id: number, runs = 1): void {
+    this.edgeCount[id]! += runs;
   }
 
   /** Each block (start and end as halves), its instruction count and runs, sorted by start then end (the JSON's blocks). */
@@ -204,6 +223,7 @@ export class Coverage {
     this.prev = 0;
     if (this.blocks.size + this.edges.size + this.blocks.refused + this.edges.refused === 0) return;
     this.epoch++;
+    this.varied = false;
     this.blocks = new KeyTable(this.maxEntries);
     this.edges = new KeyTable(this.maxEntries);
     this.blockCount.fill(0);
@@ -234,28 +254,50 @@ export class Coverage {
     let first = true;
     for (const id of sortedIds(this.blocks)) {
       const k = 4 * id;
-      text.bytes(first ? JSON_START_FIRST : JSON_START);
+      const insns = this.blockInsns[id]!;
+      const count = this.blockCount[id]!;
+      // The record in place, but for its symbol.
+      let at = text.reserve(RECORD_ROOM);
+      const b = text.buffer;
+      at = put(b, at, first ? JSON_START_FIRST : JSON_START);
       first = false;
-      addresses(text, bk, k, JSON_END);
-      text.bytes(JSON_INSNS);
-      text.int(this.blockInsns[id]!);
-      text.bytes(JSON_COUNT);
-      text.int(this.blockCount[id]!);
+      at = putAddresses(b, at, bk, k, JSON_END);
+      at = put(b, at, JSON_INSNS);
+      at = putDecimal(b, at, insns);
+      at = put(b, at, JSON_COUNT);
+      if (isCount(count)) {
+        text.wrote(putDecimal(b, at, count));
+      } else {
+        text.wrote(at);
+        text.int(count);
+      }
       const sym = name?.(bk[k]!, bk[k + 1]!);
-      if (sym !== undefined) text.text(`,"symbol":${JSON.stringify(sym)}`);
+      if (sym !== undefined) {
+        text.bytes(JSON_SYMBOL);
+        text.text(JSON.stringify(sym));
+      }
       text.byte(0x7d);
     }
     text.text('],\n"edges":[');
     const ek = this.edges.keys;
     first = true;
     for (const id of sortedIds(this.edges)) {
-      const k = 4 * id;
-      text.bytes(first ? JSON_FROM_FIRST : JSON_FROM);
+      const count = this.edgeCount[id]!;
+      let at = text.reserve(RECORD_ROOM);
+      const b = text.buffer;
+      at = put(b, at, first ? JSON_FROM_FIRST : JSON_FROM);
       first = false;
-      addresses(text, ek, k, JSON_TO);
-      text.bytes(JSON_EDGE_COUNT);
-      text.int(this.edgeCount[id]!);
-      text.byte(0x7d);
+      at = putAddresses(b, at, ek, 4 * id, JSON_TO);
+      at = put(b, at, JSON_EDGE_COUNT);
+      if (isCount(count)) {
+        at = putDecimal(b, at, count);
+        b[at] = 0x7d;
+        text.wrote(at + 1);
+      } else {
+        text.wrote(at);
+        text.int(count);
+        text.byte(0x7d);
+      }
     }
     text.text(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
     text.flush();
@@ -266,10 +308,20 @@ export class Coverage {
     const ek = this.edges.keys;
     const text = new ByteChunks(out);
     for (const id of sortedIds(this.edges)) {
-      addresses(text, ek, 4 * id, SPACE);
-      text.byte(0x20);
-      text.int(this.edgeCount[id]!);
-      text.byte(0x0a);
+      const count = this.edgeCount[id]!;
+      let at = text.reserve(RECORD_ROOM);
+      const b = text.buffer;
+      at = putAddresses(b, at, ek, 4 * id, SPACE);
+      b[at++] = 0x20;
+      if (isCount(count)) {
+        at = putDecimal(b, at, count);
+        b[at] = 0x0a;
+        text.wrote(at + 1);
+      } else {
+        text.wrote(at);
+        text.int(count);
+        text.byte(0x0a);
+      }
     }
     text.flush();
   }
@@ -281,24 +333,34 @@ const JSON_START = utf8(',\n{"start":"');
 const JSON_END = utf8('","end":"');
 const JSON_INSNS = utf8('","insns":');
 const JSON_COUNT = utf8(',"count":');
+const JSON_SYMBOL = utf8(',"symbol":');
 const JSON_FROM_FIRST = utf8('\n{"from":"');
 const JSON_FROM = utf8(',\n{"from":"');
 const JSON_TO = utf8('","to":"');
 const JSON_EDGE_COUNT = utf8('","count":');
 const SPACE = utf8(" ");
+/** The most bytes of a record but its symbol: its parts, two addresses of "0x" and 16 digits, two numbers of 16. */
+const RECORD_ROOM = 128;
 
-/** Address hi:lo as `0x` and lowercase hex digits. */
-function address(text: ByteChunks, hi: number, lo: number): void {
-  text.byte(0x30);
-  text.byte(0x78);
-  text.hex64(hi, lo, 0);
+/** Bytes made once into `b` at `at`: where they end. */
+function put(b: Uint8Array, at: number, u: Uint8Array): number {
+  return putSlice(b, at, u, 0, u.length);
 }
 
-/** A table key's two addresses (keys[k..k+4): block start and end, or edge from and to), `between` them. */
-function addresses(text: ByteChunks, keys: Uint32Array, k: number, between: Uint8Array): void {
-  address(text, keys[k]!, keys[k + 1]!);
-  text.bytes(between);
-  address(text, keys[k + 2]!, keys[k + 3]!);
+/** Whether `v` is written by putDecimal (else as String writes it: never for real counts). */
+function isCount(v: number): boolean {
+  return v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v);
+}
+
+/** A table key's two addresses (keys[k..k+4): block start and end, or edge from and to) as `0x` and hex digits, `between` them, into `b` at `at`: where they end. */
+function putAddresses(b: Uint8Array, at: number, keys: Uint32Array, k: number, between: Uint8Array): number {
+  b[at] = 0x30;
+  b[at + 1] = 0x78;
+  at = putHex(b, at + 2, keys[k]!, keys[k + 1]!, 0, 0x30);
+  at = put(b, at, between);
+  b[at] = 0x30;
+  b[at + 1] = 0x78;
+  return putHex(b, at + 2, keys[k + 2]!, keys[k + 3]!, 0, 0x30);
 }
 
 /** The last order {@link sortedIds} made, per table (the JSON and the edge list both want it). */
