@@ -72,8 +72,9 @@ export function endsBlock(fclass: number): boolean {
  */
 const ASYNC = 0x100;
 
-/** Graphs a tracker keeps coverage ids for (see FlowTracker.idsOf). */
+/** Graphs a tracker keeps coverage ids for, and their words at most (see FlowTracker.idsOf): 64 MB. */
 const MAX_NODE_IDS = 16;
+const MAX_NODE_ID_WORDS = 1 << 24;
 
 export class FlowTracker implements FrameListener {
   /** Instructions fed so far. */
@@ -508,14 +509,19 @@ export class FlowTracker implements FrameListener {
 
   /**
    * The coverage ids kept for `graph`'s nodes: of the last {@link MAX_NODE_IDS} graphs
-   * (processes take turns); the runs of one forgotten go to the coverage first.
+   * (processes take turns), in {@link MAX_NODE_ID_WORDS} (the graphs themselves may be
+   * gone: the walk keeps a few, of so many nodes together); the runs of those forgotten
+   * go to the coverage first.
    */
   private idsOf(graph: DecisionGraph, cov: Coverage): NodeIds {
     const all = this.nodeIds;
     let ids = all.get(graph);
     if (ids !== undefined) return ids;
-    if (all.size >= MAX_NODE_IDS) {
-      const [oldest, old] = all.entries().next().value as [DecisionGraph, NodeIds];
+    let words = 0;
+    for (const kept of all.values()) words += kept.words;
+    for (const [oldest, old] of all) {
+      if (all.size < MAX_NODE_IDS && words <= MAX_NODE_ID_WORDS) break;
+      words -= old.words;
       old.settle(cov);
       all.delete(oldest);
     }

@@ -29,6 +29,11 @@ const MAX_RUNS = 1 << 30;
 export class NodeIds {
   /** -1: no id kept. */
   private ids = new Int32Array(0);
+
+  /** The memory held, in 32-bit words. */
+  get words(): number {
+    return this.ids.length;
+  }
   /** The graph generation and coverage epoch the ids are of (see {@link use}). */
   generation = -1;
   epoch = -1;

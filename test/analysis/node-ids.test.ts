@@ -309,3 +309,23 @@ test("a block that ends at a node's transfer but did not run as that node is loo
     ["0xff0 3 1", "0x1000 2 4", "0x1004 2 1", "0x2000 1 2"],
   );
 });
+
+test("graphs past the ids a tracker keeps: the runs of those forgotten are counted", () => {
+  // 20 graphs (processes) take turns, more than the 16 whose ids a tracker keeps.
+  const nodes = fed([
+    { lo: 0x1000, hi: 0, n: 2, fclass: FlowClass.Jump },
+    { lo: 0x2000, hi: 0, n: 3, fclass: FlowClass.Call },
+    { lo: 0x3000, hi: 0, n: 1, fclass: FlowClass.Return },
+  ]);
+  const made: FakeGraph[] = Array.from({ length: 20 }, () => ({ generation: 0, nodes: [nodes, nodes] }));
+  const ops: Op[] = [];
+  for (let round = 0; round < 3; round++)
+    for (let g = 0; g < 20; g++) ops.push({ op: "nodes", g, ids: [0, 1, 2, 0, 1, 2, 0] });
+  const kept = coverageOf(made, ops, true);
+  assert.equal(kept.json, coverageOf(made, ops, false).json);
+  const doc = JSON.parse(kept.json) as { blocks: { count: number }[] };
+  assert.deepEqual(
+    doc.blocks.map((b) => b.count),
+    [180, 120, 120],
+  );
+});
