@@ -5,11 +5,11 @@
  * two edges from its transfer (the node each goes to, and the edge's id: a conditional
  * jump's two, or an indirect branch's last two targets), each with the runs counted
  * here since they were last added to the coverage's counts ({@link settle}). A block or
- * an edge run again then costs a read and a write of one node's words, in one cache
- * line, instead of a look-up in the tables (a hash and two cache misses on a large
- * program) and a write to the counts (one more). The ids are of one Coverage's tables
- * and one graph's nodes (see {@link use}); the counts hold the runs counted here only
- * after {@link settle}.
+ * an edge run again then costs a read and a write of one node's 32 bytes instead of a
+ * look-up in the tables (a hash and two cache misses on a large program) and a write
+ * to the counts (one more). The ids are of one Coverage's tables and one graph's
+ * nodes (see {@link use}); the coverage's counts hold the runs counted here only after
+ * {@link settle}.
  */
 import type { Coverage } from "./export/coverage.js";
 
