@@ -18,11 +18,12 @@ import {
   type ThreadTrack,
   TimelineWriter,
 } from "../../src/analysis/index.js";
-import { EventType, PtEvent } from "../../src/event/index.js";
+import { EventType } from "../../src/event/index.js";
 import { FlowClass } from "../../src/flow/index.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { elfWithSymbols } from "../../tools/perf/pt-file.js";
 import { Chunks } from "./chunks.js";
+import { event } from "./pt-events.js";
 import { type TimelineFrame, timelineFrames } from "./timeline-frames.js";
 
 /** A timeline and folded stacks over `names`, fed by `feed`: the timeline's complete events and the folded lines. */
@@ -45,15 +46,6 @@ function analyse(
     frames: timelineFrames(doc.traceEvents),
     folded: lines.text().trim().split("\n").sort(),
   };
-}
-
-function event(type: EventType, ipLo: number, fromLo = 0, ipSuppressed = false): PtEvent {
-  const ev = new PtEvent();
-  ev.type = type;
-  ev.ipLo = ipLo;
-  ev.fromLo = fromLo;
-  ev.ipSuppressed = ipSuppressed;
-  return ev;
 }
 
 test("an interrupt and a system call into untraced code keep their own names", () => {

@@ -10,10 +10,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { CallAnalysis, Coverage, type FlowTracker } from "../../src/analysis/index.js";
-import { EventType, PtEvent } from "../../src/event/index.js";
+import { EventType } from "../../src/event/index.js";
 import type { DecisionGraph } from "../../src/flow/index.js";
 import { FlowClass } from "../../src/flow/index.js";
 import { Chunks } from "./chunks.js";
+import { event } from "./pt-events.js";
 
 /** A node as the walk feeds it. */
 interface FedNode {
@@ -114,15 +115,6 @@ const op: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({ op: fc.constant("generation" as const), g: fc.integer({ min: 0, max: 2 }) }),
   },
 );
-
-function event(type: EventType, ipLo = 0, fromLo = 0, ipSuppressed = false): PtEvent {
-  const ev = new PtEvent();
-  ev.type = type;
-  ev.ipLo = ipLo;
-  ev.fromLo = fromLo;
-  ev.ipSuppressed = ipSuppressed;
-  return ev;
-}
 
 /** The coverage (JSON and AFL map) of `ops`, the nodes fed with their ids or without. */
 function coverageOf(

@@ -265,12 +265,7 @@ export class Coverage {
       at = put(b, at, JSON_INSNS);
       at = putDecimal(b, at, insns);
       at = put(b, at, JSON_COUNT);
-      if (isCount(count)) {
-        text.wrote(putDecimal(b, at, count));
-      } else {
-        text.wrote(at);
-        text.int(count);
-      }
+      countThen(text, at, count, -1);
       const sym = name?.(bk[k]!, bk[k + 1]!);
       if (sym !== undefined) {
         text.bytes(JSON_SYMBOL);
@@ -289,15 +284,7 @@ export class Coverage {
       first = false;
       at = putAddresses(b, at, ek, 4 * id, JSON_TO);
       at = put(b, at, JSON_EDGE_COUNT);
-      if (isCount(count)) {
-        at = putDecimal(b, at, count);
-        b[at] = 0x7d;
-        text.wrote(at + 1);
-      } else {
-        text.wrote(at);
-        text.int(count);
-        text.byte(0x7d);
-      }
+      countThen(text, at, count, 0x7d);
     }
     text.text(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
     text.flush();
@@ -313,15 +300,7 @@ export class Coverage {
       const b = text.buffer;
       at = putAddresses(b, at, ek, 4 * id, SPACE);
       b[at++] = 0x20;
-      if (isCount(count)) {
-        at = putDecimal(b, at, count);
-        b[at] = 0x0a;
-        text.wrote(at + 1);
-      } else {
-        text.wrote(at);
-        text.int(count);
-        text.byte(0x0a);
-      }
+      countThen(text, at, count, 0x0a);
     }
     text.flush();
   }
@@ -347,9 +326,22 @@ function put(b: Uint8Array, at: number, u: Uint8Array): number {
   return putSlice(b, at, u, 0, u.length);
 }
 
-/** Whether `v` is written by putDecimal (else as String writes it: never for real counts). */
-function isCount(v: number): boolean {
-  return v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v);
+/**
+ * A record's count `v` at `at` in `text`'s buffer (reserved), then the byte `end` (-1:
+ * none): the record is written up to there. (Counts past 2^53 as String writes them:
+ * never for real counts.)
+ */
+function countThen(text: ByteChunks, at: number, v: number, end: number): void {
+  const b = text.buffer;
+  if (v >= 0 && v <= Number.MAX_SAFE_INTEGER && Number.isInteger(v)) {
+    at = putDecimal(b, at, v);
+    if (end >= 0) b[at++] = end;
+    text.wrote(at);
+    return;
+  }
+  text.wrote(at);
+  text.int(v);
+  if (end >= 0) text.byte(end);
 }
 
 /** A table key's two addresses (keys[k..k+4): block start and end, or edge from and to) as `0x` and hex digits, `between` them, into `b` at `at`: where they end. */
