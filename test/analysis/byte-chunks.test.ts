@@ -10,6 +10,7 @@ import {
   immediate,
   putBytes,
   putDecimal,
+  putHex,
   putHex16,
   putView,
   viewOf,
@@ -207,4 +208,21 @@ test("putDecimal writes what String() does, around 2^31 and every power of ten",
     const end = putDecimal(b, 3, v);
     assert.equal(Buffer.from(b.subarray(3, end)).toString("latin1"), String(v));
   }
+});
+
+test("putHex() writes hex64's digits, at least `width` of them, for every digit count and both halves", () => {
+  const b = new Uint8Array(32);
+  // Each bit length (0 to 2^32 - 1 in each half), and a value past each power of two.
+  const halves = [0];
+  for (let s = 0; s < 32; s++) halves.push(2 ** s - 1, 2 ** s, (2 ** s + 0x9e37) >>> 0);
+  halves.push(0xffffffff);
+  for (const hi of halves)
+    for (const lo of halves)
+      for (const width of [0, 1, 9, 16, 20]) {
+        b.fill(0x78);
+        const end = putHex(b, 3, hi, lo, width, 0x20);
+        const want = hex64(hi, lo, 0).padStart(width, " ");
+        assert.equal(Buffer.from(b.subarray(3, end)).toString("latin1"), want, `${hi}:${lo}`);
+        assert.equal(b[end], 0x78);
+      }
 });

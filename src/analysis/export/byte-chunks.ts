@@ -228,18 +228,27 @@ export function putHex(
   width: number,
   pad: number,
 ): number {
-  let digits = 1;
-  if (hi !== 0) {
-    digits = 9;
-    for (let v = hi >>> 4; v !== 0; v >>>= 4) digits++;
-  } else for (let v = lo >>> 4; v !== 0; v >>>= 4) digits++;
+  // Digits from the highest set bit: 4 bits a digit, at least one.
+  const digits = hi !== 0 ? 8 + ((35 - Math.clz32(hi)) >> 2) : lo === 0 ? 1 : (35 - Math.clz32(lo)) >> 2;
   for (let i = digits; i < width; i++) b[at++] = pad;
   const end = at + digits;
-  at = end;
-  let v = lo;
-  const loDigits = hi !== 0 ? 8 : digits;
-  for (let i = 0; i < loDigits; i++, v >>>= 4) b[--at] = HEX[v & 15]!;
-  for (v = hi; v !== 0; v >>>= 4) b[--at] = HEX[v & 15]!;
+  // From the right, two digits a step (a byte of the value); an odd one last.
+  let i = end;
+  let v = lo >>> 0;
+  if (hi !== 0) {
+    for (let k = 0; k < 4; k++, v >>>= 8) {
+      const p = PAIRS[v & 255]!;
+      b[--i] = p >>> 8;
+      b[--i] = p & 255;
+    }
+    v = hi >>> 0;
+  }
+  for (; v > 15; v >>>= 8) {
+    const p = PAIRS[v & 255]!;
+    b[--i] = p >>> 8;
+    b[--i] = p & 255;
+  }
+  if (i > at) b[at] = HEX[v]!;
   return end;
 }
 

@@ -46,7 +46,7 @@
 
 import { FLOW_CLASS_NAMES } from "../../flow/flow-class.js";
 import { growFloat64, growUint32, KeyTable } from "../key-table.js";
-import { ByteChunks, type ChunkOut, putDecimal, putHex, putBytes as putSlice, utf8 } from "./byte-chunks.js";
+import { ByteChunks, type ChunkOut, putDecimal, putHex, putView, utf8, viewOf } from "./byte-chunks.js";
 
 export const AFL_MAP_SIZE = 1 << 16;
 
@@ -259,16 +259,17 @@ export class Coverage {
       // The record in place, but for its symbol.
       let at = text.reserve(RECORD_ROOM);
       const b = text.buffer;
-      at = put(b, at, first ? JSON_START_FIRST : JSON_START);
+      const d = text.view;
+      at = put(d, at, first ? JSON_START_FIRST : JSON_START);
       first = false;
-      at = putAddresses(b, at, bk, k, JSON_END);
-      at = put(b, at, JSON_INSNS);
+      at = putAddresses(b, d, at, bk, k, JSON_END);
+      at = put(d, at, JSON_INSNS);
       at = putDecimal(b, at, insns);
-      at = put(b, at, JSON_COUNT);
+      at = put(d, at, JSON_COUNT);
       countThen(text, at, count, -1);
       const sym = name?.(bk[k]!, bk[k + 1]!);
       if (sym !== undefined) {
-        text.bytes(JSON_SYMBOL);
+        text.viewBytes(JSON_SYMBOL);
         text.text(JSON.stringify(sym));
       }
       text.byte(0x7d);
@@ -280,10 +281,11 @@ export class Coverage {
       const count = this.edgeCount[id]!;
       let at = text.reserve(RECORD_ROOM);
       const b = text.buffer;
-      at = put(b, at, first ? JSON_FROM_FIRST : JSON_FROM);
+      const d = text.view;
+      at = put(d, at, first ? JSON_FROM_FIRST : JSON_FROM);
       first = false;
-      at = putAddresses(b, at, ek, 4 * id, JSON_TO);
-      at = put(b, at, JSON_EDGE_COUNT);
+      at = putAddresses(b, d, at, ek, 4 * id, JSON_TO);
+      at = put(d, at, JSON_EDGE_COUNT);
       countThen(text, at, count, 0x7d);
     }
     text.text(`],\n"dropped":{"blocks":${this.blocks.refused},"edges":${this.edges.refused}}}\n`);
@@ -298,7 +300,7 @@ export class Coverage {
       const count = this.edgeCount[id]!;
       let at = text.reserve(RECORD_ROOM);
       const b = text.buffer;
-      at = putAddresses(b, at, ek, 4 * id, SPACE);
+      at = putAddresses(b, text.view, at, ek, 4 * id, SPACE);
       b[at++] = 0x20;
       countThen(text, at, count, 0x0a);
     }
@@ -306,24 +308,24 @@ export class Coverage {
   }
 }
 
-/** The fixed parts of the JSON's records (written as bytes: a record is no string). */
-const JSON_START_FIRST = utf8('\n{"start":"');
-const JSON_START = utf8(',\n{"start":"');
-const JSON_END = utf8('","end":"');
-const JSON_INSNS = utf8('","insns":');
-const JSON_COUNT = utf8(',"count":');
-const JSON_SYMBOL = utf8(',"symbol":');
-const JSON_FROM_FIRST = utf8('\n{"from":"');
-const JSON_FROM = utf8(',\n{"from":"');
-const JSON_TO = utf8('","to":"');
-const JSON_EDGE_COUNT = utf8('","count":');
-const SPACE = utf8(" ");
+/** The fixed parts of the JSON's records (written as bytes, four a step: a record is no string). */
+const JSON_START_FIRST = viewOf(utf8('\n{"start":"'));
+const JSON_START = viewOf(utf8(',\n{"start":"'));
+const JSON_END = viewOf(utf8('","end":"'));
+const JSON_INSNS = viewOf(utf8('","insns":'));
+const JSON_COUNT = viewOf(utf8(',"count":'));
+const JSON_SYMBOL = viewOf(utf8(',"symbol":'));
+const JSON_FROM_FIRST = viewOf(utf8('\n{"from":"'));
+const JSON_FROM = viewOf(utf8(',\n{"from":"'));
+const JSON_TO = viewOf(utf8('","to":"'));
+const JSON_EDGE_COUNT = viewOf(utf8('","count":'));
+const SPACE = viewOf(utf8(" "));
 /** The most bytes of a record but its symbol: its parts, two addresses of "0x" and 16 digits, two numbers of 16. */
 const RECORD_ROOM = 128;
 
-/** Bytes made once into `b` at `at`: where they end. */
-function put(b: Uint8Array, at: number, u: Uint8Array): number {
-  return putSlice(b, at, u, 0, u.length);
+/** Bytes made once into `d` at `at`: where they end. */
+function put(d: DataView, at: number, v: DataView): number {
+  return putView(d, at, v, 0, v.byteLength);
 }
 
 /**
@@ -345,11 +347,18 @@ function countThen(text: ByteChunks, at: number, v: number, end: number): void {
 }
 
 /** A table key's two addresses (keys[k..k+4): block start and end, or edge from and to) as `0x` and hex digits, `between` them, into `b` at `at`: where they end. */
-function putAddresses(b: Uint8Array, at: number, keys: Uint32Array, k: number, between: Uint8Array): number {
+function putAddresses(
+  b: Uint8Array,
+  d: DataView,
+  at: number,
+  keys: Uint32Array,
+  k: number,
+  between: DataView,
+): number {
   b[at] = 0x30;
   b[at + 1] = 0x78;
   at = putHex(b, at + 2, keys[k]!, keys[k + 1]!, 0, 0x30);
-  at = put(b, at, between);
+  at = put(d, at, between);
   b[at] = 0x30;
   b[at + 1] = 0x78;
   return putHex(b, at + 2, keys[k + 2]!, keys[k + 3]!, 0, 0x30);
