@@ -403,7 +403,8 @@ function sortedIds(table: KeyTable): Uint32Array {
       const k = 4 * ids[j]!;
       let e = j + 1;
       while (e < n && keys[4 * ids[e]!] === keys[k] && keys[4 * ids[e]! + 1] === keys[k + 1]) e++;
-      if (e - j > 1) ids.subarray(j, e).sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 2));
+      if (e - j > 16) ids.subarray(j, e).sort((x, y) => compareKeys(keys, 4 * x, 4 * y, 2));
+      else if (e - j > 1) insertionSort(ids, j, e, keys);
       j = e;
     }
   }
@@ -412,6 +413,26 @@ function sortedIds(table: KeyTable): Uint32Array {
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * ids[from, to) ordered by their keys' second address (their first is the same): a few
+ * (most branches have one or two targets), in place, no subarray or comparison function.
+ */
+function insertionSort(ids: Uint32Array, from: number, to: number, keys: Uint32Array): void {
+  for (let i = from + 1; i < to; i++) {
+    const id = ids[i]!;
+    const hi = keys[4 * id + 2]!;
+    const lo = keys[4 * id + 3]!;
+    let j = i - 1;
+    for (; j >= from; j--) {
+      const other = ids[j]!;
+      const oHi = keys[4 * other + 2]!;
+      if (oHi < hi || (oHi === hi && keys[4 * other + 3]! < lo)) break;
+      ids[j + 1] = other;
+    }
+    ids[j + 1] = id;
+  }
+}
 
 /** Key words from `w` on at keys[x..x+4) against keys[y..y+4): negative, 0 or positive. */
 function compareKeys(keys: Uint32Array, x: number, y: number, w: number): number {
