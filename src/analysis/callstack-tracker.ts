@@ -268,27 +268,42 @@ export class FlowTracker implements FrameListener {
     const firstLo = n > 1 ? lo : endLo;
     const stack = (this.track ?? this.running()).stack;
     if (!this.inBlock || this.pending !== 0) {
-      this.toNode = id;
-      this.toGraph = graph;
-      this.arrive(firstHi, firstLo);
-      this.toNode = -1;
+      if (this.transfers) {
+        this.toNode = id;
+        this.toGraph = graph;
+        this.arrive(firstHi, firstLo);
+        this.toNode = -1;
+      } else this.arrive(firstHi, firstLo);
     }
     if (this.stacks) stack.root(firstHi, firstLo);
     this.icount += n - 1;
     // The transfer, as insn() takes it (its stack has a root frame now: nothing to add).
     this.ran(endHi, endLo, size, fclass);
-    const cov = this.analysis.coverage;
-    if (id >= 0 && graph !== undefined && cov !== undefined && !cov.mapOnly) {
-      this.q = id;
-      if (graph !== this.qGraph) this.qIds = this.idsOf(graph, cov);
-      this.qGraph = graph;
-      this.qIds!.use(graph.generation, cov);
-      this.qN = n;
-      this.qStartHi = firstHi;
-      this.qStartLo = firstLo;
-      this.qEndHi = endHi;
-      this.qEndLo = endLo;
-    }
+    if (this.transfers && id >= 0 && graph !== undefined)
+      this.ranNode(id, graph, n, firstHi, firstLo, endHi, endLo);
+  }
+
+  /** With coverage: node `id` of `graph` ran whole, `n` instructions from (firstHi:firstLo) to (endHi:endLo) (see {@link countAtNode}). */
+  private ranNode(
+    id: number,
+    graph: DecisionGraph,
+    n: number,
+    firstHi: number,
+    firstLo: number,
+    endHi: number,
+    endLo: number,
+  ): void {
+    const cov = this.analysis.coverage!;
+    if (cov.mapOnly) return;
+    this.q = id;
+    if (graph !== this.qGraph) this.qIds = this.idsOf(graph, cov);
+    this.qGraph = graph;
+    this.qIds!.use(graph.generation, cov);
+    this.qN = n;
+    this.qStartHi = firstHi;
+    this.qStartLo = firstLo;
+    this.qEndHi = endHi;
+    this.qEndLo = endLo;
   }
 
   /** A new time: the TSC (halves) reached now. */
