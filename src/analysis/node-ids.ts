@@ -29,14 +29,14 @@ const MAX_RUNS = 1 << 30;
 export class NodeIds {
   /** -1: no id kept. */
   private ids = new Int32Array(0);
+  /** The graph generation and coverage epoch the ids are of (see {@link use}). */
+  generation = -1;
+  epoch = -1;
 
   /** The memory held, in 32-bit words. */
   get words(): number {
     return this.ids.length;
   }
-  /** The graph generation and coverage epoch the ids are of (see {@link use}). */
-  generation = -1;
-  epoch = -1;
 
   /**
    * From now on the ids are of a graph's generation `generation` (DecisionGraph's) and
