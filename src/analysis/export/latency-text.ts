@@ -76,25 +76,33 @@ function writeFunctions(t: ByteChunks, fns: readonly FunctionLatency[], recorded
   for (const f of fns) names.set(f.name, (names.get(f.name) ?? 0) + 1);
   const label = (f: FunctionLatency) => ((names.get(f.name) ?? 0) > 1 ? `${f.name} [pid ${f.pid}]` : f.name);
   const head = ["calls", "total", "p50", "p90", "p99", "max", ...(recorded ? ["off-CPU"] : []), "incomplete"];
+  // A row's numbers: the statistics' six, then (a function's) off-CPU and incomplete.
+  const row = new Array<number | undefined>(head.length);
+  const stats = (s: DurationStats) => {
+    row[0] = s.calls;
+    row[1] = s.total;
+    row[2] = s.p50;
+    row[3] = s.p90;
+    row[4] = s.p99;
+    row[5] = s.max;
+  };
   // The number columns' widths: the head's, each function's and its listed callers'.
   const widths = head.map((h) => h.length);
-  const widen = (i: number, v: number) => {
-    const n = numLength(v);
-    if (n > widths[i]!) widths[i] = n;
-  };
-  const widenStats = (s: DurationStats) => {
-    widen(0, s.calls);
-    widen(1, s.total);
-    widen(2, s.p50);
-    widen(3, s.p90);
-    widen(4, s.p99);
-    widen(5, s.max);
+  const widen = (last: number) => {
+    for (let i = 0; i < last; i++) {
+      const n = numLength(row[i]!);
+      if (n > widths[i]!) widths[i] = n;
+    }
   };
   for (const f of fns) {
-    widenStats(f);
-    if (recorded) widen(6, f.offCpu);
-    widen(head.length - 1, f.incomplete);
-    for (let i = 0; i < TOP_CALLERS && i < f.callers.length; i++) widenStats(f.callers[i]!);
+    stats(f);
+    if (recorded) row[6] = f.offCpu;
+    row[head.length - 1] = f.incomplete;
+    widen(head.length);
+    for (let i = 0; i < TOP_CALLERS && i < f.callers.length; i++) {
+      stats(f.callers[i]!);
+      widen(6);
+    }
   }
   // A row: its numbers right-aligned, then `text` (unpadded); as table() writes it, the
   // line trimmed at its end (only text that is empty or ends in a blank leaves any).
@@ -117,15 +125,6 @@ function writeFunctions(t: ByteChunks, fns: readonly FunctionLatency[], recorded
   };
   t.text(head.map((h, i) => h.padStart(widths[i]!)).join("  "));
   t.text("  function\n");
-  const row = new Array<number | undefined>(head.length);
-  const stats = (s: DurationStats) => {
-    row[0] = s.calls;
-    row[1] = s.total;
-    row[2] = s.p50;
-    row[3] = s.p90;
-    row[4] = s.p99;
-    row[5] = s.max;
-  };
   for (const f of fns) {
     stats(f);
     if (recorded) row[6] = f.offCpu;
