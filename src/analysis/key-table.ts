@@ -17,7 +17,7 @@ export class KeyTable {
   refused = 0;
   /** The key words of id i: keys[4i..4i+4). */
   keys: Uint32Array;
-  /** Slot → id + 1 (0: empty). */
+  /** Slot → id + 1 (0: empty), with a tag of the key's hash above it (see {@link ID_BITS}). */
   private slots: Int32Array;
 
   /** `expected`: about how many keys will come (room is made for them at once). */
@@ -36,13 +36,20 @@ export class KeyTable {
     const slots = this.slots;
     const mask = slots.length - 1;
     const keys = this.keys;
-    let h = hash(a, b, c, d) & mask;
+    const h = hash(a, b, c, d);
+    const tag = h & TAG_MASK;
+    let at = h & mask;
     for (;;) {
-      const s = slots[h]!;
+      const s = slots[at]!;
       if (s === 0) break;
-      const k = 4 * (s - 1);
-      if (keys[k] === a && keys[k + 1] === b && keys[k + 2] === c && keys[k + 3] === d) return s - 1;
-      h = (h + 1) & mask;
+      // A slot of another tag holds another key: its words are not read (a cache miss
+      // each on a large table, where most probes of a new key meet other keys).
+      if ((s & TAG_MASK) === tag) {
+        const k = 4 * ((s & ID_MASK) - 1);
+        if (keys[k] === a && keys[k + 1] === b && keys[k + 2] === c && keys[k + 3] === d)
+          return (s & ID_MASK) - 1;
+      }
+      at = (at + 1) & mask;
     }
     if (this.size >= this.maxEntries) {
       this.refused++;
@@ -55,7 +62,7 @@ export class KeyTable {
     this.keys[k + 1] = b;
     this.keys[k + 2] = c;
     this.keys[k + 3] = d;
-    slots[h] = id + 1;
+    slots[at] = tag | (id + 1);
     if (2 * this.size > slots.length) this.rehash();
     return id;
   }
@@ -66,21 +73,34 @@ export class KeyTable {
     const keys = this.keys;
     for (let id = 0; id < this.size; id++) {
       const k = 4 * id;
-      let h = hash(keys[k]!, keys[k + 1]!, keys[k + 2]!, keys[k + 3]!) & mask;
-      while (slots[h] !== 0) h = (h + 1) & mask;
-      slots[h] = id + 1;
+      const h = hash(keys[k]!, keys[k + 1]!, keys[k + 2]!, keys[k + 3]!);
+      let at = h & mask;
+      while (slots[at] !== 0) at = (at + 1) & mask;
+      slots[at] = (h & TAG_MASK) | (id + 1);
     }
     this.slots = slots;
   }
 }
 
 /**
- * The most keys any table holds (past what memory allows anyway: 16 bytes of key each).
- * A small integer, so the field stays one in every table: a table made with a larger
- * limit (Number.MAX_SAFE_INTEGER, "none") would turn the field into a heap number and
- * throw away the optimised code of every caller that inlined {@link KeyTable.id}.
+ * A slot holds its key's id + 1 in the low {@link ID_BITS} bits and the top bits of
+ * the key's hash above them (the slot's index takes the low bits of the hash): a probe
+ * reads a key's words only when the tags agree (1 in 64 of the other keys' slots). On
+ * key streams recorded from `ptkit perf` on the bench perf.data, 1.08-1.18x the speed
+ * for the folded stacks' tables and 1.15-1.41x for the coverage's (336k edges).
  */
-const MAX_ENTRIES = 0x3fffffff;
+const ID_BITS = 26;
+const ID_MASK = (1 << ID_BITS) - 1;
+const TAG_MASK = ~ID_MASK;
+
+/**
+ * The most keys any table holds: what a slot's id bits hold (past what memory allows
+ * anyway: 16 bytes of key each, a GiB). A small integer, so the field stays one in
+ * every table: a table made with a larger limit (Number.MAX_SAFE_INTEGER, "none")
+ * would turn the field into a heap number and throw away the optimised code of every
+ * caller that inlined {@link KeyTable.id}.
+ */
+const MAX_ENTRIES = ID_MASK - 1;
 
 function hash(a: number, b: number, c: number, d: number): number {
   let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b);
