@@ -25,7 +25,7 @@ import type { ThreadTrack } from "../callstack-sink.js";
 import { growFloat64, growInt32, growUint32, KeyTable } from "../key-table.js";
 import { SymbolHit } from "../symbol-table.js";
 import type { Symbolizer } from "../symbolizer.js";
-import { putUtf8 } from "./byte-chunks.js";
+import { putHex, putUtf8 } from "./byte-chunks.js";
 
 /** The symbols naming a thread's frames; undefined for the default ones. */
 export type TrackSymbols = (track: ThreadTrack) => Symbolizer | undefined;
@@ -362,7 +362,7 @@ export class FrameNames {
     this.textBase[t] = base;
     this.textOffset[t] = offset;
     const length = this.textLength[base]!;
-    this.room(length + 3 + 14);
+    this.room(length + 3 + 16);
     const a = this.arena;
     const from = this.arenaUsed;
     let at = from;
@@ -370,7 +370,7 @@ export class FrameNames {
     a[at++] = 0x2b; // +
     a[at++] = 0x30; // 0
     a[at++] = 0x78; // x
-    at = putHex(a, at, offset);
+    at = putHex(a, at, Math.floor(offset / 0x100000000), offset >>> 0, 0, 0x30);
     this.textStart[t] = from;
     this.textLength[t] = at - from;
     this.arenaUsed = at;
@@ -417,20 +417,4 @@ export class FrameNames {
     }
     return undefined;
   }
-}
-
-/** Lowercase hex digits' character codes. */
-const HEX = new Uint8Array([..."0123456789abcdef"].map((c) => c.charCodeAt(0)));
-
-/** The integer `v` (0 < v < 2^53) in lowercase hex, as `v.toString(16)` writes it, into `a` at `at`; where it ends. */
-function putHex(a: Uint8Array, at: number, v: number): number {
-  let digits = 1;
-  for (let p = 16; p <= v; p *= 16) digits++;
-  const end = at + digits;
-  for (let i = end; i > at; ) {
-    const q = Math.floor(v / 16);
-    a[--i] = HEX[v - q * 16]!;
-    v = q;
-  }
-  return end;
 }
