@@ -29,6 +29,7 @@
 
 import * as errors from "../base/errors.js";
 import { doubleFields } from "../base/halves.js";
+import { type Errata, packetQuirks } from "../cpu/errata.js";
 import type { Clock } from "../event/clock.js";
 import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
@@ -648,12 +649,44 @@ class GraphWalk {
 }
 
 /**
- * Decode `trace` from its first PSB to its end into `coverage`, following the code of
- * `graph`. When the result's status is -1 the coverage holds a partial decode:
- * {@link Coverage.clear} it for the general decoder.
+ * The errata a walk works around (cpu/errata.ts): the packet decoder's quirks
+ * (packetQuirks: SKD007, SKZ84), SKD022 and BDM70 as the event and block decoders do;
+ * `ovf`, SKD010, APL11 or APL12, which change what the event decoder makes of an OVF:
+ * the walk hands an OVF over. The others need what the walk hands over anyway: BDM64
+ * a TSX abort, SKL014 an address filter, SKL168 time (the timed walk's clock has it).
  */
-export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage: Coverage): FastCoverage {
-  return walkToEnd(walkSteps(trace, new GraphWalk(graph, coverage, undefined)));
+export interface WalkErrata {
+  quirks: number;
+  skd022: boolean;
+  bdm70: boolean;
+  ovf?: boolean;
+}
+
+/** No erratum. */
+export const NO_WALK_ERRATA: WalkErrata = { quirks: 0, skd022: false, bdm70: false };
+
+/** The walk's part of `errata`. */
+export function walkErrata(errata: Errata): WalkErrata {
+  return {
+    quirks: packetQuirks(errata),
+    skd022: errata.skd022,
+    bdm70: errata.bdm70,
+    ovf: errata.skd010 || errata.apl11 || errata.apl12,
+  };
+}
+
+/**
+ * Decode `trace` from its first PSB to its end into `coverage`, following the code of
+ * `graph`, working around `errata`. When the result's status is -1 the coverage holds
+ * a partial decode: {@link Coverage.clear} it for the general decoder.
+ */
+export function decodeCoverage(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  coverage: Coverage,
+  errata = NO_WALK_ERRATA,
+): FastCoverage {
+  return walkToEnd(walkSteps(trace, new GraphWalk(graph, coverage, undefined), undefined, errata));
 }
 
 /**
@@ -661,11 +694,14 @@ export function decodeCoverage(trace: TraceBytes, graph: DecisionGraph, coverage
  * where it decodes the trace (status 0), the flow decoders would decode it without an
  * error, to the same count.
  */
-export function decodeCount(trace: TraceBytes, graph: DecisionGraph, stops?: WalkStops): FastCoverage {
+export function decodeCount(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  stops?: WalkStops,
+  errata = NO_WALK_ERRATA,
+): FastCoverage {
   // No coverage and no feed: the map's fused packet loop (coverage-map-loop.ts), without the map.
-  return walkToEnd(
-    walkSteps(trace, new GraphWalk(graph, undefined, undefined), undefined, 0, false, false, stops),
-  );
+  return walkToEnd(walkSteps(trace, new GraphWalk(graph, undefined, undefined), undefined, errata, stops));
 }
 
 /**
@@ -688,8 +724,13 @@ export interface WalkStops {
  * skipped). When the result's status is -1 the tracker's analysis holds a partial
  * decode: start a new one for the general decoder.
  */
-export function decodeFeed(trace: TraceBytes, graph: DecisionGraph, feed: FlowTracker): FastCoverage {
-  return walkToEnd(walkSteps(trace, new GraphWalk(graph, undefined, feed)));
+export function decodeFeed(
+  trace: TraceBytes,
+  graph: DecisionGraph,
+  feed: FlowTracker,
+  errata = NO_WALK_ERRATA,
+): FastCoverage {
+  return walkToEnd(walkSteps(trace, new GraphWalk(graph, undefined, feed), undefined, errata));
 }
 
 /**
@@ -709,7 +750,7 @@ export function decodeTimedFeed(
   trace: TraceBytes,
   graph: DecisionGraph,
   time: WalkTime,
-  errata: { quirks: number; skd022: boolean; bdm70: boolean },
+  errata: WalkErrata,
 ): FastCoverage {
   return walkToEnd(timedWalk(trace, graph, time, errata));
 }
@@ -722,10 +763,10 @@ export function timedWalk(
   trace: TraceBytes,
   graph: DecisionGraph,
   time: WalkTime,
-  errata: { quirks: number; skd022: boolean; bdm70: boolean },
+  errata: WalkErrata,
 ): Generator<void, FastCoverage, void> {
   const w = new GraphWalk(graph, undefined, undefined, time);
-  return walkSteps(trace, w, new WalkClock(time, w), errata.quirks, errata.skd022, errata.bdm70);
+  return walkSteps(trace, w, new WalkClock(time, w), errata);
 }
 
 /**
@@ -922,20 +963,32 @@ function walkToEnd(steps: Generator<void, FastCoverage, void>): FastCoverage {
 function* walkSteps(
   trace: TraceBytes,
   w: GraphWalk,
-  tc?: WalkClock,
-  quirks = 0,
-  skd022 = false,
-  bdm70 = false,
+  tc: WalkClock | undefined,
+  errata: WalkErrata,
   stops?: WalkStops,
 ): Generator<void, FastCoverage, void> {
   const res = new FastCoverage();
+  const { quirks, skd022, bdm70 } = errata;
   // TNT-8, TIP and timing packets between them go to the fused loop where nothing but the
-  // map or the count is kept: in WebAssembly where it compiles, else mapLoop.
-  const fused = w.fusable && tc === undefined && quirks === 0 ? new MapLoop() : undefined;
+  // map or the count is kept: in WebAssembly where it compiles, else mapLoop. (It leaves
+  // the packets the quirks change to this loop: SKD007's CYC, SKZ84's TMA.)
+  const fused = w.fusable && tc === undefined ? new MapLoop() : undefined;
   const engine = fused !== undefined && !w.tables ? mapLoopEngine(w.graph) : undefined;
   let out: FastCoverage;
   try {
-    out = yield* walkLoop(res, trace, w, tc, quirks, skd022, bdm70, stops, fused, engine);
+    out = yield* walkLoop(
+      res,
+      trace,
+      w,
+      tc,
+      quirks,
+      skd022,
+      bdm70,
+      errata.ovf === true,
+      stops,
+      fused,
+      engine,
+    );
   } finally {
     // The map and the stack back in the Coverage's and the walk's own arrays.
     engine?.release();
@@ -968,6 +1021,8 @@ function* walkLoop(
   quirks: number,
   skd022: boolean,
   bdm70: boolean,
+  /** An OVF hands over (see WalkErrata.ovf). */
+  ovfErrata: boolean,
   stops: WalkStops | undefined,
   fused: MapLoop | undefined,
   engine: MapLoopEngine | undefined,
@@ -1151,9 +1206,9 @@ function* walkLoop(
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        // SKD022: the flow decoders make it a synchronous disable at a VM entry.
+        if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
         if (tc !== undefined) {
-          // SKD022: the block decoder makes it a synchronous disable at a VM entry.
-          if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
           while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
@@ -1186,7 +1241,7 @@ function* walkLoop(
       }
       case PacketType.Ovf:
         // Packets were lost: a gap (the block decoder ends the block where it is).
-        if (inPsb || fup || mode || ovf || !started || tc !== undefined)
+        if (inPsb || fup || mode || ovf || !started || tc !== undefined || ovfErrata)
           return stop(res, pos, Handover.Packet);
         w.event(EventType.Overflow, 0, 0, true);
         w.endBlock();

@@ -157,11 +157,15 @@ export function mapLoop(
       size = 1 + n;
     } else if (c === Pkt.Cyc) {
       // Skipped (no time is kept); at most 8 extension bytes, as the packet decoder takes.
+      // A two-byte one ending in 0x02 goes to the packet decoder: with SKD007 it may be
+      // the first two bytes of an OVF (02 F3).
       let q = pos + 1;
       if ((b & 4) !== 0) {
         for (;;) {
           if (q >= end || q - pos > 8) break outer;
-          if ((buf[q++]! & 1) === 0) break;
+          const x = buf[q++]!;
+          if (x === 2 && q === pos + 2) break outer;
+          if ((x & 1) === 0) break;
         }
       }
       pos = q;

@@ -25,10 +25,13 @@ export {
   decodeTimedFeed,
   FastCoverage,
   Handover,
+  NO_WALK_ERRATA,
   timedWalk,
+  type WalkErrata,
   type WalkFeed,
   type WalkStops,
   type WalkTime,
+  walkErrata,
 } from "./coverage-decode.js";
 export { Demangler, isMangled, LazyDemangler, type NameDemangler } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";

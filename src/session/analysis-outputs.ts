@@ -126,11 +126,14 @@ export class AnalysisOutputs {
   private folded: FoldedStacks | undefined;
   private coverage: Coverage | undefined;
   private latency: CallLatency | undefined;
+  /** The JSON timeline's size was warned of. */
+  private jsonWarned = false;
 
   private constructor(
+    private readonly io: SessionIo,
     private readonly options: AnalysisOptions,
     private readonly names: FrameNames,
-    private readonly files: readonly Output[],
+    private readonly files: Output[],
     private readonly context: AnalysisContext,
   ) {
     this.build();
@@ -250,7 +253,9 @@ export class AnalysisOutputs {
     return immediate((chunk: Uint8Array) => {
       const before = bytes;
       bytes += chunk.length;
-      if (before < limit && bytes >= limit) {
+      // (Once: not again when the outputs start over.)
+      if (before < limit && bytes >= limit && !this.jsonWarned) {
+        this.jsonWarned = true;
         const hints = this.context.hints ?? {};
         const size = limit >= 2 ** 20 ? `${Math.round(limit / 2 ** 20)} MiB` : `${limit} bytes`;
         const remedy =
@@ -289,7 +294,7 @@ export class AnalysisOutputs {
       code instanceof CodeSymbols
         ? new FrameNames(code.symbolizer, undefined, (hi, lo) => code.unnamed(hi, lo))
         : new FrameNames(code, context.trackSymbols);
-    return new AnalysisOutputs(options, names, files, context);
+    return new AnalysisOutputs(io, options, names, files, context);
   }
 
   /** The coverage when it is the only output (the fast coverage decode can fill it), else undefined. */
@@ -312,6 +317,35 @@ export class AnalysisOutputs {
       !wantsLatency(o) &&
       (o.folded === undefined || o.foldedWeight === "insn")
     );
+  }
+
+  /**
+   * Whether a decode may feed the outputs and then {@link restart} them to start over:
+   * every output but JSON Lines, shard tables and the timeline summary's first decode
+   * (those keep what was fed elsewhere too).
+   */
+  restartable(): boolean {
+    const o = this.options;
+    return o.jsonl === undefined && o.tables === undefined && o.summaryProbe === undefined;
+  }
+
+  /**
+   * Start over, nothing counted and the files opened anew (emptied: what was streamed
+   * into them is gone): a fast decode handed the trace over ({@link restartable}
+   * outputs). An error message when a file cannot be opened again (then all are closed).
+   */
+  restart(): string | undefined {
+    this.abandon();
+    for (const [i, f] of this.files.entries()) {
+      try {
+        this.files[i] = { ...f, file: this.io.openWrite(f.path) };
+      } catch (e) {
+        for (const g of this.files.slice(0, i)) g.file.close();
+        return `cannot write ${f.path}: ${ioErrorText(e)}.`;
+      }
+    }
+    this.build();
+    return undefined;
   }
 
   /** A feed for one decoded stream. */

@@ -24,7 +24,7 @@
  *   (the overlap), and the next piece's count of its own first PSB segment must be
  *   the same.
  */
-import { decodeCount, type WalkStops } from "../analysis/coverage-decode.js";
+import { decodeCount, type WalkErrata, type WalkStops } from "../analysis/coverage-decode.js";
 import type { DecisionGraph } from "../flow/index.js";
 import { sliceSource } from "../packet/chunks.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
@@ -46,10 +46,15 @@ export interface CountPiece {
 }
 
 /**
- * Count the instructions of the piece of `trace` up to `stop` (relative) on `graph`
- * (see the module comment).
+ * Count the instructions of the piece of `trace` up to `stop` (relative) on `graph`,
+ * working around `errata` (see the module comment).
  */
-export function countPiece(graph: DecisionGraph, trace: TraceBytes, stop: number): CountPiece {
+export function countPiece(
+  graph: DecisionGraph,
+  trace: TraceBytes,
+  stop: number,
+  errata: WalkErrata,
+): CountPiece {
   const marks = new PieceStops<number>(stop);
   const stops: WalkStops = {
     stop: marks.stop,
@@ -59,7 +64,7 @@ export function countPiece(graph: DecisionGraph, trace: TraceBytes, stop: number
       return go;
     },
   };
-  const res = decodeCount(trace, graph, stops);
+  const res = decodeCount(trace, graph, stops, errata);
   const end = res.insns;
   const seam = marks.seam;
   return {
@@ -90,10 +95,11 @@ export async function countInPieces(
   starts: readonly number[],
   source: TraceSource,
   graph: () => DecisionGraph,
+  errata: WalkErrata,
 ): Promise<number | undefined> {
   const size = source.size;
   const local = (task: ChunkTask) =>
-    countPiece(graph(), TraceBytes.read(sliceSource(source, task.start)), task.stop);
+    countPiece(graph(), TraceBytes.read(sliceSource(source, task.start)), task.stop, errata);
   let total = 0;
   let failed: number | undefined;
   let last: CountPiece | undefined;

@@ -17,9 +17,8 @@
  * over (packets or code it does not cover: see decodeTimedFeed), the caller decodes
  * the file again the general way from the start.
  */
-import { FastCoverage, timedWalk, type WalkFeed, type WalkTime } from "../analysis/index.js";
+import { FastCoverage, timedWalk, type WalkFeed, type WalkTime, walkErrata } from "../analysis/index.js";
 import { doubleFields } from "../base/halves.js";
-import { packetQuirks } from "../cpu/index.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
 import type { Image } from "../image/index.js";
@@ -303,12 +302,7 @@ class StreamTurn {
     this.to = target(graph);
     doubleFields(this, ["turnHi", "turnLo", "limitHi", "limitLo"]);
     const time = turns ? new TakingTurns(this, graphs) : new TurnTime(this, graphs);
-    const { errata } = s.config;
-    this.steps = timedWalk(s.trace, graph, time, {
-      quirks: packetQuirks(errata),
-      skd022: errata.skd022,
-      bdm70: errata.bdm70,
-    });
+    this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata));
   }
 
   /** decodePerfStream's `at` (no range, no --tid: always in range): the stream moves on to TSC hi:lo. */

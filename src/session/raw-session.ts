@@ -7,10 +7,10 @@
  * come through the {@link SessionIo} given: `ptkit flow` passes the process's (after
  * turning ptxed's option words into {@link RawInput}), the web app its dropped files.
  */
-import type { NameDemangler } from "../analysis/index.js";
+import type { FlowTracker, NameDemangler, WalkTime } from "../analysis/index.js";
 import { cpuErrata } from "../cpu/index.js";
-import { PtEvent } from "../event/index.js";
-import { BlockDecoder, InsnDecoder, type SectionCaches } from "../flow/index.js";
+import { Clock, type DecoderConfig, PtEvent } from "../event/index.js";
+import { BlockDecoder, type DecisionGraph, InsnDecoder, type SectionCaches } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { ErrorCode, errorMessage } from "../packet/index.js";
 import { TraceBytes, type TraceSource } from "../packet/trace-bytes.js";
@@ -224,6 +224,7 @@ export async function decodeRaw(
       outputs === undefined ? await countOnThreads(io, setup, pieces, internal, graphs) : undefined;
     const insns =
       counted === -1 ? undefined : (counted ?? (await fastWalk(setup, outputs, internal, graphs)));
+    if (typeof insns === "string") return insns;
     if (insns !== undefined) {
       if (output.stats) for (const line of statsText(insns, undefined)) out.line(line);
       out.flush();
@@ -293,10 +294,11 @@ export async function decodeRaw(
 /**
  * Whether the fast decode of analysis/coverage-decode.ts may stand in for the flow
  * decoder: nothing is printed but errors (at which it hands over) and the instruction
- * count, and nothing it does not model is configured (errata, address filters, iflags
- * and tick events, sideband).
+ * count, and nothing it does not model is configured (address filters, iflags events,
+ * sideband; tick events only for the timed walk, `ticks`, which reports them where the
+ * block decoder does). It works around the errata of the --cpu given (walkErrata).
  */
-function fastWalkFits({ output, pt, sideband }: RawSetup): boolean {
+function fastWalkFits({ output, pt, sideband }: RawSetup, ticks = false): boolean {
   if (pt === undefined) return false;
   const config = pt.step.config;
   return (
@@ -305,10 +307,9 @@ function fastWalkFits({ output, pt, sideband }: RawSetup): boolean {
     !output.showBlocks &&
     !(output.stats && output.statBlocks) &&
     sideband.channels.length === 0 &&
-    !Object.values(config.errata).some((on) => on) &&
     !config.addrFilter.cfg.some((c) => c !== 0) &&
     !config.enableIflagsEvents &&
-    !config.enableTickEvents
+    (ticks || !config.enableTickEvents)
   );
 }
 
@@ -349,8 +350,15 @@ async function countOnThreads(
   if (starts.length < 2) return undefined;
   const { countInPieces } = await import("./count-pieces.js");
   const tasks = pieces.tasks(setup, starts, "count");
-  const count = await countInPieces(io.chunks, jobs, tasks, starts, pt.source, () =>
-    graphs.graph(setup.image),
+  const { walkErrata } = await import("../analysis/coverage-decode.js");
+  const count = await countInPieces(
+    io.chunks,
+    jobs,
+    tasks,
+    starts,
+    pt.source,
+    () => graphs.graph(setup.image),
+    walkErrata(pt.step.config.errata),
   );
   graphs.save();
   internal.onCountPieces?.(count, starts.length);
@@ -361,9 +369,12 @@ async function countOnThreads(
 /**
  * The fast decode of analysis/coverage-decode.ts where it covers the trace and nothing
  * else is printed: the instruction count, or undefined when the flow decoder must
- * decode it. With `outputs`, those made at the end without time (coverage; folded
- * stacks weighed by instructions): coverage alone straight into its tables, else
- * through the call-stack tracker (they are empty again when it hands over). Without,
+ * decode it (or an error message: the outputs could not start over). With `outputs`:
+ * coverage alone straight into its tables; those made at the end without time
+ * (coverage, folded stacks weighed by instructions) through the call-stack tracker;
+ * the others (timelines, latencies, folded stacks weighed by time) through the
+ * tracker with the times the block decoder would give it (decodeTimedFeed). When it
+ * hands over they start again, empty (the streamed files opened anew). Without,
  * `--quiet` with nothing to make but the count (then the flow decoder would print no
  * error; when no instruction ran, a trace without PSB gets the flow session's
  * explanation).
@@ -373,33 +384,84 @@ async function fastWalk(
   outputs: AnalysisOutputs | undefined,
   internal: TraceInternals,
   graphs: GraphCache,
-): Promise<number | undefined> {
+): Promise<number | string | undefined> {
   const { pt } = setup;
   const coverage = outputs?.coverageOnly();
+  const untimed = coverage !== undefined || outputs?.feedable() === true;
   if (
     pt === undefined ||
     (outputs === undefined
       ? !countAloneFits(setup, internal)
-      : !fastWalkFits(setup) || (coverage === undefined && !outputs.feedable()))
+      : untimed
+        ? !fastWalkFits(setup)
+        : !outputs.restartable() || !fastWalkFits(setup, true))
   )
     return undefined;
-  const { decodeCount, decodeCoverage, decodeFeed } = await import("../analysis/coverage-decode.js");
+  const { decodeCount, decodeCoverage, decodeFeed, decodeTimedFeed, walkErrata } = await import(
+    "../analysis/coverage-decode.js"
+  );
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const graph = graphs.graph(setup.image);
+  const config = pt.step.config;
+  const errata = walkErrata(config.errata);
   if (outputs === undefined) {
-    const result = decodeCount(trace, graph);
+    const result = decodeCount(trace, graph, undefined, errata);
     graphs.save();
     internal.onFastCoverage?.(result);
     return result.status === 0 && result.insns > 0 ? result.insns : undefined;
   }
   const result =
     coverage !== undefined
-      ? decodeCoverage(trace, graph, coverage)
-      : decodeFeed(trace, graph, outputs.stream());
+      ? decodeCoverage(trace, graph, coverage, errata)
+      : untimed
+        ? decodeFeed(trace, graph, outputs.stream(), errata)
+        : decodeTimedFeed(
+            trace,
+            graph,
+            new RawWalkTime(config, setup.image, outputs.stream(), graphs),
+            errata,
+          );
   graphs.save();
   internal.onFastCoverage?.(result);
   if (result.status === 0) return result.insns;
   if (coverage !== undefined) coverage.clear();
-  else outputs.reset();
+  else if (untimed) outputs.reset();
+  else return outputs.restart();
   return undefined;
+}
+
+/**
+ * The timed walk's time on a raw trace (one stream, one image, no sideband): the
+ * clock the event decoder would keep, and each time the walk reports handed to the
+ * tracker at once, as the flow decoder's events hand it theirs (every one, a PSB+'s
+ * while tracing is off too: the first is the clock's base). (ptkit perf's hands over
+ * only the last before what comes next, as its general decode does.) The walk has fed
+ * the tracker everything before the report (it holds back nothing for a tracker).
+ */
+class RawWalkTime implements WalkTime {
+  readonly clock: Clock;
+  /** The flow decoder runs with tick events for the outputs' times (see decodeRaw's hideTicks). */
+  readonly ticks = true;
+  readonly cr3 = false;
+
+  constructor(
+    config: DecoderConfig,
+    readonly image: Image,
+    private readonly feed: FlowTracker,
+    private readonly graphs: GraphCache,
+  ) {
+    this.clock = new Clock(config);
+  }
+
+  at(hi: number, lo: number): void {
+    this.feed.time(hi, lo);
+  }
+
+  ready(): FlowTracker {
+    return this.feed;
+  }
+
+  graph(image: Image, maxNodes: number, maxWalk: number): DecisionGraph {
+    return this.graphs.graph(image, maxNodes, maxWalk);
+  }
 }

@@ -221,13 +221,16 @@ describe("generated kernel-traced programs: the same map either way", () => {
   }
 });
 
-/** A conformance check's code and trace, without what it prints or checks: [argv] or undefined (sideband). */
+/**
+ * A conformance check's code, trace and CPU (its errata, which the walk works around),
+ * without what it prints or checks: [argv] or undefined (sideband).
+ */
 function codeAndTrace(argv: readonly string[]): string[] | undefined {
   const keep: string[] = [];
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
     if (a.startsWith("--pevent") || a.startsWith("--sb")) return undefined;
-    if (a === "--raw" || a === "--pt") keep.push(a, argv[++i]!);
+    if (a === "--raw" || a === "--pt" || a === "--cpu") keep.push(a, argv[++i]!);
   }
   return keep.includes("--pt") ? keep : undefined;
 }
@@ -305,6 +308,88 @@ test("a trace entering a long run of straight-line code at many places: the grap
   assert.equal(graph.size, 0);
   assert.ok(graph.node(0, 0x10000) >= 0);
   assert.equal(graph.walked, 65_537);
+});
+
+describe("a CPU's errata: the walk works around them as the flow decoders do", () => {
+  // Broadwell (BDM70, BDM64), Skylake client (SKD007's CYC: the packet loop in JavaScript,
+  // not the fused one; SKD010, SKD022, BDM70, ...), Skylake-SP (SKZ84's TMA), Apollo Lake
+  // (APL11, APL12: an OVF hands over).
+  for (const cpu of ["6/61", "6/78", "6/85", "6/92"])
+    test(`the fuzzing workload with timing and RET compression, --cpu ${cpu}`, async () => {
+      const { fast } = await compare(dir, [
+        "--cpu",
+        cpu,
+        "--quiet",
+        "--stat:insn",
+        ...largeFlowArgs(w),
+        "--pt",
+        w.timingTrace,
+      ]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+    });
+
+  for (const wasm of [true, false])
+    test(`SKD007: a two-byte CYC ending in 0x02 and an 0xF3 are an OVF; on other CPUs two CYCs (the fused loop in ${wasm ? "WebAssembly" : "JavaScript"})`, async (t) => {
+      useWasmMapLoop(wasm);
+      t.after(() => useWasmMapLoop(true));
+      // NOP, JMP RAX at 0x1000.
+      const cwd = mkdtempSync(join(dir, "skd007-"));
+      writeFileSync(join(cwd, "code.bin"), Uint8Array.from([0x90, 0xff, 0xe0]));
+      const pkt = new Packet();
+      const enc = start64(pkt);
+      const bytes: number[] = [];
+      const flush = () => {
+        bytes.push(...enc.bytes());
+        enc.reset();
+      };
+      for (let i = 0; i < 3; i++) enc.emitIp(PacketType.Tip, 0, 0x1000);
+      flush();
+      // CYC 07 02, then F3: the packet decoder takes 02 F3 as an OVF with SKD007.
+      bytes.push(0x07, 0x02, 0xf3);
+      // Where tracing resumes after the overflow (with SKD007), else an asynchronous branch.
+      enc.emitIp(PacketType.Fup, 0, 0x1001);
+      for (let i = 0; i < 3; i++) enc.emitIp(PacketType.Tip, 0, 0x1000);
+      flush();
+      writeFileSync(join(cwd, "trace.pt"), Uint8Array.from(bytes));
+      const code = ["--raw", "code.bin:0x1000", "--pt", "trace.pt"];
+      // Skylake (SKD007, and SKD010: the walk hands the OVF over), Skylake-SP (no SKD007).
+      for (const cpu of ["6/78", "6/85"]) {
+        const { fast } = await compare(cwd, ["--cpu", cpu, ...code, "--quiet", "--stat:insn"]);
+        assert.equal(fast?.status, cpu === "6/78" ? -1 : 0, `--cpu ${cpu}: ${fast?.reason}`);
+        // The flow decoders' listing: an overflow, or an interrupt (the FUP, then a TIP).
+        const listing = (await flow(cwd, ["--cpu", cpu, ...code], true, "none")).stdout;
+        assert.equal(listing.includes("[overflow]"), cpu === "6/78", listing);
+      }
+    });
+
+  test("BDM70: a PSB+ whose FUP a TIP.PGE follows leaves tracing off, and the walk covers it", async () => {
+    // NOP, JMP RAX at 0x1000; each TIP goes back there.
+    const cwd = mkdtempSync(join(dir, "bdm70-"));
+    writeFileSync(join(cwd, "code.bin"), Uint8Array.from([0x90, 0xff, 0xe0]));
+    const pkt = new Packet();
+    const enc = new PacketEncoder();
+    for (let round = 0; round < 3; round++) {
+      // PSB+ (MODE.Exec, FUP) while tracing is off, then TIP.PGE: the FUP is BDM70's.
+      pkt.clear().type = PacketType.Psb;
+      enc.emit(pkt);
+      pkt.clear().type = PacketType.ModeExec;
+      pkt.flags = Flag.CsL;
+      enc.emit(pkt);
+      enc.emitIp(PacketType.Fup, 0, 0x1000);
+      pkt.clear().type = PacketType.PsbEnd;
+      enc.emit(pkt);
+      enc.emitIp(PacketType.TipPge, 0, 0x1000);
+      for (let i = 0; i < 4; i++) enc.emitIp(PacketType.Tip, 0, 0x1000);
+      enc.emitIp(PacketType.TipPgd, 0, 0x1000);
+    }
+    writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+    const argv = ["--raw", "code.bin:0x1000", "--pt", "trace.pt", "--quiet", "--stat:insn"];
+    // Broadwell has BDM70; without a CPU the PSB+ says tracing is on, and the decoders differ.
+    const { fast } = await compare(cwd, ["--cpu", "6/61", ...argv]);
+    assert.deepEqual(fast, { status: 0, reason: "" });
+    const general = await flow(cwd, ["--cpu", "6/61", ...argv], true, "none");
+    assert.equal(general.stdout, "insn: 30.\n");
+  });
 });
 
 test("no MODE.Exec before tracing starts: the flow decoders decode 16-bit code, so the fast decode hands over", async () => {

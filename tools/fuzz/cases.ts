@@ -72,9 +72,10 @@ function cliPool(rng: Rng, cli: readonly Seed[]): Seed[] {
 
 /**
  * Flow options that change how errors are handled (--resync-on-error half the time)
- * and what decodes: a quarter of the time only coverage (a third of those with folded
- * stacks) or only the instruction count is asked for, which the fast decode
- * (analysis/coverage-decode.ts) takes on (the files go nowhere).
+ * and what decodes: a quarter of the time only coverage (with folded stacks in some),
+ * outputs with time, or only the instruction count is asked for, which the fast
+ * decode (analysis/coverage-decode.ts, its timed walk for the times) takes on (the
+ * files go nowhere).
  */
 function decoderOptions(rng: Rng, argv: string[]): string[] {
   if (argv[0] !== "flow") return argv;
@@ -86,6 +87,7 @@ function decoderOptions(rng: Rng, argv: string[]): string[] {
       ["--afl-map", "/dev/null"],
       ["--afl-map", "/dev/null", "--edges", "/dev/null"],
       ["--afl-map", "/dev/null", "--folded", "/dev/null"],
+      ["--timeline", "/dev/null", "--folded", "/dev/null", "--folded-weight", "time"],
       ["--stat:insn"],
     ]);
     const dropped = new Set(["--check", "--stat", "--block-decoder", "--insn-decoder"]);

@@ -2,7 +2,8 @@
 ;; steps in the same order, over a decision graph whose node words and hash slots live
 ;; in this module's memory (map-loop-engine.ts puts them there). It takes TNT-8, TIP,
 ;; CYC, MTC and PAD packets straight from the bytes and stops at anything else, where
-;; the packet loop in JavaScript goes on. Where it needs a node the graph has not made
+;; the packet loop in JavaScript goes on (and at a two-byte CYC ending in 0x02, which
+;; with SKD007 may be the first two bytes of an OVF: the packet decoder knows). Where it needs a node the graph has not made
 ;; yet it returns before the step that needs it (fail 6-8, p the node, bit the TNT
 ;; bit, hops the direct transfers run so far), JavaScript makes the node, and the
 ;; loop is called again at the same packet to go on from that step.
@@ -101,6 +102,9 @@
                           (br_if $out (i32.gt_u (i32.sub (local.get $q) (local.get $pos)) (i32.const 8)))
                           (local.set $x (i32.load8_u (local.get $q)))
                           (local.set $q (i32.add (local.get $q) (i32.const 1)))
+                          ;; SKD007's CYC (02 F3 may be an OVF): left to the packet decoder.
+                          (br_if $out (i32.and (i32.eq (local.get $x) (i32.const 2))
+                                               (i32.eq (local.get $q) (i32.add (local.get $pos) (i32.const 2)))))
                           (br_if $ext (i32.and (local.get $x) (i32.const 1))))))
                     (local.set $pos (local.get $q))
                     (br $packets)))

@@ -4,6 +4,7 @@
  * it is given.
  */
 
+import { NO_WALK_ERRATA, walkErrata } from "../../analysis/coverage-decode.js";
 import type { DecisionGraph } from "../../flow/index.js";
 import { graphStoreFromEnv } from "../../node/graph-store.js";
 import { nodeIo } from "../../node/io.js";
@@ -52,7 +53,8 @@ export function countPieceIn(words: string[], cwd: string, trace: TraceBytes, st
   const c = setupFor(words, cwd);
   c.graphs ??= new GraphCache(graphStoreFromEnv());
   c.graph ??= c.graphs.graph(c.setup.image);
-  const counted = countPiece(c.graph, trace, stop);
+  const config = c.setup.pt?.step.config;
+  const counted = countPiece(c.graph, trace, stop, config ? walkErrata(config.errata) : NO_WALK_ERRATA);
   c.graphs.save(0.25);
   return counted;
 }
