@@ -17,7 +17,14 @@
  * over (packets or code it does not cover: see decodeTimedFeed), the caller decodes
  * the file again the general way from the start.
  */
-import { FastCoverage, timedWalk, type WalkFeed, type WalkTime, walkErrata } from "../analysis/index.js";
+import {
+  FastCoverage,
+  type FlowTracker,
+  timedWalk,
+  type WalkFeed,
+  type WalkTime,
+  walkErrata,
+} from "../analysis/index.js";
 import { doubleFields } from "../base/halves.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
@@ -33,14 +40,17 @@ import type { PerfSink, StreamContext } from "./perf-stream.js";
 /** All ones: a TSC half no bound is past. */
 const NEVER = 0xffffffff;
 
-/** Whether the fast path can decode stream `s` alone (the general decode's outputs being the analysis' only). */
-export function fastPathFits(s: StreamContext): boolean {
+/**
+ * Whether the fast path can decode stream `s` alone (the general decode's outputs being
+ * the analysis' only). `shown`: it may show part of the stream (--time-range, --tid),
+ * as the analysis outputs' fast path does ({@link fastPerfStreams}).
+ */
+export function fastPathFits(s: StreamContext, shown = false): boolean {
   const c = s.config;
   return (
     s.decoder === "block" &&
     !s.branchTimes &&
-    s.range === undefined &&
-    s.tid === undefined &&
+    (shown || (s.range === undefined && s.tid === undefined)) &&
     s.gaps.length === 0 &&
     !c.enableIflagsEvents &&
     !c.addrFilter.cfg.some((f) => f !== 0)
@@ -54,13 +64,15 @@ export function fastPathFits(s: StreamContext): boolean {
 interface FastTarget {
   ready(): WalkFeed;
   switched(): void;
+  /** The stream's time passed the end of --time-range (TSC hi:lo) with its thread shown (PerfSink.rangeEnd). */
+  rangeEnd?(hi: number, lo: number): void;
 }
 
 /** The analysis outputs' feed for the stream's thread of the moment (fastPerfStreams). */
 class AnalysisTarget implements FastTarget {
   constructor(
-    private readonly analysis: PerfAnalysis,
-    private readonly s: StreamContext,
+    protected readonly analysis: PerfAnalysis,
+    protected readonly s: StreamContext,
   ) {}
 
   ready(): WalkFeed {
@@ -69,6 +81,59 @@ class AnalysisTarget implements FastTarget {
 
   switched(): void {
     this.analysis.sink.switched(this.s.where);
+  }
+
+  rangeEnd(hi: number, lo: number): void {
+    this.analysis.sink.rangeEnd?.(this.s.where, hi, lo);
+  }
+}
+
+/**
+ * The same for a stream shown in part (--time-range, --tid): while its thread or time
+ * is not shown the walk feeds nothing (the general decode hands the sink nothing
+ * then), and what it feeds is counted: the instructions and calls shown, which the
+ * summary line counts (the general decode's sink counts those it is handed).
+ */
+class ShownTarget extends AnalysisTarget implements WalkFeed {
+  insns = 0;
+  calls = 0;
+  private feed: FlowTracker | undefined;
+
+  ready(): WalkFeed {
+    if (!this.s.where.inRange) return SILENT;
+    this.feed = this.analysis.fastFeed(this.s.where);
+    return this;
+  }
+
+  run(hi: number, lo: number, count: number, lastHi: number, lastLo: number): void {
+    this.insns += count;
+    this.feed!.run(hi, lo, count, lastHi, lastLo);
+  }
+
+  insn(hi: number, lo: number, size: number, fclass: number): void {
+    this.insns++;
+    if (fclass === FlowClass.Call) this.calls++;
+    this.feed!.insn(hi, lo, size, fclass);
+  }
+
+  event(ev: PtEvent): void {
+    this.feed!.event(ev);
+  }
+
+  node(
+    hi: number,
+    lo: number,
+    n: number,
+    endHi: number,
+    endLo: number,
+    size: number,
+    fclass: number,
+    id: number,
+    graph: DecisionGraph,
+  ): void {
+    this.insns += n;
+    if (fclass === FlowClass.Call) this.calls++;
+    this.feed!.node(hi, lo, n, endHi, endLo, size, fclass, id, graph);
   }
 }
 
@@ -187,10 +252,21 @@ class BranchFeed {
   }
 }
 
-/** Decode the streams by the fast path into `analysis` (see {@link walkStreams}): the outcome. */
+/**
+ * Decode the streams by the fast path into `analysis` (see {@link walkStreams}): the
+ * outcome. Streams shown in part (--time-range, --tid) feed only what is shown.
+ */
 export function fastPerfStreams(streams: readonly StreamContext[], analysis: PerfAnalysis): FastCoverage {
-  const res = walkStreams(streams, (s) => new AnalysisTarget(analysis, s));
-  if (res.status === 0) analysis.count(res.insns, res.calls);
+  const shown: ShownTarget[] = [];
+  const res = walkStreams(streams, (s) => {
+    if (s.range === undefined && s.tid === undefined) return new AnalysisTarget(analysis, s);
+    const target = new ShownTarget(analysis, s);
+    shown.push(target);
+    return target;
+  });
+  if (res.status !== 0) return res;
+  if (shown.length === 0) analysis.count(res.insns, res.calls);
+  else for (const t of shown) analysis.count(t.insns, t.calls);
   return res;
 }
 
@@ -325,8 +401,19 @@ class StreamTurn {
     if (this.next !== next) this.setLimit();
     const imagesChanged = images.advance(hi, lo);
     const switched = where.pid !== pid || where.tid !== was;
+    // What is shown (decodePerfStream's settle): --tid's thread, within --time-range.
+    const { range, tid } = this.s;
+    if (range !== undefined || tid !== undefined) {
+      const wasInRange = where.inRange;
+      where.inRange =
+        (tid === undefined || where.tid === tid) &&
+        (range === undefined ||
+          (!lt64(hi, lo, range.fromHi, range.fromLo) && !lt64(range.toHi, range.toLo, hi, lo)));
+      if (wasInRange && range !== undefined && !switched && lt64(range.toHi, range.toLo, hi, lo))
+        this.to.rangeEnd?.(range.toHi, range.toLo);
+    }
     if (imagesChanged || switched) this.image = images.image(where.pid);
-    if (switched) this.to.switched();
+    if (switched && where.inRange) this.to.switched();
   }
 
   /** The switches before hi:lo at their own times (decodePerfStream's switchesBefore), then hi:lo. */

@@ -253,6 +253,43 @@ describe("ptkit perf's fast path on synthetic files", () => {
     }
   });
 
+  test("--tid and --time-range: the fast path feeds what the general decode shows, and counts it", () => {
+    // The files of the tests above: threads 100 and 101 taking turns on one CPU, and
+    // processes moving between two and three CPUs.
+    const tsc = (t: bigint) => `${TRACE_TSC + t}`;
+    const cuts: [string, string[]][] = [
+      ["threads1.data", ["--tid", "101"]],
+      ["threads1.data", ["--tid", "100"]],
+      // From within thread 100's first run to within its second, across both switches.
+      ["threads1.data", ["--time-range", `${tsc(0x800n)},${tsc(0x3080n)}`]],
+      ["threads1.data", ["--time-range", `,${tsc(0x2000n)}`]],
+      ["threads1.data", ["--time-range", `${tsc(0x3050n)},`]],
+      ["threads1.data", ["--tid", "101", "--time-range", `${tsc(0x2000n)},`]],
+      ["cpus2.data", ["--tid", "101"]],
+      ["cpus3.data", ["--time-range", `${tsc(0x60000n)},${tsc(0x100020n)}`]],
+      ["cpus3.data", ["--tid", "102", "--time-range", `${tsc(0x90000n)},`]],
+    ];
+    const all = ["--latency", "l.txt", "--edges", "e.txt"];
+    for (const [data, cut] of cuts) {
+      const what = `${data} ${cut.join(" ")}`;
+      const r = same([...args, ...outputs, ...all, ...cut, data]);
+      assert.equal(r?.status, 0, `${what}: ${r?.reason}`);
+      if (cut[0] === "--tid") {
+        // The frames (begin events) are the thread's alone.
+        const events: { ph: string; tid: number }[] = JSON.parse(
+          readFileSync(join(dir, "t.json"), "utf8"),
+        ).traceEvents;
+        const tids = new Set(events.filter((e) => e.ph === "B").map((e) => e.tid));
+        assert.deepEqual([...tids], [Number(cut[1])], what);
+      }
+      // Part of the instructions, counted as the general decode counts them (same() compares the summary).
+      const summary = run([...args, ...outputs, ...cut, data], false).out;
+      const whole = run([...args, ...outputs, data], false).out;
+      const insns = (text: string) => Number(/: (\d+) instructions/.exec(text)?.[1]);
+      assert.ok(insns(summary) > 0 && insns(summary) < insns(whole), `${what}: ${summary} of ${whole}`);
+    }
+  });
+
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
     const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
     const trace = traceOf(exec);
