@@ -26,10 +26,10 @@ import { DecisionGraph, drive, Insn, InsnDecoder } from "../../src/flow/index.js
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";
 import { errorMessage, Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
-import { generate } from "../../src/unit/gen/index.js";
-import { captureIo, loadPttChecks } from "../conformance/ptt.js";
-import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
-import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
+import { captureIo, countInputs, ptxedInputs } from "../conformance/ptt.js";
+import { cutAndEdited } from "../packet/hostile.js";
+import { BRANCHES, type CtlFields } from "../unit/gen/helpers.js";
+import { tracedProgram } from "../unit/gen/random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-cov-decode-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -201,15 +201,8 @@ describe("generated kernel-traced programs: the same map either way", () => {
     const overflow = seed > 8;
     const [name, ctl, covered] = CONFIGS[seed % CONFIGS.length]!;
     test(`program ${seed}, ${name}${overflow ? ", overflowing" : ""}`, async () => {
-      const program = randomProgram(seed, 60);
-      const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
-      const res = generate(exec, {
-        msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }),
-        ...(overflow ? { internalBuffer: { bytes: 64, drainPerCycle: 2 }, cyclesPerInsn: 0.3 } : {}),
-      });
-      if (overflow) assert.ok(res.overflows > 0, "no overflow");
-      const cwd = mkdtempSync(join(dir, "prog-"));
-      const raw = writeProgramFiles(cwd, program, res.bytes);
+      const { cwd, raw, overflows } = tracedProgram(dir, seed, ctl, overflow);
+      if (overflow) assert.ok(overflows > 0, "no overflow");
       const argv = [...raw, "--pt", "trace.pt", "--quiet", "--stat:insn"];
       const { fast, lit } = await compare(cwd, argv);
       assert.ok(fast !== undefined, "the fast decode did not run");
@@ -221,46 +214,20 @@ describe("generated kernel-traced programs: the same map either way", () => {
   }
 });
 
-/**
- * A conformance check's code, trace and CPU (its errata, which the walk works around),
- * without what it prints or checks: [argv] or undefined (sideband).
- */
-function codeAndTrace(argv: readonly string[]): string[] | undefined {
-  const keep: string[] = [];
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a.startsWith("--pevent") || a.startsWith("--sb")) return undefined;
-    if (a === "--raw" || a === "--pt" || a === "--cpu") keep.push(a, argv[++i]!);
-  }
-  return keep.includes("--pt") ? keep : undefined;
-}
-
-const ptxed = loadPttChecks().filter((c) => c.tool === "ptxed");
+/** The conformance checks' code, trace and CPU (its errata, which the walk works around). */
+const ptxed = ptxedInputs(new Set(["--raw", "--pt", "--cpu"]));
 
 describe("libipt's conformance traces: the same map either way", {
   skip: ptxed.length === 0 ? "the shared corpus (ptt) is absent" : false,
 }, () => {
-  test(`${ptxed.length} checks' traces`, async () => {
-    const seen = new Set<string>();
-    let covered = 0;
-    let tried = 0;
-    for (const c of ptxed) {
-      const argv = codeAndTrace(c.argv);
-      if (argv === undefined) continue;
-      const key = `${c.dir} ${argv.join(" ")}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      try {
-        const { fast } = await compare(c.dir, [...argv, "--quiet", "--stat:insn"]);
-        tried++;
-        if (fast?.status === 0) covered++;
-      } catch (e) {
-        throw new Error(`${c.id}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
+  test(`the ptxed checks' ${ptxed.length} inputs`, async () => {
+    const covered = await countInputs(
+      ptxed,
+      async (c) => (await compare(c.dir, [...c.argv, "--quiet", "--stat:insn"])).fast?.status === 0,
+    );
     // Most of these traces test what the general decoder is for (far transfers, TSX,
     // overflows, 16- and 32-bit code, power events): some are plain 64-bit flow.
-    assert.ok(tried > 100 && covered > 10, `${covered} of ${tried} traces decoded fast`);
+    assert.ok(ptxed.length > 100 && covered > 10, `${covered} of ${ptxed.length} traces decoded fast`);
   });
 });
 
@@ -269,17 +236,11 @@ test("corrupted and cut fuzzing traces: the fast decode hands over or writes the
   const cwd = mkdtempSync(join(dir, "mut-"));
   let agreed = 0;
   await fc.assert(
-    fc.asyncProperty(
-      fc.nat(bytes.length),
-      fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.nat(255)), { maxLength: 2 }),
-      async (cut, edits) => {
-        const t = bytes.slice(0, cut);
-        for (const [at, v] of edits) if (at < t.length) t[at] = v;
-        writeFileSync(join(cwd, "t.pt"), t);
-        const { fast } = await compare(cwd, ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", "t.pt"]);
-        if (fast?.status === 0) agreed++;
-      },
-    ),
+    fc.asyncProperty(cutAndEdited(bytes), async (t) => {
+      writeFileSync(join(cwd, "t.pt"), t);
+      const { fast } = await compare(cwd, ["--quiet", "--stat:insn", ...largeFlowArgs(w), "--pt", "t.pt"]);
+      if (fast?.status === 0) agreed++;
+    }),
     { numRuns: 80, seed: 7 },
   );
   // A cut at a packet's end with no edit in the code's way is still a trace to decode.
@@ -370,14 +331,7 @@ describe("a CPU's errata: the walk works around them as the flow decoders do", (
     const enc = new PacketEncoder();
     for (let round = 0; round < 3; round++) {
       // PSB+ (MODE.Exec, FUP) while tracing is off, then TIP.PGE: the FUP is BDM70's.
-      pkt.clear().type = PacketType.Psb;
-      enc.emit(pkt);
-      pkt.clear().type = PacketType.ModeExec;
-      pkt.flags = Flag.CsL;
-      enc.emit(pkt);
-      enc.emitIp(PacketType.Fup, 0, 0x1000);
-      pkt.clear().type = PacketType.PsbEnd;
-      enc.emit(pkt);
+      psb64(enc, pkt);
       enc.emitIp(PacketType.TipPge, 0, 0x1000);
       for (let i = 0; i < 4; i++) enc.emitIp(PacketType.Tip, 0, 0x1000);
       enc.emitIp(PacketType.TipPgd, 0, 0x1000);
@@ -418,10 +372,16 @@ test("no MODE.Exec before tracing starts: the flow decoders decode 16-bit code, 
   assert.equal(fast?.reason, Handover.Mode);
 });
 
-/** A trace that starts in 64-bit code at 0x1000 (PSB, MODE.Exec, FUP, PSBEND), emitting with `pkt`. */
+/** A trace that starts in 64-bit code at 0x1000 (see {@link psb64}), emitting with `pkt`. */
 function start64(pkt: Packet): PacketEncoder {
   const enc = new PacketEncoder();
-  pkt.type = PacketType.Psb;
+  psb64(enc, pkt);
+  return enc;
+}
+
+/** A PSB+ that says 64-bit code at 0x1000 (PSB, MODE.Exec, FUP, PSBEND) into `enc`, emitting with `pkt`. */
+function psb64(enc: PacketEncoder, pkt: Packet): void {
+  pkt.clear().type = PacketType.Psb;
   enc.emit(pkt);
   pkt.clear().type = PacketType.ModeExec;
   pkt.flags = Flag.CsL;
@@ -429,7 +389,6 @@ function start64(pkt: Packet): PacketEncoder {
   enc.emitIp(PacketType.Fup, 0, 0x1000);
   pkt.clear().type = PacketType.PsbEnd;
   enc.emit(pkt);
-  return enc;
 }
 
 // The fused loop in WebAssembly (analysis/wasm/map-loop.wat, the default) and in JavaScript (mapLoop).

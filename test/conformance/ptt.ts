@@ -54,6 +54,56 @@ export function loadPttChecks(): PttCheck[] {
   return checks;
 }
 
+/** A ptxed check's inputs: its directory and the options kept, with their values, in order. */
+export interface PtxedInput {
+  id: string;
+  dir: string;
+  argv: string[];
+}
+
+/**
+ * The ptxed checks' inputs, each once: of each check's options those in `kept` (each
+ * with its value: the code and trace, and what else the caller decodes with), without
+ * what it prints or checks; checks with sideband are left out.
+ */
+export function ptxedInputs(kept: ReadonlySet<string>): PtxedInput[] {
+  const seen = new Set<string>();
+  const inputs: PtxedInput[] = [];
+  next: for (const c of loadPttChecks()) {
+    if (c.tool !== "ptxed") continue;
+    const argv: string[] = [];
+    for (let i = 1; i < c.argv.length; i++) {
+      const a = c.argv[i]!;
+      if (a.startsWith("--pevent") || a.startsWith("--sb")) continue next;
+      if (kept.has(a)) argv.push(a, c.argv[++i]!);
+    }
+    const key = `${c.dir} ${argv.join(" ")}`;
+    if (!argv.includes("--pt") || seen.has(key)) continue;
+    seen.add(key);
+    inputs.push({ id: c.id, dir: c.dir, argv });
+  }
+  return inputs;
+}
+
+/**
+ * `check` each input in turn (an error names the check the input is from): how many
+ * it returned true for.
+ */
+export async function countInputs(
+  inputs: readonly PtxedInput[],
+  check: (input: PtxedInput) => Promise<boolean>,
+): Promise<number> {
+  let n = 0;
+  for (const input of inputs) {
+    try {
+      if (await check(input)) n++;
+    } catch (e) {
+      throw new Error(`${input.id}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  return n;
+}
+
 /** ptkit's command for a libipt tool. */
 const COMMAND: Record<string, string> = { ptdump: "dump", ptxed: "flow" };
 

@@ -10,6 +10,20 @@ import { isPsbAt } from "../../src/packet/sync.js";
 import { Packet } from "../../src/packet/types.js";
 import { anyPacket, encode } from "./helpers.js";
 
+/** A prefix of `bytes` (any length) with up to `maxEdits` bytes in it set to any value. */
+export function cutAndEdited(bytes: Uint8Array, maxEdits = 2): fc.Arbitrary<Uint8Array> {
+  return fc
+    .tuple(
+      fc.nat(bytes.length),
+      fc.array(fc.tuple(fc.nat(Math.max(0, bytes.length - 1)), fc.nat(255)), { maxLength: maxEdits }),
+    )
+    .map(([cut, edits]) => {
+      const t = bytes.slice(0, cut);
+      for (const [at, v] of edits) if (at < t.length) t[at] = v;
+      return t;
+    });
+}
+
 export const PSB_BYTES = Uint8Array.from({ length: 16 }, (_, i) => (i % 2 === 0 ? 0x02 : 0x82));
 
 /** Opcode-ish bytes that reach every decoder branch more often than uniform bytes do. */

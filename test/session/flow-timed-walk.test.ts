@@ -18,11 +18,11 @@ import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
-import { generate } from "../../src/unit/gen/index.js";
-import { captureIo, loadPttChecks } from "../conformance/ptt.js";
+import { captureIo, countInputs, ptxedInputs } from "../conformance/ptt.js";
 import { corpusPath, DR_FLOW_ARGS } from "../corpus.js";
-import { BRANCHES, type CtlFields, msrs } from "../unit/gen/helpers.js";
-import { randomProgram, randomRun, writeProgramFiles } from "../unit/gen/random-program.js";
+import { cutAndEdited } from "../packet/hostile.js";
+import { BRANCHES, type CtlFields } from "../unit/gen/helpers.js";
+import { tracedProgram } from "../unit/gen/random-program.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-timed-walk-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -125,18 +125,12 @@ describe("the fuzzing workload with TSC, MTC, CYC and RET compression", () => {
     let agreed = 0;
     let handed = 0;
     await fc.assert(
-      fc.asyncProperty(
-        fc.nat(bytes.length),
-        fc.array(fc.tuple(fc.nat(bytes.length - 1), fc.nat(255)), { maxLength: 2 }),
-        async (cut, edits) => {
-          const t = bytes.slice(0, cut);
-          for (const [at, v] of edits) if (at < t.length) t[at] = v;
-          writeFileSync(join(cwd, "t.pt"), t);
-          const { fast } = await compare(cwd, [...fuzzArgs, "--pt", "t.pt"]);
-          if (fast?.status === 0) agreed++;
-          else if (fast?.status === -1) handed++;
-        },
-      ),
+      fc.asyncProperty(cutAndEdited(bytes), async (t) => {
+        writeFileSync(join(cwd, "t.pt"), t);
+        const { fast } = await compare(cwd, [...fuzzArgs, "--pt", "t.pt"]);
+        if (fast?.status === 0) agreed++;
+        else if (fast?.status === -1) handed++;
+      }),
       { numRuns: 40, seed: 11 },
     );
     assert.ok(agreed > 3 && handed > 3, `${agreed} of 40 decoded by the walk, ${handed} handed over`);
@@ -155,15 +149,8 @@ describe("generated kernel-traced programs with timing packets: the same files e
     const overflow = seed >= 10;
     const [name, ctl] = CONFIGS[seed % CONFIGS.length]!;
     test(`program ${seed}, ${name}${overflow ? ", overflowing" : ""}`, async () => {
-      const program = randomProgram(seed, 60);
-      const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
-      const res = generate(exec, {
-        msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }),
-        ...(overflow ? { internalBuffer: { bytes: 64, drainPerCycle: 2 }, cyclesPerInsn: 0.3 } : {}),
-      });
-      if (overflow) assert.ok(res.overflows > 0, "no overflow");
-      const cwd = mkdtempSync(join(dir, "prog-"));
-      const raw = writeProgramFiles(cwd, program, res.bytes);
+      const { cwd, raw, overflows } = tracedProgram(dir, seed, ctl, overflow);
+      if (overflow) assert.ok(overflows > 0, "no overflow");
       const { fast, events } = await compare(cwd, [...raw, "--pt", "trace.pt", "--quiet"]);
       assert.ok(fast !== undefined, "the walk did not run");
       assert.equal(fast.status, overflow ? -1 : 0, fast.reason);
@@ -216,54 +203,19 @@ describe("real captures, with and without their CPU's errata", () => {
       });
 });
 
-/** Options of a conformance check kept, each with its value: code, trace, CPU (errata) and clock. */
-const KEPT = new Set([
-  "--raw",
-  "--pt",
-  "--cpu",
-  "--mtc-freq",
-  "--nom-freq",
-  "--cpuid-0x15.eax",
-  "--cpuid-0x15.ebx",
-]);
-
-/**
- * A conformance check's code, trace, CPU and clock, without what it prints or checks:
- * [argv] or undefined (sideband).
- */
-function codeAndTrace(argv: readonly string[]): string[] | undefined {
-  const keep: string[] = [];
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a.startsWith("--pevent") || a.startsWith("--sb")) return undefined;
-    if (KEPT.has(a)) keep.push(a, argv[++i]!);
-  }
-  return keep.includes("--pt") ? keep : undefined;
-}
-
-const ptxed = loadPttChecks().filter((c) => c.tool === "ptxed");
+/** The conformance checks' code, trace, CPU (errata) and clock. */
+const ptxed = ptxedInputs(
+  new Set(["--raw", "--pt", "--cpu", "--mtc-freq", "--nom-freq", "--cpuid-0x15.eax", "--cpuid-0x15.ebx"]),
+);
 
 describe("libipt's conformance traces: the same files either way", {
   skip: ptxed.length === 0 ? "the shared corpus (ptt) is absent" : false,
 }, () => {
-  test(`${ptxed.length} checks' traces`, async () => {
-    const seen = new Set<string>();
-    let covered = 0;
-    let tried = 0;
-    for (const c of ptxed) {
-      const argv = codeAndTrace(c.argv);
-      if (argv === undefined) continue;
-      const key = `${c.dir} ${argv.join(" ")}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      try {
-        const { fast } = await compare(c.dir, [...argv, "--quiet"]);
-        tried++;
-        if (fast?.status === 0) covered++;
-      } catch (e) {
-        throw new Error(`${c.id}: ${e instanceof Error ? e.message : String(e)}`);
-      }
-    }
-    assert.ok(tried > 100 && covered > 10, `${covered} of ${tried} traces decoded by the walk`);
+  test(`the ptxed checks' ${ptxed.length} inputs`, async () => {
+    const covered = await countInputs(
+      ptxed,
+      async (c) => (await compare(c.dir, [...c.argv, "--quiet"])).fast?.status === 0,
+    );
+    assert.ok(ptxed.length > 100 && covered > 10, `${covered} of ${ptxed.length} traces decoded by the walk`);
   });
 });

@@ -5,17 +5,42 @@
  * returns mostly to their calls, system calls and interrupts through a small kernel).
  */
 
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Image } from "../../../src/image/index.js";
 import { InsnClass, InsnFlag } from "../../../src/isa/types.js";
 import { ExecBuilder, ExecEvent, type Execution } from "../../../src/unit/exec/types.js";
+import { generate } from "../../../src/unit/gen/index.js";
 import { rng } from "../output/helpers.js";
+import { type CtlFields, msrs } from "./helpers.js";
 
 export const USER_BASE = 0x400000;
 export const KERNEL_HI = 0xffffffff;
 export const KERNEL_LO = 0x81000000;
 export const CR3 = 0x1000;
+
+/**
+ * Random program `seed` (60 functions) run for 4,000 instructions (interrupts, wild
+ * returns) and traced as a Skylake traces with `ctl` (`overflow`: through a small
+ * internal buffer that overflows), its files written into a new directory under
+ * `parent` (see {@link writeProgramFiles}): the directory, the `--raw` arguments, and
+ * how many overflows the trace has.
+ */
+export function tracedProgram(
+  parent: string,
+  seed: number,
+  ctl: CtlFields,
+  overflow: boolean,
+): { cwd: string; raw: string[]; overflows: number } {
+  const program = randomProgram(seed, 60);
+  const exec = randomRun(program, seed, { insns: 4000, interrupts: 0.01, wildReturns: 0.02 });
+  const res = generate(exec, {
+    msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }),
+    ...(overflow ? { internalBuffer: { bytes: 64, drainPerCycle: 2 }, cyclesPerInsn: 0.3 } : {}),
+  });
+  const cwd = mkdtempSync(join(parent, "prog-"));
+  return { cwd, raw: writeProgramFiles(cwd, program, res.bytes), overflows: res.overflows };
+}
 
 /**
  * Write a program's code, the kernel's and `trace` into `dir` (code.bin, kernel.bin,
