@@ -42,15 +42,14 @@ const NEVER = 0xffffffff;
 
 /**
  * Whether the fast path can decode stream `s` alone (the general decode's outputs being
- * the analysis' only). `shown`: it may show part of the stream (--time-range, --tid),
- * as the analysis outputs' fast path does ({@link fastPerfStreams}).
+ * the analysis' only). A stream shown in part (--time-range, --tid) feeds what is shown
+ * (see StreamTurn.step).
  */
-export function fastPathFits(s: StreamContext, shown = false): boolean {
+export function fastPathFits(s: StreamContext): boolean {
   const c = s.config;
   return (
     s.decoder === "block" &&
     !s.branchTimes &&
-    (shown || (s.range === undefined && s.tid === undefined)) &&
     s.gaps.length === 0 &&
     !c.enableIflagsEvents &&
     !c.addrFilter.cfg.some((f) => f !== 0)
@@ -203,7 +202,9 @@ export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSin
  * lines of its `onEvent`), from the walk's feed: each instruction ends the branch
  * before it (taken to it), tracing on and off and interrupts have lines of their own.
  * That is the block decoder's per block: its blocks end at every branch (with
- * `--branches`, at jumps too), and `--calls` prints no jump.
+ * `--branches`, at jumps too), and `--calls` prints no jump. While the stream's thread
+ * or time is not shown (--tid, --time-range) no line is printed, but the branch each
+ * instruction leaves pending is kept, as there.
  */
 class BranchFeed {
   /** Lines printed (`every`: all, else those `--calls` prints). */
@@ -211,12 +212,15 @@ class BranchFeed {
   /** Without `every` the walk may leave out nodes that end in jumps (see WalkFeed.jumps). */
   readonly jumps: boolean;
   private readonly lines: BranchLines;
+  /** Where the stream is (its inRange: shown). */
+  private readonly where: StreamContext["where"];
 
   constructor(
     s: StreamContext,
     private readonly graph: DecisionGraph,
     every: boolean,
   ) {
+    this.where = s.where;
     this.jumps = every;
     // Without jumps' lines every line is one `--calls` prints (keptByCalls).
     this.lines = new BranchLines((flags, fromHi, fromLo, toHi, toLo) => {
@@ -227,7 +231,7 @@ class BranchFeed {
 
   run(hi: number, lo: number, _count: number, lastHi: number, lastLo: number): void {
     const lines = this.lines;
-    lines.arrive(lines.branchClass, hi, lo);
+    if (this.where.inRange) lines.arrive(lines.branchClass, hi, lo);
     lines.leave(lastHi, lastLo, 0, 0, 0);
   }
 
@@ -238,7 +242,7 @@ class BranchFeed {
   /** A node's instructions: the branch before taken to its first (when it was), its last one's pending. */
   node(hi: number, lo: number, _n: number, endHi: number, endLo: number, size: number, fclass: number): void {
     const lines = this.lines;
-    lines.arrive(lines.branchClass, hi, lo);
+    if (this.where.inRange) lines.arrive(lines.branchClass, hi, lo);
     // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
     const far = fclass === FlowClass.FarCall || fclass === FlowClass.FarReturn;
     const iclass = far ? this.graph.insnClassAt(endHi, endLo) : InsnClass.Other;
@@ -247,6 +251,7 @@ class BranchFeed {
 
   event(ev: PtEvent): void {
     const pending = this.lines.pending(ev);
+    if (!this.where.inRange) return;
     this.lines.arriveBefore(ev, pending);
     this.lines.eventLines(ev, pending);
   }

@@ -400,18 +400,18 @@ function decodeOnce(
   };
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;
   try {
-    // The fast path (perf-graph.ts), where it covers the trace: the call-stack outputs
-    // (of part of the trace too: --time-range, --tid), --calls and --branches, --quiet
-    // alone. With several streams (a CPU's each) their walks take turns in time order.
-    const walkable = !args.jsonl && !internal.generalDecode && streams.length > 0;
-    const fits = walkable && streams.every((s) => fastPathFits(s));
+    // The fast path (perf-graph.ts), where it covers the trace: the call-stack outputs,
+    // --calls and --branches, --quiet alone (of part of the trace too: --time-range,
+    // --tid). With several streams (a CPU's each) their walks take turns in time order.
+    const fits = !args.jsonl && !internal.generalDecode && streams.length > 0 && streams.every(fastPathFits);
     const own = !script && fits ? streams : undefined;
-    const shown = !script && walkable && streams.every((s) => fastPathFits(s, true)) ? streams : undefined;
     // Branch lines: ptkit's --branches and --calls, or perf script's that need no time.
     const lines = script ? scriptBranches : args.show;
-    const linesOf = fits ? streams : undefined;
-    if (analysis && args.quiet && shown) {
-      const fast = fastPerfStreams(shown, analysis);
+    // (perf script's of part of a file are cut by the times perf gives them: not the walk's.)
+    const partial = streams.some((s) => s.range !== undefined || s.tid !== undefined);
+    const linesOf = fits && !(script && partial) ? streams : undefined;
+    if (analysis && args.quiet && own) {
+      const fast = fastPerfStreams(own, analysis);
       internal.onFastPath?.(fast);
       if (fast.status === 0) streams = [];
       else {

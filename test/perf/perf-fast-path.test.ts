@@ -253,7 +253,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
     }
   });
 
-  test("--tid and --time-range: the fast path feeds what the general decode shows, and counts it", () => {
+  test("--tid and --time-range: the fast path feeds and lists what the general decode shows, and counts it", () => {
     // The files of the tests above: threads 100 and 101 taking turns on one CPU, and
     // processes moving between two and three CPUs.
     const tsc = (t: bigint) => `${TRACE_TSC + t}`;
@@ -274,6 +274,15 @@ describe("ptkit perf's fast path on synthetic files", () => {
       const what = `${data} ${cut.join(" ")}`;
       const r = same([...args, ...outputs, ...all, ...cut, data]);
       assert.equal(r?.status, 0, `${what}: ${r?.reason}`);
+      // The branch lines and --quiet alone; perf script's lines go the general way (cut
+      // by the times perf gives them, which the walk does not keep).
+      const listed = args.filter((a) => a !== "-q");
+      for (const lines of [["--calls"], ["--branches"]]) {
+        const l = same([...listed, ...lines, ...cut, data]);
+        assert.equal(l?.status, 0, `${what} ${lines.join(" ")}: ${l?.reason}`);
+      }
+      assert.equal(same([...listed, "--itrace=be", "-F", "ip,addr,flags", ...cut, data]), undefined);
+      assert.equal(same([...args, ...cut, data])?.status, 0, `${what} -q`);
       if (cut[0] === "--tid") {
         // The frames (begin events) are the thread's alone.
         const events: { ph: string; tid: number }[] = JSON.parse(
