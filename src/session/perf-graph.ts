@@ -386,7 +386,7 @@ class StreamTurn {
     this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata));
   }
 
-  /** decodePerfStream's `at` (no range, no --tid: always in range): the stream moves on to TSC hi:lo. */
+  /** decodePerfStream's `at` (its settle too: what is shown): the stream moves on to TSC hi:lo. */
   private step(hi: number, lo: number): void {
     const { where, images, cr3s } = this.s;
     where.tscHi = hi;
