@@ -54,6 +54,7 @@ function writeAll(fd: number, text: string | Uint8Array): void {
 function openWrite(path: string): FileWriter {
   const fd = openSync(path, "w");
   return {
+    reopens: fstatSync(fd).isFile(),
     write: (chunk) => {
       const bytes = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
       let done = 0;

@@ -322,11 +322,16 @@ export class AnalysisOutputs {
   /**
    * Whether a decode may feed the outputs and then {@link restart} them to start over:
    * every output but JSON Lines, shard tables and the timeline summary's first decode
-   * (those keep what was fed elsewhere too).
+   * (those keep what was fed elsewhere too), into files that {@link reopen}.
    */
   restartable(): boolean {
     const o = this.options;
-    return o.jsonl === undefined && o.tables === undefined && o.summaryProbe === undefined;
+    return o.jsonl === undefined && o.tables === undefined && o.summaryProbe === undefined && this.reopen();
+  }
+
+  /** Whether every file, opened again, is empty (FileWriter.reopens: not a pipe or a terminal). */
+  reopen(): boolean {
+    return this.files.every((f) => f.file.reopens === true);
   }
 
   /**

@@ -95,6 +95,8 @@ export class FilesIo implements SessionIo {
     this.written.set(resolvePath(this.cwd, path), chunks);
     const encoder = new TextEncoder();
     return {
+      // Opened again, the path gets a new, empty list of chunks.
+      reopens: true,
       write: (chunk) => chunks.push(typeof chunk === "string" ? encoder.encode(chunk) : chunk.slice()),
       close: () => {},
     };

@@ -103,6 +103,11 @@ export interface FileWriter {
   /** Write `chunk`; done with its bytes on return (writers may fill the same buffer again). */
   write(chunk: string | Uint8Array): void;
   close(): void;
+  /**
+   * Opening the path again empties it (a regular file; not a pipe or a terminal, which
+   * keep what was written): a decode that starts over may write it again. Absent: no.
+   */
+  readonly reopens?: boolean;
 }
 
 /**

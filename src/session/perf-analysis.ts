@@ -187,6 +187,11 @@ export class PerfAnalysis {
     this.outputs.analysis.release();
   }
 
+  /** Whether the files may be opened again, emptied (AnalysisOutputs.reopen): for a decode that may start over. */
+  reopens(): boolean {
+    return this.outputs.reopen();
+  }
+
   /** Close the files without writing more: the decode starts again with {@link open}. */
   abandon(): void {
     this.outputs.abandon();

@@ -410,7 +410,8 @@ function decodeOnce(
     // (perf script's of part of a file are cut by the times perf gives them: not the walk's.)
     const partial = streams.some((s) => s.range !== undefined || s.tid !== undefined);
     const linesOf = fits && !(script && partial) ? streams : undefined;
-    if (analysis && args.quiet && own) {
+    // (A file that keeps what was written, such as a pipe, is written once: the general way.)
+    if (analysis && args.quiet && own && analysis.reopens()) {
       const fast = fastPerfStreams(own, analysis);
       internal.onFastPath?.(fast);
       if (fast.status === 0) streams = [];

@@ -125,6 +125,7 @@ export function captureIo(cwd: string): SessionIo & { out: string[]; err: string
       writeFileSync(resolve(cwd, p), "");
       const chunks: Buffer[] = [];
       return {
+        reopens: true,
         write: (chunk) => {
           chunks.push(Buffer.from(chunk));
         },

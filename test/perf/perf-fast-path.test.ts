@@ -299,6 +299,28 @@ describe("ptkit perf's fast path on synthetic files", () => {
     }
   });
 
+  test("outputs into files that keep what was written (pipes): the general decode, which writes them once", () => {
+    const io = captureIo(dir);
+    const files = new Map<string, string>();
+    // A writer that cannot be emptied by opening its path again (FileWriter.reopens absent).
+    io.openWrite = (path) => {
+      files.set(path, "");
+      return {
+        write: (c) =>
+          files.set(path, files.get(path) + (typeof c === "string" ? c : Buffer.from(c).toString())),
+        close: () => {},
+      };
+    };
+    let fast: FastCoverage | undefined;
+    const code = runPerf([...args, "--timeline", "pipe.json", "threads1.data"], io, EMPTY_HOME, {
+      onFastPath: (r) => (fast = r),
+    });
+    assert.equal(code, 0, io.err.join(""));
+    assert.equal(fast, undefined, "the fast path ran into a file it could not start again");
+    run([...args, "--timeline", "t.json", "threads1.data"], true);
+    assert.equal(files.get("pipe.json"), readFileSync(join(dir, "t.json"), "utf8"));
+  });
+
   test("a corrupt trace: the general decode's outputs and errors (the fast path hands over)", () => {
     const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
     const trace = traceOf(exec);

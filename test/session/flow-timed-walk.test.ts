@@ -119,6 +119,31 @@ describe("the fuzzing workload with TSC, MTC, CYC and RET compression", () => {
     );
   });
 
+  test("into files that keep what was written (pipes): the general decode, which writes them once", async () => {
+    const io = captureIo(dir);
+    const files = new Map<string, string>();
+    // A writer that cannot be emptied by opening its path again (FileWriter.reopens absent).
+    io.openWrite = (path) => {
+      files.set(path, "");
+      return {
+        write: (c) =>
+          files.set(path, files.get(path) + (typeof c === "string" ? c : Buffer.from(c).toString())),
+        close: () => {},
+      };
+    };
+    let fast: unknown;
+    const timeline = join(out, "pipe.json");
+    const code = await runFlow([...fuzzArgs, "--pt", w.timingTrace, "--timeline", timeline], io, {
+      onFastCoverage: (r) => {
+        fast = r;
+      },
+    });
+    assert.equal(code, 0, io.err.join(""));
+    assert.equal(fast, undefined, "the walk ran into a file it could not start again");
+    const general = await flow(dir, [...fuzzArgs, "--pt", w.timingTrace], true);
+    assert.equal(files.get(timeline), general.files[0]!.toString("utf8"));
+  });
+
   test("corrupted and cut: the walk hands over or writes the general decode's files", async () => {
     const bytes = new Uint8Array(readFileSync(w.timingTrace)).subarray(0, 24_000);
     const cwd = mkdtempSync(join(dir, "mut-"));
