@@ -440,8 +440,8 @@ async function fastWalk(
  */
 class RawWalkTime implements WalkTime {
   readonly clock: Clock;
-  /** The flow decoder runs with tick events for the outputs' times (see decodeRaw's hideTicks). */
-  readonly ticks = true;
+  /** Whether the flow decoder reports tick events: it does for outputs with time (see decodeRaw's hideTicks). */
+  readonly ticks: boolean;
   readonly cr3 = false;
 
   constructor(
@@ -451,6 +451,7 @@ class RawWalkTime implements WalkTime {
     private readonly graphs: GraphCache,
   ) {
     this.clock = new Clock(config);
+    this.ticks = config.enableTickEvents;
   }
 
   at(hi: number, lo: number): void {
