@@ -104,6 +104,23 @@ export async function countInputs(
   return n;
 }
 
+/**
+ * Make `io`'s files written in parts behave as pipes do: what is written stays, opening
+ * the path again does not empty it (no FileWriter.reopens). The text written, by path.
+ */
+export function pipeWriters(io: SessionIo): Map<string, string> {
+  const files = new Map<string, string>();
+  io.openWrite = (path) => {
+    if (!files.has(path)) files.set(path, "");
+    return {
+      write: (c) =>
+        files.set(path, files.get(path) + (typeof c === "string" ? c : Buffer.from(c).toString())),
+      close: () => {},
+    };
+  };
+  return files;
+}
+
 /** ptkit's command for a libipt tool. */
 const COMMAND: Record<string, string> = { ptdump: "dump", ptxed: "flow" };
 

@@ -16,7 +16,7 @@ import { runPerf } from "../../src/cli/perf/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
-import { captureIo } from "../conformance/ptt.js";
+import { captureIo, pipeWriters } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 import { EMPTY_HOME } from "./home.js";
 import {
@@ -301,16 +301,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
 
   test("outputs into files that keep what was written (pipes): the general decode, which writes them once", () => {
     const io = captureIo(dir);
-    const files = new Map<string, string>();
-    // A writer that cannot be emptied by opening its path again (FileWriter.reopens absent).
-    io.openWrite = (path) => {
-      files.set(path, "");
-      return {
-        write: (c) =>
-          files.set(path, files.get(path) + (typeof c === "string" ? c : Buffer.from(c).toString())),
-        close: () => {},
-      };
-    };
+    const files = pipeWriters(io);
     let fast: FastCoverage | undefined;
     const code = runPerf([...args, "--timeline", "pipe.json", "threads1.data"], io, EMPTY_HOME, {
       onFastPath: (r) => (fast = r),

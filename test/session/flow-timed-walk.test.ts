@@ -18,7 +18,7 @@ import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
-import { captureIo, countInputs, ptxedInputs } from "../conformance/ptt.js";
+import { captureIo, countInputs, pipeWriters, ptxedInputs } from "../conformance/ptt.js";
 import { corpusPath, DR_FLOW_ARGS } from "../corpus.js";
 import { cutAndEdited } from "../packet/hostile.js";
 import { BRANCHES, type CtlFields } from "../unit/gen/helpers.js";
@@ -121,16 +121,7 @@ describe("the fuzzing workload with TSC, MTC, CYC and RET compression", () => {
 
   test("into files that keep what was written (pipes): the general decode, which writes them once", async () => {
     const io = captureIo(dir);
-    const files = new Map<string, string>();
-    // A writer that cannot be emptied by opening its path again (FileWriter.reopens absent).
-    io.openWrite = (path) => {
-      files.set(path, "");
-      return {
-        write: (c) =>
-          files.set(path, files.get(path) + (typeof c === "string" ? c : Buffer.from(c).toString())),
-        close: () => {},
-      };
-    };
+    const files = pipeWriters(io);
     let fast: unknown;
     const timeline = join(out, "pipe.json");
     const code = await runFlow([...fuzzArgs, "--pt", w.timingTrace, "--timeline", timeline], io, {
