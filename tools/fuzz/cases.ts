@@ -6,7 +6,7 @@
 import { mutate } from "./mutate.js";
 import { Rng } from "./prng.js";
 import type { Format, Seed } from "./seeds.js";
-import { type Case, INPUT } from "./types.js";
+import { type Case, INPUT, SCRATCH } from "./types.js";
 
 export function makeCase(
   seeds: Record<Format, Seed[]>,
@@ -75,7 +75,7 @@ function cliPool(rng: Rng, cli: readonly Seed[]): Seed[] {
  * and what decodes: a quarter of the time only coverage (with folded stacks in some),
  * outputs with time, or only the instruction count is asked for, which the fast
  * decode (analysis/coverage-decode.ts, its timed walk for the times) takes on (the
- * files go nowhere).
+ * files go nowhere, or to the scratch directory).
  */
 function decoderOptions(rng: Rng, argv: string[]): string[] {
   if (argv[0] !== "flow") return argv;
@@ -87,7 +87,8 @@ function decoderOptions(rng: Rng, argv: string[]): string[] {
       ["--afl-map", "/dev/null"],
       ["--afl-map", "/dev/null", "--edges", "/dev/null"],
       ["--afl-map", "/dev/null", "--folded", "/dev/null"],
-      ["--timeline", "/dev/null", "--folded", "/dev/null", "--folded-weight", "time"],
+      // (Files, not /dev/null: the timed walk takes only outputs it can empty again.)
+      ["--timeline", `${SCRATCH}/t.json`, "--folded", `${SCRATCH}/f.txt`, "--folded-weight", "time"],
       ["--stat:insn"],
     ]);
     const dropped = new Set(["--check", "--stat", "--block-decoder", "--insn-decoder"]);
