@@ -133,7 +133,7 @@ export class AnalysisOutputs {
     private readonly io: SessionIo,
     private readonly options: AnalysisOptions,
     private readonly names: FrameNames,
-    private readonly files: Output[],
+    private files: readonly Output[],
     private readonly context: AnalysisContext,
   ) {
     this.build();
@@ -279,17 +279,12 @@ export class AnalysisOutputs {
         hints: context.hints,
       });
     if (typeof code === "string") return code;
-    const files: Output[] = [];
-    for (const kind of FILE_KINDS) {
+    const named = FILE_KINDS.flatMap((kind) => {
       const path = options[kind];
-      if (path === undefined) continue;
-      try {
-        files.push({ kind, path, file: io.openWrite(path) });
-      } catch (e) {
-        for (const f of files) f.file.close();
-        return `cannot write ${path}: ${ioErrorText(e)}.`;
-      }
-    }
+      return path === undefined ? [] : [{ kind, path }];
+    });
+    const files = openFiles(io, named);
+    if (typeof files === "string") return files;
     const names =
       code instanceof CodeSymbols
         ? new FrameNames(code.symbolizer, undefined, (hi, lo) => code.unnamed(hi, lo))
@@ -322,15 +317,15 @@ export class AnalysisOutputs {
   /**
    * Whether a decode may feed the outputs and then {@link restart} them to start over:
    * every output but JSON Lines, shard tables and the timeline summary's first decode
-   * (those keep what was fed elsewhere too), into files that {@link reopen}.
+   * (those keep what was fed elsewhere too), into files that {@link reopens}.
    */
   restartable(): boolean {
     const o = this.options;
-    return o.jsonl === undefined && o.tables === undefined && o.summaryProbe === undefined && this.reopen();
+    return o.jsonl === undefined && o.tables === undefined && o.summaryProbe === undefined && this.reopens();
   }
 
   /** Whether every file, opened again, is empty (FileWriter.reopens: not a pipe or a terminal). */
-  reopen(): boolean {
+  reopens(): boolean {
     return this.files.every((f) => f.file.reopens === true);
   }
 
@@ -341,14 +336,9 @@ export class AnalysisOutputs {
    */
   restart(): string | undefined {
     this.abandon();
-    for (const [i, f] of this.files.entries()) {
-      try {
-        this.files[i] = { ...f, file: this.io.openWrite(f.path) };
-      } catch (e) {
-        for (const g of this.files.slice(0, i)) g.file.close();
-        return `cannot write ${f.path}: ${ioErrorText(e)}.`;
-      }
-    }
+    const files = openFiles(this.io, this.files);
+    if (typeof files === "string") return files;
+    this.files = files;
     this.build();
     return undefined;
   }
@@ -427,6 +417,20 @@ export class AnalysisOutputs {
     }
     return problems.length > 0 ? problems.join(" ") : undefined;
   }
+}
+
+/** Open (create or empty) the files of `outputs`: them, or an error message (then none is left open). */
+function openFiles(io: SessionIo, outputs: readonly Omit<Output, "file">[]): Output[] | string {
+  const files: Output[] = [];
+  for (const { kind, path } of outputs) {
+    try {
+      files.push({ kind, path, file: io.openWrite(path) });
+    } catch (e) {
+      for (const f of files) f.file.close();
+      return `cannot write ${path}: ${ioErrorText(e)}.`;
+    }
+  }
+  return files;
 }
 
 /**

@@ -187,9 +187,9 @@ export class PerfAnalysis {
     this.outputs.analysis.release();
   }
 
-  /** Whether the files may be opened again, emptied (AnalysisOutputs.reopen): for a decode that may start over. */
+  /** Whether the files may be opened again, emptied (AnalysisOutputs.reopens): for a decode that may start over. */
   reopens(): boolean {
-    return this.outputs.reopen();
+    return this.outputs.reopens();
   }
 
   /** Close the files without writing more: the decode starts again with {@link open}. */

@@ -3,10 +3,11 @@
 ;; in this module's memory (map-loop-engine.ts puts them there). It takes TNT-8, TIP,
 ;; CYC, MTC and PAD packets straight from the bytes and stops at anything else, where
 ;; the packet loop in JavaScript goes on (and at a two-byte CYC ending in 0x02, which
-;; with SKD007 may be the first two bytes of an OVF: the packet decoder knows). Where it needs a node the graph has not made
-;; yet it returns before the step that needs it (fail 6-8, p the node, bit the TNT
-;; bit, hops the direct transfers run so far), JavaScript makes the node, and the
-;; loop is called again at the same packet to go on from that step.
+;; with SKD007 may be the first two bytes of an OVF: the packet decoder knows). Where
+;; it needs a node the graph has not made yet it returns before the step that needs it
+;; (fail 6-8, p the node, bit the TNT bit, hops the direct transfers run so far),
+;; JavaScript makes the node, and the loop is called again at the same packet to go on
+;; from that step.
 ;;
 ;; Node words (DecisionGraph's Node, 8 words a node): 0 Kind, 1 Insns, 2 Taken, 3 Fall,
 ;; 4 Lo, 5 Hi, 6 TipId, 7 Walk (kind | AFL location << 3 | min(insns, 0xfff) << 19).
