@@ -31,8 +31,10 @@ import * as errors from "../base/errors.js";
 import { doubleFields } from "../base/halves.js";
 import { type Errata, packetQuirks } from "../cpu/errata.js";
 import type { Clock } from "../event/clock.js";
+import type { AddrFilter } from "../event/config.js";
 import { bdm70Passes } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
+import { AddrFilterCheck } from "../flow/addr-filter.js";
 import * as decisionGraph from "../flow/decision-graph.js";
 import { FlowClass } from "../flow/flow-class.js";
 import {
@@ -101,6 +103,7 @@ export const Handover = {
   Loop: "code that loops without trace",
   Full: "more code than the decision graph holds",
   Disable: "a TIP.PGD without IP where a MOV CR3 runs",
+  Skl014: "a TIP.PGD without IP, which SKL014 may have left out (an address filter is set)",
   Time: "a timing packet the clock does not take",
 } as const;
 
@@ -652,26 +655,33 @@ class GraphWalk {
  * The errata a walk works around (cpu/errata.ts): the packet decoder's quirks
  * (packetQuirks: SKD007, SKZ84), SKD022 and BDM70 as the event and block decoders do;
  * `ovf`, SKD010, APL11 or APL12, which change what the event decoder makes of an OVF:
- * the walk hands an OVF over. The others need what the walk hands over anyway: BDM64
- * a TSX abort, SKL014 an address filter, SKL168 time (the timed walk's clock has it).
+ * the walk hands an OVF over; `skl014`, SKL014 with an address filter configured (the
+ * block decoder then places a TIP.PGD without IP at the direct branch that left the
+ * filter): the walk hands such a TIP.PGD over. The others need what the walk hands
+ * over anyway: BDM64 a TSX abort, SKL168 time (the timed walk's clock has it).
  */
 export interface WalkErrata {
   quirks: number;
   skd022: boolean;
   bdm70: boolean;
   ovf?: boolean;
+  skl014?: boolean;
 }
 
 /** No erratum. */
 export const NO_WALK_ERRATA: WalkErrata = { quirks: 0, skd022: false, bdm70: false };
 
-/** The walk's part of `errata`. */
-export function walkErrata(errata: Errata): WalkErrata {
+/**
+ * The walk's part of `errata`, with `filter` the address filter configured (the flow
+ * decoders ask it only for SKL014: without that erratum a filter changes nothing).
+ */
+export function walkErrata(errata: Errata, filter?: AddrFilter): WalkErrata {
   return {
     quirks: packetQuirks(errata),
     skd022: errata.skd022,
     bdm70: errata.bdm70,
     ovf: errata.skd010 || errata.apl11 || errata.apl12,
+    skl014: errata.skl014 && filter !== undefined && new AddrFilterCheck(filter).configured,
   };
 }
 
@@ -985,6 +995,7 @@ function* walkSteps(
       skd022,
       bdm70,
       errata.ovf === true,
+      errata.skl014 === true,
       stops,
       fused,
       engine,
@@ -1023,6 +1034,8 @@ function* walkLoop(
   bdm70: boolean,
   /** An OVF hands over (see WalkErrata.ovf). */
   ovfErrata: boolean,
+  /** A TIP.PGD without IP hands over (see WalkErrata.skl014). */
+  skl014: boolean,
   stops: WalkStops | undefined,
   fused: MapLoop | undefined,
   engine: MapLoopEngine | undefined,
@@ -1191,6 +1204,7 @@ function* walkLoop(
         if (!fup) {
           // Tracing stops at a branch (out of the filter, into ring 0, ...).
           if (mode) return stop(res, pos, Handover.Packet);
+          if (skl014 && last.suppressed) return stop(res, pos, Handover.Skl014);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
             while (tc.waits()) yield;

@@ -12,8 +12,9 @@
  * its call stack along, and every output gets its records in the same order.
  *
  * Taken only where that holds as written here: nothing printed but the analysis
- * (--quiet) or ptkit's call and branch lines (perf script's of one stream), no
- * --time-range, no --tid, no losses to report, no address filter. Where a walk hands
+ * (--quiet) or call and branch lines (ptkit's; perf script's too, but not of part of
+ * the file), no losses to report. (Of part of the file, --time-range or --tid, the
+ * walk shows what the general decode does: see StreamTurn.step.) Where a walk hands
  * over (packets or code it does not cover: see decodeTimedFeed), the caller decodes
  * the file again the general way from the start.
  */
@@ -47,13 +48,7 @@ const NEVER = 0xffffffff;
  */
 export function fastPathFits(s: StreamContext): boolean {
   const c = s.config;
-  return (
-    s.decoder === "block" &&
-    !s.branchTimes &&
-    s.gaps.length === 0 &&
-    !c.enableIflagsEvents &&
-    !c.addrFilter.cfg.some((f) => f !== 0)
-  );
+  return s.decoder === "block" && !s.branchTimes && s.gaps.length === 0 && !c.enableIflagsEvents;
 }
 
 /**
@@ -383,7 +378,7 @@ class StreamTurn {
     this.to = target(graph);
     doubleFields(this, ["turnHi", "turnLo", "limitHi", "limitLo"]);
     const time = turns ? new TakingTurns(this, graphs) : new TurnTime(this, graphs);
-    this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata));
+    this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata, s.config.addrFilter));
   }
 
   /** decodePerfStream's `at` (its settle too: what is shown): the stream moves on to TSC hi:lo. */

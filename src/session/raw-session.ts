@@ -294,9 +294,10 @@ export async function decodeRaw(
 /**
  * Whether the fast decode of analysis/coverage-decode.ts may stand in for the flow
  * decoder: nothing is printed but errors (at which it hands over) and the instruction
- * count, and nothing it does not model is configured (address filters, iflags events,
- * sideband; tick events only for the timed walk, `ticks`, which reports them where the
- * block decoder does). It works around the errata of the --cpu given (walkErrata).
+ * count, and nothing it does not model is configured (iflags events, sideband; tick
+ * events only for the timed walk, `ticks`, which reports them where the block decoder
+ * does). It works around the errata of the --cpu given (walkErrata; an address filter
+ * matters only to SKL014's).
  */
 function fastWalkFits({ output, pt, sideband }: RawSetup, ticks = false): boolean {
   if (pt === undefined) return false;
@@ -307,7 +308,6 @@ function fastWalkFits({ output, pt, sideband }: RawSetup, ticks = false): boolea
     !output.showBlocks &&
     !(output.stats && output.statBlocks) &&
     sideband.channels.length === 0 &&
-    !config.addrFilter.cfg.some((c) => c !== 0) &&
     !config.enableIflagsEvents &&
     (ticks || !config.enableTickEvents)
   );
@@ -358,7 +358,7 @@ async function countOnThreads(
     starts,
     pt.source,
     () => graphs.graph(setup.image),
-    walkErrata(pt.step.config.errata),
+    walkErrata(pt.step.config.errata, pt.step.config.addrFilter),
   );
   graphs.save();
   internal.onCountPieces?.(count, starts.length);
@@ -403,7 +403,7 @@ async function fastWalk(
   const trace = TraceBytes.read(pt.source, internal.windowSize);
   const graph = graphs.graph(setup.image);
   const config = pt.step.config;
-  const errata = walkErrata(config.errata);
+  const errata = walkErrata(config.errata, config.addrFilter);
   if (outputs === undefined) {
     const result = decodeCount(trace, graph, undefined, errata);
     graphs.save();

@@ -26,7 +26,7 @@ import { DecisionGraph, drive, Insn, InsnDecoder } from "../../src/flow/index.js
 import { parseElf } from "../../src/image/elf.js";
 import { Image } from "../../src/image/index.js";
 import { errorMessage, Flag, Packet, PacketEncoder, PacketType, TraceBytes } from "../../src/packet/index.js";
-import { captureIo, countInputs, ptxedInputs } from "../conformance/ptt.js";
+import { captureIo, countInputs, FILTER_OPTIONS, ptxedInputs } from "../conformance/ptt.js";
 import { cutAndEdited } from "../packet/hostile.js";
 import { BRANCHES, type CtlFields } from "../unit/gen/helpers.js";
 import { tracedProgram } from "../unit/gen/random-program.js";
@@ -214,8 +214,11 @@ describe("generated kernel-traced programs: the same map either way", () => {
   }
 });
 
-/** The conformance checks' code, trace and CPU (its errata, which the walk works around). */
-const ptxed = ptxedInputs(new Set(["--raw", "--pt", "--cpu"]));
+/**
+ * The conformance checks' code, trace, CPU (its errata, which the walk works around)
+ * and address filter (SKL014's checks: the walk hands their TIP.PGD without IP over).
+ */
+const ptxed = ptxedInputs(new Set(["--raw", "--pt", "--cpu", ...FILTER_OPTIONS]));
 
 describe("libipt's conformance traces: the same map either way", {
   skip: ptxed.length === 0 ? "the shared corpus (ptt) is absent" : false,
@@ -269,6 +272,46 @@ test("a trace entering a long run of straight-line code at many places: the grap
   assert.equal(graph.size, 0);
   assert.ok(graph.node(0, 0x10000) >= 0);
   assert.equal(graph.walked, 65_537);
+});
+
+describe("an address filter: the walk takes the trace (only SKL014 asks the filter)", () => {
+  // FilterEn over the program's code, as it was traced.
+  const [from, to] = w.filter.split("-");
+  const filter = ["--filter:addr0_cfg", "1", "--filter:addr0_a", from!, "--filter:addr0_b", to!];
+  for (const cpu of [undefined, "6/61", "6/78"])
+    test(`the fuzzing workload with timing and RET compression${cpu ? `, --cpu ${cpu}` : ""}`, async () => {
+      const argv = [...(cpu ? ["--cpu", cpu] : []), ...filter, "--quiet", "--stat:insn", ...largeFlowArgs(w)];
+      const { fast } = await compare(dir, [...argv, "--pt", w.timingTrace]);
+      assert.deepEqual(fast, { status: 0, reason: "" });
+    });
+});
+
+test("SKL014: a TIP.PGD without IP after a direct jump out of the filter is handed over (the flow decoders place it at the jump); without the filter, or the erratum, the walk takes it", async () => {
+  // JMP 0x1100 at 0x1000 (in the filter), NOP and JMP RAX at 0x1100 (out of it).
+  const cwd = mkdtempSync(join(dir, "skl014-"));
+  const code = new Uint8Array(0x103).fill(0xcc);
+  code.set([0xe9, 0xfb, 0x00, 0x00, 0x00], 0);
+  code.set([0x90, 0xff, 0xe0], 0x100);
+  writeFileSync(join(cwd, "code.bin"), code);
+  const pkt = new Packet();
+  const enc = start64(pkt);
+  enc.emitSuppressed(PacketType.TipPgd);
+  writeFileSync(join(cwd, "trace.pt"), enc.bytes());
+  const filter = ["--filter:addr0_cfg", "1", "--filter:addr0_a", "0x1000", "--filter:addr0_b", "0x10ff"];
+  const base = ["--raw", "code.bin:0x1000", "--pt", "trace.pt", "--quiet", "--stat:insn"];
+  // Skylake has SKL014, Broadwell not.
+  for (const [cpu, withFilter, insns, walked] of [
+    ["6/78", true, 1, false],
+    ["6/78", false, 3, true],
+    ["6/61", true, 3, true],
+  ] as const) {
+    const argv = ["--cpu", cpu, ...(withFilter ? filter : []), ...base];
+    const { fast } = await compare(cwd, argv);
+    const what = `--cpu ${cpu}${withFilter ? " with the filter" : ""}`;
+    assert.equal(fast?.status, walked ? 0 : -1, `${what}: ${fast?.reason}`);
+    const out = (await flow(cwd, argv, true, "none")).stdout;
+    assert.ok(out.includes(`insn: ${insns}.`), `${what}: ${out}`);
+  }
 });
 
 describe("a CPU's errata: the walk works around them as the flow decoders do", () => {

@@ -18,7 +18,7 @@ import fc from "fast-check";
 import { loadFuzzWorkload } from "../../bench/fuzz-workload.js";
 import { largeFlowArgs } from "../../bench/large-workload.js";
 import { runFlow } from "../../src/cli/flow/flow.js";
-import { captureIo, countInputs, pipeWriters, ptxedInputs } from "../conformance/ptt.js";
+import { captureIo, countInputs, FILTER_OPTIONS, pipeWriters, ptxedInputs } from "../conformance/ptt.js";
 import { corpusPath, DR_FLOW_ARGS } from "../corpus.js";
 import { cutAndEdited } from "../packet/hostile.js";
 import { BRANCHES, type CtlFields } from "../unit/gen/helpers.js";
@@ -221,7 +221,16 @@ describe("real captures, with and without their CPU's errata", () => {
 
 /** The conformance checks' code, trace, CPU (errata) and clock. */
 const ptxed = ptxedInputs(
-  new Set(["--raw", "--pt", "--cpu", "--mtc-freq", "--nom-freq", "--cpuid-0x15.eax", "--cpuid-0x15.ebx"]),
+  new Set([
+    "--raw",
+    "--pt",
+    "--cpu",
+    "--mtc-freq",
+    "--nom-freq",
+    "--cpuid-0x15.eax",
+    "--cpuid-0x15.ebx",
+    ...FILTER_OPTIONS,
+  ]),
 );
 
 describe("libipt's conformance traces: the same files either way", {

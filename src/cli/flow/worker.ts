@@ -54,7 +54,12 @@ export function countPieceIn(words: string[], cwd: string, trace: TraceBytes, st
   c.graphs ??= new GraphCache(graphStoreFromEnv());
   c.graph ??= c.graphs.graph(c.setup.image);
   const config = c.setup.pt?.step.config;
-  const counted = countPiece(c.graph, trace, stop, config ? walkErrata(config.errata) : NO_WALK_ERRATA);
+  const counted = countPiece(
+    c.graph,
+    trace,
+    stop,
+    config ? walkErrata(config.errata, config.addrFilter) : NO_WALK_ERRATA,
+  );
   c.graphs.save(0.25);
   return counted;
 }
