@@ -245,7 +245,8 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * `ptkit perf`'s analyses against Linux perf's on the perf.data workload, each
  * writing its output to a file under bench/.cache/perf-out: instructions (perf
  * script --itrace=i0ns -F ip: the same instruction count), branches (--itrace=be -F
- * ip,addr,flags) and calls (--itrace=cr: byte-identical output), the call timeline
+ * ip,addr,flags) and calls (--itrace=cr: byte-identical output), perf script's
+ * default lines (-i alone: byte-identical), the call timeline
  * (perf script --call-trace) and folded call stacks (perf report's every-1000th-
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
@@ -325,6 +326,22 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
       identical: true,
     });
   }
+  // perf script's default (calls and trace ends, every field: comm, tid, time, symbols,
+  // files), what `perf script -i` users type; ptkit's with the same option.
+  if (cpus === undefined)
+    pairs.push({
+      what: "ptkit perf -i vs perf script -i (perf script's default lines)",
+      workload,
+      ptkit: {
+        argv: ptkitArgv("perf", "-i", data),
+        env,
+        stdoutFile: file("ptkit-default.txt"),
+        count: lines(file("ptkit-default.txt")),
+      },
+      peer: { ...perfScript("perf-default.txt"), count: lines(file("perf-default.txt")) },
+      counted: "lines",
+      identical: true,
+    });
   const timeline = file("ptkit-timeline.json");
   pairs.push({
     what: "ptkit perf -q --timeline vs perf script --call-trace",

@@ -58,7 +58,13 @@ export { type PeventRecord, type PeventSamples, readPevent } from "./sideband-re
 export { type SidebandHost, type SidebandPrint, SidebandSession } from "./sideband-session.js";
 export { SidebandFormat, sidebandRecordText } from "./sideband-text.js";
 export { type ByteSource, bytesSource } from "./source.js";
-export { perfTimeToTsc, type TscConversion, tscConversionProblem, tscToPerfTime } from "./time-conv.js";
+export {
+  PerfTimeParts,
+  perfTimeToTsc,
+  type TscConversion,
+  tscConversionProblem,
+  tscToPerfTime,
+} from "./time-conv.js";
 export {
   AuxFlag,
   FEATURE_NAMES,

@@ -52,3 +52,81 @@ export function perfTimeToTsc(ns: bigint, c: TscConversion): bigint | undefined 
   const rem = t % c.timeMult;
   return u64((quot << shift) + (rem << shift) / c.timeMult);
 }
+
+/**
+ * {@link tscToPerfTime} of TSC hi:lo as whole seconds and nanoseconds ({@link sec},
+ * {@link nsec}), for a caller that asks it for one time after another (perf script's
+ * line heads: a new time nearly every line). Exact, and without BigInt where the
+ * arithmetic allows (time_shift 16 to 32, as x86 kernels give it, no
+ * capUserTimeShort): perf time is timeZero + quot * timeMult + ((rem * timeMult) >>
+ * shift) with quot and rem the TSC's bits above and below the shift; the first part is
+ * made with BigInt only when quot changes (every 2^shift ticks), the second with
+ * numbers below 2^53 (rem split in 16-bit halves).
+ */
+export class PerfTimeParts {
+  sec = 0;
+  nsec = 0;
+  private readonly fast: boolean;
+  private readonly shift: number;
+  private readonly mult: number;
+  /** The quot (hi:lo) the base is of, and the base: timeZero + quot * timeMult (-1: none, or past 2^64 - 2^33). */
+  private quotHi = -1;
+  private quotLo = -1;
+  private baseSec = -1;
+  private baseNsec = 0;
+
+  constructor(private readonly c: TscConversion) {
+    this.shift = c.timeShift;
+    this.mult = Number(c.timeMult);
+    this.fast = !c.capUserTimeShort && c.timeShift >= 16 && c.timeShift <= 32 && c.timeMult <= 0xffffffffn;
+  }
+
+  /** The perf time of TSC hi:lo (unsigned halves) into {@link sec} and {@link nsec}. */
+  at(hi: number, lo: number): void {
+    const s = this.shift;
+    if (this.fast) {
+      const h = hi >>> 0;
+      const l = lo >>> 0;
+      const quotHi = s === 32 ? 0 : h >>> s;
+      const quotLo = s === 32 ? h : ((h << (32 - s)) | (l >>> s)) >>> 0;
+      if (quotHi !== this.quotHi || quotLo !== this.quotLo) this.base(quotHi, quotLo);
+      if (this.baseSec >= 0) {
+        const rem = s === 32 ? l : l % 2 ** s;
+        const m = this.mult;
+        // (rem * m) >> s: rem = rh * 2^16 + rl, each product below 2^48; the bits of
+        // rl * m under 2^16 cannot carry into the quotient by 2^(s - 16).
+        const r = Math.floor(
+          (Math.floor(rem / 65536) * m + Math.floor(((rem % 65536) * m) / 65536)) / 2 ** (s - 16),
+        );
+        const ns = this.baseNsec + r;
+        const carry = Math.floor(ns / 1e9);
+        this.sec = this.baseSec + carry;
+        this.nsec = ns - carry * 1e9;
+        return;
+      }
+    }
+    const t = tscToPerfTime((BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0), this.c);
+    this.sec = Number(t / 1_000_000_000n);
+    this.nsec = Number(t % 1_000_000_000n);
+  }
+
+  /** The time as one number (ns), rounded as Number(tscToPerfTime(...)) rounds it. */
+  get ns(): number {
+    return this.sec < 9_000_000
+      ? this.sec * 1e9 + this.nsec
+      : Number(BigInt(this.sec) * 1_000_000_000n + BigInt(this.nsec));
+  }
+
+  private base(quotHi: number, quotLo: number): void {
+    this.quotHi = quotHi;
+    this.quotLo = quotLo;
+    const b = u64(this.c.timeZero + ((BigInt(quotHi) << 32n) | BigInt(quotLo)) * this.c.timeMult);
+    // The remainder's part is below 2^32 + 1e9: a base this near 2^64 may wrap (BigInt then).
+    if (b > (1n << 64n) - (1n << 33n)) {
+      this.baseSec = -1;
+      return;
+    }
+    this.baseSec = Number(b / 1_000_000_000n);
+    this.baseNsec = Number(b % 1_000_000_000n);
+  }
+}

@@ -9,13 +9,12 @@
  * 4 columns per call, names padded to a width that changes only now and then).
  */
 
-import { type ByteChunks, utf8, viewOf } from "../analysis/export/byte-chunks.js";
-import { toBigInt } from "../base/halves.js";
+import { type ByteChunks, putDecimal, utf8, viewOf } from "../analysis/export/byte-chunks.js";
 import { EventFlag, EventType, PtEvent } from "../event/index.js";
 import { decodeInsn, ExecMode, InsnInfo, MAX_INSN_LENGTH } from "../isa/index.js";
 import { ErrorCode } from "../packet/index.js";
 import type { PerfEvent, TscConversion } from "../perf/index.js";
-import { tscToPerfTime } from "../perf/index.js";
+import { PerfTimeParts, tscToPerfTime } from "../perf/index.js";
 import { branchFlags } from "./branch-lines.js";
 import { FlagsMemo } from "./flags-memo.js";
 import { plainBranchLine } from "./perf-output.js";
@@ -33,6 +32,10 @@ const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr en
 const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
 /** (Pieces written on every line are DataViews: copied four bytes a step, see putView.) */
 const ARROW = viewOf(utf8(" => "));
+/** Pieces of ` sym+0xoff (dso)`. */
+const PLUS_0X = utf8("+0x");
+const UNKNOWN_SYM = utf8(" [unknown]");
+const DSO_OPEN = utf8(" (");
 
 /** What a flags string means for its lines, worked out once per string (they are few). */
 interface FlagInfo {
@@ -210,57 +213,103 @@ export function scriptSink(
   let skip = itrace.skip;
   const stacks = new Map<number, ThreadStack>();
   let spacing = 0;
-  // The head (comm to time) changes only with the thread or the time: made again then.
+  // The head (comm to time) changes only with the thread or the time: made again then,
+  // as bytes (a new time nearly every line): the part before the time, kept while the
+  // thread and its comm stay, then the time's digits, written in place. Its text is
+  // made only for the lines held as text (headText).
   let headWhere: PerfWhere | undefined;
   let headPid = -2;
   let headTid = -2;
   let headHi = -1;
   let headLo = -1;
-  let head = "";
-  // The head as bytes, once it is written a second time (with the time shown it
-  // changes about every line: then encoded in place).
-  let headBytes: Uint8Array | undefined;
-  let headUses = 0;
+  const clock = ctx.conv ? new PerfTimeParts(ctx.conv) : undefined;
+  // The head's time (0 without a conversion or a time), and its text (undefined: not made).
+  let headSec = 0;
+  let headNsec = 0;
+  let head: string | undefined = "";
+  // The part before the time, and what it was made of.
+  let front = "";
+  let frontBytes: Uint8Array = new Uint8Array(0);
+  let frontComm: string | undefined;
+  let frontPid = -2;
+  let frontTid = -2;
+  let frontCpu = -2;
+  const nsDigits = ctx.options.ns ? 9 : 6;
+  /** The head as bytes. */
   const writeHead = () => {
-    if (head === "") return;
-    if (headUses++ === 0) {
-      out.text(head);
-      return;
+    out.bytes(frontBytes);
+    if (!show.time) return;
+    // `%5u.%06u: ` (or 9 digits): the seconds right-aligned in at least 5 columns.
+    let digits = 1;
+    for (let v = headSec; v >= 10; v = Math.floor(v / 10)) digits++;
+    const width = Math.max(5, digits);
+    const at = out.reserve(width + nsDigits + 3);
+    const b = out.buffer;
+    b.fill(0x20, at, at + width - digits);
+    putDecimal(b, at + width - digits, headSec);
+    b[at + width] = 0x2e;
+    let frac = nsDigits === 9 ? headNsec : Math.floor(headNsec / 1000);
+    for (let i = at + width + nsDigits; i > at + width; i--) {
+      b[i] = 0x30 + (frac % 10);
+      frac = Math.floor(frac / 10);
     }
-    if (headBytes === undefined) headBytes = utf8(head);
-    out.bytes(headBytes);
+    b[at + width + nsDigits + 1] = 0x3a;
+    b[at + width + nsDigits + 2] = 0x20;
+    out.wrote(at + width + nsDigits + 3);
+  };
+  /** The head as text. */
+  const headText = (): string => {
+    if (head !== undefined) return head;
+    head = front;
+    if (show.time) {
+      const frac = String(headNsec).padStart(9, "0");
+      head += `${String(headSec).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
+    }
+    return head;
   };
   let selected = true;
 
   // (A sample's time is TSC hi:lo.)
-  const headOf = (w: PerfWhere, hi: number, lo: number): string => {
-    if (w === headWhere && w.pid === headPid && w.tid === headTid && hi === headHi && lo === headLo)
-      return head;
+  const headAt = (w: PerfWhere, hi: number, lo: number): void => {
+    if (w === headWhere && w.pid === headPid && w.tid === headTid && hi === headHi && lo === headLo) return;
     headWhere = w;
     headPid = w.pid;
     headTid = w.tid;
     headHi = hi;
     headLo = lo;
-    const ns = ctx.conv && (hi !== 0 || lo !== 0) ? tscToPerfTime(toBigInt(hi, lo), ctx.conv) : 0n;
-    const comm = show.comm || ctx.options.comms ? ctx.comms.name(w.pid, w.tid, Number(ns)) : "";
+    headSec = 0;
+    headNsec = 0;
+    if (clock !== undefined && (hi !== 0 || lo !== 0)) {
+      clock.at(hi, lo);
+      headSec = clock.sec;
+      headNsec = clock.nsec;
+    }
+    const comm =
+      show.comm || ctx.options.comms
+        ? ctx.comms.name(w.pid, w.tid, headSec === 0 && headNsec === 0 ? 0 : clock!.ns)
+        : "";
     selected =
       (ctx.options.pids === undefined || ctx.options.pids.includes(w.pid)) &&
       (ctx.options.tids === undefined || ctx.options.tids.includes(w.tid)) &&
       (ctx.options.comms === undefined || ctx.options.comms.includes(comm));
+    head = undefined;
+    if (comm === frontComm && w.pid === frontPid && w.tid === frontTid && w.cpu === frontCpu) return;
+    frontComm = comm;
+    frontPid = w.pid;
+    frontTid = w.tid;
+    frontCpu = w.cpu;
     let h = "";
     if (show.comm) h += `${comm.padStart(16)} `;
     if (show.pid && show.tid) h += `${String(w.pid).padStart(5)}/${String(w.tid).padEnd(5)} `;
     else if (show.pid) h += `${String(w.pid).padStart(5)} `;
     else if (show.tid) h += `${String(w.tid).padStart(5)} `;
     if (show.cpu) h += `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
-    if (show.time) {
-      const frac = (ns % 1_000_000_000n).toString().padStart(9, "0");
-      h += `${String(ns / 1_000_000_000n).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
-    }
-    head = h;
-    headBytes = undefined;
-    headUses = 0;
-    return head;
+    front = h;
+    frontBytes = utf8(h);
+  };
+  const headOf = (w: PerfWhere, hi: number, lo: number): string => {
+    headAt(w, hi, lo);
+    return headText();
   };
 
   // ` sym+0xoff (dso)` of hi:lo as the fields ask.
@@ -272,6 +321,35 @@ export function scriptSink(
       s += names.partSym ? ` ${hit.name}${show.symoff ? `+0x${hit.offset.toString(16)}` : ""}` : " [unknown]";
     if (show.dso) s += ` (${names.partDso ?? "[unknown]"})`;
     return s;
+  };
+  // Symbol and file names as bytes, each encoded once (the tables' strings are few).
+  const nameBytes = new Map<string, Uint8Array>();
+  const bytesOf = (text: string): Uint8Array => {
+    let b = nameBytes.get(text);
+    if (b === undefined) {
+      b = utf8(text);
+      nameBytes.set(text, b);
+    }
+    return b;
+  };
+  /** {@link symText} written to `out` as bytes. */
+  const putSym = (names: AddressNames, pid: number, hi: number, lo: number): void => {
+    const hit = names.parts(pid, hi, lo);
+    if (show.sym) {
+      if (names.partSym) {
+        out.byte(0x20);
+        out.bytes(bytesOf(hit.name));
+        if (show.symoff) {
+          out.bytes(PLUS_0X);
+          out.hex64(Math.floor(hit.offset / 0x1_0000_0000), hit.offset >>> 0, 1);
+        }
+      } else out.bytes(UNKNOWN_SYM);
+    }
+    if (show.dso) {
+      out.bytes(DSO_OPEN);
+      out.bytes(bytesOf(names.partDso ?? "[unknown]"));
+      out.byte(0x29);
+    }
   };
 
   const stackOf = (tid: number): ThreadStack => {
@@ -566,13 +644,13 @@ export function scriptSink(
       if (!period.take(w.walkTscHi ?? w.tscHi, w.walkTscLo ?? w.tscLo, flags !== undefined, w.walkSeq))
         return;
       const n = period.period();
-      const h = headOf(w, w.tscHi, w.tscLo);
+      headAt(w, w.tscHi, w.tscLo);
       if (!selected || !printed("insn")) return;
       const src = show.srcline ? sourceAt(names, w.pid, insn.ipHi, insn.ipLo) : undefined;
       if (flags !== undefined && (show.flags || show.addr)) {
         // A branch's sample waits for the branch (its flags, "tr end ..." too, and its
         // target are perf's flags and addr).
-        let line = h;
+        let line = headText();
         if (show.period) line += `${String(n).padStart(10)} `;
         if (show.event) line += `${insnName}: `;
         let tail = "";
@@ -591,7 +669,7 @@ export function scriptSink(
       if (show.ip) {
         out.byte(0x20);
         out.hex64(insn.ipHi, insn.ipLo, 16, 0x20);
-        if (names && (show.sym || show.dso)) out.text(symText(names, w.pid, insn.ipHi, insn.ipLo));
+        if (names && (show.sym || show.dso)) putSym(names, w.pid, insn.ipHi, insn.ipLo);
       }
       if (show.srcline) ctx.sourceLines!.at(src);
       if (show.insnlen || show.insn) out.text(insnText(insn.raw, insn.size));
@@ -620,7 +698,7 @@ export function scriptSink(
       if (!itrace.branches) return;
       const info = flagInfo(flags);
       if (!itrace.allBranches && !(itrace.calls && info.calls) && !(itrace.returns && info.returns)) return;
-      headOf(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
+      headAt(w, w.branchTscHi ?? w.tscHi, w.branchTscLo ?? w.tscLo);
       if (!selected || !printed("branch")) return;
       if (plainLines) {
         plainBranchLine(out, info.head, fh, fl, th, tl);
@@ -635,12 +713,12 @@ export function scriptSink(
       if (show.ip) {
         out.byte(0x20);
         out.hex64(fh, fl, 16, 0x20);
-        if (named) out.text(symText(names, w.pid, fh, fl));
+        if (named) putSym(names, w.pid, fh, fl);
       }
       if (show.branchAddr) {
         out.viewBytes(ARROW);
         out.hex64(th, tl, 16, 0x20);
-        if (named) out.text(symText(names, w.pid, th, tl));
+        if (named) putSym(names, w.pid, th, tl);
       }
       if (show.srcline) ctx.sourceLines!.at(sourceAt(names, w.pid, fh, fl));
       if (show.insnlen || show.insn) {
