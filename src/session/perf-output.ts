@@ -15,7 +15,8 @@ import { type TscConversion, tscToPerfTime } from "../perf/index.js";
 import type { ByteLines } from "./byte-lines.js";
 import { FlagsMemo } from "./flags-memo.js";
 import { eventText } from "./flow-event-text.js";
-import type { PerfSink, PerfWhere } from "./perf-stream.js";
+import type { AddressNames, PerfSink, PerfWhere } from "./perf-stream.js";
+import { SymBytes } from "./sym-bytes.js";
 
 /** What is printed: every instruction, taken branches, calls and returns, or only errors (--quiet). */
 export type PerfShow = "insn" | "branches" | "calls" | "errors";
@@ -62,29 +63,26 @@ const SPACE = 0x20;
 const NEWLINE = 0x0a;
 
 /**
- * perf script's branch line: the flags' `head` (padded to 23 columns), from and to
- * right-aligned in 16 columns of hex, each address followed by its name when given.
+ * perf script's branch line with names: the flags' `head` (padded to 23 columns), from
+ * and to right-aligned in 16 columns of hex, each followed by ` name+0xoff (dso)`.
  */
-function branchLine(
+function namedBranchLine(
   out: ByteLines,
   head: DataView,
+  sym: SymBytes,
+  names: AddressNames,
+  pid: number,
   fromHi: number,
   fromLo: number,
   toHi: number,
   toLo: number,
-  fromName?: string,
-  toName?: string,
 ): void {
-  if (fromName === undefined && toName === undefined) {
-    plainBranchLine(out, head, fromHi, fromLo, toHi, toLo);
-    return;
-  }
   out.viewBytes(head);
   out.hex64(fromHi, fromLo, 16, SPACE);
-  if (fromName !== undefined) out.text(` ${fromName}`);
+  sym.put(out, names, pid, fromHi, fromLo);
   out.bytes(ARROW);
   out.hex64(toHi, toLo, 16, SPACE);
-  if (toName !== undefined) out.text(` ${toName}`);
+  sym.put(out, names, pid, toHi, toLo);
   out.byte(NEWLINE);
 }
 
@@ -114,6 +112,7 @@ export function plainBranchLine(
 /** With `symbols`, branch addresses are followed by `name+0xoff (dso)` (perf script -F ip,sym,symoff,dso,addr). */
 export function textSink(out: ByteLines, show: PerfShow, symbols = false): PerfSink {
   const insnMode = show === "insn";
+  const sym = symbols ? new SymBytes({ sym: true, symoff: true, dso: true }) : undefined;
   // Which stream printed last: a [cpu pid tid] line before the next line whenever that
   // or its thread changes (threads that print nothing get none).
   let last: PerfWhere | undefined;
@@ -134,9 +133,8 @@ export function textSink(out: ByteLines, show: PerfShow, symbols = false): PerfS
     branch: (w, flags, fh, fl, th, tl, names) => {
       const info = flagsInfo(flags);
       if (show !== "branches" && !(show === "calls" && info.keptByCalls)) return;
-      if (!symbols) branchLine(out, info.head, fh, fl, th, tl);
-      else
-        branchLine(out, info.head, fh, fl, th, tl, names.symbol(w.pid, fh, fl), names.symbol(w.pid, th, tl));
+      if (sym === undefined) plainBranchLine(out, info.head, fh, fl, th, tl);
+      else namedBranchLine(out, info.head, sym, names, w.pid, fh, fl, th, tl);
     },
     event: (w, ev, offset) => {
       if (!insnMode) return;

@@ -23,6 +23,7 @@ import type { Field, Itrace, PerfScriptOptions, ScriptFields } from "./perf-scri
 import { InsnPeriod } from "./perf-script-period.js";
 import type { SourceAddress, SourceLineBatch } from "./perf-script-srcline.js";
 import type { AddressNames, PerfSink, PerfWhere } from "./perf-stream.js";
+import { SymBytes } from "./sym-bytes.js";
 
 // perf's branch flags: which --itrace letter keeps a branch (c: PERF_IP_FLAG_CALL,
 // ASYNC or TRACE_END; r: RETURN or TRACE_BEGIN) and what it does to the thread stack.
@@ -32,10 +33,6 @@ const PUSHES = /^(call|syscall|int|hw int|tr end {2}call|tr end {2}syscall|tr en
 const POPS = /^(return|sysret|iret|tr end {2}return|tr end {2}sysret|tr end {2}iret)/;
 /** (Pieces written on every line are DataViews: copied four bytes a step, see putView.) */
 const ARROW = viewOf(utf8(" => "));
-/** Pieces of ` sym+0xoff (dso)`. */
-const PLUS_0X = utf8("+0x");
-const UNKNOWN_SYM = utf8(" [unknown]");
-const DSO_OPEN = utf8(" (");
 
 /** What a flags string means for its lines, worked out once per string (they are few). */
 interface FlagInfo {
@@ -322,35 +319,10 @@ export function scriptSink(
     if (show.dso) s += ` (${names.partDso ?? "[unknown]"})`;
     return s;
   };
-  // Symbol and file names as bytes, each encoded once (the tables' strings are few).
-  const nameBytes = new Map<string, Uint8Array>();
-  const bytesOf = (text: string): Uint8Array => {
-    let b = nameBytes.get(text);
-    if (b === undefined) {
-      b = utf8(text);
-      nameBytes.set(text, b);
-    }
-    return b;
-  };
-  /** {@link symText} written to `out` as bytes. */
-  const putSym = (names: AddressNames, pid: number, hi: number, lo: number): void => {
-    const hit = names.parts(pid, hi, lo);
-    if (show.sym) {
-      if (names.partSym) {
-        out.byte(0x20);
-        out.bytes(bytesOf(hit.name));
-        if (show.symoff) {
-          out.bytes(PLUS_0X);
-          out.hex64(Math.floor(hit.offset / 0x1_0000_0000), hit.offset >>> 0, 1);
-        }
-      } else out.bytes(UNKNOWN_SYM);
-    }
-    if (show.dso) {
-      out.bytes(DSO_OPEN);
-      out.bytes(bytesOf(names.partDso ?? "[unknown]"));
-      out.byte(0x29);
-    }
-  };
+  // The same as bytes (see SymBytes).
+  const symBytes = new SymBytes(show);
+  const putSym = (names: AddressNames, pid: number, hi: number, lo: number): void =>
+    symBytes.put(out, names, pid, hi, lo);
 
   const stackOf = (tid: number): ThreadStack => {
     let s = stacks.get(tid);
