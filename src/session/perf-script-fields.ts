@@ -309,20 +309,12 @@ export function scriptSink(
     return headText();
   };
 
-  // ` sym+0xoff (dso)` of hi:lo as the fields ask.
-  const symText = (names: AddressNames, pid: number, hi: number, lo: number): string => {
-    if (!show.sym && !show.dso) return "";
-    const hit = names.parts(pid, hi, lo);
-    let s = "";
-    if (show.sym)
-      s += names.partSym ? ` ${hit.name}${show.symoff ? `+0x${hit.offset.toString(16)}` : ""}` : " [unknown]";
-    if (show.dso) s += ` (${names.partDso ?? "[unknown]"})`;
-    return s;
-  };
-  // The same as bytes (see SymBytes).
+  // ` sym+0xoff (dso)` of hi:lo as the fields ask: as bytes, or as text for the lines held as text.
   const symBytes = new SymBytes(show);
   const putSym = (names: AddressNames, pid: number, hi: number, lo: number): void =>
     symBytes.put(out, names, pid, hi, lo);
+  const symText = (names: AddressNames, pid: number, hi: number, lo: number): string =>
+    symBytes.text(names, pid, hi, lo);
 
   const stackOf = (tid: number): ThreadStack => {
     let s = stacks.get(tid);

@@ -1,8 +1,9 @@
 /**
- * perf script's ` sym+0xoff (dso)` after an address, written as bytes: the symbol's
- * and the file's names encoded once each (the tables' strings are few), the offset's
- * digits in place. Lines of branches name two addresses each; building each name as a
- * string and encoding it took a quarter of `ptkit perf --calls --sym`'s time.
+ * perf script's ` sym+0xoff (dso)` after an address (the parts -F asks for), written as
+ * bytes: the symbol's and the file's names encoded once each (the tables' strings are
+ * few), the offset's digits in place; or as text, for lines held as text. Lines of
+ * branches name two addresses each: building each name as a string and encoding it
+ * took a quarter of `ptkit perf --calls --sym`'s time.
  */
 
 import { type ByteChunks, utf8, viewOf } from "../analysis/export/byte-chunks.js";
@@ -49,6 +50,18 @@ export class SymBytes {
       }
       out.viewBytes(this.lastFilePiece);
     }
+  }
+
+  /** The same text as a string. */
+  text(names: AddressNames, pid: number, hi: number, lo: number): string {
+    const f = this.fields;
+    if (!f.sym && !f.dso) return "";
+    const hit = names.parts(pid, hi, lo);
+    let s = "";
+    if (f.sym)
+      s += names.partSym ? ` ${hit.name}${f.symoff ? `+0x${hit.offset.toString(16)}` : ""}` : " [unknown]";
+    if (f.dso) s += ` (${names.partDso ?? "[unknown]"})`;
+    return s;
   }
 }
 
