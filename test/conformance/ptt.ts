@@ -61,16 +61,16 @@ export interface PtxedInput {
   argv: string[];
 }
 
-/**
- * The ptxed checks' inputs, each once: of each check's options those in `kept` (each
- * with its value: the code and trace, and what else the caller decodes with), without
- * what it prints or checks; checks with sideband are left out.
- */
 /** ptxed's address filter options (--filter:addrN_cfg, _a, _b), which SKL014's checks give. */
 export const FILTER_OPTIONS: readonly string[] = [0, 1, 2, 3].flatMap((n) =>
   ["cfg", "a", "b"].map((f) => `--filter:addr${n}_${f}`),
 );
 
+/**
+ * The ptxed checks' inputs, each once: of each check's options those in `kept` (each
+ * with its value: the code and trace, and what else the caller decodes with), without
+ * what it prints or checks; checks with sideband are left out.
+ */
 export function ptxedInputs(kept: ReadonlySet<string>): PtxedInput[] {
   const seen = new Set<string>();
   const inputs: PtxedInput[] = [];
