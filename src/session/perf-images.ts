@@ -21,6 +21,7 @@ import type { SessionIo } from "./io.js";
 import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
 import type { AllProcessSymbols } from "./perf-frame-symbols.js";
 import { objdumpAddress, type SourceAddress } from "./perf-script-srcline.js";
+import { SymBytes } from "./sym-bytes.js";
 
 export interface LookupOptions {
   /** --elf files, by recorded path or file name (those with a base are loaded for every process instead). */
@@ -186,6 +187,9 @@ interface Missing {
 /** perf's name for the kernel's map (recorded as `[kernel.kallsyms]_text` or similar). */
 const KERNEL_MAP = "[kernel.kallsyms]";
 
+/** perf script's sym, symoff and dso text ({@link ProcessImages.symbol}: without its leading space). */
+const SYMBOL_TEXT = new SymBytes({ sym: true, symoff: true, dso: true });
+
 /** The page size mmaps are aligned to. */
 const PAGE = 4096;
 
@@ -219,14 +223,10 @@ export class ProcessImages {
 
   /**
    * Where hi:lo is in process pid as perf script -F sym,symoff,dso names it:
-   * `name+0xoff (dso)`, `[unknown]` for either part it cannot name. Lookups allocate
-   * nothing but the text.
+   * `name+0xoff (dso)`, `[unknown]` for either part it cannot name.
    */
   symbol(pid: number, hi: number, lo: number): string {
-    this.parts(pid, hi, lo);
-    const h = this.symbolHit;
-    const sym = this.partSym ? `${h.name}+0x${h.offset.toString(16)}` : "[unknown]";
-    return `${sym} (${this.partDso ?? "[unknown]"})`;
+    return SYMBOL_TEXT.text(this, pid, hi, lo).slice(1);
   }
 
   /** Whether the last {@link parts} found a symbol (then in {@link symbolHit}). */
