@@ -169,6 +169,17 @@ export class BlockDecoder extends BlockEvents {
   }
 
   /**
+   * {@link lastInsnSize} from the decode cache alone, with the instruction's isa class
+   * in {@link decodedClass}: 0 where the cache does not have it (a truncated
+   * instruction, a block of another section, one not decoded there), and the caller
+   * decodes it. (ptkit perf asks for the class of every block's last call or jump.)
+   */
+  lastInsnDecoded(block: Block): number {
+    if (block.ninsn === 0 || block.truncated || this.code.msec.section?.id !== block.isid) return 0;
+    return this.decodedInsn(block.endIpHi, block.endIpLo, block.mode);
+  }
+
+  /**
    * The instruction at (hi:lo) in `mode` as the decode cache of the section the decoder
    * walked last (that of the block it returned last) has it: its size, its isa class
    * in {@link decodedClass} and in {@link decodedStep} how far on execution goes (its

@@ -595,12 +595,29 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     // next one) and a call (tracing stopped there resumes after it).
     let fclass: number = block.iclass;
     let size = 0;
-    if (
+    // A far transfer's name (iret, sysret, int, ...) needs the instruction's class, as
+    // does the time of a branch (branchTimes: direct calls and jumps take no packet).
+    // The decode cache has both for most blocks; the rest are decoded here.
+    let iclass: number = InsnClass.Other;
+    const wantClass =
+      fclass === FlowClass.FarCall ||
+      fclass === FlowClass.FarReturn ||
+      (times && (fclass === FlowClass.Call || fclass === FlowClass.Jump));
+    const wantSize =
       fclass === FlowClass.Unknown ||
       fclass === FlowClass.CondJump ||
       fclass === FlowClass.Call ||
-      fclass === FlowClass.FarCall
-    ) {
+      fclass === FlowClass.FarCall;
+    let classKnown = false;
+    if (wantClass) {
+      const n = d.lastInsnDecoded(block);
+      if (n > 0) {
+        iclass = d.decodedClass;
+        classKnown = true;
+        if (wantSize) size = n;
+      }
+    }
+    if (wantSize && size === 0) {
       size = fclass === FlowClass.Unknown ? 0 : d.lastInsnSize(block);
       if (size === 0) {
         const w = walker!;
@@ -616,13 +633,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     arriving.set = false;
     release(block.ipHi, block.ipLo, hi, lo);
     if (where.inRange) sink.block(where, block, d.image, fclass, d);
-    // A far transfer's name (iret, sysret, int, ...) needs the instruction itself.
-    let iclass: number = InsnClass.Other;
-    if (
-      fclass === FlowClass.FarCall ||
-      fclass === FlowClass.FarReturn ||
-      (s.branchTimes && (fclass === FlowClass.Call || fclass === FlowClass.Jump))
-    ) {
+    if (wantClass && !classKnown) {
       const w = walker!;
       w.use(d.image);
       if (w.fetchInBlock(block, d.image, hi, lo) === 0 && w.decode(hi, lo, block.mode) > 0)
