@@ -57,12 +57,17 @@ export function perfTimeToTsc(ns: bigint, c: TscConversion): bigint | undefined 
  * {@link tscToPerfTime} of TSC hi:lo as whole seconds and nanoseconds ({@link sec},
  * {@link nsec}), for a caller that asks it for one time after another (perf script's
  * line heads: a new time nearly every line). Exact, and without BigInt where the
- * arithmetic allows (time_shift 16 to 32, as x86 kernels give it, no
+ * arithmetic allows (time_shift up to 32, as x86 kernels give it, no
  * capUserTimeShort): perf time is timeZero + quot * timeMult + ((rem * timeMult) >>
- * shift) with quot and rem the TSC's bits above and below the shift; the first part is
- * made with BigInt only when quot changes (every 2^shift ticks), the second with
- * numbers below 2^53 (rem split in 16-bit halves).
+ * shift) with quot and rem the TSC's bits above and below the shift. The first part
+ * (the base) moves on by (quot - quot before) * timeMult while that stays below 2^52
+ * (a small shift moves quot on every few ticks: shift 0, timeMult 1 makes perf time
+ * the TSC), else it is made with BigInt; the second is made with numbers below 2^53
+ * (rem split in 16-bit halves).
  */
+/** Seconds of a base past which {@link PerfTimeParts} makes it with BigInt: (2^64 - 2^34) ns, rounded down. */
+const BASE_SEC_LIMIT = 18_446_744_056;
+
 export class PerfTimeParts {
   sec = 0;
   nsec = 0;
@@ -78,7 +83,7 @@ export class PerfTimeParts {
   constructor(private readonly c: TscConversion) {
     this.shift = c.timeShift;
     this.mult = Number(c.timeMult);
-    this.fast = !c.capUserTimeShort && c.timeShift >= 16 && c.timeShift <= 32 && c.timeMult <= 0xffffffffn;
+    this.fast = !c.capUserTimeShort && c.timeShift >= 0 && c.timeShift <= 32 && c.timeMult <= 0xffffffffn;
   }
 
   /** The perf time of TSC hi:lo (unsigned halves) into {@link sec} and {@link nsec}. */
@@ -87,17 +92,21 @@ export class PerfTimeParts {
     if (this.fast) {
       const h = hi >>> 0;
       const l = lo >>> 0;
-      const quotHi = s === 32 ? 0 : h >>> s;
-      const quotLo = s === 32 ? h : ((h << (32 - s)) | (l >>> s)) >>> 0;
+      // (JavaScript shifts by a count modulo 32: 0 and 32 apart.)
+      const quotHi = s === 32 ? 0 : s === 0 ? h : h >>> s;
+      const quotLo = s === 32 ? h : s === 0 ? l : ((h << (32 - s)) | (l >>> s)) >>> 0;
       if (quotHi !== this.quotHi || quotLo !== this.quotLo) this.base(quotHi, quotLo);
       if (this.baseSec >= 0) {
-        const rem = s === 32 ? l : l % 2 ** s;
         const m = this.mult;
-        // (rem * m) >> s: rem = rh * 2^16 + rl, each product below 2^48; the bits of
-        // rl * m under 2^16 cannot carry into the quotient by 2^(s - 16).
-        const r = Math.floor(
-          (Math.floor(rem / 65536) * m + Math.floor(((rem % 65536) * m) / 65536)) / 2 ** (s - 16),
-        );
+        let r: number;
+        if (s >= 16) {
+          const rem = s === 32 ? l : l % 2 ** s;
+          // (rem * m) >> s: rem = rh * 2^16 + rl, each product below 2^48; the bits of
+          // rl * m under 2^16 cannot carry into the quotient by 2^(s - 16).
+          r = Math.floor(
+            (Math.floor(rem / 65536) * m + Math.floor(((rem % 65536) * m) / 65536)) / 2 ** (s - 16),
+          );
+        } else r = Math.floor(((l % 2 ** s) * m) / 2 ** s); // (rem below 2^16: the product below 2^48)
         const ns = this.baseNsec + r;
         const carry = Math.floor(ns / 1e9);
         this.sec = this.baseSec + carry;
@@ -118,6 +127,23 @@ export class PerfTimeParts {
   }
 
   private base(quotHi: number, quotLo: number): void {
+    // A small step on from the base before: timeZero + quot * timeMult moves on by step * timeMult.
+    if (this.baseSec >= 0) {
+      const step = (quotHi - this.quotHi) * 2 ** 32 + (quotLo - this.quotLo);
+      const add = step * this.mult;
+      if (step > 0 && add < 2 ** 52) {
+        const ns = this.baseNsec + add;
+        const carry = Math.floor(ns / 1e9);
+        // (Past 2^64 - 2^34 ns, the BigInt base below says whether the sum wraps.)
+        if (this.baseSec + carry < BASE_SEC_LIMIT) {
+          this.quotHi = quotHi;
+          this.quotLo = quotLo;
+          this.baseSec += carry;
+          this.baseNsec = ns - carry * 1e9;
+          return;
+        }
+      }
+    }
     this.quotHi = quotHi;
     this.quotLo = quotLo;
     const b = u64(this.c.timeZero + ((BigInt(quotHi) << 32n) | BigInt(quotLo)) * this.c.timeMult);

@@ -14,8 +14,8 @@ const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
 
 function conversion(): fc.Arbitrary<TscConversion> {
   return fc.record({
-    // x86 kernels give 16 to 32 (the fast part); the rest goes by BigInt.
-    timeShift: fc.oneof(fc.integer({ min: 16, max: 32 }), fc.integer({ min: 0, max: 63 })),
+    // x86 kernels give 16 to 32; up to 32 is the fast part, the rest goes by BigInt.
+    timeShift: fc.oneof(fc.integer({ min: 0, max: 32 }), fc.integer({ min: 0, max: 63 })),
     timeMult: fc.bigInt({ min: 0n, max: 0xffffffffn }),
     timeZero: fc.oneof(u64, fc.bigInt({ min: (1n << 64n) - (1n << 36n), max: (1n << 64n) - 1n })),
     capUserTimeShort: fc.boolean(),
@@ -82,4 +82,23 @@ test("a bench-like conversion: 1 GHz TSC (shift 31), times past 2^53 ns and wher
   const q = new PerfTimeParts(near);
   for (const tsc of [0n, 1n, 0xffffffffn, 1n << 40n])
     assert.deepEqual(got(q, tsc), want(tsc, near), `tsc ${tsc}`);
+});
+
+test("small shifts, TSCs a few ticks apart: the base moved on without BigInt, up to where the sum wraps", () => {
+  // shift 0, timeMult 1: perf time is the TSC (as a file without TIME_CONV may give it).
+  for (const c of [
+    { timeShift: 0, timeMult: 1n, timeZero: 0n },
+    { timeShift: 3, timeMult: 0xfffffff1n, timeZero: 123456789n },
+    { timeShift: 15, timeMult: 70000n, timeZero: (1n << 63n) + 7n },
+    { timeShift: 0, timeMult: 1n, timeZero: (1n << 64n) - (1n << 34n) - 3000n },
+  ] as TscConversion[]) {
+    const p = new PerfTimeParts(c);
+    let tsc = (1n << 40n) + 17n;
+    for (let i = 0; i < 3000; i++) {
+      tsc = (tsc + BigInt((i * 7919) % 1237)) & ((1n << 64n) - 1n);
+      assert.deepEqual(got(p, tsc), want(tsc, c), `shift ${c.timeShift} tsc ${tsc}`);
+    }
+    // A step back, and one far on.
+    for (const t of [tsc - 5n, tsc + (1n << 45n), 5n]) assert.deepEqual(got(p, t), want(t, c), `tsc ${t}`);
+  }
 });
