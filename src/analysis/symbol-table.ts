@@ -34,6 +34,8 @@ export class SymbolHit {
   moduleName = "";
   /** Index of the symbol in its module's table (one name per index: see FrameNames' name cache). */
   symbol = 0;
+  /** The table that found it (with {@link symbol}, a key for what a caller makes of the name once). */
+  table: SymbolTable | undefined = undefined;
   /** The symbol's name, e.g. `main`, `memcpy@plt`; demangled when the table has a demangler. */
   name = "";
   /** The name as the symbol table spells it (mangled, e.g. `_ZN3foo3barEv`). */
@@ -236,6 +238,7 @@ export class SymbolTable {
     const sHi = this.symHi[sym]!;
     const sLo = this.symLo[sym]!;
     out.symbol = sym;
+    out.table = this;
     out.name = this.symbolName(sym);
     out.linkName = this.names[sym]!;
     out.startHi = sHi;

@@ -7,9 +7,9 @@
  */
 
 import { type ByteChunks, utf8, viewOf } from "../analysis/export/byte-chunks.js";
+import type { SymbolHit, SymbolTable } from "../analysis/index.js";
 import type { AddressNames } from "./perf-stream.js";
 
-const PLUS_0X = viewOf(utf8("+0x"));
 const UNKNOWN_SYM = viewOf(utf8(" [unknown]"));
 
 /** Which parts perf script's -F asks for: sym, symoff, dso. */
@@ -20,8 +20,15 @@ export interface SymFields {
 }
 
 export class SymBytes {
-  /** ` name` and ` (file)` as DataViews (copied four bytes a step: see putView). */
-  private readonly names = new Map<string, DataView>();
+  /**
+   * ` name` (with `+0x` when the offset follows) as DataViews (copied four bytes a
+   * step: see putView), per symbol table by the symbol's index; the table of the last
+   * address's (most lines name one or two).
+   */
+  private readonly tables = new WeakMap<SymbolTable, DataView[]>();
+  private lastTable: SymbolTable | undefined;
+  private lastNames: DataView[] = [];
+  /** ` (file)` as DataViews. */
   private readonly files = new Map<string, DataView>();
   /** The file of the last address (most lines name one or two). */
   private lastFile: string | undefined;
@@ -35,11 +42,8 @@ export class SymBytes {
     const hit = names.parts(pid, hi, lo);
     if (f.sym) {
       if (names.partSym) {
-        out.viewBytes(pieceOf(this.names, hit.name, " ", ""));
-        if (f.symoff) {
-          out.viewBytes(PLUS_0X);
-          out.hex64(Math.floor(hit.offset / 0x1_0000_0000), hit.offset >>> 0, 1);
-        }
+        out.viewBytes(this.namePiece(hit));
+        if (f.symoff) out.hex64(Math.floor(hit.offset / 0x1_0000_0000), hit.offset >>> 0, 1);
       } else out.viewBytes(UNKNOWN_SYM);
     }
     if (f.dso) {
@@ -50,6 +54,27 @@ export class SymBytes {
       }
       out.viewBytes(this.lastFilePiece);
     }
+  }
+
+  /** ` name` of the symbol `hit` found (`+0x` after it when the offset follows), made once per symbol. */
+  private namePiece(hit: SymbolHit): DataView {
+    const table = hit.table;
+    if (table === undefined) return viewOf(utf8(` ${hit.name}${this.fields.symoff ? "+0x" : ""}`));
+    if (table !== this.lastTable) {
+      let names = this.tables.get(table);
+      if (names === undefined) {
+        names = [];
+        this.tables.set(table, names);
+      }
+      this.lastTable = table;
+      this.lastNames = names;
+    }
+    let v = this.lastNames[hit.symbol];
+    if (v === undefined) {
+      v = viewOf(utf8(` ${hit.name}${this.fields.symoff ? "+0x" : ""}`));
+      this.lastNames[hit.symbol] = v;
+    }
+    return v;
   }
 
   /** The same text as a string. */
