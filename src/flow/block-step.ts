@@ -131,6 +131,7 @@ export class BlockStep extends FlowState {
     }
     this.logCall(one);
     block.iclass = (one.info & 15) as FlowClass;
+    block.lastClass = one.iclass;
     block.endIpHi = one.ipHi;
     block.endIpLo = one.ipLo;
     block.ninsn = ninsn;

@@ -14,6 +14,7 @@ import * as errors from "../base/errors.js";
 import type { DecoderConfig } from "../event/config.js";
 import * as eventTypes from "../event/types.js";
 import * as addr from "../image/addr.js";
+import * as isa from "../isa/index.js";
 import type { TraceBytes } from "../packet/trace-bytes.js";
 import * as blockFill from "./block-fill.js";
 import { BlockFill } from "./block-fill.js";
@@ -36,6 +37,7 @@ const { branchTarget, next, nextIp } = flowInsn;
 const { TWO_32, addSize, diff64, sum } = addr;
 const { RESUME } = blockFill;
 const { MAX_BLOCK_INSNS, Stop } = blockStep;
+const { InsnClass } = isa;
 
 /**
  * runOn's answer: the next block begins in another section, now the current one
@@ -187,6 +189,7 @@ export class BlockWalk extends BlockFill {
         // Not a decision point: the end IP is the next instruction's, to be put right
         // should the block end here.
         block.iclass = FlowClass.Unknown;
+        block.lastClass = -1;
         again = at;
         againN = n;
         continue;
@@ -208,6 +211,7 @@ export class BlockWalk extends BlockFill {
       }
       if (cond) {
         block.iclass = FlowClass.CondJump;
+        block.lastClass = -1;
         block.lastSize = isize;
         // Without a TNT bit, condBranch gives the error.
         if (taken < 0) return this.condBranch();
@@ -235,6 +239,7 @@ export class BlockWalk extends BlockFill {
       } else if (taken >= 0) {
         // A compressed return (see decide).
         block.iclass = FlowClass.Return;
+        block.lastClass = -1;
         if (taken === 0) return -ErrorCode.BadRetComp;
         status = this.popReturn();
         if (status < 0) return status;
@@ -339,9 +344,11 @@ export class BlockWalk extends BlockFill {
     switch (qualifier) {
       case Qualifier.Cond:
         block.iclass = FlowClass.CondJump;
+        block.lastClass = -1;
         break; // decode it, as for Decode
       case Qualifier.IndCall: {
         block.iclass = FlowClass.Call;
+        block.lastClass = -1;
         if (isize === 0) {
           const insn = this.insn;
           insn.reset(this.ipHi, this.ipLo, mode);
@@ -356,6 +363,7 @@ export class BlockWalk extends BlockFill {
       }
       case Qualifier.Return: {
         block.iclass = FlowClass.Return;
+        block.lastClass = -1;
         const taken = this.condBranch();
         if (taken === -ErrorCode.BadQuery) return this.proceedIndirect();
         if (taken < 0) return taken;
@@ -366,12 +374,11 @@ export class BlockWalk extends BlockFill {
         // The entry only says that a TIP decides; the block reports the instruction's
         // own class (jump, far call, far return, ...), as the walk that filled the
         // cache did: call stacks close frames on far returns.
-        const c =
-          aux !== 0 && off + InsnMeta.size(aux) <= view.winEnd
-            ? InsnMeta.info(aux) & 15
-            : this.classAt(off, mode);
+        const known = aux !== 0 && off + InsnMeta.size(aux) <= view.winEnd;
+        const c = known ? InsnMeta.info(aux) & 15 : this.classAt(off, mode);
         if (c < 0) return c;
         block.iclass = c as FlowClass;
+        block.lastClass = known ? InsnMeta.iclass(aux) : -1;
         return this.proceedIndirect();
       }
       case WalkQualifier.DirectCall:
@@ -391,6 +398,7 @@ export class BlockWalk extends BlockFill {
       return this.proceedTruncated(block);
     }
     block.iclass = (insn.info & 15) as FlowClass;
+    block.lastClass = insn.iclass;
     this.logCall(insn);
     const status = nextIp(insn);
     if (status < 0) {
@@ -429,6 +437,7 @@ export class BlockWalk extends BlockFill {
     block.endIpHi = insn.ipHi;
     block.endIpLo = insn.ipLo;
     block.iclass = (insn.info & 15) as FlowClass;
+    block.lastClass = insn.iclass;
     return status;
   }
 
@@ -455,6 +464,7 @@ export class BlockWalk extends BlockFill {
     const view = this.code.msec;
     const c = call ? FlowClass.Call : FlowClass.Jump;
     block.iclass = c;
+    block.lastClass = call ? InsnClass.Call : InsnClass.Jump;
     // A call to the next instruction is no call for RET compression.
     if (c === FlowClass.Call && disp !== 0) {
       this.setIpAt(view.baseHi, view.baseLo, off + size);
@@ -467,8 +477,11 @@ export class BlockWalk extends BlockFill {
       target < view.winBegin ||
       target >= view.winEnd ||
       (c === FlowClass.Call ? this.endOnCall : this.endOnJump)
-    )
+    ) {
+      // (Only where the block ends with it: the size is its last instruction's.)
+      block.lastSize = size;
       return 0;
+    }
     this.resumeOff = target | 0;
     return RESUME;
   }
@@ -485,6 +498,7 @@ export class BlockWalk extends BlockFill {
     if (!insn.truncated) return -ErrorCode.Internal;
     block.raw.set(insn.raw.subarray(0, insn.size));
     block.iclass = (insn.info & 15) as FlowClass;
+    block.lastClass = insn.iclass;
     block.size = insn.size;
     block.truncated = true;
     this.logCall(insn);

@@ -51,10 +51,18 @@ export class Block {
   readonly raw = new Uint8Array(MAX_RAW);
   /**
    * ptkit's own: the last instruction's length where the walk that ended the block
-   * had it at hand (a conditional jump or indirect call from the block cache), else 0:
+   * had it at hand (a conditional jump, an indirect call, a direct call or jump the
+   * block ends with, from the block cache), else 0:
    * see {@link BlockDecoder.lastInsnSize}.
    */
   lastSize = 0;
+  /**
+   * ptkit's own: the last instruction's isa InsnClass where the decoder had it at hand
+   * (an instruction it decoded, a direct call or jump from the walk's table, an
+   * indirect branch the decode cache has), else -1: ptkit perf's branch times ask
+   * whether each block's last call or jump is a direct one.
+   */
+  lastClass = -1;
 
   clear(): this {
     return this.begin(0, 0, 0, false);
@@ -74,6 +82,7 @@ export class Block {
     this.truncated = false;
     this.size = 0;
     this.lastSize = 0;
+    this.lastClass = -1;
     return this;
   }
 

@@ -602,7 +602,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     let size = 0;
     // A far transfer's name (iret, sysret, int, ...) needs the instruction's class, as
     // does the time of a branch (branchTimes: direct calls and jumps take no packet).
-    // The decode cache has both for most blocks; the rest are decoded here.
+    // The block decoder has the class of most blocks' last instruction (the decode cache
+    // that of most of the rest, the size too); the rest are decoded here.
     let iclass: number = InsnClass.Other;
     const wantClass =
       fclass === FlowClass.FarCall ||
@@ -614,7 +615,12 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       fclass === FlowClass.Call ||
       fclass === FlowClass.FarCall;
     let classKnown = false;
-    if (wantClass) {
+    if (wantClass && block.lastClass >= 0 && (!wantSize || block.lastSize !== 0)) {
+      // The walk that ended the block had it (and the size, where wanted).
+      iclass = block.lastClass;
+      classKnown = true;
+      if (wantSize) size = block.lastSize;
+    } else if (wantClass) {
       const n = d.lastInsnDecoded(block);
       if (n > 0) {
         iclass = d.decodedClass;
