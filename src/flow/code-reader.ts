@@ -14,7 +14,7 @@ import * as errors from "../base/errors.js";
 import { ASID_ANY, Image, ImageHit, type ImageSet, type Section } from "../image/index.js";
 import * as isa from "../isa/index.js";
 import type { FlowInsn } from "./flow-insn.js";
-import type { SectionCache } from "./section-cache.js";
+import type { SectionCache, SectionCaches } from "./section-cache.js";
 import * as sectionView from "./section-view.js";
 import { SectionView } from "./section-view.js";
 
@@ -24,12 +24,44 @@ const { MAX_INSN_LENGTH } = isa;
 const { ErrorCode } = errors;
 const { decodeRaw } = sectionView;
 
+export type { SectionCaches };
+
 /**
- * The decode and block caches of sections, by section: what was learnt of the code
- * only (as libipt keeps a section's block cache with the section), so decoders of
- * the same code may share them.
+ * {@link SectionCaches} shared by every section that holds the same bytes (the same
+ * file buffer, from the same index, as long) at the same address, whichever image
+ * made it: what a decoder learns there holds for all of them. (The streams of a
+ * perf.data recorded per CPU each map the process's files in process images of their
+ * own, and each filled its own caches with the same code: on a large program that
+ * is most of a decode's cache fills again per CPU.)
  */
-export type SectionCaches = WeakMap<Section, SectionCache>;
+export class SameCodeCaches implements SectionCaches {
+  private readonly bySection = new WeakMap<Section, SectionCache>();
+  private readonly byBytes = new WeakMap<Uint8Array, Map<string, SectionCache>>();
+
+  get(section: Section): SectionCache | undefined {
+    const own = this.bySection.get(section);
+    if (own !== undefined || section.bytes === null) return own;
+    const same = this.byBytes.get(section.bytes)?.get(placeOf(section));
+    if (same !== undefined) this.bySection.set(section, same);
+    return same;
+  }
+
+  set(section: Section, cache: SectionCache): void {
+    this.bySection.set(section, cache);
+    if (section.bytes === null) return;
+    let places = this.byBytes.get(section.bytes);
+    if (places === undefined) {
+      places = new Map();
+      this.byBytes.set(section.bytes, places);
+    }
+    places.set(placeOf(section), cache);
+  }
+}
+
+/** Where a section's bytes come from and where they are mapped (see SameCodeCaches). */
+function placeOf(s: Section): string {
+  return `${s.offset}:${s.size}:${s.startHi}:${s.startLo}`;
+}
 
 export class CodeReader {
   /** The image decoded in (per address space when there is an image set). */
@@ -37,7 +69,7 @@ export class CodeReader {
   /** libipt's current mapped section (`pt_msec_cache`). */
   readonly msec = new SectionView();
   private readonly view = new SectionView();
-  private readonly caches: WeakMap<Section, SectionCache>;
+  private readonly caches: SectionCaches;
   private readonly hit = new ImageHit();
 
   /** The address space, libipt's `pt_asid` (all ones: unknown). */

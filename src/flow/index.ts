@@ -11,7 +11,7 @@
  */
 export { AddrCfg, AddrFilterCheck } from "./addr-filter.js";
 export { BlockDecoder, BlockTally } from "./block-decoder.js";
-export type { SectionCaches } from "./code-reader.js";
+export { SameCodeCaches, type SectionCaches } from "./code-reader.js";
 export {
   COLD_WORDS,
   DecisionGraph,

@@ -369,3 +369,14 @@ export function walkNext(s: number, n: number, off: number, mask: number): numbe
   const step = n < WALK_LINEAR ? 1 : (Math.imul(off, WALK_HASH) >>> 16) | 1;
   return (s + step) & mask;
 }
+
+/**
+ * The decode and block caches of sections, by section: what was learnt of the code
+ * only (as libipt keeps a section's block cache with the section), so decoders of
+ * the same code may share them. A WeakMap keeps them per Section object; see
+ * SameCodeCaches (code-reader.ts) for sections of different images.
+ */
+export interface SectionCaches {
+  get(section: Section): SectionCache | undefined;
+  set(section: Section, cache: SectionCache): unknown;
+}

@@ -14,7 +14,7 @@ import { type InsnClass, InsnInfo } from "../isa/index.js";
 import * as flowClass from "./flow-class.js";
 import type { FlowInsn } from "./flow-insn.js";
 import * as sectionCache from "./section-cache.js";
-import { SectionCache } from "./section-cache.js";
+import { SectionCache, type SectionCaches } from "./section-cache.js";
 
 // Module copies of imported bindings: V8 (Node 20) loads and checks an imported
 // binding at every use in optimized code, but folds module constants.
@@ -111,13 +111,7 @@ export class SectionView extends Place {
    * Make (hi:lo) current, from this section if it has it, else from `image`: the
    * section id, or -NoMap. Sets {@link off} and {@link filled}.
    */
-  lookup(
-    image: Image,
-    caches: WeakMap<Section, SectionCache>,
-    hit: ImageHit,
-    hi: number,
-    lo: number,
-  ): number {
+  lookup(image: Image, caches: SectionCaches, hit: ImageHit, hi: number, lo: number): number {
     const s = this.section;
     if (s !== null && this.image === image && this.version === image.version) {
       const d = diff64(hi, lo, this.baseHi, this.baseLo);
@@ -167,13 +161,7 @@ export class SectionView extends Place {
     p.copyFrom(this);
   }
 
-  private fill(
-    image: Image,
-    caches: WeakMap<Section, SectionCache>,
-    hit: ImageHit,
-    hi: number,
-    lo: number,
-  ): number {
+  private fill(image: Image, caches: SectionCaches, hit: ImageHit, hi: number, lo: number): number {
     this.clear();
     const status = image.find(hi, lo, hit);
     if (status < 0) return status;

@@ -16,6 +16,7 @@ import { diagnosticLine } from "../base/diagnostic.js";
 import { doubleFields, splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
 import { type DecoderConfig, defaultDecoderConfig } from "../event/index.js";
+import { SameCodeCaches } from "../flow/index.js";
 import { Image } from "../image/index.js";
 import { TraceBytes, type TraceSource } from "../packet/index.js";
 import {
@@ -345,6 +346,10 @@ function decodeOnce(
   // The streams to decode; `header`: print the lines that introduce them.
   const makeStreams = (sink: PerfSink, header: boolean): StreamContext[] => {
     const streams: StreamContext[] = [];
+    // What the decoders learn of the code, shared by the streams (libipt keeps a
+    // section's block cache with the section): each CPU's stream decodes much of the
+    // same code in process images of its own, and filled its own caches with it.
+    const caches = new SameCodeCaches();
     // A decode that starts again reports its progress from the start again.
     const progress = new TraceProgress(internal.progress);
     for (const s of allStreams) {
@@ -386,8 +391,11 @@ function decodeOnce(
         tid: args.tid,
         sink,
         graphStore: io.graphs,
+        caches,
         nextHi: 0,
         nextLo: 0,
+        turnHi: -1,
+        turnLo: 0,
       });
     }
     return streams;

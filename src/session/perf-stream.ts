@@ -16,7 +16,15 @@
  */
 import type { SymbolHit } from "../analysis/index.js";
 import { type DecoderConfig, EventType, PtEvent, Status } from "../event/index.js";
-import { Block, BlockDecoder, classify, FlowClass, Insn, InsnDecoder } from "../flow/index.js";
+import {
+  Block,
+  BlockDecoder,
+  classify,
+  FlowClass,
+  Insn,
+  InsnDecoder,
+  type SectionCaches,
+} from "../flow/index.js";
 import type { Image } from "../image/index.js";
 import { InsnClass } from "../isa/index.js";
 import { ErrorCode, errorMessage, type TraceBytes } from "../packet/index.js";
@@ -161,16 +169,22 @@ export interface StreamContext {
   /** Show only this thread (--tid). */
   tid: number | undefined;
   sink: PerfSink;
+  /** The section caches the stream's decoder shares with the other streams' (absent: its own). */
+  caches?: SectionCaches;
   /** Where the fast path (perf-graph.ts) keeps its decision graphs between runs. */
   graphStore?: GraphStore;
   /** The TSC the stream waits at (halves) while suspended: see {@link decodePerfStream}. */
   nextHi: number;
   nextLo: number;
   /**
-   * Nothing else takes turns with the stream (set by {@link interleave}): its decode
-   * goes on without suspending (on a file of one stream, half a million suspensions).
+   * While the stream has its turn ({@link interleave} sets them): the last TSC (halves)
+   * up to which it goes on without suspending, as nothing else that takes turns with
+   * it waits at an earlier time (nor at the same, listed before it); a turnHi of -1:
+   * it suspends at every time. Each suspension costs (half a million on the bench
+   * perf.data, whose one stream took turns with nothing).
    */
-  alone?: boolean;
+  turnHi: number;
+  turnLo: number;
 }
 
 /**
@@ -183,7 +197,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   let nextGap = 0;
   if (s.trace.size === 0) return;
   const blocks = s.decoder === "block";
-  const options = { image: images.image(where.pid), config: s.config };
+  const options = { image: images.image(where.pid), config: s.config, caches: s.caches };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
   const insn = new Insn();
   // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
@@ -472,7 +486,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     for (let sw = switches[nextSwitch]; sw && lt64(sw.tscHi, sw.tscLo, hi, lo); sw = switches[nextSwitch]) {
       s.nextHi = sw.tscHi;
       s.nextLo = sw.tscLo;
-      if (!s.alone) yield;
+      if (lt64(s.turnHi, s.turnLo, sw.tscHi, sw.tscLo)) yield;
       at(sw.tscHi, sw.tscLo);
     }
   }
@@ -507,7 +521,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
           yield* switchesBefore(ev.tscHi, ev.tscLo);
         s.nextHi = ev.tscHi;
         s.nextLo = ev.tscLo;
-        if (!s.alone) yield;
+        if (lt64(s.turnHi, s.turnLo, ev.tscHi, ev.tscLo)) yield;
       }
       if (s.branchTimes && ev.statusUpdate) hold();
       else {
@@ -665,6 +679,9 @@ export interface Timeline {
   run(): Generator<void, void, void>;
 }
 
+/** All ones: a TSC half no time is past. */
+const NEVER = 0xffffffff;
+
 /**
  * Run the streams, each as far as the earliest time any of them waits at, until all
  * end; `others` too, and at a time a stream waits at as well, first (perf synthesizes
@@ -672,26 +689,42 @@ export interface Timeline {
  * hands the record on).
  */
 export function interleave(streams: readonly StreamContext[], others: readonly Timeline[] = []): void {
-  // (alone is this function's to set: a stream given to it again takes turns again.)
-  for (const s of streams) s.alone = false;
+  // Each runs to its first wait.
+  for (const s of streams) s.turnHi = -1;
   const live = [
-    ...others.map((t) => ({ s: t, run: t.run() })),
-    ...streams.map((s) => ({ s, run: decodePerfStream(s) })),
+    ...others.map((t) => ({ s: t, run: t.run(), stream: undefined as StreamContext | undefined })),
+    ...streams.map((s) => ({ s, run: decodePerfStream(s), stream: s as StreamContext | undefined })),
   ].filter((r) => !r.run.next().done);
   while (live.length > 0) {
-    // The last one left goes on to its end (a stream: without suspending).
-    if (live.length === 1) {
-      const last = live[0]!;
-      if (streams.includes(last.s as StreamContext)) (last.s as StreamContext).alone = true;
-      while (!last.run.next().done) {}
-      return;
-    }
     let best = 0;
     for (let i = 1; i < live.length; i++) {
       const a = live[i]!.s;
       const b = live[best]!.s;
       if (lt64(a.nextHi, a.nextLo, b.nextHi, b.nextLo)) best = i;
     }
-    if (live[best]!.run.next().done) live.splice(best, 1);
+    const turn = live[best]!;
+    if (turn.stream !== undefined) {
+      // The others wait where they are while it goes on: it would be chosen again at
+      // any time up to the earliest of theirs (one listed before it goes first on a tie).
+      let hi = NEVER;
+      let lo = NEVER;
+      for (let i = 0; i < live.length; i++) {
+        if (i === best) continue;
+        const o = live[i]!.s;
+        let oHi = o.nextHi;
+        let oLo = o.nextLo;
+        if (i < best) {
+          oHi = oLo === 0 ? oHi - 1 : oHi;
+          oLo = oLo === 0 ? NEVER : oLo - 1;
+        }
+        if (lt64(oHi, oLo, hi, lo)) {
+          hi = oHi;
+          lo = oLo;
+        }
+      }
+      turn.stream.turnHi = hi;
+      turn.stream.turnLo = lo;
+    }
+    if (turn.run.next().done) live.splice(best, 1);
   }
 }

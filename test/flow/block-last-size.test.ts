@@ -41,6 +41,7 @@ describe("BlockDecoder.lastInsnSize", () => {
         let condsKnown = 0;
         let insns = 0;
         let decodedKnown = 0;
+        const classes = { callsJumps: 0, known: 0 };
         for (let status = dec.syncForward(); ; ) {
           if (status < 0) {
             assert.equal(status, -ErrorCode.Eos, "no decode errors");
@@ -57,6 +58,7 @@ describe("BlockDecoder.lastInsnSize", () => {
           if (block.ninsn === 0) continue;
           decodedKnown += checkDecodedInsns(dec, block, image, walker);
           const size = dec.lastInsnSize(block);
+          checkLastClass(dec, block, image, walker, classes);
           if (block.iclass === FlowClass.CondJump) conds++;
           if (size === 0) continue;
           known++;
@@ -69,10 +71,44 @@ describe("BlockDecoder.lastInsnSize", () => {
         assert.ok(known > 0);
         assert.ok(condsKnown > conds / 2, `${condsKnown} of ${conds} conditional branches`);
         assert.ok(decodedKnown > insns / 2, `decodedInsn knew ${decodedKnown} of ${insns} instructions`);
+        assert.ok(
+          classes.known > classes.callsJumps / 2,
+          `Block.lastClass knew ${classes.known} of ${classes.callsJumps} calls and jumps`,
+        );
       });
     }
   }
 });
+
+/**
+ * The class the block decoder gives the block's last instruction (Block.lastClass), and
+ * the size and class its decode cache has for it (lastInsnDecoded), where it has them:
+ * what decoding it gives (ptkit perf's branch times ask whether a call or jump is direct).
+ */
+function checkLastClass(
+  dec: BlockDecoder,
+  block: Block,
+  image: Image,
+  walker: CodeWalker,
+  classes: { callsJumps: number; known: number },
+): void {
+  const cls = block.lastClass;
+  const decoded = dec.lastInsnDecoded(block);
+  const decodedClass = dec.decodedClass;
+  if (block.iclass === FlowClass.Call || block.iclass === FlowClass.Jump) {
+    classes.callsJumps++;
+    if (cls >= 0) classes.known++;
+  }
+  if (cls < 0 && decoded === 0) return;
+  const at = `the block ending at ${block.endIp.toString(16)}`;
+  assert.equal(walker.fetchInBlock(block, image, block.endIpHi, block.endIpLo), 0);
+  const size = walker.decode(block.endIpHi, block.endIpLo, block.mode);
+  if (cls >= 0) assert.equal(cls, walker.info.iclass, at);
+  if (decoded > 0) {
+    assert.equal(decoded, size, at);
+    assert.equal(decodedClass, walker.info.iclass, at);
+  }
+}
 
 /** Walk the block's instructions, checking each that decodedInsn knows against decoding it: how many it knew. */
 function checkDecodedInsns(dec: BlockDecoder, block: Block, image: Image, walker: CodeWalker): number {
