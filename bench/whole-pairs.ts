@@ -251,7 +251,8 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
  * of the host's (~/.debug) comes into it. With `cpus` (the workload's name: the run
- * recorded on several CPUs), the calls, the timeline and the folded stacks only.
+ * recorded on several CPUs), the calls, perf script's default lines, the timeline and
+ * the folded stacks only.
  */
 export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | { skip: string } {
   const version = spawnSync("perf", ["version"], { encoding: "utf8" });
@@ -328,20 +329,19 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
   }
   // perf script's default (calls and trace ends, every field: comm, tid, time, symbols,
   // files), what `perf script -i` users type; ptkit's with the same option.
-  if (cpus === undefined)
-    pairs.push({
-      what: "ptkit perf -i vs perf script -i (perf script's default lines)",
-      workload,
-      ptkit: {
-        argv: ptkitArgv("perf", "-i", data),
-        env,
-        stdoutFile: file("ptkit-default.txt"),
-        count: lines(file("ptkit-default.txt")),
-      },
-      peer: { ...perfScript("perf-default.txt"), count: lines(file("perf-default.txt")) },
-      counted: "lines",
-      identical: true,
-    });
+  pairs.push({
+    what: "ptkit perf -i vs perf script -i (perf script's default lines)",
+    workload,
+    ptkit: {
+      argv: ptkitArgv("perf", "-i", data),
+      env,
+      stdoutFile: file("ptkit-default.txt"),
+      count: lines(file("ptkit-default.txt")),
+    },
+    peer: { ...perfScript("perf-default.txt"), count: lines(file("perf-default.txt")) },
+    counted: "lines",
+    identical: true,
+  });
   const timeline = file("ptkit-timeline.json");
   pairs.push({
     what: "ptkit perf -q --timeline vs perf script --call-trace",
