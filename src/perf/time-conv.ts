@@ -53,6 +53,9 @@ export function perfTimeToTsc(ns: bigint, c: TscConversion): bigint | undefined 
   return u64((quot << shift) + (rem << shift) / c.timeMult);
 }
 
+/** Seconds of a base past which {@link PerfTimeParts} makes it with BigInt: (2^64 - 2^34) ns, rounded down. */
+const BASE_SEC_LIMIT = 18_446_744_056;
+
 /**
  * {@link tscToPerfTime} of TSC hi:lo as whole seconds and nanoseconds ({@link sec},
  * {@link nsec}), for a caller that asks it for one time after another (perf script's
@@ -65,9 +68,6 @@ export function perfTimeToTsc(ns: bigint, c: TscConversion): bigint | undefined 
  * the TSC), else it is made with BigInt; the second is made with numbers below 2^53
  * (rem split in 16-bit halves).
  */
-/** Seconds of a base past which {@link PerfTimeParts} makes it with BigInt: (2^64 - 2^34) ns, rounded down. */
-const BASE_SEC_LIMIT = 18_446_744_056;
-
 export class PerfTimeParts {
   sec = 0;
   nsec = 0;
