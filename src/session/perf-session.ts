@@ -632,7 +632,25 @@ function cpuSwitches(tasks: PerfTasks, cpu: number): Timed<CpuSwitch>[] {
 /** Who runs when a stream starts: per thread, the thread (and its pid from the switches); per CPU, nobody yet. */
 function startOf(tasks: PerfTasks, cpu: number, tid: number): PerfWhere {
   const pid = cpu < 0 ? (tasks.switches.find((w) => w.tid === tid)?.pid ?? tid) : -1;
-  const where = { cpu, pid, tid: cpu < 0 ? tid : -1, tscHi: 0, tscLo: 0, inRange: true };
+  // Every field from the start, in one order (the optional ones undefined until the
+  // decode sets them): fields added as each stream's decode came to them gave the
+  // streams' objects different shapes, and the decode's optimised code was thrown away
+  // at the second stream's ("wrong map").
+  const where: PerfWhere = {
+    cpu,
+    pid,
+    tid: cpu < 0 ? tid : -1,
+    tscHi: 0,
+    tscLo: 0,
+    inRange: true,
+    fallHi: undefined,
+    fallLo: undefined,
+    branchTscHi: undefined,
+    branchTscLo: undefined,
+    walkTscHi: undefined,
+    walkTscLo: undefined,
+    walkSeq: undefined,
+  };
   // TSC halves, most past 2^31: doubles from the start (a stream's first time would turn
   // them into doubles while another stream's walk is compiled, which throws it away).
   doubleFields(where, ["tscHi", "tscLo"]);

@@ -23,6 +23,7 @@
  * perf's CYC times round: {@link cyc} rounds the same way.
  */
 
+import { doubleFields } from "../base/halves.js";
 import type { Packet } from "../packet/types.js";
 import * as packetTypes from "../packet/types.js";
 import type { TimeConfig } from "./config.js";
@@ -102,6 +103,19 @@ export class PerfClock {
     this.ratioMult = this.ratioD !== 0 && this.ratioN % this.ratioD === 0 ? this.ratioN / this.ratioD : 0;
     this.nominal = config.nomFreq & 0xff;
     this.ahead = scratch;
+    // Times past 2^31 and ratios: doubles from the start (the first TSC changed the
+    // object's shape mid-decode, and the optimised code of cyc and tscHi was thrown away).
+    doubleFields(this, [
+      "base",
+      "baseHi",
+      "time",
+      "tscTimestamp",
+      "ctcTimestamp",
+      "cycRef",
+      "cycleCnt",
+      "calcCycToTsc",
+      "cbrCycToTsc",
+    ]);
   }
 
   /** Forget everything (a new trace). */
