@@ -4,8 +4,11 @@
  * has it for most blocks that end at a conditional branch (ptkit perf takes not-taken
  * branches from it). BlockDecoder.decodedInsn likewise for every instruction of the
  * block: length, class and where execution goes on as decoding says, known for most
- * (the analysis walks new blocks with it). Kernel-traced generated programs, blocks
- * ending at calls or not.
+ * (the analysis walks new blocks with it). Block.lastClass and
+ * BlockDecoder.lastInsnDecoded likewise for the block's last instruction's class (and
+ * size), known for most blocks that end at a call or jump (ptkit perf's branch times ask
+ * whether it is a direct one). Kernel-traced generated programs, blocks ending at calls
+ * or not.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
