@@ -329,8 +329,32 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
 }
 
 /** Default fields (perf script's for hardware and synthesized events). */
-/** Fields of a branch line that the flow alone decides (not the time, the thread, or the process's code and symbols). */
-const FLOW_FIELDS: ReadonlySet<Field> = new Set<Field>(["ip", "addr", "flags", "event", "period"]);
+/**
+ * Fields of a branch line that need no time: those the flow alone decides, and who
+ * runs and where in the process's files and symbols (the walk moves the thread
+ * switches and the process images on as the general decode does). Not the time, nor
+ * what perf keeps across lines (callindent's stacks) or reads of the code (insn).
+ */
+const FLOW_FIELDS: ReadonlySet<Field> = new Set<Field>([
+  "ip",
+  "addr",
+  "flags",
+  "event",
+  "period",
+  "comm",
+  "tid",
+  "pid",
+  "cpu",
+  "sym",
+  "symoff",
+  "dso",
+]);
+
+/** Whether lines with these fields name addresses (symbols and files: they need the symbol tables). */
+export function namesAddresses(fields: ScriptFields): boolean {
+  const hw = fields.hw;
+  return hw.has("sym") || hw.has("symoff") || hw.has("dso");
+}
 
 /**
  * Whether perf script's lines for these options are branch lines that need no time:

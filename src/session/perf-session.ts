@@ -64,6 +64,7 @@ import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
 import {
   type Itrace,
+  namesAddresses,
   type PerfScriptOptions,
   parseItrace,
   untimedBranchLines,
@@ -250,7 +251,10 @@ function decodeOnce(
   // of perf script's lines is timed as perf times them (`timed`: the streams made now).
   const scriptBranches = script ? untimedBranchLines(script, fields!, samples.length) : undefined;
   // (Lines of fields the flow alone decides name no address: no symbols are read.)
-  const wantSymbols = args.symbols || analyse || (script !== undefined && scriptBranches === undefined);
+  const wantSymbols =
+    args.symbols ||
+    analyse ||
+    (script !== undefined && (scriptBranches === undefined || namesAddresses(fields!)));
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {

@@ -78,6 +78,9 @@ function same(args: string[]): FastCoverage | undefined {
   return fast.fast;
 }
 
+/** perf script's fields of a branch line that name the thread, the CPU and where the branch is, but not the time. */
+const THREAD_FIELDS = "comm,pid,tid,cpu,ip,sym,symoff,dso,addr,flags";
+
 const HASE = "real/hase";
 const CAPTURES = ["2018-05/control_flow-20180515T180451", "2018-05/loopy-20180514T145114"];
 
@@ -106,6 +109,9 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
       // perf script's branch lines without time: the same fast path, the lines of
       // ptkit's own --calls/--branches, and those of perf script's timed decode
       // with the time column taken out.
+      // With the thread and the symbols and files too (they need no time either).
+      const named = same(["--symfs", symfs, "--itrace=cr", "-F", THREAD_FIELDS, data]);
+      assert.equal(named?.status, 0, named?.reason);
       for (const [own, itrace, fields] of [
         ["--calls", "--itrace=cr", "ip,addr,flags"],
         ["--branches", "--itrace=be", "flags,ip,addr"],
@@ -213,6 +219,10 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "threads1.data"])?.status, 0);
     const script = [...args.filter((a) => a !== "-q"), "--itrace=be", "-F", "ip,addr,flags", "threads1.data"];
     assert.equal(same(script)?.status, 0);
+    // Lines that name the thread and where in the process's files it runs, without time.
+    const named = [...args.filter((a) => a !== "-q"), "--itrace=b", "-F", THREAD_FIELDS, "threads1.data"];
+    assert.equal(same(named)?.status, 0);
+    assert.match(run(named, false).out, /^ +[^ ]+ +100\/101 /m);
   });
 
   test("CPUs taking turns (two and three): processes running at the same times and moving between the CPUs, in the general decode's order", () => {
@@ -248,7 +258,12 @@ describe("ptkit perf's fast path on synthetic files", () => {
       // With coverage and latencies too; --quiet alone; the call and branch lines.
       assert.equal(same([...args, "--edges", "e.txt", "--latency", "l.txt", data])?.status, 0);
       assert.equal(same([...args, data])?.status, 0);
-      for (const lines of [["--calls"], ["--branches"], ["--itrace=cr", "-F", "ip,addr,flags"]])
+      for (const lines of [
+        ["--calls"],
+        ["--branches"],
+        ["--itrace=cr", "-F", "ip,addr,flags"],
+        ["--itrace=b", "-F", THREAD_FIELDS],
+      ])
         assert.equal(same([...args.filter((a) => a !== "-q"), ...lines, data])?.status, 0, lines.join(" "));
     }
   });
