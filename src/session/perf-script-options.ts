@@ -328,7 +328,6 @@ export function parseFields(specs: readonly string[], start: ScriptFields): Scri
   return fields;
 }
 
-/** Default fields (perf script's for hardware and synthesized events). */
 /**
  * Fields of a branch line that need no time: those the flow alone decides, and who
  * runs and where in the process's files and symbols (the walk moves the thread
@@ -350,10 +349,9 @@ const FLOW_FIELDS: ReadonlySet<Field> = new Set<Field>([
   "dso",
 ]);
 
-/** Whether lines with these fields name addresses (symbols and files: they need the symbol tables). */
-export function namesAddresses(fields: ScriptFields): boolean {
-  const hw = fields.hw;
-  return hw.has("sym") || hw.has("symoff") || hw.has("dso");
+/** Whether lines with these fields name symbols (they need the symbol tables; a file's name does not). */
+export function namesSymbols(fields: ScriptFields): boolean {
+  return fields.hw.has("sym") || fields.hw.has("symoff");
 }
 
 /**
@@ -389,6 +387,7 @@ export function untimedBranchLines(
   return it.calls && it.returns ? "calls" : undefined;
 }
 
+/** Default fields (perf script's for hardware and synthesized events). */
 export function defaultFields(): ScriptFields {
   return {
     hw: new Set(DEFAULT_HW),

@@ -64,7 +64,7 @@ import { ScriptComms } from "./perf-script-comms.js";
 import { eventModifier, eventNameWidth, scriptSink } from "./perf-script-fields.js";
 import {
   type Itrace,
-  namesAddresses,
+  namesSymbols,
   type PerfScriptOptions,
   parseItrace,
   untimedBranchLines,
@@ -250,11 +250,11 @@ function decodeOnce(
   // the fast path of ptkit's --branches and --calls, to the same lines. Any other decode
   // of perf script's lines is timed as perf times them (`timed`: the streams made now).
   const scriptBranches = script ? untimedBranchLines(script, fields!, samples.length) : undefined;
-  // (Lines of fields the flow alone decides name no address: no symbols are read.)
+  // (Lines that need no time read no symbol tables unless they show symbols.)
   const wantSymbols =
     args.symbols ||
     analyse ||
-    (script !== undefined && (scriptBranches === undefined || namesAddresses(fields!)));
+    (script !== undefined && (scriptBranches === undefined || namesSymbols(fields!)));
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
     if (error) {
