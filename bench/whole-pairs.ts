@@ -245,8 +245,9 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * `ptkit perf`'s analyses against Linux perf's on the perf.data workload, each
  * writing its output to a file under bench/.cache/perf-out: instructions (perf
  * script --itrace=i0ns -F ip: the same instruction count), branches (--itrace=be -F
- * ip,addr,flags) and calls (--itrace=cr: byte-identical output), perf script's
- * default lines (-i alone: byte-identical), the call timeline
+ * ip,addr,flags) and calls (--itrace=cr: byte-identical output; also with symbols and
+ * files, -F ip,sym,symoff,dso,addr,flags), perf script's default lines (-i alone:
+ * byte-identical), the call timeline
  * (perf script --call-trace) and folded call stacks (perf report's every-1000th-
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
@@ -312,6 +313,8 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
     ["insn", "i0ns", "ip"],
     ["branches", "be", "ip,addr,flags"],
     ["calls", "cr", "ip,addr,flags"],
+    // With the symbols and files (no time: the walk's lines too).
+    ["calls-sym", "cr", "ip,sym,symoff,dso,addr,flags"],
   ] as const;
   for (const [name, itrace, fields] of cpus === undefined ? scriptOptions : []) {
     const ptkitFile = `ptkit-script-${name}.txt`;
