@@ -50,6 +50,7 @@ export function decodeFup(s: DecoderState, pkt: Packet): number {
     branch.type = EventType.AsyncBranch;
     branch.fromHi = s.ip.hi;
     branch.fromLo = s.ip.lo;
+    if (s.ip.full) branch.fullIps = 2;
     return 1;
   }
 

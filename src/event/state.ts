@@ -164,6 +164,8 @@ export class DecoderState {
     if (ip.have && !ip.suppressed) {
       ev.ipHi = ip.hi;
       ev.ipLo = ip.lo;
+      if (ip.full) ev.fullIps |= 1;
+      else ev.fullIps &= 2;
     } else {
       ev.ipHi = 0;
       ev.ipLo = 0;

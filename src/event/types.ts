@@ -218,6 +218,12 @@ export class PtEvent {
   /** VMXQ (Vmexit). */
   payload2Hi = 0;
   payload2Lo = 0;
+  /**
+   * Which of the event's addresses came whole from their packet (IPBytes 011b or
+   * 110b, see LastIp.full): 1 the ip, 2 from (an asynchronous branch's FUP). Not
+   * libipt's: where Linux perf's decoder may take up again after an error.
+   */
+  fullIps = 0;
   /** {@link EventFlag} bits. */
   flags = 0;
   /** ExecMode: the {@link ExecMode}. */
@@ -261,6 +267,7 @@ export class PtEvent {
     this.payloadLo = 0;
     this.payload2Hi = 0;
     this.payload2Lo = 0;
+    this.fullIps = 0;
     this.flags = 0;
     this.mode = 0;
     this.size = 0;
@@ -296,6 +303,7 @@ export class PtEvent {
     this.payloadLo = o.payloadLo;
     this.payload2Hi = o.payload2Hi;
     this.payload2Lo = o.payload2Lo;
+    this.fullIps = o.fullIps;
     this.flags = o.flags;
     this.mode = o.mode;
     this.size = o.size;

@@ -75,6 +75,23 @@ export class BlockDecoder extends BlockEvents {
   private resyncBefore = -1;
   /** The last resync returned -EventIgnored: the next call goes on with it. */
   private resyncIgnored = false;
+  /**
+   * {@link resync} as Linux perf's decoder takes up again after an error: only at an
+   * address a packet gave whole (PtEvent.fullIps; it forgets the last IP, so bits of
+   * one are no address to it), or at a PSB.
+   */
+  perfResync = false;
+  /**
+   * The last {@link resync} took up at an address a packet gave (a TIP's, or with
+   * {@link perfResync} an asynchronous branch's destination), not at an event nor a
+   * PSB: no event says that tracing goes on there (perf shows a trace start).
+   */
+  resyncedAtAddress = false;
+  /** Where {@link resyncedAtAddress}: the time of the event there (see {@link resyncTime}). */
+  private resyncTimed = false;
+  private resyncTscHi = 0;
+  private resyncTscLo = 0;
+  private resyncSeq = 0;
 
   constructor(trace: Uint8Array | TraceBytes, options: FlowOptions = {}) {
     super(trace, options, options.config ?? defaultDecoderConfig());
@@ -465,11 +482,12 @@ export class BlockDecoder extends BlockEvents {
    */
   resync(): number {
     this.traceConsumed();
+    this.resyncedAtAddress = false;
     if (!this.resyncIgnored) {
       this.resyncBefore = this.resyncFrom;
       this.resyncFrom = this.evdec.pos;
     }
-    const status = this.resyncHere();
+    const status = this.perfResync && !this.resyncIgnored ? this.perfResyncHere() : this.resyncHere();
     this.resyncIgnored = status === -ErrorCode.EventIgnored;
     const before = this.resyncBefore;
     if (status < 0 || before < 0 || this.evdec.pos > before) return status;
@@ -479,32 +497,131 @@ export class BlockDecoder extends BlockEvents {
     }
   }
 
-  /** The resync as libipt does it (`pt_blk_resync`). */
+  /**
+   * The resync as Linux perf's decoder does it ({@link perfResync}): the packet whose
+   * walk failed (the pending TNT, TIP, TIP.PGD or FUP) is behind it, then on as
+   * {@link resyncHere} (an asynchronous branch's destination counts, its source did
+   * not: it was that FUP).
+   */
+  private perfResyncHere(): number {
+    const ev = this.ev;
+    if (this.status >= 0 && ev.statusUpdate) {
+      // The walk that failed was to this PSB's FUP: perf takes up at the PSB, there.
+      this.resyncedAt(ev);
+      const status = this.resyncHere();
+      this.resyncedAtAddress = status >= 0 && this.enabled;
+      return status;
+    }
+    if (this.status >= 0) {
+      switch (ev.type) {
+        case EventType.AsyncBranch:
+          if (ev.fullIps & 1) {
+            this.clearPostponed();
+            this.setIp(ev.ipHi, ev.ipLo);
+            this.resyncedAt(ev);
+            return this.resyncAtEvent();
+          }
+          break;
+        case EventType.AsyncDisabled:
+        case EventType.Disabled:
+          this.enabled = false;
+          break;
+        case EventType.Tnt:
+        case EventType.Tip:
+          break;
+        default:
+          return this.resyncHere();
+      }
+      const err = this.fetchEvent();
+      if (err < 0) return err;
+    }
+    return this.resyncHere();
+  }
+
+  private resyncedAt(ev: PtEvent): void {
+    this.resyncedAtAddress = true;
+    this.resyncTimed = ev.hasTsc;
+    this.resyncTscHi = ev.tscHi;
+    this.resyncTscLo = ev.tscLo;
+    this.resyncSeq = ev.timingSeq;
+  }
+
+  /**
+   * Where the last resync took up at an address ({@link resyncedAtAddress}), whether
+   * the event there had a time: then its TSC halves and PtEvent.timingSeq in `out`.
+   */
+  resyncTime(out: { hi: number; lo: number; seq: number }): boolean {
+    if (!this.resyncedAtAddress || !this.resyncTimed) return false;
+    out.hi = this.resyncTscHi;
+    out.lo = this.resyncTscLo;
+    out.seq = this.resyncSeq;
+    return true;
+  }
+
+  /**
+   * perf's resync at a PSB: on through its PSB+ from here, where libipt's syncs there
+   * anew (perf's clock keeps what it learnt: a new sync would start it afresh). The PSB+
+   * says whether tracing is on, and where (its status updates are the caller's).
+   */
+  private perfPsb(): number {
+    const ev = this.ev;
+    this.stack.clear();
+    // (Its first status update may be behind: a walk to its FUP's IP failed.)
+    if (ev.type !== EventType.Disabled && !ev.ipSuppressed) {
+      this.enabled = true;
+      this.setIp(ev.ipHi, ev.ipLo);
+    } else this.enabled = false;
+    return this.flags(Status.EventPending);
+  }
+
+  /** The resync as libipt does it (`pt_blk_resync`), or perf's ({@link perfResync}). */
   private resyncHere(): number {
     this.clearPostponed();
     const ev = this.ev;
     for (;;) {
       if (this.status < 0) return this.status;
       if (ev.statusUpdate) {
+        if (this.perfResync) return this.perfPsb();
         const sync = this.evdec.syncOffset;
         return sync < 0 ? sync : this.syncAt(sync);
       }
       switch (ev.type) {
         case EventType.Enabled:
+          if (this.perfResync && !(ev.fullIps & 1)) {
+            // perf passes it by: tracing is on, the address unknown.
+            this.enabled = true;
+            break;
+          }
           this.enabled = false;
           return this.flags(Status.EventPending);
         case EventType.Disabled: {
+          if (this.perfResync && !(ev.fullIps & 1)) {
+            // perf passes a disable by (it is off already): no address to take up at.
+            this.enabled = false;
+            break;
+          }
           this.enabled = true;
           this.setIp(0, 0);
           const err = this.processDisabled(ev);
           return err < 0 ? err : this.resyncAtEvent();
         }
         case EventType.AsyncDisabled:
+          if (this.perfResync && !(ev.fullIps & 2)) {
+            this.enabled = false;
+            break;
+          }
           this.setIp(ev.fromHi, ev.fromLo);
           // Turned into a synchronous disable, the event is dropped here.
           if (this.config.errata.skd022 && this.erratumSkd022(ev) !== 0) break;
           return this.flags(Status.EventPending);
         case EventType.AsyncBranch:
+          if (this.perfResync && !(ev.fullIps & 2)) {
+            // perf takes up at the branch's destination when that came whole.
+            if (!(ev.fullIps & 1)) break;
+            this.setIp(ev.ipHi, ev.ipLo);
+            this.resyncedAt(ev);
+            return this.resyncAtEvent();
+          }
           this.setIp(ev.fromHi, ev.fromLo);
           return this.flags(Status.EventPending);
         case EventType.AsyncPaging:
@@ -526,6 +643,12 @@ export class BlockDecoder extends BlockEvents {
         case EventType.Iflags:
         case EventType.Interrupt:
           // These tell whether tracing is on, and where.
+          if (this.perfResync && !ev.ipSuppressed && !(ev.fullIps & 1)) {
+            this.enabled = true;
+            if (ev.type === EventType.ExecMode) this.mode = ev.mode as typeof this.mode;
+            else if (ev.type === EventType.Tsx) this.speculative = (ev.flags & EventFlag.Speculative) !== 0;
+            break;
+          }
           this.enabled = !ev.ipSuppressed;
           if (this.enabled) this.setIp(ev.ipHi, ev.ipLo);
           return this.flags(Status.EventPending);
@@ -556,7 +679,9 @@ export class BlockDecoder extends BlockEvents {
           this.setIp(ev.ipHi, ev.ipLo);
           return this.flags(0);
         case EventType.Tip:
+          if (this.perfResync && !(ev.fullIps & 1)) break;
           this.setIp(ev.ipHi, ev.ipLo);
+          this.resyncedAt(ev);
           return this.resyncAtEvent();
         default:
           // Stop, Pwre, Pwrx, Cbr, Mnt, Tnt, Sipi, Trig: no IP.
@@ -580,6 +705,19 @@ export class BlockDecoder extends BlockEvents {
    */
   time(): number {
     return this.hasTsc ? 0 : -ErrorCode.NoTime;
+  }
+
+  /**
+   * Whether the event the decoder stands before (not consumed yet: after an error, the
+   * packet the failed walk was for) has a time; its TSC halves then in `out` (ptkit's,
+   * for Linux perf's time of an error).
+   */
+  pendingTime(out: { hi: number; lo: number }): boolean {
+    const ev = this.ev;
+    if (this.status < 0 || !ev.hasTsc) return false;
+    out.hi = ev.tscHi;
+    out.lo = ev.tscLo;
+    return true;
   }
 
   /** The TSC of the last event consumed (API edge). */

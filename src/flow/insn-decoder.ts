@@ -143,6 +143,24 @@ export class InsnDecoder {
     return this.started(this.blocks.syncSet(offset));
   }
 
+  /** Resynchronise as Linux perf's decoder does (see {@link BlockDecoder.perfResync}). */
+  get perfResync(): boolean {
+    return this.blocks.perfResync;
+  }
+  set perfResync(on: boolean) {
+    this.blocks.perfResync = on;
+  }
+
+  /** See {@link BlockDecoder.resyncTime}. */
+  resyncTime(out: { hi: number; lo: number; seq: number }): boolean {
+    return this.blocks.resyncTime(out);
+  }
+
+  /** See {@link BlockDecoder.resyncedAtAddress}. */
+  get resyncedAtAddress(): boolean {
+    return this.blocks.resyncedAtAddress;
+  }
+
   /** Resynchronise after an error (see {@link BlockDecoder.resync}). */
   resync(): number {
     return this.started(this.blocks.resync());
@@ -195,6 +213,11 @@ export class InsnDecoder {
   /** See {@link BlockDecoder.time}; the values are {@link tsc}, {@link lostMtc}, {@link lostCyc}. */
   time(): number {
     return this.blocks.time();
+  }
+
+  /** See {@link BlockDecoder.pendingTime}. */
+  pendingTime(out: { hi: number; lo: number }): boolean {
+    return this.blocks.pendingTime(out);
   }
 
   get tsc(): bigint {

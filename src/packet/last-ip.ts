@@ -12,12 +12,19 @@ export class LastIp {
   have = false;
   /** The most recent IP packet had its IP suppressed (IPBytes 000b). */
   suppressed = false;
+  /**
+   * The last IP came whole from its packet (IPBytes 011b or 110b), not from bits of
+   * the one before: Linux perf's decoder, which forgets the last IP after an error,
+   * takes up again only at such an IP.
+   */
+  full = false;
 
   reset(): void {
     this.lo = 0;
     this.hi = 0;
     this.have = false;
     this.suppressed = false;
+    this.full = false;
   }
 
   /**
@@ -38,7 +45,10 @@ export class LastIp {
       case Ipc.Sext48:
         this.lo = pkt.lo >>> 0;
         this.hi = pkt.hi & 0x8000 ? (pkt.hi | 0xffff0000) >>> 0 : pkt.hi & 0xffff;
-        break;
+        this.have = true;
+        this.suppressed = false;
+        this.full = true;
+        return 0;
       case Ipc.Update48:
         this.lo = pkt.lo >>> 0;
         this.hi = ((this.hi & 0xffff0000) | (pkt.hi & 0xffff)) >>> 0;
@@ -46,12 +56,16 @@ export class LastIp {
       case Ipc.Full:
         this.lo = pkt.lo >>> 0;
         this.hi = pkt.hi >>> 0;
-        break;
+        this.have = true;
+        this.suppressed = false;
+        this.full = true;
+        return 0;
       default:
         return -ErrorCode.BadPacket;
     }
     this.have = true;
     this.suppressed = false;
+    this.full = false;
     return 0;
   }
 

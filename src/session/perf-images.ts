@@ -342,17 +342,21 @@ export class ProcessImages {
     return 0;
   }
 
-  /** Charge a decode stopping at ip hi:lo in process pid to the binary that was missing there; false if none was. */
-  charge(pid: number, hi: number, lo: number): boolean {
+  /**
+   * Charge a decode stopping at ip hi:lo in process pid to the binary that was missing
+   * there: how many stops it has been charged so far, this one included (0: none was missing there).
+   */
+  charge(pid: number, hi: number, lo: number): number {
     let name: string | undefined;
     if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : KERNEL_NAME;
     else {
       const ip = toBigInt(hi, lo);
       name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;
     }
-    if (name === undefined) return false;
-    this.needed.set(name, (this.needed.get(name) ?? 0) + 1);
-    return true;
+    if (name === undefined) return 0;
+    const n = (this.needed.get(name) ?? 0) + 1;
+    this.needed.set(name, n);
+    return n;
   }
 
   private context(pid: number): SidebandContext {

@@ -383,6 +383,7 @@ function decodeOnce(
           ? { ...streamConfig, ...(timed ? PERF_SCRIPT_TIMES : {}), bufferEnds: bufferEnds(s.ranges) }
           : streamConfig,
         branchTimes: timed,
+        perfResync: script !== undefined,
         decoder,
         images: processImages(
           new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),

@@ -171,6 +171,12 @@ export interface StreamContext {
   sink: PerfSink;
   /** The section caches the stream's decoder shares with the other streams' (absent: its own). */
   caches?: SectionCaches;
+  /**
+   * After a decode error, go on as Linux perf's decoder does (perf script's lines): at
+   * the next address a packet gives whole (BlockDecoder.perfResync), a binary that
+   * cannot be read reported by its first two errors; else at the next PSB.
+   */
+  perfResync?: boolean;
   /** Where the fast path (perf-graph.ts) keeps its decision graphs between runs. */
   graphStore?: GraphStore;
   /** The TSC the stream waits at (halves) while suspended: see {@link decodePerfStream}. */
@@ -199,6 +205,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
   const blocks = s.decoder === "block";
   const options = { image: images.image(where.pid), config: s.config, caches: s.caches };
   const dec = blocks ? new BlockDecoder(s.trace, options) : new InsnDecoder(s.trace, options);
+  dec.perfResync = s.perfResync === true;
   const insn = new Insn();
   // tickOnUse: an instruction that took a packet, whose sample waits for the packet's
   // tick (perf's sample time moves at the instruction that takes the packet); a spare.
@@ -422,7 +429,15 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     const pending = lines.pending(ev);
     // Ticks (with --time-range) only move time on.
     // Status updates (a PSB+ header's) only to the sinks that want them (perf script's psb and cbr lines).
-    if (ev.statusUpdate && where.inRange) sink.status?.(where, ev, dec.offset, images);
+    if (!ev.statusUpdate) resyncPsb = false;
+    else if (where.inRange && !quietStatus) {
+      if (resyncPsb) {
+        // perf's resync that found a PSB shows it from nowhere (its sample's from is 0).
+        const shown = resyncEvent.copyFrom(ev);
+        shown.ipHi = shown.ipLo = shown.fromHi = shown.fromLo = 0;
+        sink.status?.(where, shown, dec.offset, images);
+      } else sink.status?.(where, ev, dec.offset, images);
+    }
     // (A PSB+ that finds tracing on is no branch from nowhere: perf shows none. Without
     // time, perf decodes timeless: nothing to estimate.)
     const restart = s.branchTimes === true && ev.type === EventType.Overflow && !ev.ipSuppressed;
@@ -490,21 +505,96 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       at(sw.tscHi, sw.tscLo);
     }
   }
+  const pending = { hi: 0, lo: 0 };
+  // A perf resync found a PSB: its status updates come next (see onEvent).
+  let resyncPsb = false;
+  const resyncAt = { hi: 0, lo: 0, seq: 0 };
+  // Status updates that perf shows none of (see the errors).
+  let quietStatus = false;
+  const resyncEvent = new PtEvent();
   let status = dec.syncForward();
   for (;;) {
     if (status < 0) {
       if (heldInsn) flushInsn();
+      if (s.perfResync && status !== -ErrorCode.Eos && where.inRange && (failHi !== 0 || failLo !== 0))
+        // perf shows the branch into the code it then cannot read (before a PSB held
+        // for the IP that walk was to reach).
+        lines.arrive(lines.branchClass, failHi, failLo);
+      // A PSB held for the IP of its FUP, which that walk was to reach: perf shows none
+      // (it takes up there: see BlockDecoder.perfResync). (One whose IP the decode had
+      // reached, failing there, it shows.)
+      quietStatus =
+        s.perfResync === true &&
+        status !== -ErrorCode.Eos &&
+        heldAtIp &&
+        (failHi !== heldHi || failLo !== heldLo);
       release();
+      quietStatus = false;
       if (status === -ErrorCode.Eos) {
         // The switches after the trace still happen: a thread leaves this CPU.
         yield* switchesBefore(0xffffffff, 0xffffffff);
         return;
       }
-      const charged = status === -ErrorCode.NoMap && images.charge(where.pid, failHi, failLo);
-      if (!charged && where.inRange)
+      const charged = status === -ErrorCode.NoMap ? images.charge(where.pid, failHi, failLo) : 0;
+      // perf reports a binary it cannot read twice, then takes up again without a word
+      // (dso__data_status_seen); ptkit's own outputs report it once, at the end.
+      if ((charged === 0 || (s.perfResync && charged <= 2)) && where.inRange) {
+        // perf's time of the error: its decoder's on the packet the walk was for.
+        if (
+          s.perfResync &&
+          dec.pendingTime(pending) &&
+          lt64(where.tscHi, where.tscLo, pending.hi, pending.lo)
+        ) {
+          where.tscHi = pending.hi;
+          where.tscLo = pending.lo;
+        }
         sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
+      }
       lines.branchClass = 0;
-      status = dec.syncForward();
+      if (!s.perfResync) {
+        status = dec.syncForward();
+        continue;
+      }
+      // perf's way: on at the next address a packet gives whole; a trace start there,
+      // at that packet's time.
+      status = dec.resync();
+      while (status === -ErrorCode.EventIgnored) {
+        status = dec.event(ev);
+        if (status >= 0) status = dec.resync();
+      }
+      // (Where the packets themselves fail, a bad packet, the next PSB: perf steps a byte.)
+      if (status < 0 && status !== -ErrorCode.Eos) {
+        status = dec.syncForward();
+        continue;
+      }
+      resyncPsb = status >= 0 && !dec.resyncedAtAddress && (status & Status.EventPending) !== 0;
+      if (status < 0 || !dec.resyncedAtAddress) continue;
+      if (dec.resyncTime(resyncAt) && (resyncAt.hi !== where.tscHi || resyncAt.lo !== where.tscLo)) {
+        const sw = switches[nextSwitch];
+        if (sw !== undefined && lt64(sw.tscHi, sw.tscLo, resyncAt.hi, resyncAt.lo))
+          yield* switchesBefore(resyncAt.hi, resyncAt.lo);
+        s.nextHi = resyncAt.hi;
+        s.nextLo = resyncAt.lo;
+        if (lt64(s.turnHi, s.turnLo, resyncAt.hi, resyncAt.lo)) yield;
+        at(resyncAt.hi, resyncAt.lo);
+        if (s.branchTimes) walkAt(resyncAt.hi, resyncAt.lo, resyncAt.seq);
+      }
+      ev.clear();
+      ev.ipHi = dec.ipHi;
+      ev.ipLo = dec.ipLo;
+      if (s.branchTimes) {
+        // A trace start into user space: timed by perf's estimate (see onEvent), whose
+        // count of instructions its decoder walked starts afresh at the error.
+        walkInsns = 0;
+        if (!kernelIp(ev.ipHi)) estimate();
+        standHi = ev.ipHi;
+        standLo = ev.ipLo;
+      }
+      if (where.inRange) {
+        where.branchTscHi = where.tscHi;
+        where.branchTscLo = where.tscLo;
+        lines.restart(ev);
+      }
       continue;
     }
     while (status >= 0 && status & Status.EventPending) {

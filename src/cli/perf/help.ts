@@ -71,8 +71,9 @@ script's lines instead of its own):
                          instruction), b all branches, c
                          calls (and trace ends), r returns (and trace begins),
                          e errors (perf's "instruction trace error" lines with
-                         its codes and messages; ptkit resynchronises at the
-                         next PSB, perf sooner, so their counts differ), p power
+                         its codes and messages; decoding goes on where perf's
+                         does: at the next address a packet gives whole, and a
+                         binary that cannot be read is reported twice), p power
                          events (psb, cbr, mwait, pwre, exstop, pwrx lines), x
                          transactions, w ptwrite (perf's lines), s<n> skip the
                          first n samples; d, g, l, o, I, q, Z accepted with a

@@ -1,0 +1,74 @@
+/**
+ * perf script's lines where a binary of the process cannot be found (a library not
+ * copied along, JIT code): perf 6.1's decoder reports the first two failures to read
+ * its code ("Failed to get instruction"; then dso__data_status_seen makes it go on
+ * without a word), shows the branch into that code, forgets the last IP (its state
+ * NO_IP) and takes up again at the next packet that gives an address whole (a TIP or
+ * FUP with IPBytes 011b or 110b) or at a PSB, with a trace start (tr strt) there when
+ * that was a TIP or the PSB its failed walk was heading for. ptkit perf with perf
+ * script's options does the same (StreamContext.perfResync), where it used to go on at
+ * the next PSB only: on the bench's perf.data without libb.so it printed 5.8 thousand
+ * of perf's 273 thousand call lines. The benchmark's perf.data workload (one CPU, and
+ * two), small, with its libb.so removed: ptkit's lines against perf script's, byte for
+ * byte, where perf is installed.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { loadPerfWorkload } from "../../bench/perf-workload.js";
+import { okOut, perfScriptRun, ptkitPerfRun } from "./script-runs.js";
+
+const perf = spawnSync("perf", ["version"], { encoding: "utf8" });
+const noPerf = perf.status === 0 ? false : "perf is not installed";
+const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-missing-"));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The workload on `cpus` CPUs, its libb.so gone. */
+function withoutLibb(cpus: number): string {
+  const w = loadPerfWorkload({ seed: 4, insns: 1_000_000, cpus, cacheDir: dir });
+  const libb = w.elfs.find((e) => e.endsWith("libb.so"));
+  assert.ok(libb, w.elfs.join(", "));
+  rmSync(libb);
+  return w.data;
+}
+
+const FIELD_SETS = [
+  ["--itrace=cre", "-F", "ip,addr,flags"],
+  ["--itrace=be", "-F", "time,ip,addr,flags", "--ns"],
+  ["--itrace=i0ns", "-F", "ip"],
+  // perf script's default lines: calls, errors, power events (psb lines), every field.
+  [],
+];
+
+for (const cpus of [1, 2])
+  test(`a library that cannot be found (${cpus} CPU${cpus > 1 ? "s" : ""}): perf script's lines`, {
+    skip: noPerf,
+  }, () => {
+    const data = withoutLibb(cpus);
+    for (const fields of FIELD_SETS) {
+      const args = ["-i", data, ...fields];
+      const theirs = okOut(perfScriptRun(args, dir), `perf script ${fields.join(" ")}`);
+      const ours = ptkitPerfRun(args, dir);
+      const out = okOut(ours, `ptkit perf ${fields.join(" ")}`);
+      assert.match(ours.err, /no binary for \S+libb\.so: \d+ addresses needed it/);
+      // Not a few lines up to the first error: the whole run.
+      assert.ok(theirs.split("\n").length > 1000, `${theirs.split("\n").length} lines`);
+      if (out !== theirs) {
+        const a = out.split("\n");
+        const b = theirs.split("\n");
+        const i = a.findIndex((l, k) => l !== b[k]);
+        assert.fail(
+          `${fields.join(" ")}: line ${i + 1} of ${a.length} (perf ${b.length}):\n${a[i]}\n${b[i]}`,
+        );
+      }
+      // Reported twice (then without a word), however many CPUs ran into it.
+      if (fields.length === 0 || fields[0] === "--itrace=cre")
+        assert.equal(
+          out.split("\n").filter((l) => l.includes("code 5: Failed to get instruction")).length,
+          2,
+        );
+    }
+  });
