@@ -383,7 +383,10 @@ function decodeOnce(
           ? { ...streamConfig, ...(timed ? PERF_SCRIPT_TIMES : {}), bufferEnds: bufferEnds(s.ranges) }
           : streamConfig,
         branchTimes: timed,
-        perfResync: script !== undefined,
+        // perf's decoder's way after an error for every output but ptkit's listings
+        // (instructions, JSON Lines: ptxed's way, at the next PSB).
+        perfResync: script !== undefined || (!args.jsonl && args.show !== "insn"),
+        perfErrors: script !== undefined,
         decoder,
         images: processImages(
           new ProcessImages(tasks, finder, kernel, args.kernel.length > 0, needed, symbols),

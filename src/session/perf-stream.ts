@@ -172,11 +172,16 @@ export interface StreamContext {
   /** The section caches the stream's decoder shares with the other streams' (absent: its own). */
   caches?: SectionCaches;
   /**
-   * After a decode error, go on as Linux perf's decoder does (perf script's lines): at
-   * the next address a packet gives whole (BlockDecoder.perfResync), a binary that
-   * cannot be read reported by its first two errors; else at the next PSB.
+   * After a decode error, go on as Linux perf's decoder does: at the next address a
+   * packet gives whole (BlockDecoder.perfResync), the branch into code that cannot be
+   * read shown; else at the next PSB, as ptxed does.
    */
   perfResync?: boolean;
+  /**
+   * Errors as perf script reports them: a binary that cannot be read by its first two
+   * errors (else once, at the end: see ProcessImages.charge).
+   */
+  perfErrors?: boolean;
   /** Where the fast path (perf-graph.ts) keeps its decision graphs between runs. */
   graphStore?: GraphStore;
   /** The TSC the stream waits at (halves) while suspended: see {@link decodePerfStream}. */
@@ -538,10 +543,10 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       const charged = status === -ErrorCode.NoMap ? images.charge(where.pid, failHi, failLo) : 0;
       // perf reports a binary it cannot read twice, then takes up again without a word
       // (dso__data_status_seen); ptkit's own outputs report it once, at the end.
-      if ((charged === 0 || (s.perfResync && charged <= 2)) && where.inRange) {
+      if ((charged === 0 || (s.perfErrors && charged <= 2)) && where.inRange) {
         // perf's time of the error: its decoder's on the packet the walk was for.
         if (
-          s.perfResync &&
+          s.perfErrors &&
           dec.pendingTime(pending) &&
           lt64(where.tscHi, where.tscLo, pending.hi, pending.lo)
         ) {
@@ -570,6 +575,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       resyncPsb = status >= 0 && !dec.resyncedAtAddress && (status & Status.EventPending) !== 0;
       if (status < 0 || !dec.resyncedAtAddress) continue;
       if (dec.resyncTime(resyncAt) && (resyncAt.hi !== where.tscHi || resyncAt.lo !== where.tscLo)) {
+        // Time moves on as at a timed event (the event loop below, which does this inline).
         const sw = switches[nextSwitch];
         if (sw !== undefined && lt64(sw.tscHi, sw.tscLo, resyncAt.hi, resyncAt.lo))
           yield* switchesBefore(resyncAt.hi, resyncAt.lo);

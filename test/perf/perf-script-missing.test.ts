@@ -10,7 +10,9 @@
  * the next PSB only: on the bench's perf.data without libb.so it printed 5.8 thousand
  * of perf's 273 thousand call lines. The benchmark's perf.data workload (one CPU, and
  * two), small, with its libb.so removed: ptkit's lines against perf script's, byte for
- * byte, where perf is installed.
+ * byte, where perf is installed. ptkit's own outputs but its listings go on the same
+ * way (the missing binary reported once, at the end): --calls prints perf's call lines,
+ * and the folded stacks count the instructions perf lists.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -26,12 +28,12 @@ const noPerf = perf.status === 0 ? false : "perf is not installed";
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-missing-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The workload on `cpus` CPUs, its libb.so gone. */
+/** The workload on `cpus` CPUs (made once), its libb.so gone. */
 function withoutLibb(cpus: number): string {
   const w = loadPerfWorkload({ seed: 4, insns: 1_000_000, cpus, cacheDir: dir });
   const libb = w.elfs.find((e) => e.endsWith("libb.so"));
   assert.ok(libb, w.elfs.join(", "));
-  rmSync(libb);
+  rmSync(libb, { force: true });
   return w.data;
 }
 
@@ -71,4 +73,30 @@ for (const cpus of [1, 2])
           2,
         );
     }
+  });
+
+for (const cpus of [1, 2])
+  test(`a library that cannot be found (${cpus} CPU${cpus > 1 ? "s" : ""}): ptkit's own outputs go on as perf does`, {
+    skip: noPerf,
+  }, () => {
+    const data = withoutLibb(cpus);
+    const theirs = okOut(
+      perfScriptRun(["-i", data, "--itrace=cr", "-F", "ip,addr,flags"], dir),
+      "perf script",
+    );
+    const calls = ptkitPerfRun(["--calls", data], dir);
+    assert.equal(
+      okOut(calls, "ptkit perf --calls"),
+      theirs
+        .split("\n")
+        .filter((l) => !l.includes("instruction trace error"))
+        .join("\n"),
+    );
+    assert.doesNotMatch(calls.out, /no memory mapped/);
+    const insns = okOut(perfScriptRun(["-i", data, "--itrace=i0ns", "-F", "ip"], dir), "perf script")
+      .split("\n")
+      .filter((l) => l.trim() !== "").length;
+    const folded = ptkitPerfRun(["-q", "--folded", "folded.txt", data], dir);
+    okOut(folded, "ptkit perf --folded");
+    assert.match(folded.out + folded.err, new RegExp(`wrote folded\\.txt: ${insns} instructions`));
   });

@@ -10,8 +10,9 @@ MTC, nominal frequency, TSC:CTC ratio) from the file. For each stream (one per
 CPU, or per thread): a [stream ...] line, then one line per executed
 instruction (its address), [cpu C pid P tid T] when the thread changes, events
 in brackets as ptxed prints them, and errors as [offset-in-stream: error at tsc
-T]; decoding goes on at the next PSB. A binary that cannot be found is reported
-once, with how many addresses needed it.
+T]; decoding goes on at the next PSB (the other outputs go on where perf's
+decoder does: at the next address a packet gives whole). A binary that cannot be
+found is reported once, with how many addresses needed it.
 
 Recorded without switch records, the thread is followed by CR3: a PIP switches
 to the thread seen running with that CR3 (in ITRACE_START or the sample_id of
