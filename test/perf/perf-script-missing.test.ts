@@ -9,8 +9,8 @@
  * script's options does the same (StreamContext.perfResync), where it used to go on at
  * the next PSB only: on the bench's perf.data without libb.so it printed 5.8 thousand
  * of perf's 273 thousand call lines. The benchmark's perf.data workload (one CPU, and
- * two), small, with its libb.so removed: ptkit's lines against perf script's, byte for
- * byte, where perf is installed. ptkit's own outputs but its listings go on the same
+ * two), small, with its libb.so (or its program) removed: ptkit's lines against perf
+ * script's, byte for byte, where perf is installed. ptkit's own outputs but its listings go on the same
  * way (the missing binary reported once, at the end): --calls prints perf's call lines,
  * and the folded stacks count the instructions perf lists.
  */
@@ -28,12 +28,12 @@ const noPerf = perf.status === 0 ? false : "perf is not installed";
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-missing-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The workload on `cpus` CPUs (made once), its libb.so gone. */
-function withoutLibb(cpus: number): string {
-  const w = loadPerfWorkload({ seed: 4, insns: 1_000_000, cpus, cacheDir: dir });
-  const libb = w.elfs.find((e) => e.endsWith("libb.so"));
-  assert.ok(libb, w.elfs.join(", "));
-  rmSync(libb, { force: true });
+/** The workload on `cpus` CPUs (made once for each binary left out), its `name` gone. */
+function without(cpus: number, name = "libb.so"): string {
+  const w = loadPerfWorkload({ seed: 4, insns: 1_000_000, cpus, cacheDir: join(dir, name) });
+  const elf = w.elfs.find((e) => e.endsWith(`/${name}`));
+  assert.ok(elf, w.elfs.join(", "));
+  rmSync(elf, { force: true });
   return w.data;
 }
 
@@ -45,17 +45,25 @@ const FIELD_SETS = [
   [],
 ];
 
-for (const cpus of [1, 2])
-  test(`a library that cannot be found (${cpus} CPU${cpus > 1 ? "s" : ""}): perf script's lines`, {
+// A library, and the program itself (every user instruction: each decode stops at once).
+for (const [name, cpus] of [
+  ["libb.so", 1],
+  ["libb.so", 2],
+  ["main", 1],
+] as const)
+  test(`${name} cannot be found (${cpus} CPU${cpus > 1 ? "s" : ""}): perf script's lines`, {
     skip: noPerf,
   }, () => {
-    const data = withoutLibb(cpus);
+    const data = without(cpus, name);
     for (const fields of FIELD_SETS) {
       const args = ["-i", data, ...fields];
       const theirs = okOut(perfScriptRun(args, dir), `perf script ${fields.join(" ")}`);
       const ours = ptkitPerfRun(args, dir);
       const out = okOut(ours, `ptkit perf ${fields.join(" ")}`);
-      assert.match(ours.err, /no binary for \S+libb\.so: \d+ addresses needed it/);
+      assert.match(
+        ours.err,
+        new RegExp(`no binary for \\S+/${name.replace(".", "\\.")}: \\d+ addresses needed it`),
+      );
       // Not a few lines up to the first error: the whole run.
       assert.ok(theirs.split("\n").length > 1000, `${theirs.split("\n").length} lines`);
       if (out !== theirs) {
@@ -79,7 +87,7 @@ for (const cpus of [1, 2])
   test(`a library that cannot be found (${cpus} CPU${cpus > 1 ? "s" : ""}): ptkit's own outputs go on as perf does`, {
     skip: noPerf,
   }, () => {
-    const data = withoutLibb(cpus);
+    const data = without(cpus);
     const theirs = okOut(
       perfScriptRun(["-i", data, "--itrace=cr", "-F", "ip,addr,flags"], dir),
       "perf script",
