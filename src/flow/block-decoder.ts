@@ -517,9 +517,7 @@ export class BlockDecoder extends BlockEvents {
         case EventType.AsyncBranch:
           if (ev.fullIps & 1) {
             this.clearPostponed();
-            this.setIp(ev.ipHi, ev.ipLo);
-            this.resyncedAt(ev);
-            return this.resyncAtEvent();
+            return this.resyncAtAddress(ev);
           }
           break;
         case EventType.AsyncDisabled:
@@ -618,9 +616,7 @@ export class BlockDecoder extends BlockEvents {
           if (this.perfResync && !(ev.fullIps & 2)) {
             // perf takes up at the branch's destination when that came whole.
             if (!(ev.fullIps & 1)) break;
-            this.setIp(ev.ipHi, ev.ipLo);
-            this.resyncedAt(ev);
-            return this.resyncAtEvent();
+            return this.resyncAtAddress(ev);
           }
           this.setIp(ev.fromHi, ev.fromLo);
           return this.flags(Status.EventPending);
@@ -680,9 +676,7 @@ export class BlockDecoder extends BlockEvents {
           return this.flags(0);
         case EventType.Tip:
           if (this.perfResync && !(ev.fullIps & 1)) break;
-          this.setIp(ev.ipHi, ev.ipLo);
-          this.resyncedAt(ev);
-          return this.resyncAtEvent();
+          return this.resyncAtAddress(ev);
         default:
           // Stop, Pwre, Pwrx, Cbr, Mnt, Tnt, Sipi, Trig: no IP.
           break;
@@ -690,6 +684,13 @@ export class BlockDecoder extends BlockEvents {
       const err = this.fetchEvent();
       if (err < 0) return err;
     }
+  }
+
+  /** Resume at the current event's IP (a branch's destination), consuming it. */
+  private resyncAtAddress(ev: PtEvent): number {
+    this.setIp(ev.ipHi, ev.ipLo);
+    this.resyncedAt(ev);
+    return this.resyncAtEvent();
   }
 
   /** Resume at the current event, consuming it. */

@@ -45,10 +45,7 @@ export class LastIp {
       case Ipc.Sext48:
         this.lo = pkt.lo >>> 0;
         this.hi = pkt.hi & 0x8000 ? (pkt.hi | 0xffff0000) >>> 0 : pkt.hi & 0xffff;
-        this.have = true;
-        this.suppressed = false;
-        this.full = true;
-        return 0;
+        break;
       case Ipc.Update48:
         this.lo = pkt.lo >>> 0;
         this.hi = ((this.hi & 0xffff0000) | (pkt.hi & 0xffff)) >>> 0;
@@ -56,16 +53,13 @@ export class LastIp {
       case Ipc.Full:
         this.lo = pkt.lo >>> 0;
         this.hi = pkt.hi >>> 0;
-        this.have = true;
-        this.suppressed = false;
-        this.full = true;
-        return 0;
+        break;
       default:
         return -ErrorCode.BadPacket;
     }
     this.have = true;
     this.suppressed = false;
-    this.full = false;
+    this.full = pkt.a === Ipc.Sext48 || pkt.a === Ipc.Full;
     return 0;
   }
 

@@ -122,10 +122,14 @@ export class BranchLines {
       this.arrive(pending, ev.fromHi, ev.fromLo);
   }
 
-  /** Tracing goes on after an overflow at the event's IP: perf shows a trace start (tr strt). */
-  restart(ev: PtEvent): void {
+  /**
+   * Tracing goes on at hi:lo without an event that says so (after an overflow, at the
+   * FUP's IP; after a decode error, where perf's decoder takes up): perf shows a trace
+   * start (tr strt).
+   */
+  restart(hi: number, lo: number): void {
     this.branchClass = 0;
-    this.line("tr strt", 0, 0, ev.ipHi, ev.ipLo, false);
+    this.line("tr strt", 0, 0, hi, lo, false);
   }
 
   /** The event's own branch line: tracing starts, stops (how, from `pending`), or an interrupt. */

@@ -473,7 +473,7 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
     where.branchTscHi = where.tscHi;
     where.branchTscLo = where.tscLo;
     lines.eventLines(ev, pending);
-    if (restart) lines.restart(ev);
+    if (restart) lines.restart(ev.ipHi, ev.ipLo);
   };
   // Tracing starts in user space (a branch from nowhere or, perf's rule, from the
   // kernel, into user code): perf times it, and what follows until time passes that,
@@ -510,7 +510,8 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       at(sw.tscHi, sw.tscLo);
     }
   }
-  const pending = { hi: 0, lo: 0 };
+  // The time of the packet a failed walk was for (perf's time of the error).
+  const errorAt = { hi: 0, lo: 0 };
   // A perf resync found a PSB: its status updates come next (see onEvent).
   let resyncPsb = false;
   const resyncAt = { hi: 0, lo: 0, seq: 0 };
@@ -547,11 +548,11 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
         // perf's time of the error: its decoder's on the packet the walk was for.
         if (
           s.perfErrors &&
-          dec.pendingTime(pending) &&
-          lt64(where.tscHi, where.tscLo, pending.hi, pending.lo)
+          dec.pendingTime(errorAt) &&
+          lt64(where.tscHi, where.tscLo, errorAt.hi, errorAt.lo)
         ) {
-          where.tscHi = pending.hi;
-          where.tscLo = pending.lo;
+          where.tscHi = errorAt.hi;
+          where.tscLo = errorAt.lo;
         }
         sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
       }
@@ -575,31 +576,28 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       resyncPsb = status >= 0 && !dec.resyncedAtAddress && (status & Status.EventPending) !== 0;
       if (status < 0 || !dec.resyncedAtAddress) continue;
       if (dec.resyncTime(resyncAt) && (resyncAt.hi !== where.tscHi || resyncAt.lo !== where.tscLo)) {
-        // Time moves on as at a timed event (the event loop below, which does this inline).
-        const sw = switches[nextSwitch];
-        if (sw !== undefined && lt64(sw.tscHi, sw.tscLo, resyncAt.hi, resyncAt.lo))
-          yield* switchesBefore(resyncAt.hi, resyncAt.lo);
+        // Time moves on as at a timed event (the event loop below does this inline).
+        yield* switchesBefore(resyncAt.hi, resyncAt.lo);
         s.nextHi = resyncAt.hi;
         s.nextLo = resyncAt.lo;
         if (lt64(s.turnHi, s.turnLo, resyncAt.hi, resyncAt.lo)) yield;
         at(resyncAt.hi, resyncAt.lo);
         if (s.branchTimes) walkAt(resyncAt.hi, resyncAt.lo, resyncAt.seq);
       }
-      ev.clear();
-      ev.ipHi = dec.ipHi;
-      ev.ipLo = dec.ipLo;
+      const hi = dec.ipHi;
+      const lo = dec.ipLo;
       if (s.branchTimes) {
         // A trace start into user space: timed by perf's estimate (see onEvent), whose
         // count of instructions its decoder walked starts afresh at the error.
         walkInsns = 0;
-        if (!kernelIp(ev.ipHi)) estimate();
-        standHi = ev.ipHi;
-        standLo = ev.ipLo;
+        if (!kernelIp(hi)) estimate();
+        standHi = hi;
+        standLo = lo;
       }
       if (where.inRange) {
         where.branchTscHi = where.tscHi;
         where.branchTscLo = where.tscLo;
-        lines.restart(ev);
+        lines.restart(hi, lo);
       }
       continue;
     }
