@@ -97,6 +97,11 @@ export class EventQueue {
     return this.slots[begin]!;
   }
 
+  /** Whether no event waits. */
+  get empty(): boolean {
+    return this.begin === this.end;
+  }
+
   /** Whether any event waits for one of `evb`. */
   pending(evb: number): boolean {
     for (let i = this.begin; i !== this.end; i = (i + 1) & MASK) {

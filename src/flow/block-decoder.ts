@@ -525,8 +525,11 @@ export class BlockDecoder extends BlockEvents {
           this.enabled = false;
           break;
         case EventType.Tnt:
-        case EventType.Tip:
-          break;
+        case EventType.Tip: {
+          const err = this.fetchEventWithoutIp();
+          if (err < 0) return err;
+          return this.resyncHere();
+        }
         default:
           return this.resyncHere();
       }
@@ -681,7 +684,11 @@ export class BlockDecoder extends BlockEvents {
           // Stop, Pwre, Pwrx, Cbr, Mnt, Tnt, Sipi, Trig: no IP.
           break;
       }
-      const err = this.fetchEvent();
+      // perf's passes TNTs and compressed TIPs by: those that follow too, in one step.
+      const err =
+        this.perfResync && (ev.type === EventType.Tnt || ev.type === EventType.Tip)
+          ? this.fetchEventWithoutIp()
+          : this.fetchEvent();
       if (err < 0) return err;
     }
   }

@@ -97,6 +97,8 @@ export class FlowState {
   protected readonly ev = new PtEvent();
   /** Scratch event for look-ahead. */
   protected readonly evAside = new PtEvent();
+  /** The time of the events {@link fetchEventWithoutIp} passed by. */
+  private readonly passedBy = new PtEvent();
   /** The instruction events are bound to before proceeding past it (`process_insn`). */
   protected readonly postponed = new FlowInsn();
 
@@ -260,7 +262,43 @@ export class FlowState {
    * {@link status}, to be reported when it matters; the result is 0 or -Internal.
    */
   protected fetchEvent(): number {
+    const err = this.passEvent(this.ev);
+    return err < 0 ? err : this.readEvent();
+  }
+
+  /**
+   * {@link fetchEvent} where Linux perf's resync passes events by without a look (its
+   * decoder has no IP: see BlockDecoder.perfResync): the TNTs and compressed TIPs after
+   * the current event are gone past in the event decoder without being made
+   * (EventDecoder.skipWithoutIp), as though each had been fetched.
+   */
+  protected fetchEventWithoutIp(): number {
+    const err = this.passEvent(this.ev);
+    if (err < 0) return err;
+    const passed = this.passedBy;
+    const n = this.evdec.skipWithoutIp(passed);
+    if (n > 0) {
+      // (Each a TNT or TIP: a TRIG anchor, and the last one's time.)
+      passed.type = EventType.Tnt;
+      this.consumed += n - 1;
+      this.passEvent(passed);
+    }
+    return this.readEvent();
+  }
+
+  /** The event decoder's next event into {@link ev} (its error kept in {@link status}): 0. */
+  private readEvent(): number {
     const ev = this.ev;
+    const status = this.evdec.next(ev);
+    if (status < 0) {
+      this.status = status;
+      ev.type = NO_EVENT;
+    }
+    return 0;
+  }
+
+  /** Done with event `ev`: trace consumed, its time kept, the TRIG anchor updated. */
+  private passEvent(ev: PtEvent): number {
     this.consumed += 1;
     this.fetchedAt = this.consumed;
     this.tscHi = ev.tscHi;
@@ -268,14 +306,7 @@ export class FlowState {
     this.hasTsc = ev.hasTsc;
     this.lostMtc = ev.lostMtc;
     this.lostCyc = ev.lostCyc;
-    const err = this.updateTrigAnchor(ev);
-    if (err < 0) return err;
-    const status = this.evdec.next(ev);
-    if (status < 0) {
-      this.status = status;
-      ev.type = NO_EVENT;
-    }
-    return 0;
+    return this.updateTrigAnchor(ev);
   }
 
   /**
