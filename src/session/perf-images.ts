@@ -171,8 +171,6 @@ export class BinaryFinder {
 /** An mmap whose file was not found: [start, end) of process pid. */
 interface Missing {
   pid: number;
-  start: bigint;
-  end: bigint;
   /** What a decode stopping there is charged to: the path, and its build id when known. */
   path: string;
   /** The path as recorded ([vdso], //anon, a file not found here): perf script's dso name for it. */
@@ -350,8 +348,14 @@ export class ProcessImages {
     let name: string | undefined;
     if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : KERNEL_NAME;
     else {
-      const ip = toBigInt(hi, lo);
-      name = this.missing.find((m) => m.pid === pid && m.start <= ip && ip < m.end)?.path;
+      // (As unbacked: user-space addresses are below 2^53. A file whose code is missing
+      // charges a stop per resync, perf's decoder's way: no BigInt each.)
+      const ip = hi * 0x1_0000_0000 + lo;
+      for (const m of this.missing)
+        if (m.pid === pid && ip >= m.from && ip < m.to) {
+          name = m.path;
+          break;
+        }
     }
     if (name === undefined) return 0;
     const n = (this.needed.get(name) ?? 0) + 1;
@@ -417,8 +421,6 @@ export class ProcessImages {
       const charged = id ? `${path} (build id ${id})` : path;
       this.missing.push({
         pid,
-        start: addr,
-        end,
         path: charged,
         dso: path,
         from: Number(addr),
