@@ -51,6 +51,12 @@ export function decodeFup(s: DecoderState, pkt: Packet): number {
     branch.fromHi = s.ip.hi;
     branch.fromLo = s.ip.lo;
     if (s.ip.full) branch.fullIps = 2;
+    // The FUP's time (the event gets its TIP's).
+    const t = s.tmpEvent;
+    s.eventTime(t);
+    branch.fromTscHi = t.tscHi;
+    branch.fromTscLo = t.tscLo;
+    branch.fromTimingSeq = t.timingSeq;
     return 1;
   }
 

@@ -212,6 +212,14 @@ export class PtEvent {
    */
   fromHi = 0;
   fromLo = 0;
+  /**
+   * AsyncBranch and AsyncDisabled: the time stamp of the FUP that gave `from` (TSC
+   * halves and {@link timingSeq}; the event's own is its TIP's), else 0. Not libipt's:
+   * Linux perf's decoder, without an IP, takes up at such a FUP at its time.
+   */
+  fromTscHi = 0;
+  fromTscLo = 0;
+  fromTimingSeq = 0;
   /** CR3, VMCS base, PTWRITE/MNT payload, TNT bits, CR2, VMXR. */
   payloadHi = 0;
   payloadLo = 0;
@@ -263,6 +271,9 @@ export class PtEvent {
     this.ipLo = 0;
     this.fromHi = 0;
     this.fromLo = 0;
+    this.fromTscHi = 0;
+    this.fromTscLo = 0;
+    this.fromTimingSeq = 0;
     this.payloadHi = 0;
     this.payloadLo = 0;
     this.payload2Hi = 0;
@@ -299,6 +310,9 @@ export class PtEvent {
     this.ipLo = o.ipLo;
     this.fromHi = o.fromHi;
     this.fromLo = o.fromLo;
+    this.fromTscHi = o.fromTscHi;
+    this.fromTscLo = o.fromTscLo;
+    this.fromTimingSeq = o.fromTimingSeq;
     this.payloadHi = o.payloadHi;
     this.payloadLo = o.payloadLo;
     this.payload2Hi = o.payload2Hi;
@@ -345,6 +359,8 @@ doubleFields(new PtEvent(), [
   "ipLo",
   "fromHi",
   "fromLo",
+  "fromTscHi",
+  "fromTscLo",
   "payloadHi",
   "payloadLo",
   "payload2Hi",

@@ -505,6 +505,12 @@ export class BlockDecoder extends BlockEvents {
    */
   private perfResyncHere(): number {
     const ev = this.ev;
+    // The packet the failed walk was for comes after those perf's walk takes in passing.
+    while (this.status >= 0 && takenInPassing(ev)) {
+      this.processAsid(ev);
+      const err = this.fetchEvent();
+      if (err < 0) return err;
+    }
     if (this.status >= 0 && ev.statusUpdate) {
       // The walk that failed was to this PSB's FUP: perf takes up at the PSB, there.
       this.resyncedAt(ev);
@@ -607,7 +613,8 @@ export class BlockDecoder extends BlockEvents {
           return err < 0 ? err : this.resyncAtEvent();
         }
         case EventType.AsyncDisabled:
-          if (this.perfResync && !(ev.fullIps & 2)) {
+          if (this.perfResync) {
+            if (ev.fullIps & 2) return this.resyncAtFup(ev);
             this.enabled = false;
             break;
           }
@@ -616,7 +623,8 @@ export class BlockDecoder extends BlockEvents {
           if (this.config.errata.skd022 && this.erratumSkd022(ev) !== 0) break;
           return this.flags(Status.EventPending);
         case EventType.AsyncBranch:
-          if (this.perfResync && !(ev.fullIps & 2)) {
+          if (this.perfResync) {
+            if (ev.fullIps & 2) return this.resyncAtFup(ev);
             // perf takes up at the branch's destination when that came whole.
             if (!(ev.fullIps & 1)) break;
             return this.resyncAtAddress(ev);
@@ -700,6 +708,25 @@ export class BlockDecoder extends BlockEvents {
     return this.resyncAtEvent();
   }
 
+  /**
+   * perf's resync at an asynchronous branch or disable whose source came whole: its
+   * decoder, without an IP, takes up at the FUP's address (a trace start there) and
+   * then takes the TIP or TIP.PGD as any: where the next indirect branch from there
+   * goes, or where tracing stops after it (it has no FUP pending to pair it with). The
+   * event stays, as that TIP or synchronous disable.
+   */
+  private resyncAtFup(ev: PtEvent): number {
+    this.setIp(ev.fromHi, ev.fromLo);
+    this.enabled = true;
+    // At the FUP's time.
+    this.resyncedAt(ev);
+    this.resyncTscHi = ev.fromTscHi;
+    this.resyncTscLo = ev.fromTscLo;
+    this.resyncSeq = ev.fromTimingSeq;
+    ev.type = ev.type === EventType.AsyncBranch ? EventType.Tip : EventType.Disabled;
+    return this.proceedTrailingEvent(null);
+  }
+
   /** Resume at the current event, consuming it. */
   private resyncAtEvent(): number {
     const err = this.fetchEvent();
@@ -722,7 +749,9 @@ export class BlockDecoder extends BlockEvents {
    */
   pendingTime(out: { hi: number; lo: number }): boolean {
     const ev = this.ev;
-    if (this.status < 0 || !ev.hasTsc) return false;
+    if (this.status < 0) return false;
+    if (this.perfResync && takenInPassing(ev)) return this.timeAhead(takenInPassing, out);
+    if (!ev.hasTsc) return false;
     out.hi = ev.tscHi;
     out.lo = ev.tscLo;
     return true;
@@ -747,4 +776,15 @@ export class BlockDecoder extends BlockEvents {
   get vmcs(): bigint {
     return toBigInt(this.code.vmcsHi, this.code.vmcsLo);
   }
+}
+
+/**
+ * Events of packets Linux perf's decoder takes in passing on its way to the packet a
+ * walk needs (intel_pt_walk_trace: a PIP's CR3, a VMCS base): after a failed walk the
+ * packet it was for is the first event that is not one of these (the kernel's entry
+ * trampoline switches CR3 before its jump: perf's error has the jump's time, and the
+ * jump is behind the resync).
+ */
+function takenInPassing(ev: PtEvent): boolean {
+  return !ev.statusUpdate && (ev.type === EventType.Paging || ev.type === EventType.Vmcs);
 }

@@ -417,6 +417,29 @@ export class FlowState {
     return (size >= 32 ? ev.payloadHi >>> (size - 32) : ev.payloadLo >>> size) & 1;
   }
 
+  /**
+   * The time of the first event from the current one on that `passed` does not pass,
+   * read ahead on the event decoder, which is then put back: whether it has one (its
+   * TSC halves then in `out`).
+   */
+  protected timeAhead(passed: (ev: PtEvent) => boolean, out: { hi: number; lo: number }): boolean {
+    const ev = this.ev;
+    const saved = this.copyOfEvents();
+    const current = this.evAside.copyFrom(ev);
+    this.pinned = saved.offset;
+    let status = 0;
+    while (status >= 0 && passed(ev)) status = this.evdec.next(ev);
+    const timed = status >= 0 && ev.hasTsc;
+    if (timed) {
+      out.hi = ev.tscHi;
+      out.lo = ev.tscLo;
+    }
+    this.pinned = -1;
+    this.evdec.copyFrom(saved);
+    ev.copyFrom(current);
+    return timed;
+  }
+
   /** A copy of the event decoder in its current state, to read ahead on or go back to. */
   protected copyOfEvents(): EventDecoder {
     this.spare ??= this.evdec.clone();

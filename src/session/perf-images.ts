@@ -191,6 +191,9 @@ const SYMBOL_TEXT = new SymBytes({ sym: true, symoff: true, dso: true });
 /** The page size mmaps are aligned to. */
 const PAGE = 4096;
 
+/** The last byte of the address space. */
+const LAST_BYTE = (1n << 64n) - 1n;
+
 /** Addresses at or above this are the kernel's. */
 const KERNEL_HI = 0xffff8000;
 
@@ -254,18 +257,45 @@ export class ProcessImages {
    * Sets {@link partOffset} for a user-space mapping.
    */
   private unbacked(pid: number, hi: number, lo: number): string | undefined {
-    if (hi >>> 0 >= KERNEL_HI) return this.kernelMapped ? KERNEL_MAP : undefined;
+    if (hi >>> 0 >= KERNEL_HI) return this.kernelMapped && this.inKernelMaps(hi, lo) ? KERNEL_MAP : undefined;
+    const m = this.missingAt(pid, hi, lo);
+    if (m === undefined) return undefined;
+    this.partOffset = hi * 0x1_0000_0000 + lo - m.from + m.pgoff;
+    return m.dso;
+  }
+
+  /**
+   * The mapping of a binary not found here that hi:lo of process pid is in: the latest
+   * (a later mmap replaces what it overlaps, as the dynamic loader's reservation for
+   * ld.so is then mapped over by the libraries). User-space addresses are below 2^53.
+   */
+  private missingAt(pid: number, hi: number, lo: number): Missing | undefined {
     const ip = hi * 0x1_0000_0000 + lo;
-    for (const m of this.missing) {
-      if (m.pid !== pid || ip < m.from || ip >= m.to) continue;
-      this.partOffset = ip - m.from + m.pgoff;
-      return m.dso;
+    for (let i = this.missing.length - 1; i >= 0; i--) {
+      const m = this.missing[i]!;
+      if (m.pid === pid && ip >= m.from && ip < m.to) return m;
     }
     return undefined;
   }
 
   /** Whether the file maps the kernel (a [kernel.kallsyms] mmap). */
   private kernelMapped = false;
+  /**
+   * The kernel's mmaps (its text and modules) as start and end halves, four words each:
+   * a kernel address outside them is in no file (perf's "no map": an error each time,
+   * not a missing binary's), such as the entry trampolines' at 0xfffffe0000000000.
+   */
+  private readonly kernelMaps: number[] = [];
+
+  /** Whether kernel address hi:lo is in one of the file's kernel mmaps (true when it has none: any is). */
+  private inKernelMaps(hi: number, lo: number): boolean {
+    const k = this.kernelMaps;
+    if (k.length === 0) return true;
+    for (let i = 0; i < k.length; i += 4)
+      if (!lt64(hi >>> 0, lo >>> 0, k[i]!, k[i + 1]!) && lt64(hi >>> 0, lo >>> 0, k[i + 2]!, k[i + 3]!))
+        return true;
+    return false;
+  }
 
   /** Where hi:lo of process pid is for a source-line lookup: the local binary and perf's objdump address in it. */
   source(pid: number, hi: number, lo: number): SourceAddress | undefined {
@@ -346,17 +376,8 @@ export class ProcessImages {
    */
   charge(pid: number, hi: number, lo: number): number {
     let name: string | undefined;
-    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel ? undefined : KERNEL_NAME;
-    else {
-      // (As unbacked: user-space addresses are below 2^53. A file whose code is missing
-      // charges a stop per resync, perf's decoder's way: no BigInt each.)
-      const ip = hi * 0x1_0000_0000 + lo;
-      for (const m of this.missing)
-        if (m.pid === pid && ip >= m.from && ip < m.to) {
-          name = m.path;
-          break;
-        }
-    }
+    if (hi >>> 0 >= KERNEL_HI) name = this.hasKernel || !this.inKernelMaps(hi, lo) ? undefined : KERNEL_NAME;
+    else name = this.missingAt(pid, hi, lo)?.path;
     if (name === undefined) return 0;
     const n = (this.needed.get(name) ?? 0) + 1;
     this.needed.set(name, n);
@@ -396,7 +417,14 @@ export class ProcessImages {
       }
       case "mmap":
         if (c.pid >= 0) this.mmap(c.pid, c.path, c.addr, c.len, c.pgoff);
-        else if (c.path.startsWith(KERNEL_MAP)) this.kernelMapped = true;
+        else {
+          if (c.path.startsWith(KERNEL_MAP)) this.kernelMapped = true;
+          const from = splitBigInt(c.addr, { hi: 0, lo: 0 });
+          // (An end at or past 2^64 ends at its last byte.)
+          const end = c.addr + c.len > LAST_BYTE ? LAST_BYTE : c.addr + c.len;
+          const to = splitBigInt(end, { hi: 0, lo: 0 });
+          this.kernelMaps.push(from.hi, from.lo, to.hi, to.lo);
+        }
         break;
     }
   }
@@ -412,12 +440,33 @@ export class ProcessImages {
       if (this.missing[i]!.pid === pid) this.missing.splice(i, 1);
   }
 
+  /**
+   * A binary not found here is mapped at [addr, end) of process pid: what an earlier
+   * mmap put there is not mapped any more (as perf's later map replaces what it
+   * overlaps: the dynamic loader's reservation for ld.so, mapped over by the libraries),
+   * so its code is not read there. What every process has stays (the kernel image's
+   * sections: --elf files no mmap names, loaded at their own addresses).
+   */
+  private unmap(pid: number, addr: bigint, end: bigint): void {
+    const len = end - addr;
+    if (len <= 0n || len > BigInt(Number.MAX_SAFE_INTEGER)) return;
+    const image = this.context(pid).image;
+    const at = splitBigInt(addr, { hi: 0, lo: 0 });
+    if (image.removeRange(at.hi, at.lo, Number(len)) <= 0) return;
+    for (const s of this.kernel.sections) {
+      const start = toBigInt(s.startHi, s.startLo);
+      if (start < end && start + BigInt(s.size) > addr)
+        image.addSection(s.name, s.bytes, s.offset, s.size, s.startHi, s.startLo, s.flags);
+    }
+  }
+
   private mmap(pid: number, path: string, addr: bigint, len: bigint, pgoff: bigint): void {
     const bytes = this.finder.read(path);
     const fileSize = BigInt(bytes?.length ?? 0);
     if (!bytes || pgoff >= fileSize) {
       const id = this.finder.buildId(path);
       const end = addr + len;
+      this.unmap(pid, addr, end);
       const charged = id ? `${path} (build id ${id})` : path;
       this.missing.push({
         pid,

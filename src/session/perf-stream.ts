@@ -545,16 +545,16 @@ export function* decodePerfStream(s: StreamContext): Generator<void, void, void>
       // perf reports a binary it cannot read twice, then takes up again without a word
       // (dso__data_status_seen); ptkit's own outputs report it once, at the end.
       if ((charged === 0 || (s.perfErrors && charged <= 2)) && where.inRange) {
-        // perf's time of the error: its decoder's on the packet the walk was for.
-        if (
-          s.perfErrors &&
-          dec.pendingTime(errorAt) &&
-          lt64(where.tscHi, where.tscLo, errorAt.hi, errorAt.lo)
-        ) {
+        // perf's time of the error: its decoder's on the packet the walk was for (for
+        // the error's line: the stream's time moves on where the decode takes up).
+        const { tscHi, tscLo } = where;
+        if (s.perfErrors && dec.pendingTime(errorAt) && lt64(tscHi, tscLo, errorAt.hi, errorAt.lo)) {
           where.tscHi = errorAt.hi;
           where.tscLo = errorAt.lo;
         }
         sink.error(where, dec.offset, errorMessage(status), -status, failHi, failLo);
+        where.tscHi = tscHi;
+        where.tscLo = tscLo;
       }
       lines.branchClass = 0;
       if (!s.perfResync) {
