@@ -656,6 +656,26 @@ export class BlockDecoder extends BlockEvents {
             else if (ev.type === EventType.Tsx) this.speculative = (ev.flags & EventFlag.Speculative) !== 0;
             break;
           }
+          if (this.perfResync && ev.type === EventType.Tsx && !ev.ipSuppressed) {
+            // A transaction's FUP that came whole: perf takes up there (a trace start,
+            // its transaction state taken in passing), and an abort's TIP after it as
+            // any (its asynchronous branch from there a TIP: see resyncAtFup).
+            this.enabled = true;
+            this.speculative = (ev.flags & EventFlag.Speculative) !== 0;
+            this.setIp(ev.ipHi, ev.ipLo);
+            this.resyncedAt(ev);
+            const err = this.fetchEvent();
+            if (err < 0) return err;
+            // (ev is the next event now.)
+            const next = this.ev;
+            if (
+              this.status >= 0 &&
+              next.type === EventType.AsyncBranch &&
+              this.atIp(next.fromHi, next.fromLo)
+            )
+              next.type = EventType.Tip;
+            return this.proceedTrailingEvent(null);
+          }
           this.enabled = !ev.ipSuppressed;
           if (this.enabled) this.setIp(ev.ipHi, ev.ipLo);
           return this.flags(Status.EventPending);

@@ -224,8 +224,12 @@ export function scriptSink(
   let headSec = 0;
   let headNsec = 0;
   let head: string | undefined = "";
-  // The part before the time, and what it was made of.
+  // The part before the time, and what it was made of; the power lines' (synthesized
+  // events: their CPU column is theirs, see fileFields).
   let front = "";
+  let synthFront = "";
+  let synthHead: string | undefined = "";
+  const synthCpu = fields.synth.has("cpu");
   let frontBytes: Uint8Array = new Uint8Array(0);
   let frontComm: string | undefined;
   let frontPid = -2;
@@ -254,15 +258,22 @@ export function scriptSink(
     b[at + width + nsDigits + 2] = 0x20;
     out.wrote(at + width + nsDigits + 3);
   };
+  /** The head's time as text. */
+  const timeText = (): string => {
+    if (!show.time) return "";
+    const frac = String(headNsec).padStart(9, "0");
+    return `${String(headSec).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
+  };
   /** The head as text. */
   const headText = (): string => {
-    if (head !== undefined) return head;
-    head = front;
-    if (show.time) {
-      const frac = String(headNsec).padStart(9, "0");
-      head += `${String(headSec).padStart(5)}.${ctx.options.ns ? frac : frac.slice(0, 6)}: `;
-    }
+    head ??= front + timeText();
     return head;
+  };
+  /** The head of a power line as text. */
+  const synthHeadText = (): string => {
+    if (synthCpu === show.cpu) return headText();
+    synthHead ??= synthFront + timeText();
+    return synthHead;
   };
   let selected = true;
 
@@ -290,6 +301,7 @@ export function scriptSink(
       (ctx.options.tids === undefined || ctx.options.tids.includes(w.tid)) &&
       (ctx.options.comms === undefined || ctx.options.comms.includes(comm));
     head = undefined;
+    synthHead = undefined;
     if (comm === frontComm && w.pid === frontPid && w.tid === frontTid && w.cpu === frontCpu) return;
     frontComm = comm;
     frontPid = w.pid;
@@ -300,9 +312,10 @@ export function scriptSink(
     if (show.pid && show.tid) h += `${String(w.pid).padStart(5)}/${String(w.tid).padEnd(5)} `;
     else if (show.pid) h += `${String(w.pid).padStart(5)} `;
     else if (show.tid) h += `${String(w.tid).padStart(5)} `;
-    if (show.cpu) h += `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
-    front = h;
-    frontBytes = utf8(h);
+    const cpu = `[${String(Math.max(w.cpu, 0)).padStart(3, "0")}] `;
+    front = show.cpu ? h + cpu : h;
+    synthFront = synthCpu ? h + cpu : h;
+    frontBytes = utf8(front);
   };
   const headOf = (w: PerfWhere, hi: number, lo: number): string => {
     headAt(w, hi, lo);
@@ -461,7 +474,8 @@ export function scriptSink(
   let holdNoIp = true;
   const power = (w: PerfWhere, name: string, text: string, names: AddressNames | undefined, ev: PtEvent) => {
     if (!(name === "ptwrite" ? itrace.ptwrite : itrace.power)) return;
-    const h = headOf(w, w.tscHi, w.tscLo);
+    headAt(w, w.tscHi, w.tscLo);
+    const h = synthHeadText();
     if (!selected) return;
     // A new PSB: what the last one held goes out as it is.
     if (held.length > 0 && (name === "psb" || ev.ipHi !== 0 || ev.ipLo !== 0)) release(0, 0);

@@ -88,14 +88,29 @@ export function fileFields(
   fields: ScriptFields,
   events: readonly PerfEvent[],
   auxtrace: boolean,
+  ptCpu = true,
 ): ScriptFields | string {
   const out = { ...fields };
+  // The events perf synthesizes from the trace (instructions, branches, psb, cbr, ...)
+  // have a CPU where the Intel PT event has one and its buffers were per CPU
+  // (intel_pt_synth_events): the power lines' CPU column is theirs; the hardware type's
+  // too when the file recorded no hardware event of its own (a cycles event decides it).
+  if (!ptCpu && out.synth.has("cpu")) {
+    out.synth = new Set(out.synth);
+    out.synth.delete("cpu");
+  }
   for (const [kind, type] of [
     ["hw", TYPE_HARDWARE],
     ["sw", TYPE_SOFTWARE],
   ] as const) {
     const first = events.find((e) => e.attr.type === type);
-    if (first === undefined) continue;
+    if (first === undefined) {
+      if (kind === "hw" && !ptCpu && out.hw.has("cpu") && !fields.named.hw.has("cpu")) {
+        out.hw = new Set(out.hw);
+        out.hw.delete("cpu");
+      }
+      continue;
+    }
     const f = sampledFields(fields[kind], fields.named[kind], first, auxtrace);
     if (typeof f === "string") return f;
     out[kind] = f;

@@ -35,6 +35,7 @@ import {
   perfTimeToTsc,
   RecordType,
   readTasks,
+  SampleType,
   streamSource,
   type Timed,
   type TscConversion,
@@ -204,8 +205,15 @@ function decodeOnce(
     const more = n > 1 ? ` (${n} SAMPLE records skipped in all)` : "";
     io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped${more}.\n`);
   }
+  // (perf's synthesized events have a CPU where the Intel PT event has and its buffers were per CPU.)
+  const ptEvent = reader.events.find(
+    (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
+  );
+  const ptCpu =
+    ptEvent === undefined ||
+    ((ptEvent.attr.sampleType & SampleType.Cpu) !== 0 && info?.intelPt?.perCpuMmaps !== 0n);
   const fields =
-    script && fileFields(script.fields, reader.events, reader.features.auxtraceIndex !== undefined);
+    script && fileFields(script.fields, reader.events, reader.features.auxtraceIndex !== undefined, ptCpu);
   if (typeof fields === "string") {
     io.stderr(`ptkit perf: ${fields}\n`);
     return 1;
