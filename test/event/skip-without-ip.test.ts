@@ -32,44 +32,26 @@ interface Rest {
   after: string[];
 }
 
-/** Read on event by event from `dec`: the events passed by, then the rest. */
-function byEvents(dec: EventDecoder): Rest {
-  const ev = new PtEvent();
-  let passed = 0;
-  let lastTime = "";
-  const after: string[] = [];
-  for (let n = 0; n < 5000; n++) {
-    const status = dec.next(ev);
-    if (status < 0) {
-      after.push(`error ${status}`);
-      break;
-    }
-    if (after.length === 0 && passedBy(ev)) {
-      passed++;
-      lastTime = seen(ev).replace(/^.* t=/, "t=");
-    } else after.push(seen(ev));
-  }
-  return { passed, lastTime, after };
-}
-
 /** Events skipWithoutIp went past, over all checks (the checks are not vacuous). */
 let skipped = 0;
 
-/** The same, skipping as the flow decoder does: skipWithoutIp before each read while events are passed by. */
-function bySkipping(dec: EventDecoder): Rest {
+/**
+ * Read on from `dec`: the events passed by, then the rest. With `skip`, as the flow
+ * decoder does: skipWithoutIp before each read while events are passed by; else event
+ * by event.
+ */
+function readOn(dec: EventDecoder, skip: boolean): Rest {
   const ev = new PtEvent();
   const stamp = new PtEvent();
   let passed = 0;
   let lastTime = "";
   const after: string[] = [];
   for (let n = 0; n < 5000; n++) {
-    if (after.length === 0) {
-      const k = dec.skipWithoutIp(stamp);
-      if (k > 0) {
-        skipped += k;
-        passed += k;
-        lastTime = seen(stamp).replace(/^.* t=/, "t=");
-      }
+    const k = skip && after.length === 0 ? dec.skipWithoutIp(stamp) : 0;
+    if (k > 0) {
+      skipped += k;
+      passed += k;
+      lastTime = seen(stamp).replace(/^.* t=/, "t=");
     }
     const status = dec.next(ev);
     if (status < 0) {
@@ -94,8 +76,8 @@ function checkStream(bytes: Uint8Array, cfg: DecoderConfig, most = 40): number {
     if (dec.next(ev) < 0) break;
     if (!passedBy(ev)) continue;
     points++;
-    const expected = byEvents(dec.clone());
-    const actual = bySkipping(dec.clone());
+    const expected = readOn(dec.clone(), false);
+    const actual = readOn(dec.clone(), true);
     assert.deepEqual(actual, expected, `after event ${n} (${seen(ev)})`);
   }
   return points;
@@ -144,37 +126,29 @@ const runStream: fc.Arbitrary<Uint8Array> = fc
 
 const PERF = config({ perfClock: true, mtcFreq: 3, nomFreq: 40, cpuid15Eax: 2, cpuid15Ebx: 100 });
 
-test("skipWithoutIp: coherent streams read on as event by event", () => {
-  let points = 0;
+/** Check `runs` streams of `streams`: at least `points` points, and `skips` events skipped, in all. */
+function checkStreams(streams: fc.Arbitrary<Uint8Array>, runs: number, points: number, skips: number): void {
+  let checked = 0;
   skipped = 0;
   fc.assert(
-    fc.property(coherentStream, (bytes) => {
-      points += checkStream(bytes, PERF);
+    fc.property(streams, (bytes) => {
+      checked += checkStream(bytes, PERF);
     }),
-    { numRuns: 300 },
+    { numRuns: runs },
   );
-  assert.ok(points > 300 && skipped > 50, `only ${points} points checked, ${skipped} events skipped`);
+  assert.ok(checked > points && skipped > skips, `only ${checked} points checked, ${skipped} events skipped`);
+}
+
+test("skipWithoutIp: coherent streams read on as event by event", () => {
+  checkStreams(coherentStream, 300, 300, 50);
 });
 
 test("skipWithoutIp: long runs of TNTs, compressed TIPs and timing read on as event by event", () => {
-  let points = 0;
-  skipped = 0;
-  fc.assert(
-    fc.property(runStream, (bytes) => {
-      points += checkStream(bytes, PERF);
-    }),
-    { numRuns: 150 },
-  );
-  assert.ok(points > 1000 && skipped > 5000, `only ${points} points checked, ${skipped} events skipped`);
+  checkStreams(runStream, 150, 1000, 5000);
 });
 
 test("skipWithoutIp: corrupted streams read on as event by event", () => {
-  fc.assert(
-    fc.property(mutatedStream, (bytes) => {
-      checkStream(bytes, PERF);
-    }),
-    { numRuns: 200 },
-  );
+  checkStreams(mutatedStream, 200, 0, -1);
 });
 
 test("skipWithoutIp: nothing is skipped without perf's clock", () => {
