@@ -453,10 +453,24 @@ export class ProcessImages {
     const image = this.context(pid).image;
     const at = splitBigInt(addr, { hi: 0, lo: 0 });
     if (image.removeRange(at.hi, at.lo, Number(len)) <= 0) return;
+    // Their parts in [addr, end) again (elsewhere the image keeps what it has).
     for (const s of this.kernel.sections) {
       const start = toBigInt(s.startHi, s.startLo);
-      if (start < end && start + BigInt(s.size) > addr)
-        image.addSection(s.name, s.bytes, s.offset, s.size, s.startHi, s.startLo, s.flags);
+      const from = start > addr ? start : addr;
+      const to = start + BigInt(s.size) < end ? start + BigInt(s.size) : end;
+      if (from >= to) continue;
+      const skip = Number(from - start);
+      const place = splitBigInt(from, { hi: 0, lo: 0 });
+      const bytes = s.bytes;
+      image.addSection(
+        s.name,
+        bytes,
+        bytes === null ? 0 : s.offset + skip,
+        Number(to - from),
+        place.hi,
+        place.lo,
+        s.flags,
+      );
     }
   }
 

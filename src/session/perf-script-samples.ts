@@ -95,7 +95,7 @@ export function fileFields(
   // have a CPU where the Intel PT event has one and its buffers were per CPU
   // (intel_pt_synth_events): the power lines' CPU column is theirs; the hardware type's
   // too when the file recorded no hardware event of its own (a cycles event decides it).
-  if (!ptCpu && out.synth.has("cpu")) {
+  if (!ptCpu && out.synth.has("cpu") && !fields.named.hw.has("cpu")) {
     out.synth = new Set(out.synth);
     out.synth.delete("cpu");
   }

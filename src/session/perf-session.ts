@@ -205,7 +205,7 @@ function decodeOnce(
     const more = n > 1 ? ` (${n} SAMPLE records skipped in all)` : "";
     io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped${more}.\n`);
   }
-  // (perf's synthesized events have a CPU where the Intel PT event has and its buffers were per CPU.)
+  // (perf's synthesized events have a CPU where the Intel PT event has one and its buffers were per CPU.)
   const ptEvent = reader.events.find(
     (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
   );
