@@ -96,10 +96,19 @@ export interface IntelPtDecodeParams {
   noRetComp?: boolean;
 }
 
+/** The intel_pt event among `events`: the one of the PMU type the Intel PT words name. */
+export function intelPtEvent(
+  pt: IntelPtInfo | undefined,
+  events: readonly PerfEvent[],
+): PerfEvent | undefined {
+  const type = pt?.pmuType;
+  return type === undefined ? undefined : events.find((e) => BigInt(e.attr.type) === type);
+}
+
 /** Derive the decoder parameters from the Intel PT words and the intel_pt event's config. */
 export function intelPtDecodeParams(pt: IntelPtInfo, events: readonly PerfEvent[]): IntelPtDecodeParams {
   const params: IntelPtDecodeParams = {};
-  const event = events.find((e) => pt.pmuType !== undefined && BigInt(e.attr.type) === pt.pmuType);
+  const event = intelPtEvent(pt, events);
   const config = event?.attr.config;
   const bit = (mask: bigint | undefined) =>
     config === undefined || !mask ? undefined : (config & mask) !== 0n;

@@ -28,6 +28,7 @@ export {
   type IntelPtDecodeParams,
   type IntelPtInfo,
   intelPtDecodeParams,
+  intelPtEvent,
   parseAuxtraceInfo,
 } from "./auxtrace-info.js";
 export { auxFlagNames, type DecodedRecord, decodeRecord, type FieldValue } from "./decode.js";

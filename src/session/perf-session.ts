@@ -28,6 +28,7 @@ import {
   cpuFromCpuid,
   diagnosticText,
   intelPtDecodeParams,
+  intelPtEvent,
   PerfDataReader,
   PerfRecord,
   type PerfTasks,
@@ -206,9 +207,7 @@ function decodeOnce(
     io.stderr(`ptkit perf: warning: ${diagnosticLine(args.file, samples.firstSkipped)}: skipped${more}.\n`);
   }
   // (perf's synthesized events have a CPU where the Intel PT event has one and its buffers were per CPU.)
-  const ptEvent = reader.events.find(
-    (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
-  );
+  const ptEvent = intelPtEvent(info?.intelPt, reader.events);
   const ptCpu =
     ptEvent === undefined ||
     ((ptEvent.attr.sampleType & SampleType.Cpu) !== 0 && info?.intelPt?.perCpuMmaps !== 0n);
@@ -569,9 +568,7 @@ function perfScriptSink(
     if (typeof lookup === "string") note(`-F srcline: ${lookup}; no source lines are printed`);
     batch = new SourceLineBatch(out, typeof lookup === "string" ? undefined : lookup, note);
   }
-  const pt = reader.events.find(
-    (e) => info?.intelPt?.pmuType !== undefined && BigInt(e.attr.type) === info.intelPt.pmuType,
-  );
+  const pt = intelPtEvent(info?.intelPt, reader.events);
   const modifier = eventModifier(pt ?? reader.events[0]);
   const lines = batch?.lines ?? out;
   // perf adds the names of the Intel PT samples only to a file with an Intel PT trace.
