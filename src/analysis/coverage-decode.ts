@@ -170,6 +170,17 @@ export interface WalkTime {
    * before that time, each when its turn comes). Absent: the walk never waits.
    */
   waits?(hi: number, lo: number): boolean;
+  /**
+   * Control reached (hi:lo), whose code the image lacks: true when the general decode
+   * (Linux perf's resync, BlockDecoder.perfResync) stops there without a word (a stop
+   * charged to a missing binary: it is charged now), so that the walk goes on as perf's
+   * decoder does: the packet the walk was for behind it, on to the next address a
+   * packet gives whole (what is fed knows nothing until {@link resumed}). false (or
+   * absent): the walk hands over.
+   */
+  lost?(hi: number, lo: number): boolean;
+  /** After {@link lost}: the walk takes up at (hi:lo) (perf's trace start there, from nowhere). */
+  resumed?(hi: number, lo: number): void;
 }
 
 /** The outcome of {@link decodeCoverage}. */
@@ -207,6 +218,8 @@ class GraphWalk {
    */
   readonly icount = new Float64Array(2);
   why: string = Handover.Packet;
+  /** Where the walk last failed for code that is not there ({@link Handover.Code} at a Bad node): that node, else -1. */
+  badNode = -1;
   readonly stack = new ReturnStack();
   /** Blocks and edges are counted, not only the map. */
   readonly tables: boolean;
@@ -345,12 +358,6 @@ class GraphWalk {
     return e;
   }
 
-  /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
-  private unhold(): void {
-    if (this.held >= 0) this.feedNode(this.held);
-    this.jumpFed = false;
-  }
-
   /** With a feed: an event of `type` (IPs where it has them). */
   event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
     if (!this.feeding) return;
@@ -381,7 +388,21 @@ class GraphWalk {
 
   fail(why: string): number {
     this.why = why;
+    this.badNode = -1;
     return -1;
+  }
+
+  /** Node `p` is Bad: the walk cannot go on there. */
+  private failAt(p: number): number {
+    this.fail(Handover.Code);
+    this.badNode = p;
+    return -1;
+  }
+
+  /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
+  unhold(): void {
+    if (this.held >= 0) this.feedNode(this.held);
+    this.jumpFed = false;
   }
 
   /** The first instruction runs at node `p` (when something is {@link due}). */
@@ -513,7 +534,7 @@ class GraphWalk {
     for (let n = 0; ; n++) {
       if (this.due !== 0) this.run(p);
       const k = this.nodes[p * W]!;
-      if (k !== Jump && k !== Call) return k === Bad ? this.fail(Handover.Code) : p;
+      if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : p;
       if (n === MAX_DIRECT) return this.fail(Handover.Loop);
       p = this.direct(p, k);
       if (p < 0) return -1;
@@ -597,7 +618,7 @@ class GraphWalk {
       const at = p * W;
       if (suppressed && (g.flags(p) & NodeFlag.MovCr3) !== 0) return this.fail(Handover.Disable);
       const k = this.nodes[at]!;
-      if (k === Bad) return this.fail(Handover.Code);
+      if (k === Bad) return this.failAt(p);
       if (k !== Jump && k !== Call) {
         if (this.feeding) this.feedNode(p);
         this.icount[0] += this.nodes[at + Insns]!;
@@ -642,7 +663,7 @@ class GraphWalk {
         return this.node(hi, lo);
       }
       const k = this.nodes[p * W]!;
-      if (k !== Jump && k !== Call) return this.fail(Handover.Code);
+      if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : this.fail(Handover.Code);
       if (n === MAX_DIRECT) return this.fail(Handover.Loop);
       if (this.due !== 0) this.run(p);
       p = this.direct(p, k);
@@ -896,6 +917,27 @@ class WalkClock {
     this.passed();
   }
 
+  /**
+   * The walk failed where code is missing ({@link GraphWalk.badNode}, at its first
+   * instruction): true when it goes on as perf's decoder does ({@link WalkTime.lost}),
+   * the feed told; false: it hands over.
+   */
+  lose(): boolean {
+    const w = this.w;
+    const p = w.badNode;
+    if (p < 0 || this.time.lost === undefined) return false;
+    const g = w.graph;
+    // (A node that fails after instructions of its own fails at another address.)
+    if (g.nodes[p * W + Insns] !== 0) return false;
+    const hi = g.hi(p);
+    const lo = g.lo(p);
+    // (What is held back goes first: the time hears of the loss after it.)
+    w.unhold();
+    if (!this.time.lost(hi, lo)) return false;
+    this.tntTick = false;
+    return true;
+  }
+
   /** The block decoder goes past the current event: its time is the stamp's (with ticks: without, {@link moved} never asks). */
   passed(): void {
     this.dHi = this.hi;
@@ -1072,6 +1114,16 @@ function* walkLoop(
    * decode as 16-bit code, so tracing may not start.
    */
   let bits64 = false;
+  /**
+   * The walk lost control where code is missing (WalkClock.lose): as perf's decoder, it
+   * knows no IP until a packet gives one whole (a FUP then waits in {@link lostFup}:
+   * whether it came whole in {@link fupWhole}, and whether a timing packet came since in
+   * {@link fupTimed}).
+   */
+  let lost = false;
+  let lostFup = false;
+  let fupWhole = false;
+  let fupTimed = false;
 
   for (;;) {
     if (fused !== undefined && enabled && !inPsb && !fup && !mode && !ovf) {
@@ -1101,6 +1153,103 @@ function* walkLoop(
       if (ends) break;
     }
     if (size < 0) return stop(res, pos, errors.errorMessage(size));
+    if (lost && !inPsb && pkt.type !== PacketType.Psb) {
+      // perf's decoder without an IP (BlockDecoder.perfResync's rules): the packets
+      // passed by, on to one that gives an address whole. (tc is set: only a timed walk loses control.)
+      const t = tc!;
+      switch (pkt.type) {
+        case PacketType.Tnt8:
+        case PacketType.Tnt64:
+          if (!enabled || lostFup) return stop(res, pos, Handover.Sync);
+          break;
+        case PacketType.Tip:
+        case PacketType.TipPge:
+        case PacketType.TipPgd: {
+          const type = pkt.type;
+          if ((type === PacketType.TipPge) === enabled || last.update(pkt) < 0)
+            return stop(res, pos, Handover.Sync);
+          const whole = last.full && !last.suppressed;
+          if (mode) {
+            // A MODE.Exec's event that gives an address whole takes up there: tracing
+            // on, the walk takes the TIP.PGE as any (the rest is the general decode's).
+            if (whole && type === PacketType.TipPge && !lostFup) {
+              lost = false;
+              continue;
+            }
+            if (whole || type === PacketType.TipPgd) return stop(res, pos, Handover.Packet);
+            mode = false;
+          }
+          if (lostFup) {
+            // An interrupt, or tracing stopped where the FUP says.
+            lostFup = false;
+            if (type === PacketType.TipPge) return stop(res, pos, Handover.Sync);
+            if (fupWhole) {
+              // perf takes up at the FUP (at its time), then takes this packet as any:
+              // where the next indirect branch from there goes, or tracing stops at it.
+              if (fupTimed) return stop(res, pos, Handover.Time);
+              at = yield* takeUp(t, w, fupHi, fupLo);
+              if (at < 0) return stop(res, pos, w.why);
+              lost = false;
+              continue;
+            }
+            if (type === PacketType.TipPgd) enabled = false;
+            else if (whole) {
+              // perf takes up at the interrupt's destination.
+              at = yield* takeUp(t, w, last.hi, last.lo);
+              if (at < 0) return stop(res, pos, w.why);
+              lost = false;
+            }
+            break;
+          }
+          if (type === PacketType.TipPgd) {
+            // (A disable whose address came whole: the general decode's.)
+            if (whole) return stop(res, pos, Handover.Packet);
+            enabled = false;
+          } else if (type === PacketType.TipPge) {
+            if (whole) {
+              // Tracing on there: the walk takes it as any.
+              lost = false;
+              continue;
+            }
+            enabled = true;
+          } else if (whole) {
+            at = yield* takeUp(t, w, last.hi, last.lo);
+            if (at < 0) return stop(res, pos, w.why);
+            lost = false;
+          }
+          break;
+        }
+        case PacketType.Fup:
+          if (mode || lostFup || !enabled) return stop(res, pos, Handover.Packet);
+          if (last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
+          lostFup = true;
+          fupWhole = last.full;
+          fupTimed = false;
+          fupHi = last.hi;
+          fupLo = last.lo;
+          break;
+        case PacketType.ModeExec:
+          if ((pkt.flags & (Flag.CsL | Flag.CsD)) !== Flag.CsL || mode) return stop(res, pos, Handover.Mode);
+          bits64 = true;
+          mode = true;
+          break;
+        case PacketType.Tsc:
+        case PacketType.Mtc:
+        case PacketType.Tma:
+        case PacketType.Cyc:
+        case PacketType.Cbr:
+          // (A CBR's event, which has no IP, is passed by too.)
+          if (t.packet(pkt, false) < 0) return stop(res, pos, Handover.Time);
+          fupTimed = lostFup;
+          break;
+        case PacketType.Pad:
+          break;
+        default:
+          return stop(res, pos, Handover.Packet);
+      }
+      pos += size;
+      continue;
+    }
     switch (pkt.type) {
       case PacketType.Tnt8:
       case PacketType.Tnt64: {
@@ -1118,7 +1267,12 @@ function* walkLoop(
         }
         for (let i = pkt.a - 1; i >= 0; i--) {
           at = w.bit(at, i >= 32 ? (pkt.hi >>> (i - 32)) & 1 : (lo >>> i) & 1);
-          if (at < 0) return stop(res, pos, w.why);
+          if (at < 0) {
+            // (The rest of the TNT is behind the resync.)
+            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            lost = true;
+            break;
+          }
           if (tc?.tntTick) {
             // The tick of a TNT that came after an event: after its first bit's block.
             tc.tntTick = false;
@@ -1144,7 +1298,12 @@ function* walkLoop(
         mode = false;
         if (!fup) {
           at = w.tip(at, last.hi, last.lo);
-          if (at < 0) return stop(res, pos, w.why);
+          if (at < 0) {
+            // (A MODE.Exec's event at the TIP: left to the general decode.)
+            if (tc === undefined || modeEvent || !tc.lose()) return stop(res, pos, w.why);
+            lost = true;
+            break;
+          }
           if (tc !== undefined) {
             // (Read at every TIP, not only where no tick comes: on a timeline's decode,
             // where most TIPs move the time, V8 had seen no read of it when it optimised
@@ -1166,7 +1325,17 @@ function* walkLoop(
         // An interrupt (or exception) where the FUP says, into traced code: the
         // handler is entered from there.
         fup = false;
-        if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (w.walkTo(at, fupHi, fupLo, true) < 0) {
+          if (tc === undefined || modeEvent || !tc.lose()) return stop(res, pos, w.why);
+          lost = true;
+          if (last.full) {
+            // perf takes up at the interrupt's destination when it came whole.
+            at = yield* takeUp(tc, w, last.hi, last.lo);
+            if (at < 0) return stop(res, pos, w.why);
+            lost = false;
+          }
+          break;
+        }
         if (tc !== undefined) {
           while (tc.waits()) yield;
           tc.report();
@@ -1205,7 +1374,13 @@ function* walkLoop(
           // Tracing stops at a branch (out of the filter, into ring 0, ...).
           if (mode) return stop(res, pos, Handover.Packet);
           if (skl014 && last.suppressed) return stop(res, pos, Handover.Skl014);
-          if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) return stop(res, pos, w.why);
+          if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) {
+            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            // (Tracing is off: perf's decoder passes the disable by.)
+            lost = true;
+            enabled = false;
+            break;
+          }
           if (tc !== undefined) {
             while (tc.waits()) yield;
             tc.report();
@@ -1219,7 +1394,12 @@ function* walkLoop(
         }
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
-        if (w.walkTo(at, fupHi, fupLo, true) < 0) return stop(res, pos, w.why);
+        if (w.walkTo(at, fupHi, fupLo, true) < 0) {
+          if (tc === undefined || mode || !tc.lose()) return stop(res, pos, w.why);
+          lost = true;
+          enabled = false;
+          break;
+        }
         // SKD022: the flow decoders make it a synchronous disable at a VM entry.
         if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
         if (tc !== undefined) {
@@ -1263,7 +1443,7 @@ function* walkLoop(
         ovf = true;
         break;
       case PacketType.Psb:
-        if (inPsb || fup || mode || ovf) return stop(res, pos, Handover.Sync);
+        if (inPsb || fup || mode || ovf || lostFup) return stop(res, pos, Handover.Sync);
         inPsb = true;
         psbAt = pos;
         psbFup = false;
@@ -1283,11 +1463,24 @@ function* walkLoop(
           while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
-          const moved = tc.follow(started && enabled ? at : -1);
+          const here = started && enabled && !lost;
+          const moved = tc.follow(here ? at : -1);
           if (moved === -2) return stop(res, pos, w.why);
-          if (started && enabled) at = moved;
+          if (here) at = moved;
         }
-        if (!started) {
+        if (lost) {
+          // perf's resync found a PSB: it goes on from its PSB+ (the return stack
+          // emptied), where its FUP says, from nowhere.
+          lost = false;
+          w.stack.clear();
+          enabled = psbFup;
+          if (enabled) {
+            if (!bits64) return stop(res, pos, Handover.Mode);
+            at = w.node(fupHi, fupLo);
+            if (at < 0) return stop(res, pos, w.why);
+            w.due = Due.Restart;
+          }
+        } else if (!started) {
           // Where decoding starts: tracing is on when PSB+ says where.
           started = true;
           enabled = psbFup;
@@ -1302,7 +1495,15 @@ function* walkLoop(
         } else if (enabled) {
           // PSB+ says where control is: the code runs there without trace.
           at = w.walkTo(at, fupHi, fupLo, false);
-          if (at < 0) return stop(res, pos, w.why);
+          if (at < 0) {
+            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            // perf takes up at the PSB, where its FUP says (the return stack emptied).
+            w.stack.clear();
+            at = w.node(fupHi, fupLo);
+            if (at < 0) return stop(res, pos, w.why);
+            tc.time.resumed?.(fupHi, fupLo);
+            w.due = Due.Restart;
+          }
         }
         if (stops !== undefined && psbAt >= stops.stop && !stops.onStop(psbAt, w.icount[0]!)) {
           res.insns = w.icount[0]!;
@@ -1340,7 +1541,24 @@ function* walkLoop(
     }
     pos += size;
   }
-  return inPsb || fup || mode || ovf || !started ? stop(res, pos, Handover.Sync) : TRACE_END;
+  return inPsb || fup || mode || ovf || lostFup || !started ? stop(res, pos, Handover.Sync) : TRACE_END;
+}
+
+/**
+ * After the walk lost control (WalkClock.lose), perf's decoder takes up at (hi:lo): a
+ * trace start there, at the current stamp (reported, the image followed). The node
+ * there, or -1 (GraphWalk.why says why).
+ */
+function* takeUp(tc: WalkClock, w: GraphWalk, hi: number, lo: number): Generator<void, number, void> {
+  while (tc.waits()) yield;
+  tc.report();
+  tc.crEnded = false;
+  if (tc.follow(-1) === -2) return -1;
+  const at = w.node(hi, lo);
+  if (at < 0) return -1;
+  tc.time.resumed?.(hi, lo);
+  w.due = Due.Restart;
+  return at;
 }
 
 /**

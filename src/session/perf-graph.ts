@@ -29,7 +29,7 @@ import {
 import { doubleFields } from "../base/halves.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
-import type { Image } from "../image/index.js";
+import { type Image, ImageHit } from "../image/index.js";
 import { InsnClass } from "../isa/index.js";
 import { lt64 } from "../time/index.js";
 import { BranchLines } from "./branch-lines.js";
@@ -58,6 +58,9 @@ export function fastPathFits(s: StreamContext): boolean {
 interface FastTarget {
   ready(): WalkFeed;
   switched(): void;
+  /** The walk lost control where code is missing, at hi:lo, and takes up again at an address (WalkTime.lost, resumed). */
+  lost?(hi: number, lo: number): void;
+  resumed?(hi: number, lo: number): void;
   /** The stream's time passed the end of --time-range (TSC hi:lo) with its thread shown (PerfSink.rangeEnd). */
   rangeEnd?(hi: number, lo: number): void;
 }
@@ -135,8 +138,16 @@ class ShownTarget extends AnalysisTarget implements WalkFeed {
 class SinkTarget implements FastTarget {
   constructor(
     private readonly s: StreamContext,
-    private readonly feed: WalkFeed,
+    private readonly feed: WalkFeed & Pick<FastTarget, "lost" | "resumed">,
   ) {}
+
+  lost(hi: number, lo: number): void {
+    this.feed.lost?.(hi, lo);
+  }
+
+  resumed(hi: number, lo: number): void {
+    this.feed.resumed?.(hi, lo);
+  }
 
   ready(): WalkFeed {
     return this.feed;
@@ -250,6 +261,22 @@ class BranchFeed {
     this.lines.arriveBefore(ev, pending);
     this.lines.eventLines(ev, pending);
   }
+
+  /** As decodePerfStream at a stop charged to a missing binary: the branch into the missing code is shown, nothing after it. */
+  lost(hi: number, lo: number): void {
+    const lines = this.lines;
+    if (this.where.inRange) lines.arrive(lines.branchClass, hi, lo);
+    lines.branchClass = 0;
+  }
+
+  /** As decodePerfStream where its resync takes up at an address: a trace start there. */
+  resumed(hi: number, lo: number): void {
+    const where = this.where;
+    if (!where.inRange) return;
+    where.branchTscHi = where.tscHi;
+    where.branchTscLo = where.tscLo;
+    this.lines.restart(hi, lo);
+  }
 }
 
 /**
@@ -350,6 +377,7 @@ class StreamTurn {
   private next = 0;
   /** The image control runs in (it changes as the walk moves the sideband on). */
   image: Image;
+  private readonly hit = new ImageHit();
   readonly to: FastTarget;
   /**
    * While it has its turn, the last TSC at which it goes on (see {@link bound}); a
@@ -379,6 +407,19 @@ class StreamTurn {
     doubleFields(this, ["turnHi", "turnLo", "limitHi", "limitLo"]);
     const time = turns ? new TakingTurns(this, graphs) : new TurnTime(this, graphs);
     this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata, s.config.addrFilter));
+  }
+
+  /**
+   * The walk lost control at hi:lo (WalkTime.lost): whether decodePerfStream stops there
+   * without a word, the code being missing (perf's resync, its errors not printed),
+   * and the stop charged to a missing binary (charged now).
+   */
+  lost(hi: number, lo: number): boolean {
+    const s = this.s;
+    if (!s.perfResync || s.perfErrors || this.image.find(hi, lo, this.hit) === 0) return false;
+    if (s.images.charge(s.where.pid, hi, lo) === 0) return false;
+    this.to.lost?.(hi, lo);
+    return true;
   }
 
   /** decodePerfStream's `at` (its settle too: what is shown): the stream moves on to TSC hi:lo. */
@@ -563,6 +604,14 @@ class TurnTime implements WalkTime {
 
   graph(image: Image, maxNodes: number, maxWalk: number): DecisionGraph {
     return this.graphs.graph(image, maxNodes, maxWalk);
+  }
+
+  lost(hi: number, lo: number): boolean {
+    return this.turn.lost(hi, lo);
+  }
+
+  resumed(hi: number, lo: number): void {
+    this.turn.to.resumed?.(hi, lo);
   }
 }
 

@@ -419,6 +419,8 @@ function decodeOnce(
   // A decode that starts again: the process images of the one before are not kept.
   const again = (sink: PerfSink) => {
     if (internal.images) internal.images.length = imagesBefore;
+    // (The fast path charged the stops where code was missing up to where it handed over.)
+    needed.clear();
     return makeStreams(sink, false);
   };
   let finished: ReturnType<PerfAnalysis["finish"]> | undefined;

@@ -412,4 +412,97 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "two.data"])?.status, -1);
     assert.equal(same([...args, "two.data"])?.status, -1);
   });
+
+  test("code that is missing (a library near, one far, the kernel): the walk goes on as perf's resync does, to the general decode's outputs", () => {
+    // A program that calls a library nearby (direct) and one far off (indirect), whose
+    // binaries are missing, as is the kernel's code (an interrupt now and then, in the
+    // program and in the library).
+    const GONE = BASE_A + 0x10000n;
+    const FAR = 0x7f0000001000n;
+    const rel = Number(GONE - (BASE_A + 0xan));
+    const code = Uint8Array.from([
+      ...[0xb9, 0, 0, 1, 0], // mov ecx, 0x10000
+      ...[0xe8, rel & 0xff, (rel >> 8) & 0xff, (rel >> 16) & 0xff, 0], // call GONE
+      ...[0xff, 0xd0], // call rax (FAR)
+      ...[0xff, 0xc9], // dec ecx
+      ...[0x75, 0xf5], // jnz 5
+      0xf4,
+    ]);
+    const pgoff = program("calls-gone", BASE_A, code, "main_gone");
+    const interrupt = (from: bigint) => [
+      JSON.stringify({
+        k: "interrupt",
+        vector: 32,
+        from: `0x${from.toString(16)}`,
+        to: `0x${SWITCH_KERNEL.toString(16)}`,
+      }),
+      JSON.stringify({ k: "cpl", cpl: 0 }),
+      insn(SWITCH_KERNEL, 2, "iret"),
+      JSON.stringify({ k: "cpl", cpl: 3 }),
+    ];
+    const turn = (i: number) => [
+      insn(BASE_A + 5n, 5, "call"),
+      insn(GONE, 2),
+      ...(i % 7 === 3 ? interrupt(GONE + 2n) : []),
+      insn(GONE + 2n, 2, "cond-branch"),
+      insn(GONE + (i % 2 === 0 ? 6n : 4n), 1, "return"),
+      // (Its FUP whole after a loss: perf takes up there, and the interrupt's TIP as the call's.)
+      ...(i % 5 === 1 ? interrupt(BASE_A + 0xan) : []),
+      insn(BASE_A + 0xan, 2, "call-indirect"),
+      insn(FAR, 2),
+      insn(FAR + 2n, 1, "return"),
+      insn(BASE_A + 0xcn, 2),
+      insn(BASE_A + 0xen, 2, "cond-branch"),
+    ];
+    const exec = userRun(BASE_A, Array.from({ length: 6000 }, (_, i) => turn(i)).flat(), BASE_A + 5n);
+    const file = (name: string, trace: Uint8Array) => {
+      const f = new PtFile()
+        .kernelMmap("[kernel.kallsyms]_text", SWITCH_KERNEL, 0x1000000n, SWITCH_KERNEL)
+        .comm(100, "gone", TRACE_TSC - 100n, 0)
+        .mmap2(100, BASE_A, 0x1000n, pgoff, "/bin/calls-gone", TRACE_TSC - 50n)
+        .mmap2(100, GONE, 0x1000n, 0n, "/lib/gone.so", TRACE_TSC - 45n)
+        .mmap2(100, FAR - 0x1000n, 0x2000n, 0n, "/lib/far.so", TRACE_TSC - 40n)
+        .itraceStart(100, 100, TRACE_TSC - 10n)
+        .trace(trace);
+      // Switch records: who runs follows them, not CR3 (the kernel's PIPs in PSB+ are status).
+      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
+      writeFileSync(join(dir, name), fileMode(f.built()));
+    };
+    // Without RET compression the returns take TIPs; user space alone, the interrupts
+    // are tracing stopped and started again (FUP + TIP.PGD, TIP.PGE).
+    file("gone.data", traceOf(exec));
+    file("gone-noretc.data", traceOf(exec, { DisRETC: 1 }));
+    file("gone-user.data", traceOf(exec, { OS: 0 }));
+    const own = ["--elf", "calls-gone"];
+    for (const data of ["gone.data", "gone-noretc.data", "gone-user.data"]) {
+      const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
+      assert.equal(r?.status, 0, r?.reason);
+      assert.ok(r!.insns > 0);
+      for (const shown of [["--calls"], ["--branches"], ["-q"]])
+        assert.equal(same([...own, ...shown, data])?.status, 0);
+      const calls = run([...own, "--calls", data], false);
+      // Taken up after each loss where an address came whole (perf's trace start): the
+      // far library's call, the kernel's interrupts; the stops charged to each binary.
+      assert.match(calls.out, /^ {2}tr strt +0 => +7f0000001000$/m);
+      const user = data === "gone-user.data";
+      if (!user) assert.match(calls.out, /^ {2}tr strt +0 => ffffffff81000000$/m);
+      for (const gone of [...(user ? [] : ["\\[kernel\\]"]), "/lib/gone\\.so", "/lib/far\\.so"])
+        assert.match(calls.err, new RegExp(`no binary for ${gone}.*: \\d+ addresses needed it`));
+    }
+    // With RET compression the interrupts' FUPs come whole after a loss: perf takes up
+    // there, and takes the interrupt's TIP as the indirect call's.
+    const calls = run([...own, "--calls", "gone.data"], false).out;
+    assert.match(calls, /^ {2}tr strt +0 => +40000a$/m);
+    assert.match(calls, /^ {2}call +40000a => ffffffff81000000$/m);
+    // Losses, then what the walk leaves to the general decode (a PIP outside PSB+, a
+    // MOV CR3's in the kernel, whose code is missing): the decode starts again, the stops
+    // charged once.
+    file(
+      "gone-then-cr3.data",
+      traceOf([...exec.slice(0, -1), ...switchTo(BASE_A + 5n, "0xa000"), exec.at(-1)!]),
+    );
+    const r = same([...own, "-q", ...outputs, "gone-then-cr3.data"]);
+    assert.equal(r?.status, -1);
+    assert.ok(r!.offset > 2000, String(r!.offset));
+  });
 });
