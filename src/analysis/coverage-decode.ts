@@ -1242,6 +1242,12 @@ function* walkLoop(
           if (t.packet(pkt, false) < 0) return stop(res, pos, Handover.Time);
           fupTimed = lostFup;
           break;
+        case PacketType.Pip:
+        case PacketType.Vmcs:
+          // Passed by (its CR3 or VMCS base taken in passing), unless who runs follows CR3,
+          // or a FUP waits for it (an event with an address).
+          if (t.time.cr3 || lostFup) return stop(res, pos, Handover.Packet);
+          break;
         case PacketType.Pad:
           break;
         default:
