@@ -171,14 +171,16 @@ export interface WalkTime {
    */
   waits?(hi: number, lo: number): boolean;
   /**
-   * Control reached (hi:lo), whose code the image lacks: true when the general decode
-   * (Linux perf's resync, BlockDecoder.perfResync) stops there without a word (a stop
-   * charged to a missing binary: it is charged now), so that the walk goes on as perf's
-   * decoder does: the packet the walk was for behind it, on to the next address a
-   * packet gives whole (what is fed knows nothing until {@link resumed}). false (or
-   * absent): the walk hands over.
+   * Control reached (hi:lo), whose code the image lacks, the event decoder at trace
+   * offset `offset` (that of the packet after the one the walk was for): true when the
+   * general decode (Linux perf's resync, BlockDecoder.perfResync) goes on from there as
+   * the walk can, having done what it does at such a stop (charged it to the missing
+   * binary, or printed its error), so that the walk goes on as perf's decoder does: the
+   * packet the walk was for behind it, on to the next address a packet gives whole
+   * (what is fed knows nothing until {@link resumed}). false (or absent): the walk
+   * hands over.
    */
-  lost?(hi: number, lo: number): boolean;
+  lost?(hi: number, lo: number, offset: number): boolean;
   /** After {@link lost}: the walk takes up at (hi:lo) (perf's trace start there, from nowhere). */
   resumed?(hi: number, lo: number): void;
 }
@@ -194,6 +196,12 @@ export class FastCoverage {
   insns = 0;
   /** Near calls run (decodeTimedFeed). */
   calls = 0;
+  /**
+   * Errors printed on the way (ptkit perf's: a stop where nothing is mapped, see
+   * WalkTime.lost): when it stops (status -1), the general decode that takes over
+   * prints them again, so it leaves as many out.
+   */
+  errors = 0;
 }
 
 /**
@@ -397,6 +405,12 @@ class GraphWalk {
     this.fail(Handover.Code);
     this.badNode = p;
     return -1;
+  }
+
+  /** Whether control at node `p` stands where code is missing (a Bad node of no instructions: the walk fails at the next decision). */
+  stuck(p: number): boolean {
+    const at = p * W;
+    return p >= 0 && this.nodes[at] === Bad && this.nodes[at + Insns] === 0;
   }
 
   /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
@@ -840,7 +854,7 @@ class WalkClock {
     this.version = time.image.version;
     this.graphs.set(this.image, w.graph);
     this.versions.set(this.image, this.version);
-    doubleFields(this, ["hi", "lo", "dHi", "dLo"]);
+    doubleFields(this, ["hi", "lo", "dHi", "dLo", "kHi", "kLo"]);
   }
 
   /** A timing packet (TSC, TMA, MTC, CYC, CBR), in PSB+ or not: 0, or -1 (the clock refused it). */
@@ -919,10 +933,10 @@ class WalkClock {
 
   /**
    * The walk failed where code is missing ({@link GraphWalk.badNode}, at its first
-   * instruction): true when it goes on as perf's decoder does ({@link WalkTime.lost}),
-   * the feed told; false: it hands over.
+   * instruction), for the packet that ends at trace offset `offset`: true when it goes
+   * on as perf's decoder does ({@link WalkTime.lost}); false: it hands over.
    */
-  lose(): boolean {
+  lose(offset: number): boolean {
     const w = this.w;
     const p = w.badNode;
     if (p < 0 || this.time.lost === undefined) return false;
@@ -933,9 +947,36 @@ class WalkClock {
     const lo = g.lo(p);
     // (What is held back goes first: the time hears of the loss after it.)
     w.unhold();
-    if (!this.time.lost(hi, lo)) return false;
+    if (!this.time.lost(hi, lo, offset)) return false;
     this.tntTick = false;
     return true;
+  }
+
+  /** The stamp kept by {@link keep}. */
+  private kHas = false;
+  private kHi = 0;
+  private kLo = 0;
+
+  /** Keep the current packet's stamp (a FUP's, which perf takes up at: see {@link reportKept}). */
+  keep(): void {
+    this.stamp();
+    this.kHas = this.has;
+    this.kHi = this.hi;
+    this.kLo = this.lo;
+  }
+
+  /** {@link report} at the stamp {@link keep} kept. */
+  reportKept(): void {
+    const w = this.w;
+    w.evHasTsc = this.kHas;
+    w.evTscHi = this.kHi;
+    w.evTscLo = this.kLo;
+    if (this.kHas) {
+      this.time.at(this.kHi, this.kLo);
+      w.dirty = true;
+    }
+    this.dHi = this.kHi;
+    this.dLo = this.kLo;
   }
 
   /** The block decoder goes past the current event: its time is the stamp's (with ticks: without, {@link moved} never asks). */
@@ -1116,14 +1157,19 @@ function* walkLoop(
   let bits64 = false;
   /**
    * The walk lost control where code is missing (WalkClock.lose): as perf's decoder, it
-   * knows no IP until a packet gives one whole (a FUP then waits in {@link lostFup}:
-   * whether it came whole in {@link fupWhole}, and whether a timing packet came since in
-   * {@link fupTimed}).
+   * knows no IP until a packet gives one whole (a FUP then waits in {@link lostFup},
+   * whether it came whole in {@link fupWhole}, its stamp kept: WalkClock.keep).
    */
   let lost = false;
   let lostFup = false;
   let fupWhole = false;
-  let fupTimed = false;
+  /**
+   * A PIP or VMCS came where control stands at code that is missing: the event decoder
+   * stands past it when the walk fails at the next decision ({@link asidOffset}: the
+   * offset a printed error names, -1 when the window ended first).
+   */
+  let passedAsid = false;
+  let asidOffset = -1;
 
   for (;;) {
     if (fused !== undefined && enabled && !inPsb && !fup && !mode && !ovf) {
@@ -1186,8 +1232,7 @@ function* walkLoop(
             if (fupWhole) {
               // perf takes up at the FUP (at its time), then takes this packet as any:
               // where the next indirect branch from there goes, or tracing stops at it.
-              if (fupTimed) return stop(res, pos, Handover.Time);
-              at = yield* takeUp(t, w, fupHi, fupLo);
+              at = yield* takeUp(t, w, fupHi, fupLo, true);
               if (at < 0) return stop(res, pos, w.why);
               lost = false;
               continue;
@@ -1224,9 +1269,9 @@ function* walkLoop(
           if (last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
           lostFup = true;
           fupWhole = last.full;
-          fupTimed = false;
           fupHi = last.hi;
           fupLo = last.lo;
+          if (fupWhole) t.keep();
           break;
         case PacketType.ModeExec:
           if ((pkt.flags & (Flag.CsL | Flag.CsD)) !== Flag.CsL || mode) return stop(res, pos, Handover.Mode);
@@ -1240,7 +1285,6 @@ function* walkLoop(
         case PacketType.Cbr:
           // (A CBR's event, which has no IP, is passed by too.)
           if (t.packet(pkt, false) < 0) return stop(res, pos, Handover.Time);
-          fupTimed = lostFup;
           break;
         case PacketType.Pip:
         case PacketType.Vmcs:
@@ -1275,8 +1319,10 @@ function* walkLoop(
           at = w.bit(at, i >= 32 ? (pkt.hi >>> (i - 32)) & 1 : (lo >>> i) & 1);
           if (at < 0) {
             // (The rest of the TNT is behind the resync.)
-            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            const offset = passedAsid ? asidOffset : pastPads(buf, pos + size, base, end, quirks);
+            if (tc === undefined || !tc.lose(offset)) return stop(res, pos, w.why);
             lost = true;
+            passedAsid = false;
             break;
           }
           if (tc?.tntTick) {
@@ -1306,8 +1352,11 @@ function* walkLoop(
           at = w.tip(at, last.hi, last.lo);
           if (at < 0) {
             // (A MODE.Exec's event at the TIP: left to the general decode.)
-            if (tc === undefined || modeEvent || !tc.lose()) return stop(res, pos, w.why);
+            // (The event decoder stands at the TIP: an error names its offset.)
+            if (tc === undefined || modeEvent || !tc.lose(passedAsid ? asidOffset : pos))
+              return stop(res, pos, w.why);
             lost = true;
+            passedAsid = false;
             break;
           }
           if (tc !== undefined) {
@@ -1332,7 +1381,7 @@ function* walkLoop(
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) {
-          if (tc === undefined || modeEvent || !tc.lose()) return stop(res, pos, w.why);
+          if (tc === undefined || modeEvent || !tc.lose(pos)) return stop(res, pos, w.why);
           lost = true;
           if (last.full) {
             // perf takes up at the interrupt's destination when it came whole.
@@ -1381,7 +1430,9 @@ function* walkLoop(
           if (mode) return stop(res, pos, Handover.Packet);
           if (skl014 && last.suppressed) return stop(res, pos, Handover.Skl014);
           if (w.disable(at, last.hi, last.lo, last.suppressed) < 0) {
-            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            const offset = passedAsid ? asidOffset : pastPads(buf, pos + size, base, end, quirks);
+            if (tc === undefined || !tc.lose(offset)) return stop(res, pos, w.why);
+            passedAsid = false;
             // (Tracing is off: perf's decoder passes the disable by.)
             lost = true;
             enabled = false;
@@ -1401,7 +1452,8 @@ function* walkLoop(
         // Tracing stopped where the FUP says (an asynchronous disable).
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) {
-          if (tc === undefined || mode || !tc.lose()) return stop(res, pos, w.why);
+          // (Where the event decoder stands then is not known here: -1.)
+          if (tc === undefined || mode || !tc.lose(-1)) return stop(res, pos, w.why);
           lost = true;
           enabled = false;
           break;
@@ -1502,7 +1554,9 @@ function* walkLoop(
           // PSB+ says where control is: the code runs there without trace.
           at = w.walkTo(at, fupHi, fupLo, false);
           if (at < 0) {
-            if (tc === undefined || !tc.lose()) return stop(res, pos, w.why);
+            // (The event decoder stands after the PSB+, unless timing packets follow it.)
+            const offset = timingFollows(buf, pos + size - base, end - base, quirks) ? -1 : pos + size;
+            if (tc === undefined || !tc.lose(offset)) return stop(res, pos, w.why);
             // perf takes up at the PSB, where its FUP says (the return stack emptied).
             w.stack.clear();
             at = w.node(fupHi, fupLo);
@@ -1525,6 +1579,22 @@ function* walkLoop(
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
+        if (
+          !inPsb &&
+          pkt.type !== PacketType.ModeTsx &&
+          tc !== undefined &&
+          !tc.time.cr3 &&
+          enabled &&
+          !fup &&
+          !mode &&
+          w.stuck(at)
+        ) {
+          // Control stands where code is missing (the walk fails at the next decision):
+          // perf's walk takes the CR3 or VMCS base in passing on its way there.
+          passedAsid = true;
+          asidOffset = pastPads(buf, pos + size, base, end, quirks);
+          break;
+        }
         // Status in PSB+ (not in a transaction): nothing for the code of one image. (Unless
         // who runs follows CR3: PIP and VMCS are left to the general decode.)
         if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
@@ -1552,12 +1622,19 @@ function* walkLoop(
 
 /**
  * After the walk lost control (WalkClock.lose), perf's decoder takes up at (hi:lo): a
- * trace start there, at the current stamp (reported, the image followed). The node
- * there, or -1 (GraphWalk.why says why).
+ * trace start there, at the current stamp (`kept`: the one WalkClock.keep kept),
+ * reported, the image followed. The node there, or -1 (GraphWalk.why says why).
  */
-function* takeUp(tc: WalkClock, w: GraphWalk, hi: number, lo: number): Generator<void, number, void> {
+function* takeUp(
+  tc: WalkClock,
+  w: GraphWalk,
+  hi: number,
+  lo: number,
+  kept = false,
+): Generator<void, number, void> {
   while (tc.waits()) yield;
-  tc.report();
+  if (kept) tc.reportKept();
+  else tc.report();
   tc.crEnded = false;
   if (tc.follow(-1) === -2) return -1;
   const at = w.node(hi, lo);
@@ -1565,6 +1642,36 @@ function* takeUp(tc: WalkClock, w: GraphWalk, hi: number, lo: number): Generator
   tc.time.resumed?.(hi, lo);
   w.due = Due.Restart;
   return at;
+}
+
+const follows = new Packet();
+
+/**
+ * Where the event decoder stands after a TNT or TIP.PGD that ends at trace offset
+ * `pos` (the offset a printed error names: it reads on past PADs), or -1 when the
+ * window ends first. `base` and `end`: the window's, as trace offsets.
+ */
+function pastPads(buf: Uint8Array, pos: number, base: number, end: number, quirks: number): number {
+  for (;;) {
+    const size = decodePacket(buf, pos - base, end - base, follows, 0, quirks);
+    if (size < 0 || windowCut(buf, pos - base, end - base, size, follows, quirks)) return -1;
+    if (follows.type !== PacketType.Pad) return pos;
+    pos += size;
+  }
+}
+
+/** Whether the packet at `pos` is PAD or a timing packet, or not known (the window ends first). */
+function timingFollows(buf: Uint8Array, pos: number, end: number, quirks: number): boolean {
+  const size = decodePacket(buf, pos, end, follows, 0, quirks);
+  if (size < 0 || windowCut(buf, pos, end, size, follows, quirks)) return true;
+  const type = follows.type;
+  return (
+    type === PacketType.Pad ||
+    type === PacketType.Tsc ||
+    type === PacketType.Mtc ||
+    type === PacketType.Cyc ||
+    type === PacketType.Tma
+  );
 }
 
 /**

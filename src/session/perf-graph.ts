@@ -26,6 +26,7 @@ import {
   type WalkTime,
   walkErrata,
 } from "../analysis/index.js";
+import { ErrorCode, errorMessage } from "../base/errors.js";
 import { doubleFields } from "../base/halves.js";
 import { Clock, type PtEvent } from "../event/index.js";
 import { type DecisionGraph, FlowClass } from "../flow/index.js";
@@ -191,6 +192,19 @@ export function fastQuietStreams(streams: readonly StreamContext[]): FastCoverag
 /** The feed of {@link fastQuietStreams}: nothing is kept. */
 const SILENT: WalkFeed = { run() {}, insn() {}, event() {} };
 
+/** `sink`, but the first `n` errors it prints are left out (those the fast path printed: FastCoverage.errors). */
+export function skipErrors(sink: PerfSink, n: number): PerfSink {
+  if (n === 0) return sink;
+  let left = n;
+  return {
+    ...sink,
+    error: (w, offset, message, code, ipHi, ipLo) => {
+      if (left > 0) left--;
+      else sink.error(w, offset, message, code, ipHi, ipLo);
+    },
+  };
+}
+
 /** `sink`, but the first `n` branch lines it prints (with `every` all, else those of `--calls`) are left out. */
 export function skipBranches(sink: PerfSink, n: number, every: boolean): PerfSink {
   let left = n;
@@ -317,6 +331,7 @@ function walkStreams(
   // One stream waits for none.
   for (const [index, s] of streams.entries())
     live.push(new StreamTurn(s, index, graphs, (graph) => target(s, graph), streams.length > 1));
+  const turns = live.slice();
   let insns = 0;
   let calls = 0;
   let failed: FastCoverage | undefined;
@@ -355,10 +370,16 @@ function walkStreams(
     if (!go(live[best]!)) live.splice(best, 1);
   }
   graphs.save();
-  if (failed !== undefined) return failed;
+  let errors = 0;
+  for (const turn of turns) errors += turn.errors;
+  if (failed !== undefined) {
+    failed.errors = errors;
+    return failed;
+  }
   const res = new FastCoverage();
   res.insns = insns;
   res.calls = calls;
+  res.errors = errors;
   return res;
 }
 
@@ -377,6 +398,8 @@ class StreamTurn {
   private next = 0;
   /** The image control runs in (it changes as the walk moves the sideband on). */
   image: Image;
+  /** Errors printed (see FastCoverage.errors). */
+  errors = 0;
   private readonly hit = new ImageHit();
   readonly to: FastTarget;
   /**
@@ -410,15 +433,22 @@ class StreamTurn {
   }
 
   /**
-   * The walk lost control at hi:lo (WalkTime.lost): whether decodePerfStream stops there
-   * without a word, the code being missing (perf's resync, its errors not printed),
-   * and the stop charged to a missing binary (charged now).
+   * The walk lost control at hi:lo (WalkTime.lost), the decoder's offset `offset`:
+   * whether decodePerfStream goes on there as perf's decoder does, the code being
+   * missing (not perf script's lines, whose errors carry perf's time): the stop charged
+   * to a missing binary (silent), or in no file at all (its error each time, printed now).
    */
-  lost(hi: number, lo: number): boolean {
+  lost(hi: number, lo: number, offset: number): boolean {
     const s = this.s;
     if (!s.perfResync || s.perfErrors || this.image.find(hi, lo, this.hit) === 0) return false;
-    if (s.images.charge(s.where.pid, hi, lo) === 0) return false;
+    const charged = s.images.charge(s.where.pid, hi, lo);
+    // (An error whose offset the walk does not know: the general decode's.)
+    if (charged === 0 && offset < 0) return false;
     this.to.lost?.(hi, lo);
+    if (charged === 0 && s.where.inRange) {
+      s.sink.error(s.where, offset, errorMessage(-ErrorCode.NoMap), ErrorCode.NoMap, hi, lo);
+      this.errors++;
+    }
     return true;
   }
 
@@ -606,8 +636,8 @@ class TurnTime implements WalkTime {
     return this.graphs.graph(image, maxNodes, maxWalk);
   }
 
-  lost(hi: number, lo: number): boolean {
-    return this.turn.lost(hi, lo);
+  lost(hi: number, lo: number, offset: number): boolean {
+    return this.turn.lost(hi, lo, offset);
   }
 
   resumed(hi: number, lo: number): void {

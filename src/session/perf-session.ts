@@ -58,6 +58,7 @@ import {
   fastPerfStreams,
   fastQuietStreams,
   skipBranches,
+  skipErrors,
 } from "./perf-graph.js";
 import { BinaryFinder, KERNEL_NAME, ProcessImages, sameBinary } from "./perf-images.js";
 import { kernelMapOf, loadKernel } from "./perf-kernel.js";
@@ -450,7 +451,9 @@ function decodeOnce(
           return 1;
         }
         analysis = reopened;
-        streams = again(analysis ? bothSinks(printed, analysis.sink) : printed);
+        // (The errors the walk printed are not printed again; the analysis gets them anew.)
+        const shown = skipErrors(printed, fast.errors);
+        streams = again(analysis ? bothSinks(shown, analysis.sink) : shown);
       }
     } else if (!analysis && (lines === "calls" || lines === "branches") && linesOf) {
       const every = lines === "branches";
@@ -461,7 +464,7 @@ function decodeOnce(
         // Decode it all again the general way (perf script's lines timed as perf's: the
         // errors'), leaving out the lines printed.
         timed = script !== undefined;
-        streams = again(skipBranches(printed, fast.printed, every));
+        streams = again(skipErrors(skipBranches(printed, fast.printed, every), fast.result.errors));
       }
     } else if (script !== undefined && !timed) {
       // Not the fast path: perf script's decode.
@@ -471,7 +474,7 @@ function decodeOnce(
       // --quiet alone: errors only, and a decode the fast path covers has none.
       const fast = fastQuietStreams(own);
       internal.onFastPath?.(fast);
-      streams = fast.status === 0 ? [] : again(printed);
+      streams = fast.status === 0 ? [] : again(skipErrors(printed, fast.errors));
     }
     const others =
       scriptOut && samples.length > 0

@@ -14,6 +14,7 @@ import { after, describe, test } from "node:test";
 import type { FastCoverage } from "../../src/analysis/index.js";
 import { runPerf } from "../../src/cli/perf/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
+import { decodePacket, Packet, PacketType } from "../../src/packet/index.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo, pipeWriters } from "../conformance/ptt.js";
@@ -130,6 +131,24 @@ describe("ptkit perf's fast path on the HASE captures", { skip: skipUnlessCorpus
   }
 });
 
+const QUIPPER = ["real", "quipper-perf-data", "perf.data.intel_pt-4.14"] as const;
+
+describe("ptkit perf's fast path on the quipper capture (the kernel traced, nothing it ran at hand)", {
+  skip: skipUnlessCorpus(...QUIPPER),
+}, () => {
+  test("the walk goes on where code is missing as the general decode does: the entry trampoline's errors each time, PIPs taken in passing, interrupts taken up at their FUPs", () => {
+    const data = corpusPath(...QUIPPER)!;
+    // (No binary there: the capture's are all missing, the host's never read.)
+    const base = ["--symfs", join(dir, "nothing")];
+    const r = same([...base, "-q", "--timeline", "q.json", data]);
+    // The trampoline (in no kernel mmap) errs each time: the walk prints those errors.
+    assert.ok(r !== undefined && r.errors > 10, String(r?.errors));
+    // (A CBR outside PSB+, at a TIP.PGE after tracing was off, is the general decode's.)
+    assert.ok(r.status === 0 || r.offset > 30000, `${r.offset}: ${r.reason}`);
+    for (const shown of [["--calls"], ["--branches"], ["-q"]]) assert.ok(same([...base, ...shown, data]));
+  });
+});
+
 const BASE_A = 0x400000n;
 const BASE_B = 0x500000n;
 const BASE_C = 0x600000n;
@@ -141,6 +160,30 @@ function program(name: string, base: bigint, code: Uint8Array, symbol: string): 
   const elf = tryParseElf(bytes);
   assert.ok(!(elf instanceof Error));
   return BigInt(elf.loads[0]!.offset);
+}
+
+/** `trace` with `extra` after every packet `after` says (a TNT's PAD, a FUP's CYC outside PSB+). */
+function insertAfter(
+  trace: Uint8Array,
+  after: (type: number, inPsb: boolean) => boolean,
+  extra: number[],
+): Uint8Array {
+  const out: number[] = [];
+  const pkt = new Packet();
+  let inPsb = false;
+  for (let pos = 0; pos < trace.length; ) {
+    const size = decodePacket(trace, pos, trace.length, pkt, 0, 0);
+    if (size <= 0) {
+      out.push(...trace.subarray(pos));
+      break;
+    }
+    out.push(...trace.subarray(pos, pos + size));
+    if (pkt.type === PacketType.Psb) inPsb = true;
+    else if (pkt.type === PacketType.PsbEnd) inPsb = false;
+    if (after(pkt.type, inPsb)) out.push(...extra);
+    pos += size;
+  }
+  return Uint8Array.from(out);
 }
 
 /** A run in user mode from `base` (a first instruction of 5 bytes), then `turns`, to `end`. */
@@ -416,9 +459,11 @@ describe("ptkit perf's fast path on synthetic files", () => {
   test("code that is missing (a library near, one far, the kernel): the walk goes on as perf's resync does, to the general decode's outputs", () => {
     // A program that calls a library nearby (direct) and one far off (indirect), whose
     // binaries are missing, as is the kernel's code (an interrupt now and then, in the
-    // program and in the library).
+    // program and in the library); now and then the indirect call goes where nothing
+    // is mapped (an error each time, printed).
     const GONE = BASE_A + 0x10000n;
     const FAR = 0x7f0000001000n;
+    const NOWHERE = 0x7e0000002000n;
     const rel = Number(GONE - (BASE_A + 0xan));
     const code = Uint8Array.from([
       ...[0xb9, 0, 0, 1, 0], // mov ecx, 0x10000
@@ -427,6 +472,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
       ...[0xff, 0xc9], // dec ecx
       ...[0x75, 0xf5], // jnz 5
       0xf4,
+      ...new Array(0xf).fill(0xcc),
+      0xc3, // 0x20: ret (called back from the far library)
     ]);
     const pgoff = program("calls-gone", BASE_A, code, "main_gone");
     const interrupt = (from: bigint) => [
@@ -440,7 +487,9 @@ describe("ptkit perf's fast path on synthetic files", () => {
       insn(SWITCH_KERNEL, 2, "iret"),
       JSON.stringify({ k: "cpl", cpl: 3 }),
     ];
-    const turn = (i: number) => [
+    // (A CBR outside PSB+ in turn `cbrTurn`: what the walk leaves to the general decode.)
+    const cbr = JSON.stringify({ k: "cbr", ratio: 30 });
+    const turn = (i: number, cbrTurn = -1) => [
       insn(BASE_A + 5n, 5, "call"),
       insn(GONE, 2),
       ...(i % 7 === 3 ? interrupt(GONE + 2n) : []),
@@ -449,8 +498,18 @@ describe("ptkit perf's fast path on synthetic files", () => {
       // (Its FUP whole after a loss: perf takes up there, and the interrupt's TIP as the call's.)
       ...(i % 5 === 1 ? interrupt(BASE_A + 0xan) : []),
       insn(BASE_A + 0xan, 2, "call-indirect"),
-      insn(FAR, 2),
-      insn(FAR + 2n, 1, "return"),
+      ...(i % 11 === 5
+        ? [insn(NOWHERE, 1, "return")]
+        : i === cbrTurn
+          ? // A call back into the program (perf takes up there), the CBR in the program's code.
+            [
+              insn(FAR, 2, "cond-branch"),
+              insn(FAR + 2n, 2, "call-indirect"),
+              cbr,
+              insn(BASE_A + 0x20n, 1, "return"),
+              insn(FAR + 4n, 1, "return"),
+            ]
+          : [insn(FAR, 2), insn(FAR + 2n, 1, "return")]),
       insn(BASE_A + 0xcn, 2),
       insn(BASE_A + 0xen, 2, "cond-branch"),
     ];
@@ -473,8 +532,22 @@ describe("ptkit perf's fast path on synthetic files", () => {
     file("gone.data", traceOf(exec));
     file("gone-noretc.data", traceOf(exec, { DisRETC: 1 }));
     file("gone-user.data", traceOf(exec, { OS: 0 }));
+    // PADs after the TNTs: an error names the offset past them. A CYC between each
+    // interrupt's FUP and TIP: perf takes up at the FUP at the FUP's time.
+    const tnt = (type: number) => type === PacketType.Tnt8 || type === PacketType.Tnt64;
+    file("gone-pads.data", insertAfter(traceOf(exec), tnt, [0]));
+    file(
+      "gone-cyc.data",
+      insertAfter(traceOf(exec), (type, inPsb) => type === PacketType.Fup && !inPsb, [0x0b]),
+    );
     const own = ["--elf", "calls-gone"];
-    for (const data of ["gone.data", "gone-noretc.data", "gone-user.data"]) {
+    for (const data of [
+      "gone.data",
+      "gone-noretc.data",
+      "gone-user.data",
+      "gone-pads.data",
+      "gone-cyc.data",
+    ]) {
       const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
       assert.equal(r?.status, 0, r?.reason);
       assert.ok(r!.insns > 0);
@@ -488,21 +561,25 @@ describe("ptkit perf's fast path on synthetic files", () => {
       if (!user) assert.match(calls.out, /^ {2}tr strt +0 => ffffffff81000000$/m);
       for (const gone of [...(user ? [] : ["\\[kernel\\]"]), "/lib/gone\\.so", "/lib/far\\.so"])
         assert.match(calls.err, new RegExp(`no binary for ${gone}.*: \\d+ addresses needed it`));
+      // Where nothing is mapped: an error each time, where the general decode prints it.
+      assert.match(calls.out, /^\[[0-9a-f]+: no memory mapped at this address at tsc [0-9a-f]+\]$/m);
     }
     // With RET compression the interrupts' FUPs come whole after a loss: perf takes up
     // there, and takes the interrupt's TIP as the indirect call's.
     const calls = run([...own, "--calls", "gone.data"], false).out;
     assert.match(calls, /^ {2}tr strt +0 => +40000a$/m);
     assert.match(calls, /^ {2}call +40000a => ffffffff81000000$/m);
-    // Losses, then what the walk leaves to the general decode (a PIP outside PSB+, a
-    // MOV CR3's in the kernel, whose code is missing): the decode starts again, the stops
-    // charged once.
-    file(
-      "gone-then-cr3.data",
-      traceOf([...exec.slice(0, -1), ...switchTo(BASE_A + 5n, "0xa000"), exec.at(-1)!]),
-    );
-    const r = same([...own, "-q", ...outputs, "gone-then-cr3.data"]);
+    // Losses, then what the walk leaves to the general decode (a CBR outside PSB+, a
+    // frequency change in the program's code, where the walk took up at a return's
+    // TIP): the decode starts again, the stops charged once.
+    const later = Array.from({ length: 600 }, (_, i) => turn(i, 501)).flat();
+    file("gone-then-cbr.data", traceOf(userRun(BASE_A, later, BASE_A + 5n), { DisRETC: 1 }));
+    const r = same([...own, "-q", ...outputs, "gone-then-cbr.data"]);
     assert.equal(r?.status, -1);
     assert.ok(r!.offset > 2000, String(r!.offset));
+    // The errors the walk printed before are not printed twice (nor its lines).
+    assert.ok(r!.errors > 0);
+    for (const shown of [["--calls"], ["--branches"], ["-q"]])
+      assert.equal(same([...own, ...shown, "gone-then-cbr.data"])?.status, -1);
   });
 });
