@@ -1608,9 +1608,20 @@ function* walkLoop(
       case PacketType.Cyc:
       case PacketType.Cbr:
         if (tc === undefined) break;
-        // Outside PSB+ a CBR is an event of its own, which this leaves to the general decode.
-        if (pkt.type === PacketType.Cbr && !inPsb) return stop(res, pos, Handover.Packet);
         if (tc.packet(pkt, inPsb) < 0) return stop(res, pos, Handover.Time);
+        if (pkt.type === PacketType.Cbr && !inPsb) {
+          // Outside PSB+ a CBR is an event of its own (without an IP), which the block
+          // decoder reports as soon as it comes: after the block the last decision
+          // ended. (Between a FUP and what it binds to: the general decode's.)
+          if (fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
+          while (tc.waits()) yield;
+          tc.report();
+          tc.crEnded = false;
+          const moved = tc.follow(enabled ? at : -1);
+          if (moved === -2) return stop(res, pos, w.why);
+          if (enabled) at = moved;
+          w.event(EventType.Cbr, 0, 0, true);
+        }
         break;
       default:
         return stop(res, pos, Handover.Packet);

@@ -487,9 +487,12 @@ describe("ptkit perf's fast path on synthetic files", () => {
       insn(SWITCH_KERNEL, 2, "iret"),
       JSON.stringify({ k: "cpl", cpl: 3 }),
     ];
-    // (A CBR outside PSB+ in turn `cbrTurn`: what the walk leaves to the general decode.)
+    // (In turn `callBack` the far library calls back into the program, where `record`
+    // happens: a transaction's abort, MODE.TSX outside PSB+, which the walk leaves to the
+    // general decode, or a frequency change, a CBR outside PSB+, which it reports.)
+    const abort = JSON.stringify({ k: "tsx-abort", from: "0x400020", to: "0x400020" });
     const cbr = JSON.stringify({ k: "cbr", ratio: 30 });
-    const turn = (i: number, cbrTurn = -1) => [
+    const turn = (i: number, callBack = -1, record = abort) => [
       insn(BASE_A + 5n, 5, "call"),
       insn(GONE, 2),
       ...(i % 7 === 3 ? interrupt(GONE + 2n) : []),
@@ -500,12 +503,12 @@ describe("ptkit perf's fast path on synthetic files", () => {
       insn(BASE_A + 0xan, 2, "call-indirect"),
       ...(i % 11 === 5
         ? [insn(NOWHERE, 1, "return")]
-        : i === cbrTurn
-          ? // A call back into the program (perf takes up there), the CBR in the program's code.
+        : i === callBack
+          ? // A call back into the program (perf takes up there).
             [
               insn(FAR, 2, "cond-branch"),
               insn(FAR + 2n, 2, "call-indirect"),
-              cbr,
+              record,
               insn(BASE_A + 0x20n, 1, "return"),
               insn(FAR + 4n, 1, "return"),
             ]
@@ -569,17 +572,22 @@ describe("ptkit perf's fast path on synthetic files", () => {
     const calls = run([...own, "--calls", "gone.data"], false).out;
     assert.match(calls, /^ {2}tr strt +0 => +40000a$/m);
     assert.match(calls, /^ {2}call +40000a => ffffffff81000000$/m);
-    // Losses, then what the walk leaves to the general decode (a CBR outside PSB+, a
-    // frequency change in the program's code, where the walk took up at a return's
-    // TIP): the decode starts again, the stops charged once.
+    // Losses, then what the walk leaves to the general decode (a transaction's abort in
+    // the program's code, where the walk took up at a call back into it): the decode
+    // starts again, the stops charged once.
     const later = Array.from({ length: 600 }, (_, i) => turn(i, 501)).flat();
-    file("gone-then-cbr.data", traceOf(userRun(BASE_A, later, BASE_A + 5n), { DisRETC: 1 }));
-    const r = same([...own, "-q", ...outputs, "gone-then-cbr.data"]);
+    file("gone-then-abort.data", traceOf(userRun(BASE_A, later, BASE_A + 5n), { DisRETC: 1 }));
+    const r = same([...own, "-q", ...outputs, "gone-then-abort.data"]);
     assert.equal(r?.status, -1);
     assert.ok(r!.offset > 2000, String(r!.offset));
     // The errors the walk printed before are not printed twice (nor its lines).
     assert.ok(r!.errors > 0);
     for (const shown of [["--calls"], ["--branches"], ["-q"]])
-      assert.equal(same([...own, ...shown, "gone-then-cbr.data"])?.status, -1);
+      assert.equal(same([...own, ...shown, "gone-then-abort.data"])?.status, -1);
+    // A CBR there: an event at its time, the walk goes on.
+    const withCbr = Array.from({ length: 600 }, (_, i) => turn(i, 501, cbr)).flat();
+    file("gone-cbr.data", traceOf(userRun(BASE_A, withCbr, BASE_A + 5n), { DisRETC: 1 }));
+    for (const shown of [["-q", ...outputs], ["--calls"], ["-q"]])
+      assert.equal(same([...own, ...shown, "gone-cbr.data"])?.status, 0);
   });
 });
