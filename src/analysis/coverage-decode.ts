@@ -920,15 +920,21 @@ class WalkClock {
   /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
   report(): void {
     this.stamp();
+    this.reportAt(this.has, this.hi, this.lo);
+  }
+
+  /** {@link report} at a stamp of `has`, TSC (hi:lo). */
+  private reportAt(has: boolean, hi: number, lo: number): void {
     const w = this.w;
-    w.evHasTsc = this.has;
-    w.evTscHi = this.hi;
-    w.evTscLo = this.lo;
-    if (this.has) {
-      this.time.at(this.hi, this.lo);
+    w.evHasTsc = has;
+    w.evTscHi = hi;
+    w.evTscLo = lo;
+    if (has) {
+      this.time.at(hi, lo);
       w.dirty = true;
     }
-    this.passed();
+    this.dHi = hi;
+    this.dLo = lo;
   }
 
   /**
@@ -967,16 +973,7 @@ class WalkClock {
 
   /** {@link report} at the stamp {@link keep} kept. */
   reportKept(): void {
-    const w = this.w;
-    w.evHasTsc = this.kHas;
-    w.evTscHi = this.kHi;
-    w.evTscLo = this.kLo;
-    if (this.kHas) {
-      this.time.at(this.kHi, this.kLo);
-      w.dirty = true;
-    }
-    this.dHi = this.kHi;
-    this.dLo = this.kLo;
+    this.reportAt(this.kHas, this.kHi, this.kLo);
   }
 
   /** The block decoder goes past the current event: its time is the stamp's (with ticks: without, {@link moved} never asks). */
@@ -1199,7 +1196,14 @@ function* walkLoop(
       if (ends) break;
     }
     if (size < 0) return stop(res, pos, errors.errorMessage(size));
-    if (lost && !inPsb && pkt.type !== PacketType.Psb) {
+    // (PADs and timing packets are taken below, lost or not.)
+    if (
+      lost &&
+      !inPsb &&
+      pkt.type !== PacketType.Psb &&
+      !timingOrPad(pkt.type) &&
+      pkt.type !== PacketType.Cbr
+    ) {
       // perf's decoder without an IP (BlockDecoder.perfResync's rules): the packets
       // passed by, on to one that gives an address whole. (tc is set: only a timed walk loses control.)
       const t = tc!;
@@ -1278,21 +1282,11 @@ function* walkLoop(
           bits64 = true;
           mode = true;
           break;
-        case PacketType.Tsc:
-        case PacketType.Mtc:
-        case PacketType.Tma:
-        case PacketType.Cyc:
-        case PacketType.Cbr:
-          // (A CBR's event, which has no IP, is passed by too.)
-          if (t.packet(pkt, false) < 0) return stop(res, pos, Handover.Time);
-          break;
         case PacketType.Pip:
         case PacketType.Vmcs:
           // Passed by (its CR3 or VMCS base taken in passing), unless who runs follows CR3,
           // or a FUP waits for it (an event with an address).
           if (t.time.cr3 || lostFup) return stop(res, pos, Handover.Packet);
-          break;
-        case PacketType.Pad:
           break;
         default:
           return stop(res, pos, Handover.Packet);
@@ -1526,20 +1520,11 @@ function* walkLoop(
           if (moved === -2) return stop(res, pos, w.why);
           if (here) at = moved;
         }
-        if (lost) {
-          // perf's resync found a PSB: it goes on from its PSB+ (the return stack
-          // emptied), where its FUP says, from nowhere.
+        if (lost || !started) {
+          // Where decoding starts, or where perf's resync found a PSB (it goes on from
+          // its PSB+, the return stack emptied): tracing is on when PSB+ says where.
+          if (lost) w.stack.clear();
           lost = false;
-          w.stack.clear();
-          enabled = psbFup;
-          if (enabled) {
-            if (!bits64) return stop(res, pos, Handover.Mode);
-            at = w.node(fupHi, fupLo);
-            if (at < 0) return stop(res, pos, w.why);
-            w.due = Due.Restart;
-          }
-        } else if (!started) {
-          // Where decoding starts: tracing is on when PSB+ says where.
           started = true;
           enabled = psbFup;
           if (enabled) {
@@ -1609,10 +1594,11 @@ function* walkLoop(
       case PacketType.Cbr:
         if (tc === undefined) break;
         if (tc.packet(pkt, inPsb) < 0) return stop(res, pos, Handover.Time);
-        if (pkt.type === PacketType.Cbr && !inPsb) {
+        if (pkt.type === PacketType.Cbr && !inPsb && !lost) {
           // Outside PSB+ a CBR is an event of its own (without an IP), which the block
           // decoder reports as soon as it comes: after the block the last decision
-          // ended. (Between a FUP and what it binds to: the general decode's.)
+          // ended (perf's resync passes it by). (Between a FUP and what it binds to: the
+          // general decode's.)
           if (fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
           while (tc.waits()) yield;
           tc.report();
@@ -1674,8 +1660,11 @@ function pastPads(buf: Uint8Array, pos: number, base: number, end: number, quirk
 /** Whether the packet at `pos` is PAD or a timing packet, or not known (the window ends first). */
 function timingFollows(buf: Uint8Array, pos: number, end: number, quirks: number): boolean {
   const size = decodePacket(buf, pos, end, follows, 0, quirks);
-  if (size < 0 || windowCut(buf, pos, end, size, follows, quirks)) return true;
-  const type = follows.type;
+  return size < 0 || windowCut(buf, pos, end, size, follows, quirks) || timingOrPad(follows.type);
+}
+
+/** PAD, TSC, MTC, TMA or CYC. */
+function timingOrPad(type: number): boolean {
   return (
     type === PacketType.Pad ||
     type === PacketType.Tsc ||

@@ -26,6 +26,7 @@ import {
   CODE_SWITCH,
   callTurns,
   insn,
+  kernelVisit,
   loopTurns,
   SWITCH_KERNEL,
   switchTo,
@@ -476,17 +477,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
       0xc3, // 0x20: ret (called back from the far library)
     ]);
     const pgoff = program("calls-gone", BASE_A, code, "main_gone");
-    const interrupt = (from: bigint) => [
-      JSON.stringify({
-        k: "interrupt",
-        vector: 32,
-        from: `0x${from.toString(16)}`,
-        to: `0x${SWITCH_KERNEL.toString(16)}`,
-      }),
-      JSON.stringify({ k: "cpl", cpl: 0 }),
-      insn(SWITCH_KERNEL, 2, "iret"),
-      JSON.stringify({ k: "cpl", cpl: 3 }),
-    ];
+    // (The kernel's code, an IRET, is missing.)
+    const interrupt = (from: bigint) => kernelVisit(from, [insn(SWITCH_KERNEL, 2, "iret")]);
     // (In turn `callBack` the far library calls back into the program, where `record`
     // happens: a transaction's abort, MODE.TSX outside PSB+, which the walk leaves to the
     // general decode, or a frequency change, a CBR outside PSB+, which it reports.)

@@ -60,8 +60,8 @@ export const callTurns = (base: bigint, n: number) =>
 export const loopTurns = (base: bigint, n: number) =>
   Array.from({ length: n }, () => [insn(base, 2), insn(base + 2n, 2, "cond-branch")]).flat();
 
-/** An interrupt before `from` into the kernel, which loads `cr3` and returns to user mode. */
-export const switchTo = (from: bigint, cr3: string) => [
+/** An interrupt before `from` into the kernel, which runs `body` (its IRET last) and returns to user mode. */
+export const kernelVisit = (from: bigint, body: readonly string[]) => [
   JSON.stringify({
     k: "interrupt",
     vector: 32,
@@ -69,11 +69,17 @@ export const switchTo = (from: bigint, cr3: string) => [
     to: `0x${SWITCH_KERNEL.toString(16)}`,
   }),
   JSON.stringify({ k: "cpl", cpl: 0 }),
-  insn(SWITCH_KERNEL, 3, "mov-cr3"),
-  JSON.stringify({ k: "cr3", cr3 }),
-  insn(SWITCH_KERNEL + 3n, 2, "iret"),
+  ...body,
   JSON.stringify({ k: "cpl", cpl: 3 }),
 ];
+
+/** An interrupt before `from` into the kernel, which loads `cr3` and returns to user mode. */
+export const switchTo = (from: bigint, cr3: string) =>
+  kernelVisit(from, [
+    insn(SWITCH_KERNEL, 3, "mov-cr3"),
+    JSON.stringify({ k: "cr3", cr3 }),
+    insn(SWITCH_KERNEL + 3n, 2, "iret"),
+  ]);
 
 export function execIps(exec: readonly string[]): string[] {
   return exec
