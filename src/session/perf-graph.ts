@@ -276,7 +276,7 @@ class BranchFeed {
     this.lines.eventLines(ev, pending);
   }
 
-  /** As decodePerfStream at a stop charged to a missing binary: the branch into the missing code is shown, nothing after it. */
+  /** As decodePerfStream where code is missing (perf's resync): the branch into it is shown, nothing after it. */
   lost(hi: number, lo: number): void {
     const lines = this.lines;
     if (this.where.inRange) lines.arrive(lines.branchClass, hi, lo);
