@@ -409,8 +409,9 @@ class GraphWalk {
 
   /** Whether control at node `p` stands where code is missing (a Bad node of no instructions: the walk fails at the next decision). */
   stuck(p: number): boolean {
-    const at = p * W;
-    return p >= 0 && this.nodes[at] === Bad && this.nodes[at + Insns] === 0;
+    if (p < 0) return false;
+    const nodes = this.graph.nodes;
+    return nodes[p * W] === Bad && nodes[p * W + Insns] === 0;
   }
 
   /** Before an event or a run of instructions: the node {@link held} back goes to the feed, and then no node is held back until one is fed. */
@@ -1375,8 +1376,11 @@ function* walkLoop(
         // handler is entered from there.
         fup = false;
         if (w.walkTo(at, fupHi, fupLo, true) < 0) {
-          if (tc === undefined || modeEvent || !tc.lose(pos)) return stop(res, pos, w.why);
+          // (The event decoder stands at the TIP, or past a PIP taken in passing before.)
+          if (tc === undefined || modeEvent || !tc.lose(passedAsid ? asidOffset : pos))
+            return stop(res, pos, w.why);
           lost = true;
+          passedAsid = false;
           if (last.full) {
             // perf takes up at the interrupt's destination when it came whole.
             at = yield* takeUp(tc, w, last.hi, last.lo);
@@ -1449,6 +1453,7 @@ function* walkLoop(
           // (Where the event decoder stands then is not known here: -1.)
           if (tc === undefined || mode || !tc.lose(-1)) return stop(res, pos, w.why);
           lost = true;
+          passedAsid = false;
           enabled = false;
           break;
         }
@@ -1540,8 +1545,10 @@ function* walkLoop(
           at = w.walkTo(at, fupHi, fupLo, false);
           if (at < 0) {
             // (The event decoder stands after the PSB+, unless timing packets follow it.)
-            const offset = timingFollows(buf, pos + size - base, end - base, quirks) ? -1 : pos + size;
+            const offset =
+              passedAsid || timingFollows(buf, pos + size - base, end - base, quirks) ? -1 : pos + size;
             if (tc === undefined || !tc.lose(offset)) return stop(res, pos, w.why);
+            passedAsid = false;
             // perf takes up at the PSB, where its FUP says (the return stack emptied).
             w.stack.clear();
             at = w.node(fupHi, fupLo);
