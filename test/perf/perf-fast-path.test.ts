@@ -4,7 +4,9 @@
  * decode's (forced by PerfInternals.generalDecode), with time from TSC, MTC and CYC,
  * on the HASE captures and on synthetic files with thread switches, two processes
  * and kernel code (and `--quiet` alone, errors only, the same); where it hands over, the decode starts again and the outputs are
- * still the general decode's. And it is taken on a typical file.
+ * still the general decode's. And it is taken on a typical file. Where code is missing
+ * it goes on as perf's decoder does (a missing library, a missing kernel, addresses in
+ * no file, the quipper capture), to the same outputs.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -144,8 +146,9 @@ describe("ptkit perf's fast path on the quipper capture (the kernel traced, noth
     const r = same([...base, "-q", "--timeline", "q.json", data]);
     // The trampoline (in no kernel mmap) errs each time: the walk prints those errors.
     assert.ok(r !== undefined && r.errors > 10, String(r?.errors));
-    // (A CBR outside PSB+, at a TIP.PGE after tracing was off, is the general decode's.)
-    assert.ok(r.status === 0 || r.offset > 30000, `${r.offset}: ${r.reason}`);
+    // (Near the end of the trace a transaction's FUP, after a MODE.TSX outside PSB+, is
+    // the general decode's.)
+    assert.ok(r.status === 0 || r.offset > 100000, `${r.offset}: ${r.reason}`);
     for (const shown of [["--calls"], ["--branches"], ["-q"]]) assert.ok(same([...base, ...shown, data]));
   });
 });
