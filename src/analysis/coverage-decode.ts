@@ -946,10 +946,9 @@ class WalkClock {
   lose(offset: number): boolean {
     const w = this.w;
     const p = w.badNode;
-    if (p < 0 || this.time.lost === undefined) return false;
-    const g = w.graph;
     // (A node that fails after instructions of its own fails at another address.)
-    if (g.nodes[p * W + Insns] !== 0) return false;
+    if (!w.stuck(p) || this.time.lost === undefined) return false;
+    const g = w.graph;
     const hi = g.hi(p);
     const lo = g.lo(p);
     // (What is held back goes first: the time hears of the loss after it.)
