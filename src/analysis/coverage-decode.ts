@@ -690,8 +690,11 @@ class GraphWalk {
 /**
  * The errata a walk works around (cpu/errata.ts): the packet decoder's quirks
  * (packetQuirks: SKD007, SKZ84), SKD022 and BDM70 as the event and block decoders do;
- * `ovf`, SKD010, APL11 or APL12, which change what the event decoder makes of an OVF:
- * the walk hands an OVF over; `skl014`, SKL014 with an address filter configured (the
+ * `apl12`: APL12, on which the event decoder looks past an OVF's FUP for evidence that
+ * tracing is off (a TIP.PGE, or a PSB+ without FUP, cut short by an OVF or not): the
+ * walk hands over at a PSB+ without FUP cut short by an OVF while tracing is on (the
+ * others it hands over anyway; so too whatever SKD010 and APL11 change: an OVF without
+ * FUP after it but a TNT, TIP or TIP.PGD); `skl014`, SKL014 with an address filter configured (the
  * block decoder then places a TIP.PGD without IP at the direct branch that left the
  * filter): the walk hands such a TIP.PGD over. The others need what the walk hands
  * over anyway: BDM64 a TSX abort, SKL168 time (the timed walk's clock has it).
@@ -700,7 +703,7 @@ export interface WalkErrata {
   quirks: number;
   skd022: boolean;
   bdm70: boolean;
-  ovf?: boolean;
+  apl12?: boolean;
   skl014?: boolean;
 }
 
@@ -716,7 +719,7 @@ export function walkErrata(errata: Errata, filter?: AddrFilter): WalkErrata {
     quirks: packetQuirks(errata),
     skd022: errata.skd022,
     bdm70: errata.bdm70,
-    ovf: errata.skd010 || errata.apl11 || errata.apl12,
+    apl12: errata.apl12,
     skl014: errata.skl014 && filter !== undefined && new AddrFilterCheck(filter).configured,
   };
 }
@@ -918,6 +921,12 @@ class WalkClock {
     return this.has && time.waits(this.hi, this.lo);
   }
 
+  /** An OVF: the clock starts over as the event decoder's does, its time kept (Clock.overflow). */
+  overflow(): void {
+    this.time.clock.overflow();
+    this.stale = true;
+  }
+
   /** The block decoder reports an event or a tick of the current stamp, and then goes past it. */
   report(): void {
     this.stamp();
@@ -1074,7 +1083,7 @@ function* walkSteps(
       quirks,
       skd022,
       bdm70,
-      errata.ovf === true,
+      errata.apl12 === true,
       errata.skl014 === true,
       stops,
       fused,
@@ -1112,8 +1121,8 @@ function* walkLoop(
   quirks: number,
   skd022: boolean,
   bdm70: boolean,
-  /** An OVF hands over (see WalkErrata.ovf). */
-  ovfErrata: boolean,
+  /** APL12 (see WalkErrata.apl12). */
+  apl12: boolean,
   /** A TIP.PGD without IP hands over (see WalkErrata.skl014). */
   skl014: boolean,
   stops: WalkStops | undefined,
@@ -1489,15 +1498,6 @@ function* walkLoop(
         else fup = true;
         break;
       }
-      case PacketType.Ovf:
-        // Packets were lost: a gap (the block decoder ends the block where it is).
-        if (inPsb || fup || mode || ovf || !started || tc !== undefined || ovfErrata)
-          return stop(res, pos, Handover.Packet);
-        w.event(EventType.Overflow, 0, 0, true);
-        w.endBlock();
-        enabled = false;
-        ovf = true;
-        break;
       case PacketType.Psb:
         if (inPsb || fup || mode || ovf || lostFup) return stop(res, pos, Handover.Sync);
         inPsb = true;
@@ -1505,61 +1505,89 @@ function* walkLoop(
         psbFup = false;
         last.reset();
         break;
-      case PacketType.PsbEnd: {
-        if (!inPsb) return stop(res, pos, Handover.Sync);
-        inPsb = false;
-        if (bdm70 && psbFup) {
-          const pge = pgeFollows(buf, pos + size - base, end - base, quirks);
-          if (pge < 0) return stop(res, pos, Handover.Packet);
-          // BDM70: tracing is off after this PSB+ (the event decoder's headerFup).
-          if (pge === 1) psbFup = false;
-        }
+      case PacketType.PsbEnd:
+      case PacketType.Ovf: {
+        // An OVF in PSB+ ends it as PSBEND does, then it is an overflow (the event
+        // decoder's decodePsb and decodeOvf).
+        const overflow = pkt.type === PacketType.Ovf;
+        if (inPsb) {
+          inPsb = false;
+          // (BDM70's TIP.PGE is looked for from the FUP on, past PSB+ but not past an OVF.)
+          if (bdm70 && psbFup && !overflow) {
+            const pge = pgeFollows(buf, pos + size - base, end - base, quirks);
+            if (pge < 0) return stop(res, pos, Handover.Packet);
+            // BDM70: tracing is off after this PSB+ (the event decoder's headerFup).
+            if (pge === 1) psbFup = false;
+          }
+          if (tc !== undefined) {
+            // PSB+'s status updates, all at its time.
+            while (tc.waits()) yield;
+            tc.report();
+            tc.crEnded = false;
+            const here = started && enabled && !lost;
+            const moved = tc.follow(here ? at : -1);
+            if (moved === -2) return stop(res, pos, w.why);
+            if (here) at = moved;
+          }
+          if (lost && overflow) return stop(res, pos, Handover.Packet);
+          if (lost || !started) {
+            // Where decoding starts, or where perf's resync found a PSB (it goes on from
+            // its PSB+, the return stack emptied): tracing is on when PSB+ says where
+            // (and the OVF's FUP says where after an overflow).
+            if (lost) w.stack.clear();
+            lost = false;
+            started = true;
+            enabled = psbFup && !overflow;
+            if (enabled) {
+              if (!bits64) return stop(res, pos, Handover.Mode);
+              at = w.node(fupHi, fupLo);
+              if (at < 0) return stop(res, pos, w.why);
+              w.due = Due.Restart;
+            }
+          } else if (psbFup !== enabled) {
+            // (Cut short by an OVF, a PSB+ without FUP states nothing: the overflow says.
+            // Unless APL12's look for evidence of tracing off finds it: see WalkErrata.apl12.)
+            if (psbFup || !overflow || apl12) return stop(res, pos, Handover.Sync);
+          } else if (enabled) {
+            // PSB+ says where control is: the code runs there without trace.
+            at = w.walkTo(at, fupHi, fupLo, false);
+            if (at < 0) {
+              // (The event decoder stands after the PSB+, unless timing packets follow it.)
+              const offset =
+                passedAsid || timingFollows(buf, pos + size - base, end - base, quirks) ? -1 : pos + size;
+              if (tc === undefined || overflow || !tc.lose(offset)) return stop(res, pos, w.why);
+              passedAsid = false;
+              // perf takes up at the PSB, where its FUP says (the return stack emptied).
+              w.stack.clear();
+              at = w.node(fupHi, fupLo);
+              if (at < 0) return stop(res, pos, w.why);
+              tc.time.resumed?.(fupHi, fupLo);
+              w.due = Due.Restart;
+            }
+          }
+          if (stops !== undefined && psbAt >= stops.stop && !stops.onStop(psbAt, w.icount[0]!)) {
+            res.insns = w.icount[0]!;
+            return res;
+          }
+          if (!overflow) break;
+        } else if (!overflow) return stop(res, pos, Handover.Sync);
+        // Packets were lost: a gap (the block decoder ends the block where it is). The
+        // event decoder starts over: the last IP forgotten, the time kept (its clock's
+        // calibration not: Clock.overflow), the Overflow event at the OVF's time.
+        if (fup || mode || ovf || lost || !started) return stop(res, pos, Handover.Packet);
+        last.reset();
         if (tc !== undefined) {
-          // PSB+'s status updates, all at its time.
+          tc.overflow();
           while (tc.waits()) yield;
           tc.report();
           tc.crEnded = false;
-          const here = started && enabled && !lost;
-          const moved = tc.follow(here ? at : -1);
-          if (moved === -2) return stop(res, pos, w.why);
-          if (here) at = moved;
+          tc.tntTick = false;
+          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
         }
-        if (lost || !started) {
-          // Where decoding starts, or where perf's resync found a PSB (it goes on from
-          // its PSB+, the return stack emptied): tracing is on when PSB+ says where.
-          if (lost) w.stack.clear();
-          lost = false;
-          started = true;
-          enabled = psbFup;
-          if (enabled) {
-            if (!bits64) return stop(res, pos, Handover.Mode);
-            at = w.node(fupHi, fupLo);
-            if (at < 0) return stop(res, pos, w.why);
-            w.due = Due.Restart;
-          }
-        } else if (psbFup !== enabled) {
-          return stop(res, pos, Handover.Sync);
-        } else if (enabled) {
-          // PSB+ says where control is: the code runs there without trace.
-          at = w.walkTo(at, fupHi, fupLo, false);
-          if (at < 0) {
-            // (The event decoder stands after the PSB+, unless timing packets follow it.)
-            const offset =
-              passedAsid || timingFollows(buf, pos + size - base, end - base, quirks) ? -1 : pos + size;
-            if (tc === undefined || !tc.lose(offset)) return stop(res, pos, w.why);
-            passedAsid = false;
-            // perf takes up at the PSB, where its FUP says (the return stack emptied).
-            w.stack.clear();
-            at = w.node(fupHi, fupLo);
-            if (at < 0) return stop(res, pos, w.why);
-            tc.time.resumed?.(fupHi, fupLo);
-            w.due = Due.Restart;
-          }
-        }
-        if (stops !== undefined && psbAt >= stops.stop && !stops.onStop(psbAt, w.icount[0]!)) {
-          res.insns = w.icount[0]!;
-          return res;
-        }
+        w.event(EventType.Overflow, 0, 0, true);
+        w.endBlock();
+        enabled = false;
+        ovf = true;
         break;
       }
       case PacketType.ModeExec:

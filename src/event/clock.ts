@@ -25,6 +25,8 @@ const { PacketType } = packetTypes;
 export interface ClockConfig extends TimeConfig {
   perfClock?: boolean;
   bufferEnds?: readonly number[];
+  /** Keep the calibration across overflows (libipt `keep_tcal_on_ovf`; see {@link Clock.overflow}). */
+  keepTcalOnOvf?: boolean;
 }
 
 /** perf's look-ahead: the packets after an MTC up to the end of its AUX buffer. */
@@ -89,6 +91,7 @@ export class Clock {
   private mtcTscHi = 0;
   private mtcTscLo = 0;
   private haveMtcTsc = false;
+  private readonly keepTcalOnOvf: boolean;
 
   /** `ahead`: with perfClock, a cursor of its own over the trace, for perf's look-ahead. */
   constructor(config: ClockConfig, ahead?: PacketCursor) {
@@ -98,6 +101,7 @@ export class Clock {
     this.ahead = ahead ? new BufferPackets(ahead) : undefined;
     this.bufferEnds = config.bufferEnds ?? [];
     this.mtcWrapTsc = config.mtcGapRestart === true ? mtcWrapTsc(config) : 0;
+    this.keepTcalOnOvf = config.keepTcalOnOvf === true;
     // TSC halves (see doubleFields).
     doubleFields(this, ["mtcTscHi", "mtcTscLo"]);
   }
@@ -110,6 +114,17 @@ export class Clock {
   reset(): void {
     this.time.reset();
     this.tcal.reset();
+    this.haveMtcTsc = false;
+  }
+
+  /**
+   * An OVF: the event decoder starts over but keeps the time (libipt's
+   * pt_qry_decode_ovf), and the calibration only with keepTcalOnOvf (then updated for
+   * the overflow). (The event decoder's, and the timed walk's of analysis/coverage-decode.ts.)
+   */
+  overflow(): void {
+    if (this.keepTcalOnOvf) this.tcal.updateOvf();
+    else this.tcal.reset();
     this.haveMtcTsc = false;
   }
 

@@ -36,14 +36,8 @@ export function decodeOvf(s: DecoderState): number {
   }
 
   // Start over, keeping the time (and, if asked to, the calibration).
-  const saved = s.savedClock;
-  saved.copyFrom(s.clock);
-  s.reset();
-  s.clock.time.copyFrom(saved.time);
-  if (s.keepTcalOnOvf) {
-    saved.tcal.updateOvf();
-    s.clock.tcal.copyFrom(saved.tcal);
-  }
+  s.reset(true);
+  s.clock.overflow();
 
   const errata = s.config.errata;
   const offset = findOvfFup(s.cursor, s.scan, s.scanPacket);

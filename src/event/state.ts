@@ -64,7 +64,6 @@ export class DecoderState {
   bound = false;
 
   readonly enableIflags: boolean;
-  readonly keepTcalOnOvf: boolean;
 
   /** Look-ahead scratch: cursors, packets and clocks that never escape a call. */
   readonly scan: PacketCursor;
@@ -72,7 +71,6 @@ export class DecoderState {
   readonly scanPacket = new Packet();
   readonly scanPacket2 = new Packet();
   readonly scanClock: Clock;
-  readonly savedClock: Clock;
   readonly tmpEvent = new PtEvent();
 
   constructor(bytes: TraceBytes, config: DecoderConfig) {
@@ -85,13 +83,14 @@ export class DecoderState {
     const ahead = () => (config.perfClock ? new PacketCursor(bytes, quirks) : undefined);
     this.clock = new Clock(config, ahead());
     this.scanClock = new Clock(config, ahead());
-    this.savedClock = new Clock(config);
     this.enableIflags = config.enableIflagsEvents;
-    this.keepTcalOnOvf = config.keepTcalOnOvf;
   }
 
-  /** Forget everything but the packet position (libipt `pt_evt_reset`). */
-  reset(): void {
+  /**
+   * Forget everything but the packet position (libipt `pt_evt_reset`); with
+   * `keepClock` the clock too (an OVF: see Clock.overflow).
+   */
+  reset(keepClock = false): void {
     this.packet.type = PacketType.Bad;
     this.status = -ErrorCode.NoSync;
     this.event = null;
@@ -99,7 +98,7 @@ export class DecoderState {
     this.bound = false;
     this.modeExecValid = false;
     this.ip.reset();
-    this.clock.reset();
+    if (!keepClock) this.clock.reset();
     this.queue.clear();
   }
 

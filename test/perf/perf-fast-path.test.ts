@@ -190,6 +190,26 @@ function insertAfter(
   return Uint8Array.from(out);
 }
 
+/** The OVFs of `trace` in PSB+ (which they end) and outside it. */
+function overflows(trace: Uint8Array): { inPsb: number; outside: number } {
+  const pkt = new Packet();
+  let psb = false;
+  let inPsb = 0;
+  let outside = 0;
+  for (let pos = 0, size = 0; pos < trace.length; pos += size) {
+    size = decodePacket(trace, pos, trace.length, pkt, 0, 0);
+    if (size <= 0) break;
+    if (pkt.type === PacketType.Psb) psb = true;
+    else if (pkt.type === PacketType.PsbEnd) psb = false;
+    else if (pkt.type === PacketType.Ovf) {
+      if (psb) inPsb++;
+      else outside++;
+      psb = false;
+    }
+  }
+  return { inPsb, outside };
+}
+
 /** A run in user mode from `base` (a first instruction of 5 bytes), then `turns`, to `end`. */
 function userRun(base: bigint, turns: readonly string[], end: bigint): string[] {
   return [
@@ -458,6 +478,53 @@ describe("ptkit perf's fast path on synthetic files", () => {
     assert.equal(same([...args.filter((a) => a !== "-q"), "--calls", "two.data"])?.status, -1);
     assert.equal(same([...args.filter((a) => a !== "-q"), "--branches", "two.data"])?.status, -1);
     assert.equal(same([...args, "two.data"])?.status, -1);
+  });
+
+  test("overflows (OVF after PSB+ and cutting it short; CYC or MTC, RET compression or not, user only): the walk goes on through them, to the general decode's outputs", () => {
+    // The program's calls, and now and then an interrupt into a kernel loop; the trace
+    // unit's internal buffer too small for the packets at times (PSB+ above all).
+    const KERNEL_LOOP = Uint8Array.from([0xff, 0xc8, 0x75, 0xfc, 0x48, 0xcf]); // dec eax; jnz; iretq
+    program("vmlinux-loop", SWITCH_KERNEL, KERNEL_LOOP, "irq_loop");
+    const turns: string[] = [];
+    for (let i = 0; i < 4000; i++) {
+      const [call, ret, dec, jnz] = callTurns(BASE_A, 1);
+      turns.push(call!, ret!);
+      if (i % 3 === 1) {
+        const body: string[] = [];
+        for (let j = 0; j < 2 + (i % 5); j++)
+          body.push(insn(SWITCH_KERNEL, 2), insn(SWITCH_KERNEL + 2n, 2, "cond-branch"));
+        turns.push(...kernelVisit(BASE_A + 0xan, [...body, insn(SWITCH_KERNEL + 4n, 2, "iret")]));
+      }
+      turns.push(dec!, jnz!);
+    }
+    const exec = userRun(BASE_A, turns, BASE_A + 5n);
+    const own = ["--elf", "a", "--vmlinux", "vmlinux-loop"];
+    const seen = { inPsb: 0, outside: 0 };
+    for (const [name, extra, bytes] of [
+      ["ovf-cyc", {}, 64],
+      ["ovf-mtc", { CYCEn: 0 }, 64],
+      ["ovf-noretc", { DisRETC: 1 }, 64],
+      ["ovf-user", { OS: 0 }, 48],
+    ] as const) {
+      const trace = traceOf(exec, extra, undefined, { bytes, drainPerCycle: 1 });
+      const { inPsb, outside } = overflows(trace);
+      assert.ok(inPsb + outside > 0, name);
+      seen.inPsb += inPsb;
+      seen.outside += outside;
+      const f = oneProcess(100, "proc-a", BASE_A, pgoffA, "/bin/a", trace);
+      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
+      const data = `${name}.data`;
+      writeFileSync(join(dir, data), fileMode(f.built()));
+      const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
+      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
+      assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"overflow","cat":"gap"/);
+      const byTime = same([...own, "-q", "--folded", "ft.txt", "--folded-weight", "time", data]);
+      assert.equal(byTime?.status, 0);
+      for (const shown of [["--calls"], ["--branches"], ["-q"]])
+        assert.equal(same([...own, ...shown, data])?.status, 0);
+    }
+    // OVFs in PSB+ (which they end) and outside it.
+    assert.ok(seen.inPsb > 0 && seen.outside > 0, `${seen.inPsb} OVFs in PSB+, ${seen.outside} outside`);
   });
 
   test("code that is missing (a library near, one far, the kernel): the walk goes on as perf's resync does, to the general decode's outputs", () => {

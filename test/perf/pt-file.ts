@@ -88,14 +88,19 @@ export function execIps(exec: readonly string[]): string[] {
     .map((r) => BigInt(r.ip).toString(16).padStart(16, "0"));
 }
 
-/** The trace of an execution: branches, TSC, MTC and CYC, a PSB every 2 KiB, user and kernel. */
+/**
+ * The trace of an execution: branches, TSC, MTC and CYC, a PSB every 2 KiB, user and
+ * kernel. `internalBuffer`: the trace unit's (src/unit/gen), too small: it overflows (OVF).
+ */
 export function traceOf(
   exec: readonly string[],
   extra: Record<string, number> = {},
   tsc?: bigint,
+  internalBuffer?: { bytes: number; drainPerCycle: number },
 ): Uint8Array {
   const m = msrs({ ctl: { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: 1, PSBFreq: 0, ...extra } });
-  return generate(readExecJsonl(`${exec.join("\n")}\n`), { msrs: m, cyclesPerInsn: 3, tsc }).bytes;
+  const options = { msrs: m, cyclesPerInsn: 3, tsc, ...(internalBuffer ? { internalBuffer } : {}) };
+  return generate(readExecJsonl(`${exec.join("\n")}\n`), options).bytes;
 }
 
 /** A build_id feature section: (pid, path, 40-digit build id) entries as perf writes them (user mode). */
