@@ -656,6 +656,24 @@ class GraphWalk {
    * asynchronous event is taken there (the transfer that led there counts as run);
    * else PSB+ only says where control is.
    */
+  /**
+   * A PIP outside PSB+ (the event decoder's paging event) binds to the next MOV to CR3
+   * that control runs into without trace, which the block decoder runs and then reports
+   * the event: walk from node `p` past that MOV. The node after it, or -1.
+   */
+  toMovCr3(p: number): number {
+    const g = this.graph;
+    for (let n = 0; ; n++) {
+      if (g.movCr3(p)) return this.walkTo(p, g.movHi, g.movLo, false);
+      const k = this.nodes[p * W]!;
+      if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : this.fail(Handover.Code);
+      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
+      if (this.due !== 0) this.run(p);
+      p = this.direct(p, k);
+      if (p < 0) return -1;
+    }
+  }
+
   walkTo(p: number, hi: number, lo: number, event: boolean): number {
     const g = this.graph;
     for (let n = 0; ; n++) {
@@ -1572,9 +1590,16 @@ function* walkLoop(
           if (!overflow) break;
         } else if (!overflow) return stop(res, pos, Handover.Sync);
         // Packets were lost: a gap (the block decoder ends the block where it is). The
-        // event decoder starts over: the last IP forgotten, the time kept (its clock's
-        // calibration not: Clock.overflow), the Overflow event at the OVF's time.
-        if (fup || mode || ovf || lost || !started) return stop(res, pos, Handover.Packet);
+        // event decoder starts over: the last IP forgotten, what waits for the packet it
+        // binds to while tracing is on dropped (an interrupt's FUP, a MODE.Exec: their
+        // events never reach the block decoder), the time kept (its clock's calibration
+        // not: Clock.overflow), the Overflow event at the OVF's time. (While tracing is
+        // off the event decoder publishes what waits: the general decode's. While it is
+        // on the code is 64-bit, which a MODE.Exec the walk takes says: dropping one
+        // changes no mode.)
+        if ((mode && !enabled) || ovf || lost || !started) return stop(res, pos, Handover.Packet);
+        fup = false;
+        mode = false;
         last.reset();
         if (tc !== undefined) {
           tc.overflow();
@@ -1598,6 +1623,35 @@ function* walkLoop(
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
+        if (
+          !inPsb &&
+          pkt.type === PacketType.Pip &&
+          tc?.time.cr3 !== true &&
+          started &&
+          !fup &&
+          !mode &&
+          !ovf &&
+          !(enabled && tc !== undefined && w.stuck(at))
+        ) {
+          // A paging event of its own (the event decoder's decodePip): while tracing it
+          // binds to the MOV to CR3 control runs into, after which the block decoder
+          // reports it (what CR3 says means nothing for the code of one image; where who
+          // runs follows CR3, the general decode's).
+          if (enabled) {
+            at = w.toMovCr3(at);
+            if (at < 0) return stop(res, pos, w.why);
+          }
+          if (tc !== undefined) {
+            while (tc.waits()) yield;
+            tc.report();
+            tc.crEnded = false;
+            const moved = tc.follow(enabled ? at : -1);
+            if (moved === -2) return stop(res, pos, w.why);
+            if (enabled) at = moved;
+          }
+          w.event(EventType.Paging, 0, 0, true);
+          break;
+        }
         if (
           !inPsb &&
           pkt.type !== PacketType.ModeTsx &&

@@ -248,7 +248,7 @@ export class DecisionGraph {
     // either change, the first time, threw away a compile of `make` under way (a map
     // deprecated) in every first run on a large program.
     mutableFields(this, ["nodes", "cold", "flagBits", "slots", "mask", "size", "walked"]);
-    doubleFields(this, ["beforeHi", "beforeLo"]);
+    doubleFields(this, ["beforeHi", "beforeLo", "movHi", "movLo"]);
   }
 
   /** The memory the nodes and slots are in ({@link useMemory}); undefined: arrays of the graph's own. */
@@ -488,6 +488,34 @@ export class DecisionGraph {
       this.beforeLo = ipLo;
       ipLo = next.lo;
     }
+  }
+
+  /** The instruction after the MOV to CR3 {@link movCr3} found last. */
+  movHi = 0;
+  movLo = 0;
+
+  /**
+   * Whether node `id`'s run holds a MOV to CR3 ({@link NodeFlag.MovCr3}): true with the
+   * address of the instruction after the first one in {@link movHi}:{@link movLo}.
+   */
+  movCr3(id: number): boolean {
+    if ((this.flagBits[id]! & NodeFlag.MovCr3) === 0) return false;
+    const hi = this.hi(id);
+    const end = this.cold[id * COLD_WORDS + EndLo]! >>> 0;
+    const insn = this.insn;
+    for (let lo = this.lo(id); lo <= end; lo = next.lo) {
+      insn.reset(hi, lo, ExecMode.Bits64);
+      if (this.code.decode(insn) < 0) return false;
+      const found = ((insn.info >>> FACT_SHIFT) & InsnFact.MovCr3) !== 0;
+      fallThrough(insn);
+      if (next.hi !== hi) return false;
+      if (found) {
+        this.movHi = hi;
+        this.movLo = next.lo;
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The isa layer's InsnClass of the instruction at (hi:lo), or -1 when it does not decode. */

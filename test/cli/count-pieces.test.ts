@@ -127,6 +127,30 @@ describe("the count in pieces", () => {
     assert.ok(made >= 3, `${made} of 4 counts made from pieces`);
   });
 
+  test("overflowing programs (OVFs that cut PSB+ short and after it): the walk's count, the block decoder's", async () => {
+    let overflows = 0;
+    for (const seed of [5, 6, 7]) {
+      const program = randomProgram(seed, 60);
+      const exec = randomRun(program, seed, { insns: 20_000, interrupts: 0.01, wildReturns: 0.02 });
+      const ctl = { ...BRANCHES, TSCEn: 1, MTCEn: 1, MTCFreq: 3, CYCEn: seed % 2 };
+      const res = generate(exec, {
+        msrs: msrs({ preset: "skylake", caps: { ptwrite: false }, ctl }),
+        internalBuffer: { bytes: 64, drainPerCycle: 2 },
+        cyclesPerInsn: 0.3,
+      });
+      overflows += res.overflows;
+      const cwd = mkdtempSync(join(dir, "ovf-"));
+      const argv = [...writeProgramFiles(cwd, program, res.bytes), "--pt", "trace.pt"];
+      const { one, outcome } = await sameBothWays(cwd, argv);
+      // (Pieces that start at a PSB+ an OVF cut short before its MODE.Exec cannot
+      // know the mode, which the whole trace's walk carries: one thread counts then.)
+      assert.ok(outcome !== undefined && outcome.pieces > 2, `seed ${seed}: ${outcome?.pieces} pieces`);
+      assert.notEqual(outcome.count, -1, `seed ${seed}: the walk handed over`);
+      assert.equal(await blockCount(cwd, argv), one.stdout, `seed ${seed}`);
+    }
+    assert.ok(overflows > 100, `${overflows} overflows`);
+  });
+
   test("returns compressed across PSBs: the seams fail, one thread counts", async () => {
     // This generator compresses returns against one stack over the whole trace (hardware
     // does not across a PSB): a piece's fresh stack runs out where the whole walk's does not.

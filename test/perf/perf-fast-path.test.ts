@@ -190,8 +190,8 @@ function insertAfter(
   return Uint8Array.from(out);
 }
 
-/** The OVFs of `trace` in PSB+ (which they end) and outside it. */
-function overflows(trace: Uint8Array): { inPsb: number; outside: number } {
+/** The packets of `type` in `trace` in PSB+ and outside it (an OVF ends PSB+ as PSBEND does). */
+function packetsOf(trace: Uint8Array, type: number): { inPsb: number; outside: number } {
   const pkt = new Packet();
   let psb = false;
   let inPsb = 0;
@@ -199,13 +199,12 @@ function overflows(trace: Uint8Array): { inPsb: number; outside: number } {
   for (let pos = 0, size = 0; pos < trace.length; pos += size) {
     size = decodePacket(trace, pos, trace.length, pkt, 0, 0);
     if (size <= 0) break;
-    if (pkt.type === PacketType.Psb) psb = true;
-    else if (pkt.type === PacketType.PsbEnd) psb = false;
-    else if (pkt.type === PacketType.Ovf) {
+    if (pkt.type === type) {
       if (psb) inPsb++;
       else outside++;
-      psb = false;
     }
+    if (pkt.type === PacketType.Psb) psb = true;
+    else if (pkt.type === PacketType.PsbEnd || pkt.type === PacketType.Ovf) psb = false;
   }
   return { inPsb, outside };
 }
@@ -507,7 +506,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
       ["ovf-user", { OS: 0 }, 48],
     ] as const) {
       const trace = traceOf(exec, extra, undefined, { bytes, drainPerCycle: 1 });
-      const { inPsb, outside } = overflows(trace);
+      const { inPsb, outside } = packetsOf(trace, PacketType.Ovf);
       assert.ok(inPsb + outside > 0, name);
       seen.inPsb += inPsb;
       seen.outside += outside;
@@ -525,6 +524,93 @@ describe("ptkit perf's fast path on synthetic files", () => {
     }
     // OVFs in PSB+ (which they end) and outside it.
     assert.ok(seen.inPsb > 0 && seen.outside > 0, `${seen.inPsb} OVFs in PSB+, ${seen.outside} outside`);
+  });
+
+  test("MOV CR3 in the kernel, who runs told by switch records: each PIP a paging event after its MOV (CYC or MTC, RET compression or not), to the general decode's outputs", () => {
+    // An interrupt into the kernel now and then, which calls a function, runs a while
+    // (NOPs), loads CR3, stalls (cycles, no packet), calls another and returns: `call g;
+    // nop x30; mov cr3, rax; call f; iretq; f: ret; g: ret`. (The paging event's place
+    // shows in the times: one instruction off, the timeline differs.)
+    const K = SWITCH_KERNEL;
+    const code = [
+      0xe8,
+      41,
+      0,
+      0,
+      0,
+      ...new Array(30).fill(0x90),
+      0x0f,
+      0x22,
+      0xd8,
+      0xe8,
+      2,
+      0,
+      0,
+      0,
+      0x48,
+      0xcf,
+      0xc3,
+      0xc3,
+    ];
+    program("vmlinux-cr3", K, Uint8Array.from(code), "switch_mm");
+    const k = (offset: number) => K + BigInt(offset);
+    const turns: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const [call, ret, dec, jnz] = callTurns(BASE_A, 1);
+      turns.push(call!, ret!);
+      if (i % 4 === 1)
+        turns.push(
+          ...kernelVisit(BASE_A + 0xan, [
+            insn(k(0), 5, "call"),
+            insn(k(46), 1, "return"),
+            ...Array.from({ length: 30 }, (_, n) => insn(k(5 + n), 1)),
+            insn(k(35), 3, "mov-cr3"),
+            JSON.stringify({ k: "cr3", cr3: i % 8 === 1 ? "0x1000" : "0x2000" }),
+            JSON.stringify({ k: "cycles", n: 3000 }),
+            insn(k(38), 5, "call"),
+            insn(k(45), 1, "return"),
+            insn(k(43), 2, "iret"),
+          ]),
+        );
+      turns.push(dec!, jnz!);
+    }
+    const own = ["--elf", "a", "--vmlinux", "vmlinux-cr3", "-q"];
+    const exec = userRun(BASE_A, turns, BASE_A + 5n);
+    for (const [name, extra] of [
+      ["pip-cyc", {}],
+      ["pip-mtc", { CYCEn: 0 }],
+      ["pip-noretc", { DisRETC: 1 }],
+    ] as const) {
+      const trace = traceOf(exec, extra);
+      assert.ok(packetsOf(trace, PacketType.Pip).outside > 100, name);
+      const f = new PtFile()
+        .kernelMmap("[kernel.kallsyms]_text", SWITCH_KERNEL, 0x1000000n, SWITCH_KERNEL)
+        .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+        .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
+        .itraceStart(100, 100, TRACE_TSC - 10n)
+        .trace(trace);
+      // Switch records: who runs follows them, not CR3.
+      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
+      const data = `${name}.data`;
+      writeFileSync(join(dir, data), fileMode(f.built()));
+      const r = same([...own, ...outputs, "--latency", "l.txt", data]);
+      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
+      const byTime = same([
+        ...own,
+        "--folded",
+        "ft.txt",
+        "--folded-weight",
+        "time",
+        "--coverage",
+        "c.json",
+        data,
+      ]);
+      assert.equal(byTime?.status, 0);
+      for (const shown of [["--calls"], ["--branches"]])
+        assert.equal(same([...own.filter((a) => a !== "-q"), ...shown, data])?.status, 0);
+      // --quiet alone.
+      assert.equal(same([...own, data])?.status, 0);
+    }
   });
 
   test("code that is missing (a library near, one far, the kernel): the walk goes on as perf's resync does, to the general decode's outputs", () => {
