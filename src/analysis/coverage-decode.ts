@@ -1253,6 +1253,14 @@ function* walkLoop(
               lost = false;
               continue;
             }
+            if (whole && type === PacketType.Tip && !lostFup) {
+              // A far transfer (an IRET, SYSRET) whose destination came whole: perf takes up there.
+              mode = false;
+              at = yield* takeUp(t, w, last.hi, last.lo);
+              if (at < 0) return stop(res, pos, w.why);
+              lost = false;
+              break;
+            }
             if (whole || type === PacketType.TipPgd) return stop(res, pos, Handover.Packet);
             mode = false;
           }
@@ -1315,6 +1323,12 @@ function* walkLoop(
           // or a FUP waits for it (an event with an address).
           if (t.time.cr3 || lostFup) return stop(res, pos, Handover.Packet);
           break;
+        case PacketType.Ovf:
+          // An overflow: the decoders start over, the OVF's FUP (or a TIP.PGE) says where
+          // (perf's decoder takes up there as anywhere): the walk takes it as any OVF.
+          if (mode || lostFup) return stop(res, pos, Handover.Packet);
+          lost = false;
+          continue;
         default:
           return stop(res, pos, Handover.Packet);
       }
@@ -1547,7 +1561,6 @@ function* walkLoop(
             if (moved === -2) return stop(res, pos, w.why);
             if (here) at = moved;
           }
-          if (lost && overflow) return stop(res, pos, Handover.Packet);
           if (lost || !started) {
             // Where decoding starts, or where perf's resync found a PSB (it goes on from
             // its PSB+, the return stack emptied): tracing is on when PSB+ says where
