@@ -378,6 +378,10 @@ export class FlowTracker implements FrameListener {
         this.gap(Marker.Overflow, -1, "");
         break;
       case EventType.Tsx:
+        // A call (or return) just before the event went where the event is: its frame
+        // first (else an abort in a function the transaction called left the
+        // function's frame open, entered after the cut).
+        if (this.pending !== 0 && !ev.ipSuppressed) this.resolve(ev.ipHi, ev.ipLo);
         if (!this.stacks) break;
         if (ev.flags & EventFlag.Aborted) {
           if (this.txDepth >= 0) stack.cut(this.txDepth, End.Abort);

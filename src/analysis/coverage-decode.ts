@@ -32,7 +32,7 @@ import { doubleFields } from "../base/halves.js";
 import { type Errata, packetQuirks } from "../cpu/errata.js";
 import type { Clock } from "../event/clock.js";
 import type { AddrFilter } from "../event/config.js";
-import { bdm70Passes } from "../event/psb.js";
+import { bdm70Passes, tsxFlags } from "../event/psb.js";
 import { EventType, PtEvent } from "../event/types.js";
 import { AddrFilterCheck } from "../flow/addr-filter.js";
 import * as decisionGraph from "../flow/decision-graph.js";
@@ -367,7 +367,15 @@ class GraphWalk {
   }
 
   /** With a feed: an event of `type` (IPs where it has them). */
-  event(type: EventType, ipHi: number, ipLo: number, suppressed: boolean, fromHi = 0, fromLo = 0): void {
+  event(
+    type: EventType,
+    ipHi: number,
+    ipLo: number,
+    suppressed: boolean,
+    fromHi = 0,
+    fromLo = 0,
+    flags = 0,
+  ): void {
     if (!this.feeding) return;
     this.unhold();
     const feed = this.time !== undefined ? this.ready() : this.feed!;
@@ -383,6 +391,7 @@ class GraphWalk {
     ev.ipSuppressed = suppressed;
     ev.fromHi = fromHi;
     ev.fromLo = fromLo;
+    ev.flags = flags;
     feed.event(ev);
   }
 
@@ -714,8 +723,10 @@ class GraphWalk {
  * others it hands over anyway; so too whatever SKD010 and APL11 change: an OVF without
  * FUP after it but a TNT, TIP or TIP.PGD); `skl014`, SKL014 with an address filter configured (the
  * block decoder then places a TIP.PGD without IP at the direct branch that left the
- * filter): the walk hands such a TIP.PGD over. The others need what the walk hands
- * over anyway: BDM64 a TSX abort, SKL168 time (the timed walk's clock has it).
+ * filter): the walk hands such a TIP.PGD over; `bdm64`, BDM64 (the block decoder
+ * mends the block a TSX event comes after): the walk hands MODE.TSX outside PSB+
+ * over. The others need what the walk hands over anyway: SKL168 time (the timed
+ * walk's clock has it).
  */
 export interface WalkErrata {
   quirks: number;
@@ -723,6 +734,7 @@ export interface WalkErrata {
   bdm70: boolean;
   apl12?: boolean;
   skl014?: boolean;
+  bdm64?: boolean;
 }
 
 /** No erratum. */
@@ -738,6 +750,7 @@ export function walkErrata(errata: Errata, filter?: AddrFilter): WalkErrata {
     skd022: errata.skd022,
     bdm70: errata.bdm70,
     apl12: errata.apl12,
+    bdm64: errata.bdm64,
     skl014: errata.skl014 && filter !== undefined && new AddrFilterCheck(filter).configured,
   };
 }
@@ -1103,6 +1116,7 @@ function* walkSteps(
       bdm70,
       errata.apl12 === true,
       errata.skl014 === true,
+      errata.bdm64 === true,
       stops,
       fused,
       engine,
@@ -1143,6 +1157,8 @@ function* walkLoop(
   apl12: boolean,
   /** A TIP.PGD without IP hands over (see WalkErrata.skl014). */
   skl014: boolean,
+  /** MODE.TSX outside PSB+ hands over (see WalkErrata.bdm64). */
+  bdm64: boolean,
   stops: WalkStops | undefined,
   fused: MapLoop | undefined,
   engine: MapLoopEngine | undefined,
@@ -1174,6 +1190,8 @@ function* walkLoop(
   let mode = false;
   /** An OVF waits for the FUP (or TIP.PGE) that says where tracing resumes. */
   let ovf = false;
+  /** A MODE.TSX outside PSB+ waits for its FUP: its flags (-1: none). */
+  let tsx = -1;
   /**
    * A MODE.Exec said 64-bit code (the graph's): until one does, the flow decoders
    * decode as 16-bit code, so tracing may not start.
@@ -1234,6 +1252,7 @@ function* walkLoop(
       // perf's decoder without an IP (BlockDecoder.perfResync's rules): the packets
       // passed by, on to one that gives an address whole. (tc is set: only a timed walk loses control.)
       const t = tc!;
+      if (tsx >= 0 && pkt.type !== PacketType.Fup) return stop(res, pos, Handover.Sync);
       switch (pkt.type) {
         case PacketType.Tnt8:
         case PacketType.Tnt64:
@@ -1303,9 +1322,25 @@ function* walkLoop(
           }
           break;
         }
+        case PacketType.ModeTsx:
+          // A transaction's event, bound to the FUP after it.
+          if (mode || lostFup || !enabled || tsx >= 0) return stop(res, pos, Handover.Packet);
+          tsx = pkt.flags;
+          break;
         case PacketType.Fup:
           if (mode || lostFup || !enabled) return stop(res, pos, Handover.Packet);
           if (last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
+          if (tsx >= 0) {
+            // perf takes up at a transaction's FUP that came whole, its state taken in
+            // passing (BlockDecoder.perfResync); an abort's branch to its handler is
+            // then a TIP as any.
+            tsx = -1;
+            if (!last.full) return stop(res, pos, Handover.Packet);
+            at = yield* takeUp(t, w, last.hi, last.lo);
+            if (at < 0) return stop(res, pos, w.why);
+            lost = false;
+            break;
+          }
           lostFup = true;
           fupWhole = last.full;
           fupHi = last.hi;
@@ -1335,6 +1370,9 @@ function* walkLoop(
       pos += size;
       continue;
     }
+    // (Between a MODE.TSX and its FUP nothing but timing packets: the general decode's.)
+    if (tsx >= 0 && pkt.type !== PacketType.Fup && !timingOrPad(pkt.type))
+      return stop(res, pos, Handover.Sync);
     switch (pkt.type) {
       case PacketType.Tnt8:
       case PacketType.Tnt64: {
@@ -1515,6 +1553,25 @@ function* walkLoop(
         if (fup || last.update(pkt) < 0 || last.suppressed) return stop(res, pos, Handover.Sync);
         fupHi = last.hi;
         fupLo = last.lo;
+        if (tsx >= 0) {
+          // A transaction begins, commits or aborts where the FUP says: the code runs
+          // there without trace, the block decoder reports the event at its time. An
+          // abort's FUP then waits for its TIP: the branch to the abort handler.
+          const flags = tsx;
+          tsx = -1;
+          at = w.walkTo(at, fupHi, fupLo, false);
+          if (at < 0) return stop(res, pos, w.why);
+          if (tc !== undefined) {
+            while (tc.waits()) yield;
+            tc.report();
+            tc.crEnded = false;
+            at = tc.follow(at);
+            if (at < 0) return stop(res, pos, w.why);
+          }
+          w.event(EventType.Tsx, fupHi, fupLo, false, 0, 0, tsxFlags(flags));
+          if ((flags & Flag.Abort) !== 0) fup = true;
+          break;
+        }
         if (ovf && !inPsb) {
           // Tracing resumes after the overflow here, reached from nowhere.
           ovf = false;
@@ -1636,6 +1693,14 @@ function* walkLoop(
       case PacketType.ModeTsx:
       case PacketType.Pip:
       case PacketType.Vmcs:
+        if (pkt.type === PacketType.ModeTsx && !inPsb) {
+          // A transaction's begin, commit or abort, bound to the FUP that follows (the
+          // event decoder's decodeModeTsx; tracing off, it stands alone: the general
+          // decode's, as with BDM64).
+          if (!enabled || fup || mode || ovf || !started || bdm64) return stop(res, pos, Handover.Packet);
+          tsx = pkt.flags;
+          break;
+        }
         if (
           !inPsb &&
           pkt.type === PacketType.Pip &&
@@ -1681,9 +1746,10 @@ function* walkLoop(
           asidOffset = pastPads(buf, pos + size, base, end, quirks);
           break;
         }
-        // Status in PSB+ (not in a transaction): nothing for the code of one image. (Unless
-        // who runs follows CR3: PIP and VMCS are left to the general decode.)
-        if (!inPsb || (pkt.flags & (Flag.InTx | Flag.Abort)) !== 0) return stop(res, pos, Handover.Packet);
+        // Status in PSB+ (a transaction under way too, which only the block decoder's
+        // speculative flag takes; not an abort): nothing for the code of one image.
+        // (Unless who runs follows CR3: PIP and VMCS are left to the general decode.)
+        if (!inPsb || (pkt.flags & Flag.Abort) !== 0) return stop(res, pos, Handover.Packet);
         if (tc?.time.cr3 && pkt.type !== PacketType.ModeTsx) return stop(res, pos, Handover.Packet);
         break;
       case PacketType.Pad:
@@ -1715,7 +1781,9 @@ function* walkLoop(
     }
     pos += size;
   }
-  return inPsb || fup || mode || ovf || lostFup || !started ? stop(res, pos, Handover.Sync) : TRACE_END;
+  return inPsb || fup || mode || ovf || tsx >= 0 || lostFup || !started
+    ? stop(res, pos, Handover.Sync)
+    : TRACE_END;
 }
 
 /**

@@ -625,6 +625,61 @@ describe("ptkit perf's fast path on synthetic files", () => {
     }
   });
 
+  test("transactions (MODE.TSX: begin, commit, abort to the fallback; one under way at a PSB): the walk reports them at their FUPs, to the general decode's outputs", () => {
+    // `mov ecx, n; l: xbegin fallback; call f; xend; c: dec ecx; jnz l; hlt; f: ret;
+    // fallback: jmp c`; every fifth transaction aborts in f.
+    const T = 0x700000n;
+    const code = [0xb9, 0, 0x10, 0, 0, 0xc7, 0xf8, 14, 0, 0, 0, 0xe8, 8, 0, 0, 0];
+    code.push(0x0f, 0x01, 0xd5, 0xff, 0xc9, 0x75, 0xee, 0xf4, 0xc3, 0xeb, 0xf8);
+    const pgoff = program("tsx", T, Uint8Array.from(code), "main_tsx");
+    const t = (offset: number) => T + BigInt(offset);
+    const turns: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      turns.push(insn(t(5), 6, "xbegin"), insn(t(11), 5, "call"));
+      if (i % 5 === 2) {
+        const abort = { k: "tsx-abort", from: `0x${t(24).toString(16)}`, to: `0x${t(25).toString(16)}` };
+        turns.push(JSON.stringify(abort), insn(t(25), 2, "jump"));
+      } else turns.push(insn(t(24), 1, "return"), insn(t(16), 3, "xend"));
+      turns.push(insn(t(19), 2), insn(t(21), 2, "cond-branch"));
+    }
+    const exec = userRun(T, turns, t(23));
+    for (const [name, extra] of [
+      ["tsx-cyc", {}],
+      ["tsx-mtc", { CYCEn: 0 }],
+      ["tsx-noretc", { DisRETC: 1 }],
+    ] as const) {
+      const trace = traceOf(exec, extra);
+      const modes = packetsOf(trace, PacketType.ModeTsx);
+      assert.ok(
+        modes.outside > 1000 && modes.inPsb > 0,
+        `${name}: ${modes.outside} MODE.TSX, ${modes.inPsb} in PSB+`,
+      );
+      const f = oneProcess(100, "proc-t", T, pgoff, "/bin/tsx", trace);
+      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
+      const data = `${name}.data`;
+      writeFileSync(join(dir, data), fileMode(f.built()));
+      const own = ["--elf", "tsx"];
+      const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
+      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
+      // An abort ends the frames opened in the transaction.
+      assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"abort","cat":"frame-end"/);
+      const byTime = same([
+        ...own,
+        "-q",
+        "--folded",
+        "ft.txt",
+        "--folded-weight",
+        "time",
+        "--coverage",
+        "c.json",
+        data,
+      ]);
+      assert.equal(byTime?.status, 0);
+      for (const shown of [["--calls"], ["--branches"], ["-q"]])
+        assert.equal(same([...own, ...shown, data])?.status, 0);
+    }
+  });
+
   test("code that is missing (a library near, one far, the kernel): the walk goes on as perf's resync does, to the general decode's outputs", () => {
     // A program that calls a library nearby (direct) and one far off (indirect), whose
     // binaries are missing, as is the kernel's code (an interrupt now and then, in the
@@ -648,8 +703,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
     // (The kernel's code, an IRET, is missing.)
     const interrupt = (from: bigint) => kernelVisit(from, [insn(SWITCH_KERNEL, 2, "iret")]);
     // (In turn `callBack` the far library calls back into the program, where `record`
-    // happens: a transaction's abort, MODE.TSX outside PSB+, which the walk leaves to the
-    // general decode, or a frequency change, a CBR outside PSB+, which it reports.)
+    // happens: a transaction's abort, MODE.TSX outside PSB+, or a frequency change, a CBR
+    // outside PSB+, each of which the walk reports.)
     const abort = JSON.stringify({ k: "tsx-abort", from: "0x400020", to: "0x400020" });
     const cbr = JSON.stringify({ k: "cbr", ratio: 30 });
     const turn = (i: number, callBack = -1, record = abort) => [
@@ -732,18 +787,28 @@ describe("ptkit perf's fast path on synthetic files", () => {
     const calls = run([...own, "--calls", "gone.data"], false).out;
     assert.match(calls, /^ {2}tr strt +0 => +40000a$/m);
     assert.match(calls, /^ {2}call +40000a => ffffffff81000000$/m);
-    // Losses, then what the walk leaves to the general decode (a transaction's abort in
-    // the program's code, where the walk took up at a call back into it): the decode
-    // starts again, the stops charged once.
+    // Losses, then a transaction's abort in the program's code, where the walk took up
+    // at a call back into it: the walk goes on.
     const later = Array.from({ length: 600 }, (_, i) => turn(i, 501)).flat();
-    file("gone-then-abort.data", traceOf(userRun(BASE_A, later, BASE_A + 5n), { DisRETC: 1 }));
-    const r = same([...own, "-q", ...outputs, "gone-then-abort.data"]);
+    const withAbort = traceOf(userRun(BASE_A, later, BASE_A + 5n), { DisRETC: 1 });
+    file("gone-then-abort.data", withAbort);
+    for (const shown of [["-q", ...outputs], ["--calls"], ["-q"]])
+      assert.equal(same([...own, ...shown, "gone-then-abort.data"])?.status, 0);
+    // Then what the walk leaves to the general decode (an EXSTOP after the abort's
+    // MODE.TSX): the decode starts again, the stops charged once.
+    const exstop = insertAfter(
+      withAbort,
+      (type, inPsb) => type === PacketType.ModeTsx && !inPsb,
+      [0x02, 0x62],
+    );
+    file("gone-then-exstop.data", exstop);
+    const r = same([...own, "-q", ...outputs, "gone-then-exstop.data"]);
     assert.equal(r?.status, -1);
     assert.ok(r!.offset > 2000, String(r!.offset));
     // The errors the walk printed before are not printed twice (nor its lines).
     assert.ok(r!.errors > 0);
     for (const shown of [["--calls"], ["--branches"], ["-q"]])
-      assert.equal(same([...own, ...shown, "gone-then-abort.data"])?.status, -1);
+      assert.equal(same([...own, ...shown, "gone-then-exstop.data"])?.status, -1);
     // A CBR there: an event at its time, the walk goes on.
     const withCbr = Array.from({ length: 600 }, (_, i) => turn(i, 501, cbr)).flat();
     file("gone-cbr.data", traceOf(userRun(BASE_A, withCbr, BASE_A + 5n), { DisRETC: 1 }));
