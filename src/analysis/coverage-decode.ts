@@ -674,13 +674,18 @@ class GraphWalk {
     const g = this.graph;
     for (let n = 0; ; n++) {
       if (g.movCr3(p)) return this.walkTo(p, g.movHi, g.movLo, false);
-      const k = this.nodes[p * W]!;
-      if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : this.fail(Handover.Code);
-      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
-      if (this.due !== 0) this.run(p);
-      p = this.direct(p, k);
+      p = this.pastDirect(p, n);
       if (p < 0) return -1;
     }
+  }
+
+  /** Past node `p`'s direct jump or call, the `n`th on the way: the node it leads to, or -1 ({@link why}). */
+  private pastDirect(p: number, n: number): number {
+    const k = this.nodes[p * W]!;
+    if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : this.fail(Handover.Code);
+    if (n === MAX_DIRECT) return this.fail(Handover.Loop);
+    if (this.due !== 0) this.run(p);
+    return this.direct(p, k);
   }
 
   walkTo(p: number, hi: number, lo: number, event: boolean): number {
@@ -704,11 +709,7 @@ class GraphWalk {
         this.lastLo = g.beforeLo;
         return this.node(hi, lo);
       }
-      const k = this.nodes[p * W]!;
-      if (k !== Jump && k !== Call) return k === Bad ? this.failAt(p) : this.fail(Handover.Code);
-      if (n === MAX_DIRECT) return this.fail(Handover.Loop);
-      if (this.due !== 0) this.run(p);
-      p = this.direct(p, k);
+      p = this.pastDirect(p, n);
       if (p < 0) return -1;
     }
   }
@@ -1720,10 +1721,7 @@ function* walkLoop(
             if (at < 0) return stop(res, pos, w.why);
           }
           if (tc !== undefined) {
-            while (tc.waits()) yield;
-            tc.report();
-            tc.crEnded = false;
-            const moved = tc.follow(enabled ? at : -1);
+            const moved = yield* reportEvent(tc, enabled ? at : -1);
             if (moved === -2) return stop(res, pos, w.why);
             if (enabled) at = moved;
           }
@@ -1767,10 +1765,7 @@ function* walkLoop(
           // ended (perf's resync passes it by). (Between a FUP and what it binds to: the
           // general decode's.)
           if (fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
-          while (tc.waits()) yield;
-          tc.report();
-          tc.crEnded = false;
-          const moved = tc.follow(enabled ? at : -1);
+          const moved = yield* reportEvent(tc, enabled ? at : -1);
           if (moved === -2) return stop(res, pos, w.why);
           if (enabled) at = moved;
           w.event(EventType.Cbr, 0, 0, true);
@@ -1784,6 +1779,18 @@ function* walkLoop(
   return inPsb || fup || mode || ovf || tsx >= 0 || lostFup || !started
     ? stop(res, pos, Handover.Sync)
     : TRACE_END;
+}
+
+/**
+ * The block decoder reports an event of its own (a CBR or a paging event outside PSB+)
+ * at the current stamp: the walk waits its turn, reports it, and follows the image
+ * with node `at` (-1: tracing is off). {@link WalkClock.follow}'s node.
+ */
+function* reportEvent(tc: WalkClock, at: number): Generator<void, number, void> {
+  while (tc.waits()) yield;
+  tc.report();
+  tc.crEnded = false;
+  return tc.follow(at);
 }
 
 /**

@@ -219,6 +219,23 @@ function userRun(base: bigint, turns: readonly string[], end: bigint): string[] 
   ];
 }
 
+/**
+ * `NAME.data`: process 100 running /bin/a (at BASE_A from `pgoff`) and the kernel (its
+ * map at SWITCH_KERNEL), traced by `trace`; switch records say who runs (not CR3).
+ */
+function kernelAndA(name: string, pgoff: bigint, trace: Uint8Array): string {
+  const f = new PtFile()
+    .kernelMmap("[kernel.kallsyms]_text", SWITCH_KERNEL, 0x1000000n, SWITCH_KERNEL)
+    .comm(100, "proc-a", TRACE_TSC - 100n, 0)
+    .mmap2(100, BASE_A, 0x1000n, pgoff, "/bin/a", TRACE_TSC - 50n)
+    .itraceStart(100, 100, TRACE_TSC - 10n)
+    .trace(trace);
+  f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
+  const data = `${name}.data`;
+  writeFileSync(join(dir, data), fileMode(f.built()));
+  return data;
+}
+
 /** A file of process `pid` (`comm`) running `path` mapped at `base` from `pgoff`, traced by `trace` from the start. */
 function oneProcess(pid: number, comm: string, base: bigint, pgoff: bigint, path: string, trace: Uint8Array) {
   return new PtFile()
@@ -510,15 +527,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
       assert.ok(inPsb + outside > 0, name);
       seen.inPsb += inPsb;
       seen.outside += outside;
-      const f = new PtFile()
-        .kernelMmap("[kernel.kallsyms]_text", SWITCH_KERNEL, 0x1000000n, SWITCH_KERNEL)
-        .comm(100, "proc-a", TRACE_TSC - 100n, 0)
-        .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
-        .itraceStart(100, 100, TRACE_TSC - 10n)
-        .trace(trace);
-      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
-      const data = `${name}.data`;
-      writeFileSync(join(dir, data), fileMode(f.built()));
+      const data = kernelAndA(name, pgoffA, trace);
       const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
       assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
       assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"overflow","cat":"gap"/);
@@ -595,16 +604,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
     ] as const) {
       const trace = traceOf(exec, extra);
       assert.ok(packetsOf(trace, PacketType.Pip).outside > 100, name);
-      const f = new PtFile()
-        .kernelMmap("[kernel.kallsyms]_text", SWITCH_KERNEL, 0x1000000n, SWITCH_KERNEL)
-        .comm(100, "proc-a", TRACE_TSC - 100n, 0)
-        .mmap2(100, BASE_A, 0x1000n, pgoffA, "/bin/a", TRACE_TSC - 50n)
-        .itraceStart(100, 100, TRACE_TSC - 10n)
-        .trace(trace);
-      // Switch records: who runs follows them, not CR3.
-      f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
-      const data = `${name}.data`;
-      writeFileSync(join(dir, data), fileMode(f.built()));
+      const data = kernelAndA(name, pgoffA, trace);
       const r = same([...own, ...outputs, "--latency", "l.txt", data]);
       assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
       const byTime = same([
