@@ -661,11 +661,6 @@ class GraphWalk {
   }
 
   /**
-   * From node `p`, run to (hi:lo) without a decision: the node there. `event`: an
-   * asynchronous event is taken there (the transfer that led there counts as run);
-   * else PSB+ only says where control is.
-   */
-  /**
    * A PIP outside PSB+ (the event decoder's paging event) binds to the next MOV to CR3
    * that control runs into without trace, which the block decoder runs and then reports
    * the event: walk from node `p` past that MOV. The node after it, or -1.
@@ -688,6 +683,11 @@ class GraphWalk {
     return this.direct(p, k);
   }
 
+  /**
+   * From node `p`, run to (hi:lo) without a decision: the node there. `event`: an
+   * asynchronous event is taken there (the transfer that led there counts as run);
+   * else PSB+ only says where control is.
+   */
   walkTo(p: number, hi: number, lo: number, event: boolean): number {
     const g = this.graph;
     for (let n = 0; ; n++) {
@@ -965,6 +965,18 @@ class WalkClock {
     this.reportAt(this.has, this.hi, this.lo);
   }
 
+  /**
+   * {@link report} an event (or a trace start), which the tick logic counts as one
+   * ({@link crEnded} cleared), at the current stamp or with `kept` the one {@link keep}
+   * kept; then {@link follow} with node `at` (-1: none): its node.
+   */
+  reportFollow(at: number, kept = false): number {
+    if (kept) this.reportAt(this.kHas, this.kHi, this.kLo);
+    else this.report();
+    this.crEnded = false;
+    return this.follow(at);
+  }
+
   /** {@link report} at a stamp of `has`, TSC (hi:lo). */
   private reportAt(has: boolean, hi: number, lo: number): void {
     const w = this.w;
@@ -1004,17 +1016,12 @@ class WalkClock {
   private kHi = 0;
   private kLo = 0;
 
-  /** Keep the current packet's stamp (a FUP's, which perf takes up at: see {@link reportKept}). */
+  /** Keep the current packet's stamp (a FUP's, which perf takes up at: see {@link reportFollow}). */
   keep(): void {
     this.stamp();
     this.kHas = this.has;
     this.kHi = this.hi;
     this.kLo = this.lo;
-  }
-
-  /** {@link report} at the stamp {@link keep} kept. */
-  reportKept(): void {
-    this.reportAt(this.kHas, this.kHi, this.kLo);
   }
 
   /** The block decoder goes past the current event: its time is the stamp's (with ticks: without, {@link moved} never asks). */
@@ -1470,9 +1477,7 @@ function* walkLoop(
         }
         if (tc !== undefined) {
           while (tc.waits()) yield;
-          tc.report();
-          tc.crEnded = false;
-          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+          if (tc.reportFollow(-1) === -2) return stop(res, pos, w.why);
         }
         w.event(EventType.AsyncBranch, last.hi, last.lo, false, fupHi, fupLo);
         w.endBlock();
@@ -1487,9 +1492,7 @@ function* walkLoop(
         if (!bits64) return stop(res, pos, Handover.Mode);
         if (tc !== undefined) {
           while (tc.waits()) yield;
-          tc.report();
-          tc.crEnded = false;
-          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+          if (tc.reportFollow(-1) === -2) return stop(res, pos, w.why);
         }
         at = w.node(last.hi, last.lo);
         if (at < 0) return stop(res, pos, w.why);
@@ -1517,9 +1520,7 @@ function* walkLoop(
           }
           if (tc !== undefined) {
             while (tc.waits()) yield;
-            tc.report();
-            tc.crEnded = false;
-            if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+            if (tc.reportFollow(-1) === -2) return stop(res, pos, w.why);
           }
           w.event(EventType.Disabled, last.hi, last.lo, last.suppressed);
           enabled = false;
@@ -1540,9 +1541,7 @@ function* walkLoop(
         if (skd022 && w.graph.vmEntryAt(fupHi, fupLo)) return stop(res, pos, Handover.Packet);
         if (tc !== undefined) {
           while (tc.waits()) yield;
-          tc.report();
-          tc.crEnded = false;
-          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+          if (tc.reportFollow(-1) === -2) return stop(res, pos, w.why);
         }
         w.event(EventType.AsyncDisabled, last.hi, last.lo, last.suppressed, fupHi, fupLo);
         enabled = false;
@@ -1564,9 +1563,7 @@ function* walkLoop(
           if (at < 0) return stop(res, pos, w.why);
           if (tc !== undefined) {
             while (tc.waits()) yield;
-            tc.report();
-            tc.crEnded = false;
-            at = tc.follow(at);
+            at = tc.reportFollow(at);
             if (at < 0) return stop(res, pos, w.why);
           }
           w.event(EventType.Tsx, fupHi, fupLo, false, 0, 0, tsxFlags(flags));
@@ -1612,10 +1609,8 @@ function* walkLoop(
           if (tc !== undefined) {
             // PSB+'s status updates, all at its time.
             while (tc.waits()) yield;
-            tc.report();
-            tc.crEnded = false;
             const here = started && enabled && !lost;
-            const moved = tc.follow(here ? at : -1);
+            const moved = tc.reportFollow(here ? at : -1);
             if (moved === -2) return stop(res, pos, w.why);
             if (here) at = moved;
           }
@@ -1674,11 +1669,9 @@ function* walkLoop(
         last.reset();
         if (tc !== undefined) {
           tc.overflow();
-          while (tc.waits()) yield;
-          tc.report();
-          tc.crEnded = false;
           tc.tntTick = false;
-          if (tc.follow(-1) === -2) return stop(res, pos, w.why);
+          while (tc.waits()) yield;
+          if (tc.reportFollow(-1) === -2) return stop(res, pos, w.why);
         }
         w.event(EventType.Overflow, 0, 0, true);
         w.endBlock();
@@ -1721,7 +1714,8 @@ function* walkLoop(
             if (at < 0) return stop(res, pos, w.why);
           }
           if (tc !== undefined) {
-            const moved = yield* reportEvent(tc, enabled ? at : -1);
+            while (tc.waits()) yield;
+            const moved = tc.reportFollow(enabled ? at : -1);
             if (moved === -2) return stop(res, pos, w.why);
             if (enabled) at = moved;
           }
@@ -1765,7 +1759,8 @@ function* walkLoop(
           // ended (perf's resync passes it by). (Between a FUP and what it binds to: the
           // general decode's.)
           if (fup || mode || ovf || !started) return stop(res, pos, Handover.Packet);
-          const moved = yield* reportEvent(tc, enabled ? at : -1);
+          while (tc.waits()) yield;
+          const moved = tc.reportFollow(enabled ? at : -1);
           if (moved === -2) return stop(res, pos, w.why);
           if (enabled) at = moved;
           w.event(EventType.Cbr, 0, 0, true);
@@ -1782,18 +1777,6 @@ function* walkLoop(
 }
 
 /**
- * The block decoder reports an event of its own (a CBR or a paging event outside PSB+)
- * at the current stamp: the walk waits its turn, reports it, and follows the image
- * with node `at` (-1: tracing is off). {@link WalkClock.follow}'s node.
- */
-function* reportEvent(tc: WalkClock, at: number): Generator<void, number, void> {
-  while (tc.waits()) yield;
-  tc.report();
-  tc.crEnded = false;
-  return tc.follow(at);
-}
-
-/**
  * After the walk lost control (WalkClock.lose), perf's decoder takes up at (hi:lo): a
  * trace start there, at the current stamp (`kept`: the one WalkClock.keep kept),
  * reported, the image followed. The node there, or -1 (GraphWalk.why says why).
@@ -1806,10 +1789,7 @@ function* takeUp(
   kept = false,
 ): Generator<void, number, void> {
   while (tc.waits()) yield;
-  if (kept) tc.reportKept();
-  else tc.report();
-  tc.crEnded = false;
-  if (tc.follow(-1) === -2) return -1;
+  if (tc.reportFollow(-1, kept) === -2) return -1;
   const at = w.node(hi, lo);
   if (at < 0) return -1;
   tc.time.resumed?.(hi, lo);
@@ -1817,6 +1797,7 @@ function* takeUp(
   return at;
 }
 
+/** The look-ahead's packet (pastPads, timingFollows, pgeFollows: none of them is reentered). */
 const follows = new Packet();
 
 /**
@@ -1856,12 +1837,11 @@ function timingOrPad(type: number): boolean {
  * (the window ends first).
  */
 function pgeFollows(buf: Uint8Array, pos: number, end: number, quirks: number): number {
-  const pkt = new Packet();
   for (;;) {
-    const size = decodePacket(buf, pos, end, pkt, 0, quirks);
-    if (size < 0 || windowCut(buf, pos, end, size, pkt, quirks)) return -1;
-    if (pkt.type === PacketType.TipPge) return 1;
-    if (!bdm70Passes(pkt.type)) return 0;
+    const size = decodePacket(buf, pos, end, follows, 0, quirks);
+    if (size < 0 || windowCut(buf, pos, end, size, follows, quirks)) return -1;
+    if (follows.type === PacketType.TipPge) return 1;
+    if (!bdm70Passes(follows.type)) return 0;
     pos += size;
   }
 }

@@ -251,6 +251,19 @@ describe("ptkit perf's fast path on synthetic files", () => {
   program("vmlinux", SWITCH_KERNEL, CODE_SWITCH, "switch_mm");
   const args = ["--elf", "a", "--elf", "b", "--vmlinux", "vmlinux", "-q"];
   const outputs = ["--timeline", "t.json", "--folded", "f.txt", "--perfetto", "p.pftrace"];
+  /**
+   * `data` with `own` (the binaries), every way the walk feeds: the analysis outputs,
+   * folded stacks by time and coverage, --calls, --branches and --quiet alone; each
+   * the general decode's, all walked to the end.
+   */
+  const walkedEveryWay = (own: string[], data: string) => {
+    const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
+    assert.equal(r?.status, 0, `${data}: ${r?.reason} at ${r?.offset}`);
+    const byTime = ["--folded", "ft.txt", "--folded-weight", "time", "--coverage", "c.json"];
+    assert.equal(same([...own, "-q", ...byTime, data])?.status, 0, data);
+    for (const shown of [["--calls"], ["--branches"], ["-q"]])
+      assert.equal(same([...own, ...shown, data])?.status, 0, `${data}: ${shown}`);
+  };
 
   test("two processes of one program switching on one CPU, timed by TSC, MTC and CYC", () => {
     const exec = userRun(BASE_A, callTurns(BASE_A, 3000), BASE_A + 5n);
@@ -528,13 +541,8 @@ describe("ptkit perf's fast path on synthetic files", () => {
       seen.inPsb += inPsb;
       seen.outside += outside;
       const data = kernelAndA(name, pgoffA, trace);
-      const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
-      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
+      walkedEveryWay(own, data);
       assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"overflow","cat":"gap"/);
-      const byTime = same([...own, "-q", "--folded", "ft.txt", "--folded-weight", "time", data]);
-      assert.equal(byTime?.status, 0);
-      for (const shown of [["--calls"], ["--branches"], ["-q"]])
-        assert.equal(same([...own, ...shown, data])?.status, 0);
       // Without the kernel's code: the walk loses control at each interrupt, and takes
       // up where the interrupt's IRETQ (MODE.Exec, TIP) or an overflow's FUP says.
       if (name === "ovf-user") continue;
@@ -595,7 +603,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
         );
       turns.push(dec!, jnz!);
     }
-    const own = ["--elf", "a", "--vmlinux", "vmlinux-cr3", "-q"];
+    const own = ["--elf", "a", "--vmlinux", "vmlinux-cr3"];
     const exec = userRun(BASE_A, turns, BASE_A + 5n);
     for (const [name, extra] of [
       ["pip-cyc", {}],
@@ -604,24 +612,7 @@ describe("ptkit perf's fast path on synthetic files", () => {
     ] as const) {
       const trace = traceOf(exec, extra);
       assert.ok(packetsOf(trace, PacketType.Pip).outside > 100, name);
-      const data = kernelAndA(name, pgoffA, trace);
-      const r = same([...own, ...outputs, "--latency", "l.txt", data]);
-      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
-      const byTime = same([
-        ...own,
-        "--folded",
-        "ft.txt",
-        "--folded-weight",
-        "time",
-        "--coverage",
-        "c.json",
-        data,
-      ]);
-      assert.equal(byTime?.status, 0);
-      for (const shown of [["--calls"], ["--branches"]])
-        assert.equal(same([...own.filter((a) => a !== "-q"), ...shown, data])?.status, 0);
-      // --quiet alone.
-      assert.equal(same([...own, data])?.status, 0);
+      walkedEveryWay(own, kernelAndA(name, pgoffA, trace));
     }
   });
 
@@ -658,25 +649,9 @@ describe("ptkit perf's fast path on synthetic files", () => {
       f.records.push(switchCpuWide(false, 100, 0, TRACE_TSC - 5n, 0));
       const data = `${name}.data`;
       writeFileSync(join(dir, data), fileMode(f.built()));
-      const own = ["--elf", "tsx"];
-      const r = same([...own, "-q", ...outputs, "--latency", "l.txt", data]);
-      assert.equal(r?.status, 0, `${name}: ${r?.reason} at ${r?.offset}`);
+      walkedEveryWay(["--elf", "tsx"], data);
       // An abort ends the frames opened in the transaction.
       assert.match(readFileSync(join(dir, "t.json"), "utf8"), /"name":"abort","cat":"frame-end"/);
-      const byTime = same([
-        ...own,
-        "-q",
-        "--folded",
-        "ft.txt",
-        "--folded-weight",
-        "time",
-        "--coverage",
-        "c.json",
-        data,
-      ]);
-      assert.equal(byTime?.status, 0);
-      for (const shown of [["--calls"], ["--branches"], ["-q"]])
-        assert.equal(same([...own, ...shown, data])?.status, 0);
     }
   });
 
