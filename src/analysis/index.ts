@@ -83,3 +83,11 @@ export {
 export { type FunctionCount, Profile, type ProfileSummary } from "./run-profile.js";
 export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
 export { Symbolizer } from "./symbolizer.js";
+export {
+  LoggedTime,
+  replayWalk,
+  type WalkEnd,
+  type WalkLogSink,
+  type WalkLogSource,
+  WalkLogWriter,
+} from "./walk-log.js";

@@ -1,36 +1,58 @@
 /**
  * The entry of a decoding thread (see src/node/workers.ts): decodes the pieces it is
- * given, reading the file itself, and posts back what the piece decoder returns.
+ * given, reading the file itself, and posts back what the piece decoder returns; or
+ * is a thread of ptkit perf's parallel walk (src/node/walk-threads.ts).
  */
 import { parentPort } from "node:worker_threads";
+import { cacheKey, loadBundle } from "../node/code-cache.js";
 import { nodeIo } from "../node/io.js";
+import type { WalkThreadTask } from "../node/walk-threads.js";
 import { type ChunkReply, DELIVERED, NEXT, type SharedRun } from "../node/workers.js";
 import { DEFAULT_TRACE_WINDOW, TraceBytes } from "../packet/trace-bytes.js";
 import { fileSlice } from "../session/file-range.js";
 import type { ChunkTask } from "../session/io.js";
 import { PIECE_DECODERS } from "./chunk-kinds.js";
 
+/** What the command's bundle (entry.ts) gives a thread of the parallel walk. */
+interface BundleEntry {
+  walkThread(task: WalkThreadTask): Promise<void>;
+}
+
 const io = nodeIo();
 const port = parentPort;
 if (port === null) throw new Error("chunk-worker.js runs in a worker thread");
 
-port.on("message", async (message: { index: number; task: ChunkTask } | SharedRun) => {
-  if ("task" in message) {
-    reply(await decodeTask(message.index, message.task));
-    return;
-  }
-  // A run whose threads take their pieces themselves (see SharedRun).
-  const { tasks, shared, limit } = message;
-  for (;;) {
-    const index = Atomics.add(shared, NEXT, 1);
-    if (index >= tasks.length) return;
-    for (let d = Atomics.load(shared, DELIVERED); index - d >= limit; d = Atomics.load(shared, DELIVERED))
-      Atomics.wait(shared, DELIVERED, d);
-    const answer = await decodeTask(index, tasks[index]!);
-    reply(answer);
-    if ("error" in answer) return;
-  }
-});
+port.on(
+  "message",
+  async (message: { index: number; task: ChunkTask } | SharedRun | { walk: WalkThreadTask }) => {
+    if ("walk" in message) {
+      // A thread of ptkit perf's parallel walk (node/walk-threads.ts): this thread is its,
+      // run from the command's bundle where it runs from one.
+      const { bundle } = message.walk;
+      if (bundle === undefined) (await import("./perf/walk-thread.js")).runWalkThread(message.walk);
+      else
+        await (loadBundle(bundle.file, cacheKey(bundle.argv)).exports as BundleEntry).walkThread(
+          message.walk,
+        );
+      return;
+    }
+    if ("task" in message) {
+      reply(await decodeTask(message.index, message.task));
+      return;
+    }
+    // A run whose threads take their pieces themselves (see SharedRun).
+    const { tasks, shared, limit } = message;
+    for (;;) {
+      const index = Atomics.add(shared, NEXT, 1);
+      if (index >= tasks.length) return;
+      for (let d = Atomics.load(shared, DELIVERED); index - d >= limit; d = Atomics.load(shared, DELIVERED))
+        Atomics.wait(shared, DELIVERED, d);
+      const answer = await decodeTask(index, tasks[index]!);
+      reply(answer);
+      if ("error" in answer) return;
+    }
+  },
+);
 
 async function decodeTask(index: number, task: ChunkTask): Promise<ChunkReply> {
   try {

@@ -4,7 +4,16 @@
  * runs through V8's code cache; main.ts runs it from the modules as they are.
  */
 import { createRequire } from "node:module";
+import type { WalkThreadTask } from "../node/walk-threads.js";
 import { commandIo, runCli } from "./ptkit.js";
+
+/**
+ * A thread of ptkit perf's parallel walk, run from this bundle (see node/walk-threads.ts).
+ * (Imported when called: the modules' entry, main.ts, loads this module in every command.)
+ */
+export async function walkThread(task: WalkThreadTask): Promise<void> {
+  (await import("./perf/walk-thread.js")).runWalkThread(task);
+}
 
 /** Run the command line `argv` (without node and the script): the exit code. */
 export async function main(argv: string[]): Promise<number> {

@@ -11,7 +11,14 @@ import {
 } from "node:fs";
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { type ChunkRunner, type FileWriter, NOT_REGULAR, type SessionIo } from "../session/io.js";
+import {
+  type ChunkRunner,
+  type FileWriter,
+  NOT_REGULAR,
+  type SessionIo,
+  type WalkCommand,
+} from "../session/io.js";
+import { walkThreads } from "./walk-threads.js";
 
 /** The error for a path that names something other than a regular file, coded like a system error. */
 function notAFile(path: string, directory: boolean): NodeJS.ErrnoException {
@@ -103,7 +110,12 @@ export function nodeIo(cwd = process.cwd(), workerEntry?: URL): SessionIo {
     stdoutBytes: (bytes) => writeAll(1, bytes),
     stderr: (text) => writeAll(2, text),
     stderrIsTty: fstatSync(2).isCharacterDevice() && process.stderr.isTTY === true,
-    ...(workerEntry === undefined ? {} : { chunks: workerThreads(workerEntry) }),
+    ...(workerEntry === undefined
+      ? {}
+      : {
+          chunks: workerThreads(workerEntry),
+          perfWalks: (command: WalkCommand) => walkThreads(workerEntry, cwd, command),
+        }),
   };
 }
 

@@ -2,6 +2,7 @@
  * What a command needs from its surroundings. The real process provides it in
  * main.ts; tests provide an in-memory one, so commands run in-process.
  */
+import type { WalkLogSource } from "../analysis/index.js";
 import type { Image } from "../image/index.js";
 
 export interface SessionIo {
@@ -37,6 +38,34 @@ export interface SessionIo {
   chunks?: ChunkRunner;
   /** Keeps decision graphs between runs (graph-cache.ts); absent, every run makes its own. */
   graphs?: GraphStore;
+  /**
+   * Threads for `ptkit perf`'s parallel walk (PerfInternals.walkThreads): each runs
+   * `command` (a perf command line) up to its walk of one stream; absent, there are none.
+   */
+  perfWalks?: (command: WalkCommand) => WalkThreads;
+}
+
+/** What a thread of ptkit perf's parallel walk runs (see SessionIo.perfWalks). */
+export interface WalkCommand {
+  /** The command's options (runPerf's argv), its HOME, and the most threads to use (its own among them: --jobs). */
+  argv: readonly string[];
+  home: string | undefined;
+  threads: number;
+}
+
+/** Threads that walk a perf.data file's streams (PerfInternals.walkThreads; analysis/walk-log.ts). */
+export interface WalkThreads {
+  /** How many streams they walk at most (one thread each). */
+  readonly threads: number;
+  /**
+   * Walk apart whatever analysis the fast path feeds (but coverage), not only where
+   * that pays (walksApart): tests replay every kind of file so.
+   */
+  readonly always?: boolean;
+  /** Start the walk of stream `stream` (its index among those walked): its log as it comes. */
+  start(stream: number): WalkLogSource;
+  /** End the walks (those not at their end yet): the decode goes on without them. */
+  stop(): void;
 }
 
 /**

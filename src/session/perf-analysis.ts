@@ -187,6 +187,14 @@ export class PerfAnalysis {
     this.outputs.analysis.release();
   }
 
+  /**
+   * Whether what it is fed keeps things by decision-graph node (coverage: see
+   * FlowTracker.node), which a walk replayed from its log (replayPerfStreams) does not give.
+   */
+  byNode(): boolean {
+    return this.outputs.analysis.coverage !== undefined;
+  }
+
   /** Whether the files may be opened again, emptied (AnalysisOutputs.reopens): for a decode that may start over. */
   reopens(): boolean {
     return this.outputs.reopens();

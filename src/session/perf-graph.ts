@@ -21,8 +21,12 @@
 import {
   FastCoverage,
   type FlowTracker,
+  LoggedTime,
+  replayWalk,
   timedWalk,
   type WalkFeed,
+  type WalkLogSource,
+  type WalkLogWriter,
   type WalkTime,
   walkErrata,
 } from "../analysis/index.js";
@@ -171,7 +175,7 @@ export function fastBranchStreams(
 ): { result: FastCoverage; printed: number } {
   const feeds: BranchFeed[] = [];
   const result = walkStreams(streams, (s, graph) => {
-    const feed = new BranchFeed(s, graph, every);
+    const feed = new BranchFeed(s, graph!, every);
     feeds.push(feed);
     return new SinkTarget(s, feed);
   });
@@ -312,6 +316,51 @@ export function fastPerfStreams(streams: readonly StreamContext[], analysis: Per
 }
 
 /**
+ * {@link fastPerfStreams} with each stream walked on another thread, whose log
+ * (analysis/walk-log.ts) `logs` reads, replayed here into the analysis: the same
+ * outcome and the same outputs, while the walk and the analysis run at once. For
+ * streams shown whole, into an analysis that keeps nothing by graph node
+ * (PerfAnalysis.byNode).
+ */
+export function replayPerfStreams(
+  streams: readonly StreamContext[],
+  analysis: PerfAnalysis,
+  logs: readonly WalkLogSource[],
+): FastCoverage {
+  const res = walkStreams(streams, (s) => new AnalysisTarget(analysis, s), logs);
+  if (res.status === 0) analysis.count(res.insns, res.calls);
+  return res;
+}
+
+/**
+ * A thread of ptkit perf's parallel walk: stream `index` of `streams` walked as
+ * {@link walkStreams} walks it there (taking turns where there are several streams,
+ * but never waiting: no other stream is here), and what it asks of its time and
+ * feeds logged to `log` (then its outcome) for {@link replayPerfStreams}. Nothing is
+ * fed here: the thread's outputs are the log.
+ */
+export function logPerfStream(streams: readonly StreamContext[], index: number, log: WalkLogWriter): void {
+  const graphs = new GraphCache(streams[0]?.graphStore);
+  const s = streams[index]!;
+  const turn = new StreamTurn(s, index, graphs, () => new LogTarget(), streams.length > 1, log);
+  turn.started = true;
+  turn.bound([turn]);
+  let r = turn.steps.next();
+  while (r.done !== true) r = turn.steps.next();
+  graphs.save();
+  log.end(r.value);
+}
+
+/** A logged walk's target: the log is its feed (LoggedTime.ready), switches are replayed where the log is. */
+class LogTarget implements FastTarget {
+  ready(): WalkFeed {
+    return SILENT;
+  }
+
+  switched(): void {}
+}
+
+/**
  * Decode the streams by the fast path, each into the target made for it and its
  * first graph, taking turns in time order as interleave (perf-stream.ts) takes the
  * general decode's: each stream's walk goes on while its next time (a thread switch
@@ -320,17 +369,21 @@ export function fastPerfStreams(streams: readonly StreamContext[], analysis: Per
  * goes on with its switches. The targets then get every stream's instructions,
  * events, times and switches in the general decode's order. The outcome: status 0,
  * every stream decoded (the instructions and calls of all); else the first stream's
- * that was not (the targets hold part of a decode: start it again).
+ * that was not (the targets hold part of a decode: start it again). With `logs`, each
+ * stream's walk is the replay of the one logged elsewhere (see replayPerfStreams).
  */
 function walkStreams(
   streams: readonly StreamContext[],
-  target: (s: StreamContext, graph: DecisionGraph) => FastTarget,
+  target: (s: StreamContext, graph: DecisionGraph | undefined) => FastTarget,
+  logs?: readonly WalkLogSource[],
 ): FastCoverage {
   const graphs = new GraphCache(streams[0]?.graphStore);
   const live: StreamTurn[] = [];
   // One stream waits for none.
   for (const [index, s] of streams.entries())
-    live.push(new StreamTurn(s, index, graphs, (graph) => target(s, graph), streams.length > 1));
+    live.push(
+      new StreamTurn(s, index, graphs, (graph) => target(s, graph), streams.length > 1, logs?.[index]),
+    );
   const turns = live.slice();
   let insns = 0;
   let calls = 0;
@@ -420,16 +473,27 @@ class StreamTurn {
     /** Its place among the streams (the first goes first on a tie). */
     readonly index: number,
     graphs: GraphCache,
-    target: (graph: DecisionGraph) => FastTarget,
+    target: (graph: DecisionGraph | undefined) => FastTarget,
     /** There are other streams: this one takes turns with them (see WalkTime.waits). */
     turns: boolean,
+    /**
+     * The walk: here (by default); here, logged to a writer (logPerfStream); or
+     * elsewhere, its log replayed from a source (replayPerfStreams).
+     */
+    walk?: WalkLogWriter | WalkLogSource,
   ) {
     this.image = s.images.image(s.where.pid);
-    const graph = graphs.graph(this.image);
-    this.to = target(graph);
     doubleFields(this, ["turnHi", "turnLo", "limitHi", "limitLo"]);
     const time = turns ? new TakingTurns(this, graphs) : new TurnTime(this, graphs);
-    this.steps = timedWalk(s.trace, graph, time, walkErrata(s.config.errata, s.config.addrFilter));
+    if (typeof walk === "function") {
+      this.to = target(undefined);
+      this.steps = replayWalk(time, walk);
+      return;
+    }
+    const graph = graphs.graph(this.image);
+    this.to = target(graph);
+    const errata = walkErrata(s.config.errata, s.config.addrFilter);
+    this.steps = timedWalk(s.trace, graph, walk === undefined ? time : new LoggedTime(time, walk), errata);
   }
 
   /**

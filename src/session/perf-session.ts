@@ -11,7 +11,15 @@
  * web app its dropped files.
  */
 
-import { type FastCoverage, LazyDemangler, type NameDemangler, type SymbolTable } from "../analysis/index.js";
+import {
+  FastCoverage,
+  LazyDemangler,
+  type NameDemangler,
+  type SymbolTable,
+  type WalkLogSink,
+  type WalkLogSource,
+  WalkLogWriter,
+} from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { doubleFields, splitBigInt } from "../base/halves.js";
 import { cpuErrata, parseCpu, parseCUint } from "../cpu/index.js";
@@ -46,7 +54,7 @@ import { type AnalysisOptions, wantsAnalysis, wantsTime } from "./analysis-outpu
 import type { ByteLines } from "./byte-lines.js";
 import { type CodeFile, loadElf } from "./flow-image.js";
 import type { InputHints } from "./hints.js";
-import type { SessionIo } from "./io.js";
+import type { SessionIo, WalkThreads } from "./io.js";
 import { bothSinks, PerfAnalysis, perfNsPerTick, ThreadNames } from "./perf-analysis.js";
 import { cpuProblem, tidProblem } from "./perf-checks.js";
 import { Cr3Threads } from "./perf-cr3.js";
@@ -57,6 +65,8 @@ import {
   fastPathFits,
   fastPerfStreams,
   fastQuietStreams,
+  logPerfStream,
+  replayPerfStreams,
   skipBranches,
   skipErrors,
 } from "./perf-graph.js";
@@ -148,6 +158,18 @@ export interface PerfInternals {
   generalDecode?: boolean;
   /** The fast path's outcome, when it was tried. */
   onFastPath?: (result: FastCoverage) => void;
+  /**
+   * Threads that walk streams (`--jobs`, the CLI's): where the fast path feeds the
+   * analysis outputs, each stream is walked on one of them and its log replayed here
+   * (replayPerfStreams), the walk and the analysis running at once.
+   */
+  walkThreads?: WalkThreads;
+  /**
+   * This is such a thread (no option): the decode goes as far as the fast path, walks
+   * stream `stream` of those it would walk, logs it to `sink` (logPerfStream), and stops;
+   * where there is no such walk, the log's outcome says so (status -1).
+   */
+  walkLog?: { stream: number; sink: WalkLogSink };
 }
 
 /**
@@ -261,7 +283,8 @@ function decodeOnce(
   // (Lines that need no time read no symbol tables unless they show symbols.)
   const wantSymbols =
     args.symbols ||
-    analyse ||
+    // (A thread of the parallel walk names nothing: its log is its output.)
+    (analyse && internal.walkLog === undefined) ||
     (script !== undefined && (scriptBranches === undefined || namesSymbols(fields!)));
   for (const file of args.kernel) {
     const { error, symbols } = loadKernel(io, kernel, file, kernelMap, warn, wantSymbols);
@@ -333,7 +356,8 @@ function decodeOnce(
       args.hints,
     );
   };
-  const opened = openAnalysis();
+  // (A thread of the parallel walk feeds no analysis: the log is its output.)
+  const opened = internal.walkLog === undefined ? openAnalysis() : undefined;
   if (typeof opened === "string") {
     warn(opened);
     return 1;
@@ -436,9 +460,22 @@ function decodeOnce(
     // (perf script's of part of a file are cut by the times perf gives them: not the walk's.)
     const partial = streams.some((s) => s.range !== undefined || s.tid !== undefined);
     const linesOf = fits && !(script && partial) ? streams : undefined;
+    if (internal.walkLog !== undefined) {
+      const { stream, sink } = internal.walkLog;
+      if (own !== undefined && stream < own.length) logPerfStream(own, stream, new WalkLogWriter(sink));
+      else sink.end(notWalked());
+      return 0;
+    }
     // (A file that keeps what was written, such as a pipe, is written once: the general way.)
-    if (analysis && args.quiet && own && analysis.reopens()) {
-      const fast = fastPerfStreams(own, analysis);
+    const toAnalysis = analysis !== undefined && args.quiet && own !== undefined && analysis.reopens();
+    const logs = toAnalysis ? parallelWalks(own!, analysis!, args, internal.walkThreads) : undefined;
+    // (Walks started early for nothing end now, not to take a core from this decode.)
+    if (logs === undefined) internal.walkThreads?.stop();
+    if (analysis !== undefined && own !== undefined && toAnalysis) {
+      const fast =
+        logs === undefined ? fastPerfStreams(own, analysis) : replayPerfStreams(own, analysis, logs);
+      // (Walks a replay left behind end here.)
+      if (logs !== undefined) internal.walkThreads!.stop();
       internal.onFastPath?.(fast);
       if (fast.status === 0) streams = [];
       else {
@@ -724,4 +761,51 @@ function decoderConfig(
 function bufferEnds(ranges: readonly { size: number }[]): number[] {
   let at = 0;
   return ranges.map((r) => (at += r.size));
+}
+
+/**
+ * Whether a walk on another thread pays for the analysis outputs `a` asks for: where
+ * a timeline is written (--timeline, --perfetto), whose writing is most of what a
+ * decode does besides the walk (on the bench's perf.data on two cores, --timeline
+ * 1.15x and --perfetto 1.22x the speed of one thread). Not with --latency (0.88x) nor
+ * folded stacks alone (0.91x), whose analysis keeps both threads waiting on memory
+ * more than the walk saves; not where the analysis is fed by graph node (coverage,
+ * which a replay does not give), nor with a timeline summary (whose first decode
+ * runs on the command's thread).
+ */
+export function walksApart(a: AnalysisOptions): boolean {
+  return (
+    (a.timeline !== undefined || a.perfetto !== undefined) &&
+    a.latency === undefined &&
+    a.coverage === undefined &&
+    a.aflMap === undefined &&
+    a.edges === undefined &&
+    !a.timelineSummary
+  );
+}
+
+/**
+ * The logs of the streams' walks on other threads (PerfInternals.walkThreads), or
+ * undefined where the analysis is fed here the usual way: no such threads, too few
+ * for one a stream, streams shown in part (--time-range, --tid: see ShownTarget), or
+ * outputs a walk apart does not pay for ({@link walksApart}).
+ */
+function parallelWalks(
+  streams: readonly StreamContext[],
+  analysis: PerfAnalysis,
+  args: PerfOptions,
+  threads: WalkThreads | undefined,
+): WalkLogSource[] | undefined {
+  if (threads === undefined || streams.length > threads.threads) return undefined;
+  if (streams.some((s) => s.range !== undefined || s.tid !== undefined)) return undefined;
+  if (analysis.byNode() || (threads.always !== true && !walksApart(args.analysis))) return undefined;
+  return streams.map((_, i) => threads.start(i));
+}
+
+/** A walk's log for a stream the thread found nothing to walk in: the general decode's. */
+function notWalked(): FastCoverage {
+  const r = new FastCoverage();
+  r.status = -1;
+  r.reason = "a stream the parallel walk's thread does not walk";
+  return r;
 }

@@ -84,13 +84,16 @@ describe("start-up: commands load what they use", () => {
       // node/io.js: the process's adapter; session/io.js: the interface it implements;
       // node/graph-store.js: where decision graphs are kept (it loads node:crypto, and
       // nothing of the library, only when a graph is looked up, through
-      // node/lazy-builtin.js), in the folder that node/cache-dir.js names.
+      // node/lazy-builtin.js), in the folder that node/cache-dir.js names;
+      // node/walk-threads.js: ptkit perf's walk threads (node:worker_threads loads when
+      // one starts, through node/lazy-builtin.js).
       const adapters = [
         "node/io.js",
         "session/io.js",
         "node/graph-store.js",
         "node/cache-dir.js",
         "node/lazy-builtin.js",
+        "node/walk-threads.js",
       ];
       assert.deepEqual(
         ownModules(r).filter((m) => !m.startsWith("cli/") && !adapters.includes(m)),

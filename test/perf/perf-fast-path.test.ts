@@ -17,6 +17,7 @@ import type { FastCoverage } from "../../src/analysis/index.js";
 import { runPerf } from "../../src/cli/perf/perf.js";
 import { tryParseElf } from "../../src/image/index.js";
 import { decodePacket, Packet, PacketType } from "../../src/packet/index.js";
+import type { WalkThreads } from "../../src/session/io.js";
 import { fileMode } from "../../tools/perf/perf-data-writer.js";
 import { elfWithSymbols, PtFile, switchCpuWide, TRACE_TSC } from "../../tools/perf/pt-file.js";
 import { captureIo, pipeWriters } from "../conformance/ptt.js";
@@ -34,6 +35,7 @@ import {
   switchTo,
   traceOf,
 } from "./pt-file.js";
+import { loggedWalks } from "./walk-threads.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-perf-fast-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,10 +58,14 @@ interface Run {
   fast: FastCoverage | undefined;
 }
 
-function run(args: string[], general: boolean): Run {
+function run(args: string[], general: boolean, walkThreads?: WalkThreads): Run {
   const io = captureIo(dir);
   let fast: FastCoverage | undefined;
-  const code = runPerf(args, io, EMPTY_HOME, { generalDecode: general, onFastPath: (r) => (fast = r) });
+  const code = runPerf(args, io, EMPTY_HOME, {
+    generalDecode: general,
+    onFastPath: (r) => (fast = r),
+    walkThreads,
+  });
   const files = new Map<string, Buffer>();
   args.forEach((a, i) => {
     if (OUTPUT_OPTIONS.has(a)) files.set(a, readFileSync(join(dir, args[i + 1]!)));
@@ -67,17 +73,37 @@ function run(args: string[], general: boolean): Run {
   return { code, out: io.out.join(""), err: io.err.join(""), files, fast };
 }
 
-/** Run `args` both ways: the same exit code, output and files; the fast path's outcome. */
+/**
+ * Run `args` both ways: the same exit code, output and files; the fast path's outcome.
+ * Where the fast path would feed the analysis outputs alone (--quiet), a third way
+ * too: each stream walked as a thread of the parallel walk does, its log replayed
+ * (PerfInternals.walkThreads; see walk-threads.ts), to the same outputs and outcome.
+ */
 function same(args: string[]): FastCoverage | undefined {
   const general = run(args, true);
   assert.equal(general.fast, undefined);
   const fast = run(args, false);
-  assert.equal(fast.code, general.code, fast.err);
-  assert.equal(fast.err, general.err);
-  assert.equal(fast.out, general.out);
-  for (const [option, bytes] of general.files) {
-    assert.ok(bytes.length > 0, option);
-    assert.ok(bytes.equals(fast.files.get(option)!), `${option} differs`);
+  const ways = [fast];
+  const walks = args.includes("-q") && general.files.size > 0 ? loggedWalks(args, dir) : undefined;
+  if (walks !== undefined) {
+    const replayed = run(args, false, walks);
+    ways.push(replayed);
+    // Replayed where not fed by graph node (coverage), and then to the same outcome.
+    const byNode = args.some((a) => a === "--coverage" || a === "--edges");
+    if (!byNode && fast.fast?.status === 0) {
+      assert.ok(walks.started > 0, "the walk was not replayed");
+      assert.equal(replayed.fast?.status, 0, replayed.fast?.reason);
+      assert.equal(replayed.fast?.insns, fast.fast.insns);
+    }
+  }
+  for (const way of ways) {
+    assert.equal(way.code, general.code, way.err);
+    assert.equal(way.err, general.err);
+    assert.equal(way.out, general.out);
+    for (const [option, bytes] of general.files) {
+      assert.ok(bytes.length > 0, option);
+      assert.ok(bytes.equals(way.files.get(option)!), `${option} differs`);
+    }
   }
   return fast.fast;
 }

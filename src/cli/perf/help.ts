@@ -174,6 +174,12 @@ analysis outputs (as ptkit flow writes them; any number at once):
                          are counted, not named).
   They follow --cpu, --tid and --time-range. Printed output stays as without
   them; add -q to print only the summary.
+  -j, --jobs <n>         threads to use (default: the cores available): with -q
+                         and --timeline or --perfetto (not --latency, coverage
+                         or a timeline summary), each CPU's trace is walked on a
+                         thread of its own while this one writes, where there
+                         are threads for all (n-1 CPUs' traces at most); the
+                         files are the same as with --jobs 1.
 
 results database:
   --db <file>            the tables of 'ptkit shard' (functions: calls, self and

@@ -14,12 +14,13 @@ import type { LatencyReport } from "../../session/analysis-outputs.js";
 import { ByteLines } from "../../session/byte-lines.js";
 import { ioErrorText, openError } from "../../session/file-kind.js";
 import { parseCodeFile } from "../../session/flow-image.js";
-import type { SessionIo } from "../../session/io.js";
+import type { SessionIo, WalkThreads } from "../../session/io.js";
 import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
 import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
 import type { SourceLineLookup as SessionSourceLines } from "../../session/perf-script-srcline.js";
-import { decodePerf, type PerfInternals, type PerfOptions } from "../../session/perf-session.js";
+import { decodePerf, type PerfInternals, type PerfOptions, walksApart } from "../../session/perf-session.js";
+import { parseJobs } from "../jobs.js";
 import { PERF_HINTS } from "../session-hints.js";
 import { PERF_HELP } from "./help.js";
 
@@ -30,6 +31,8 @@ interface PerfArgs extends PerfOptions {
   /** The directories named by options (option, path): --symfs/--sysroot, --buildid-dir. */
   dirs: Array<[string, string]>;
   demangle: boolean;
+  /** `-j/--jobs`, as given (see parseJobs). */
+  jobs: string | undefined;
 }
 
 const OPTIONS = {
@@ -49,6 +52,7 @@ const OPTIONS = {
   "no-demangle": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   "insn-decoder": { type: "boolean" },
+  jobs: { type: "string", short: "j" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -109,6 +113,7 @@ function parse(
     demangle: v["no-demangle"] !== true,
     quiet: v.quiet === true,
     insnDecoder: v["insn-decoder"] === true,
+    jobs: v.jobs,
     analysis: taken.options,
     script: s,
   };
@@ -148,6 +153,11 @@ export function runPerf(
     io.stderr(`ptkit perf: ${args}\nUse --help or -h for help.\n`);
     return 1;
   }
+  const jobs = parseJobs(io, args.jobs);
+  if (typeof jobs === "string") {
+    io.stderr(`ptkit perf: ${jobs}\nUse --help or -h for help.\n`);
+    return 1;
+  }
   if (latency !== undefined) args.analysis.latencyReport = latency;
   if (internal.tables !== undefined) args.analysis.tables = internal.tables;
   const unreadable = args.file === "-" ? undefined : openError(io, args.file);
@@ -156,9 +166,15 @@ export function runPerf(
     return 1;
   }
   for (const w of lookupDirWarnings(io, args.dirs)) io.stderr(`ptkit perf: ${w}\n`);
+  // The analysis outputs' walk on other threads (each stream's on one; see PerfInternals.walkThreads).
+  // (Not of standard input, which only this thread reads.)
+  const apart = jobs > 1 && args.file !== "-";
+  const walkThreads =
+    internal.walkThreads ??
+    (apart ? earlyWalk(args, io.perfWalks?.({ argv, home, threads: jobs })) : undefined);
   const out = new ByteLines(io);
   try {
-    return decodePerf(io, out, perfOptions(args), fileSource(io, args.file), internal);
+    return decodePerf(io, out, perfOptions(args), fileSource(io, args.file), { ...internal, walkThreads });
   } catch (e) {
     out.flush();
     if (!(e instanceof PerfError) && !(e as NodeJS.ErrnoException).code) throw e;
@@ -168,7 +184,31 @@ export function runPerf(
     return 1;
   } finally {
     out.flush();
+    walkThreads?.stop();
   }
+}
+
+/**
+ * `threads`, with the first stream's walk started now where the decode will likely
+ * want it (the analysis outputs alone, of every stream shown whole, outputs a walk
+ * apart pays for: see walksApart), so that its thread loads the code and reads the
+ * file while this one does; the decode stops it where it does not want it after all.
+ */
+function earlyWalk(args: PerfArgs, threads: WalkThreads | undefined): WalkThreads | undefined {
+  const likely =
+    args.quiet &&
+    !args.jsonl &&
+    !args.script?.active &&
+    args.range === undefined &&
+    args.tid === undefined &&
+    walksApart(args.analysis);
+  if (threads === undefined || !likely) return threads;
+  const first = threads.start(0);
+  return {
+    threads: threads.threads,
+    start: (i) => (i === 0 ? first : threads.start(i)),
+    stop: () => threads.stop(),
+  };
 }
 
 /** The session's options for `args`: the demangler loads from node_modules, source lines from addr2line or llvm-symbolizer; remedies name ptkit perf's options. */
