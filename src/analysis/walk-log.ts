@@ -385,8 +385,5 @@ export function* replayWalk(time: WalkTime, next: WalkLogSource): Generator<void
 
 /** The outcome of a replay that cannot go on: the general decode's. */
 function unlike(what: string): FastCoverage {
-  const r = new FastCoverage();
-  r.status = -1;
-  r.reason = `the parallel walk's replay met ${what}`;
-  return r;
+  return FastCoverage.handedOver(`the parallel walk's replay met ${what}`);
 }

@@ -113,7 +113,11 @@ function fromMessage(m: WalkThreadMessage): Float64Array | WalkEnd {
   return m.end;
 }
 
-/** The outcome of a walk that cannot be replayed: the general decode's. */
+/**
+ * The outcome of a walk that cannot be replayed: the general decode's. (A plain
+ * object, as the thread's own are: FastCoverage's module is not loaded with this
+ * adapter, which every command loads.)
+ */
 function failed(why: string): WalkEnd {
   return { status: -1, offset: 0, reason: `the parallel walk: ${why}`, insns: 0, calls: 0, errors: 0 };
 }

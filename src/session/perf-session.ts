@@ -463,7 +463,7 @@ function decodeOnce(
     if (internal.walkLog !== undefined) {
       const { stream, sink } = internal.walkLog;
       if (own !== undefined && stream < own.length) logPerfStream(own, stream, new WalkLogWriter(sink));
-      else sink.end(notWalked());
+      else sink.end(FastCoverage.handedOver("a stream the parallel walk's thread does not walk"));
       return 0;
     }
     // (A file that keeps what was written, such as a pipe, is written once: the general way.)
@@ -800,12 +800,4 @@ function parallelWalks(
   if (streams.some((s) => s.range !== undefined || s.tid !== undefined)) return undefined;
   if (analysis.byNode() || (threads.always !== true && !walksApart(args.analysis))) return undefined;
   return streams.map((_, i) => threads.start(i));
-}
-
-/** A walk's log for a stream the thread found nothing to walk in: the general decode's. */
-function notWalked(): FastCoverage {
-  const r = new FastCoverage();
-  r.status = -1;
-  r.reason = "a stream the parallel walk's thread does not walk";
-  return r;
 }
