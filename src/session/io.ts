@@ -62,6 +62,12 @@ export interface WalkThreads {
    * that pays (walksApart): tests replay every kind of file so.
    */
   readonly always?: boolean;
+  /**
+   * The least bytes of a stream's trace walked apart (default WALK_APART_BYTES,
+   * perf-session.ts: smaller ones are walked on the command's thread, which is
+   * faster there); tests walk small captures apart with 0.
+   */
+  readonly minTrace?: number;
   /** Start the walk of stream `stream` (its index among those walked): its log as it comes. */
   start(stream: number): WalkLogSource;
   /** End the walks (those not at their end yet): the decode goes on without them. */

@@ -785,10 +785,22 @@ export function walksApart(a: AnalysisOptions): boolean {
 }
 
 /**
+ * The least trace of a CPU (AUX bytes) that ptkit perf walks on a thread of its own
+ * (WalkThreads.minTrace sets another): below it a thread's start (loading the code,
+ * reading the file, making the graph anew) costs more than the walk it takes off the
+ * command's thread. `-q --timeline`, `--jobs 2` against `--jobs 1`, the bench's
+ * program on one CPU, two cores (7-9 alternating runs, 2026-11-29): perf.data of 0.13
+ * MB 0.67x the speed, 0.51 MB 0.84x, 1.0 MB 0.87x, 1.5 MB 0.95x, 2.1 MB 0.99x, 2.6
+ * MB 1.11x, 5.1 MB 1.26x; a real capture of the corpus (HASE, 38 KB) 0.64x.
+ */
+export const WALK_APART_BYTES = 2 << 20;
+
+/**
  * The logs of the streams' walks on other threads (PerfInternals.walkThreads), or
  * undefined where the analysis is fed here the usual way: no such threads, too few
- * for one a stream, streams shown in part (--time-range, --tid: see ShownTarget), or
- * outputs a walk apart does not pay for ({@link walksApart}).
+ * for one a stream, a stream's trace under the least a thread pays for
+ * ({@link WALK_APART_BYTES}), streams shown in part (--time-range, --tid: see
+ * ShownTarget), or outputs a walk apart does not pay for ({@link walksApart}).
  */
 function parallelWalks(
   streams: readonly StreamContext[],
@@ -797,6 +809,8 @@ function parallelWalks(
   threads: WalkThreads | undefined,
 ): WalkLogSource[] | undefined {
   if (threads === undefined || streams.length > threads.threads) return undefined;
+  const least = threads.minTrace ?? WALK_APART_BYTES;
+  if (streams.some((s) => s.trace.size < least)) return undefined;
   if (streams.some((s) => s.range !== undefined || s.tid !== undefined)) return undefined;
   if (analysis.byNode() || (threads.always !== true && !walksApart(args.analysis))) return undefined;
   return streams.map((_, i) => threads.start(i));

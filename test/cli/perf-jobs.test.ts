@@ -8,13 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { CHUNK_WORKER, main } from "../../src/cli/ptkit.js";
 import { walkThreads } from "../../src/node/walk-threads.js";
+import { WALK_APART_BYTES } from "../../src/session/perf-session.js";
 import { captureIo } from "../conformance/ptt.js";
 import { corpusPath, skipUnlessCorpus } from "../corpus.js";
 
@@ -40,15 +41,22 @@ function files(): string[] {
 }
 
 /**
- * `ptkit perf ARGS` in this process, with worker threads for its walks; and the
- * outcome of each walk the threads logged (status 0: walked, replayed to its end).
+ * `ptkit perf ARGS` in this process, with worker threads for its walks (of traces of
+ * any size, or with `least` "default", of those the command walks apart by itself);
+ * the outcome of each walk the threads logged (status 0: walked, replayed to its
+ * end) and how many threads started.
  */
-async function inProcess(args: string[]): Promise<Run & { walks: number[] }> {
+async function inProcess(
+  args: string[],
+  least: "any" | "default" = "any",
+): Promise<Run & { walks: number[]; started: number }> {
   const io = captureIo(dir);
   const walks: number[] = [];
+  let started = 0;
   io.perfWalks = (command) => {
     const t = walkThreads(CHUNK_WORKER, dir, command);
     const start = (i: number) => {
+      started++;
       const log = t.start(i);
       return () => {
         const next = log();
@@ -56,15 +64,17 @@ async function inProcess(args: string[]): Promise<Run & { walks: number[] }> {
         return next;
       };
     };
-    return { threads: t.threads, start, stop: () => t.stop() };
+    const threads = { threads: t.threads, start, stop: () => t.stop() };
+    return least === "any" ? { ...threads, minTrace: 0 } : threads;
   };
   const code = await main(["perf", ...args], io);
-  return { code, out: io.out.join(""), err: io.err.join(""), files: files(), walks };
+  return { code, out: io.out.join(""), err: io.err.join(""), files: files(), walks, started };
 }
 
-/** `ptkit perf ARGS` as the executable runs it. */
-function executable(args: string[]): Run {
-  const r = spawnSync(process.execPath, [CLI, "perf", ...args], { cwd: dir, encoding: "utf8" });
+/** `ptkit perf ARGS` as the executable runs it (walking traces of any size apart, unless `least` is "default"). */
+function executable(args: string[], least: "any" | "default" = "any"): Run {
+  const env = { ...process.env, PTKIT_PERF_WALK_MIN: least === "any" ? "0" : "" };
+  const r = spawnSync(process.execPath, [CLI, "perf", ...args], { cwd: dir, encoding: "utf8", env });
   return { code: r.status ?? -1, out: r.stdout, err: r.stderr, files: files() };
 }
 
@@ -79,7 +89,8 @@ describe("ptkit perf --jobs on the HASE captures", { skip: skipUnlessCorpus(HASE
       assert.deepEqual(one.walks, []);
       const two = await inProcess(["--jobs", "2", ...args]);
       assert.deepEqual(two.walks, [0], "the walk was not on a thread, replayed to its end");
-      assert.deepEqual({ ...two, walks: [] }, one);
+      assert.equal(two.started, 1);
+      assert.deepEqual({ ...two, walks: [], started: 0 }, one);
     });
 
     test(`${capture}: the walk on a thread, from the executable's bundle, to the same outputs`, () => {
@@ -88,6 +99,23 @@ describe("ptkit perf --jobs on the HASE captures", { skip: skipUnlessCorpus(HASE
       assert.deepEqual(executable(["--jobs", "2", ...args]), one);
     });
   }
+
+  test("a CPU's trace under the least a thread pays for is walked on the command's thread", async () => {
+    for (const capture of CAPTURES) {
+      const data = corpusPath(HASE, capture, "perf.data.1")!;
+      assert.ok(statSync(data).size < WALK_APART_BYTES, "the capture is small");
+      const args = ["--symfs", corpusPath(HASE, capture, "binaries")!, "-q", ...OUTPUTS, data];
+      const one = await inProcess(["--jobs", "1", ...args]);
+      assert.equal(one.code, 0, one.err);
+      // No thread started, not even the one that starts before the file is read.
+      const two = await inProcess(["--jobs", "2", ...args], "default");
+      assert.equal(two.started, 0, capture);
+      assert.deepEqual(two, one);
+      const exe = executable(["--jobs", "1", ...args]);
+      assert.equal(exe.code, 0, exe.err);
+      assert.deepEqual(executable(["--jobs", "2", ...args], "default"), exe);
+    }
+  });
 
   test("outputs a walk apart does not pay for are walked on the command's thread", async () => {
     const capture = CAPTURES[0]!;

@@ -3,7 +3,7 @@
  * not threads, but each stream's walk logged on this thread first, by a decode of its
  * own as a thread's is (PerfInternals.walkLog, its outputs discarded), then replayed
  * by the decode that asked for it. The outputs of a decode so fed must be the same as
- * of one walked in place.
+ * of one walked in place. Every stream is walked so, whatever its size (minTrace 0).
  */
 import type { WalkEnd } from "../../src/analysis/index.js";
 import { runPerf } from "../../src/cli/perf/perf.js";
@@ -16,6 +16,7 @@ export function loggedWalks(args: readonly string[], cwd: string): WalkThreads &
   return {
     threads: 64,
     always: true,
+    minTrace: 0,
     started: 0,
     start(stream) {
       this.started++;

@@ -178,8 +178,11 @@ analysis outputs (as ptkit flow writes them; any number at once):
                          and --timeline or --perfetto (not --latency, coverage
                          or a timeline summary), each CPU's trace is walked on a
                          thread of its own while this one writes, where there
-                         are threads for all (n-1 CPUs' traces at most); the
-                         files are the same as with --jobs 1.
+                         are threads for all (n-1 CPUs' traces at most) and
+                         each trace is 2 MiB or more (a thread costs smaller
+                         ones more than it saves; $PTKIT_PERF_WALK_MIN sets
+                         another size in bytes); the files are the same as
+                         with --jobs 1.
 
 results database:
   --db <file>            the tables of 'ptkit shard' (functions: calls, self and

@@ -19,7 +19,13 @@ import { takeAnalysisOptions } from "../../session/perf-analysis.js";
 import { lookupDirWarnings } from "../../session/perf-checks.js";
 import { PERF_SCRIPT_USAGE, takePerfScriptOptions } from "../../session/perf-script-options.js";
 import type { SourceLineLookup as SessionSourceLines } from "../../session/perf-script-srcline.js";
-import { decodePerf, type PerfInternals, type PerfOptions, walksApart } from "../../session/perf-session.js";
+import {
+  decodePerf,
+  type PerfInternals,
+  type PerfOptions,
+  WALK_APART_BYTES,
+  walksApart,
+} from "../../session/perf-session.js";
 import { parseJobs } from "../jobs.js";
 import { PERF_HINTS } from "../session-hints.js";
 import { PERF_HELP } from "./help.js";
@@ -171,7 +177,7 @@ export function runPerf(
   const apart = jobs > 1 && args.file !== "-";
   const walkThreads =
     internal.walkThreads ??
-    (apart ? earlyWalk(args, io.perfWalks?.({ argv, home, threads: jobs })) : undefined);
+    (apart ? earlyWalk(io, args, minTraceFromEnv(io.perfWalks?.({ argv, home, threads: jobs }))) : undefined);
   const out = new ByteLines(io);
   try {
     return decodePerf(io, out, perfOptions(args), fileSource(io, args.file), { ...internal, walkThreads });
@@ -191,10 +197,11 @@ export function runPerf(
 /**
  * `threads`, with the first stream's walk started now where the decode will likely
  * want it (the analysis outputs alone, of every stream shown whole, outputs a walk
- * apart pays for: see walksApart), so that its thread loads the code and reads the
- * file while this one does; the decode stops it where it does not want it after all.
+ * apart pays for: see walksApart; a file large enough to hold a trace a thread pays
+ * for: WALK_APART_BYTES), so that its thread loads the code and reads the file while
+ * this one does; the decode stops it where it does not want it after all.
  */
-function earlyWalk(args: PerfArgs, threads: WalkThreads | undefined): WalkThreads | undefined {
+function earlyWalk(io: SessionIo, args: PerfArgs, threads: WalkThreads | undefined): WalkThreads | undefined {
   const likely =
     args.quiet &&
     !args.jsonl &&
@@ -203,10 +210,42 @@ function earlyWalk(args: PerfArgs, threads: WalkThreads | undefined): WalkThread
     args.tid === undefined &&
     walksApart(args.analysis);
   if (threads === undefined || !likely) return threads;
+  if (fileBytes(io, args.file) < (threads.minTrace ?? WALK_APART_BYTES)) return threads;
   const first = threads.start(0);
+  return withThreads(threads, { start: (i) => (i === 0 ? first : threads.start(i)) });
+}
+
+/** The size of file `path`, or 0 where it has none (a pipe). */
+function fileBytes(io: SessionIo, path: string): number {
+  try {
+    return io.fileSize(path);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * `threads` with `$PTKIT_PERF_WALK_MIN`, where set, as the least bytes of a CPU's
+ * trace walked apart (default WALK_APART_BYTES; 0: any, as the tests of the
+ * executable's threads walk the small captures of the corpus).
+ */
+function minTraceFromEnv(threads: WalkThreads | undefined): WalkThreads | undefined {
+  const env = process.env.PTKIT_PERF_WALK_MIN;
+  const min = env === undefined || env === "" ? Number.NaN : Number(env);
+  if (threads === undefined || !Number.isSafeInteger(min) || min < 0) return threads;
+  return withThreads(threads, { minTrace: min });
+}
+
+/** `threads` with `change` made (its methods called on it). */
+function withThreads(
+  threads: WalkThreads,
+  change: Partial<Pick<WalkThreads, "start" | "minTrace">>,
+): WalkThreads {
   return {
     threads: threads.threads,
-    start: (i) => (i === 0 ? first : threads.start(i)),
+    always: threads.always,
+    minTrace: change.minTrace ?? threads.minTrace,
+    start: change.start ?? ((i) => threads.start(i)),
     stop: () => threads.stop(),
   };
 }
