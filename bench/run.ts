@@ -530,13 +530,16 @@ interface WholeResult {
 }
 
 /** The perf.data workload of the analysis pairs (`cpus`: recorded on that many), made first if it is not cached. */
-function perfWorkload(opt: Options, cpus = 1): PerfWorkload | { skip: string } {
+/** The short perf.data run's length, as a part of the main one's (SHORT_RUN in whole-pairs.ts). */
+const SHORT_PART = 0.2;
+
+function perfWorkload(opt: Options, cpus = 1, part = 1): PerfWorkload | { skip: string } {
   if (!opt.json)
     process.stdout.write(
-      `whole-process benchmark: preparing the perf.data workload${cpus > 1 ? ` on ${cpus} CPUs` : ""}...\n`,
+      `whole-process benchmark: preparing the perf.data workload${cpus > 1 ? ` on ${cpus} CPUs` : ""}${part < 1 ? " (short run)" : ""}...\n`,
     );
   try {
-    return loadPerfWorkload({ insns: opt.perfInsns, cpus });
+    return loadPerfWorkload({ insns: Math.max(1, Math.round(opt.perfInsns * part)), cpus });
   } catch (e) {
     return { skip: (e as Error).message };
   }
@@ -546,16 +549,19 @@ function perfWorkload(opt: Options, cpus = 1): PerfWorkload | { skip: string } {
 function runWholePerf(opt: Options): WholeResult {
   const perf = perfWorkload(opt);
   const perfCpus = perfWorkload(opt, 2);
+  const perfShort = perfWorkload(opt, 1, SHORT_PART);
   const { pairs, skipped } = wholePairs({
     synthetic: undefined,
     large: undefined,
     gzip: false,
     perf: "skip" in perf ? undefined : perf,
     perfCpus: "skip" in perfCpus ? undefined : perfCpus,
+    perfShort: "skip" in perfShort ? undefined : perfShort,
     perfOnly: true,
   });
   if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
   if ("skip" in perfCpus) skipped.push(`perf.data workload on 2 CPUs: ${perfCpus.skip}`);
+  if ("skip" in perfShort) skipped.push(`perf.data workload (short run): ${perfShort.skip}`);
   return { perf, skipped, bench: measureWhole(pairs, opt.wholeRuns) };
 }
 
@@ -575,6 +581,7 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
   const fuzzInfo = "skip" in fuzz ? fuzz : (({ elfs: _, ...info }) => info)(fuzz);
   const perf = perfWorkload(opt);
   const perfCpus = perfWorkload(opt, 2);
+  const perfShort = perfWorkload(opt, 1, SHORT_PART);
   const { pairs, skipped } = wholePairs({
     synthetic: { path, bytes: buf },
     large,
@@ -582,10 +589,12 @@ function runWhole(opt: Options, path: string, buf: Uint8Array): WholeResult {
     fuzz: "skip" in fuzz ? undefined : fuzz,
     perf: "skip" in perf ? undefined : perf,
     perfCpus: "skip" in perfCpus ? undefined : perfCpus,
+    perfShort: "skip" in perfShort ? undefined : perfShort,
   });
   if ("skip" in largeInfo) skipped.push(`large-footprint workload: ${largeInfo.skip}`);
   if ("skip" in perf) skipped.push(`perf.data workload: ${perf.skip}`);
   if ("skip" in perfCpus) skipped.push(`perf.data workload on 2 CPUs: ${perfCpus.skip}`);
+  if ("skip" in perfShort) skipped.push(`perf.data workload (short run): ${perfShort.skip}`);
   const match = opt.wholeMatch;
   const bench = measureWhole(
     match === undefined ? pairs : pairs.filter((p) => p.what.includes(match)),

@@ -53,6 +53,8 @@ export interface WholeInputs {
    * of a command writes one AUX stream per CPU), if made: the call-stack pairs again.
    */
   perfCpus?: PerfWorkload | undefined;
+  /** A fifth of the run, on one CPU, if made: the calls and the timeline again (SHORT_RUN). */
+  perfShort?: PerfWorkload | undefined;
   /** Only the analysis pairs (ptkit perf vs Linux perf). */
   perfOnly?: boolean;
 }
@@ -95,8 +97,13 @@ function firstRunPairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] 
     else pairs.push(...p.pairs);
   }
   if (inputs.perfCpus) {
-    const p = perfPairs(inputs.perfCpus, "perf.data, 2 CPUs");
+    const p = perfPairs(inputs.perfCpus, TWO_CPUS);
     if ("skip" in p) skipped.push(`ptkit perf vs perf (2 CPUs): ${p.skip}`);
+    else pairs.push(...p.pairs);
+  }
+  if (inputs.perfShort) {
+    const p = perfPairs(inputs.perfShort, SHORT_RUN);
+    if ("skip" in p) skipped.push(`ptkit perf vs perf (short run): ${p.skip}`);
     else pairs.push(...p.pairs);
   }
   if (inputs.perfOnly || !inputs.synthetic) return { pairs, skipped };
@@ -251,11 +258,42 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * (perf script --call-trace) and folded call stacks (perf report's every-1000th-
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
- * of the host's (~/.debug) comes into it. With `cpus` (the workload's name: the run
- * recorded on several CPUs), the calls, perf script's default lines, the timeline and
- * the folded stacks only.
+ * of the host's (~/.debug) comes into it. With a `variant` (another perf.data: the
+ * run recorded on several CPUs, a shorter run), the pairs it names only.
  */
-export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | { skip: string } {
+export function perfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] } | { skip: string } {
+  const p = allPerfPairs(w, variant);
+  return "skip" in p || variant === undefined ? p : { pairs: p.pairs.filter((q) => variant.rows(q.what)) };
+}
+
+/** A perf.data other than the main workload's, and which pairs run on it. */
+export interface PerfVariant {
+  /** The workload column's name. */
+  name: string;
+  /** Put before the output files' names. */
+  prefix: string;
+  rows(what: string): boolean;
+}
+
+/** The run recorded on two CPUs: the calls, perf script's default lines, the timeline and the folded stacks. */
+export const TWO_CPUS: PerfVariant = {
+  name: "perf.data, 2 CPUs",
+  prefix: "cpus-",
+  rows: (what) => / --calls | -i | --timeline | --folded /.test(what),
+};
+
+/**
+ * A fifth of the run (a perf.data of about 0.5 MB): the calls and the timeline, where
+ * ptkit's fixed costs (Node's start, the code's decision graph, a thread's start
+ * with --jobs) weigh more than on the long run.
+ */
+export const SHORT_RUN: PerfVariant = {
+  name: "perf.data, 1/5 the run",
+  prefix: "short-",
+  rows: (what) => / --calls vs | -q --timeline /.test(what),
+};
+
+function allPerfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] } | { skip: string } {
   const version = spawnSync("perf", ["version"], { encoding: "utf8" });
   if (version.error || version.status !== 0) return { skip: `perf is not installed ${PERF_HINT}` };
   const home = join(CACHE_DIR, "perf-home");
@@ -265,7 +303,7 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
   mkdirSync(out, { recursive: true });
   const env = { HOME: home };
   const data = w.data;
-  const file = (name: string) => join(out, cpus === undefined ? name : `cpus-${name}`);
+  const file = (name: string) => join(out, `${variant?.prefix ?? ""}${name}`);
   const lines = (path: string, keep?: (line: string) => boolean) => () => countFileLines(path, keep);
   const perfScript = (name: string, ...args: string[]) => ({
     argv: ["perf", "script", "-i", data, ...args],
@@ -277,10 +315,10 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
     env,
     stdoutFile: file(name),
   });
-  const workload = cpus ?? "perf.data";
+  const workload = variant?.name ?? "perf.data";
   const pairs: Pair[] = [];
   const insn = (l: string) => /^[0-9a-f]{16}$/.test(l);
-  if (cpus === undefined)
+  if (variant === undefined)
     pairs.push({
       what: "ptkit perf vs perf script --itrace=i0ns -F ip",
       workload,
@@ -295,7 +333,7 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
     ["branches", "be"],
     ["calls", "cr"],
   ] as const;
-  for (const [flag, itrace] of flags.filter(([f]) => cpus === undefined || f === "calls")) {
+  for (const [flag, itrace] of flags.filter(([f]) => variant === undefined || f === "calls")) {
     pairs.push({
       what: `ptkit perf --${flag} vs perf script --itrace=${itrace} -F ip,addr,flags`,
       workload,
@@ -316,7 +354,7 @@ export function perfPairs(w: PerfWorkload, cpus?: string): { pairs: Pair[] } | {
     // With the symbols and files (no time: the walk's lines too).
     ["calls-sym", "cr", "ip,sym,symoff,dso,addr,flags"],
   ] as const;
-  for (const [name, itrace, fields] of cpus === undefined ? scriptOptions : []) {
+  for (const [name, itrace, fields] of variant === undefined ? scriptOptions : []) {
     const ptkitFile = `ptkit-script-${name}.txt`;
     pairs.push({
       what: `ptkit perf --itrace=${itrace} -F ${fields} vs perf script (the same options)`,
