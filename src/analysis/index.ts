@@ -33,7 +33,7 @@ export {
   type WalkTime,
   walkErrata,
 } from "./coverage-decode.js";
-export { Demangler, isMangled, LazyDemangler, type NameDemangler } from "./demangle.js";
+export { Demangler, type DemanglerGlue, isMangled, LazyDemangler, type NameDemangler } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";
 export { AFL_MAP_SIZE, Coverage, EdgeKind, edgeKindName } from "./export/coverage.js";

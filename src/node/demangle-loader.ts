@@ -1,10 +1,13 @@
 /**
  * The {@link Demangler} for Node: reads gecko-profiler-demangle's WebAssembly module
- * from node_modules (the analysis layer takes bytes, not paths).
+ * from node_modules (the analysis layer takes bytes, not paths) and requires its glue
+ * module, an ES module: Node 20.19 and later require one synchronously; before that
+ * the demangler cannot load (names stay mangled, with a warning), and nothing else
+ * is the worse for it.
  */
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { Demangler } from "../analysis/index.js";
+import { Demangler, type DemanglerGlue } from "../analysis/index.js";
 
 /** Where the demangler's WebAssembly module is installed. */
 export function demanglerWasmPath(): string {
@@ -16,7 +19,8 @@ export function loadDemangler(): Demangler | string {
   let path = "gecko-profiler-demangle/index_bg.wasm";
   try {
     path = demanglerWasmPath();
-    return Demangler.instantiateSync(readFileSync(path));
+    const glue = createRequire(import.meta.url)("gecko-profiler-demangle/index_bg.js") as DemanglerGlue;
+    return Demangler.instantiateSync(readFileSync(path), glue);
   } catch (e) {
     return `cannot load the demangler (${path}): ${(e as Error).message}`;
   }

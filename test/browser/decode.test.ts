@@ -128,7 +128,7 @@ describe("library layers in headless Chromium", { skip: CHROMIUM_SKIP }, () => {
     const browserResult = await inPage("program.pt", "program.elf");
     assert.deepEqual(browserResult.summary, node);
 
-    const demangler = ptkit.analysis.Demangler.instantiateSync(
+    const demangler = await ptkit.analysis.Demangler.instantiate(
       readFileSync(BUNDLE_ASSETS["gecko-profiler-demangle.wasm"]!),
     );
     const expected = MANGLED.map((name) => demangler.demangle(name));

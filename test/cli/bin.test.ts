@@ -214,7 +214,8 @@ describe("the bundle", () => {
   });
 
   test("flow's parts, and the packages they load, work from the bundle", () => {
-    // --afl-map alone (the coverage decode and the analysis outputs, which load the demangler).
+    // --afl-map alone (the coverage decode and the analysis outputs, whose symbol
+    // tables would load the demangler at the first mangled name).
     const args = ["flow", "--quiet", "--elf", "sample.elf", "--pt", "sample.pt", "--afl-map"];
     const bundled = runLogged([BIN, ...args, join(dir, "bundled.bin")], SAMPLE);
     assert.equal(bundled.status, 0, bundled.stderr);
@@ -234,6 +235,31 @@ describe("the bundle", () => {
     assert.ok(text.modules.some((m) => /[/\\]node_modules[/\\]iced-x86[/\\]/.test(m)));
     const unbundled = spawnSync(process.execPath, [MAIN, ...listing], { cwd: SAMPLE, encoding: "utf8" });
     assert.equal(text.stdout, unbundled.stdout);
+  });
+
+  test("on a Node that cannot require an ES module (before 20.19), the bundle's decodes run", {
+    skip:
+      !process.allowedNodeEnvironmentFlags.has("--no-experimental-require-module") &&
+      "this Node cannot switch require(esm) off",
+  }, () => {
+    // The demangler's glue is such a module: required at start-up, it stopped every
+    // command of the bundle (flow, perf, latency) there; now when a name needs it.
+    const args = [
+      "flow",
+      "--quiet",
+      "--elf",
+      "sample.elf",
+      "--pt",
+      "sample.pt",
+      "--afl-map",
+      join(dir, "old.bin"),
+    ];
+    const r = spawnSync(process.execPath, ["--no-experimental-require-module", BIN, ...args], {
+      cwd: SAMPLE,
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, "");
   });
 
   test("on a Node without process.getBuiltinModule (before 20.16), instruction text still loads iced-x86", () => {

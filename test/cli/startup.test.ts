@@ -149,6 +149,15 @@ describe("start-up: commands load what they use", () => {
   });
 });
 
+test("analysis outputs load the demangler's glue only when a mangled name needs it", () => {
+  // The call-stack outputs name frames through symbol tables that demangle (analysis/
+  // demangle.js loads): code without symbols, so without mangled names.
+  const r = ptkit("flow", "--raw", "code.bin:0x1000", "--pt", "tiny.pt", "--timeline", "t.json", "--quiet");
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(ownModules(r).includes("analysis/demangle.js"), "the timeline's names");
+  assert.deepEqual(matching(r, DEMANGLER), [], "gecko-profiler-demangle");
+});
+
 test("without process.getBuiltinModule (Node before 20.16) ptkit loads iced-x86 up front, and decodes", () => {
   const r = spawnSync(
     process.execPath,

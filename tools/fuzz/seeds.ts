@@ -259,7 +259,10 @@ function realSeeds(root: string, add: Add): void {
     add("perf", { ...s, argv: ["perf", "--symfs", "binaries", INPUT] });
     add("perf", { ...s, argv: ["perf", "-q", "--branches", "--symfs", "binaries", INPUT] });
     // The analyses' walk, which goes on past the libraries not copied along (perf's resync).
-    add("perf", { ...s, argv: ["perf", "-q", "--timeline", `${SCRATCH}/t.json`, "--symfs", "binaries", INPUT] });
+    add("perf", {
+      ...s,
+      argv: ["perf", "-q", "--timeline", `${SCRATCH}/t.json`, "--symfs", "binaries", INPUT],
+    });
     add("perf", { ...s, argv: ["latency", "--top", "3", "--symfs", "binaries", INPUT] });
     add("perf", { ...s, argv: ["perf-dump", INPUT] });
     for (const elf of listFilesDeep(join(dir, "binaries")))
