@@ -21,8 +21,8 @@
  * made, not with this module: {@link Demangler.instantiate} imports it, and
  * {@link Demangler.instantiateSync} takes it from its caller (Node's loader requires
  * it), so a command that never demangles never loads it (the CLI's bundle, which
- * initialises its modules at start-up, took 12 ms less to run `ptkit perf --calls`
- * on a small capture).
+ * initialises its modules at start-up, took 5-10 ms less to run `ptkit perf --calls`
+ * or `ptkit flow` on a small capture).
  */
 import type * as GlueModule from "gecko-profiler-demangle/index_bg.js";
 

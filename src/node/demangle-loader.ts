@@ -22,6 +22,7 @@ export function loadDemangler(): Demangler | string {
     const glue = createRequire(import.meta.url)("gecko-profiler-demangle/index_bg.js") as DemanglerGlue;
     return Demangler.instantiateSync(readFileSync(path), glue);
   } catch (e) {
-    return `cannot load the demangler (${path}): ${(e as Error).message}`;
+    // (Node's own messages run over several lines: the first says it.)
+    return `cannot load the demangler (${path}): ${(e as Error).message.split("\n")[0]}`;
   }
 }
