@@ -259,7 +259,7 @@ export const PERF_HINT = "(Debian: apt-get install linux-perf)";
  * instruction samples with call chains, -g folded; ptkit folds every instruction):
  * both must print. Both run with HOME an empty directory, so that no build-id cache
  * of the host's (~/.debug) comes into it. With a `variant` (another perf.data: the
- * run recorded on several CPUs, a shorter run), the pairs it names only.
+ * run recorded on several CPUs, a shorter run), the pairs its `rows` take only.
  */
 export function perfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] } | { skip: string } {
   const p = allPerfPairs(w, variant);
@@ -318,22 +318,21 @@ function allPerfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] }
   const workload = variant?.name ?? "perf.data";
   const pairs: Pair[] = [];
   const insn = (l: string) => /^[0-9a-f]{16}$/.test(l);
-  if (variant === undefined)
-    pairs.push({
-      what: "ptkit perf vs perf script --itrace=i0ns -F ip",
-      workload,
-      ptkit: { ...ptkitPerf("ptkit-insn.txt"), count: lines(file("ptkit-insn.txt"), insn) },
-      peer: {
-        ...perfScript("perf-insn.txt", "--itrace=i0ns", "-F", "ip"),
-        count: lines(file("perf-insn.txt")),
-      },
-      counted: "instruction lines",
-    });
+  pairs.push({
+    what: "ptkit perf vs perf script --itrace=i0ns -F ip",
+    workload,
+    ptkit: { ...ptkitPerf("ptkit-insn.txt"), count: lines(file("ptkit-insn.txt"), insn) },
+    peer: {
+      ...perfScript("perf-insn.txt", "--itrace=i0ns", "-F", "ip"),
+      count: lines(file("perf-insn.txt")),
+    },
+    counted: "instruction lines",
+  });
   const flags = [
     ["branches", "be"],
     ["calls", "cr"],
   ] as const;
-  for (const [flag, itrace] of flags.filter(([f]) => variant === undefined || f === "calls")) {
+  for (const [flag, itrace] of flags) {
     pairs.push({
       what: `ptkit perf --${flag} vs perf script --itrace=${itrace} -F ip,addr,flags`,
       workload,
@@ -354,7 +353,7 @@ function allPerfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] }
     // With the symbols and files (no time: the walk's lines too).
     ["calls-sym", "cr", "ip,sym,symoff,dso,addr,flags"],
   ] as const;
-  for (const [name, itrace, fields] of variant === undefined ? scriptOptions : []) {
+  for (const [name, itrace, fields] of scriptOptions) {
     const ptkitFile = `ptkit-script-${name}.txt`;
     pairs.push({
       what: `ptkit perf --itrace=${itrace} -F ${fields} vs perf script (the same options)`,
