@@ -12,17 +12,30 @@ import { type ElfData, SHT_DYNSYM } from "./elf-data.js";
 import type { RawSymbol } from "./raw-symbol.js";
 
 /**
+ * Symbols as perfTreeSymbols reads them: per symbol its value's halves and its size.
+ * Not BigInts: a large program's 100k symbols took half a second as BigInts, most of it
+ * making and collecting them.
+ */
+export interface TreeSymbols {
+  hi: number[];
+  lo: number[];
+  size: number[];
+}
+
+/**
  * The symbols perf 6.1 puts in its tree, in table order: of `.symtab` (else `.dynsym`),
  * named functions and objects of a defined section, and labels in a section whose name
  * holds "text" or "data" (dso__load_sym's filter).
  */
-export function perfTreeSymbols(data: ElfData): { value: bigint; size: number }[] {
-  const out: { value: bigint; size: number }[] = [];
+export function perfTreeSymbols(data: ElfData): TreeSymbols {
+  const out: TreeSymbols = { hi: [], lo: [], size: [] };
   if (!data.is64) return out;
   const sections = data.elf.sections;
   const table =
     sections.find((s) => s.type === SectionType.Symtab) ?? sections.find((s) => s.type === SHT_DYNSYM);
   if (!table) return out;
+  // A word's halves at p: the low one first in a little-endian file.
+  const low = data.le ? 0 : 4;
   for (let i = 1; i < Math.floor(table.size / 24); i++) {
     const at = table.offset + i * 24;
     const type = data.u8(at + 4) & 0xf;
@@ -32,19 +45,29 @@ export function perfTreeSymbols(data: ElfData): { value: bigint; size: number }[
     if (!isLabel && type !== 1 && type !== 2 && type !== 10) continue;
     const name = sections[shndx]?.name ?? "";
     if (isLabel && !name.includes("text") && !name.includes("data")) continue;
-    out.push({ value: data.word(at + 8), size: Number(data.word(at + 16)) });
+    out.hi.push(data.u32(at + 8 + 4 - low));
+    out.lo.push(data.u32(at + 8 + low));
+    // (As Number(st_size) rounds it past 2^53.)
+    out.size.push(data.u32(at + 16 + 4 - low) * T32 + data.u32(at + 16 + low));
   }
   return out;
 }
 
+const T32 = 0x1_0000_0000;
+
+/** Whether (ah:al) < (bh:bl): 64-bit values and ends past 2^64 as halves (a high half may exceed 32 bits). */
+const lt = (ah: number, al: number, bh: number, bl: number) => ah < bh || (ah === bh && al < bl);
+
 /** The stubs a lookup at their start finds (not a symbol covering them). */
-export function stubsFoundFirst(
-  symbols: readonly { value: bigint; size: number }[],
-  stubs: readonly RawSymbol[],
-): RawSymbol[] {
-  const n = symbols.length + stubs.length;
-  const start: bigint[] = [];
-  const end: bigint[] = [];
+export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[]): RawSymbol[] {
+  const count = symbols.hi.length;
+  const n = count + stubs.length;
+  // Each node's start and end (start + size, past 2^64 as it comes) as halves.
+  const startHi = new Float64Array(n);
+  const startLo = new Float64Array(n);
+  const endHi = new Float64Array(n);
+  const endLo = new Float64Array(n);
+  let size = 0;
   const left = new Int32Array(n).fill(-1);
   const right = new Int32Array(n).fill(-1);
   const parent = new Int32Array(n).fill(-1);
@@ -65,16 +88,18 @@ export function stubsFoundFirst(
     else right[y] = x;
     parent[x] = y;
   };
-  const insert = (s: bigint, e: bigint): number => {
-    const z = start.length;
-    start.push(s);
-    end.push(e);
+  const insert = (sh: number, sl: number, eh: number, el: number): number => {
+    const z = size++;
+    startHi[z] = sh;
+    startLo[z] = sl;
+    endHi[z] = eh;
+    endLo[z] = el;
     red[z] = 1;
     let p = -1;
-    for (let at = root; at >= 0; at = s < start[at]! ? left[at]! : right[at]!) p = at;
+    for (let at = root; at >= 0; at = lt(sh, sl, startHi[at]!, startLo[at]!) ? left[at]! : right[at]!) p = at;
     parent[z] = p;
     if (p < 0) root = z;
-    else if (s < start[p]!) left[p] = z;
+    else if (lt(sh, sl, startHi[p]!, startLo[p]!)) left[p] = z;
     else right[p] = z;
     let x = z;
     while (parent[x]! >= 0 && red[parent[x]!]) {
@@ -101,19 +126,53 @@ export function stubsFoundFirst(
     red[root] = 0;
     return z;
   };
-  // Zero-size symbols reach the next start (perf's symbols__fixup_end).
-  const starts = [...new Set(symbols.map((s) => s.value))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const next = new Map<bigint, bigint>();
-  for (let k = 0; k < starts.length; k++) next.set(starts[k]!, starts[k + 1] ?? starts[k]!);
-  for (const s of symbols) insert(s.value, s.size > 0 ? s.value + BigInt(s.size) : next.get(s.value)!);
-  const ids = stubs.map((p) => insert(p.value, p.value + BigInt(p.size)));
-  return stubs.filter((p, k) => {
-    let at = root;
-    while (at >= 0) {
-      if (p.value < start[at]!) at = left[at]!;
-      else if (p.value >= end[at]!) at = right[at]!;
+  // Zero-size symbols reach the next start (perf's symbols__fixup_end): the next
+  // distinct value in value order (a symbol of the last reaches its own start).
+  const { hi, lo } = symbols;
+  const order = new Int32Array(count);
+  for (let k = 0; k < count; k++) order[k] = k;
+  order.sort((a, b) => hi[a]! - hi[b]! || lo[a]! - lo[b]!);
+  const nextHi = new Float64Array(count);
+  const nextLo = new Float64Array(count);
+  for (let k = count - 1, h = 0, l = 0, at = -1; k >= 0; k--) {
+    const s = order[k]!;
+    // (The next greater value: that of the run of equal values after this one's.)
+    if (at < 0 || hi[s] !== hi[order[at]!] || lo[s] !== lo[order[at]!]) {
+      if (at >= 0) {
+        h = hi[order[at]!]!;
+        l = lo[order[at]!]!;
+      } else {
+        h = hi[s]!;
+        l = lo[s]!;
+      }
+      at = k;
+    }
+    nextHi[s] = h;
+    nextLo[s] = l;
+  }
+  const sum = (h: number, l: number, n: number) => {
+    const sizeHi = Math.floor(n / T32);
+    const low = l + (n - sizeHi * T32);
+    return low >= T32 ? [h + sizeHi + 1, low - T32] : [h + sizeHi, low];
+  };
+  for (let k = 0; k < count; k++) {
+    const [eh, el] = symbols.size[k]! > 0 ? sum(hi[k]!, lo[k]!, symbols.size[k]!) : [nextHi[k]!, nextLo[k]!];
+    insert(hi[k]!, lo[k]!, eh!, el!);
+  }
+  const at = stubs.map((p) => {
+    const h = Number(p.value >> 32n);
+    const l = Number(p.value & 0xffffffffn);
+    const [eh, el] = sum(h, l, p.size);
+    return { h, l, id: insert(h, l, eh!, el!) };
+  });
+  return stubs.filter((_, k) => {
+    const { h, l, id } = at[k]!;
+    let node = root;
+    while (node >= 0) {
+      if (lt(h, l, startHi[node]!, startLo[node]!)) node = left[node]!;
+      else if (!lt(h, l, endHi[node]!, endLo[node]!)) node = right[node]!;
       else break;
     }
-    return at === ids[k];
+    return node === id;
   });
 }

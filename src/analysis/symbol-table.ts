@@ -68,12 +68,6 @@ export interface SymbolTableOptions {
   perf?: { plt: ElfFile };
 }
 
-interface Range {
-  start: bigint;
-  end: bigint;
-  sym: RawSymbol;
-}
-
 /** The symbols of one ELF file at a load bias. */
 export class SymbolTable {
   readonly name: string;
@@ -104,78 +98,93 @@ export class SymbolTable {
 
   constructor(elf: ElfFile, options: SymbolTableOptions = {}) {
     this.name = options.name ?? "";
-    const bias = options.bias ?? 0n;
     const data = new ElfData(elf);
     const diags = new Diagnostics();
     const perf = options.perf;
-    let ranges = perf
-      ? toRanges(elf, readElfSymbols(data, diags, true), true)
-      : toRanges(elf, [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)], false);
-    if (perf) {
-      const plt = readPerfPltSymbols(new ElfData(perf.plt), diags);
-      const stubs = stubsFoundFirst(perfTreeSymbols(data), plt);
-      ranges = [
-        ...ranges,
-        ...stubs.map((sym) => ({ start: sym.value, end: sym.value + BigInt(sym.size), sym })),
-      ];
-      ranges.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
-    }
+    const raw = perf
+      ? readElfSymbols(data, diags, true)
+      : [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)];
+    const stubs = perf
+      ? stubsFoundFirst(perfTreeSymbols(data), readPerfPltSymbols(new ElfData(perf.plt), diags))
+      : [];
+    const base = windowBase(raw, stubs);
+    const ranges = toRanges(elf, raw, perf !== undefined, base, diags);
+    if (stubs.length > 0) addStubs(ranges, stubs, base, diags, elf);
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;
-    // Boundaries: every start and end; owner of each elementary interval by a sweep.
-    const points = [...new Set(ranges.flatMap((r) => [r.start, r.end]))].sort((a, b) =>
-      a < b ? -1 : a > b ? 1 : 0,
-    );
-    const ids = new Map<RawSymbol, number>();
-    const segs: { start: bigint; sym: number }[] = [];
-    const stack: Range[] = [];
-    const starts: bigint[] = [];
+    const { start, end, sym } = ranges;
+    const n = sym.length;
+    // Boundaries: every start and end; owner of each elementary interval by a sweep
+    // (the innermost range: the latest start).
+    const points = new Float64Array(2 * n);
+    points.set(start.subarray(0, n));
+    points.set(end.subarray(0, n), n);
+    points.sort();
+    const segStart = new Float64Array(points.length);
+    const segSym = new Int32Array(points.length);
+    /** Per range: its symbol id + 1 (0: none yet). */
+    const ids = new Int32Array(n);
+    const symStart: number[] = [];
+    const stack = new Int32Array(n);
+    let top = 0;
+    let segs = 0;
     let next = 0;
-    for (const p of points) {
-      while (next < ranges.length && ranges[next]!.start === p) stack.push(ranges[next++]!);
-      while (stack.length > 0 && stack[stack.length - 1]!.end <= p) stack.pop();
-      const top = stack[stack.length - 1];
+    for (let k = 0; k < points.length; k++) {
+      const p = points[k]!;
+      if (k > 0 && p === points[k - 1]) continue;
+      while (next < n && start[next] === p) stack[top++] = next++;
+      while (top > 0 && end[stack[top - 1]!]! <= p) top--;
       let id = -1;
-      if (top !== undefined) {
-        id = ids.get(top.sym) ?? -1;
+      if (top > 0) {
+        const r = stack[top - 1]!;
+        id = ids[r]! - 1;
         if (id < 0) {
           id = this.names.length;
-          ids.set(top.sym, id);
-          this.names.push(top.sym.name);
-          starts.push((top.start + bias) & MASK64);
+          ids[r] = id + 1;
+          this.names.push(sym[r]!.name);
+          symStart.push(start[r]!);
         }
       }
-      if (segs.length > 0 && segs[segs.length - 1]!.sym === id) continue;
-      segs.push({ start: p, sym: id });
+      if (segs > 0 && segSym[segs - 1] === id) continue;
+      segStart[segs] = p;
+      segSym[segs++] = id;
     }
-    // A bias that wraps part of the module past 2^64 cuts it at the wrap.
-    const biased = segs.map((s) => ({ start: (s.start + bias) & MASK64, sym: s.sym }));
-    const wrap = biased.findIndex((s, k) => k > 0 && s.start <= biased[k - 1]!.start);
-    const kept = wrap < 0 ? biased : biased.slice(0, wrap);
-    this.segHi = Uint32Array.from(kept, (s) => Number(s.start >> 32n));
-    this.segLo = Uint32Array.from(kept, (s) => Number(s.start & 0xffffffffn));
-    this.segSym = Int32Array.from(kept, (s) => s.sym);
-    const n = kept.length;
-    const span = n > 0 ? Number((kept[n - 1]!.start - kept[0]!.start) & MASK64) : 0;
-    if (n >= MIN_INDEXED && span < T32) {
-      const first = kept[0]!.start;
-      const segOff = Uint32Array.from(kept, (s) => Number((s.start - first) & MASK64));
+    // At run time: the bias added modulo 2^64; a bias that wraps part of the module
+    // past 2^64 cuts it at the wrap.
+    const at = new Placed(base, options.bias ?? 0n);
+    let kept = segs;
+    if (segs > 0 && segStart[0]! < at.wrap)
+      for (let k = 1; k < segs; k++)
+        if (segStart[k]! >= at.wrap) {
+          kept = k;
+          break;
+        }
+    this.segHi = new Uint32Array(kept);
+    this.segLo = new Uint32Array(kept);
+    for (let k = 0; k < kept; k++) at.put(segStart[k]!, this.segHi, this.segLo, k);
+    this.segSym = segSym.slice(0, kept);
+    const span = kept > 0 ? segStart[kept - 1]! - segStart[0]! : 0;
+    if (kept >= MIN_INDEXED && span < T32) {
+      const first = segStart[0]!;
+      const segOff = new Uint32Array(kept);
+      for (let k = 0; k < kept; k++) segOff[k] = segStart[k]! - first;
       // About one bucket per segment.
       let shift = 0;
-      while (span / 2 ** shift > n) shift++;
+      while (span / 2 ** shift > kept) shift++;
       const buckets = Math.floor(span / 2 ** shift) + 1;
       const bucketFirst = new Int32Array(buckets + 1);
       for (let b = 0, k = 0; b <= buckets; b++) {
         const at = b * 2 ** shift;
-        while (k < n && segOff[k]! <= at) k++;
+        while (k < kept && segOff[k]! <= at) k++;
         bucketFirst[b] = k;
       }
       this.segOff = segOff;
       this.bucketFirst = bucketFirst;
       this.shift = shift;
     }
-    this.symHi = Uint32Array.from(starts, (a) => Number(a >> 32n));
-    this.symLo = Uint32Array.from(starts, (a) => Number(a & 0xffffffffn));
+    this.symHi = new Uint32Array(symStart.length);
+    this.symLo = new Uint32Array(symStart.length);
+    for (let k = 0; k < symStart.length; k++) at.put(symStart[k]!, this.symHi, this.symLo, k);
     this.useDemangler(options.demangler);
   }
 
@@ -280,37 +289,208 @@ export class SymbolTable {
 }
 
 /**
- * One range per distinct start address (the {@link preferred} symbol), sorted by start;
- * a zero-size symbol runs to the next symbol of its section (`acrossSections`: to the next symbol).
+ * Link-time addresses are handled as offsets from a base, exact Numbers: a table of
+ * BigInts (node's 153k symbols) took a second to build, most of it making and
+ * collecting them. The symbols of one file lie within far less than {@link WINDOW}
+ * bytes of each other; a file whose do not keeps the most that do (see windowBase).
  */
-function toRanges(elf: ElfFile, raw: readonly RawSymbol[], acrossSections: boolean): Range[] {
-  const best = new Map<bigint, RawSymbol>();
-  for (const s of raw) {
-    const had = best.get(s.value);
-    if (had === undefined || preferred(s, had)) best.set(s.value, s);
+const WINDOW = 2 ** 52;
+/** Ends are cut here (within 2^53: exact). */
+const END_LIMIT = 2 * WINDOW;
+const TWO64 = 1n << 64n;
+
+/** The ranges of a table's symbols: [start, end) offsets from the base, by start. */
+interface Ranges {
+  start: Float64Array;
+  end: Float64Array;
+  sym: RawSymbol[];
+}
+
+/**
+ * The base offsets count from: the lowest symbol value, unless the values span
+ * {@link WINDOW} or more (a corrupt or hostile file); then the lowest value of the
+ * window of that size that holds the most of them.
+ */
+function windowBase(raw: readonly RawSymbol[], stubs: readonly RawSymbol[]): bigint {
+  const all = stubs.length > 0 ? [...raw, ...stubs] : raw;
+  if (all.length === 0) return 0n;
+  let min = all[0]!.value;
+  let max = min;
+  for (const s of all) {
+    if (s.value < min) min = s.value;
+    if (s.value > max) max = s.value;
   }
-  const syms = [...best.values()].sort((x, y) =>
-    x.section !== y.section && !acrossSections
-      ? x.section - y.section
-      : x.value < y.value
-        ? -1
-        : x.value > y.value
-          ? 1
-          : 0,
-  );
-  const ranges: Range[] = [];
-  for (let k = 0; k < syms.length; k++) {
-    const s = syms[k]!;
-    let end: bigint;
-    if (s.size > 0) end = s.value + BigInt(s.size);
-    else {
-      const after = syms[k + 1];
-      const sec = elf.sections[s.section]!;
-      const secEnd = sectionAddr(sec) + BigInt(sec.size);
-      end = after !== undefined && (after.section === s.section || acrossSections) ? after.value : secEnd;
+  if (max - min < BigInt(WINDOW)) return min;
+  const values = BigUint64Array.from(all, (s) => s.value).sort();
+  let best = 0;
+  let most = 0;
+  for (let i = 0, j = 0; i < values.length; i++) {
+    const limit = values[i]! + BigInt(WINDOW);
+    while (j < values.length && values[j]! < limit) j++;
+    if (j - i > most) {
+      most = j - i;
+      best = i;
     }
-    if (end > MASK64 + 1n) end = MASK64 + 1n;
-    if (end > s.value) ranges.push({ start: s.value, end, sym: s });
   }
-  return ranges.sort((x, y) => (x.start < y.start ? -1 : 1));
+  return values[best]!;
+}
+
+/** Symbol value `v` as an offset from `base`, or -1 outside the window. */
+function offsetOf(v: bigint, base: bigint): number {
+  const d = v - base;
+  return d >= 0n && d < BigInt(WINDOW) ? Number(d) : -1;
+}
+
+/** `end` cut where the address space ends (2^64, as an offset from `base`) and at {@link END_LIMIT}. */
+function cutEnd(off: number, size: number, base: bigint): number {
+  const top = Number(TWO64 - base);
+  const end = size >= END_LIMIT - off ? END_LIMIT : off + size;
+  return Math.min(end, top);
+}
+
+/** A symbol outside the window (see windowBase): skipped, with a diagnostic at its section's header. */
+function outside(s: RawSymbol, elf: ElfFile, diags: Diagnostics): void {
+  diags.add(
+    elf.sections[s.section]?.headerOffset ?? 0,
+    `symbol ${s.name} at 0x${s.value.toString(16)}: 2^52 bytes or more from the file's other symbols; skipped`,
+  );
+}
+
+/**
+ * One range per distinct start address (the {@link preferred} symbol), sorted by start;
+ * a zero-size symbol runs to the next symbol of its section (`acrossSections`: to the
+ * next symbol), else to its section's end.
+ */
+function toRanges(
+  elf: ElfFile,
+  raw: readonly RawSymbol[],
+  acrossSections: boolean,
+  base: bigint,
+  diags: Diagnostics,
+): Ranges {
+  // The preferred symbol per value, in reading order.
+  const best = new Map<number, number>();
+  for (let i = 0; i < raw.length; i++) {
+    const s = raw[i]!;
+    const off = offsetOf(s.value, base);
+    if (off < 0) {
+      outside(s, elf, diags);
+      continue;
+    }
+    const had = best.get(off);
+    if (had === undefined || preferred(s, raw[had]!)) best.set(off, i);
+  }
+  const offs = Float64Array.from(best.keys()).sort();
+  const n = offs.length;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
+  const syms: RawSymbol[] = [];
+  // Zero-size symbols waiting for the next symbol of their section (of any section when
+  // `acrossSections`): their index.
+  const waiting = new Map<number, number>();
+  const ANY = -2;
+  for (let k = 0; k < n; k++) {
+    const off = offs[k]!;
+    const s = raw[best.get(off)!]!;
+    const key = acrossSections ? ANY : s.section;
+    const w = waiting.get(key);
+    if (w !== undefined) {
+      end[w] = off;
+      waiting.delete(key);
+    }
+    start[k] = off;
+    syms.push(s);
+    if (s.size > 0) end[k] = cutEnd(off, s.size, base);
+    else waiting.set(key, k);
+  }
+  // The rest run to their section's end.
+  const top = Number(TWO64 - base);
+  for (const k of waiting.values()) {
+    const sec = elf.sections[syms[k]!.section];
+    const d = (sec === undefined ? syms[k]!.value : sectionAddr(sec) + BigInt(sec.size)) - base;
+    end[k] = d <= 0n ? 0 : Math.min(d >= BigInt(END_LIMIT) ? END_LIMIT : Number(d), top);
+  }
+  // Only ranges that hold an address (a symbol that ends where it starts names nothing).
+  let kept = 0;
+  for (let k = 0; k < n; k++) {
+    if (!(end[k]! > start[k]!)) continue;
+    start[kept] = start[k]!;
+    end[kept] = end[k]!;
+    syms[kept] = syms[k]!;
+    kept++;
+  }
+  syms.length = kept;
+  return { start: start.subarray(0, kept), end: end.subarray(0, kept), sym: syms };
+}
+
+/**
+ * perf's PLT stubs (perf-symbol-tree.ts) as ranges of their own among `r`'s, by start:
+ * after the symbols' at the same start, in their order.
+ */
+function addStubs(
+  r: Ranges,
+  stubs: readonly RawSymbol[],
+  base: bigint,
+  diags: Diagnostics,
+  elf: ElfFile,
+): void {
+  const add: { start: number; end: number; sym: RawSymbol }[] = [];
+  for (const s of stubs) {
+    const off = offsetOf(s.value, base);
+    if (off < 0) outside(s, elf, diags);
+    else add.push({ start: off, end: cutEnd(off, s.size, base), sym: s });
+  }
+  add.sort((x, y) => x.start - y.start);
+  const n = r.sym.length + add.length;
+  const start = new Float64Array(n);
+  const end = new Float64Array(n);
+  const sym: RawSymbol[] = [];
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < n; k++) {
+    const fromStubs = i === r.sym.length || (j < add.length && add[j]!.start < r.start[i]!);
+    if (fromStubs) {
+      start[k] = add[j]!.start;
+      end[k] = add[j]!.end;
+      sym.push(add[j++]!.sym);
+    } else {
+      start[k] = r.start[i]!;
+      end[k] = r.end[i]!;
+      sym.push(r.sym[i++]!);
+    }
+  }
+  r.start = start;
+  r.end = end;
+  r.sym = sym;
+}
+
+/**
+ * Offsets from a base placed at run time: the base plus the load bias, modulo 2^64,
+ * as halves; {@link wrap} is the first offset past 2^64 (Infinity: none within reach).
+ */
+class Placed {
+  private readonly hi: number;
+  private readonly lo: number;
+  readonly wrap: number;
+
+  constructor(base: bigint, bias: bigint) {
+    const placed = (base + bias) & MASK64;
+    this.hi = Number(placed >> 32n);
+    this.lo = Number(placed & 0xffffffffn);
+    const wrap = TWO64 - placed;
+    this.wrap = wrap < BigInt(END_LIMIT) ? Number(wrap) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Offset `off` placed, into hi[k] and lo[k]. */
+  put(off: number, hi: Uint32Array, lo: Uint32Array, k: number): void {
+    const offHi = Math.floor(off / T32);
+    let l = this.lo + (off - offHi * T32);
+    let carry = 0;
+    if (l >= T32) {
+      l -= T32;
+      carry = 1;
+    }
+    hi[k] = (this.hi + offHi + carry) % T32;
+    lo[k] = l;
+  }
 }

@@ -8,6 +8,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { SymbolHit, SymbolTable } from "../../src/analysis/index.js";
+import { stubsFoundFirst, type TreeSymbols } from "../../src/analysis/perf-symbol-tree.js";
+import { type RawSymbol, STB_GLOBAL } from "../../src/analysis/raw-symbol.js";
 import { parseElf } from "../../src/image/elf.js";
 import {
   ET_DYN,
@@ -158,4 +160,56 @@ test("names from a debug file: the PLT stubs read from the binary", () => {
     [PLT + 0x10n, PLT + 0x20n, TEXT + 0x24n].map((a) => name(table, a)),
     ["abs@plt+0x0", "@plt+0x0", "mprotect+0x4"],
   );
+});
+
+test("perf's tree: a zero-size symbol reaches the next start, a range may cross 2^32, and covers the stubs under it", () => {
+  const tree = (values: [hi: number, lo: number, size: number][]): TreeSymbols => ({
+    hi: values.map((v) => v[0]),
+    lo: values.map((v) => v[1]),
+    size: values.map((v) => v[2]),
+  });
+  const stub = (value: bigint): RawSymbol => ({
+    name: `s${value.toString(16)}@plt`,
+    value,
+    size: 16,
+    section: -1,
+    rank: 2,
+    binding: STB_GLOBAL,
+  });
+  const names = (found: RawSymbol[]) => found.map((p) => p.name);
+  // A zero-size symbol at 0x1000 runs to the next one's start (0x3000): stubs inserted
+  // below it in the tree are under it (perf's lookup meets it first); a stub that becomes
+  // the root (two symbols only) is found.
+  const stubs = [stub(0x2000n), stub(0x2010n)];
+  const zero: [number, number, number][] = [
+    [0, 0x1000, 0],
+    [0, 0x3000, 0x10],
+  ];
+  assert.deepEqual(names(stubsFoundFirst(tree([...zero, [0, 0x500, 8], [0, 0x4000, 8]]), stubs)), []);
+  assert.deepEqual(names(stubsFoundFirst(tree(zero), stubs)), ["s2000@plt", "s2010@plt"]);
+  // Where it runs to 0x1800 only, the stubs past that are found.
+  assert.deepEqual(
+    names(
+      stubsFoundFirst(
+        tree([
+          [0, 0x1000, 0],
+          [0, 0x1800, 0x10],
+          [0, 0x500, 8],
+          [0, 0x4000, 8],
+        ]),
+        stubs,
+      ),
+    ),
+    ["s2000@plt", "s2010@plt"],
+  );
+  // A symbol from below 2^32 to above it covers a stub just past 2^32, not one past its end.
+  const across: [number, number, number][] = [
+    [0, 0xfffff000, 0x2000],
+    [1, 0x3000, 0x10],
+    [0, 0x500, 8],
+    [1, 0x4000, 8],
+  ];
+  assert.deepEqual(names(stubsFoundFirst(tree(across), [stub(0x100000800n), stub(0x100001000n)])), [
+    "s100001000@plt",
+  ]);
 });
