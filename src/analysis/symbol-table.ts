@@ -297,6 +297,8 @@ export class SymbolTable {
 const WINDOW = 2 ** 52;
 /** Ends are cut here (within 2^53: exact). */
 const END_LIMIT = 2 * WINDOW;
+const WINDOW_BIG = BigInt(WINDOW);
+const END_LIMIT_BIG = BigInt(END_LIMIT);
 const TWO64 = 1n << 64n;
 
 /** The ranges of a table's symbols: [start, end) offsets from the base, by start. */
@@ -320,12 +322,12 @@ function windowBase(raw: readonly RawSymbol[], stubs: readonly RawSymbol[]): big
     if (s.value < min) min = s.value;
     if (s.value > max) max = s.value;
   }
-  if (max - min < BigInt(WINDOW)) return min;
+  if (max - min < WINDOW_BIG) return min;
   const values = BigUint64Array.from(all, (s) => s.value).sort();
   let best = 0;
   let most = 0;
   for (let i = 0, j = 0; i < values.length; i++) {
-    const limit = values[i]! + BigInt(WINDOW);
+    const limit = values[i]! + WINDOW_BIG;
     while (j < values.length && values[j]! < limit) j++;
     if (j - i > most) {
       most = j - i;
@@ -338,12 +340,14 @@ function windowBase(raw: readonly RawSymbol[], stubs: readonly RawSymbol[]): big
 /** Symbol value `v` as an offset from `base`, or -1 outside the window. */
 function offsetOf(v: bigint, base: bigint): number {
   const d = v - base;
-  return d >= 0n && d < BigInt(WINDOW) ? Number(d) : -1;
+  return d >= 0n && d < WINDOW_BIG ? Number(d) : -1;
 }
 
-/** `end` cut where the address space ends (2^64, as an offset from `base`) and at {@link END_LIMIT}. */
-function cutEnd(off: number, size: number, base: bigint): number {
-  const top = Number(TWO64 - base);
+/**
+ * The end of `size` bytes from offset `off`, cut at {@link END_LIMIT} and where the
+ * address space ends (`top`: 2^64 as an offset from the base).
+ */
+function cutEnd(off: number, size: number, top: number): number {
   const end = size >= END_LIMIT - off ? END_LIMIT : off + size;
   return Math.min(end, top);
 }
@@ -389,6 +393,7 @@ function toRanges(
   // `acrossSections`): their index.
   const waiting = new Map<number, number>();
   const ANY = -2;
+  const top = Number(TWO64 - base);
   for (let k = 0; k < n; k++) {
     const off = offs[k]!;
     const s = raw[best.get(off)!]!;
@@ -400,15 +405,14 @@ function toRanges(
     }
     start[k] = off;
     syms.push(s);
-    if (s.size > 0) end[k] = cutEnd(off, s.size, base);
+    if (s.size > 0) end[k] = cutEnd(off, s.size, top);
     else waiting.set(key, k);
   }
   // The rest run to their section's end.
-  const top = Number(TWO64 - base);
   for (const k of waiting.values()) {
     const sec = elf.sections[syms[k]!.section];
     const d = (sec === undefined ? syms[k]!.value : sectionAddr(sec) + BigInt(sec.size)) - base;
-    end[k] = d <= 0n ? 0 : Math.min(d >= BigInt(END_LIMIT) ? END_LIMIT : Number(d), top);
+    end[k] = d <= 0n ? 0 : Math.min(d >= END_LIMIT_BIG ? END_LIMIT : Number(d), top);
   }
   // Only ranges that hold an address (a symbol that ends where it starts names nothing).
   let kept = 0;
@@ -435,10 +439,11 @@ function addStubs(
   elf: ElfFile,
 ): void {
   const add: { start: number; end: number; sym: RawSymbol }[] = [];
+  const top = Number(TWO64 - base);
   for (const s of stubs) {
     const off = offsetOf(s.value, base);
     if (off < 0) outside(s, elf, diags);
-    else add.push({ start: off, end: cutEnd(off, s.size, base), sym: s });
+    else add.push({ start: off, end: cutEnd(off, s.size, top), sym: s });
   }
   add.sort((x, y) => x.start - y.start);
   const n = r.sym.length + add.length;
@@ -478,7 +483,7 @@ class Placed {
     this.hi = Number(placed >> 32n);
     this.lo = Number(placed & 0xffffffffn);
     const wrap = TWO64 - placed;
-    this.wrap = wrap < BigInt(END_LIMIT) ? Number(wrap) : Number.POSITIVE_INFINITY;
+    this.wrap = wrap < END_LIMIT_BIG ? Number(wrap) : Number.POSITIVE_INFINITY;
   }
 
   /** Offset `off` placed, into hi[k] and lo[k]. */
