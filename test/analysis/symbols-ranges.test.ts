@@ -146,6 +146,12 @@ test("symbols 2^52 bytes or more from the rest (a corrupt file) are skipped with
     table.diagnostics[0]!.message,
     /symbol far0 at 0x20000000000000: 2\^52 bytes or more .*skipped/,
   );
+  // 2^51 bytes apart is within reach: both kept (ordered by comparison, not by packed keys).
+  const wide = new SymbolTable(elfOf([...syms].reverse(), [0x401000n + (1n << 51n)]));
+  assert.equal(nameAt(wide, 0x401004n, hit), "s1+4");
+  assert.equal(nameAt(wide, 0x401024n, hit), "s0+4");
+  assert.equal(nameAt(wide, 0x401002n + (1n << 51n), hit), "far0+2");
+  assert.equal(wide.diagnosticCount, 0);
   // Far symbols together outnumbering the rest are the ones kept.
   const many = new SymbolTable(elfOf(syms.slice(0, 1), [0xffffffff81000000n, 0xffffffff81000010n]));
   assert.equal(nameAt(many, 0xffffffff81000012n, hit), "far1+2");
