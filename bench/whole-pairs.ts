@@ -8,6 +8,9 @@
  *   files) and on the gzip workload (the same file ranges for both);
  * - start-up: `ptkit stats` on a tiny trace (the synthetic trace's first 4 KiB) vs
  *   `node -e 0`;
+ * - `ptkit symbols --no-lines` vs binutils' `addr2line -f`: three addresses of a large
+ *   program's code, the node binary running the bench (its 150k symbols), where it is
+ *   an ELF file of one and addr2line is installed ({@link symbolsPair});
  * - `ptkit flow --quiet --afl-map` (the fast coverage decode) vs the libxdc harness (`--runs 1`) on the
  *   fuzzing workload (bench/fuzz-workload.ts): on the trace without timing and RET
  *   compression (what libxdc decodes), and with ptkit on the same test cases' trace
@@ -17,8 +20,9 @@
  *   ({@link perfPairs}).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseElf } from "../src/image/index.js";
 import { buildLibiptHarness, INSTALL_HINT } from "../tools/libipt/harness.js";
 import { buildLibxdcHarness, libxdcArgv } from "../tools/libxdc/harness.js";
 import { gzipFlowInputs } from "./flow.js";
@@ -115,6 +119,9 @@ function firstRunPairs(inputs: WholeInputs): { pairs: Pair[]; skipped: string[] 
     ptkit: { argv: ptkitArgv("stats", tiny), count: uncounted },
     peer: { argv: [process.execPath, "-e", "0"], count: uncounted },
   });
+  const symbols = symbolsPair();
+  if ("skip" in symbols) skipped.push(`ptkit symbols vs addr2line: ${symbols.skip}`);
+  else pairs.push(symbols);
 
   if (inputs.fuzz) pairs.push(...libxdcPairs(inputs.fuzz, skipped));
 
@@ -414,4 +421,35 @@ function allPerfPairs(w: PerfWorkload, variant?: PerfVariant): { pairs: Pair[] }
     nonEmpty: true,
   });
   return { pairs };
+}
+
+/** Files below this size are no large program (a node built as a shared library, a wrapper). */
+const LARGE_PROGRAM = 32 * 1024 * 1024;
+
+/**
+ * `ptkit symbols --no-lines` vs `addr2line -f` on the node binary running the bench
+ * (where it is an ELF file of 32 MiB or more, with its symbols): three addresses in
+ * its `.text`, both counting one answer per address (addr2line prints two lines each).
+ */
+function symbolsPair(): Pair | { skip: string } {
+  const path = realpathSync(process.execPath);
+  if (statSync(path).size < LARGE_PROGRAM) return { skip: `${path} is under 32 MiB` };
+  let text: { addrHi: number; addrLo: number; size: number } | undefined;
+  try {
+    text = parseElf(new Uint8Array(readFileSync(path))).sections.find((s) => s.name === ".text");
+  } catch (e) {
+    return { skip: `${path}: ${e instanceof Error ? e.message : String(e)}` };
+  }
+  if (text === undefined || text.addrHi !== 0) return { skip: `${path} has no .text below 4 GiB` };
+  const version = spawnSync("addr2line", ["--version"], { encoding: "utf8" });
+  if (version.error || version.status !== 0) return { skip: "addr2line is not installed (binutils)" };
+  const addrs = [1, 2, 3].map((k) => `0x${(text!.addrLo + Math.floor((k * text!.size) / 4)).toString(16)}`);
+  const lines = (per: number) => (out: string) => out.split("\n").filter((l) => l !== "").length / per;
+  return {
+    what: "ptkit symbols --no-lines vs addr2line -f",
+    workload: "node's binary",
+    ptkit: { argv: ptkitArgv("symbols", "--no-lines", path, ...addrs), count: lines(1) },
+    peer: { argv: ["addr2line", "-f", "-e", path, ...addrs], count: lines(2) },
+    counted: "addresses",
+  };
 }
