@@ -6,9 +6,10 @@
  * beyond the table) are skipped with a diagnostic naming the entry's file offset.
  */
 
+import { nulAt, utf8Text } from "../image/c-string.js";
 import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, SHF_EXECINSTR, SHT_DYNSYM } from "./elf-data.js";
-import { symbolVersions } from "./elf-versions.js";
+import { symbolVersions, type VersionOf } from "./elf-versions.js";
 import { type RawSymbol, rank } from "./raw-symbol.js";
 
 const STT_NOTYPE = 0;
@@ -39,6 +40,11 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
     return;
   }
   const version = !perf && table.type === SHT_DYNSYM ? symbolVersions(data, index, diags) : undefined;
+  // A name runs to a NUL within the table: from the last NUL on, none does.
+  const bytes = data.elf.bytes;
+  const strEnd = strtab.offset + strtab.size;
+  let lastNul = strEnd - 1;
+  while (lastNul >= strtab.offset && bytes[lastNul] !== 0) lastNul--;
   const entsize = data.is64 ? 24 : 16;
   const count = Math.floor(table.size / entsize);
   // Entry 0 is the reserved null symbol.
@@ -58,25 +64,63 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
     if (!isFunction && !(code && (type === STT_NOTYPE || type === STT_OBJECT))) continue;
     if (perf && type === STT_NOTYPE && !section.name.includes("text")) continue;
     const nameIndex = data.u32(at);
-    const name = data.string(strtab, nameIndex);
-    if (name === undefined) {
+    const nameAt = strtab.offset + nameIndex;
+    if (nameIndex >= strtab.size || nameAt > lastNul) {
       diags.add(at, `${where}: symbol ${i}: st_name 0x${nameIndex.toString(16)} outside ${strtab.name}`);
       continue;
     }
-    if (name === "") continue;
+    if (bytes[nameAt] === 0) continue;
     const value = data.word(at + (data.is64 ? 8 : 4));
     const size = Number(data.word(at + (data.is64 ? 16 : 8)));
-    if (size > Number.MAX_SAFE_INTEGER) {
-      diags.add(at, `${where}: symbol ${i} (${name}): st_size absurd (above 2^53 - 1)`);
-      continue;
-    }
-    out.push({
-      name: version === undefined ? name : name + version(i),
+    const sym = new ElfSymbol(
+      data,
+      nameAt,
+      strEnd,
+      version,
+      i,
       value,
       size,
-      section: shndx,
-      rank: rank(isFunction, table.type !== SHT_DYNSYM),
-      binding: info >> 4,
-    });
+      shndx,
+      rank(isFunction, table.type !== SHT_DYNSYM),
+      info >> 4,
+    );
+    if (size > Number.MAX_SAFE_INTEGER) {
+      diags.add(at, `${where}: symbol ${i} (${sym.name}): st_size absurd (above 2^53 - 1)`);
+      continue;
+    }
+    out.push(sym);
+  }
+}
+
+/**
+ * A symbol of an ELF symbol table, its name decoded when first read: a large program's
+ * tables hold 150k names (node's), of which a SymbolTable keeps half and a look-up
+ * reads a few; decoding them all took a third of making the table.
+ */
+class ElfSymbol implements RawSymbol {
+  private text: string | undefined = undefined;
+
+  constructor(
+    private readonly data: ElfData,
+    /** File offsets of the name's first byte and of its string table's end (a NUL lies between). */
+    private readonly at: number,
+    private readonly end: number,
+    /** `.dynsym`'s versions (the name gets its symbol's), or none. */
+    private readonly version: VersionOf | undefined,
+    private readonly index: number,
+    readonly value: bigint,
+    readonly size: number,
+    readonly section: number,
+    readonly rank: number,
+    readonly binding: number,
+  ) {}
+
+  get name(): string {
+    if (this.text === undefined) {
+      const bytes = this.data.elf.bytes;
+      const name = utf8Text(bytes, this.at, nulAt(bytes, this.at, this.end));
+      this.text = this.version === undefined ? name : name + this.version(this.index);
+    }
+    return this.text;
   }
 }

@@ -89,7 +89,8 @@ export class SymbolTable {
   private readonly segOff: Uint32Array | undefined;
   private readonly bucketFirst: Int32Array | undefined;
   private readonly shift: number = 0;
-  private readonly names: string[] = [];
+  /** The symbols that own addresses, by id; each name is read when first asked for (see elf-symbols.ts). */
+  private readonly syms: RawSymbol[] = [];
   private readonly symHi: Uint32Array;
   private readonly symLo: Uint32Array;
   private demangler: NameDemangler | undefined;
@@ -140,9 +141,9 @@ export class SymbolTable {
         const r = stack[top - 1]!;
         id = ids[r]! - 1;
         if (id < 0) {
-          id = this.names.length;
+          id = this.syms.length;
           ids[r] = id + 1;
-          this.names.push(sym[r]!.name);
+          this.syms.push(sym[r]!);
           symStart.push(start[r]!);
         }
       }
@@ -193,12 +194,12 @@ export class SymbolTable {
   /** Demangle the names of later hits with `demangler` (undefined: names as linked). */
   useDemangler(demangler: NameDemangler | undefined): void {
     this.demangler = demangler;
-    this.demangled = demangler ? new Array<string | undefined>(this.names.length) : [];
+    this.demangled = demangler ? new Array<string | undefined>(this.syms.length) : [];
   }
 
   /** The name of symbol `k` (0 <= k < size, in address order), demangled as hits are. */
   symbolName(k: number): string {
-    const raw = this.names[k]!;
+    const raw = this.syms[k]!.name;
     const d = this.demangler;
     if (!d) return raw;
     let name = this.demangled[k];
@@ -211,7 +212,7 @@ export class SymbolTable {
 
   /** The name of symbol `k` as linked (not demangled). */
   linkName(k: number): string {
-    return this.names[k]!;
+    return this.syms[k]!.name;
   }
 
   /** Run-time start address of symbol `k`, high and low halves. */
@@ -225,7 +226,7 @@ export class SymbolTable {
 
   /** Number of distinct symbols that own some address (numbered 0.. in address order). */
   get size(): number {
-    return this.names.length;
+    return this.syms.length;
   }
 
   /** Find the symbol covering (hi:lo); fills `out` (module fields untouched) and returns true. */
@@ -251,7 +252,7 @@ export class SymbolTable {
     out.symbol = sym;
     out.table = this;
     out.name = this.symbolName(sym);
-    out.linkName = this.names[sym]!;
+    out.linkName = this.syms[sym]!.name;
     out.startHi = sHi;
     out.startLo = sLo;
     out.offset = (hi - sHi) * T32 + (lo - sLo);

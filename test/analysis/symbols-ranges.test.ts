@@ -29,8 +29,12 @@ interface Sym {
   info: 0x12 | 0x02 | 0x10 | 0x22;
 }
 
-/** An ELF of the two sections and `syms` in .symtab (named s0, s1, ... in table order). */
-function elfOf(syms: readonly Sym[], far: readonly bigint[] = []) {
+/**
+ * An ELF of the two sections and `syms` in .symtab (named s0, s1, ... in table order),
+ * then `far` functions (far0, ...) and `unnamed` ones (st_name 0: the empty name) at
+ * those values.
+ */
+function elfOf(syms: readonly Sym[], far: readonly bigint[] = [], unnamed: readonly bigint[] = []) {
   const names = [...syms.map((_, k) => `s${k}`), ...far.map((_, k) => `far${k}`)];
   const str = stringTable(names);
   const entries = [
@@ -45,6 +49,7 @@ function elfOf(syms: readonly Sym[], far: readonly bigint[] = []) {
         ] as const,
     ),
     ...far.map((value, k) => [str.at(`far${k}`), 0x12, 1, value, 8n] as const),
+    ...unnamed.map((value) => [0, 0x12, 1, value, 64n] as const),
   ];
   const layout = writeElf({
     is64: true,
@@ -157,4 +162,31 @@ test("symbols 2^52 bytes or more from the rest (a corrupt file) are skipped with
   assert.equal(nameAt(many, 0xffffffff81000012n, hit), "far1+2");
   assert.equal(nameAt(many, 0x401004n, hit), "-");
   assert.equal(many.diagnosticCount, 1);
+});
+
+test("a name that runs past its string table's end is skipped with a diagnostic; the others are read", () => {
+  const hit = new SymbolHit();
+  const syms: Sym[] = [
+    { section: 0, at: 0, size: 16, info: 0x12 },
+    { section: 0, at: 32, size: 16, info: 0x12 },
+  ];
+  const elf = elfOf(syms);
+  const strtab = elf.sections.find((s) => s.name === ".strtab")!;
+  // The table ends with "s1" and its NUL: without the NUL, s1's name runs past the end.
+  const bytes = elf.bytes.slice();
+  assert.equal(bytes[strtab.offset + strtab.size - 1], 0);
+  bytes[strtab.offset + strtab.size - 1] = 0x78;
+  const table = new SymbolTable(parseElf(bytes));
+  assert.equal(nameAt(table, 0x401004n, hit), "s0+4");
+  assert.equal(nameAt(table, 0x401024n, hit), "-");
+  assert.equal(table.diagnosticCount, 1);
+  assert.match(table.diagnostics[0]!.message, /symbol 2: st_name 0x4 outside \.strtab/);
+});
+
+test("a function without a name (st_name 0) names nothing", () => {
+  const hit = new SymbolHit();
+  const table = new SymbolTable(elfOf([{ section: 0, at: 0, size: 16, info: 0x12 }], [], [0x401100n]));
+  assert.equal(nameAt(table, 0x401004n, hit), "s0+4");
+  assert.equal(nameAt(table, 0x401104n, hit), "-");
+  assert.equal(table.diagnosticCount, 0);
 });
