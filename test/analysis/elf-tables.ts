@@ -1,4 +1,5 @@
-/** Hand-built ELF64 string and symbol tables for the symbol tests. */
+/** Hand-built ELF64 string and symbol tables for the symbol tests, and x86-64 executables of them. */
+import { ET_EXEC, type SecSpec, writeElf } from "../../tools/elf/elf-writer.js";
 
 /** A string table of `names` (after the empty string at 0), and each name's offset in it. */
 export function stringTable(names: readonly string[]): { bytes: Uint8Array; at: (name: string) => number } {
@@ -27,4 +28,9 @@ export function symbolTable(
     v.setBigUint64(p + 16, size, true);
   });
   return b;
+}
+
+/** A little-endian ELF64 x86-64 executable of `sections` (writeElf's layout: bytes and where things went). */
+export function executable(sections: SecSpec[]): ReturnType<typeof writeElf> {
+  return writeElf({ is64: true, le: true, type: ET_EXEC, machine: 62, sections });
 }

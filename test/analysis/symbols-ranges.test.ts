@@ -12,8 +12,8 @@ import fc from "fast-check";
 import { SymbolHit, SymbolTable } from "../../src/analysis/index.js";
 import { preferred, type RawSymbol, rank } from "../../src/analysis/raw-symbol.js";
 import { parseElf } from "../../src/image/elf.js";
-import { ET_EXEC, SHT_PROGBITS, SHT_STRTAB, writeElf } from "../../tools/elf/elf-writer.js";
-import { stringTable, symbolTable } from "./elf-tables.js";
+import { SHT_PROGBITS, SHT_STRTAB } from "../../tools/elf/elf-writer.js";
+import { executable, stringTable, symbolTable } from "./elf-tables.js";
 
 /** The two code sections: header index, address, size. */
 const SECTIONS = [
@@ -51,23 +51,17 @@ function elfOf(syms: readonly Sym[], far: readonly bigint[] = [], unnamed: reado
     ...far.map((value, k) => [str.at(`far${k}`), 0x12, 1, value, 8n] as const),
     ...unnamed.map((value) => [0, 0x12, 1, value, 64n] as const),
   ];
-  const layout = writeElf({
-    is64: true,
-    le: true,
-    type: ET_EXEC,
-    machine: 62,
-    sections: [
-      ...SECTIONS.map((s, k) => ({
-        name: k === 0 ? ".text" : ".text.two",
-        type: SHT_PROGBITS,
-        flags: 6n,
-        addr: s.addr,
-        data: new Uint8Array(s.size),
-      })),
-      { name: ".symtab", type: 2, data: symbolTable(entries) },
-      { name: ".strtab", type: SHT_STRTAB, data: str.bytes },
-    ],
-  });
+  const layout = executable([
+    ...SECTIONS.map((s, k) => ({
+      name: k === 0 ? ".text" : ".text.two",
+      type: SHT_PROGBITS,
+      flags: 6n,
+      addr: s.addr,
+      data: new Uint8Array(s.size),
+    })),
+    { name: ".symtab", type: 2, data: symbolTable(entries) },
+    { name: ".strtab", type: SHT_STRTAB, data: str.bytes },
+  ]);
   new DataView(layout.bytes.buffer).setUint32(layout.shoff + 3 * 64 + 40, 4, true);
   return parseElf(layout.bytes);
 }
