@@ -295,7 +295,8 @@ export class SymbolTable {
  * Link-time addresses are handled as offsets from a base, exact Numbers: a table of
  * BigInts (node's 153k symbols) took a second to build, most of it making and
  * collecting them. The symbols of one file lie within far less than {@link WINDOW}
- * bytes of each other; a file whose do not keeps the most that do (see windowBase).
+ * bytes of each other; a file whose symbols do not (a corrupt one) keeps the most that
+ * do (see windowBase).
  */
 const WINDOW = 2 ** 52;
 /** Ends are cut here (within 2^53: exact). */
