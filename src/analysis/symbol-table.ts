@@ -68,7 +68,10 @@ export interface SymbolTableOptions {
   perf?: { plt: ElfFile };
 }
 
-/** The symbols of one ELF file at a load bias. */
+/**
+ * The symbols of one ELF file at a load bias. It keeps the file's bytes: a symbol's
+ * name is read from them when first asked for (most never are).
+ */
 export class SymbolTable {
   readonly name: string;
   /** Problems skipped while reading the symbol tables (at most MAX_DIAGNOSTICS). */
