@@ -88,6 +88,18 @@ function readFileInto(path: string, offset: number, into: Uint8Array, at: number
 }
 
 /**
+ * `b` as a Uint8Array over memory of its own: the Buffer's own when it has an
+ * ArrayBuffer to itself (a file past Node's pool size), else a copy (a small file's
+ * Buffer may share the pool's). Copying every file took 100 ms and as much memory
+ * again for a 99 MB binary (node's), read by every `ptkit perf` of a process of it.
+ */
+function ownBytes(b: Buffer): Uint8Array {
+  return b.byteOffset === 0 && b.buffer.byteLength === b.byteLength
+    ? new Uint8Array(b.buffer, 0, b.byteLength)
+    : new Uint8Array(b);
+}
+
+/**
  * The process's io; relative paths from `cwd` (a decoding thread is given its
  * command's). `workerEntry`: the module decoding threads run (see workers.ts); without
  * one, commands decode on this thread alone.
@@ -95,7 +107,7 @@ function readFileInto(path: string, offset: number, into: Uint8Array, at: number
 export function nodeIo(cwd = process.cwd(), workerEntry?: URL): SessionIo {
   return {
     cwd,
-    readFile: (path) => new Uint8Array(readFileSync(resolve(cwd, path))),
+    readFile: (path) => ownBytes(readFileSync(resolve(cwd, path))),
     writeFile: (path, bytes) => writeFileSync(resolve(cwd, path), bytes),
     openWrite: (path) => openWrite(resolve(cwd, path)),
     fileSize: (path) => regularFileSize(resolve(cwd, path)),
