@@ -7,6 +7,7 @@
  * red-black tree, equal keys to the right) to learn the tree's shape. Aliases perf
  * later erases are left out, so the shape is perf's only approximately.
  */
+import { lt64 } from "../base/u64.js";
 import { SectionType } from "../image/elf.js";
 import { type ElfData, SHT_DYNSYM } from "./elf-data.js";
 import type { RawSymbol } from "./raw-symbol.js";
@@ -55,14 +56,12 @@ export function perfTreeSymbols(data: ElfData): TreeSymbols {
 
 const T32 = 0x1_0000_0000;
 
-/** Whether (ah:al) < (bh:bl): 64-bit values and ends past 2^64 as halves (a high half may exceed 32 bits). */
-const lt = (ah: number, al: number, bh: number, bl: number) => ah < bh || (ah === bh && al < bl);
-
 /** The stubs a lookup at their start finds (not a symbol covering them). */
 export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[]): RawSymbol[] {
   const count = symbols.hi.length;
   const n = count + stubs.length;
-  // Each node's start and end (start + size, past 2^64 as it comes) as halves.
+  // Each node's start and end (start + size, past 2^64 as it comes) as halves, compared
+  // by lt64 (a high half past 32 bits compares as it is).
   const startHi = new Float64Array(n);
   const startLo = new Float64Array(n);
   const endHi = new Float64Array(n);
@@ -96,10 +95,11 @@ export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[
     endLo[z] = el;
     red[z] = 1;
     let p = -1;
-    for (let at = root; at >= 0; at = lt(sh, sl, startHi[at]!, startLo[at]!) ? left[at]! : right[at]!) p = at;
+    for (let at = root; at >= 0; at = lt64(sh, sl, startHi[at]!, startLo[at]!) ? left[at]! : right[at]!)
+      p = at;
     parent[z] = p;
     if (p < 0) root = z;
-    else if (lt(sh, sl, startHi[p]!, startLo[p]!)) left[p] = z;
+    else if (lt64(sh, sl, startHi[p]!, startLo[p]!)) left[p] = z;
     else right[p] = z;
     let x = z;
     while (parent[x]! >= 0 && red[parent[x]!]) {
@@ -169,8 +169,8 @@ export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[
     const { h, l, id } = at[k]!;
     let node = root;
     while (node >= 0) {
-      if (lt(h, l, startHi[node]!, startLo[node]!)) node = left[node]!;
-      else if (!lt(h, l, endHi[node]!, endLo[node]!)) node = right[node]!;
+      if (lt64(h, l, startHi[node]!, startLo[node]!)) node = left[node]!;
+      else if (!lt64(h, l, endHi[node]!, endLo[node]!)) node = right[node]!;
       else break;
     }
     return node === id;

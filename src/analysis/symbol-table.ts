@@ -13,6 +13,7 @@
  */
 
 import { doubleFields, mutableFields } from "../base/halves.js";
+import { sum as addr, addSize } from "../image/addr.js";
 import type { ElfFile } from "../image/elf.js";
 import type { NameDemangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
@@ -520,16 +521,10 @@ class Placed {
     this.wrap = wrap < END_LIMIT_BIG ? Number(wrap) : Number.POSITIVE_INFINITY;
   }
 
-  /** Offset `off` placed, into hi[k] and lo[k]. */
+  /** Offset `off` (at most {@link END_LIMIT}) placed, into hi[k] and lo[k]. */
   put(off: number, hi: Uint32Array, lo: Uint32Array, k: number): void {
-    const offHi = Math.floor(off / T32);
-    let l = this.lo + (off - offHi * T32);
-    let carry = 0;
-    if (l >= T32) {
-      l -= T32;
-      carry = 1;
-    }
-    hi[k] = (this.hi + offHi + carry) % T32;
-    lo[k] = l;
+    addSize(this.hi, this.lo, off);
+    hi[k] = addr.hi;
+    lo[k] = addr.lo;
   }
 }

@@ -27,7 +27,7 @@ doubleFields(sum, ["hi", "lo"]);
 const out = sum;
 
 /**
- * (hi:lo) + delta with 0 <= delta <= 2^53 - 1, into {@link sum}; `sum.carry` is 1 when
+ * (hi:lo) + delta with 0 <= delta <= 2^53 (exact), into {@link sum}; `sum.carry` is 1 when
  * the true sum reached 2^64 (the halves then hold it modulo 2^64).
  */
 export function addSize(hi: number, lo: number, delta: number): void {
