@@ -37,10 +37,18 @@ export class SymbolHit {
   symbol = 0;
   /** The table that found it (with {@link symbol}, a key for what a caller makes of the name once). */
   table: SymbolTable | undefined = undefined;
-  /** The symbol's name, e.g. `main`, `memcpy@plt`; demangled when the table has a demangler. */
-  name = "";
+  /**
+   * The symbol's name, e.g. `main`, `memcpy@plt`; demangled when the table has a
+   * demangler. Read from the table when asked: a look-up touches no name (callers
+   * that make something of a name once per symbol mostly never ask).
+   */
+  get name(): string {
+    return this.table === undefined ? "" : this.table.symbolName(this.symbol);
+  }
   /** The name as the symbol table spells it (mangled, e.g. `_ZN3foo3barEv`). */
-  linkName = "";
+  get linkName(): string {
+    return this.table === undefined ? "" : this.table.linkName(this.symbol);
+  }
   /** Run-time start address of the symbol, as halves. */
   startHi = 0;
   startLo = 0;
@@ -255,8 +263,6 @@ export class SymbolTable {
     const sLo = this.symLo[sym]!;
     out.symbol = sym;
     out.table = this;
-    out.name = this.symbolName(sym);
-    out.linkName = this.syms[sym]!.name;
     out.startHi = sHi;
     out.startLo = sLo;
     out.offset = (hi - sHi) * T32 + (lo - sLo);
