@@ -28,11 +28,11 @@ export class SymBytes {
   private readonly tables = new WeakMap<SymbolTable, DataView[]>();
   private lastTable: SymbolTable | undefined;
   private lastNames: DataView[] = [];
-  /** ` (file)` as DataViews. */
-  private readonly files = new Map<string, DataView>();
+  /** ` (file)` as bytes (paths are long: see ByteChunks.bytes). */
+  private readonly files = new Map<string, Uint8Array>();
   /** The file of the last address (most lines name one or two). */
   private lastFile: string | undefined;
-  private lastFilePiece: DataView | undefined;
+  private lastFilePiece: Uint8Array | undefined;
 
   constructor(private readonly fields: SymFields) {}
 
@@ -52,7 +52,7 @@ export class SymBytes {
         this.lastFile = file;
         this.lastFilePiece = pieceOf(this.files, file, " (", ")");
       }
-      out.viewBytes(this.lastFilePiece);
+      out.bytes(this.lastFilePiece);
     }
   }
 
@@ -90,11 +90,11 @@ export class SymBytes {
   }
 }
 
-/** `before` + `text` + `after` as a DataView, made once per text. */
-function pieceOf(pieces: Map<string, DataView>, text: string, before: string, after: string): DataView {
+/** `before` + `text` + `after` as UTF-8, made once per text. */
+function pieceOf(pieces: Map<string, Uint8Array>, text: string, before: string, after: string): Uint8Array {
   let v = pieces.get(text);
   if (v === undefined) {
-    v = viewOf(utf8(before + text + after));
+    v = utf8(before + text + after);
     pieces.set(text, v);
   }
   return v;

@@ -24,7 +24,9 @@ type Piece =
   | { k: "record"; s: string; v: number }
   | { k: "hex"; hi: number; lo: number; width: number; space: boolean }
   | { k: "view"; s: string }
-  | { k: "viewSlice"; s: string; from: number };
+  | { k: "viewSlice"; s: string; from: number }
+  | { k: "bytes"; s: string }
+  | { k: "json"; s: string };
 
 const piece: fc.Arbitrary<Piece> = fc.oneof(
   fc.record({ k: fc.constant("text" as const), s: fc.string({ unit: "binary", maxLength: 40 }) }),
@@ -52,6 +54,19 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
     s: fc.string({ unit: "binary", maxLength: 200 }),
     from: fc.nat({ max: 8 }),
   }),
+  // A whole array (copied by set() past 24 bytes).
+  fc.record({ k: fc.constant("bytes" as const), s: fc.string({ unit: "binary-ascii", maxLength: 100 }) }),
+  // JSON string literals: names with what must be escaped and what need not be.
+  fc.record({
+    k: fc.constant("json" as const),
+    s: fc.oneof(
+      fc.string({ unit: "binary", maxLength: 60 }),
+      fc.string({
+        unit: fc.constantFrom("a", "+", '"', "\\", "\n", "\u0001", "\u007f", "é", "\ud800"),
+        maxLength: 20,
+      }),
+    ),
+  }),
   fc.record({
     k: fc.constant("hex" as const),
     hi: fc.oneof(fc.constant(0), fc.nat({ max: 0xffffffff })),
@@ -63,7 +78,9 @@ const piece: fc.Arbitrary<Piece> = fc.oneof(
 
 /** What each piece should read as. */
 function expected(p: Piece): string {
-  if (p.k === "text" || p.k === "slice" || p.k === "view" || p.k === "viewSlice") return p.s;
+  if (p.k === "text" || p.k === "slice" || p.k === "view" || p.k === "viewSlice" || p.k === "bytes")
+    return p.s;
+  if (p.k === "json") return JSON.stringify(p.s);
   if (p.k === "int") return String(p.v);
   if (p.k === "record") return `${p.s}${p.v}`;
   const h = hex64(p.hi, p.lo, 0);
@@ -90,6 +107,8 @@ test("pieces read as String() and hex64 would write them, in UTF-8", () => {
           if (p.k === "text") x.text(p.s);
           else if (p.k === "slice") x.slice(arena!, p.from, arena!.length - p.from);
           else if (p.k === "view") x.viewBytes(viewOf(Buffer.from(p.s)));
+          else if (p.k === "bytes") x.bytes(new Uint8Array(Buffer.from(p.s)));
+          else if (p.k === "json") x.json(p.s);
           else if (p.k === "viewSlice") {
             const n = arena!.length - p.from;
             const at = x.reserve(n);
