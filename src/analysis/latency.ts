@@ -153,10 +153,15 @@ export class CallLatency implements CallSink {
   private fnIncomplete: Float64Array = new Float64Array(64);
   private fnOffCpu: Float64Array = new Float64Array(64);
   private readonly fnWanted: boolean[] = [];
-  /** Function ids by "scope NUL name". */
-  private readonly fnIds = new Map<string, number>();
+  /** Each function's naming scope. */
+  private readonly fnScopes: number[] = [];
+  /** Function ids by "scope NUL name", once needed (see {@link functionNamed}). */
+  private fnIds: Map<string, number> | undefined;
   /** FrameNames entry -> function id + 1 (0: not looked up yet). */
   private entryFn: Int32Array = new Int32Array(1024);
+  /** (scope, FrameNames text id of the name as first read) -> key, and key -> function id + 1 (0: none yet). */
+  private readonly byText = new KeyTable(Number.MAX_SAFE_INTEGER);
+  private textFn: Int32Array = new Int32Array(1024);
   /** (function, caller + 1) -> pair id, and each pair's count of measured calls. */
   private readonly pairs = new KeyTable(Number.MAX_SAFE_INTEGER);
   private pairCounts: Int32Array = new Int32Array(1024);
@@ -415,26 +420,58 @@ export class CallLatency implements CallSink {
     this.callDurations[n] = duration;
   }
 
-  /** The function id of a frame (a name within a scope), made on first sight. */
+  /**
+   * The function id of a frame (a name within a scope), made on first sight. Entries
+   * whose names read the same are found by the name's bytes (FrameNames.sameText: the
+   * same UTF-8 bytes, the same name), so a name's string is made once per function,
+   * not once per entry (a program's calls land at tens of thousands of places).
+   */
   private functionOf(kind: FrameKind, hi: number, lo: number, scope: number, pid: number): number {
-    const e = this.names.entry(kind, hi, lo, scope);
-    if (e >= 0 && e < this.entryFn.length && this.entryFn[e] !== 0) return this.entryFn[e]! - 1;
-    const name = e >= 0 ? this.names.nameOf(e) : this.names.name(kind, hi, lo, scope);
-    const key = `${scope}\0${name}`;
-    let fn = this.fnIds.get(key);
-    if (fn === undefined) {
-      fn = this.fnNames.length;
-      this.fnIds.set(key, fn);
-      this.fnNames.push(name);
-      this.fnPids.push(pid);
-      this.fnWanted.push(this.only === undefined || name === this.only);
-      this.fnIncomplete = growFloat64(this.fnIncomplete, fn + 1);
-      this.fnOffCpu = growFloat64(this.fnOffCpu, fn + 1);
+    const names = this.names;
+    const e = names.entry(kind, hi, lo, scope);
+    if (e < 0) return this.functionNamed(names.name(kind, hi, lo, scope), scope, pid, true);
+    if (e < this.entryFn.length && this.entryFn[e] !== 0) return this.entryFn[e]! - 1;
+    const t = names.sameText(names.textOf(e));
+    const k = this.byText.id(scope, t, 0, 0);
+    let fn: number;
+    if (k >= 0 && k < this.textFn.length && this.textFn[k] !== 0) fn = this.textFn[k]! - 1;
+    else {
+      fn = this.functionNamed(names.textName(t), scope, pid, k < 0);
+      if (k >= 0) {
+        this.textFn = growInt32(this.textFn, k + 1);
+        this.textFn[k] = fn + 1;
+      }
     }
-    if (e >= 0) {
-      if (e >= this.entryFn.length) this.entryFn = growInt32(this.entryFn, e + 1);
-      this.entryFn[e] = fn + 1;
+    this.entryFn = growInt32(this.entryFn, e + 1);
+    this.entryFn[e] = fn + 1;
+    return fn;
+  }
+
+  /**
+   * The function id of `name` in `scope`, made when new. `byName`: the name has no
+   * text id to tell (past the frame names' limit, or past the text table's): from then
+   * on functions are also kept by name, every one made before included. (Until then
+   * no two functions of a scope read the same: their text ids said so. A map of 50k
+   * names cost more than the look-ups by text id it would save.)
+   */
+  private functionNamed(name: string, scope: number, pid: number, byName: boolean): number {
+    let ids = this.fnIds;
+    if (ids === undefined && byName) {
+      ids = new Map();
+      for (let f = 0; f < this.fnNames.length; f++) ids.set(`${this.fnScopes[f]}\0${this.fnNames[f]}`, f);
+      this.fnIds = ids;
     }
+    const key = ids === undefined ? "" : `${scope}\0${name}`;
+    const known = ids?.get(key);
+    if (known !== undefined) return known;
+    const fn = this.fnNames.length;
+    ids?.set(key, fn);
+    this.fnNames.push(name);
+    this.fnScopes.push(scope);
+    this.fnPids.push(pid);
+    this.fnWanted.push(this.only === undefined || name === this.only);
+    this.fnIncomplete = growFloat64(this.fnIncomplete, fn + 1);
+    this.fnOffCpu = growFloat64(this.fnOffCpu, fn + 1);
     return fn;
   }
 

@@ -58,7 +58,7 @@ export class FrameNames {
    * unknown addresses; its name, and that as a JSON string literal made when first
    * asked for. A look-up allocates nothing.
    */
-  private readonly entries = new KeyTable();
+  private readonly entries: KeyTable;
   /** Entry → text id. */
   private entryText: Uint32Array = new Uint32Array(FIRST);
   /**
@@ -99,13 +99,16 @@ export class FrameNames {
 
   /**
    * `unnamed`, if given, hears of each address (per scope, once) whose frame is named
-   * by the address because no symbol covers it: the caller can say why.
+   * by the address because no symbol covers it: the caller can say why. `maxEntries`:
+   * the most names kept (see {@link entry}; a KeyTable's default).
    */
   constructor(
     symbols: Symbolizer | undefined,
     private readonly perTrack?: TrackSymbols,
     private readonly unnamed?: (hi: number, lo: number) => void,
+    maxEntries?: number,
   ) {
+    this.entries = new KeyTable(maxEntries);
     this.scopes = [symbols];
     // Names are made all through a decode: the tables grow, the arena fills.
     mutableFields(this, [

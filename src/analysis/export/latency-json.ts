@@ -86,23 +86,26 @@ function putNum(t: ByteChunks, v: number): void {
   else t.bytes(NULL);
 }
 
-/** The statistics' fields in the order written, each with the bytes before its value. */
-const STATS: readonly (readonly [Uint8Array, keyof DurationStats])[] = [
-  [CALLS, "calls"],
-  [TOTAL, "total"],
-  [MIN, "min"],
-  [P50, "p50"],
-  [P90, "p90"],
-  [P99, "p99"],
-  [MAX, "max"],
-];
-
-/** The statistics' fields from `"calls"` on (`,"calls":...,"max":...`). */
+/**
+ * The statistics' fields from `"calls"` on (`,"calls":...,"max":...`), each named in
+ * the code: a loop over field names read them by a computed key (a third of the
+ * writer's time for the bench perf.data's 200k function and caller records).
+ */
 function putStats(t: ByteChunks, s: DurationStats): void {
-  for (const [label, field] of STATS) {
-    t.bytes(label);
-    putNum(t, s[field]);
-  }
+  t.bytes(CALLS);
+  putNum(t, s.calls);
+  t.bytes(TOTAL);
+  putNum(t, s.total);
+  t.bytes(MIN);
+  putNum(t, s.min);
+  t.bytes(P50);
+  putNum(t, s.p50);
+  t.bytes(P90);
+  putNum(t, s.p90);
+  t.bytes(P99);
+  putNum(t, s.p99);
+  t.bytes(MAX);
+  putNum(t, s.max);
 }
 
 export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
@@ -124,7 +127,7 @@ export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
   for (let k = 0; k < functions.length; k++) {
     const f = functions[k]!;
     t.bytes(k === 0 ? FUNCTION_FIRST : FUNCTION);
-    t.text(JSON.stringify(f.name));
+    t.json(f.name);
     t.bytes(PID);
     t.int(f.pid);
     putStats(t, f);
@@ -155,10 +158,10 @@ export function writeLatencyJson(summary: LatencySummary, out: ChunkOut): void {
       const caller = callers[i]!;
       if (i > 0) t.byte(0x2c);
       t.bytes(CALLER);
-      // Names as JSON.stringify makes them: a map of their encoded bytes cost more (its
+      // Names as JSON.stringify writes them: a map of their encoded bytes cost more (its
       // look-ups miss the cache: 52k names, 150k callers for the bench perf.data).
       if (caller.caller === null) t.bytes(NULL);
-      else t.text(JSON.stringify(caller.caller));
+      else t.json(caller.caller);
       putStats(t, caller);
       t.byte(0x7d);
     }
