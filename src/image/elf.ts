@@ -671,7 +671,9 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
           p,
           `${what}: note at ${hex(p)}: n_namesz ${hex(namesz)} beyond note end ${hex(end)}`,
         );
-      const descAt = alignUp(nameEnd, a);
+      // Padding counts from the notes' start, as readelf counts it: a section of notes
+      // may start at any file offset (BOLT writes .note.bolt_info at an odd one).
+      const descAt = start + alignUp(nameEnd - start, a);
       const descEnd = descAt + descsz;
       if (descsz > 0 && descEnd > end)
         fail(
@@ -689,7 +691,7 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
         bytes[p + 15] === 0
       )
         buildId = bytes.slice(descAt, descEnd);
-      p = alignUp(descEnd, a);
+      p = start + alignUp(descEnd - start, a);
     }
   };
   const readNotes = (): void => {

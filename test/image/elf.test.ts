@@ -15,6 +15,7 @@ import {
   tryParseElf,
 } from "../../src/image/elf.js";
 import {
+  buildIdNote,
   ET_DYN,
   ET_EXEC,
   PF_R,
@@ -25,6 +26,7 @@ import {
   PT_NOTE,
   pattern,
   type SegSpec,
+  SHT_NOTE,
   sampleElf,
   writeElf,
 } from "../../tools/elf/elf-writer.js";
@@ -433,6 +435,31 @@ describe("malformed files: each error names the field and its offset", () => {
       segments: [{ type: PT_NOTE, vaddr: 0n, data: new Uint8Array(12 * (MAX_NOTES + 1)), align: 4n }],
     });
     expectElfError(many.bytes, "note", many.segOffsets[0]! + 12 * MAX_NOTES, /more than 65536 notes/);
+  });
+
+  test("notes at an odd file offset: padding counts from the notes' start (BOLT's .note.bolt_info)", () => {
+    // A gold-version note of 403 bytes (as BOLT writes), then a build id: 12 + 4 + 404 and
+    // 12 + 4 + 20 bytes, in a section whose data starts one byte into what writeElf placed.
+    const text = new Uint8Array(12 + 4 + 404);
+    const v = new DataView(text.buffer);
+    v.setUint32(0, 4, true);
+    v.setUint32(4, 403, true);
+    v.setUint32(8, 4, true);
+    text.set([0x47, 0x4e, 0x55, 0], 12);
+    const id = Uint8Array.from({ length: 20 }, (_, i) => 0xa0 + i);
+    const notes = new Uint8Array([0, ...text, ...buildIdNote(id, true)]);
+    const l = writeElf({
+      is64: true,
+      le: true,
+      sections: [{ name: ".note.bolt_info", type: SHT_NOTE, data: notes, addralign: 1n }],
+    });
+    const sh = l.shoff + 64;
+    const w = new DataView(l.bytes.buffer);
+    w.setBigUint64(sh + 24, BigInt(l.secOffsets[1]! + 1), true);
+    w.setBigUint64(sh + 32, BigInt(notes.length - 1), true);
+    const elf = parseElf(l.bytes);
+    assert.equal(elf.sections[1]!.offset % 4, 1);
+    assert.equal(buildIdHex(elf), "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3");
   });
 
   test("strict: false keeps the segments and reports section and note problems as warnings", () => {
