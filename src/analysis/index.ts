@@ -81,7 +81,13 @@ export {
   nearestRank,
 } from "./latency-stats.js";
 export { type FunctionCount, Profile, type ProfileSummary } from "./run-profile.js";
-export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
+export {
+  IMAGE_AND_SYMBOLS,
+  SYMBOL_SECTIONS,
+  SymbolHit,
+  SymbolTable,
+  type SymbolTableOptions,
+} from "./symbol-table.js";
 export { Symbolizer } from "./symbolizer.js";
 export {
   LoggedTime,

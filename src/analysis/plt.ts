@@ -6,7 +6,7 @@
  * unnamed, as in objdump.
  */
 
-import { SectionType } from "../image/elf.js";
+import { type ElfSection, SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, MASK64, SHT_DYNSYM, SHT_RELA, sectionAddr } from "./elf-data.js";
 import { type RawSymbol, rank, STB_GLOBAL } from "./raw-symbol.js";
 
@@ -16,6 +16,11 @@ const R_JUMP_SLOT = 7;
 const R_IRELATIVE = 37;
 const PLT_SECTIONS = new Set([".plt", ".plt.sec", ".plt.got"]);
 
+/** Whether section `s` holds PLT stubs (of the sections whose bytes are code, the ones the symbols read). */
+export function isPltSection(s: ElfSection): boolean {
+  return s.type === SectionType.Progbits && PLT_SECTIONS.has(s.name);
+}
+
 /** The PLT stubs of an x86-64 file (none for other machines). */
 export function readPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
   const out: RawSymbol[] = [];
@@ -23,7 +28,7 @@ export function readPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {
   const slots = gotSlotNames(data, diags);
   if (slots.size === 0) return out;
   for (const s of data.elf.sections) {
-    if (s.type !== SectionType.Progbits || !PLT_SECTIONS.has(s.name)) continue;
+    if (!isPltSection(s)) continue;
     const entsize = data.entsize(s);
     const step = entsize >= 8 && entsize <= 32 ? entsize : 16;
     for (let e = 0; e + step <= s.size; e += step) {

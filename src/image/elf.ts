@@ -155,6 +155,19 @@ export interface ElfFile {
   readonly sections: readonly ElfSection[];
   /** The NT_GNU_BUILD_ID descriptor (usually 20 bytes), or undefined. */
   readonly buildId: Uint8Array | undefined;
+  /**
+   * Where the program header table and the section header table lie: file offset and
+   * bytes (0 bytes: none), and the index of the section of section names (0: none).
+   * The section table's is at least its first entry, where extended numbering keeps
+   * the counts (elf-parts.ts reads a file by them).
+   */
+  readonly headerTables: {
+    phOffset: number;
+    phSize: number;
+    shOffset: number;
+    shSize: number;
+    namesIndex: number;
+  };
   /** Section header and note problems that `strict: false` turned into warnings. */
   readonly warnings: readonly ElfError[];
 }
@@ -745,6 +758,13 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
     relocatable: type === ElfType.Dyn,
     sections,
     buildId,
+    headerTables: {
+      phOffset: phoff,
+      phSize: phnum * phentsize,
+      shOffset: table?.offset ?? 0,
+      shSize: table === undefined ? 0 : Math.max(table.count, 1) * table.entsize,
+      namesIndex: table?.strndx ?? 0,
+    },
     warnings,
   };
 }

@@ -18,4 +18,5 @@ export {
   segmentFlagsString,
   tryParseElf,
 } from "./elf.js";
+export { type ElfNeeds, type ReadAt, readElfParts } from "./elf-parts.js";
 export { ASID_ANY, type ElfLoadOptions, Image, ImageHit, ImageSet, Section, ZERO_FILL } from "./image.js";

@@ -11,11 +11,12 @@
  * kernel's, for perf script's `name+0xoff (dso)` ({@link ProcessImages.symbol}) and
  * the analysis' frame names ({@link AllProcessSymbols}).
  */
-import { SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { IMAGE_AND_SYMBOLS, SYMBOL_SECTIONS, SymbolHit, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, type Image, ImageHit, tryParseElf } from "../image/index.js";
 import { copySections, type PerfTasks, SidebandContext, type TaskChange, type Timed } from "../perf/index.js";
 import { lt64 } from "../time/index.js";
+import { readElf } from "./elf-files.js";
 import type { CodeFile } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 import { asDebugFile, debugFileCandidates } from "./perf-debug-files.js";
@@ -87,7 +88,7 @@ export class BinaryFinder {
     let bytes: Uint8Array | undefined;
     for (const c of this.candidates(path)) {
       try {
-        bytes = this.io.readFile(c);
+        bytes = readElf(this.io, c, IMAGE_AND_SYMBOLS);
         this.located.set(path, c);
         break;
       } catch {
@@ -156,7 +157,7 @@ export class BinaryFinder {
       const id = this.buildIds.get(path);
       for (const c of debugFileCandidates(path, id, { root: debugRoot, symfs, buildIdDir })) {
         try {
-          found = asDebugFile(this.io.readFile(c), id);
+          found = asDebugFile(readElf(this.io, c, SYMBOL_SECTIONS), id);
         } catch {
           // not there: the next place
         }

@@ -10,11 +10,12 @@
 
 import { Diagnostics, ElfData } from "../analysis/elf-data.js";
 import { readElfSymbols } from "../analysis/elf-symbols.js";
-import { SymbolTable } from "../analysis/index.js";
+import { IMAGE_AND_SYMBOLS, SymbolTable } from "../analysis/index.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { splitBigInt, toBigInt } from "../base/halves.js";
 import { ElfError, type ElfFile, ElfType, type Image, tryParseElf } from "../image/index.js";
 import type { PerfTasks } from "../perf/index.js";
+import { readElf } from "./elf-files.js";
 import { ioErrorText } from "./file-kind.js";
 import { loadElf } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
@@ -79,7 +80,7 @@ export function loadKernel(
 ): KernelLoad {
   let bytes: Uint8Array;
   try {
-    bytes = io.readFile(path);
+    bytes = readElf(io, path, IMAGE_AND_SYMBOLS);
   } catch (e) {
     return { error: `failed to open ${path}: ${ioErrorText(e)}.` };
   }

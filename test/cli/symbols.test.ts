@@ -14,6 +14,7 @@ import { after, before, describe, test } from "node:test";
 import { main } from "../../src/cli/ptkit.js";
 import { parseAddr2line, parseLlvmJson, SourceLines, toolRuns } from "../../src/node/srcline.js";
 import { captureIo } from "../conformance/ptt.js";
+import { madeElf } from "../image/made-elf.js";
 
 const HAVE_GCC = toolRuns("gcc");
 const HAVE_ADDR2LINE = toolRuns("addr2line") && toolRuns("nm") && toolRuns("objdump");
@@ -317,4 +318,34 @@ test("tool output parsing: discriminators, unknowns, inlining, llvm-symbolizer J
     [],
     [],
   ]);
+});
+
+test("a large ELF file: its symbols from the parts read, the same names and offsets", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ptkit-symbols-parts-"));
+  try {
+    // Past the size from which ptkit reads only an ELF file's symbol parts (4 MiB).
+    const bytes = madeElf("section", 2_000_000);
+    assert.ok(bytes.length > 5 << 20);
+    const exe = join(dir, "big");
+    writeFileSync(exe, bytes);
+    const all = await run(dir, "--no-lines", exe);
+    assert.equal(all.code, 0, all.err);
+    assert.equal(all.out, "0x0000000000401000 main\n0x0000000000401100 work\n0x0000000000402000 helper\n");
+    const some = await run(dir, "--no-lines", exe, "0x401010", "0x401180", "0x402abc");
+    assert.equal(some.code, 0, some.err);
+    assert.deepEqual(
+      some.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split(" ").slice(0, 2).join(" ")),
+      ["0x0000000000401010 main+0x10", "0x0000000000401180 ??", "0x0000000000402abc helper+0xabc"],
+    );
+    // A large file that is no ELF file: read whole, and said so as before.
+    writeFileSync(join(dir, "zeros"), new Uint8Array(5 << 20));
+    const bad = await run(dir, "--no-lines", join(dir, "zeros"));
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /not an ELF file/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

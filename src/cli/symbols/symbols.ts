@@ -6,7 +6,7 @@
 
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { LazyDemangler, SymbolHit, SymbolTable } from "../../analysis/index.js";
+import { LazyDemangler, SYMBOL_SECTIONS, SymbolHit, SymbolTable } from "../../analysis/index.js";
 import { diagnosticLine } from "../../base/diagnostic.js";
 import { hex64, splitBigInt } from "../../base/halves.js";
 import { parseCUint } from "../../cpu/index.js";
@@ -21,6 +21,7 @@ import {
   type SourceLineTool,
   toolRuns,
 } from "../../node/srcline.js";
+import { readElf } from "../../session/elf-files.js";
 import { ioErrorText } from "../../session/file-kind.js";
 import { LineWriter, type SessionIo } from "../../session/io.js";
 
@@ -117,9 +118,10 @@ function frameLines(frames: readonly SourceFrame[]): { where: string; inlined: s
   return { where: `${frames[0]!.file}:${frames[0]!.line}`, inlined };
 }
 
-function readOrSay(io: SessionIo, path: string): Uint8Array | undefined {
+/** File `path` (as an ELF file: the parts a symbol table reads); undefined when it cannot be read, said on stderr. */
+function readOrSay(io: SessionIo, path: string, elf = false): Uint8Array | undefined {
   try {
-    return io.readFile(path);
+    return elf ? readElf(io, path, SYMBOL_SECTIONS) : io.readFile(path);
   } catch (e) {
     io.stderr(`ptkit symbols: cannot read ${path}: ${ioErrorText(e)}\n`);
     return undefined;
@@ -136,7 +138,7 @@ export function runSymbols(argv: readonly string[], io: SessionIo): number {
     io.stderr(`ptkit symbols: ${args}\n\n${HELP}`);
     return 1;
   }
-  const bytes = readOrSay(io, args.file);
+  const bytes = readOrSay(io, args.file, true);
   if (bytes === undefined) return 1;
   const texts: string[] = [...args.addrs];
   if (args.addressFile !== undefined) {
