@@ -9,37 +9,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ThreadTrack } from "../../src/analysis/callstack-sink.js";
-import { FoldedStacks, FrameKind, FrameNames, Symbolizer, SymbolTable } from "../../src/analysis/index.js";
-import { tryParseElf } from "../../src/image/index.js";
-import { elfWithSymbols } from "../../tools/perf/pt-file.js";
+import { FoldedStacks, FrameKind, FrameNames, type Symbolizer } from "../../src/analysis/index.js";
 import { Chunks } from "./chunks.js";
+import { functionsSymbolizer, prng } from "./made-symbols.js";
 
 const BASE = 0x400000;
 const FUNCTIONS = ["main", "f", "g", "b", "semi;colon", "semi:colon", "new\nline"];
 const SIZE = 0x10;
 
-function symbolizer(): Symbolizer {
-  const elf = tryParseElf(
-    elfWithSymbols(
-      BigInt(BASE),
-      new Uint8Array(SIZE * FUNCTIONS.length),
-      FUNCTIONS.map((name, i) => ({ name, value: BigInt(BASE + SIZE * i), size: SIZE })),
-    ),
-  );
-  assert.ok(!(elf instanceof Error));
-  const s = new Symbolizer();
-  s.add(new SymbolTable(elf, { name: "main" }));
-  return s;
-}
-
-/** A seeded generator (Park-Miller). */
-function prng(seed: number): (n: number) => number {
-  let x = seed;
-  return (n) => {
-    x = (x * 48271) % 2147483647;
-    return x % n;
-  };
-}
+const symbolizer = (): Symbolizer => functionsSymbolizer(FUNCTIONS, BASE, SIZE);
 
 /** A frame's name as a folded line has it. */
 function folded(names: FrameNames, kind: FrameKind, lo: number): string {

@@ -15,39 +15,16 @@ import {
   FrameKind,
   FrameNames,
   type LatencySummary,
-  Symbolizer,
-  SymbolTable,
+  type Symbolizer,
   ThreadTrack,
 } from "../../src/analysis/index.js";
-import { tryParseElf } from "../../src/image/index.js";
-import { elfWithSymbols } from "../../tools/perf/pt-file.js";
+import { functionsSymbolizer, prng } from "./made-symbols.js";
 
 const BASE = 0x400000;
 const FUNCTIONS = ["main", "f", "g", "h"];
 const SIZE = 0x10;
 
-function symbolizer(): Symbolizer {
-  const elf = tryParseElf(
-    elfWithSymbols(
-      BigInt(BASE),
-      new Uint8Array(SIZE * FUNCTIONS.length),
-      FUNCTIONS.map((name, i) => ({ name, value: BigInt(BASE + SIZE * i), size: SIZE })),
-    ),
-  );
-  assert.ok(!(elf instanceof Error));
-  const s = new Symbolizer();
-  s.add(new SymbolTable(elf, { name: "main" }));
-  return s;
-}
-
-/** A seeded generator (Park-Miller). */
-function prng(seed: number): (n: number) => number {
-  let x = seed;
-  return (n) => {
-    x = (x * 48271) % 2147483647;
-    return x % n;
-  };
-}
+const symbolizer = (): Symbolizer => functionsSymbolizer(FUNCTIONS, BASE, SIZE);
 
 interface Op {
   enter: boolean;
@@ -58,6 +35,17 @@ interface Op {
   time: number;
   end: FrameEnd;
 }
+
+/** The frame at `depth` of thread `track` ends at `time`, by `end`. */
+const exit = (track: number, depth: number, time: number, end: FrameEnd): Op => ({
+  enter: false,
+  track,
+  depth,
+  kind: 0,
+  lo: 0,
+  time,
+  end,
+});
 
 /** Two threads of two processes (scopes 0 and 1), calls and returns at random, some frames unwound. */
 function ops(seed: number): Op[] {
@@ -71,41 +59,17 @@ function ops(seed: number): Op[] {
     const track = rnd(2);
     time += rnd(7) + 0.3;
     if (depth[track]! > 0 && rnd(2) === 0) {
-      out.push({
-        enter: false,
-        track,
-        depth: depth[track]!,
-        kind: 0,
-        lo: 0,
-        time,
-        end: rnd(5) === 0 ? FrameEnd.Unwind : 0,
-      });
+      out.push(exit(track, depth[track]!, time, rnd(5) === 0 ? FrameEnd.Unwind : 0));
       depth[track]!--;
     } else {
       depth[track]!++;
       const kind = depth[track] === 1 ? FrameKind.Root : rnd(4) === 0 ? FrameKind.Interrupt : FrameKind.Call;
-      out.push({
-        enter: true,
-        track,
-        depth: depth[track]!,
-        kind,
-        lo: addresses[rnd(addresses.length)]!,
-        time,
-        end: 0,
-      });
+      const lo = addresses[rnd(addresses.length)]!;
+      out.push({ enter: true, track, depth: depth[track]!, kind, lo, time, end: 0 });
     }
   }
   for (let track = 0; track < 2; track++)
-    for (; depth[track]! > 0; depth[track]!--)
-      out.push({
-        enter: false,
-        track,
-        depth: depth[track]!,
-        kind: 0,
-        lo: 0,
-        time: time + 1,
-        end: FrameEnd.End,
-      });
+    for (; depth[track]! > 0; depth[track]!--) out.push(exit(track, depth[track]!, time + 1, FrameEnd.End));
   return out;
 }
 
