@@ -8,6 +8,8 @@
  *
  * The caller parses the result as it would the whole file ({@link parseElf}): every
  * check applies to the bytes read, and the zeros lie where the caller does not look.
+ * Where parts would not do (no ELF file, an image of a file without loadable segments,
+ * hostile tables) the caller reads the file whole, as before, limits and errors alike.
  * The headers are found by parsing what was read so far, until the tables stand
  * still: the ELF header, then the program and section header tables (extended
  * counts in section 0), then the sections' names and notes, then the parts asked for.
@@ -32,29 +34,26 @@ export interface ElfNeeds {
 const HEAD = 4096;
 /**
  * Ranges closer than this are read as one (fewer reads; the bytes between cost little),
- * and past {@link MAX_READS} ranges the whole file is read (hostile section tables).
+ * and past {@link MAX_READS} ranges the caller reads the whole file (hostile section tables).
  */
 const GAP = 64 << 10;
 const MAX_READS = 256;
 
 /**
- * The file's bytes with the parts `needs` names read (see the module comment). A file
- * that does not parse as ELF is read whole, for the caller's parse to say why.
+ * The file's bytes with the parts `needs` names read (see the module comment), or
+ * undefined where the caller should read the whole file: one that does not parse as
+ * ELF (its parse will say why), an image of one without PT_LOAD, hostile tables.
  */
-export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8Array {
+export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8Array | undefined {
   const bytes = new Uint8Array(size);
   const done = new Ranges();
   /** Read what `ranges` hold that was not read yet: false (nothing read) past MAX_READS reads. */
-  const take = (ranges: Array<[number, number]>, limit = MAX_READS): boolean => {
+  const take = (ranges: Array<[number, number]>): boolean => {
     const todo = done.missing(ranges, size);
-    if (todo.length > limit) return false;
+    if (todo.length > MAX_READS) return false;
     for (const [from, to] of todo) read(from, bytes, from, to - from);
     done.add(todo);
     return true;
-  };
-  const whole = (): Uint8Array => {
-    take([[0, size]], Number.POSITIVE_INFINITY);
-    return bytes;
   };
   take([[0, Math.min(size, HEAD)]]);
   // The header tables, until another parse finds no more of them (extended counts),
@@ -62,7 +61,7 @@ export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8
   let named = false;
   for (let pass = 0; ; pass++) {
     const elf = tryParseElf(bytes, { strict: false });
-    if (!("sections" in elf) || pass === 6) return whole();
+    if (!("sections" in elf) || pass === 6) return undefined;
     const t = elf.headerTables;
     const parts: Array<[number, number]> = [
       [t.phOffset, t.phOffset + t.phSize],
@@ -75,11 +74,11 @@ export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8
           if (s.type !== SectionType.Nobits && s.type !== SectionType.Null && needs.section(s))
             wanted.push([s.offset, s.offset + s.size]);
         if (needs.loads) {
-          // (A file of no loadable segment, such as an object file, is an image of its sections: whole.)
-          if (elf.loads.length === 0) return whole();
+          // (A file of no loadable segment, such as an object file, is an image of its sections.)
+          if (elf.loads.length === 0) return undefined;
           for (const g of elf.loads) wanted.push([g.offset, g.offset + g.filesz]);
         }
-        return take(wanted) ? bytes : whole();
+        return take(wanted) ? bytes : undefined;
       }
       const names = elf.sections[t.namesIndex];
       if (t.namesIndex !== 0 && names !== undefined) parts.push([names.offset, names.offset + names.size]);
@@ -89,7 +88,7 @@ export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8
         if (g.type === SegmentType.Note) parts.push([g.offset, g.offset + g.filesz]);
       named = true;
     }
-    if (!take(parts)) return whole();
+    if (!take(parts)) return undefined;
   }
 }
 

@@ -17,7 +17,7 @@ const PARTS_FROM = 4 << 20;
 export function readElf(io: SessionIo, path: string, needs: ElfNeeds): Uint8Array {
   const size = io.fileSize(path);
   if (size < PARTS_FROM) return io.readFile(path);
-  return readElfParts(
+  const parts = readElfParts(
     size,
     (offset, into, at, length) => {
       if (io.readRangeInto !== undefined) io.readRangeInto(path, offset, into, at, length);
@@ -25,4 +25,5 @@ export function readElf(io: SessionIo, path: string, needs: ElfNeeds): Uint8Arra
     },
     needs,
   );
+  return parts ?? io.readFile(path);
 }
