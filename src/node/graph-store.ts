@@ -1,8 +1,9 @@
 /**
  * Decision graphs kept in files between runs ({@link GraphStore}), one per code: in
  * `$PTKIT_CACHE_DIR`, else `$XDG_CACHE_HOME/ptkit`, else `~/.cache/ptkit`. The key
- * is a SHA-256 of the build and every section's address, size and bytes (a file read
- * once per process is hashed once), so a changed binary, another load address or
+ * is a SHA-256 of the build and every section's address, size and bytes (the part of
+ * the file each maps, hashed once per process: not the rest of the file, such as its
+ * DWARF, which a file read in part has as zeros), so a changed binary, another load address or
  * another build of ptkit never meets an old graph (and one of another format is
  * refused when read: flow/graph-snapshot.ts). Files are written
  * under a temporary name and renamed (a reader never sees half a file), and the
@@ -46,8 +47,8 @@ export function graphStoreFromEnv(env: NodeJS.ProcessEnv = process.env): GraphSt
 }
 
 export class FileGraphStore implements GraphStore {
-  /** Each backing buffer's digest (sections of one file share it). */
-  private readonly digests = new WeakMap<Uint8Array, string>();
+  /** Digests of ranges of each backing buffer (the processes that map one file share them). */
+  private readonly digests = new WeakMap<Uint8Array, Map<string, string>>();
   /** {@link buildId}, taken at the first key (most commands never ask for one). */
   private build: string | undefined;
 
@@ -70,12 +71,20 @@ export class FileGraphStore implements GraphStore {
           h.update("zero\n");
           continue;
         }
-        let d = this.digests.get(s.bytes);
+        let ranges = this.digests.get(s.bytes);
+        if (ranges === undefined) {
+          ranges = new Map();
+          this.digests.set(s.bytes, ranges);
+        }
+        const range = `${s.offset} ${s.size}`;
+        let d = ranges.get(range);
         if (d === undefined) {
-          hashed += s.bytes.length;
+          hashed += s.size;
           if (hashed > MAX_HASHED) return undefined;
-          d = createHash("sha256").update(s.bytes).digest("hex");
-          this.digests.set(s.bytes, d);
+          d = createHash("sha256")
+            .update(s.bytes.subarray(s.offset, s.offset + s.size))
+            .digest("hex");
+          ranges.set(range, d);
         }
         h.update(`${d}\n`);
       }

@@ -41,6 +41,23 @@ describe("the key", () => {
     assert.equal(store.key(image(code.slice())), k);
   });
 
+  test("only the bytes a section maps count, not the rest of its file (DWARF a file read in part has as zeros)", () => {
+    const file = Uint8Array.from({ length: 8192 }, (_, i) => (i * 13) & 0xff);
+    const mapped = (bytes: Uint8Array) => {
+      const i = new Image();
+      i.addSection("code", bytes, 1024, 2048, 0, 0x400000);
+      return store.key(i);
+    };
+    const k = mapped(file);
+    const outside = file.slice();
+    outside.fill(0, 4096);
+    outside[100] ^= 1;
+    assert.equal(mapped(outside), k);
+    const inside = file.slice();
+    inside[1024 + 2047] ^= 1;
+    assert.notEqual(mapped(inside), k);
+  });
+
   test("another for a changed byte, another address, another fallback, zero fill", () => {
     const k = store.key(image(code));
     const changed = code.slice();
