@@ -35,6 +35,7 @@ export {
 } from "./coverage-decode.js";
 export { Demangler, type DemanglerGlue, isMangled, LazyDemangler, type NameDemangler } from "./demangle.js";
 export { MAX_DIAGNOSTICS, type SymbolDiagnostic } from "./elf-data.js";
+export { IMAGE_AND_SYMBOLS, isPltSection, SYMBOL_SECTIONS } from "./elf-needs.js";
 export { type ChunkOut, immediate } from "./export/byte-chunks.js";
 export { AFL_MAP_SIZE, Coverage, EdgeKind, edgeKindName } from "./export/coverage.js";
 export { FoldedStacks, type FoldedWeight } from "./export/folded.js";
@@ -81,13 +82,7 @@ export {
   nearestRank,
 } from "./latency-stats.js";
 export { type FunctionCount, Profile, type ProfileSummary } from "./run-profile.js";
-export {
-  IMAGE_AND_SYMBOLS,
-  SYMBOL_SECTIONS,
-  SymbolHit,
-  SymbolTable,
-  type SymbolTableOptions,
-} from "./symbol-table.js";
+export { SymbolHit, SymbolTable, type SymbolTableOptions } from "./symbol-table.js";
 export { Symbolizer } from "./symbolizer.js";
 export {
   LoggedTime,

@@ -6,20 +6,15 @@
  * unnamed, as in objdump.
  */
 
-import { type ElfSection, SectionType } from "../image/elf.js";
+import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, MASK64, SHT_DYNSYM, SHT_RELA, sectionAddr } from "./elf-data.js";
+import { isPltSection } from "./elf-needs.js";
 import { type RawSymbol, rank, STB_GLOBAL } from "./raw-symbol.js";
 
 const EM_X86_64 = 62;
 const R_GLOB_DAT = 6;
 const R_JUMP_SLOT = 7;
 const R_IRELATIVE = 37;
-const PLT_SECTIONS = new Set([".plt", ".plt.sec", ".plt.got"]);
-
-/** Whether section `s` holds PLT stubs (of the sections whose bytes are code, the ones the symbols read). */
-export function isPltSection(s: ElfSection): boolean {
-  return s.type === SectionType.Progbits && PLT_SECTIONS.has(s.name);
-}
 
 /** The PLT stubs of an x86-64 file (none for other machines). */
 export function readPltSymbols(data: ElfData, diags: Diagnostics): RawSymbol[] {

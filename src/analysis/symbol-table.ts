@@ -14,32 +14,18 @@
 
 import { doubleFields, mutableFields } from "../base/halves.js";
 import { sum as addr, addSize } from "../image/addr.js";
-import { type ElfFile, SectionType } from "../image/elf.js";
-import type { ElfNeeds } from "../image/elf-parts.js";
+import type { ElfFile } from "../image/elf.js";
 import type { NameDemangler } from "./demangle.js";
 import { Diagnostics, ElfData, MASK64, type SymbolDiagnostic, sectionAddr } from "./elf-data.js";
 import { readElfSymbols } from "./elf-symbols.js";
 import { perfTreeSymbols, stubsFoundFirst } from "./perf-symbol-tree.js";
-import { isPltSection, readPerfPltSymbols, readPltSymbols } from "./plt.js";
+import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
 
 import { preferred, type RawSymbol } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
 /** Tables of fewer segments are searched without an index (a few steps anyway). */
 const MIN_INDEXED = 64;
-
-/**
- * What a {@link SymbolTable} reads of an ELF file, for readElfParts: every section but
- * those of program bits (code, data, DWARF), of which it reads the PLT's only (to name
- * their stubs). node's 99 MB binary: 17 MB.
- */
-export const SYMBOL_SECTIONS: ElfNeeds = {
-  section: (s) => s.type !== SectionType.Progbits || isPltSection(s),
-  loads: false,
-};
-
-/** {@link SYMBOL_SECTIONS} and the loadable segments: an image of the file and its symbols, without its DWARF. */
-export const IMAGE_AND_SYMBOLS: ElfNeeds = { ...SYMBOL_SECTIONS, loads: true };
 
 /** Where an address was found; filled by lookups and reused. */
 export class SymbolHit {

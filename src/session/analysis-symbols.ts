@@ -15,9 +15,10 @@
  * why once per code region, with the remedy: raw bytes that are not an ELF file, a
  * stripped ELF file (no .symtab), or code that no file given holds.
  */
-import { type NameDemangler, Symbolizer, SymbolTable } from "../analysis/index.js";
+import { type NameDemangler, SYMBOL_SECTIONS, Symbolizer, SymbolTable } from "../analysis/index.js";
 import { ElfError, type ElfFile, lowestLoad, SectionType, tryParseElf } from "../image/index.js";
 import { toBigInt } from "../packet/index.js";
+import { readElf } from "./elf-files.js";
 import { type CodeFile, type RawBytes, readCodeFile } from "./flow-image.js";
 import { type InputHints, withHint } from "./hints.js";
 import type { SessionIo } from "./io.js";
@@ -170,7 +171,7 @@ function addRaw(io: SessionIo, code: CodeSymbols, raw: RawBytes): void {
     size = io.fileSize(range.path);
     const magic = io.readRange(range.path, 0, 4);
     if (magic[0] === 0x7f && magic[1] === 0x45 && magic[2] === 0x4c && magic[3] === 0x46)
-      elf = tryParseElf(io.readFile(range.path), { strict: false });
+      elf = tryParseElf(readElf(io, range.path, SYMBOL_SECTIONS), { strict: false });
   } catch {
     return;
   }

@@ -4,10 +4,12 @@
  * file[:base]` mapping only each PT_LOAD's file bytes, a base of 0 meaning none).
  * Problems are returned as messages without the program name.
  */
+import { IMAGE_AND_SYMBOLS } from "../analysis/elf-needs.js";
 import { diagnosticLine } from "../base/diagnostic.js";
 import { parseCUint } from "../cpu/index.js";
 import { ElfError, type ElfFile, hex0x, type Image, tryParseElf } from "../image/index.js";
 import { ErrorCode, errorMessage, splitBigInt } from "../packet/index.js";
+import { readElf } from "./elf-files.js";
 import { ioErrorText } from "./file-kind.js";
 import { type FileRange, parseFileRange } from "./file-range.js";
 import type { SessionIo } from "./io.js";
@@ -81,13 +83,14 @@ export function loadRaw(io: SessionIo, image: Image, raw: RawBytes): string | un
 
 /**
  * The ELF file `file`, parsed leniently (section headers and notes do not matter for
- * mapping code or reading symbols), or an error message.
+ * mapping code or reading symbols), or an error message. Read without its DWARF
+ * (elf-files.ts): its loadable segments and symbols are all that is used of it.
  */
 export function readCodeFile(io: SessionIo, file: CodeFile): ElfFile | string {
   const { name } = file;
   let bytes: Uint8Array;
   try {
-    bytes = io.readFile(name);
+    bytes = readElf(io, name, IMAGE_AND_SYMBOLS);
   } catch (e) {
     return `failed to open ${name}: ${ioErrorText(e)}.`;
   }

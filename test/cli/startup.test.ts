@@ -138,10 +138,10 @@ describe("start-up: commands load what they use", () => {
     assert.match(r.stdout, /^0000000000001000 {2}nop$/m);
     assert.notDeepEqual(matching(r, ICED), [], "decoding loads iced-x86");
     // Without --pevent or analysis outputs: neither perf.data code nor the analysis
-    // layer (but the leaves their options name).
+    // layer (but the leaves their options name, and what an ELF file is read for).
     assert.deepEqual(matching(r, DEMANGLER), [], "gecko-profiler-demangle");
     assert.deepEqual(matching(r, ZSTD), [], "fzstd");
-    const allowed = ["perf/sideband-format.js", "analysis/callstack.js"];
+    const allowed = ["perf/sideband-format.js", "analysis/callstack.js", "analysis/elf-needs.js"];
     assert.deepEqual(
       ownModules(r).filter((m) => /^(perf|analysis)\//.test(m) && !allowed.includes(m)),
       [],
