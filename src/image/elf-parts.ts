@@ -80,8 +80,8 @@ export function readElfParts(size: number, read: ReadAt, needs: ElfNeeds): Uint8
         }
         return take(wanted) ? bytes : undefined;
       }
-      const names = elf.sections[t.namesIndex];
-      if (t.namesIndex !== 0 && names !== undefined) parts.push([names.offset, names.offset + names.size]);
+      // (The names' range from their header: a section past them may be bad, leaving no sections.)
+      parts.push([t.namesOffset, t.namesOffset + t.namesSize]);
       for (const s of elf.sections)
         if (s.type === SectionType.Note) parts.push([s.offset, s.offset + s.size]);
       for (const g of elf.segments)

@@ -156,17 +156,18 @@ export interface ElfFile {
   /** The NT_GNU_BUILD_ID descriptor (usually 20 bytes), or undefined. */
   readonly buildId: Uint8Array | undefined;
   /**
-   * Where the program header table and the section header table lie: file offset and
-   * bytes (0 bytes: none), and the index of the section of section names (0: none).
-   * The section table's is at least its first entry, where extended numbering keeps
-   * the counts (elf-parts.ts reads a file by them).
+   * Where the program header table, the section header table and the section names
+   * lie: file offset and bytes (0 bytes: none; the names' as their header says, also
+   * when a later section header is bad). The section table's is at least its first
+   * entry, where extended numbering keeps the counts (elf-parts.ts reads a file by them).
    */
   readonly headerTables: {
     phOffset: number;
     phSize: number;
     shOffset: number;
     shSize: number;
-    namesIndex: number;
+    namesOffset: number;
+    namesSize: number;
   };
   /** Section header and note problems that `strict: false` turned into warnings. */
   readonly warnings: readonly ElfError[];
@@ -563,6 +564,9 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
 
   // --- Section headers.
   let sections: ElfSection[] = [];
+  /** Where the section names are (.shstrtab), once its header is read (even if a later section fails). */
+  let namesAt = 0;
+  let namesSize = 0;
   const readSections = (t: SectionTable): ElfSection[] => {
     const out: ElfSection[] = [];
     let strAt = -1;
@@ -586,6 +590,8 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
       // Bounds are checked with every section below; read them here for the names.
       strAt = r.word(L.shOffset);
       strSize = r.word(L.shSize);
+      namesAt = strAt;
+      namesSize = strSize;
       if (strAt + strSize > size)
         fail(
           "sh_offset",
@@ -763,7 +769,8 @@ export function parseElf(bytes: Uint8Array, options: ElfOptions = {}): ElfFile {
       phSize: phnum * phentsize,
       shOffset: table?.offset ?? 0,
       shSize: table === undefined ? 0 : Math.max(table.count, 1) * table.entsize,
-      namesIndex: table?.strndx ?? 0,
+      namesOffset: namesAt,
+      namesSize: namesSize,
     },
     warnings,
   };

@@ -170,7 +170,21 @@ test("hostile headers: the parts parse as the whole file does, and reads stay in
       assert.deepEqual(parsed(out, false), parsed(bytes, false));
       assert.deepEqual(parsed(out, true), parsed(bytes, true));
     }),
-    { numRuns: 400 },
+    {
+      numRuns: Number(process.env.PTKIT_ELF_PARTS_RUNS ?? 400),
+      // Found by CI's run: a bad section after .shstrtab left the parse no sections, so the
+      // names went unread, and section 1's unterminated name went unseen.
+      examples: [
+        [
+          [
+            { spot: 2, at: 678850708, value: 1, wide: true },
+            { spot: 2, at: 1581024337, value: 0, wide: true },
+            { spot: 1, at: 0, value: 0, wide: false },
+          ],
+          false,
+        ],
+      ],
+    },
   );
 });
 
