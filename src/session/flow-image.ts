@@ -111,7 +111,17 @@ export function loadElf(
   warn: (text: string) => void,
 ): string | undefined {
   const elf = readCodeFile(io, file);
-  if (typeof elf === "string") return elf;
+  return typeof elf === "string" ? elf : mapElf(image, elf, file, verbose, warn);
+}
+
+/** {@link loadElf} of `elf`, read from `file` already ({@link readCodeFile}). */
+export function mapElf(
+  image: Image,
+  elf: ElfFile,
+  file: CodeFile,
+  verbose: ((line: string) => void) | undefined,
+  warn: (text: string) => void,
+): string | undefined {
   const { name, base } = file;
   const options: { name: string; zeroFill: boolean; baseHi?: number; baseLo?: number } = {
     name,

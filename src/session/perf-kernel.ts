@@ -10,14 +10,11 @@
 
 import { Diagnostics, ElfData } from "../analysis/elf-data.js";
 import { readElfSymbols } from "../analysis/elf-symbols.js";
-import { IMAGE_AND_SYMBOLS, SymbolTable } from "../analysis/index.js";
-import { diagnosticLine } from "../base/diagnostic.js";
+import { SymbolTable } from "../analysis/index.js";
 import { splitBigInt, toBigInt } from "../base/halves.js";
-import { ElfError, type ElfFile, ElfType, type Image, tryParseElf } from "../image/index.js";
+import { type ElfFile, ElfType, type Image } from "../image/index.js";
 import type { PerfTasks } from "../perf/index.js";
-import { readElf } from "./elf-files.js";
-import { ioErrorText } from "./file-kind.js";
-import { loadElf } from "./flow-image.js";
+import { mapElf, readCodeFile } from "./flow-image.js";
 import type { SessionIo } from "./io.js";
 
 const KERNEL_MAP = "[kernel.kallsyms]";
@@ -78,16 +75,12 @@ export function loadKernel(
   warn: (text: string) => void,
   symbols = false,
 ): KernelLoad {
-  let bytes: Uint8Array;
-  try {
-    bytes = readElf(io, path, IMAGE_AND_SYMBOLS);
-  } catch (e) {
-    return { error: `failed to open ${path}: ${ioErrorText(e)}.` };
-  }
-  const elf = tryParseElf(bytes, { strict: false });
-  if (elf instanceof ElfError) return { error: `${diagnosticLine(path, elf)}.` };
+  // (A core file is mapped as it was read: not read again.)
+  const file = { name: path, base: undefined };
+  const elf = readCodeFile(io, file);
+  if (typeof elf === "string") return { error: elf };
   if (elf.type === ElfType.Core) {
-    const error = loadElf(io, image, { name: path, base: undefined }, undefined, warn);
+    const error = mapElf(image, elf, file, undefined, warn);
     return error ? { error } : {};
   }
   let reloc = 0n;
@@ -105,7 +98,7 @@ export function loadKernel(
     // x86-64 links the per-CPU segment at 0: it is data, and not where it ends up.
     if (s.filesz === 0 || s.vaddrHi < 0x80000000) continue;
     splitBigInt(toBigInt(s.vaddrHi, s.vaddrLo) + reloc, at);
-    if (image.addSection(KERNEL_MAP, bytes, s.offset, s.filesz, at.hi, at.lo) >= 0) mapped++;
+    if (image.addSection(KERNEL_MAP, elf.bytes, s.offset, s.filesz, at.hi, at.lo) >= 0) mapped++;
   }
   if (mapped === 0) warn(`warning: ${path}: no kernel code segments to map.`);
   return symbols ? { symbols: new SymbolTable(elf, { name: KERNEL_MAP, bias: reloc }) } : {};
