@@ -13,6 +13,13 @@
  * through a PLT), a RET, a SYSCALL (user images) or a SYSRET or IRETQ (the kernel's
  * ways out). The last block of each image is an indirect JMP, so that every block
  * before it has a next block to fall through or return to.
+ *
+ * With `functionBlocks` (the perf.data workload's function symbols, one every so many
+ * blocks), calls go where compiled code's calls go, to functions' first blocks:
+ * a direct CALL to one of the functions after it, an indirect one (bench/large-run.ts)
+ * to any. Without it they go to any block, as the libipt and libxdc workloads were
+ * made (a call into the middle of a function names a frame `f+0x…` of its own: 180k
+ * of them in 5 M instructions, where a real program's calls reach its functions).
  */
 import { Rng } from "./prng.js";
 
@@ -78,6 +85,8 @@ export interface LargeProgram {
   images: LargeImage[];
   blocks: number;
   codeBytes: number;
+  /** Calls go to every this many blocks' first (a function's entry); 0: to any block. */
+  functionBlocks: number;
 }
 
 /** One image of a program's layout: where it goes, its share of the code, its terminator weights. */
@@ -103,17 +112,38 @@ const LAYOUT: readonly ImageLayout[] = [
  * A program of at least `codeBytes` bytes of code, shared out among the images as
  * `layout` says (default: main, two libraries, the kernel, always last).
  */
-export function largeProgram(seed: number, codeBytes: number, layout = LAYOUT): LargeProgram {
+export function largeProgram(
+  seed: number,
+  codeBytes: number,
+  layout = LAYOUT,
+  functionBlocks = 0,
+): LargeProgram {
   const rng = new Rng(seed);
-  const images = layout.map((l) => makeImage(rng, l, Math.max(4096, Math.ceil(codeBytes * l.share))));
+  const images = layout.map((l) =>
+    makeImage(rng, l, Math.max(4096, Math.ceil(codeBytes * l.share)), functionBlocks),
+  );
   return {
     images,
     blocks: images.reduce((s, i) => s + i.blocks, 0),
     codeBytes: images.reduce((s, i) => s + i.code.length, 0),
+    functionBlocks,
   };
 }
 
-function makeImage(rng: Rng, l: ImageLayout, bytes: number): LargeImage {
+/**
+ * A direct CALL's target from block `b` of `blocks`: a later function's first block
+ * (every `functionBlocks` blocks), or with none later (or functionBlocks 0) any later block.
+ */
+function callTarget(rng: Rng, b: number, blocks: number, functionBlocks: number): number {
+  if (functionBlocks > 0) {
+    const next = Math.floor(b / functionBlocks) + 1;
+    const later = Math.ceil(blocks / functionBlocks) - next;
+    if (later > 0) return (next + rng.below(later)) * functionBlocks;
+  }
+  return b + 1 + rng.below(blocks - b - 1);
+}
+
+function makeImage(rng: Rng, l: ImageLayout, bytes: number, functionBlocks: number): LargeImage {
   const weights = l.weights ?? (l.kernel ? KERNEL_WEIGHTS : USER_WEIGHTS);
   // Lay the blocks out first (sizes and kinds), then write the code with the targets.
   const start: number[] = [];
@@ -155,7 +185,8 @@ function makeImage(rng: Rng, l: ImageLayout, bytes: number): LargeImage {
     const end = o + TERM_SIZE[t]!;
     // Jcc anywhere in the image; JMP and CALL forward only (the last block is a JmpInd).
     if (t === Term.Jcc) target[b] = rng.below(blocks);
-    else if (t === Term.Jmp || t === Term.Call) target[b] = b + 1 + rng.below(blocks - b - 1);
+    else if (t === Term.Jmp) target[b] = b + 1 + rng.below(blocks - b - 1);
+    else if (t === Term.Call) target[b] = callTarget(rng, b, blocks, functionBlocks);
     const rel = target[b]! >= 0 ? start[target[b]!]! - end : 0;
     switch (t) {
       case Term.Jcc:

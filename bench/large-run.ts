@@ -9,7 +9,9 @@
  * blocks until a SYSRET or IRETQ takes it back to the instruction after the SYSCALL
  * or to the interrupted one. Conditional branches are taken half of the time, returns
  * go back to their calls (RET compression applies) unless the call is not known (then
- * anywhere, with a TIP), indirect branches go anywhere.
+ * anywhere, with a TIP; in a program with functions, user code's to main's first
+ * block), indirect branches go anywhere (indirect calls, in a program with functions,
+ * to a function's first block).
  */
 import { InsnClass, InsnFlag } from "../src/isa/types.js";
 import { ExecBuilder, ExecEvent, type Execution } from "../src/unit/exec/types.js";
@@ -138,14 +140,20 @@ export class LargeRun {
       case Term.CallInd:
         push(stack, here + blk + 1);
         this.anywhere();
+        // With functions, a call goes to the first block of the function the target is in.
+        if (this.p.functionBlocks > 0) this.blk -= this.blk % this.p.functionBlocks;
         return;
       case Term.JmpInd:
         this.anywhere();
         return;
       case Term.Ret: {
         const back = stack.pop();
-        if (back === undefined) this.anywhere();
-        else this.goTo(back);
+        if (back !== undefined) this.goTo(back);
+        // In a program with functions, user code's outermost return goes back to the
+        // loop that called it, main's first block, as a real program's frames return
+        // to the caller that started them; else anywhere.
+        else if (this.p.functionBlocks > 0 && !this.inKernel) this.goTo(0);
+        else this.anywhere();
         return;
       }
       case Term.Syscall:

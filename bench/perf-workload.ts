@@ -8,7 +8,9 @@
  * tools/perf/pt-file.ts, with what Linux perf needs to decode it.
  *
  * The user images are written as ELF executables linked at their load addresses with
- * a function symbol every FUNC_BLOCKS blocks, so that call stacks have names; the
+ * a function symbol every FUNC_BLOCKS blocks, so that call stacks have names, and
+ * the program's calls go to these functions' entries, as compiled code's do (until
+ * version 2 they went to any block: nearly every call a frame of its own); the
  * MMAP2 records name these files by absolute path and map their code's file offset
  * (pgoff), so perf and ptkit both read the code from them. The kernel's code is not
  * needed: its parts of the run leave only TIP.PGD/TIP.PGE. Deterministic from the
@@ -27,7 +29,7 @@ import { CACHE_DIR } from "./paths.js";
 import { cachedWorkload } from "./workload-cache.js";
 
 /** Bump when the program, the run, the trace or the file layout changes. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
 export const DEFAULT_PERF_INSNS = 5_000_000;
 /** The `ptkit simulate` options of the trace: user mode only, timing packets on. */
 const PERF_TRACE_OPTIONS = ["--user", "--no-retc", "--tsc", "--mtc", "3", "--cyc", "0"];
@@ -95,7 +97,7 @@ function makePerfWorkload(
   insns: number,
   cpus: number,
 ): PerfWorkload {
-  const program = largeProgram(seed, codeBytes);
+  const program = largeProgram(seed, codeBytes, undefined, FUNC_BLOCKS);
   const file = new PtFile({ perfScript: true, schedSwitch: cpus > 1 ? 3 : 0 }).comm(
     PID,
     "main",

@@ -12,11 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { blockPass, insnPass } from "../../bench/flow.js";
-import { largeProgram, TERM_SIZE, termCounts } from "../../bench/large-program.js";
+import { largeProgram, TERM_SIZE, Term, termCounts } from "../../bench/large-program.js";
+import { LargeRun } from "../../bench/large-run.js";
 import { DEFAULT_LARGE_CODE, largeImage, loadLargeWorkload } from "../../bench/large-workload.js";
 import { analyseMix } from "../../bench/mix.js";
 import { defaultDecoderConfig } from "../../src/event/index.js";
+import { InsnClass } from "../../src/isa/types.js";
 import { PacketType } from "../../src/packet/index.js";
+import { infoClass } from "../../src/unit/exec/types.js";
 
 const dir = mkdtempSync(join(tmpdir(), "ptkit-large-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,6 +38,71 @@ test("the default program has at least 50k blocks and 2 MiB of code, every kind 
   // Deterministic from the seed, different with another.
   assert.deepEqual(largeProgram(12, 65536).images[0]!.code, largeProgram(12, 65536).images[0]!.code);
   assert.notDeepEqual(largeProgram(13, 65536).images[0]!.code, largeProgram(12, 65536).images[0]!.code);
+});
+
+test("with functions, calls go to functions' first blocks; without, the program is as it was", () => {
+  const every = 32;
+  const p = largeProgram(12, 1 << 20, undefined, every);
+  const plain = largeProgram(12, 1 << 20);
+  assert.equal(plain.functionBlocks, 0);
+  // Only the calls' targets differ (the other workloads stay as they were made).
+  let calls = 0;
+  let moved = 0;
+  for (const [i, img] of p.images.entries()) {
+    const was = plain.images[i]!;
+    assert.deepEqual(img.term, was.term);
+    assert.deepEqual(img.start, was.start);
+    for (let b = 0; b < img.blocks; b++) {
+      if (img.term[b] !== Term.Call) {
+        assert.equal(img.target[b], was.target[b], `${img.name} block ${b}`);
+        continue;
+      }
+      calls++;
+      const t = img.target[b]!;
+      assert.ok(t > b && t < img.blocks, `${img.name} block ${b} calls block ${t}`);
+      // A later function's entry, unless the block is in the last function.
+      if (Math.floor(b / every) < Math.floor((img.blocks - 1) / every))
+        assert.equal(t % every, 0, `${img.name} block ${b} calls block ${t}`);
+      if (was.target[b]! % every !== 0) moved++;
+    }
+  }
+  assert.ok(calls > 1000 && moved > calls / 2, `${calls} calls, ${moved} moved`);
+  // The run's indirect calls too: each lands on a function's first block.
+  const entries = new Set<number>();
+  for (const img of p.images)
+    for (let b = 0; b < img.blocks; b += every)
+      entries.add(img.baseHi * 2 ** 32 + img.baseLo + img.start[b]!);
+  // Return addresses: the block after a call's; the outermost return goes to main's first block.
+  const afterCall = new Set<number>();
+  for (const img of p.images)
+    for (let b = 0; b + 1 < img.blocks; b++)
+      if (img.term[b] === Term.Call || img.term[b] === Term.CallInd)
+        afterCall.add(img.baseHi * 2 ** 32 + img.baseLo + img.start[b + 1]!);
+  const mainEntry = p.images[0]!.baseLo + p.images[0]!.start[0]!;
+  const x = new LargeRun(p, 12).segment(400_000);
+  let indirect = 0;
+  let outermost = 0;
+  for (let i = 0; i + 1 < x.insnCount; i++) {
+    const c = infoClass(x.info[i]!);
+    if (c === InsnClass.Return && x.ipHi[i]! < 0xffffffff) {
+      const back = x.ipHi[i + 1]! * 2 ** 32 + x.ipLo[i + 1]!;
+      if (back >= 0xffffffff00000000) continue;
+      if (back === mainEntry) outermost++;
+      else assert.ok(afterCall.has(back), `a return at insn ${i} to ${back.toString(16)}`);
+    }
+    if (c !== InsnClass.CallIndirect && c !== InsnClass.Call) continue;
+    const to = x.ipHi[i + 1]! * 2 ** 32 + x.ipLo[i + 1]!;
+    // An interrupt may come between the call and its target's first instruction.
+    if (to >= 0xffffffff00000000) continue;
+    if (c === InsnClass.CallIndirect) indirect++;
+    const img = p.images.find(
+      (m) => to >= m.baseHi * 2 ** 32 + m.baseLo && to < m.baseHi * 2 ** 32 + m.baseLo + m.code.length,
+    )!;
+    const last = img.baseHi * 2 ** 32 + img.baseLo + img.start[(Math.ceil(img.blocks / every) - 1) * every]!;
+    assert.ok(entries.has(to) || to > last, `a call at insn ${i} to ${to.toString(16)}`);
+  }
+  assert.ok(indirect > 100, `${indirect} indirect calls`);
+  assert.ok(outermost > 10, `${outermost} outermost returns`);
 });
 
 test("a tiny workload: images mapped, a segmented trace with timing, both decoders agree with the run", () => {
