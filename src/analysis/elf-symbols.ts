@@ -10,27 +10,35 @@ import { nulAt, utf8Text } from "../image/c-string.js";
 import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, SHF_EXECINSTR, SHT_DYNSYM } from "./elf-data.js";
 import { symbolVersions, type VersionOf } from "./elf-versions.js";
-import { type RawSymbol, rank } from "./raw-symbol.js";
+import { type NameSource, RawSymbols, rank } from "./raw-symbol.js";
 
 const STT_NOTYPE = 0;
 const STT_OBJECT = 1;
 const STT_FUNC = 2;
 const STT_GNU_IFUNC = 10;
 const SHN_LORESERVE = 0xff00;
+const T32 = 0x1_0000_0000;
+/** A size's high half from this on puts it past 2^53 - 1. */
+const ABSURD_SIZE_HI = 0x200000;
 
 /**
- * Every symbol table's function symbols, `.symtab` first. `perf`: as perf 6.1 reads
- * them: `.dynsym` names without their versions, and labels only in sections whose
- * name has "text" in it (perf's elf_sec__is_text: not `_init` in `.init`).
+ * Every symbol table's function symbols, `.symtab` first, into `out` (new by default).
+ * `perf`: as perf 6.1 reads them: `.dynsym` names without their versions, and labels
+ * only in sections whose name has "text" in it (perf's elf_sec__is_text: not `_init`
+ * in `.init`).
  */
-export function readElfSymbols(data: ElfData, diags: Diagnostics, perf = false): RawSymbol[] {
-  const out: RawSymbol[] = [];
+export function readElfSymbols(
+  data: ElfData,
+  diags: Diagnostics,
+  perf = false,
+  out = new RawSymbols(),
+): RawSymbols {
   for (const type of [SectionType.Symtab, SHT_DYNSYM])
     for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, perf);
   return out;
 }
 
-function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSymbol[], perf: boolean): void {
+function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSymbols, perf: boolean): void {
   const sections = data.elf.sections;
   const table = sections[index]!;
   const where = `section ${index} (${table.name})`;
@@ -45,14 +53,20 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
   const strEnd = strtab.offset + strtab.size;
   let lastNul = strEnd - 1;
   while (lastNul >= strtab.offset && bytes[lastNul] !== 0) lastNul--;
-  const entsize = data.is64 ? 24 : 16;
+  const names = out.addSource(new TableNames(bytes, strEnd, version));
+  const is64 = data.is64;
+  const entsize = is64 ? 24 : 16;
+  // A word's halves in an Elf64 entry: the low one first in a little-endian file.
+  const low = data.le ? 0 : 4;
   const count = Math.floor(table.size / entsize);
+  const symtab = table.type !== SHT_DYNSYM;
+  out.reserve(count);
   // Entry 0 is the reserved null symbol.
   for (let i = 1; i < count; i++) {
     const at = table.offset + i * entsize;
-    const info = data.u8(at + (data.is64 ? 4 : 12));
+    const info = data.u8(at + (is64 ? 4 : 12));
     const type = info & 0xf;
-    const shndx = data.u16(at + (data.is64 ? 6 : 14));
+    const shndx = data.u16(at + (is64 ? 6 : 14));
     if (shndx === 0 || shndx >= SHN_LORESERVE) continue;
     const section = sections[shndx];
     if (section === undefined) {
@@ -70,57 +84,41 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
       continue;
     }
     if (bytes[nameAt] === 0) continue;
-    const value = data.word(at + (data.is64 ? 8 : 4));
-    const size = Number(data.word(at + (data.is64 ? 16 : 8)));
-    const sym = new ElfSymbol(
-      data,
-      nameAt,
-      strEnd,
-      version,
-      i,
-      value,
-      size,
-      shndx,
-      rank(isFunction, table.type !== SHT_DYNSYM),
-      info >> 4,
-    );
-    if (size > Number.MAX_SAFE_INTEGER) {
-      diags.add(at, `${where}: symbol ${i} (${sym.name}): st_size absurd (above 2^53 - 1)`);
+    const valueHi = is64 ? data.u32(at + 12 - low) : 0;
+    const valueLo = is64 ? data.u32(at + 8 + low) : data.u32(at + 4);
+    const sizeHi = is64 ? data.u32(at + 20 - low) : 0;
+    const sizeLo = is64 ? data.u32(at + 16 + low) : data.u32(at + 8);
+    if (sizeHi >= ABSURD_SIZE_HI) {
+      const name = out.sourceName(names, nameAt, i);
+      diags.add(at, `${where}: symbol ${i} (${name}): st_size absurd (above 2^53 - 1)`);
       continue;
     }
-    out.push(sym);
+    out.push(
+      names,
+      nameAt,
+      i,
+      valueHi,
+      valueLo,
+      sizeHi * T32 + sizeLo,
+      shndx,
+      rank(isFunction, symtab),
+      info >> 4,
+    );
   }
 }
 
-/**
- * A symbol of an ELF symbol table, its name decoded when first read: a large program's
- * tables hold 150k names (node's), of which a SymbolTable keeps half and a look-up
- * reads a few; decoding them all took a third of making the table.
- */
-class ElfSymbol implements RawSymbol {
-  private text: string | undefined = undefined;
-
+/** The names of one symbol table: C strings of its string table, with `.dynsym`'s versions. */
+class TableNames implements NameSource {
   constructor(
-    private readonly data: ElfData,
-    /** File offsets of the name's first byte and of its string table's end (a NUL lies between). */
-    private readonly at: number,
+    private readonly bytes: Uint8Array,
+    /** The string table's end (a NUL lies before it past every name read). */
     private readonly end: number,
     /** `.dynsym`'s versions (the name gets its symbol's), or none. */
     private readonly version: VersionOf | undefined,
-    private readonly index: number,
-    readonly value: bigint,
-    readonly size: number,
-    readonly section: number,
-    readonly rank: number,
-    readonly binding: number,
   ) {}
 
-  get name(): string {
-    if (this.text === undefined) {
-      const bytes = this.data.elf.bytes;
-      const name = utf8Text(bytes, this.at, nulAt(bytes, this.at, this.end));
-      this.text = this.version === undefined ? name : name + this.version(this.index);
-    }
-    return this.text;
+  name(at: number, index: number): string {
+    const name = utf8Text(this.bytes, at, nulAt(this.bytes, at, this.end));
+    return this.version === undefined ? name : name + this.version(index);
   }
 }

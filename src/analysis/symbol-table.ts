@@ -21,7 +21,7 @@ import { readElfSymbols } from "./elf-symbols.js";
 import { perfTreeSymbols, stubsFoundFirst } from "./perf-symbol-tree.js";
 import { readPerfPltSymbols, readPltSymbols } from "./plt.js";
 
-import { preferred, type RawSymbol } from "./raw-symbol.js";
+import type { RawSymbols } from "./raw-symbol.js";
 
 const T32 = 0x1_0000_0000;
 /** Tables of fewer segments are searched without an index (a few steps anyway). */
@@ -101,8 +101,11 @@ export class SymbolTable {
   private readonly segOff: Uint32Array | undefined;
   private readonly bucketFirst: Int32Array | undefined;
   private readonly shift: number = 0;
-  /** The symbols that own addresses, by id; each name is read when first asked for (see elf-symbols.ts). */
-  private readonly syms: RawSymbol[] = [];
+  /** The symbols read, and the entry of each that owns addresses, by id. */
+  private readonly raw: RawSymbols;
+  private readonly symEntry: Int32Array;
+  /** Names as linked, read when first asked for (most never are). */
+  private readonly linked: (string | undefined)[];
   private readonly symHi: Uint32Array;
   private readonly symLo: Uint32Array;
   private demangler: NameDemangler | undefined;
@@ -114,15 +117,20 @@ export class SymbolTable {
     const data = new ElfData(elf);
     const diags = new Diagnostics();
     const perf = options.perf;
-    const raw = perf
-      ? readElfSymbols(data, diags, true)
-      : [...readElfSymbols(data, diags), ...readPltSymbols(data, diags)];
-    const stubs = perf
-      ? stubsFoundFirst(perfTreeSymbols(data), readPerfPltSymbols(new ElfData(perf.plt), diags))
-      : [];
-    const base = windowBase(raw, stubs);
-    const ranges = toRanges(elf, raw, perf !== undefined, base, diags);
-    if (stubs.length > 0) addStubs(ranges, stubs, base, diags, elf);
+    const raw = readElfSymbols(data, diags, perf !== undefined);
+    if (!perf) for (const s of readPltSymbols(data, diags)) raw.add(s);
+    // perf's stubs are ranges of their own (see addStubs): the entries from `symbols` on.
+    const symbols = raw.count;
+    if (perf)
+      for (const s of stubsFoundFirst(
+        perfTreeSymbols(data),
+        readPerfPltSymbols(new ElfData(perf.plt), diags),
+      ))
+        raw.add(s);
+    this.raw = raw;
+    const base = windowBase(raw);
+    const ranges = toRanges(elf, raw, symbols, perf !== undefined, base, diags);
+    if (raw.count > symbols) addStubs(ranges, raw, symbols, base, diags, elf);
     this.diagnostics = diags.list;
     this.diagnosticCount = diags.count;
     const { start, end, sym } = ranges;
@@ -139,6 +147,7 @@ export class SymbolTable {
     /** Per range: its symbol id + 1 (0: none yet). */
     const ids = new Int32Array(n);
     const symStart: number[] = [];
+    const symEntry: number[] = [];
     const stack = new Int32Array(n);
     let top = 0;
     let segs = 0;
@@ -153,9 +162,9 @@ export class SymbolTable {
         const r = stack[top - 1]!;
         id = ids[r]! - 1;
         if (id < 0) {
-          id = this.syms.length;
+          id = symEntry.length;
           ids[r] = id + 1;
-          this.syms.push(sym[r]!);
+          symEntry.push(sym[r]!);
           symStart.push(start[r]!);
         }
       }
@@ -165,7 +174,7 @@ export class SymbolTable {
     }
     // At run time: the bias added modulo 2^64; a bias that wraps part of the module
     // past 2^64 cuts it at the wrap.
-    const at = new Placed(base, options.bias ?? 0n);
+    const at = new Placed((BigInt(base.hi) << 32n) | BigInt(base.lo), options.bias ?? 0n);
     let kept = segs;
     if (segs > 0 && segStart[0]! < at.wrap)
       for (let k = 1; k < segs; k++)
@@ -197,6 +206,8 @@ export class SymbolTable {
       this.bucketFirst = bucketFirst;
       this.shift = shift;
     }
+    this.symEntry = Int32Array.from(symEntry);
+    this.linked = new Array<string | undefined>(symEntry.length);
     this.symHi = new Uint32Array(symStart.length);
     this.symLo = new Uint32Array(symStart.length);
     for (let k = 0; k < symStart.length; k++) at.put(symStart[k]!, this.symHi, this.symLo, k);
@@ -206,12 +217,12 @@ export class SymbolTable {
   /** Demangle the names of later hits with `demangler` (undefined: names as linked). */
   useDemangler(demangler: NameDemangler | undefined): void {
     this.demangler = demangler;
-    this.demangled = demangler ? new Array<string | undefined>(this.syms.length) : [];
+    this.demangled = demangler ? new Array<string | undefined>(this.symEntry.length) : [];
   }
 
   /** The name of symbol `k` (0 <= k < size, in address order), demangled as hits are. */
   symbolName(k: number): string {
-    const raw = this.syms[k]!.name;
+    const raw = this.linkName(k);
     const d = this.demangler;
     if (!d) return raw;
     let name = this.demangled[k];
@@ -224,7 +235,12 @@ export class SymbolTable {
 
   /** The name of symbol `k` as linked (not demangled). */
   linkName(k: number): string {
-    return this.syms[k]!.name;
+    let name = this.linked[k];
+    if (name === undefined) {
+      name = this.raw.name(this.symEntry[k]!);
+      this.linked[k] = name;
+    }
+    return name;
   }
 
   /** Run-time start address of symbol `k`, high and low halves. */
@@ -238,7 +254,7 @@ export class SymbolTable {
 
   /** Number of distinct symbols that own some address (numbered 0.. in address order). */
   get size(): number {
-    return this.syms.length;
+    return this.symEntry.length;
   }
 
   /** Find the symbol covering (hi:lo); fills `out` (module fields untouched) and returns true. */
@@ -312,14 +328,22 @@ const WINDOW = 2 ** 52;
 /** Ends are cut here (within 2^53: exact). */
 const END_LIMIT = 2 * WINDOW;
 const WINDOW_BIG = BigInt(WINDOW);
+/** A value's high half further than this from the base's puts it outside the window. */
+const WINDOW_HI = WINDOW / T32;
 const END_LIMIT_BIG = BigInt(END_LIMIT);
 const TWO64 = 1n << 64n;
 
-/** The ranges of a table's symbols: [start, end) offsets from the base, by start. */
+/** The ranges of a table's symbols: [start, end) offsets from the base, by start, and each one's entry. */
 interface Ranges {
   start: Float64Array;
   end: Float64Array;
-  sym: RawSymbol[];
+  sym: Int32Array;
+}
+
+/** A link-time address as halves. */
+interface Halves {
+  hi: number;
+  lo: number;
 }
 
 /**
@@ -327,17 +351,31 @@ interface Ranges {
  * {@link WINDOW} or more (a corrupt or hostile file); then the lowest value of the
  * window of that size that holds the most of them.
  */
-function windowBase(raw: readonly RawSymbol[], stubs: readonly RawSymbol[]): bigint {
-  const all = stubs.length > 0 ? [...raw, ...stubs] : raw;
-  if (all.length === 0) return 0n;
-  let min = all[0]!.value;
-  let max = min;
-  for (const s of all) {
-    if (s.value < min) min = s.value;
-    if (s.value > max) max = s.value;
+function windowBase(raw: RawSymbols): Halves {
+  const n = raw.count;
+  if (n === 0) return { hi: 0, lo: 0 };
+  const { valueHi, valueLo } = raw;
+  let minHi = valueHi[0]!;
+  let minLo = valueLo[0]!;
+  let maxHi = minHi;
+  let maxLo = minLo;
+  for (let i = 1; i < n; i++) {
+    const hi = valueHi[i]!;
+    const lo = valueLo[i]!;
+    if (hi < minHi || (hi === minHi && lo < minLo)) {
+      minHi = hi;
+      minLo = lo;
+    }
+    if (hi > maxHi || (hi === maxHi && lo > maxLo)) {
+      maxHi = hi;
+      maxLo = lo;
+    }
   }
-  if (max - min < WINDOW_BIG) return min;
-  const values = BigUint64Array.from(all, (s) => s.value).sort();
+  // (Exact below 2^53; past it, rounded but still 2^52 or more.)
+  if ((maxHi - minHi) * T32 + (maxLo - minLo) < WINDOW) return { hi: minHi, lo: minLo };
+  const values = new BigUint64Array(n);
+  for (let i = 0; i < n; i++) values[i] = raw.value(i);
+  values.sort();
   let best = 0;
   let most = 0;
   for (let i = 0, j = 0; i < values.length; i++) {
@@ -348,13 +386,16 @@ function windowBase(raw: readonly RawSymbol[], stubs: readonly RawSymbol[]): big
       best = i;
     }
   }
-  return values[best]!;
+  return { hi: Number(values[best]! >> 32n), lo: Number(values[best]! & 0xffffffffn) };
 }
 
-/** Symbol value `v` as an offset from `base`, or -1 outside the window. */
-function offsetOf(v: bigint, base: bigint): number {
-  const d = v - base;
-  return d >= 0n && d < WINDOW_BIG ? Number(d) : -1;
+/** Entry `i`'s value as an offset from `base`, or -1 outside the window. */
+function offsetOf(raw: RawSymbols, i: number, base: Halves): number {
+  const dHi = raw.valueHi[i]! - base.hi;
+  if (dHi < 0 || dHi > WINDOW_HI) return -1;
+  // (Exact: below 2^53.)
+  const d = dHi * T32 + (raw.valueLo[i]! - base.lo);
+  return d >= 0 && d < WINDOW ? d : -1;
 }
 
 /**
@@ -366,12 +407,17 @@ function cutEnd(off: number, size: number, top: number): number {
   return Math.min(end, top);
 }
 
-/** A symbol outside the window (see windowBase): skipped, with a diagnostic at its section's header. */
-function outside(s: RawSymbol, elf: ElfFile, diags: Diagnostics): void {
+/** Entry `i` outside the window (see windowBase): skipped, with a diagnostic at its section's header. */
+function outside(raw: RawSymbols, i: number, elf: ElfFile, diags: Diagnostics): void {
   diags.add(
-    elf.sections[s.section]?.headerOffset ?? 0,
-    `symbol ${s.name} at 0x${s.value.toString(16)}: 2^52 bytes or more from the file's other symbols; skipped`,
+    elf.sections[raw.section[i]!]?.headerOffset ?? 0,
+    `symbol ${raw.name(i)} at 0x${raw.value(i).toString(16)}: 2^52 bytes or more from the file's other symbols; skipped`,
   );
+}
+
+/** 2^64 as an offset from `base` (rounded as a Number). */
+function topOf(base: Halves): number {
+  return Number(TWO64 - ((BigInt(base.hi) << 32n) | BigInt(base.lo)));
 }
 
 /**
@@ -403,56 +449,59 @@ function byOffset(offs: Float64Array): Int32Array {
 }
 
 /**
- * One range per distinct start address (the {@link preferred} symbol), sorted by start;
- * a zero-size symbol runs to the next symbol of its section (`acrossSections`: to the
- * next symbol), else to its section's end.
+ * One range per distinct start address (the {@link RawSymbols.preferred} entry of the
+ * first `count`), sorted by start; a zero-size symbol runs to the next symbol of its
+ * section (`acrossSections`: to the next symbol), else to its section's end.
  */
 function toRanges(
   elf: ElfFile,
-  raw: readonly RawSymbol[],
+  raw: RawSymbols,
+  count: number,
   acrossSections: boolean,
-  base: bigint,
+  base: Halves,
   diags: Diagnostics,
 ): Ranges {
-  const offs = new Float64Array(raw.length);
-  for (let i = 0; i < raw.length; i++) {
-    offs[i] = offsetOf(raw[i]!.value, base);
-    if (offs[i]! < 0) outside(raw[i]!, elf, diags);
+  const offs = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    offs[i] = offsetOf(raw, i, base);
+    if (offs[i]! < 0) outside(raw, i, elf, diags);
   }
   const order = byOffset(offs);
   const start = new Float64Array(order.length);
   const end = new Float64Array(order.length);
-  const syms: RawSymbol[] = [];
+  const syms = new Int32Array(order.length);
+  const { size, section } = raw;
   // Zero-size symbols waiting for the next symbol of their section (of any section when
   // `acrossSections`): their index.
   const waiting = new Map<number, number>();
   const ANY = -2;
-  const top = Number(TWO64 - base);
+  const top = topOf(base);
   let n = 0;
   for (let j = 0; j < order.length; ) {
     // The preferred of the symbols at one value (in reading order).
     const off = offs[order[j]!]!;
-    let best = raw[order[j]!]!;
+    let best = order[j]!;
     for (j++; j < order.length && offs[order[j]!] === off; j++) {
-      const s = raw[order[j]!]!;
-      if (preferred(s, best)) best = s;
+      const s = order[j]!;
+      if (raw.preferred(s, best)) best = s;
     }
-    const key = acrossSections ? ANY : best.section;
+    const key = acrossSections ? ANY : section[best]!;
     const w = waiting.get(key);
     if (w !== undefined) {
       end[w] = off;
       waiting.delete(key);
     }
     start[n] = off;
-    syms.push(best);
-    if (best.size > 0) end[n] = cutEnd(off, best.size, top);
+    syms[n] = best;
+    if (size[best]! > 0) end[n] = cutEnd(off, size[best]!, top);
     else waiting.set(key, n);
     n++;
   }
   // The rest run to their section's end.
+  const baseBig = (BigInt(base.hi) << 32n) | BigInt(base.lo);
   for (const k of waiting.values()) {
-    const sec = elf.sections[syms[k]!.section];
-    const d = (sec === undefined ? syms[k]!.value : sectionAddr(sec) + BigInt(sec.size)) - base;
+    const sec = elf.sections[section[syms[k]!]!];
+    const d = (sec === undefined ? raw.value(syms[k]!) : sectionAddr(sec) + BigInt(sec.size)) - baseBig;
     end[k] = d <= 0n ? 0 : Math.min(d >= END_LIMIT_BIG ? END_LIMIT : Number(d), top);
   }
   // Only ranges that hold an address (a symbol that ends where it starts names nothing).
@@ -464,33 +513,34 @@ function toRanges(
     syms[kept] = syms[k]!;
     kept++;
   }
-  syms.length = kept;
-  return { start: start.subarray(0, kept), end: end.subarray(0, kept), sym: syms };
+  return { start: start.subarray(0, kept), end: end.subarray(0, kept), sym: syms.subarray(0, kept) };
 }
 
 /**
- * perf's PLT stubs (perf-symbol-tree.ts) as ranges of their own among `r`'s, by start:
- * after the symbols' at the same start, in their order.
+ * perf's PLT stubs (perf-symbol-tree.ts), the entries of `raw` from `first` on, as
+ * ranges of their own among `r`'s, by start: after the symbols' at the same start, in
+ * their order.
  */
 function addStubs(
   r: Ranges,
-  stubs: readonly RawSymbol[],
-  base: bigint,
+  raw: RawSymbols,
+  first: number,
+  base: Halves,
   diags: Diagnostics,
   elf: ElfFile,
 ): void {
-  const add: { start: number; end: number; sym: RawSymbol }[] = [];
-  const top = Number(TWO64 - base);
-  for (const s of stubs) {
-    const off = offsetOf(s.value, base);
-    if (off < 0) outside(s, elf, diags);
-    else add.push({ start: off, end: cutEnd(off, s.size, top), sym: s });
+  const add: { start: number; end: number; sym: number }[] = [];
+  const top = topOf(base);
+  for (let i = first; i < raw.count; i++) {
+    const off = offsetOf(raw, i, base);
+    if (off < 0) outside(raw, i, elf, diags);
+    else add.push({ start: off, end: cutEnd(off, raw.size[i]!, top), sym: i });
   }
   add.sort((x, y) => x.start - y.start);
   const n = r.sym.length + add.length;
   const start = new Float64Array(n);
   const end = new Float64Array(n);
-  const sym: RawSymbol[] = [];
+  const sym = new Int32Array(n);
   let i = 0;
   let j = 0;
   for (let k = 0; k < n; k++) {
@@ -498,11 +548,11 @@ function addStubs(
     if (fromStubs) {
       start[k] = add[j]!.start;
       end[k] = add[j]!.end;
-      sym.push(add[j++]!.sym);
+      sym[k] = add[j++]!.sym;
     } else {
       start[k] = r.start[i]!;
       end[k] = r.end[i]!;
-      sym.push(r.sym[i++]!);
+      sym[k] = r.sym[i++]!;
     }
   }
   r.start = start;

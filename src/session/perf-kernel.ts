@@ -48,10 +48,9 @@ export function kernelMapOf(tasks: PerfTasks): KernelMap | undefined {
 export function kernelRelocation(elf: ElfFile, map: KernelMap): bigint | string {
   const names = map.symbol ? [map.symbol] : REF_SYMBOLS;
   const symbols = readElfSymbols(new ElfData(elf), new Diagnostics());
-  for (const name of names) {
-    const sym = symbols.find((s) => s.name === name);
-    if (sym) return (map.address - sym.value) & MASK64;
-  }
+  for (const name of names)
+    for (let i = 0; i < symbols.count; i++)
+      if (symbols.name(i) === name) return (map.address - symbols.value(i)) & MASK64;
   return `no ${names.join(" or ")} symbol to relocate it by`;
 }
 

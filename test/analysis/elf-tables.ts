@@ -13,19 +13,32 @@ export function stringTable(names: readonly string[]): { bytes: Uint8Array; at: 
   return { bytes: Uint8Array.from(out), at: (n) => index.get(n)! };
 }
 
-/** An Elf64_Sym table: the null entry, then `entries` (st_name offset, st_info, st_shndx, st_value, st_size). */
+/**
+ * An Elf64_Sym table (or with `layout` an Elf32_Sym one, or big-endian): the null
+ * entry, then `entries` (st_name offset, st_info, st_shndx, st_value, st_size).
+ */
 export function symbolTable(
   entries: readonly (readonly [name: number, info: number, shndx: number, value: bigint, size: bigint])[],
+  layout: { is64: boolean; le: boolean } = { is64: true, le: true },
 ): Uint8Array {
-  const b = new Uint8Array((entries.length + 1) * 24);
+  const { is64, le } = layout;
+  const size = is64 ? 24 : 16;
+  const b = new Uint8Array((entries.length + 1) * size);
   const v = new DataView(b.buffer);
-  entries.forEach(([name, info, shndx, value, size], k) => {
-    const p = (k + 1) * 24;
-    v.setUint32(p, name, true);
-    v.setUint8(p + 4, info);
-    v.setUint16(p + 6, shndx, true);
-    v.setBigUint64(p + 8, value, true);
-    v.setBigUint64(p + 16, size, true);
+  entries.forEach(([name, info, shndx, value, bytes], k) => {
+    const p = (k + 1) * size;
+    v.setUint32(p, name, le);
+    if (is64) {
+      v.setUint8(p + 4, info);
+      v.setUint16(p + 6, shndx, le);
+      v.setBigUint64(p + 8, value, le);
+      v.setBigUint64(p + 16, bytes, le);
+    } else {
+      v.setUint32(p + 4, Number(value), le);
+      v.setUint32(p + 8, Number(bytes), le);
+      v.setUint8(p + 12, info);
+      v.setUint16(p + 14, shndx, le);
+    }
   });
   return b;
 }
