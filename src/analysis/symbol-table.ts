@@ -420,13 +420,21 @@ function topOf(base: Halves): number {
   return Number(TWO64 - ((BigInt(base.hi) << 32n) | BigInt(base.lo)));
 }
 
+/** The entries of `offs` that hold an offset (not -1), by offset and then index: their indices and offsets. */
+interface Sorted {
+  order: Int32Array;
+  offs: Float64Array;
+}
+
 /**
  * The indices of `offs` that hold an offset (not -1), ordered by offset and then index:
  * packed as offset * 2^bits + index into doubles and sorted by the array's own sort (a
- * Map of 153k offsets was a quarter of node's table), or, where that would not be exact
- * (a table spanning 2^35 bytes and more), sorted by comparison.
+ * Map of 153k offsets was a quarter of node's table; two counting passes of 16 bits in
+ * JavaScript, run once and so mostly before V8 optimises them, took longer than the
+ * built-in sort), or, where that would not be exact (a table spanning 2^35 bytes and
+ * more), sorted by comparison.
  */
-function byOffset(offs: Float64Array): Int32Array {
+function byOffset(offs: Float64Array): Sorted {
   const n = offs.length;
   const scale = 2 ** Math.max(1, Math.ceil(Math.log2(n + 1)));
   let count = 0;
@@ -436,16 +444,24 @@ function byOffset(offs: Float64Array): Int32Array {
     count++;
     if (offs[i]! > max) max = offs[i]!;
   }
-  const out = new Int32Array(count);
+  const order = new Int32Array(count);
+  const sorted = new Float64Array(count);
   if (max * scale < 2 ** 53) {
     const keys = new Float64Array(count);
     for (let i = 0, k = 0; i < n; i++) if (offs[i]! >= 0) keys[k++] = offs[i]! * scale + i;
     keys.sort();
-    for (let k = 0; k < count; k++) out[k] = keys[k]! % scale;
-    return out;
+    for (let k = 0; k < count; k++) {
+      const key = keys[k]!;
+      const off = Math.floor(key / scale);
+      order[k] = key - off * scale;
+      sorted[k] = off;
+    }
+    return { order, offs: sorted };
   }
-  for (let i = 0, k = 0; i < n; i++) if (offs[i]! >= 0) out[k++] = i;
-  return out.sort((a, b) => offs[a]! - offs[b]! || a - b);
+  for (let i = 0, k = 0; i < n; i++) if (offs[i]! >= 0) order[k++] = i;
+  order.sort((a, b) => offs[a]! - offs[b]! || a - b);
+  for (let k = 0; k < count; k++) sorted[k] = offs[order[k]!]!;
+  return { order, offs: sorted };
 }
 
 /**
@@ -466,7 +482,7 @@ function toRanges(
     offs[i] = offsetOf(raw, i, base);
     if (offs[i]! < 0) outside(raw, i, elf, diags);
   }
-  const order = byOffset(offs);
+  const { order, offs: sorted } = byOffset(offs);
   const start = new Float64Array(order.length);
   const end = new Float64Array(order.length);
   const syms = new Int32Array(order.length);
@@ -479,9 +495,9 @@ function toRanges(
   let n = 0;
   for (let j = 0; j < order.length; ) {
     // The preferred of the symbols at one value (in reading order).
-    const off = offs[order[j]!]!;
+    const off = sorted[j]!;
     let best = order[j]!;
-    for (j++; j < order.length && offs[order[j]!] === off; j++) {
+    for (j++; j < order.length && sorted[j] === off; j++) {
       const s = order[j]!;
       if (raw.preferred(s, best)) best = s;
     }
