@@ -6,11 +6,10 @@
  * beyond the table) are skipped with a diagnostic naming the entry's file offset.
  */
 
-import { nulAt, utf8Text } from "../image/c-string.js";
 import { SectionType } from "../image/elf.js";
 import { type Diagnostics, type ElfData, SHF_EXECINSTR, SHT_DYNSYM } from "./elf-data.js";
-import { symbolVersions, type VersionOf } from "./elf-versions.js";
-import { type NameSource, RawSymbols, rank } from "./raw-symbol.js";
+import { symbolVersions } from "./elf-versions.js";
+import { RawSymbols, rank } from "./raw-symbol.js";
 
 const STT_NOTYPE = 0;
 const STT_OBJECT = 1;
@@ -53,7 +52,8 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
   const strEnd = strtab.offset + strtab.size;
   let lastNul = strEnd - 1;
   while (lastNul >= strtab.offset && bytes[lastNul] !== 0) lastNul--;
-  const names = out.addSource(new TableNames(bytes, strEnd, version));
+  out.namesIn(bytes);
+  const versions = version === undefined ? 0 : out.addVersions(version);
   const is64 = data.is64;
   const entsize = is64 ? 24 : 16;
   // A word's halves in an Elf64 entry: the low one first in a little-endian file.
@@ -89,13 +89,14 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
     const sizeHi = is64 ? data.u32(at + 20 - low) : 0;
     const sizeLo = is64 ? data.u32(at + 16 + low) : data.u32(at + 8);
     if (sizeHi >= ABSURD_SIZE_HI) {
-      const name = out.sourceName(names, nameAt, i);
+      const name = out.nameAt(nameAt, strEnd, versions, i);
       diags.add(at, `${where}: symbol ${i} (${name}): st_size absurd (above 2^53 - 1)`);
       continue;
     }
     out.push(
-      names,
       nameAt,
+      strEnd,
+      versions,
       i,
       valueHi,
       valueLo,
@@ -104,21 +105,5 @@ function readTable(data: ElfData, index: number, diags: Diagnostics, out: RawSym
       rank(isFunction, symtab),
       info >> 4,
     );
-  }
-}
-
-/** The names of one symbol table: C strings of its string table, with `.dynsym`'s versions. */
-class TableNames implements NameSource {
-  constructor(
-    private readonly bytes: Uint8Array,
-    /** The string table's end (a NUL lies before it past every name read). */
-    private readonly end: number,
-    /** `.dynsym`'s versions (the name gets its symbol's), or none. */
-    private readonly version: VersionOf | undefined,
-  ) {}
-
-  name(at: number, index: number): string {
-    const name = utf8Text(this.bytes, at, nulAt(this.bytes, at, this.end));
-    return this.version === undefined ? name : name + this.version(index);
   }
 }

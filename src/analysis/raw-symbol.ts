@@ -1,3 +1,7 @@
+import { nulAt, utf8Text } from "../image/c-string.js";
+import type { VersionOf } from "./elf-versions.js";
+import { growFloat64, growInt32, growUint32 } from "./key-table.js";
+
 /** A symbol read from an ELF file, before a {@link SymbolTable} is built from it. */
 export interface RawSymbol {
   readonly name: string;
@@ -67,74 +71,76 @@ function leadingUnderscores(name: string): number {
   return n;
 }
 
-/** Where the names of a {@link RawSymbols}' entries come from, read when first asked for. */
-export interface NameSource {
-  /** The name of the entry whose name's first byte is at `at`, entry `index` of its table. */
-  name(at: number, index: number): string;
-}
-
-/** The source of names given whole ({@link RawSymbols.add}): `at` indexes them. */
-const GIVEN = 0;
+/** The first size of a {@link RawSymbols}' columns. */
 const FIRST_SIZE = 256;
+const NO_BYTES = new Uint8Array(0);
 
 /**
- * Symbols read from ELF files, column by column, numbered in reading order: a large
+ * Symbols read from an ELF file, column by column, numbered in reading order: a large
  * program's tables hold 150k (node's), and as objects (each with its BigInt value)
  * making them, reading them back while the table is built and collecting them took
- * over a third of a table's build. Each entry's name is read from its source when asked
- * for (a table keeps half of the names and a look-up reads a few).
+ * over a third of a table's build. Each entry's name is read from the file's string
+ * table when asked for (a table keeps half of the names and a look-up reads a few).
  */
 export class RawSymbols {
   /** Entries: 0..count-1. */
   count = 0;
   /** Link-time address (before any load bias), as halves. */
-  valueHi = new Uint32Array(FIRST_SIZE);
-  valueLo = new Uint32Array(FIRST_SIZE);
+  valueHi: Uint32Array = new Uint32Array(FIRST_SIZE);
+  valueLo: Uint32Array = new Uint32Array(FIRST_SIZE);
   /** See {@link RawSymbol}. */
-  size = new Float64Array(FIRST_SIZE);
-  section = new Int32Array(FIRST_SIZE);
-  rank = new Uint8Array(FIRST_SIZE);
-  binding = new Uint8Array(FIRST_SIZE);
-  /** Each entry's name: its source, the name's place there and its index in its table. */
-  private source = new Uint16Array(FIRST_SIZE);
-  private at = new Float64Array(FIRST_SIZE);
-  private index = new Uint32Array(FIRST_SIZE);
-  private readonly sources: (NameSource | undefined)[] = [undefined];
+  size: Float64Array = new Float64Array(FIRST_SIZE);
+  section: Int32Array = new Int32Array(FIRST_SIZE);
+  /** The {@link rank} (bits 1:0) and the binding (5:2). */
+  private kind: Uint32Array = new Uint32Array(FIRST_SIZE);
+  /**
+   * Where the name is: its first byte in {@link bytes} and the end of its string table
+   * (a NUL lies between), or with an end of -1 its index in {@link given}.
+   */
+  private at: Float64Array = new Float64Array(FIRST_SIZE);
+  private end: Float64Array = new Float64Array(FIRST_SIZE);
+  /** The versions the name gets (their number + 1; 0: none), and the entry's index in its table. */
+  private version: Uint32Array = new Uint32Array(FIRST_SIZE);
+  private index: Uint32Array = new Uint32Array(FIRST_SIZE);
+  /** The file's bytes, where the names are. */
+  private bytes: Uint8Array = NO_BYTES;
+  private readonly versions: VersionOf[] = [];
   private readonly given: string[] = [];
 
-  /** A source of names for {@link push}: its number. */
-  addSource(source: NameSource): number {
-    this.sources.push(source);
-    return this.sources.length - 1;
+  /** The bytes of the file the names of {@link push} are in. */
+  namesIn(bytes: Uint8Array): void {
+    this.bytes = bytes;
+  }
+
+  /** `.dynsym` versions for the names of {@link push}: their number there. */
+  addVersions(versions: VersionOf): number {
+    this.versions.push(versions);
+    return this.versions.length;
   }
 
   /** Room for `more` entries past {@link count}. */
   reserve(more: number): void {
     const need = this.count + more;
-    if (need <= this.rank.length) return;
-    const n = Math.max(need, 2 * this.rank.length);
-    const grow = <T extends Uint32Array | Float64Array | Int32Array | Uint8Array | Uint16Array>(
-      a: T,
-      b: T,
-    ): T => {
-      b.set(a);
-      return b;
-    };
-    this.valueHi = grow(this.valueHi, new Uint32Array(n));
-    this.valueLo = grow(this.valueLo, new Uint32Array(n));
-    this.size = grow(this.size, new Float64Array(n));
-    this.section = grow(this.section, new Int32Array(n));
-    this.rank = grow(this.rank, new Uint8Array(n));
-    this.binding = grow(this.binding, new Uint8Array(n));
-    this.source = grow(this.source, new Uint16Array(n));
-    this.at = grow(this.at, new Float64Array(n));
-    this.index = grow(this.index, new Uint32Array(n));
+    this.valueHi = growUint32(this.valueHi, need);
+    this.valueLo = growUint32(this.valueLo, need);
+    this.size = growFloat64(this.size, need);
+    this.section = growInt32(this.section, need);
+    this.kind = growUint32(this.kind, need);
+    this.at = growFloat64(this.at, need);
+    this.end = growFloat64(this.end, need);
+    this.version = growUint32(this.version, need);
+    this.index = growUint32(this.index, need);
   }
 
-  /** An entry whose name `source` (see {@link addSource}) has at `at`, entry `index` of its table. */
+  /**
+   * An entry whose name starts at `at` in the file (see {@link namesIn}), in a string
+   * table that ends at `end`, with `version` (see {@link addVersions}; 0: none), entry
+   * `index` of its table.
+   */
   push(
-    source: number,
     at: number,
+    end: number,
+    version: number,
     index: number,
     valueHi: number,
     valueLo: number,
@@ -143,25 +149,26 @@ export class RawSymbols {
     rank: number,
     binding: number,
   ): void {
-    if (this.count === this.rank.length) this.reserve(1);
+    if (this.count === this.kind.length) this.reserve(1);
     const i = this.count++;
-    this.source[i] = source;
     this.at[i] = at;
+    this.end[i] = end;
+    this.version[i] = version;
     this.index[i] = index;
     this.valueHi[i] = valueHi;
     this.valueLo[i] = valueLo;
     this.size[i] = size;
     this.section[i] = section;
-    this.rank[i] = rank;
-    this.binding[i] = binding;
+    this.kind[i] = (rank & 3) | ((binding & 15) << 2);
   }
 
   /** An entry of a symbol with its name (PLT stubs and the like: few). */
   add(s: RawSymbol): void {
     this.given.push(s.name);
     this.push(
-      GIVEN,
       this.given.length - 1,
+      -1,
+      0,
       0,
       Number(s.value >> 32n),
       Number(s.value & 0xffffffffn),
@@ -172,14 +179,26 @@ export class RawSymbols {
     );
   }
 
-  /** Entry `i`'s name. */
-  name(i: number): string {
-    return this.sourceName(this.source[i]!, this.at[i]!, this.index[i]!);
+  /** The name {@link push} would give an entry of these fields (for messages about entries not pushed). */
+  nameAt(at: number, end: number, version: number, index: number): string {
+    if (end < 0) return this.given[at]!;
+    const name = utf8Text(this.bytes, at, nulAt(this.bytes, at, end));
+    return version === 0 ? name : name + this.versions[version - 1]!(index);
   }
 
-  /** The name source `source` has at `at` for entry `index` of its table (an entry not pushed: for messages). */
-  sourceName(source: number, at: number, index: number): string {
-    return source === GIVEN ? this.given[at]! : this.sources[source]!.name(at, index);
+  /** Entry `i`'s name. */
+  name(i: number): string {
+    return this.nameAt(this.at[i]!, this.end[i]!, this.version[i]!, this.index[i]!);
+  }
+
+  /** Entry `i`'s {@link rank}. */
+  rank(i: number): number {
+    return this.kind[i]! & 3;
+  }
+
+  /** Entry `i`'s binding (STB_LOCAL, ...). */
+  binding(i: number): number {
+    return this.kind[i]! >>> 2;
   }
 
   /** Entry `i`'s value (for messages). */
@@ -190,12 +209,12 @@ export class RawSymbols {
   /** {@link preferred} of entries `a` and `b` (`b` read before `a`). */
   preferred(a: number, b: number): boolean {
     const by = byFields(
-      this.rank[a]!,
+      this.rank(a),
       this.size[a]!,
-      this.binding[a]!,
-      this.rank[b]!,
+      this.binding(a),
+      this.rank(b),
       this.size[b]!,
-      this.binding[b]!,
+      this.binding(b),
     );
     return by !== 0 ? by > 0 : byName(this.name(a), this.name(b));
   }
