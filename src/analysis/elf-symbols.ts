@@ -21,17 +21,12 @@ const T32 = 0x1_0000_0000;
 const ABSURD_SIZE_HI = 0x200000;
 
 /**
- * Every symbol table's function symbols, `.symtab` first, into `out` (new by default).
- * `perf`: as perf 6.1 reads them: `.dynsym` names without their versions, and labels
- * only in sections whose name has "text" in it (perf's elf_sec__is_text: not `_init`
- * in `.init`).
+ * Every symbol table's function symbols, `.symtab` first. `perf`: as perf 6.1 reads
+ * them: `.dynsym` names without their versions, and labels only in sections whose
+ * name has "text" in it (perf's elf_sec__is_text: not `_init` in `.init`).
  */
-export function readElfSymbols(
-  data: ElfData,
-  diags: Diagnostics,
-  perf = false,
-  out = new RawSymbols(),
-): RawSymbols {
+export function readElfSymbols(data: ElfData, diags: Diagnostics, perf = false): RawSymbols {
+  const out = new RawSymbols();
   for (const type of [SectionType.Symtab, SHT_DYNSYM])
     for (const s of data.elf.sections) if (s.type === type) readTable(data, s.index, diags, out, perf);
   return out;

@@ -99,7 +99,7 @@ export class RawSymbols {
    */
   private at: Float64Array = new Float64Array(FIRST_SIZE);
   private end: Float64Array = new Float64Array(FIRST_SIZE);
-  /** The versions the name gets (their number + 1; 0: none), and the entry's index in its table. */
+  /** The versions the name gets (the number {@link addVersions} gave; 0: none), and the entry's index in its table. */
   private version: Uint32Array = new Uint32Array(FIRST_SIZE);
   private index: Uint32Array = new Uint32Array(FIRST_SIZE);
   /** The file's bytes, where the names are. */
