@@ -56,8 +56,71 @@ export function perfTreeSymbols(data: ElfData): TreeSymbols {
 
 const T32 = 0x1_0000_0000;
 
-/** The stubs a lookup at their start finds (not a symbol covering them). */
+/** The end of a range from (h:l) of `n` bytes, as halves ({@link rangeHi}, {@link rangeLo}: past 2^64 as it comes). */
+let rangeHi = 0;
+let rangeLo = 0;
+function rangeEnd(h: number, l: number, n: number): void {
+  const sizeHi = Math.floor(n / T32);
+  const low = l + (n - sizeHi * T32);
+  rangeHi = low >= T32 ? h + sizeHi + 1 : h + sizeHi;
+  rangeLo = low >= T32 ? low - T32 : low;
+}
+
+/**
+ * The stubs a lookup at their start finds (not a symbol covering them). Where no
+ * symbol can cover a stub (none sized reaches into the stubs, and no zero-size one
+ * starts between the last start below the stubs and their end: mostly so, a PLT
+ * section lies apart from the symbols), every stub; else as perf's tree finds them
+ * ({@link stubsFoundByTree}: a replay of 150k insertions for a large program).
+ */
 export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[]): RawSymbol[] {
+  return mayCover(symbols, stubs) ? stubsFoundByTree(symbols, stubs) : stubs.slice();
+}
+
+/** Whether a symbol may cover a stub's start (false: none does). */
+function mayCover(symbols: TreeSymbols, stubs: readonly RawSymbol[]): boolean {
+  if (stubs.length === 0) return false;
+  let min = stubs[0]!.value;
+  let max = min;
+  for (const p of stubs) {
+    if (p.value < min) min = p.value;
+    if (p.value > max) max = p.value;
+  }
+  const minHi = Number(min >> 32n);
+  const minLo = Number(min & 0xffffffffn);
+  const maxHi = Number(max >> 32n);
+  const maxLo = Number(max & 0xffffffffn);
+  const { hi, lo, size } = symbols;
+  // The greatest start at or below the lowest stub (-1: none).
+  let belowHi = -1;
+  let belowLo = 0;
+  for (let k = 0; k < hi.length; k++) {
+    const h = hi[k]!;
+    const l = lo[k]!;
+    if (lt64(maxHi, maxLo, h, l)) continue;
+    // At or below the highest stub: a sized one that ends past the lowest may cover one.
+    if (size[k]! > 0) {
+      rangeEnd(h, l, size[k]!);
+      if (lt64(minHi, minLo, rangeHi, rangeLo)) return true;
+    }
+    if (!lt64(minHi, minLo, h, l) && (belowHi < 0 || lt64(belowHi, belowLo, h, l))) {
+      belowHi = h;
+      belowLo = l;
+    }
+  }
+  // A zero-size symbol reaches the next start: one at or above that start, up to the
+  // highest stub, may cover one.
+  for (let k = 0; k < hi.length; k++) {
+    if (size[k]! > 0) continue;
+    const h = hi[k]!;
+    const l = lo[k]!;
+    if (!lt64(maxHi, maxLo, h, l) && (belowHi < 0 || !lt64(h, l, belowHi, belowLo))) return true;
+  }
+  return false;
+}
+
+/** {@link stubsFoundFirst} by a replay of perf's tree. */
+export function stubsFoundByTree(symbols: TreeSymbols, stubs: readonly RawSymbol[]): RawSymbol[] {
   const count = symbols.hi.length;
   const n = count + stubs.length;
   // Each node's start and end (start + size, past 2^64 as it comes) as halves, compared
@@ -150,20 +213,19 @@ export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[
     nextHi[s] = h;
     nextLo[s] = l;
   }
-  const sum = (h: number, l: number, n: number) => {
-    const sizeHi = Math.floor(n / T32);
-    const low = l + (n - sizeHi * T32);
-    return low >= T32 ? [h + sizeHi + 1, low - T32] : [h + sizeHi, low];
-  };
   for (let k = 0; k < count; k++) {
-    const [eh, el] = symbols.size[k]! > 0 ? sum(hi[k]!, lo[k]!, symbols.size[k]!) : [nextHi[k]!, nextLo[k]!];
-    insert(hi[k]!, lo[k]!, eh!, el!);
+    if (symbols.size[k]! > 0) rangeEnd(hi[k]!, lo[k]!, symbols.size[k]!);
+    else {
+      rangeHi = nextHi[k]!;
+      rangeLo = nextLo[k]!;
+    }
+    insert(hi[k]!, lo[k]!, rangeHi, rangeLo);
   }
   const at = stubs.map((p) => {
     const h = Number(p.value >> 32n);
     const l = Number(p.value & 0xffffffffn);
-    const [eh, el] = sum(h, l, p.size);
-    return { h, l, id: insert(h, l, eh!, el!) };
+    rangeEnd(h, l, p.size);
+    return { h, l, id: insert(h, l, rangeHi, rangeLo) };
   });
   return stubs.filter((_, k) => {
     const { h, l, id } = at[k]!;

@@ -7,8 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import fc from "fast-check";
 import { SymbolHit, SymbolTable } from "../../src/analysis/index.js";
-import { stubsFoundFirst, type TreeSymbols } from "../../src/analysis/perf-symbol-tree.js";
+import { stubsFoundByTree, stubsFoundFirst, type TreeSymbols } from "../../src/analysis/perf-symbol-tree.js";
 import { type RawSymbol, STB_GLOBAL } from "../../src/analysis/raw-symbol.js";
 import { parseElf } from "../../src/image/elf.js";
 import {
@@ -212,4 +213,36 @@ test("perf's tree: a zero-size symbol reaches the next start, a range may cross 
   assert.deepEqual(names(stubsFoundFirst(tree(across), [stub(0x100000800n), stub(0x100001000n)])), [
     "s100001000@plt",
   ]);
+});
+
+test("perf's tree is replayed only where a symbol may cover a stub: the stubs found are the tree's", () => {
+  // Symbols and stubs around 2^32 and around a low PLT, zero-size and sized, many at
+  // one start (equal keys go right in perf's tree).
+  const base = fc.constantFrom(0x2000, 0x1_0000_0000 - 0x40);
+  const sym = fc.tuple(
+    fc.integer({ min: -0x80, max: 0x80 }),
+    fc.oneof(fc.constant(0), fc.nat(0x60), fc.constant(2 ** 40)),
+  );
+  const stubOf = (v: number): RawSymbol => ({
+    name: `s${v.toString(16)}@plt`,
+    value: BigInt(v),
+    size: 16,
+    section: -1,
+    rank: 2,
+    binding: STB_GLOBAL,
+  });
+  fc.assert(
+    fc.property(base, fc.array(sym, { maxLength: 24 }), fc.nat(6), (at, syms, nStubs) => {
+      const values = syms.map(([d]) => at + d * 4);
+      const tree: TreeSymbols = {
+        hi: values.map((v) => Math.floor(v / 2 ** 32)),
+        lo: values.map((v) => v % 2 ** 32),
+        size: syms.map(([, size]) => size),
+      };
+      const stubs = Array.from({ length: nStubs }, (_, k) => stubOf(at + 0x10 * k));
+      const names = (found: RawSymbol[]) => found.map((p) => p.name);
+      assert.deepEqual(names(stubsFoundFirst(tree, stubs)), names(stubsFoundByTree(tree, stubs)));
+    }),
+    { numRuns: 3000 },
+  );
 });
