@@ -121,12 +121,9 @@ export class SymbolTable {
     if (!perf) for (const s of readPltSymbols(data, diags)) raw.add(s);
     // perf's stubs are ranges of their own (see addStubs): the entries from `symbols` on.
     const symbols = raw.count;
-    if (perf)
-      for (const s of stubsFoundFirst(
-        perfTreeSymbols(data),
-        readPerfPltSymbols(new ElfData(perf.plt), diags),
-      ))
-        raw.add(s);
+    const stubs = perf ? readPerfPltSymbols(new ElfData(perf.plt), diags) : [];
+    // (perf's tree is read only for stubs: a debug file's or a static binary's have none.)
+    if (stubs.length > 0) for (const s of stubsFoundFirst(perfTreeSymbols(data), stubs)) raw.add(s);
     this.raw = raw;
     const base = windowBase(raw);
     const ranges = toRanges(elf, raw, symbols, perf !== undefined, base, diags);
