@@ -68,10 +68,11 @@ function rangeEnd(h: number, l: number, n: number): void {
 
 /**
  * The stubs a lookup at their start finds (not a symbol covering them). Where no
- * symbol can cover a stub (none sized reaches into the stubs, and no zero-size one
- * starts between the last start below the stubs and their end: mostly so, a PLT
- * section lies apart from the symbols), every stub; else as perf's tree finds them
- * ({@link stubsFoundByTree}: a replay of 150k insertions for a large program).
+ * symbol can cover a stub (no sized one at or below the highest stub ends past the
+ * lowest, and no zero-size one starts between the last start at or below the lowest
+ * stub and the highest: so in stripped files, whose `.dynsym` has no `_init` before
+ * the PLT), every stub; else as perf's tree finds them ({@link stubsFoundByTree}: a
+ * replay of 150k insertions for a large program).
  */
 export function stubsFoundFirst(symbols: TreeSymbols, stubs: readonly RawSymbol[]): RawSymbol[] {
   return mayCover(symbols, stubs) ? stubsFoundByTree(symbols, stubs) : stubs.slice();
