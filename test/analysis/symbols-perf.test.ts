@@ -216,16 +216,17 @@ test("perf's tree: a zero-size symbol reaches the next start, a range may cross 
 });
 
 test("perf's tree is replayed only where a symbol may cover a stub: the stubs found are the tree's", () => {
-  // Symbols and stubs around 2^32 and around a low PLT, zero-size and sized, many at
-  // one start (equal keys go right in perf's tree).
-  const base = fc.constantFrom(0x2000, 0x1_0000_0000 - 0x40);
+  // Symbols and stubs around a low PLT, around 2^32 and in the kernel's range (where
+  // values are sorted by comparison), zero-size and sized, many at one start (equal
+  // keys go right in perf's tree).
+  const base = fc.constantFrom(0x2000n, 0x1_0000_0000n - 0x40n, 0xffffffff_81000000n);
   const sym = fc.tuple(
     fc.integer({ min: -0x80, max: 0x80 }),
     fc.oneof(fc.constant(0), fc.nat(0x60), fc.constant(2 ** 40)),
   );
-  const stubOf = (v: number): RawSymbol => ({
+  const stubOf = (v: bigint): RawSymbol => ({
     name: `s${v.toString(16)}@plt`,
-    value: BigInt(v),
+    value: v,
     size: 16,
     section: -1,
     rank: 2,
@@ -233,13 +234,13 @@ test("perf's tree is replayed only where a symbol may cover a stub: the stubs fo
   });
   fc.assert(
     fc.property(base, fc.array(sym, { maxLength: 24 }), fc.nat(6), (at, syms, nStubs) => {
-      const values = syms.map(([d]) => at + d * 4);
+      const values = syms.map(([d]) => at + BigInt(d * 4));
       const tree: TreeSymbols = {
-        hi: values.map((v) => Math.floor(v / 2 ** 32)),
-        lo: values.map((v) => v % 2 ** 32),
+        hi: values.map((v) => Number(v >> 32n)),
+        lo: values.map((v) => Number(v & 0xffffffffn)),
         size: syms.map(([, size]) => size),
       };
-      const stubs = Array.from({ length: nStubs }, (_, k) => stubOf(at + 0x10 * k));
+      const stubs = Array.from({ length: nStubs }, (_, k) => stubOf(at + BigInt(0x10 * k)));
       const names = (found: RawSymbol[]) => found.map((p) => p.name);
       assert.deepEqual(names(stubsFoundFirst(tree, stubs)), names(stubsFoundByTree(tree, stubs)));
     }),
