@@ -1,3 +1,4 @@
+import { toBigInt } from "../base/halves.js";
 import { nulAt, utf8Text } from "../image/c-string.js";
 import type { VersionOf } from "./elf-versions.js";
 import { growFloat64, growInt32, growUint32 } from "./key-table.js";
@@ -203,7 +204,7 @@ export class RawSymbols {
 
   /** Entry `i`'s value (for messages). */
   value(i: number): bigint {
-    return (BigInt(this.valueHi[i]!) << 32n) | BigInt(this.valueLo[i]!);
+    return toBigInt(this.valueHi[i]!, this.valueLo[i]!);
   }
 
   /** {@link preferred} of entries `a` and `b` (`b` read before `a`). */

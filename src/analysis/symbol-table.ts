@@ -12,7 +12,7 @@
  * first time a lookup finds it and the result kept, so later lookups allocate nothing.
  */
 
-import { doubleFields, mutableFields } from "../base/halves.js";
+import { doubleFields, mutableFields, splitBigInt, toBigInt } from "../base/halves.js";
 import { sum as addr, addSize } from "../image/addr.js";
 import type { ElfFile } from "../image/elf.js";
 import type { NameDemangler } from "./demangle.js";
@@ -171,7 +171,7 @@ export class SymbolTable {
     }
     // At run time: the bias added modulo 2^64; a bias that wraps part of the module
     // past 2^64 cuts it at the wrap.
-    const at = new Placed((BigInt(base.hi) << 32n) | BigInt(base.lo), options.bias ?? 0n);
+    const at = new Placed(base.value, options.bias ?? 0n);
     let kept = segs;
     if (segs > 0 && segStart[0]! < at.wrap)
       for (let k = 1; k < segs; k++)
@@ -337,10 +337,17 @@ interface Ranges {
   sym: Int32Array;
 }
 
-/** A link-time address as halves. */
-interface Halves {
+/** The link-time address offsets count from: as halves, as a BigInt, and 2^64 as an offset from it (rounded). */
+interface Base {
   hi: number;
   lo: number;
+  value: bigint;
+  top: number;
+}
+
+function baseOf(hi: number, lo: number): Base {
+  const value = toBigInt(hi, lo);
+  return { hi, lo, value, top: Number(TWO64 - value) };
 }
 
 /**
@@ -348,9 +355,9 @@ interface Halves {
  * {@link WINDOW} or more (a corrupt or hostile file); then the lowest value of the
  * window of that size that holds the most of them.
  */
-function windowBase(raw: RawSymbols): Halves {
+function windowBase(raw: RawSymbols): Base {
   const n = raw.count;
-  if (n === 0) return { hi: 0, lo: 0 };
+  if (n === 0) return baseOf(0, 0);
   const { valueHi, valueLo } = raw;
   let minHi = valueHi[0]!;
   let minLo = valueLo[0]!;
@@ -369,7 +376,7 @@ function windowBase(raw: RawSymbols): Halves {
     }
   }
   // (Exact below 2^53; past it, rounded but still 2^52 or more.)
-  if ((maxHi - minHi) * T32 + (maxLo - minLo) < WINDOW) return { hi: minHi, lo: minLo };
+  if ((maxHi - minHi) * T32 + (maxLo - minLo) < WINDOW) return baseOf(minHi, minLo);
   const values = new BigUint64Array(n);
   for (let i = 0; i < n; i++) values[i] = raw.value(i);
   values.sort();
@@ -383,11 +390,12 @@ function windowBase(raw: RawSymbols): Halves {
       best = i;
     }
   }
-  return { hi: Number(values[best]! >> 32n), lo: Number(values[best]! & 0xffffffffn) };
+  const { hi, lo } = splitBigInt(values[best]!, { hi: 0, lo: 0 });
+  return baseOf(hi, lo);
 }
 
 /** Entry `i`'s value as an offset from `base`, or -1 outside the window. */
-function offsetOf(raw: RawSymbols, i: number, base: Halves): number {
+function offsetOf(raw: RawSymbols, i: number, base: Base): number {
   const dHi = raw.valueHi[i]! - base.hi;
   if (dHi < 0 || dHi > WINDOW_HI) return -1;
   // (Exact: below 2^53.)
@@ -410,11 +418,6 @@ function outside(raw: RawSymbols, i: number, elf: ElfFile, diags: Diagnostics): 
     elf.sections[raw.section[i]!]?.headerOffset ?? 0,
     `symbol ${raw.name(i)} at 0x${raw.value(i).toString(16)}: 2^52 bytes or more from the file's other symbols; skipped`,
   );
-}
-
-/** 2^64 as an offset from `base` (rounded as a Number). */
-function topOf(base: Halves): number {
-  return Number(TWO64 - ((BigInt(base.hi) << 32n) | BigInt(base.lo)));
 }
 
 /** The entries of `offs` that hold an offset (not -1), by offset and then index: their indices and offsets. */
@@ -471,7 +474,7 @@ function toRanges(
   raw: RawSymbols,
   count: number,
   acrossSections: boolean,
-  base: Halves,
+  base: Base,
   diags: Diagnostics,
 ): Ranges {
   const offs = new Float64Array(count);
@@ -488,7 +491,7 @@ function toRanges(
   // `acrossSections`): their index.
   const waiting = new Map<number, number>();
   const ANY = -2;
-  const top = topOf(base);
+  const top = base.top;
   let n = 0;
   for (let j = 0; j < order.length; ) {
     // The preferred of the symbols at one value (in reading order).
@@ -511,10 +514,9 @@ function toRanges(
     n++;
   }
   // The rest run to their section's end.
-  const baseBig = (BigInt(base.hi) << 32n) | BigInt(base.lo);
   for (const k of waiting.values()) {
     const sec = elf.sections[section[syms[k]!]!];
-    const d = (sec === undefined ? raw.value(syms[k]!) : sectionAddr(sec) + BigInt(sec.size)) - baseBig;
+    const d = (sec === undefined ? raw.value(syms[k]!) : sectionAddr(sec) + BigInt(sec.size)) - base.value;
     end[k] = d <= 0n ? 0 : Math.min(d >= END_LIMIT_BIG ? END_LIMIT : Number(d), top);
   }
   // Only ranges that hold an address (a symbol that ends where it starts names nothing).
@@ -538,12 +540,12 @@ function addStubs(
   r: Ranges,
   raw: RawSymbols,
   first: number,
-  base: Halves,
+  base: Base,
   diags: Diagnostics,
   elf: ElfFile,
 ): void {
   const add: { start: number; end: number; sym: number }[] = [];
-  const top = topOf(base);
+  const top = base.top;
   for (let i = first; i < raw.count; i++) {
     const off = offsetOf(raw, i, base);
     if (off < 0) outside(raw, i, elf, diags);
