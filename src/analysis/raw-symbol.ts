@@ -12,7 +12,7 @@ export interface RawSymbol {
   readonly size: number;
   /** Section header index, or -1 when unknown. */
   readonly section: number;
-  /** The first test among symbols at one address (see {@link rank}); the rest is {@link preferred}. */
+  /** The first test among symbols at one address (see {@link rank}); the rest is {@link RawSymbols.preferred}. */
   readonly rank: number;
   /** STB_LOCAL, STB_GLOBAL, STB_WEAK, ... (PLT stubs: global). */
   readonly binding: number;
@@ -30,35 +30,7 @@ export function rank(isFunction: boolean, fromSymtab: boolean): number {
   return (isFunction ? 2 : 0) + (fromSymtab ? 1 : 0);
 }
 
-/**
- * Whether `a` names the address rather than `b`, which was read before it: the higher
- * {@link rank}, then perf's choice among aliases (perf 6.1 symbols__fixup_duplicate):
- * a sized symbol, a non-weak one, a global one, the fewer leading underscores, the
- * longer name; on a full tie the one read first (`b`). So perf names `mprotect` over
- * `__mprotect`, `__read_nocancel` (global) over `__GI___read_nocancel` (local).
- */
-export function preferred(a: RawSymbol, b: RawSymbol): boolean {
-  const by = byFields(a.rank, a.size, a.binding, b.rank, b.size, b.binding);
-  return by !== 0 ? by > 0 : byName(a.name, b.name);
-}
-
-/** {@link preferred}'s tests before the names': > 0 for `a`, < 0 for `b`, 0 when the names decide. */
-function byFields(
-  rankA: number,
-  sizeA: number,
-  bindA: number,
-  rankB: number,
-  sizeB: number,
-  bindB: number,
-): number {
-  if (rankA !== rankB) return rankA > rankB ? 1 : -1;
-  if (sizeA > 0 !== sizeB > 0) return sizeA > 0 ? 1 : -1;
-  if ((bindA === STB_WEAK) !== (bindB === STB_WEAK)) return bindB === STB_WEAK ? 1 : -1;
-  if ((bindA === STB_GLOBAL) !== (bindB === STB_GLOBAL)) return bindA === STB_GLOBAL ? 1 : -1;
-  return 0;
-}
-
-/** {@link preferred}'s tests of the names: whether `a` wins. */
+/** The names' part of {@link RawSymbols.preferred}: whether `a` wins. */
 function byName(a: string, b: string): boolean {
   const ua = leadingUnderscores(a);
   const ub = leadingUnderscores(b);
@@ -207,16 +179,24 @@ export class RawSymbols {
     return toBigInt(this.valueHi[i]!, this.valueLo[i]!);
   }
 
-  /** {@link preferred} of entries `a` and `b` (`b` read before `a`). */
+  /**
+   * Whether entry `a` names the address rather than entry `b`, which was read before
+   * it: the higher {@link rank}, then perf's choice among aliases (perf 6.1
+   * symbols__fixup_duplicate): a sized symbol, a non-weak one, a global one, the fewer
+   * leading underscores, the longer name; on a full tie the one read first (`b`). So
+   * perf names `mprotect` over `__mprotect`, `__read_nocancel` (global) over
+   * `__GI___read_nocancel` (local).
+   */
   preferred(a: number, b: number): boolean {
-    const by = byFields(
-      this.rank(a),
-      this.size[a]!,
-      this.binding(a),
-      this.rank(b),
-      this.size[b]!,
-      this.binding(b),
-    );
-    return by !== 0 ? by > 0 : byName(this.name(a), this.name(b));
+    const rankA = this.rank(a);
+    const rankB = this.rank(b);
+    if (rankA !== rankB) return rankA > rankB;
+    const sizedA = this.size[a]! > 0;
+    if (sizedA !== this.size[b]! > 0) return sizedA;
+    const bindA = this.binding(a);
+    const bindB = this.binding(b);
+    if ((bindA === STB_WEAK) !== (bindB === STB_WEAK)) return bindB === STB_WEAK;
+    if ((bindA === STB_GLOBAL) !== (bindB === STB_GLOBAL)) return bindA === STB_GLOBAL;
+    return byName(this.name(a), this.name(b));
   }
 }

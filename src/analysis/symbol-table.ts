@@ -6,7 +6,7 @@
  * Sized symbols cover `[value, value + size)`; zero-size symbols run to the next symbol
  * of their section (or the section's end). Where symbols nest, an address belongs to
  * the innermost one (the latest start); of several symbols at one address, the one
- * perf would name ({@link preferred}: functions, `.symtab`'s, then perf's alias rule).
+ * perf would name ({@link RawSymbols.preferred}: functions, `.symtab`'s, then perf's alias rule).
  *
  * With a {@link Demangler}, hits carry demangled names: each symbol is demangled the
  * first time a lookup finds it and the result kept, so later lookups allocate nothing.

@@ -28,6 +28,7 @@ const TEXT = 0x1060n;
 const LOCAL = 0x02; // STB_LOCAL, STT_FUNC
 const GLOBAL = 0x12;
 const WEAK = 0x22;
+const LABEL = 0x10; // STB_GLOBAL, STT_NOTYPE
 
 type Sym = [name: string, info: number, shndx: number, value: bigint, size: bigint];
 
@@ -50,6 +51,8 @@ const ALIASES: Sym[] = [
   ["__GI___x_longer", LOCAL, 3, TEXT + 0xa0n, 32n], // longer name on a tie
   ["first_a", LOCAL, 3, TEXT + 0xc0n, 32n], // full tie: the first read
   ["first_b", LOCAL, 3, TEXT + 0xc0n, 32n],
+  ["label_first", LABEL, 3, TEXT + 0xe0n, 16n],
+  ["func_second", LOCAL, 3, TEXT + 0xe0n, 0n], // a function over a label, whatever the rest says
 ];
 
 /**
@@ -109,10 +112,12 @@ function name(table: SymbolTable, addr: bigint): string {
     : "-";
 }
 
-test("aliases at one address: perf's pick (sized, non-weak, global, fewer underscores, longer name, first)", () => {
+test("aliases at one address: perf's pick (a function, sized, non-weak, global, fewer underscores, longer name, first)", () => {
   const elf = parseElf(program({ init: false }));
   for (const table of [new SymbolTable(elf), new SymbolTable(elf, { perf: { plt: elf } })]) {
-    const picks = [0x20n, 0x40n, 0x60n, 0x80n, 0xa0n, 0xc0n].map((off) => name(table, TEXT + off + 4n));
+    const picks = [0x20n, 0x40n, 0x60n, 0x80n, 0xa0n, 0xc0n, 0xe0n].map((off) =>
+      name(table, TEXT + off + 4n),
+    );
     assert.deepEqual(picks, [
       "mprotect+0x4",
       "__read_nocancel+0x4",
@@ -120,6 +125,7 @@ test("aliases at one address: perf's pick (sized, non-weak, global, fewer unders
       "__sized+0x4",
       "__GI___x_longer+0x4",
       "first_a+0x4",
+      "func_second+0x4",
     ]);
   }
 });

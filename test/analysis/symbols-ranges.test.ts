@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { SymbolHit, SymbolTable } from "../../src/analysis/index.js";
-import { preferred, type RawSymbol, rank } from "../../src/analysis/raw-symbol.js";
+import { type RawSymbol, RawSymbols, rank } from "../../src/analysis/raw-symbol.js";
 import { parseElf } from "../../src/image/elf.js";
 import { SHT_PROGBITS, SHT_STRTAB } from "../../tools/elf/elf-writer.js";
 import { executable, stringTable, symbolTable } from "./elf-tables.js";
@@ -76,12 +76,15 @@ function model(syms: readonly Sym[]): Map<bigint, string> {
     rank: rank(s.info !== 0x10, true),
     binding: s.info >> 4,
   }));
-  const best = new Map<bigint, RawSymbol>();
-  for (const s of raw) {
+  // perf's choice among aliases, as the tables make it (RawSymbols.preferred).
+  const columns = new RawSymbols();
+  for (const s of raw) columns.add(s);
+  const best = new Map<bigint, number>();
+  for (const [k, s] of raw.entries()) {
     const had = best.get(s.value);
-    if (had === undefined || preferred(s, had)) best.set(s.value, s);
+    if (had === undefined || columns.preferred(k, had)) best.set(s.value, k);
   }
-  const byValue = [...best.values()].sort((a, b) => (a.value < b.value ? -1 : 1));
+  const byValue = [...best.values()].map((k) => raw[k]!).sort((a, b) => (a.value < b.value ? -1 : 1));
   const ranges = byValue.map((s) => {
     const next = byValue.find((o) => o.section === s.section && o.value > s.value);
     const sec = SECTIONS.find((x) => x.index === s.section)!;
